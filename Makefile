@@ -1,0 +1,80 @@
+# tokbench: build, test, bench, report, data, setup.
+#
+#   make            build/tokbench and build/libtokbench.a (release flags)
+#   make test       install what is missing, fetch test data, run all tests
+#   make bench      the default suite into results/tokbench.db, then a report
+#   make SANITIZE=1 the same targets built with ASan and UBSan in build/san
+#
+# Sources are found by directory, so adding a module file needs no edit here.
+
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD   ?= build/san
+OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=all
+else
+BUILD   ?= build
+OPT     := -O2 -g
+endif
+
+CC      ?= cc
+CXX     ?= c++
+WARN    := -Wall -Wextra -Werror
+CFLAGS  += -std=c17 $(OPT) $(WARN) -D_GNU_SOURCE -MMD -MP \
+           $(shell pkg-config --cflags libpcre2-8 jansson sqlite3 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs libpcre2-8 jansson sqlite3 2>/dev/null) \
+           -lunistring -lcsv -lm -lpthread
+LDFLAGS += $(filter -fsanitize=%,$(OPT))
+
+LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c) \
+           $(filter-out experiments/main.c,$(wildcard experiments/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB     := $(BUILD)/libtokbench.a
+BIN     := $(BUILD)/tokbench
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+
+.PHONY: all setup data test test-unit test-conform bench report clean
+all: $(BIN) $(LIB)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/experiments/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(TEST_SUPPORT) $(LIB) -o $@ $(LDLIBS) -lcmocka
+
+setup:
+	@scripts/setup.sh
+
+data: setup
+	@scripts/fetch-data.sh
+
+# Unit tests, then conformance of every manifest vocabulary on a sample.
+test: data
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	@BUILD=$(BUILD) scripts/run-tests.sh $(TEST_BIN)
+
+bench: data
+	@$(MAKE) --no-print-directory $(BIN)
+	@mkdir -p results
+	$(BIN) run experiments/suites/default.csv --db results/tokbench.db
+	$(BIN) report --db results/tokbench.db --out results/report
+
+report: $(BIN)
+	$(BIN) report --db results/tokbench.db --out results/report
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,27 @@
+/* buf: the growth rule shared by tb_buf_t and TB_VEC (see buf.h). */
+#include "buf.h"
+
+#include <stdlib.h>
+
+int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem)
+{
+    if (extra > SIZE_MAX / elem - len)
+        return -1;
+    size_t need = len + extra;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap = ncap > SIZE_MAX / 2 / elem ? need : ncap * 2;
+    void *p = realloc(*data, ncap * elem);
+    if (!p)
+        return -1;
+    *data = p;
+    *cap = ncap;
+    return 0;
+}
+
+void tb_buf_free(tb_buf_t *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

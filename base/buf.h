@@ -1,0 +1,59 @@
+/*
+ * buf: growable arrays.
+ *
+ * tb_buf_t is a byte buffer; TB_VEC(T) declares a typed vector with the same
+ * growth rule.  Both abort-free: growth returns -1 on allocation failure and
+ * leaves the buffer as it was.
+ */
+#ifndef TB_BUF_H
+#define TB_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+} tb_buf_t;
+
+/* Makes room for `extra` more elements of size `elem` in *data. */
+int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem);
+
+static inline int tb_buf_reserve(tb_buf_t *b, size_t extra)
+{
+    if (b->cap - b->len >= extra)
+        return 0;
+    return tb_grow((void **)&b->data, &b->cap, b->len, extra, 1);
+}
+
+static inline int tb_buf_put(tb_buf_t *b, const void *p, size_t n)
+{
+    if (tb_buf_reserve(b, n))
+        return -1;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static inline int tb_buf_putc(tb_buf_t *b, uint8_t c)
+{
+    return tb_buf_put(b, &c, 1);
+}
+
+void tb_buf_free(tb_buf_t *b);
+
+/* A typed vector: struct { T *data; size_t len, cap; }. */
+#define TB_VEC(T) struct { T *data; size_t len, cap; }
+
+#define tb_vec_reserve(v, extra)                                             \
+    ((v)->cap - (v)->len >= (size_t)(extra)                                  \
+         ? 0                                                                 \
+         : tb_grow((void **)&(v)->data, &(v)->cap, (v)->len, (extra),        \
+                   sizeof *(v)->data))
+
+#define tb_vec_push(v, x)                                                    \
+    (tb_vec_reserve((v), 1) ? -1 : ((v)->data[(v)->len++] = (x), 0))
+
+#endif

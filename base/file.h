@@ -1,0 +1,22 @@
+/*
+ * file: whole-file reads with a size limit, so that a corrupt length or a
+ * wrong path gives a message instead of an unbounded allocation.
+ */
+#ifndef TB_FILE_H
+#define TB_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Largest input file tokbench reads whole (vocabularies reach ~35 MB). */
+#define TB_FILE_MAX ((size_t)1 << 30)
+
+/* Reads `path` into a malloc'd buffer (NUL-terminated one past *len). */
+int tb_read_file(const char *path, uint8_t **data, size_t *len, tb_err_t *err);
+
+/* sha256 of a file as 64 lowercase hex digits plus NUL. */
+int tb_file_sha256(const char *path, char hex[65], tb_err_t *err);
+
+#endif

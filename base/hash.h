@@ -1,0 +1,72 @@
+/*
+ * hash: a fast non-cryptographic hash and two open-addressing maps built on
+ * it, the ones several modules need:
+ *   tb_strmap_t  byte string -> int32 (keys are borrowed: they must outlive
+ *                the map, as token bytes in a vocabulary do);
+ *   tb_u64map_t  64-bit key -> 64-bit value (e.g. a BPE pair -> merge).
+ * Both use linear probing at load factor <= 1/2 and never delete.
+ */
+#ifndef TB_HASH_H
+#define TB_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t tb_hash(const void *data, size_t len);
+
+static inline uint64_t tb_hash_u64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+typedef struct {
+    const uint8_t *key;
+    uint32_t len;
+    int32_t val;
+} tb_strmap_slot_t;
+
+typedef struct {
+    tb_strmap_slot_t *slots; /* key == NULL marks an empty slot */
+    size_t mask, count;
+} tb_strmap_t;
+
+int tb_strmap_init(tb_strmap_t *m, size_t expected);
+void tb_strmap_free(tb_strmap_t *m);
+/* Inserts key -> val.  If the key is there already, keeps the old value and
+ * returns 1; returns 0 on insert and -1 on allocation failure. */
+int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val);
+/* Value for key, or -1 if absent. */
+int32_t tb_strmap_get(const tb_strmap_t *m, const uint8_t *key, size_t len);
+
+typedef struct {
+    uint64_t *keys; /* UINT64_MAX marks an empty slot: never a valid key */
+    uint64_t *vals;
+    size_t mask, count;
+} tb_u64map_t;
+
+int tb_u64map_init(tb_u64map_t *m, size_t expected);
+void tb_u64map_free(tb_u64map_t *m);
+/* Same contract as tb_strmap_put; key must not be UINT64_MAX. */
+int tb_u64map_put(tb_u64map_t *m, uint64_t key, uint64_t val);
+/* Returns 1 and fills *val if present, else 0. */
+static inline int tb_u64map_get(const tb_u64map_t *m, uint64_t key, uint64_t *val)
+{
+    size_t i = (size_t)tb_hash_u64(key) & m->mask;
+    for (;;) {
+        uint64_t k = m->keys[i];
+        if (k == key) {
+            *val = m->vals[i];
+            return 1;
+        }
+        if (k == UINT64_MAX)
+            return 0;
+        i = (i + 1) & m->mask;
+    }
+}
+
+#endif

@@ -1,0 +1,41 @@
+/* tokbench: the command-line entry point; dispatches to the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    {"vocab", xp_cmd_vocab, "describe a vocabulary: kind, size, specials, checksum"},
+    {"encode", xp_cmd_encode, "text to token ids"},
+    {"decode", xp_cmd_decode, "token ids to text"},
+    {"conform", xp_cmd_conform, "compare ids with the reference tokenizer, line by line"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tokbench COMMAND [ARGS...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nSPEC is a name from data/manifest (e.g. llama3) or a file path.\n"
+                 "'tokbench COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tokbench: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

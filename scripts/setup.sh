@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs what tokbench needs on Debian 12 and nothing when all is there:
+# Debian packages with apt, the reference tokenizers with npm from the
+# committed lockfile (scripts/ref/package-lock.json).
+set -eu
+cd "$(dirname "$0")/.."
+
+# Build: compiler, libraries.  Tests: cmocka.  References: sentencepiece,
+# node.  Data: fortunes, unicode-data.  Measurement: PAPI, valgrind, darts,
+# marisa.  Reports: gnuplot.
+PACKAGES="build-essential pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
+ libunistring-dev libcsv-dev libcmocka-dev libpapi-dev papi-tools valgrind
+ sentencepiece libsentencepiece-dev darts libmarisa-dev gnuplot-nox sqlite3
+ nodejs npm fortunes fortunes-de fortunes-ru fortunes-zh unicode-data bzip2"
+
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+# A node from elsewhere (nvm, a tarball) is as good as Debian's.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    missing=$(echo "$missing" | tr ' ' '\n' | grep -vx -e nodejs -e npm | tr '\n' ' ')
+fi
+missing=$(echo $missing)
+if [ -n "$missing" ]; then
+    echo "setup: installing Debian packages: $missing" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing >&2
+fi
+
+stamp=scripts/ref/node_modules/.package-lock.json
+if [ ! -f "$stamp" ] || [ scripts/ref/package-lock.json -nt "$stamp" ]; then
+    echo "setup: installing reference tokenizers (npm ci)" >&2
+    (cd scripts/ref && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi

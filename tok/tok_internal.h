@@ -1,0 +1,172 @@
+/*
+ * tok_internal: the tokenizer object as the loaders fill it and the encoder
+ * runs it.  Not for use outside tok/.
+ *
+ * Encoding is a fixed pipeline, the one Hugging Face tokenizers defines and
+ * the others are special cases of:
+ *   1. split the text around added tokens (exact matches, longest first);
+ *   2. run the normalizer steps over each remaining span;
+ *   3. run the pre-tokenizer steps, which cut the span into words;
+ *   4. run the model (BPE merges or Unigram Viterbi) over each word.
+ * The U+2581 word marker of SentencePiece-style vocabularies is decoded to a
+ * space at load time, so after normalization the encoder maps every U+2581
+ * back to a space (`meta_to_space`) before the model sees the bytes.
+ */
+#ifndef TOK_INTERNAL_H
+#define TOK_INTERNAL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "../base/buf.h"
+#include "../base/hash.h"
+#include "tokenizer.h"
+
+/* ---- normalizers ---------------------------------------------------- */
+typedef enum {
+    TOK_NORM_NFC,
+    TOK_NORM_NFKC,
+    TOK_NORM_NFD,
+    TOK_NORM_NFKD,
+    TOK_NORM_LOWERCASE,
+    TOK_NORM_PREPEND,  /* a: the prefix */
+    TOK_NORM_REPLACE,  /* a: the literal to find, b: its replacement */
+    TOK_NORM_STRIP,    /* flags: 1 left, 2 right */
+    TOK_NORM_CHARSMAP, /* SentencePiece precompiled_charsmap in `blob` */
+    TOK_NORM_SPM,      /* SentencePiece's own normalizer: charsmap in blob,
+                          flags: TOK_SPM_* below */
+} tok_norm_kind_t;
+
+enum {
+    TOK_SPM_ADD_DUMMY_PREFIX = 1,
+    TOK_SPM_REMOVE_EXTRA_WHITESPACES = 2,
+    TOK_SPM_ESCAPE_WHITESPACES = 4,
+};
+
+typedef struct {
+    tok_norm_kind_t kind;
+    tb_buf_t a, b;     /* string arguments (raw UTF-8) */
+    tb_buf_t blob;     /* charsmap: 4-byte size, double-array units, pool */
+    uint32_t flags;
+} tok_norm_t;
+
+/* ---- pre-tokenizers ------------------------------------------------- */
+typedef enum {
+    TOK_PRE_SPLIT,      /* regex (or literal, compiled as a regex) split */
+    TOK_PRE_BYTE_LEVEL, /* flags & 1: add prefix space; & 2: use GPT-2 regex */
+    TOK_PRE_METASPACE,  /* flags & 1: prepend marker; & 2: split on it */
+    TOK_PRE_DIGITS,     /* flags & 1: individual digits */
+    TOK_PRE_WHITESPACE_SPLIT,
+} tok_pre_kind_t;
+
+/* What a split does with the matched delimiter (Hugging Face's names). */
+typedef enum {
+    TOK_SPLIT_REMOVED,
+    TOK_SPLIT_ISOLATED,
+    TOK_SPLIT_MERGED_WITH_PREVIOUS,
+    TOK_SPLIT_MERGED_WITH_NEXT,
+    TOK_SPLIT_CONTIGUOUS,
+} tok_split_behavior_t;
+
+typedef struct {
+    tok_pre_kind_t kind;
+    tok_split_behavior_t behavior;
+    int invert;
+    uint32_t flags;
+    tb_buf_t pattern;          /* the source pattern, for messages */
+    pcre2_code *re;            /* compiled with JIT where available */
+    pcre2_match_data *md;
+} tok_pre_t;
+
+/* ---- added tokens --------------------------------------------------- */
+typedef struct {
+    uint32_t id;
+    tb_buf_t content;
+    uint8_t special, lstrip, rstrip, single_word, normalized;
+} tok_added_t;
+
+/* ---- models --------------------------------------------------------- */
+typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM } tok_model_kind_t;
+
+typedef struct {
+    /* (left id << 32 | right id) -> (rank << 32 | merged id) */
+    tb_u64map_t merges;
+    int byte_level;      /* initial symbols are single bytes, not chars */
+    int byte_fallback;   /* unknown chars become <0xNN> byte pieces */
+    int fuse_unk;        /* consecutive unknowns become one unk */
+    int ignore_merges;   /* a word that is a token is emitted whole */
+    int32_t unk;         /* -1 if none */
+    void *cache;         /* word -> ids cache, owned by bpe.c */
+} tok_bpe_t;
+
+typedef struct {
+    int32_t unk;
+    int byte_fallback;
+    float unk_penalty;   /* score of an unknown char: min score - 10 */
+    uint32_t max_piece_len; /* longest piece in bytes */
+} tok_unigram_t;
+
+/* ---- decoder -------------------------------------------------------- */
+enum {
+    TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
+};
+
+struct tok_tokenizer {
+    tok_vocab_t vocab;
+    tok_format_t format;
+    tok_model_kind_t model;
+    tok_bpe_t bpe;
+    tok_unigram_t unigram;
+    TB_VEC(tok_norm_t) norms;
+    TB_VEC(tok_pre_t) pres;
+    TB_VEC(tok_added_t) added;
+    int meta_to_space;   /* map U+2581 to a space after normalization */
+    int match_added;     /* split the text around added tokens */
+    int needs_utf8;      /* refuse invalid UTF-8 input */
+    uint32_t decode_flags;
+    char model_name[48];
+};
+
+/* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
+tok_tokenizer_t *tok_new(tok_format_t format);
+
+/* Loaders: each fills t from a file already read into memory. */
+int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
+                     size_t len, tb_err_t *err);
+int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
+                       const uint8_t *data, size_t len, tb_err_t *err);
+int tok_load_tiktoken(tok_tokenizer_t *t, const char *path,
+                      const uint8_t *data, size_t len, tb_err_t *err);
+int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
+                  size_t len, tb_err_t *err);
+
+/* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
+ * BPE (by piece score) and tiktoken (by rank) are derived at load time into
+ * the same (pair -> rank, merged id) table that Hugging Face BPE uses. */
+int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
+                    int literal, tb_err_t *err);           /* pretok.c */
+void tok_bpe_free(tok_bpe_t *m);                   /* bpe.c */
+int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
+                      uint32_t rank, uint32_t merged);     /* bpe.c */
+int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                 tok_ids_t *out, tb_err_t *err);           /* bpe.c */
+/* A list of words: spans of a pre-tokenized buffer. */
+typedef struct {
+    uint32_t off, len;
+} tok_span_t;
+typedef TB_VEC(tok_span_t) tok_spans_t;
+
+/* Runs the normalizer steps over s[0..n) into out (normalize.c); the
+ * SentencePiece steps call tok_spm_normalize (charsmap.c). */
+int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                  tb_buf_t *out, tb_err_t *err);
+int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                      tb_buf_t *out, tb_err_t *err);
+/* Runs the pre-tokenizer steps over s[0..n): the text the words index
+ * (which may differ from s, e.g. with a prefix space) goes to text_out. */
+int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                    tb_buf_t *text_out, tok_spans_t *words, tb_err_t *err);
+int tok_unigram_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                     tok_ids_t *out, tb_err_t *err);       /* unigram.c */
+
+#endif

@@ -1,0 +1,208 @@
+/* vocab: building, checksumming and freeing vocabularies (see vocab.h). */
+#include "vocab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/buf.h"
+#include "../base/sha256.h"
+#include "../base/utf8.h"
+
+typedef struct {
+    uint32_t id;
+    uint32_t len;
+    size_t at; /* offset of the bytes in the builder's pool */
+    float score;
+    uint8_t kind, special;
+} pending_t;
+
+struct tok_vocab_builder {
+    TB_VEC(pending_t) tokens;
+    tb_buf_t pool;
+    uint32_t max_id;
+};
+
+tok_vocab_builder_t *tok_vocab_builder_new(void)
+{
+    return calloc(1, sizeof(tok_vocab_builder_t));
+}
+
+void tok_vocab_builder_free(tok_vocab_builder_t *b)
+{
+    if (!b)
+        return;
+    free(b->tokens.data);
+    tb_buf_free(&b->pool);
+    free(b);
+}
+
+int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
+                  size_t len, float score, tok_kind_t kind, int special,
+                  tb_err_t *err)
+{
+    if (id >= TOK_VOCAB_MAX_SIZE)
+        return tb_fail(err, "token id %u is past the limit of %u ids", id,
+                       TOK_VOCAB_MAX_SIZE);
+    if (len > TOK_TOKEN_MAX_LEN)
+        return tb_fail(err, "token %u is %zu bytes long, over the limit of %u",
+                       id, len, TOK_TOKEN_MAX_LEN);
+    pending_t t = {.id = id, .len = (uint32_t)len, .at = b->pool.len,
+                   .score = score, .kind = (uint8_t)kind,
+                   .special = (uint8_t)(special != 0)};
+    if (tb_buf_put(&b->pool, bytes, len) || tb_vec_push(&b->tokens, t))
+        return tb_fail(err, "out of memory adding token %u", id);
+    if (id > b->max_id)
+        b->max_id = id;
+    return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const pending_t *)a)->id, y = ((const pending_t *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
+{
+    v->size = size;
+    v->bytes = malloc(nbytes ? nbytes : 1);
+    v->offset = calloc((size_t)size + 1, sizeof *v->offset);
+    v->score = calloc(size ? size : 1, sizeof *v->score);
+    v->kind = malloc(size ? size : 1);
+    v->special = calloc(size ? size : 1, 1);
+    return v->bytes && v->offset && v->score && v->kind && v->special ? 0 : -1;
+}
+
+static void index_tokens(tok_vocab_t *v)
+{
+    for (int b = 0; b < 256; b++)
+        v->byte_id[b] = -1;
+    /* Byte pieces win over plain one-byte tokens for byte_id: they are what
+     * byte fallback emits. Ascending ids keep the lowest id per string. */
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (v->kind[id] == TOK_UNUSED && len == 0)
+            continue;
+        tb_strmap_put(&v->by_bytes, s, len, (int32_t)id);
+        if (len == 1 && (v->byte_id[s[0]] < 0 ||
+                         (v->kind[id] == TOK_BYTE &&
+                          v->kind[v->byte_id[s[0]]] != TOK_BYTE)))
+            v->byte_id[s[0]] = (int32_t)id;
+    }
+}
+
+int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
+{
+    memset(v, 0, sizeof *v);
+    v->bos = v->eos = v->unk = v->pad = -1;
+    uint32_t size = b->tokens.len ? b->max_id + 1 : 0;
+    qsort(b->tokens.data, b->tokens.len, sizeof *b->tokens.data, by_id);
+    for (size_t i = 1; i < b->tokens.len; i++)
+        if (b->tokens.data[i].id == b->tokens.data[i - 1].id) {
+            tb_fail(err, "token id %u is given twice", b->tokens.data[i].id);
+            tok_vocab_builder_free(b);
+            return -1;
+        }
+    if (alloc_arrays(v, size, b->pool.len) ||
+        tb_strmap_init(&v->by_bytes, b->tokens.len)) {
+        tok_vocab_builder_free(b);
+        tok_vocab_free(v);
+        return tb_fail(err, "out of memory for a vocabulary of %u ids", size);
+    }
+    memset(v->kind, TOK_UNUSED, size);
+    size_t at = 0, next = 0;
+    for (uint32_t id = 0; id < size; id++) {
+        v->offset[id] = (uint32_t)at;
+        if (next < b->tokens.len && b->tokens.data[next].id == id) {
+            const pending_t *t = &b->tokens.data[next++];
+            memcpy(v->bytes + at, b->pool.data + t->at, t->len);
+            at += t->len;
+            v->score[id] = t->score;
+            v->kind[id] = t->kind;
+            v->special[id] = t->special;
+        }
+    }
+    v->offset[size] = (uint32_t)at;
+    tok_vocab_builder_free(b);
+    index_tokens(v);
+    return 0;
+}
+
+void tok_vocab_free(tok_vocab_t *v)
+{
+    free(v->bytes);
+    free(v->offset);
+    free(v->score);
+    free(v->kind);
+    free(v->special);
+    tb_strmap_free(&v->by_bytes);
+    memset(v, 0, sizeof *v);
+}
+
+void tok_vocab_checksum(const tok_vocab_t *v, char hex[65])
+{
+    tb_sha256_t h;
+    tb_sha256_init(&h);
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        uint8_t head[5] = {v->kind[id], (uint8_t)(len >> 24), (uint8_t)(len >> 16),
+                           (uint8_t)(len >> 8), (uint8_t)len};
+        tb_sha256_update(&h, head, sizeof head);
+        tb_sha256_update(&h, s, len);
+    }
+    uint8_t d[32];
+    tb_sha256_final(&h, d);
+    tb_hex(d, 32, hex);
+}
+
+/* GPT-2 maps the printable Latin-1 bytes (! .. ~, ¡ .. ¬, ® .. ÿ) to
+ * themselves and the other 68 bytes, in order, to U+0100 upwards. */
+static int gpt2_printable(int b)
+{
+    return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+           (b >= 0xAE && b <= 0xFF);
+}
+
+uint32_t tok_gpt2_byte_to_cp(uint8_t b)
+{
+    if (gpt2_printable(b))
+        return b;
+    uint32_t n = 0;
+    for (int i = 0; i < b; i++)
+        n += !gpt2_printable(i);
+    return 0x100 + n;
+}
+
+int tok_gpt2_cp_to_byte(uint32_t cp)
+{
+    if (cp < 0x100)
+        return gpt2_printable((int)cp) ? (int)cp : -1;
+    uint32_t n = 0;
+    for (int b = 0; b < 256; b++)
+        if (!gpt2_printable(b) && 0x100 + n++ == cp)
+            return b;
+    return -1;
+}
+
+long tok_gpt2_decode(const uint8_t *s, size_t len, uint8_t *out)
+{
+    static int16_t table[0x144]; /* code points 0 .. 0x143 cover the alphabet */
+    static int ready;
+    if (!ready) {
+        for (uint32_t cp = 0; cp < 0x144; cp++)
+            table[cp] = (int16_t)tok_gpt2_cp_to_byte(cp);
+        ready = 1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t k = tb_utf8_decode(s + i, len - i, &cp);
+        if (!k || cp >= 0x144 || table[cp] < 0)
+            return -1;
+        out[n++] = (uint8_t)table[cp];
+        i += k;
+    }
+    return (long)n;
+}

@@ -1,0 +1,94 @@
+/*
+ * vocab: the in-memory vocabulary every loader produces and every trie is
+ * built from.
+ *
+ * Token strings are raw bytes whatever the file's convention: GPT-2's
+ * byte-to-unicode alphabet, SentencePiece's "<0xNN>" byte pieces and its
+ * U+2581 word marker are all decoded at load time (the marker becomes a
+ * plain space), so that a trie over the vocabulary sees the bytes a model
+ * really emits.
+ *
+ * Layout: all token strings back to back in `bytes`; token i spans
+ * bytes[offset[i] .. offset[i+1]).  Ids are dense 0..size-1; an id the file
+ * leaves out has kind TOK_UNUSED and an empty string.
+ */
+#ifndef TOK_VOCAB_H
+#define TOK_VOCAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/err.h"
+#include "../base/hash.h"
+
+/* Numbered as SentencePiece's ModelProto.SentencePiece.Type numbers them. */
+typedef enum {
+    TOK_NORMAL = 1,
+    TOK_UNKNOWN = 2,
+    TOK_CONTROL = 3,
+    TOK_USER = 4, /* user-defined / added, matched verbatim in the text */
+    TOK_BYTE = 6, /* SentencePiece byte-fallback piece <0xNN> */
+    TOK_UNUSED = 5,
+} tok_kind_t;
+
+/* Largest vocabulary tokbench accepts (ids must fit 24 bits in some tries),
+ * and the longest token (some vocabularies hold runs of 1000+ spaces). */
+#define TOK_VOCAB_MAX_SIZE (1u << 24)
+#define TOK_TOKEN_MAX_LEN 65535u
+
+typedef struct {
+    uint32_t size;      /* number of ids */
+    uint8_t *bytes;     /* every token's raw bytes, back to back */
+    uint32_t *offset;   /* size + 1 entries */
+    float *score;       /* SentencePiece score; -rank for BPE ranks; 0 if none */
+    uint8_t *kind;      /* tok_kind_t per id */
+    uint8_t *special;   /* 1 if the file marks the token special */
+    tb_strmap_t by_bytes; /* raw bytes -> lowest id with those bytes */
+    int32_t byte_id[256]; /* token of the single byte b (byte piece or plain) */
+    int32_t bos, eos, unk, pad; /* -1 where the file names none */
+} tok_vocab_t;
+
+/* Building: add tokens in any id order, then finish. */
+typedef struct tok_vocab_builder tok_vocab_builder_t;
+
+tok_vocab_builder_t *tok_vocab_builder_new(void);
+/* Adds id -> bytes.  Fails on an id past TOK_VOCAB_MAX_SIZE, a token over
+ * TOK_TOKEN_MAX_LEN bytes, or an id given twice. */
+int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
+                  size_t len, float score, tok_kind_t kind, int special,
+                  tb_err_t *err);
+/* Moves the tokens into v (ids never added become TOK_UNUSED) and frees b. */
+int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err);
+void tok_vocab_builder_free(tok_vocab_builder_t *b);
+
+void tok_vocab_free(tok_vocab_t *v);
+
+static inline const uint8_t *tok_vocab_token(const tok_vocab_t *v, uint32_t id,
+                                             size_t *len)
+{
+    *len = v->offset[id + 1] - v->offset[id];
+    return v->bytes + v->offset[id];
+}
+
+/* Lowest id whose bytes are exactly s[0..n), or -1. */
+static inline int32_t tok_vocab_find(const tok_vocab_t *v, const uint8_t *s,
+                                     size_t n)
+{
+    return tb_strmap_get(&v->by_bytes, s, n);
+}
+
+/* sha256 over ids, kinds and bytes: names a vocabulary independent of the
+ * file it came from. */
+void tok_vocab_checksum(const tok_vocab_t *v, char hex[65]);
+
+/* GPT-2's byte-to-unicode alphabet: the code point standing for byte b, and
+ * the inverse (-1 for a code point outside the alphabet). */
+uint32_t tok_gpt2_byte_to_cp(uint8_t b);
+int tok_gpt2_cp_to_byte(uint32_t cp);
+
+/* Decodes a GPT-2 byte-level string (UTF-8 of alphabet code points) into raw
+ * bytes in out (room for len bytes).  Returns the byte count, or -1 if a
+ * code point is outside the alphabet. */
+long tok_gpt2_decode(const uint8_t *s, size_t len, uint8_t *out);
+
+#endif
