@@ -21,9 +21,10 @@ CC      ?= cc
 CXX     ?= c++
 WARN    := -Wall -Wextra -Werror
 CFLAGS  += -std=c17 $(OPT) $(WARN) -D_GNU_SOURCE -MMD -MP \
+           -DTB_CFLAGS='"-std=c17 $(OPT) $(WARN)"' \
            $(shell pkg-config --cflags libpcre2-8 jansson sqlite3 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs libpcre2-8 jansson sqlite3 2>/dev/null) \
-           -lunistring -lcsv -lm -lpthread
+           -lunistring -lcsv -lpapi -lm -lpthread
 LDFLAGS += $(filter -fsanitize=%,$(OPT))
 
 LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c) \
