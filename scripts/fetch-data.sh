@@ -31,7 +31,7 @@ fetch_one() { # name source member -> writes $tmp/out
         [ -f "$3" ] || { echo "data: $1: $3 missing (is ${2#deb:} installed? run make setup)" >&2; return 1; }
         cp "$3" "$tmp/out" ;;
     gen:*)
-        "${2#gen:}" "$tmp/out" ;;
+        "${2#gen:}" "$tmp/out" "$1" ;;
     fixture)
         cp "data/fixtures/$3" "$tmp/out" ;;
     *)
