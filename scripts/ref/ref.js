@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// ref.js: the reference tokenizers behind one command line, for tokbench
+// conform (ids per line) and the throughput experiment (--bench).
+//
+//   node scripts/ref/ref.js hf FILE            Hugging Face tokenizers
+//   node scripts/ref/ref.js tiktoken FILE|NAME tiktoken, encode_ordinary
+//   ... [--bench N]                           time N encodes of all stdin
+//
+// Without --bench, stdin is split into lines on "\n" only ("\r" stays in
+// the line) and each line's ids are printed, space-separated, on one output
+// line; an empty line gives an empty output line.  A final "\n" ends the
+// last line rather than starting an empty one.  No special tokens are added
+// (HF: addSpecialTokens false; tiktoken: encode_ordinary, so special-token
+// text is encoded as ordinary text).
+//
+// With --bench N, the whole of stdin is encoded as one text N times and one
+// JSON object is printed: {"bytes": B, "seconds": [t1, ..., tN]}.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+function usage(msg) {
+  if (msg) process.stderr.write(`ref.js: ${msg}\n`);
+  process.stderr.write(
+    'usage: node ref.js hf FILE [--bench N]\n' +
+    '       node ref.js tiktoken FILE.json|NAME [--bench N]\n');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const opts = { kind: null, file: null, bench: 0 };
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--bench') {
+      opts.bench = Number(argv[++i]);
+      if (!Number.isInteger(opts.bench) || opts.bench < 1)
+        usage('--bench wants a positive integer');
+    } else if (argv[i] === '-h' || argv[i] === '--help') {
+      usage();
+    } else {
+      rest.push(argv[i]);
+    }
+  }
+  if (rest.length !== 2) usage('want a kind and a file');
+  [opts.kind, opts.file] = rest;
+  return opts;
+}
+
+// Each loader returns an encoder: async (array of strings) -> array of id
+// arrays, in the same order.
+function hfEncoder(file) {
+  const { Tokenizer } = require('@anush008/tokenizers');
+  const tok = Tokenizer.fromFile(file);
+  const options = { addSpecialTokens: false };
+  return async (texts) => {
+    // encodeBatch runs on the native thread pool and keeps input order.
+    const encs = await tok.encodeBatch(texts, options);
+    return encs.map((e) => e.getIds());
+  };
+}
+
+function tiktokenEncoder(file) {
+  const tk = require('tiktoken');
+  let enc;
+  if (fs.existsSync(file)) {
+    // The npm package's own JSON: {pat_str, special_tokens, bpe_ranks}.
+    const d = JSON.parse(fs.readFileSync(file, 'utf8'));
+    enc = new tk.Tiktoken(d.bpe_ranks, d.special_tokens, d.pat_str);
+  } else {
+    enc = tk.get_encoding(path.basename(file).replace(/\.(json|tiktoken)$/, ''));
+  }
+  return async (texts) => texts.map((s) => Array.from(enc.encode_ordinary(s)));
+}
+
+function splitLines(text) {
+  const lines = text.split('\n');
+  if (lines.length && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+async function runLines(encode, text) {
+  const lines = splitLines(text);
+  const chunk = 2048;
+  for (let i = 0; i < lines.length; i += chunk) {
+    const ids = await encode(lines.slice(i, i + chunk));
+    process.stdout.write(ids.map((a) => a.join(' ')).join('\n') + '\n');
+  }
+}
+
+async function runBench(encode, text, n) {
+  const seconds = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await encode([text]);
+    seconds.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  process.stdout.write(JSON.stringify({
+    bytes: Buffer.byteLength(text, 'utf8'), seconds }) + '\n');
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  let encode;
+  if (opts.kind === 'hf') encode = hfEncoder(opts.file);
+  else if (opts.kind === 'tiktoken') encode = tiktokenEncoder(opts.file);
+  else usage(`unknown kind '${opts.kind}' (hf or tiktoken)`);
+  const text = fs.readFileSync(0).toString('utf8');
+  if (opts.bench) await runBench(encode, text, opts.bench);
+  else await runLines(encode, text);
+}
+
+main().catch((e) => {
+  process.stderr.write(`ref.js: ${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});
