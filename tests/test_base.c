@@ -1,0 +1,161 @@
+/* Tests of base/: utf-8 against libunistring, sha256 against sha256sum,
+ * the hash maps against a brute-force search, the growable buffers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <unistr.h>
+
+#include "../base/buf.h"
+#include "../base/file.h"
+#include "../base/hash.h"
+#include "../base/sha256.h"
+#include "../base/utf8.h"
+
+/* Every code point: encode, then decode must give it back; surrogates and
+ * values past U+10FFFF must be refused, as libunistring refuses them. */
+static void utf8_round_trip_all_code_points(void **state)
+{
+    (void)state;
+    for (uint32_t cp = 0; cp <= 0x110000; cp++) {
+        uint8_t buf[4], ref[6];
+        size_t n = tb_utf8_encode(cp, buf);
+        int ref_n = u8_uctomb(ref, cp, sizeof ref);
+        if (ref_n < 0) {
+            assert_int_equal(n, 0);
+            continue;
+        }
+        assert_int_equal(n, (size_t)ref_n);
+        assert_memory_equal(buf, ref, n);
+        uint32_t back;
+        assert_int_equal(tb_utf8_decode(buf, n, &back), n);
+        assert_int_equal(back, cp);
+    }
+}
+
+/* Random byte strings: the offset of the first invalid sequence must agree
+ * with libunistring's u8_check. */
+static void utf8_validate_agrees_with_libunistring(void **state)
+{
+    (void)state;
+    srand(7);
+    uint8_t s[64];
+    for (int round = 0; round < 200000; round++) {
+        size_t n = (size_t)(rand() % 12);
+        for (size_t i = 0; i < n; i++) {
+            int r = rand() % 4;
+            s[i] = r == 0 ? (uint8_t)(rand() % 0x80)
+                 : r == 1 ? (uint8_t)(0x80 | rand() % 0x40)
+                          : (uint8_t)(0xC0 + rand() % 0x40);
+        }
+        const uint8_t *bad = u8_check(s, n);
+        size_t want = bad ? (size_t)(bad - s) : n;
+        assert_int_equal(tb_utf8_validate(s, n), want);
+    }
+}
+
+static void sha256_agrees_with_sha256sum(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/tokbench-sha-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    srand(11);
+    for (int i = 0; i < 200003; i++) /* not a multiple of the block size */
+        fputc(rand() & 0xFF, f);
+    fclose(f);
+    char ours[65], cmd[256], theirs[65] = {0};
+    tb_err_t err;
+    assert_int_equal(tb_file_sha256(path, ours, &err), 0);
+    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%64s", theirs), 1);
+    pclose(p);
+    remove(path);
+    assert_string_equal(ours, theirs);
+}
+
+static void read_file_names_the_missing_file(void **state)
+{
+    (void)state;
+    uint8_t *data;
+    size_t len;
+    tb_err_t err;
+    assert_int_equal(tb_read_file("/nonexistent/x.json", &data, &len, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/x.json"));
+}
+
+static void strmap_matches_brute_force(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static uint8_t keys[N][8];
+    static size_t lens[N];
+    tb_strmap_t m;
+    assert_int_equal(tb_strmap_init(&m, 4), 0); /* forces rehashing */
+    srand(3);
+    for (int i = 0; i < N; i++) {
+        lens[i] = (size_t)(rand() % 5); /* short keys: many repeats, one empty */
+        for (size_t j = 0; j < lens[i]; j++)
+            keys[i][j] = (uint8_t)(rand() % 3);
+        int first = -1;
+        for (int k = 0; k < i && first < 0; k++)
+            if (lens[k] == lens[i] && !memcmp(keys[k], keys[i], lens[i]))
+                first = k;
+        assert_int_equal(tb_strmap_put(&m, keys[i], lens[i], i), first >= 0 ? 1 : 0);
+        assert_int_equal(tb_strmap_get(&m, keys[i], lens[i]), first >= 0 ? first : i);
+    }
+    uint8_t absent[8] = {9, 9, 9};
+    assert_int_equal(tb_strmap_get(&m, absent, 3), -1);
+    tb_strmap_free(&m);
+}
+
+static void u64map_keeps_first_value(void **state)
+{
+    (void)state;
+    tb_u64map_t m;
+    assert_int_equal(tb_u64map_init(&m, 1), 0);
+    for (uint64_t k = 0; k < 100000; k++)
+        assert_int_equal(tb_u64map_put(&m, k * 0x100000001ULL, k), 0);
+    assert_int_equal(tb_u64map_put(&m, 5 * 0x100000001ULL, 77), 1);
+    for (uint64_t k = 0; k < 100000; k++) {
+        uint64_t v;
+        assert_int_equal(tb_u64map_get(&m, k * 0x100000001ULL, &v), 1);
+        assert_int_equal(v, k);
+    }
+    uint64_t v;
+    assert_int_equal(tb_u64map_get(&m, 3, &v), 0);
+    tb_u64map_free(&m);
+}
+
+static void vec_grows_and_keeps_contents(void **state)
+{
+    (void)state;
+    TB_VEC(uint32_t) v = {0};
+    for (uint32_t i = 0; i < 100000; i++)
+        assert_int_equal(tb_vec_push(&v, i * 3), 0);
+    for (uint32_t i = 0; i < 100000; i++)
+        assert_int_equal(v.data[i], i * 3);
+    free(v.data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(utf8_round_trip_all_code_points),
+        cmocka_unit_test(utf8_validate_agrees_with_libunistring),
+        cmocka_unit_test(sha256_agrees_with_sha256sum),
+        cmocka_unit_test(read_file_names_the_missing_file),
+        cmocka_unit_test(strmap_matches_brute_force),
+        cmocka_unit_test(u64map_keeps_first_value),
+        cmocka_unit_test(vec_grows_and_keeps_contents),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
