@@ -92,6 +92,7 @@ void tok_free(tok_tokenizer_t *t)
         return;
     tok_vocab_free(&t->vocab);
     tok_bpe_free(&t->bpe);
+    tok_unigram_free(&t->unigram);
     for (size_t i = 0; i < t->norms.len; i++) {
         tb_buf_free(&t->norms.data[i].a);
         tb_buf_free(&t->norms.data[i].b);

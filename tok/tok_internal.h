@@ -30,7 +30,8 @@ typedef enum {
     TOK_NORM_NFKD,
     TOK_NORM_LOWERCASE,
     TOK_NORM_PREPEND,  /* a: the prefix */
-    TOK_NORM_REPLACE,  /* a: the literal to find, b: its replacement */
+    TOK_NORM_REPLACE,  /* a: the literal (flags & 1: a regex) to find,
+                          b: its replacement */
     TOK_NORM_STRIP,    /* flags: 1 left, 2 right */
     TOK_NORM_CHARSMAP, /* SentencePiece precompiled_charsmap in `blob` */
     TOK_NORM_SPM,      /* SentencePiece's own normalizer: charsmap in blob,
@@ -54,7 +55,9 @@ typedef struct {
 typedef enum {
     TOK_PRE_SPLIT,      /* regex (or literal, compiled as a regex) split */
     TOK_PRE_BYTE_LEVEL, /* flags & 1: add prefix space; & 2: use GPT-2 regex */
-    TOK_PRE_METASPACE,  /* flags & 1: prepend marker; & 2: split on it */
+    TOK_PRE_METASPACE,  /* flags & 1: prepend marker; & 2: split on it;
+                           & 4: prepend to the first piece only (the
+                           encoder clears 1 for the other pieces) */
     TOK_PRE_DIGITS,     /* flags & 1: individual digits */
     TOK_PRE_WHITESPACE_SPLIT,
 } tok_pre_kind_t;
@@ -99,12 +102,39 @@ typedef struct {
     void *cache;         /* word -> ids cache, owned by bpe.c */
 } tok_bpe_t;
 
+/* Unigram prefix search, pluggable so that trie layouts can stand in for
+ * the default index: writes the pieces that are prefixes of s[0..n) as
+ * (id, length), shortest first, at most max of them, and returns how many.
+ * An index must hold exactly the NORMAL and USER pieces (by their own ids,
+ * not the <0xNN> piece of the same byte), so that every one gives the same
+ * ids (tok_unigram_indexed() says which pieces). */
+typedef struct {
+    int32_t id;
+    uint32_t len;
+} tok_prefix_hit_t;
+typedef size_t (*tok_prefix_fn)(const void *index, const uint8_t *s, size_t n,
+                                tok_prefix_hit_t *out, size_t max);
+
 typedef struct {
     int32_t unk;
     int byte_fallback;
     float unk_penalty;   /* score of an unknown char: min score - 10 */
+    float max_score;     /* max(FLT_MIN, best NORMAL score): user-piece bonus */
     uint32_t max_piece_len; /* longest piece in bytes */
+    int32_t byte_piece[256]; /* <0xNN> piece of each byte, or unk */
+    tok_prefix_fn prefix;    /* prefix search over prefix_index */
+    const void *prefix_index;
+    void *own_index;     /* unigram.c's default index, if built */
+    void *scratch;       /* Viterbi arrays, reused between calls */
+    size_t scratch_cap;
 } tok_unigram_t;
+
+/* unigram.c: builds the default prefix index over t's vocabulary and
+ * plugs it in; frees it and the scratch arrays. */
+int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err);
+void tok_unigram_free(tok_unigram_t *u);
+/* 1 if piece id belongs in a Unigram prefix index. */
+int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id);
 
 /* ---- decoder -------------------------------------------------------- */
 enum {
@@ -125,6 +155,12 @@ struct tok_tokenizer {
     int needs_utf8;      /* refuse invalid UTF-8 input */
     uint32_t decode_flags;
     char model_name[48];
+    /* encode.c's index over `added`, built on first use: `added` sorted by
+     * (normalized, content), normalized ones from added_norm_from on, and
+     * added_first[k] the bytes that start a token with normalized == k. */
+    int added_ready;
+    uint32_t added_norm_from;
+    uint64_t added_first[2][4];
 };
 
 /* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
