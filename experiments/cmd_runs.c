@@ -1,0 +1,412 @@
+/* cmd_runs: `tokbench runs`, `show RUN`, `diff RUN_A RUN_B`, and the
+ * end-of-run summary; everything here reads the store (see results.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_results.h"
+
+const char *xp_take_db_arg(int *argc, char **argv)
+{
+    const char *db = XP_DEFAULT_DB;
+    for (int i = 1; i < *argc; i++)
+        if (!strcmp(argv[i], "--db") && i + 1 < *argc) {
+            db = argv[i + 1];
+            memmove(argv + i, argv + i + 2, (size_t)(*argc - i - 2) * sizeof *argv);
+            *argc -= 2;
+            i--;
+        }
+    return db;
+}
+
+static int prep(xp_db_t *db, const char *sql, sqlite3_stmt **st, tb_err_t *err)
+{
+    if (sqlite3_prepare_v2(db->db, sql, -1, st, NULL) != SQLITE_OK)
+        return tb_fail(err, "%s: %s", db->path, sqlite3_errmsg(db->db));
+    return 0;
+}
+
+static const char *col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? (const char *)s : "";
+}
+
+/* Median of one metric of one case (source NULL: papi, else tsc/callgrind
+ * preference is the caller's); returns 0 if found. */
+typedef struct {
+    double median, min, max, bytes, nodes;
+    long reps;
+} stat_t;
+
+static int get_stat(xp_db_t *db, int64_t case_id, const char *source,
+                    const char *impl, const char *metric, stat_t *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db,
+                           "SELECT median, min, max, bytes, nodes, reps FROM metric_stats"
+                           " WHERE case_id = ? AND source = ? AND impl = ? AND metric = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, case_id);
+    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found)
+        *s = (stat_t){sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
+                      sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
+                      sqlite3_column_double(st, 4), (long)sqlite3_column_int64(st, 5)};
+    sqlite3_finalize(st);
+    return found ? 0 : -1;
+}
+
+/* Per-node figure of a cache or branch metric: PAPI first, else callgrind. */
+static void per_node(xp_db_t *db, int64_t id, const char *metric, char *buf, size_t n)
+{
+    stat_t s;
+    if ((!get_stat(db, id, "papi", "tokbench", metric, &s) ||
+         !get_stat(db, id, "callgrind", "tokbench", metric, &s)) && s.nodes > 0)
+        snprintf(buf, n, "%.3f", s.median / s.nodes);
+    else
+        snprintf(buf, n, "-");
+}
+
+/* The first wallclock reference of the case: its name and MB/s. */
+static int reference_mbps(xp_db_t *db, int64_t id, char *impl, size_t n, double *mbps)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "SELECT impl, median, bytes FROM metric_stats WHERE"
+                           " case_id = ? AND source = 'wallclock' AND metric = 'ns'"
+                           " ORDER BY impl LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 1) > 0;
+    if (found) {
+        snprintf(impl, n, "%s", col(st, 0));
+        *mbps = sqlite3_column_double(st, 2) * 1e3 / sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    return found ? 0 : -1;
+}
+
+static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
+{
+    int64_t id = sqlite3_column_int64(st, 0);
+    char name[96], mbps[16] = "-", cyc[16] = "-", x13[16] = "-", l1[16], misp[16];
+    char ref[40] = "-", ratio[16] = "-";
+    snprintf(name, sizeof name, "%s %s%s%s%s%s", col(st, 1), col(st, 2),
+             *col(st, 3) ? " " : "", col(st, 3), *col(st, 4) ? " " : "", col(st, 4));
+    stat_t ns, c;
+    double own = 0, other;
+    if (!get_stat(db, id, "tsc", "tokbench", "ns", &ns) && ns.bytes > 0 && ns.median > 0) {
+        own = ns.bytes * 1e3 / ns.median;
+        snprintf(mbps, sizeof mbps, "%.2f", own);
+    }
+    if ((!get_stat(db, id, "papi", "tokbench", "cycles", &c) ||
+         !get_stat(db, id, "tsc", "tokbench", "ref_cycles", &c)) && c.nodes > 0) {
+        snprintf(cyc, sizeof cyc, "%.2f", c.median / c.nodes);
+        snprintf(x13, sizeof x13, "%.2f", c.median / c.nodes / XP_BASELINE_CYCLES_PER_NODE);
+    }
+    per_node(db, id, "l1d_miss", l1, sizeof l1);
+    per_node(db, id, "br_misp", misp, sizeof misp);
+    char impl[32];
+    if (!reference_mbps(db, id, impl, sizeof impl, &other)) {
+        snprintf(ref, sizeof ref, "%.2f %s", other, impl);
+        if (own > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", own / other);
+    }
+    fprintf(out, "%-34.34s %-11s %9s %9s %7s %9s %9s %9s  %-22s\n", name, col(st, 5),
+            mbps, cyc, x13, l1, misp, ratio, ref);
+}
+
+int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (prep(db, "SELECT id, experiment, vocabulary, layout, corpus, status, message"
+                 " FROM cases WHERE run_id = ? ORDER BY seq", &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    fprintf(out, "%-34s %-11s %9s %9s %7s %9s %9s %9s  %s\n", "case", "status", "MB/s",
+            "cyc/node", "x13cyc", "l1d/node", "misp/node", "vs ref", "reference MB/s");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        summary_line(out, db, st);
+        if (strcmp(col(st, 5), "ok") && *col(st, 6))
+            fprintf(out, "    %s\n", col(st, 6));
+    }
+    sqlite3_finalize(st);
+    fprintf(out, "(MB/s: TSC median; cyc/node: PAPI cycles or TSC reference cycles "
+                 "per visited node; x13cyc: ratio to the 13-cycle baseline; misses and "
+                 "mispredictions per node from PAPI or callgrind; vs ref: MB/s ratio "
+                 "to the reference)\n");
+    return 0;
+}
+
+static int open_or_die(const char *path, xp_db_t **db)
+{
+    tb_err_t err;
+    *db = xp_db_open(path, 0, &err);
+    return *db ? 0 : xp_die(&err);
+}
+
+int xp_cmd_runs(int argc, char **argv)
+{
+    const char *path = xp_take_db_arg(&argc, argv);
+    if (xp_wants_help(argc, argv) || argc > 1) {
+        fprintf(argc > 1 ? stderr : stdout, "usage: tokbench runs [--db FILE]\n");
+        return argc > 1 ? 2 : 0;
+    }
+    xp_db_t *db;
+    if (open_or_die(path, &db))
+        return 1;
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT r.id, r.started, r.status, substr(r.git_commit, 1, 10),"
+                 " r.git_dirty, r.suite, (SELECT count(*) FROM cases c WHERE c.run_id ="
+                 " r.id AND c.status = 'ok'), (SELECT count(*) FROM cases c WHERE"
+                 " c.run_id = r.id AND c.status <> 'ok'), r.cpu_model FROM runs r"
+                 " ORDER BY r.id", &st, &err)) {
+        xp_db_close(db);
+        return xp_die(&err);
+    }
+    printf("%4s  %-24s %-10s %-12s %4s %6s  %s\n", "run", "started", "status",
+           "commit", "ok", "failed", "suite / cpu");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        printf("%4lld  %-24s %-10s %-10s%-2s %4d %6d  %s / %s\n",
+               (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2), col(st, 3),
+               sqlite3_column_int(st, 4) ? "+" : "", sqlite3_column_int(st, 6),
+               sqlite3_column_int(st, 7), col(st, 5), col(st, 8));
+    sqlite3_finalize(st);
+    xp_db_close(db);
+    return 0;
+}
+
+static int parse_run(const char *s, int64_t *run)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v <= 0) {
+        fprintf(stderr, "tokbench: '%s' is not a run number (see tokbench runs)\n", s);
+        return -1;
+    }
+    *run = v;
+    return 0;
+}
+
+static int show_provenance(xp_db_t *db, int64_t run)
+{
+    static const char *const names[] = {
+        "suite", "started", "ended", "status", "note", "git_commit", "git_dirty",
+        "compiler", "cflags", "cpu_model", "cores", "tsc_hz", "kernel", "virt",
+        "sources", "pinned_cpu", "host", "sources_detail",
+    };
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT suite, started, ended, status, note, git_commit, git_dirty,"
+                 " compiler, cflags, cpu_model, cores, tsc_hz, kernel, virt, sources,"
+                 " pinned_cpu, host, sources_detail FROM runs WHERE id = ?", &st, &err))
+        return xp_die(&err);
+    sqlite3_bind_int64(st, 1, run);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    for (int i = 0; found && i < (int)(sizeof names / sizeof *names); i++)
+        printf("%-15s %s\n", names[i], col(st, i));
+    sqlite3_finalize(st);
+    if (!found)
+        fprintf(stderr, "tokbench: %s: no run %lld\n", db->path, (long long)run);
+    return found ? 0 : 1;
+}
+
+static void show_inputs(xp_db_t *db, int64_t run)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT role, sha256, path FROM inputs WHERE run_id = ? ORDER BY role,"
+                 " path", &st, &err))
+        return;
+    sqlite3_bind_int64(st, 1, run);
+    printf("\ninputs:\n");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        printf("  %-10s %.16s  %s\n", col(st, 0), col(st, 1), col(st, 2));
+    sqlite3_finalize(st);
+}
+
+static void show_case_stats(xp_db_t *db, int64_t case_id)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT source, impl, metric, reps, min, median, max, bytes, nodes"
+                 " FROM metric_stats WHERE case_id = ? AND metric NOT LIKE 'cg\\_%'"
+                 " ESCAPE '\\' ORDER BY source, impl, metric", &st, &err))
+        return;
+    sqlite3_bind_int64(st, 1, case_id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double med = sqlite3_column_double(st, 5), bytes = sqlite3_column_double(st, 7),
+               nodes = sqlite3_column_double(st, 8);
+        printf("    %-9s %-18s %-12s %3d  %14.1f %14.1f %14.1f", col(st, 0), col(st, 1),
+               col(st, 2), sqlite3_column_int(st, 3), sqlite3_column_double(st, 4), med,
+               sqlite3_column_double(st, 6));
+        if (nodes > 0)
+            printf("  %.3f/node", med / nodes);
+        if (bytes > 0)
+            printf("  %.3f/byte", med / bytes);
+        printf("\n");
+    }
+    sqlite3_finalize(st);
+}
+
+static void show_cases(xp_db_t *db, int64_t run)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT id, seq, experiment, vocabulary, layout, pattern, corpus,"
+                 " options, status, message, sources FROM cases WHERE run_id = ?"
+                 " ORDER BY seq", &st, &err))
+        return;
+    sqlite3_bind_int64(st, 1, run);
+    printf("\ncases (source impl metric reps min median max):\n");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        printf("  #%d %s vocab=%s layout=%s pattern=%s corpus=%s options=%s [%s] %s\n",
+               sqlite3_column_int(st, 1), col(st, 2), col(st, 3), col(st, 4), col(st, 5),
+               col(st, 6), col(st, 7), col(st, 10), col(st, 8));
+        if (*col(st, 9))
+            printf("    %s\n", col(st, 9));
+        show_case_stats(db, sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+}
+
+int xp_cmd_show(int argc, char **argv)
+{
+    const char *path = xp_take_db_arg(&argc, argv);
+    int64_t run;
+    if (xp_wants_help(argc, argv) || argc != 2) {
+        fprintf(argc != 2 ? stderr : stdout, "usage: tokbench show RUN [--db FILE]\n");
+        return argc != 2 ? 2 : 0;
+    }
+    if (parse_run(argv[1], &run))
+        return 2;
+    xp_db_t *db;
+    if (open_or_die(path, &db))
+        return 1;
+    int rc = show_provenance(db, run);
+    if (!rc) {
+        show_inputs(db, run);
+        show_cases(db, run);
+        tb_err_t err;
+        printf("\n");
+        if (xp_print_summary(stdout, db, run, &err))
+            rc = xp_die(&err);
+    }
+    xp_db_close(db);
+    return rc;
+}
+
+#define CASE_KEYS(run)                                                        \
+    "SELECT id, experiment || ' ' || vocabulary || ' ' || layout || ' ' ||"  \
+    " pattern || ' ' || corpus || ' ' || options AS k, ROW_NUMBER() OVER"     \
+    " (PARTITION BY experiment, vocabulary, layout, pattern, corpus, options" \
+    " ORDER BY seq) AS occ FROM cases WHERE run_id = " run
+
+/* A change counts only when the two runs' [min, max] ranges do not
+ * overlap: inside the measured spread it is noise. */
+static const char *verdict(double amin, double amax, double bmin, double bmax)
+{
+    if (bmin > amax)
+        return "HIGHER";
+    if (bmax < amin)
+        return "LOWER";
+    return "";
+}
+
+static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                 " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min, x.max,"
+                 " y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb ON"
+                 " ca.k = cb.k AND ca.occ = cb.occ"
+                 " JOIN metric_stats x ON x.case_id = ca.id"
+                 " JOIN metric_stats y ON y.case_id = cb.id AND y.source = x.source"
+                 " AND y.impl = x.impl AND y.metric = x.metric"
+                 " WHERE x.metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
+                 " ORDER BY ca.id, x.source, x.impl, x.metric", &st, &err))
+        return xp_die(&err);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    printf("%-40s %-9s %-14s %-12s %14s %14s %8s  %s\n", "case", "source", "impl",
+           "metric", "median A", "median B", "B/A", "beyond noise");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double ma = sqlite3_column_double(st, 4), mb = sqlite3_column_double(st, 7);
+        const char *v = verdict(sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),
+                                sqlite3_column_double(st, 8), sqlite3_column_double(st, 9));
+        *changes += *v != 0;
+        char ratio[16] = "-";
+        if (ma != 0)
+            snprintf(ratio, sizeof ratio, "%.3f", mb / ma);
+        printf("%-40.40s %-9s %-14.14s %-12s %14.1f %14.1f %8s  %s\n", col(st, 0),
+               col(st, 1), col(st, 2), col(st, 3), ma, mb, ratio, v);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Cases of run `a` with no counterpart in run `b`. */
+static void diff_unmatched(xp_db_t *db, int64_t a, int64_t b, const char *label)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                 " SELECT ca.k FROM ca LEFT JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
+                 " WHERE cb.id IS NULL ORDER BY ca.id", &st, &err))
+        return;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        printf("only in run %s: %s\n", label, col(st, 0));
+    sqlite3_finalize(st);
+}
+
+static int run_exists(xp_db_t *db, int64_t run)
+{
+    sqlite3_stmt *st;
+    tb_err_t err;
+    if (prep(db, "SELECT 1 FROM runs WHERE id = ?", &st, &err))
+        return 0;
+    sqlite3_bind_int64(st, 1, run);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!found)
+        fprintf(stderr, "tokbench: %s: no run %lld\n", db->path, (long long)run);
+    return found;
+}
+
+int xp_cmd_diff(int argc, char **argv)
+{
+    const char *path = xp_take_db_arg(&argc, argv);
+    int64_t a, b;
+    if (xp_wants_help(argc, argv) || argc != 3) {
+        fprintf(argc != 3 ? stderr : stdout,
+                "usage: tokbench diff RUN_A RUN_B [--db FILE]\n"
+                "Compares the two runs case by case: medians, ratio B/A, and a flag\n"
+                "where the runs' min..max ranges do not overlap.\n");
+        return argc != 3 ? 2 : 0;
+    }
+    if (parse_run(argv[1], &a) || parse_run(argv[2], &b))
+        return 2;
+    xp_db_t *db;
+    if (open_or_die(path, &db))
+        return 1;
+    int changes = 0, rc = 1;
+    if (run_exists(db, a) && run_exists(db, b)) {
+        rc = diff_rows(db, a, b, &changes);
+        diff_unmatched(db, a, b, "A");
+        diff_unmatched(db, b, a, "B");
+        printf("%d figure%s changed beyond the measured noise\n", changes,
+               changes == 1 ? "" : "s");
+    }
+    xp_db_close(db);
+    return rc;
+}

@@ -1,0 +1,247 @@
+/*
+ * drv_tokenize: encode throughput of tokbench's tokenizer on a corpus.
+ *
+ * Row: vocabulary (manifest name or path), corpus (manifest name or path).
+ * One repetition encodes the whole corpus once; bytes = corpus size, items
+ * = tokens produced.  A corpus of kilobytes of varied text is its own input
+ * variation: a branch predictor cannot learn it between repetitions.
+ *
+ * Option reference=hf|tiktoken|spm|auto also times the reference
+ * implementation on the same corpus, stored with source "wallclock" and
+ * the implementation's name so a report can give the ratio:
+ *   hf        node scripts/ref/ref.js hf VOCAB --bench N < corpus: the
+ *             encode calls alone, timed inside node;
+ *   tiktoken  the same with ref.js tiktoken;
+ *   spm       Debian's spm_encode --output_format=id, timed around the whole
+ *             process (model load included: it has no in-process timer).
+ *   auto      the one that matches the vocabulary's format.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/file.h"
+#include "../tok/tokenizer.h"
+#include "cli.h"
+#include "driver.h"
+
+typedef struct {
+    tok_tokenizer_t *tok;
+    uint8_t *text;
+    size_t len;
+    tok_ids_t ids;
+    char vocab_path[PATH_MAX], corpus_path[PATH_MAX];
+    unsigned reps;
+} tokenize_t;
+
+static void tokenize_teardown(void *state)
+{
+    tokenize_t *s = state;
+    if (!s)
+        return;
+    tok_free(s->tok);
+    free(s->text);
+    free(s->ids.data);
+    free(s);
+}
+
+static int resolve_input(xp_env_t *env, const char *role, const char *spec,
+                         char *path, tb_err_t *err)
+{
+    if (!spec || !*spec)
+        return tb_fail(err, "field '%s' is empty", role);
+    if (xp_resolve_spec(spec, path, PATH_MAX, err) ||
+        xp_env_input(env, role, path, err))
+        return tb_wrap(err, "%s '%s'", role, spec);
+    return 0;
+}
+
+static int tokenize_setup(const xp_row_t *row, xp_env_t *env, void **state,
+                          tb_err_t *err)
+{
+    tokenize_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return tb_fail(err, "out of memory");
+    int rc = -1;
+    if (resolve_input(env, "vocabulary", row->vocab, s->vocab_path, err) ||
+        resolve_input(env, "corpus", row->corpus, s->corpus_path, err))
+        goto out;
+    if (!(s->tok = tok_load(s->vocab_path, err)))
+        goto out;
+    if (tb_read_file(s->corpus_path, &s->text, &s->len, err))
+        goto out;
+    s->reps = row->reps ? row->reps : xp_driver_tokenize.default_reps;
+    rc = 0;
+out:
+    if (rc)
+        tokenize_teardown(s);
+    else
+        *state = s;
+    return rc;
+}
+
+static int tokenize_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
+{
+    (void)rep;
+    tokenize_t *s = state;
+    s->ids.len = 0;
+    if (tok_encode(s->tok, s->text, s->len, &s->ids, err))
+        return tb_wrap(err, "encoding %s", s->corpus_path);
+    uint64_t h = 0;
+    for (size_t i = 0; i < s->ids.len; i++)
+        h = h * 31 + s->ids.data[i];
+    q->bytes = s->len;
+    q->items = s->ids.len;
+    q->sink ^= h;
+    return 0;
+}
+
+/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended). */
+static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
+                       double *seconds, tb_err_t *err)
+{
+    int pfd[2];
+    if (pipe(pfd))
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(in, O_RDONLY);
+        int null = open("/dev/null", O_WRONLY);
+        if (fd < 0 || null < 0)
+            _exit(126);
+        dup2(fd, 0);
+        dup2(pfd[1], 1);
+        dup2(null, 2);
+        close(pfd[0]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        return tb_fail(err, "fork: %s", strerror(errno));
+    }
+    char chunk[4096];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
+            rc = tb_fail(err, "out of memory");
+    close(pfd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (!rc && tb_buf_putc(out, 0))
+        rc = tb_fail(err, "out of memory");
+    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
+        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
+    return rc;
+}
+
+static int record_wall(xp_env_t *env, const char *impl, unsigned rep,
+                       double seconds, uint64_t bytes, tb_err_t *err)
+{
+    xp_meas_t m = {.rep = rep, .value = seconds * 1e9, .bytes = bytes};
+    snprintf(m.source, sizeof m.source, "wallclock");
+    snprintf(m.impl, sizeof m.impl, "%s", impl);
+    snprintf(m.metric, sizeof m.metric, "ns");
+    return xp_env_record(env, &m, err);
+}
+
+/* ref.js --bench prints {"bytes": B, "seconds": [t1, ...]}. */
+static int bench_refjs(tokenize_t *s, const char *kind, xp_env_t *env, tb_err_t *err)
+{
+    const char *root = xp_data_root(err);
+    if (!root)
+        return -1;
+    char script[PATH_MAX], reps[16];
+    snprintf(script, sizeof script, "%s/scripts/ref/ref.js", root);
+    if (access(script, R_OK))
+        return tb_fail(err, "reference %s: %s is missing", kind, script);
+    snprintf(reps, sizeof reps, "%u", s->reps);
+    char *argv[] = {"node", script, (char *)kind, s->vocab_path, "--bench", reps, NULL};
+    tb_buf_t out = {0};
+    double wall;
+    int rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+    json_error_t jerr;
+    json_t *j = rc ? NULL : json_loads((char *)out.data, 0, &jerr);
+    json_t *secs = j ? json_object_get(j, "seconds") : NULL;
+    if (!rc && !json_is_array(secs))
+        rc = tb_fail(err, "reference %s: ref.js printed no \"seconds\" array: %.200s",
+                     kind, out.data ? (char *)out.data : "");
+    json_int_t bytes = j ? json_integer_value(json_object_get(j, "bytes")) : 0;
+    char impl[32];
+    snprintf(impl, sizeof impl, "ref.js %s", kind);
+    for (size_t i = 0; !rc && i < json_array_size(secs); i++)
+        rc = record_wall(env, impl, (unsigned)i,
+                         json_number_value(json_array_get(secs, i)),
+                         bytes > 0 ? (uint64_t)bytes : s->len, err);
+    json_decref(j);
+    tb_buf_free(&out);
+    return rc;
+}
+
+static int bench_spm(tokenize_t *s, xp_env_t *env, tb_err_t *err)
+{
+    char model[PATH_MAX + 16];
+    snprintf(model, sizeof model, "--model=%s", s->vocab_path);
+    char *argv[] = {"spm_encode", model, "--output_format=id", NULL};
+    int rc = 0;
+    for (unsigned i = 0; !rc && i < s->reps; i++) {
+        if (env->stop && *env->stop)
+            break;
+        tb_buf_t out = {0};
+        double wall;
+        rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+        tb_buf_free(&out);
+        if (!rc)
+            rc = record_wall(env, "spm_encode process", i, wall, s->len, err);
+    }
+    return rc ? tb_wrap(err, "reference spm") : 0;
+}
+
+static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
+                          tb_err_t *err)
+{
+    tokenize_t *s = state;
+    char ref[32];
+    if (!xp_row_option(row, "reference", ref, sizeof ref) || !strcmp(ref, "none"))
+        return 0;
+    if (!strcmp(ref, "auto")) {
+        tok_format_t f = tok_format(s->tok);
+        snprintf(ref, sizeof ref, "%s", f == TOK_FORMAT_HF_JSON    ? "hf"
+                                        : f == TOK_FORMAT_TIKTOKEN ? "tiktoken"
+                                        : f == TOK_FORMAT_SPM_MODEL ? "spm"
+                                                                   : "none");
+    }
+    if (!strcmp(ref, "hf") || !strcmp(ref, "tiktoken"))
+        return bench_refjs(s, ref, env, err);
+    if (!strcmp(ref, "spm"))
+        return bench_spm(s, env, err);
+    if (!strcmp(ref, "none"))
+        return 0;
+    return tb_fail(err, "option reference=%s: not hf, tiktoken, spm, auto or none", ref);
+}
+
+const xp_driver_t xp_driver_tokenize = {
+    .name = "tokenize",
+    .summary = "encode throughput on a corpus (reference=hf|tiktoken|spm|auto)",
+    .setup = tokenize_setup,
+    .rep = tokenize_rep,
+    .extra = tokenize_extra,
+    .teardown = tokenize_teardown,
+    .default_reps = 5,
+};

@@ -1,0 +1,404 @@
+/* results: the SQLite results store (see results.h). */
+#include "results.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+/* migrations[v] takes a database from schema v to v + 1. */
+static const char *const migrations[XP_DB_SCHEMA] = {
+    /* 0 -> 1: the tables */
+    "CREATE TABLE runs("
+    " id INTEGER PRIMARY KEY, suite TEXT NOT NULL,"
+    " started TEXT NOT NULL, ended TEXT,"
+    " status TEXT NOT NULL CHECK(status IN ('incomplete','complete')),"
+    " note TEXT, git_commit TEXT, git_dirty INTEGER, compiler TEXT, cflags TEXT,"
+    " cpu_model TEXT, cores INTEGER, tsc_hz REAL, kernel TEXT, virt TEXT,"
+    " sources TEXT, sources_detail TEXT, pinned_cpu INTEGER, host TEXT,"
+    " pid INTEGER);"
+    "CREATE TABLE inputs("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), role TEXT NOT NULL,"
+    " path TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY(run_id, path));"
+    "CREATE TABLE cases("
+    " id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+    " seq INTEGER NOT NULL, line INTEGER, experiment TEXT NOT NULL,"
+    " vocabulary TEXT, layout TEXT, pattern TEXT, corpus TEXT, options TEXT,"
+    " reps INTEGER, sources TEXT,"
+    " status TEXT NOT NULL CHECK(status IN ('ok','failed','interrupted')),"
+    " message TEXT, started TEXT, ended TEXT);"
+    "CREATE TABLE measurements("
+    " case_id INTEGER NOT NULL REFERENCES cases(id), source TEXT NOT NULL,"
+    " impl TEXT NOT NULL, metric TEXT NOT NULL, rep INTEGER NOT NULL,"
+    " value REAL NOT NULL, overhead REAL NOT NULL DEFAULT 0,"
+    " bytes INTEGER, nodes INTEGER, items INTEGER);",
+    /* 1 -> 2: an index for per-case reads and the aggregate views */
+    "CREATE INDEX measurements_case ON measurements(case_id, source, impl, metric);"
+    "CREATE INDEX cases_run ON cases(run_id, seq);"
+    "CREATE VIEW measurement_ratios AS"
+    " SELECT m.*, value / NULLIF(nodes, 0) AS per_node,"
+    "  value / NULLIF(bytes, 0) AS per_byte FROM measurements m;"
+    "CREATE VIEW metric_stats AS"
+    " WITH ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY case_id, source,"
+    "  impl, metric ORDER BY value) AS k, COUNT(*) OVER (PARTITION BY case_id,"
+    "  source, impl, metric) AS n FROM measurements m)"
+    " SELECT c.run_id, r.case_id, r.source, r.impl, r.metric, r.n AS reps,"
+    "  MIN(r.value) AS min,"
+    "  AVG(CASE WHEN r.k IN ((r.n + 1) / 2, (r.n + 2) / 2) THEN r.value END) AS median,"
+    "  MAX(r.value) AS max, MAX(r.bytes) AS bytes, MAX(r.nodes) AS nodes,"
+    "  MAX(r.items) AS items"
+    " FROM ranked r JOIN cases c ON c.id = r.case_id"
+    " GROUP BY r.case_id, r.source, r.impl, r.metric;",
+};
+
+int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        tb_fail(err, "%s: %s", d->path, msg ? msg : sqlite3_errmsg(d->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* One integer from a one-row query (a PRAGMA or a count). */
+static int query_int(xp_db_t *d, const char *sql, long long *out, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    if (rc != SQLITE_OK)
+        tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Refuses what is not ours; says what the file is.  Reads only. */
+static int check_identity(xp_db_t *d, long long *version, tb_err_t *err)
+{
+    long long app, objects;
+    if (query_int(d, "SELECT count(*) FROM sqlite_master", &objects, err))
+        return tb_wrap(err, "not a tokbench results database (is it a SQLite "
+                       "file?); refusing to touch it");
+    if (query_int(d, "PRAGMA application_id", &app, err) ||
+        query_int(d, "PRAGMA user_version", version, err))
+        return -1;
+    if (app != XP_DB_APP_ID && (app != 0 || objects != 0))
+        return tb_fail(err, "%s: a SQLite database of another application "
+                       "(application_id 0x%08llx, %lld schema objects), not a "
+                       "tokbench results database; refusing to touch it",
+                       d->path, app, objects);
+    if (*version > XP_DB_SCHEMA)
+        return tb_fail(err, "%s: results schema version %lld is newer than this "
+                       "tokbench understands (%d); use a newer tokbench; the "
+                       "file was not changed", d->path, *version, XP_DB_SCHEMA);
+    return 0;
+}
+
+/* WAL cannot be switched on while another connection is mid-transaction,
+ * so the first runs on a fresh file may have to wait their turn. */
+static int enable_wal(xp_db_t *d, tb_err_t *err)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(d->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK)
+            return tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+        int ok = sqlite3_step(st) == SQLITE_ROW &&
+                 !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        if (ok)
+            return 0;
+        usleep(50000);
+    }
+    return tb_fail(err, "%s: cannot switch to WAL mode: %s", d->path,
+                   sqlite3_errmsg(d->db));
+}
+
+static int migrate_to(xp_db_t *d, int target, tb_err_t *err)
+{
+    if (xp_db_exec(d, "BEGIN IMMEDIATE", err))
+        return -1;
+    long long v;
+    /* re-read inside the write lock: another process may have migrated */
+    int rc = query_int(d, "PRAGMA user_version", &v, err);
+    for (; !rc && v < target; v++)
+        rc = xp_db_exec(d, migrations[v], err);
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%lld",
+             XP_DB_APP_ID, v);
+    if (!rc)
+        rc = xp_db_exec(d, sql, err);
+    if (!rc)
+        rc = xp_db_exec(d, "COMMIT", err);
+    if (rc)
+        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc ? tb_wrap(err, "migrating to schema %d", target) : 0;
+}
+
+static xp_db_t *open_raw(const char *path, int create, tb_err_t *err)
+{
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (!exists && !create) {
+        tb_fail(err, "%s: no such results database", path);
+        return NULL;
+    }
+    xp_db_t *d = calloc(1, sizeof *d);
+    if (!d) {
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    snprintf(d->path, sizeof d->path, "%s", path);
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &d->db, flags, NULL) != SQLITE_OK) {
+        tb_fail(err, "%s: %s", path, d->db ? sqlite3_errmsg(d->db) : "cannot open");
+        xp_db_close(d);
+        return NULL;
+    }
+    sqlite3_busy_timeout(d->db, XP_DB_BUSY_MS);
+    sqlite3_extended_result_codes(d->db, 1);
+    return d;
+}
+
+static xp_db_t *open_at(const char *path, int create, int target, tb_err_t *err)
+{
+    xp_db_t *d = open_raw(path, create, err);
+    if (!d)
+        return NULL;
+    long long version;
+    if (check_identity(d, &version, err) || enable_wal(d, err) ||
+        xp_db_exec(d, "PRAGMA foreign_keys=ON", err) ||
+        (version < target && migrate_to(d, target, err))) {
+        xp_db_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+xp_db_t *xp_db_open(const char *path, int create, tb_err_t *err)
+{
+    return open_at(path, create, XP_DB_SCHEMA, err);
+}
+
+int xp_db_create_at(const char *path, int version, tb_err_t *err)
+{
+    if (version < 1 || version > XP_DB_SCHEMA)
+        return tb_fail(err, "no schema version %d", version);
+    xp_db_t *d = open_at(path, 1, version, err);
+    if (!d)
+        return -1;
+    xp_db_close(d);
+    return 0;
+}
+
+void xp_db_close(xp_db_t *d)
+{
+    if (!d)
+        return;
+    sqlite3_close(d->db);
+    free(d);
+}
+
+void xp_now_iso(char buf[32])
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    size_t n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, 32 - n, ".%03ldZ", (long)(tv.tv_usec / 1000));
+}
+
+static int prepare(xp_db_t *d, sqlite3_stmt **st, const char *sql, tb_err_t *err)
+{
+    if (sqlite3_prepare_v2(d->db, sql, -1, st, NULL) != SQLITE_OK)
+        return tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    return 0;
+}
+
+/* Steps a write statement and finalizes it. */
+static int step_done(xp_db_t *d, sqlite3_stmt *st, tb_err_t *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
+}
+
+int64_t xp_db_run_begin(xp_db_t *d, const char *suite, const xp_prov_t *p,
+                        tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    char now[32], sources[64];
+    xp_now_iso(now);
+    if (prepare(d, &st,
+                "INSERT INTO runs(suite, started, status, git_commit, git_dirty,"
+                " compiler, cflags, cpu_model, cores, tsc_hz, kernel, virt, sources,"
+                " sources_detail, pinned_cpu, host, pid) VALUES"
+                " (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err))
+        return -1;
+    bind_text(st, 1, suite);
+    bind_text(st, 2, now);
+    bind_text(st, 3, p->git_commit);
+    if (p->git_dirty < 0)
+        sqlite3_bind_null(st, 4);
+    else
+        sqlite3_bind_int(st, 4, p->git_dirty);
+    bind_text(st, 5, p->compiler);
+    bind_text(st, 6, p->cflags);
+    bind_text(st, 7, p->cpu_model);
+    sqlite3_bind_int(st, 8, p->cores);
+    sqlite3_bind_double(st, 9, p->tsc_hz);
+    bind_text(st, 10, p->kernel);
+    bind_text(st, 11, p->virt);
+    bind_text(st, 12, xp_sources_format(p->sources, sources, sizeof sources));
+    bind_text(st, 13, p->sources_detail);
+    sqlite3_bind_int(st, 14, p->pinned_cpu);
+    bind_text(st, 15, p->host);
+    sqlite3_bind_int64(st, 16, (sqlite3_int64)getpid());
+    if (step_done(d, st, err))
+        return -1;
+    return sqlite3_last_insert_rowid(d->db);
+}
+
+int xp_db_run_end(xp_db_t *d, int64_t run, const char *status,
+                  const char *note, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    char now[32];
+    xp_now_iso(now);
+    if (prepare(d, &st, "UPDATE runs SET ended = ?, status = ?, note = ? WHERE id = ?", err))
+        return -1;
+    bind_text(st, 1, now);
+    bind_text(st, 2, status);
+    if (note)
+        bind_text(st, 3, note);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, run);
+    return step_done(d, st, err);
+}
+
+static int insert_inputs(xp_db_t *d, int64_t run, const xp_input_t *in, size_t n,
+                         tb_err_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_stmt *st;
+        if (prepare(d, &st, "INSERT OR IGNORE INTO inputs(run_id, role, path, sha256)"
+                            " VALUES (?, ?, ?, ?)", err))
+            return -1;
+        sqlite3_bind_int64(st, 1, run);
+        bind_text(st, 2, in[i].role);
+        bind_text(st, 3, in[i].path);
+        bind_text(st, 4, in[i].sha256);
+        if (step_done(d, st, err))
+            return -1;
+    }
+    return 0;
+}
+
+int xp_db_run_inputs(xp_db_t *d, int64_t run, const xp_input_t *in, size_t n,
+                     tb_err_t *err)
+{
+    if (xp_db_exec(d, "BEGIN IMMEDIATE", err))
+        return -1;
+    if (insert_inputs(d, run, in, n, err) || xp_db_exec(d, "COMMIT", err)) {
+        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    char now[32];
+    xp_now_iso(now);
+    if (prepare(d, &st,
+                "INSERT INTO cases(run_id, seq, line, experiment, vocabulary, layout,"
+                " pattern, corpus, options, reps, sources, status, message, started,"
+                " ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err))
+        return -1;
+    const xp_row_t *r = c->row;
+    sqlite3_bind_int64(st, 1, c->run);
+    sqlite3_bind_int(st, 2, (int)c->seq);
+    sqlite3_bind_int(st, 3, (int)r->line);
+    bind_text(st, 4, r->experiment);
+    bind_text(st, 5, r->vocab);
+    bind_text(st, 6, r->layout);
+    bind_text(st, 7, r->pattern);
+    bind_text(st, 8, r->corpus);
+    bind_text(st, 9, r->options);
+    sqlite3_bind_int(st, 10, (int)r->reps);
+    bind_text(st, 11, c->sources);
+    bind_text(st, 12, c->status);
+    if (c->message)
+        bind_text(st, 13, c->message);
+    else
+        sqlite3_bind_null(st, 13);
+    bind_text(st, 14, c->started);
+    bind_text(st, 15, now);
+    if (step_done(d, st, err))
+        return -1;
+    return sqlite3_last_insert_rowid(d->db);
+}
+
+static int insert_measurements(xp_db_t *d, int64_t case_id, const xp_env_t *env,
+                               tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (prepare(d, &st,
+                "INSERT INTO measurements(case_id, source, impl, metric, rep, value,"
+                " overhead, bytes, nodes, items) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < env->meas.len; i++) {
+        const xp_meas_t *m = &env->meas.data[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, case_id);
+        bind_text(st, 2, m->source);
+        bind_text(st, 3, m->impl);
+        bind_text(st, 4, m->metric);
+        sqlite3_bind_int(st, 5, (int)m->rep);
+        sqlite3_bind_double(st, 6, m->value);
+        sqlite3_bind_double(st, 7, m->overhead);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)m->bytes);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)m->nodes);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)m->items);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int xp_db_case_write(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
+{
+    if (xp_db_exec(d, "BEGIN IMMEDIATE", err))
+        return -1;
+    int64_t id = insert_case(d, c, err);
+    int rc = id < 0 ? -1 : 0;
+    if (!rc && c->env)
+        rc = insert_measurements(d, id, c->env, err) ||
+             insert_inputs(d, c->run, c->env->inputs.data, c->env->inputs.len, err);
+    if (!rc)
+        rc = xp_db_exec(d, "COMMIT", err);
+    if (rc)
+        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc ? -1 : 0;
+}
