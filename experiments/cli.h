@@ -15,6 +15,12 @@ int xp_cmd_vocab(int argc, char **argv);
 int xp_cmd_encode(int argc, char **argv);
 int xp_cmd_decode(int argc, char **argv);
 int xp_cmd_conform(int argc, char **argv);
+int xp_cmd_run(int argc, char **argv);
+int xp_cmd_runs(int argc, char **argv);
+int xp_cmd_show(int argc, char **argv);
+int xp_cmd_diff(int argc, char **argv);
+int xp_cmd_counters(int argc, char **argv);
+int xp_cmd_case(int argc, char **argv);
 
 /* True if argv holds -h or --help (then the command prints its usage). */
 int xp_wants_help(int argc, char **argv);

@@ -15,6 +15,12 @@ static const command_t commands[] = {
     {"encode", xp_cmd_encode, "text to token ids"},
     {"decode", xp_cmd_decode, "token ids to text"},
     {"conform", xp_cmd_conform, "compare ids with the reference tokenizer, line by line"},
+    {"run", xp_cmd_run, "run an experiment suite into the results database"},
+    {"runs", xp_cmd_runs, "list the runs in the results database"},
+    {"show", xp_cmd_show, "print one run: provenance, inputs, every case"},
+    {"diff", xp_cmd_diff, "compare two runs case by case, flagging changes beyond noise"},
+    {"counters", xp_cmd_counters, "which counter sources work on this machine, and why not"},
+    {"_case", xp_cmd_case, "(internal) one repetition of one case, for callgrind"},
 };
 
 static void usage(FILE *out)
