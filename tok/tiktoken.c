@@ -1,0 +1,527 @@
+/*
+ * tiktoken: loads OpenAI tiktoken rank files into a byte-level BPE
+ * tokenizer, in both forms that exist:
+ *
+ *   plain ".tiktoken": one token per line, "BASE64 RANK".  The file carries
+ *   no pattern and no special tokens; they come from the encoding's name,
+ *   taken from the file name (cl100k_base.tiktoken, ...).
+ *
+ *   the npm `tiktoken` package's JSON (encoders/NAME.json):
+ *   {"pat_str": REGEX, "special_tokens": {TEXT: RANK, ...},
+ *    "bpe_ranks": TEXT}.  bpe_ranks is parsed by the package's WASM
+ *   constructor (Tiktoken(bpe_ranks, special_tokens, pat_str)) as lines of
+ *   either the plain form "BASE64 RANK" or a compact run
+ *   "! OFFSET B64_0 B64_1 ...", which gives B64_i the rank OFFSET + i.  The
+ *   shipped files are one compact line "! 0 ..." holding every rank (this
+ *   reading of the format was checked token by token against the package's
+ *   decode_single_token_bytes).
+ *
+ * tiktoken encodes a regex piece that is itself a token as that token, and
+ * otherwise merges, leftmost first, the adjacent pair whose concatenated
+ * bytes have the lowest rank.  That is Hugging Face BPE with ignore_merges
+ * and a merge table holding, for every token T and every split T = A + B
+ * into two tokens, the merge (A, B) -> T with priority rank(T).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "tok_internal.h"
+
+/* What the plain form leaves to the encoding's name: the split pattern and
+ * the special tokens (values from the npm tiktoken 1.0.22 registry.json). */
+typedef struct {
+    const char *text;
+    uint32_t rank;
+} tt_special_t;
+
+typedef struct {
+    const char *name;
+    const char *pattern;
+    tt_special_t specials[6];
+} tt_encoding_t;
+
+#define TT_PAT_R50K                                                          \
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+"      \
+    "|\\s+(?!\\S)|\\s+"
+
+static const tt_encoding_t tt_encodings[] = {
+    {"cl100k_base",
+     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+     "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+     {{"<|endoftext|>", 100257}, {"<|fim_prefix|>", 100258},
+      {"<|fim_middle|>", 100259}, {"<|fim_suffix|>", 100260},
+      {"<|endofprompt|>", 100276}, {NULL, 0}}},
+    {"o200k_base",
+     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+     "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)"
+     "|\\s+",
+     {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}, {NULL, 0}}},
+    {"p50k_edit", TT_PAT_R50K,
+     {{"<|endoftext|>", 50256}, {"<|fim_prefix|>", 50281},
+      {"<|fim_middle|>", 50282}, {"<|fim_suffix|>", 50283}, {NULL, 0}}},
+    {"p50k_base", TT_PAT_R50K, {{"<|endoftext|>", 50256}, {NULL, 0}}},
+    {"r50k_base", TT_PAT_R50K, {{"<|endoftext|>", 50256}, {NULL, 0}}},
+    {"gpt2", TT_PAT_R50K, {{"<|endoftext|>", 50256}, {NULL, 0}}},
+};
+
+/* The encoding whose name the file's base name starts with, or NULL. */
+static const tt_encoding_t *tt_encoding_for(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof tt_encodings / sizeof *tt_encodings; i++)
+        if (!strncmp(base, tt_encodings[i].name, strlen(tt_encodings[i].name)))
+            return &tt_encodings[i];
+    return NULL;
+}
+
+/* ---- base64 (RFC 4648 standard alphabet, padded) --------------------- */
+
+static int b64_value(uint8_t c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Decodes s[0..n) into out (room for n bytes); returns the byte count or
+ * -1 if s is not padded standard base64. */
+static long b64_decode(const uint8_t *s, size_t n, uint8_t *out)
+{
+    if (n == 0 || n % 4)
+        return -1;
+    size_t pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
+    long len = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t v = 0;
+        for (size_t k = 0; k < 4; k++) {
+            int d = i + k >= n - pad ? 0 : b64_value(s[i + k]);
+            if (d < 0)
+                return -1;
+            v = v << 6 | (uint32_t)d;
+        }
+        size_t take = i + 4 < n ? 3 : 3 - pad;
+        for (size_t k = 0; k < take; k++)
+            out[len++] = (uint8_t)(v >> (16 - 8 * k));
+    }
+    return len;
+}
+
+/* ---- rank lines ----------------------------------------------------- */
+
+/* One token as parsed, before ranks are checked as a whole. */
+typedef struct {
+    uint32_t rank, line;
+    size_t at, len; /* bytes in the parser's pool */
+} tt_entry_t;
+
+typedef struct {
+    const char *path;
+    const char *where; /* "" for the plain file, "bpe_ranks " for JSON */
+    TB_VEC(tt_entry_t) entries;
+    tb_buf_t pool;
+    uint8_t *scratch; /* decode room: as long as the longest field */
+    size_t scratch_len;
+} tt_parser_t;
+
+static void tt_parser_free(tt_parser_t *p)
+{
+    free(p->entries.data);
+    tb_buf_free(&p->pool);
+    free(p->scratch);
+}
+
+/* Parses a decimal rank; fails on anything but digits or a value at or past
+ * TOK_VOCAB_MAX_SIZE (a rank is a token id). */
+static int tt_parse_rank(const uint8_t *s, size_t n, uint32_t *rank)
+{
+    if (n == 0 || n > 9)
+        return -1;
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (uint32_t)(s[i] - '0');
+    }
+    if (v >= TOK_VOCAB_MAX_SIZE)
+        return -1;
+    *rank = v;
+    return 0;
+}
+
+static int tt_add_token(tt_parser_t *p, const uint8_t *b64, size_t n,
+                        uint32_t rank, uint32_t line, size_t field,
+                        tb_err_t *err)
+{
+    if (n > p->scratch_len) {
+        uint8_t *s = realloc(p->scratch, n);
+        if (!s)
+            return tb_fail(err, "%s: out of memory", p->path);
+        p->scratch = s;
+        p->scratch_len = n;
+    }
+    long len = b64_decode(b64, n, p->scratch);
+    if (len < 0)
+        return tb_fail(err, "%s: %sline %u, field %zu: bad base64 '%.*s'",
+                       p->path, p->where, line, field, n > 40 ? 40 : (int)n,
+                       (const char *)b64);
+    tt_entry_t e = {.rank = rank, .line = line, .at = p->pool.len,
+                    .len = (size_t)len};
+    if (tb_buf_put(&p->pool, p->scratch, (size_t)len) ||
+        tb_vec_push(&p->entries, e))
+        return tb_fail(err, "%s: out of memory", p->path);
+    return 0;
+}
+
+/* Splits s[0..n) at spaces into at most `max` fields. */
+static size_t tt_fields(const uint8_t *s, size_t n, const uint8_t **f,
+                        size_t *flen, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < max;) {
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i == n)
+            break;
+        size_t j = i;
+        while (j < n && s[j] != ' ')
+            j++;
+        f[k] = s + i;
+        flen[k++] = j - i;
+        i = j;
+    }
+    return k;
+}
+
+/* One line: "BASE64 RANK" or "! OFFSET BASE64...". */
+static int tt_parse_line(tt_parser_t *p, const uint8_t *s, size_t n,
+                         uint32_t line, tb_err_t *err)
+{
+    const uint8_t *f[2];
+    size_t flen[2];
+    size_t k = tt_fields(s, n, f, flen, 2);
+    if (k == 0)
+        return 0;
+    uint32_t rank;
+    if (k < 2 || tt_parse_rank(f[1], flen[1], &rank))
+        return tb_fail(err, "%s: %sline %u: missing or bad rank (want "
+                            "'BASE64 RANK' with RANK below %u)",
+                       p->path, p->where, line, TOK_VOCAB_MAX_SIZE);
+    const uint8_t *rest = f[1] + flen[1];
+    size_t left = (size_t)(s + n - rest);
+    if (flen[0] == 1 && f[0][0] == '!') {
+        size_t field = 3;
+        for (size_t i = 0; i < left; field++) {
+            while (i < left && rest[i] == ' ')
+                i++;
+            if (i == left)
+                break;
+            size_t j = i;
+            while (j < left && rest[j] != ' ')
+                j++;
+            if ((uint64_t)rank + field - 3 >= TOK_VOCAB_MAX_SIZE)
+                return tb_fail(err, "%s: %sline %u, field %zu: rank past %u",
+                               p->path, p->where, line, field,
+                               TOK_VOCAB_MAX_SIZE);
+            if (tt_add_token(p, rest + i, j - i, rank + (uint32_t)(field - 3),
+                             line, field, err))
+                return -1;
+            i = j;
+        }
+        return 0;
+    }
+    if (tt_fields(rest, left, f, flen, 1))
+        return tb_fail(err, "%s: %sline %u: more than two fields", p->path,
+                       p->where, line);
+    return tt_add_token(p, s + (f[0] - s), flen[0], rank, line, 1, err);
+}
+
+static int tt_parse_lines(tt_parser_t *p, const uint8_t *s, size_t n,
+                          tb_err_t *err)
+{
+    uint32_t line = 1;
+    for (size_t i = 0; i < n; line++) {
+        const uint8_t *nl = memchr(s + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - s) : n;
+        size_t stop = end > i && s[end - 1] == '\r' ? end - 1 : end;
+        if (tt_parse_line(p, s + i, stop - i, line, err))
+            return -1;
+        i = end + 1;
+    }
+    if (p->entries.len == 0)
+        return tb_fail(err, "%s: %sno tokens", p->path, p->where);
+    return 0;
+}
+
+/* ---- checks and the vocabulary -------------------------------------- */
+
+/* Ranks must be exactly 0..n-1 with no special token among them.  line_of
+ * maps rank -> line + 1 (0: unused) for the messages. */
+static int tt_check_ranks(tt_parser_t *p, const tt_special_t *sp, size_t nsp,
+                          uint32_t *max_out, tb_err_t *err)
+{
+    uint32_t max = 0;
+    for (size_t i = 0; i < p->entries.len; i++)
+        if (p->entries.data[i].rank > max)
+            max = p->entries.data[i].rank;
+    uint32_t *line_of = calloc((size_t)max + 1, sizeof *line_of);
+    if (!line_of)
+        return tb_fail(err, "%s: out of memory", p->path);
+    int rc = 0;
+    for (size_t i = 0; i < p->entries.len && !rc; i++) {
+        const tt_entry_t *e = &p->entries.data[i];
+        if (line_of[e->rank])
+            rc = tb_fail(err, "%s: %sline %u: rank %u is given twice (first "
+                              "on line %u)",
+                         p->path, p->where, e->line, e->rank,
+                         line_of[e->rank] - 1);
+        line_of[e->rank] = e->line + 1;
+    }
+    for (uint32_t r = 0; r <= max && !rc; r++)
+        if (!line_of[r])
+            rc = tb_fail(err, "%s: %srank %u is missing (ranks must run "
+                              "0..%u without gaps)",
+                         p->path, p->where, r, max);
+    for (size_t i = 0; i < nsp && !rc; i++)
+        if (sp[i].rank <= max)
+            rc = tb_fail(err, "%s: special token '%s' has rank %u, which "
+                              "line %u already gives an ordinary token",
+                         p->path, sp[i].text, sp[i].rank,
+                         line_of[sp[i].rank] - 1);
+    free(line_of);
+    *max_out = max;
+    return rc;
+}
+
+static int tt_build_vocab(tok_tokenizer_t *t, tt_parser_t *p,
+                          const tt_special_t *sp, size_t nsp, tb_err_t *err)
+{
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    if (!b)
+        return tb_fail(err, "%s: out of memory", p->path);
+    for (size_t i = 0; i < p->entries.len; i++) {
+        const tt_entry_t *e = &p->entries.data[i];
+        if (tok_vocab_add(b, e->rank, p->pool.data + e->at, e->len,
+                          -(float)e->rank, TOK_NORMAL, 0, err))
+            goto fail;
+    }
+    for (size_t i = 0; i < nsp; i++)
+        if (tok_vocab_add(b, sp[i].rank, (const uint8_t *)sp[i].text,
+                          strlen(sp[i].text), 0, TOK_CONTROL, 1, err))
+            goto fail;
+    return tok_vocab_finish(b, &t->vocab, err) ? tb_wrap(err, "%s", p->path)
+                                               : 0;
+fail:
+    tok_vocab_builder_free(b);
+    return tb_wrap(err, "%s", p->path);
+}
+
+/* Two ranks with the same bytes would make tiktoken's encoder and decoder
+ * disagree; refuse them, naming both lines. */
+static int tt_check_unique(const tok_tokenizer_t *t, const tt_parser_t *p,
+                           tb_err_t *err)
+{
+    for (size_t i = 0; i < p->entries.len; i++) {
+        const tt_entry_t *e = &p->entries.data[i];
+        int32_t first = tok_vocab_find(&t->vocab, p->pool.data + e->at, e->len);
+        if (first != (int32_t)e->rank)
+            return tb_fail(err, "%s: %sline %u: the bytes of rank %u are "
+                                "already rank %d",
+                           p->path, p->where, e->line, e->rank, first);
+    }
+    return 0;
+}
+
+/* Every way to write a token as two tokens is a merge to it, at the
+ * token's rank. */
+static int tt_derive_merges(tok_tokenizer_t *t, const char *path,
+                            tb_err_t *err)
+{
+    const tok_vocab_t *v = &t->vocab;
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (v->kind[id] != TOK_NORMAL || len < 2)
+            continue;
+        for (size_t k = 1; k < len; k++) {
+            int32_t l = tok_vocab_find(v, s, k);
+            int32_t r = tok_vocab_find(v, s + k, len - k);
+            if (l < 0 || r < 0 || v->kind[l] != TOK_NORMAL ||
+                v->kind[r] != TOK_NORMAL)
+                continue;
+            if (tok_bpe_add_merge(&t->bpe, (uint32_t)l, (uint32_t)r, id, id))
+                return tb_fail(err, "%s: cannot add the merge %d + %d -> %u "
+                                    "(out of memory?)",
+                               path, l, r, id);
+        }
+    }
+    return 0;
+}
+
+static int tt_add_pretokenizer(tok_tokenizer_t *t, const char *path,
+                               const char *pattern, tb_err_t *err)
+{
+    tok_pre_t pre;
+    memset(&pre, 0, sizeof pre);
+    pre.kind = TOK_PRE_SPLIT;
+    pre.behavior = TOK_SPLIT_ISOLATED;
+    pre.invert = 0;
+    int rc = 0;
+    if (tok_pre_compile(&pre, (const uint8_t *)pattern, strlen(pattern), 0,
+                        err))
+        rc = tb_wrap(err, "%s: pat_str", path);
+    else if (tb_vec_push(&t->pres, pre))
+        rc = tb_fail(err, "%s: out of memory", path);
+    if (rc) { /* the step is not in t->pres: free what compiling made */
+        tb_buf_free(&pre.pattern);
+        pcre2_match_data_free(pre.md);
+        pcre2_code_free(pre.re);
+    }
+    return rc;
+}
+
+/* Special tokens are kept as added tokens for decoding and inspection;
+ * match_added stays 0 because encode_ordinary treats them as plain text. */
+static int tt_add_specials(tok_tokenizer_t *t, const char *path,
+                           const tt_special_t *sp, size_t nsp, tb_err_t *err)
+{
+    for (size_t i = 0; i < nsp; i++) {
+        tok_added_t a;
+        memset(&a, 0, sizeof a);
+        a.id = sp[i].rank;
+        a.special = 1;
+        if (tb_buf_put(&a.content, sp[i].text, strlen(sp[i].text)) ||
+            tb_vec_push(&t->added, a)) {
+            tb_buf_free(&a.content);
+            return tb_fail(err, "%s: out of memory", path);
+        }
+        if (!strcmp(sp[i].text, "<|endoftext|>"))
+            t->vocab.eos = (int32_t)sp[i].rank;
+    }
+    return 0;
+}
+
+/* Everything after the token list is read, the same for both forms. */
+static int tt_finish(tok_tokenizer_t *t, tt_parser_t *p, const char *pattern,
+                     const tt_special_t *sp, size_t nsp, tb_err_t *err)
+{
+    uint32_t max;
+    if (tt_check_ranks(p, sp, nsp, &max, err) ||
+        tt_build_vocab(t, p, sp, nsp, err) || tt_check_unique(t, p, err))
+        return -1;
+    t->model = TOK_MODEL_BPE;
+    t->bpe.byte_level = 1;
+    t->bpe.ignore_merges = 1; /* a piece that is a token stays whole */
+    t->bpe.unk = -1;
+    t->match_added = 0;
+    /* encode_ordinary takes a Unicode string: invalid UTF-8 has no
+     * reference behaviour to match. */
+    t->needs_utf8 = 1;
+    snprintf(t->model_name, sizeof t->model_name, "byte-level bpe");
+    if (tt_add_specials(t, p->path, sp, nsp, err) ||
+        tt_add_pretokenizer(t, p->path, pattern, err))
+        return -1;
+    return tt_derive_merges(t, p->path, err);
+}
+
+/* ---- the two forms -------------------------------------------------- */
+
+static int tt_load_plain(tok_tokenizer_t *t, tt_parser_t *p,
+                         const uint8_t *data, size_t len, tb_err_t *err)
+{
+    const tt_encoding_t *enc = tt_encoding_for(p->path);
+    if (!enc)
+        return tb_fail(err, "%s: a plain tiktoken file has no split pattern; "
+                            "name it after its encoding (cl100k_base, "
+                            "o200k_base, p50k_base, p50k_edit, r50k_base, "
+                            "gpt2) so the pattern can be chosen",
+                       p->path);
+    if (tt_parse_lines(p, data, len, err))
+        return -1;
+    size_t nsp = 0;
+    while (enc->specials[nsp].text)
+        nsp++;
+    return tt_finish(t, p, enc->pattern, enc->specials, nsp, err);
+}
+
+/* special_tokens: {TEXT: RANK}; texts borrowed from the JSON tree. */
+static int tt_json_specials(json_t *obj, const char *path, tt_special_t **out,
+                            size_t *n, tb_err_t *err)
+{
+    *n = 0;
+    *out = NULL;
+    if (!obj)
+        return 0;
+    if (!json_is_object(obj))
+        return tb_fail(err, "%s: special_tokens is not an object", path);
+    *out = calloc(json_object_size(obj) + 1, sizeof **out);
+    if (!*out)
+        return tb_fail(err, "%s: out of memory", path);
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        json_int_t r = json_is_integer(val) ? json_integer_value(val) : -1;
+        if (r < 0 || r >= (json_int_t)TOK_VOCAB_MAX_SIZE)
+            return tb_fail(err, "%s: special_tokens.%s: want a rank from 0 "
+                                "to %u",
+                           path, key, TOK_VOCAB_MAX_SIZE - 1);
+        (*out)[(*n)++] = (tt_special_t){key, (uint32_t)r};
+    }
+    return 0;
+}
+
+static int tt_load_json(tok_tokenizer_t *t, tt_parser_t *p,
+                        const uint8_t *data, size_t len, tb_err_t *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb((const char *)data, len, 0, &je);
+    if (!root)
+        return tb_fail(err, "%s: byte %d (line %d): %s", p->path, je.position,
+                       je.line, je.text);
+    int rc = -1;
+    tt_special_t *sp = NULL;
+    size_t nsp = 0;
+    json_t *pat = json_object_get(root, "pat_str");
+    json_t *ranks = json_object_get(root, "bpe_ranks");
+    if (!json_is_string(pat))
+        tb_fail(err, "%s: pat_str is missing or not a string", p->path);
+    else if (!json_is_string(ranks))
+        tb_fail(err, "%s: bpe_ranks is missing or not a string", p->path);
+    else if (!tt_json_specials(json_object_get(root, "special_tokens"),
+                               p->path, &sp, &nsp, err)) {
+        p->where = "bpe_ranks ";
+        rc = tt_parse_lines(p, (const uint8_t *)json_string_value(ranks),
+                            json_string_length(ranks), err);
+        if (!rc)
+            rc = tt_finish(t, p, json_string_value(pat), sp, nsp, err);
+    }
+    free(sp);
+    json_decref(root);
+    return rc;
+}
+
+int tok_load_tiktoken(tok_tokenizer_t *t, const char *path,
+                      const uint8_t *data, size_t len, tb_err_t *err)
+{
+    tt_parser_t p;
+    memset(&p, 0, sizeof p);
+    p.path = path;
+    p.where = "";
+    size_t i = 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
+                       data[i] == '\t'))
+        i++;
+    int rc = i < len && data[i] == '{' ? tt_load_json(t, &p, data, len, err)
+                                       : tt_load_plain(t, &p, data, len, err);
+    tt_parser_free(&p);
+    return rc;
+}
