@@ -3,7 +3,9 @@
 // conform (ids per line) and the throughput experiment (--bench).
 //
 //   node scripts/ref/ref.js hf FILE            Hugging Face tokenizers
-//   node scripts/ref/ref.js tiktoken FILE|NAME tiktoken, encode_ordinary
+//   node scripts/ref/ref.js tiktoken FILE|NAME tiktoken, encode_ordinary; FILE
+//                                              is the npm JSON or a plain
+//                                              NAME.tiktoken rank file
 //   ... [--bench N]                           time N encodes of all stdin
 //
 // Without --bench, stdin is split into lines on "\n" only ("\r" stays in
@@ -64,9 +66,20 @@ function tiktokenEncoder(file) {
   const tk = require('tiktoken');
   let enc;
   if (fs.existsSync(file)) {
-    // The npm package's own JSON: {pat_str, special_tokens, bpe_ranks}.
-    const d = JSON.parse(fs.readFileSync(file, 'utf8'));
-    enc = new tk.Tiktoken(d.bpe_ranks, d.special_tokens, d.pat_str);
+    const text = fs.readFileSync(file, 'utf8');
+    if (/^\s*\{/.test(text)) {
+      // The npm package's own JSON: {pat_str, special_tokens, bpe_ranks}.
+      const d = JSON.parse(text);
+      enc = new tk.Tiktoken(d.bpe_ranks, d.special_tokens, d.pat_str);
+    } else {
+      // A plain "BASE64 RANK" file: the pattern and special tokens come
+      // from the package's registry entry for the encoding the name gives.
+      const name = path.basename(file).replace(/\.[^.]*$/, '');
+      const dir = path.dirname(require.resolve('tiktoken'));
+      const reg = JSON.parse(fs.readFileSync(path.join(dir, 'registry.json')));
+      if (!reg[name]) throw new Error(`${file}: unknown encoding '${name}'`);
+      enc = new tk.Tiktoken(text, reg[name].special_tokens, reg[name].pat_str);
+    }
   } else {
     enc = tk.get_encoding(path.basename(file).replace(/\.(json|tiktoken)$/, ''));
   }

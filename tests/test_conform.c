@@ -1,0 +1,240 @@
+/* Conformance: runs the real `tokbench conform` on the committed sample for
+ * every vocabulary in data/manifest that has a reference program
+ * (hf-json, tiktoken, spm-model), and checks that a wrong pairing (a
+ * tampered copy of cl100k, another vocabulary's reference) is caught.
+ * The binary is $BUILD/tokbench, BUILD as the test runner passes it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "../tok/tokenizer.h"
+
+#define SAMPLE "data/fixtures/conform-sample.txt"
+#define CL100K "data/cache/cl100k/cl100k_base.json"
+
+static char bin[512];
+static char tmpdir[256];
+
+/* Runs `tokbench conform ARGS`; returns its exit status and its stdout and
+ * stderr (malloc'd) in *out. */
+static int run_conform(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s conform %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 1024) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = 0;
+    int status = pclose(p);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void need(const char *path, const char *hint)
+{
+    if (access(path, R_OK))
+        fail_msg("%s is missing: %s", path, hint);
+}
+
+/* Every vocabulary of a kind with a reference conforms on the sample.  All
+ * are run before failing, so one report names every broken vocabulary. */
+static void manifest_vocabularies_conform(void **state)
+{
+    (void)state;
+    need(SAMPLE, "it is committed; is this the repository root?");
+    FILE *m = fopen("data/manifest", "r");
+    assert_non_null(m);
+    char line[4096];
+    int checked = 0, failed = 0;
+    while (fgets(line, sizeof line, m)) {
+        char name[256], kind[64];
+        if (line[0] == '#' || sscanf(line, "%255s %63s", name, kind) != 2)
+            continue;
+        if (strcmp(kind, "hf-json") && strcmp(kind, "tiktoken") &&
+            strcmp(kind, "spm-model"))
+            continue;
+        char args[1024], *out;
+        snprintf(args, sizeof args, "%s --corpus %s --show 3", name, SAMPLE);
+        int rc = run_conform(args, &out);
+        printf("%s", out);
+        fflush(stdout);
+        if (rc != 0) {
+            print_error("conform %s: exit status %d%s\n", name, rc,
+                        strstr(out, "make data") ? " (run 'make data')" : "");
+            failed++;
+        } else if (!strstr(out, " 0 mismatches")) {
+            print_error("conform %s: exit 0 without a clean summary\n", name);
+            failed++;
+        }
+        free(out);
+        checked++;
+    }
+    fclose(m);
+    assert_true(checked >= 3);
+    assert_int_equal(failed, 0);
+}
+
+/* Swaps the ranks of two frequent tokens in a copy of cl100k's JSON. */
+static void write_tampered_cl100k(const char *out)
+{
+    need(CL100K, "run 'make data'");
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(CL100K, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    int32_t a = tok_vocab_find(tok_vocab(t), (const uint8_t *)" the", 4);
+    int32_t b = tok_vocab_find(tok_vocab(t), (const uint8_t *)" and", 4);
+    assert_true(a >= 0 && b >= 0);
+    tok_free(t);
+    json_error_t je;
+    json_t *root = json_load_file(CL100K, 0, &je);
+    assert_non_null(root);
+    const char *ranks = json_string_value(json_object_get(root, "bpe_ranks"));
+    assert_non_null(ranks);
+    /* "! 0 TOK0 TOK1 ...": field k + 2 holds rank k */
+    size_t n = strlen(ranks);
+    char *copy = malloc(n + 1);
+    assert_non_null(copy);
+    size_t field = 0, at = 0, start[2] = {0}, len[2] = {0};
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || ranks[i] == ' ') {
+            long rank = (long)field - 2;
+            int which = rank == a ? 0 : rank == b ? 1 : -1;
+            if (which >= 0) {
+                start[which] = at;
+                len[which] = i - at;
+            }
+            field++;
+            at = i + 1;
+        }
+    /* Rebuild with the two fields exchanged. */
+    size_t o = 0;
+    at = 0;
+    field = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || ranks[i] == ' ') {
+            long rank = (long)field - 2;
+            int which = rank == a ? 1 : rank == b ? 0 : -1;
+            size_t s = which >= 0 ? start[which] : at;
+            size_t l = which >= 0 ? len[which] : i - at;
+            memcpy(copy + o, ranks + s, l);
+            o += l;
+            if (i < n)
+                copy[o++] = ' ';
+            field++;
+            at = i + 1;
+        }
+    copy[o] = 0;
+    json_object_set_new(root, "bpe_ranks", json_string(copy));
+    assert_int_equal(json_dump_file(root, out, JSON_COMPACT), 0);
+    free(copy);
+    json_decref(root);
+}
+
+/* The tampered copy conforms to itself (the reference really reads the
+ * given file) but not to the original's reference. */
+static void tampered_vocabulary_is_caught(void **state)
+{
+    (void)state;
+    char path[512], args[1024], *out;
+    snprintf(path, sizeof path, "%s/cl100k_base.json", tmpdir);
+    write_tampered_cl100k(path);
+    snprintf(args, sizeof args, "%s --corpus %s --quiet", path, SAMPLE);
+    int rc = run_conform(args, &out);
+    if (rc != 0)
+        fail_msg("tampered copy against itself: exit %d\n%s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "%s --ref cl100k --corpus %s --show 2", path,
+             SAMPLE);
+    rc = run_conform(args, &out);
+    printf("%s", out);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "ids differ at position"));
+    assert_non_null(strstr(out, "more mismatches"));
+    free(out);
+    unlink(path);
+}
+
+static void other_reference_is_caught(void **state)
+{
+    (void)state;
+    char args[1024], *out;
+    snprintf(args, sizeof args, "cl100k --ref o200k --corpus %s --show 1",
+             SAMPLE);
+    int rc = run_conform(args, &out);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "cl100k: line 1: ids differ at position 0"));
+    assert_null(strstr(out, "line 2: ids differ"));
+    free(out);
+}
+
+static void usage_errors(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run_conform("cl100k", &out), 2);
+    assert_non_null(strstr(out, "--corpus"));
+    free(out);
+    assert_int_equal(run_conform("cl100k --corpus " SAMPLE " --limit x", &out), 2);
+    free(out);
+    assert_int_equal(run_conform("--help", &out), 0);
+    assert_non_null(strstr(out, "spm_encode"));
+    free(out);
+    assert_int_equal(run_conform("no-such-vocab --corpus " SAMPLE, &out), 1);
+    assert_non_null(strstr(out, "no-such-vocab"));
+    free(out);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *build = getenv("BUILD");
+    snprintf(bin, sizeof bin, "%s/tokbench", build && *build ? build : "build");
+    if (access(bin, X_OK)) {
+        fprintf(stderr, "%s is missing: build it first (make BUILD=...)\n", bin);
+        return -1;
+    }
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tokbench-conform-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+/* A failed assertion skips a test's own clean-up: remove what it left. */
+static int teardown(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/cl100k_base.json", tmpdir);
+    unlink(p);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(usage_errors),
+        cmocka_unit_test(other_reference_is_caught),
+        cmocka_unit_test(tampered_vocabulary_is_caught),
+        cmocka_unit_test(manifest_vocabularies_conform),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
