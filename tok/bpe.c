@@ -1,0 +1,532 @@
+/*
+ * bpe: the BPE merge engine every BPE tokenizer in tok/ runs (Hugging Face
+ * BPE, SentencePiece BPE and tiktoken all reduce to it).
+ *
+ * A word becomes initial symbols (bytes for byte-level models, characters
+ * otherwise, with byte fallback and unknown-token handling as Hugging Face's
+ * BPE model does it), then the adjacent pair with the lowest merge rank is
+ * merged, leftmost first on ties, until no pair has a merge.
+ *
+ * Speed: a word cache (word bytes -> ids) skips repeated words; short words
+ * merge by rescanning a small array; long words (Gemma's whole-text words,
+ * runs of one letter) use a binary heap over a linked list of symbols, so a
+ * word of n symbols costs O(n log n).  All scratch memory lives in the
+ * engine state behind t->bpe.cache and is reused, so the steady state does
+ * not allocate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+#include "tok_internal.h"
+
+/* Words up to this many symbols merge by rescanning; longer ones use the
+ * heap.  Rescanning is O(n^2) but has a tiny constant for typical words. */
+#define SCAN_MAX_SYMBOLS 48
+/* Only words up to this many bytes are cached: longer ones are rarely
+ * repeated and would crowd the pool. */
+#define CACHE_MAX_WORD 128
+#define CACHE_SLOTS (1u << 16)
+#define CACHE_MAX_COUNT (CACHE_SLOTS / 2)
+#define CACHE_MAX_POOL ((size_t)4 << 20)
+
+#define DEAD UINT32_MAX
+#define NO_RANK UINT32_MAX
+
+typedef struct {
+    uint64_t hash;      /* 0 marks an empty slot */
+    uint32_t key_off;   /* into keys */
+    uint32_t ids_off;   /* into ids */
+    uint16_t key_len;
+    uint16_t nids;
+} cache_slot_t;
+
+/* One candidate merge in the heap; stale ones are dropped when popped. */
+typedef struct {
+    uint64_t key;       /* rank << 32 | position of the left symbol */
+    uint32_t left, right, merged;
+} heap_ent_t;
+
+/* One merge in the engine's private table: key and value side by side so
+ * that a lookup touches one cache line, not two as in tb_u64map_t. */
+typedef struct {
+    uint64_t key; /* UINT64_MAX: empty */
+    uint64_t val;
+} merge_slot_t;
+
+typedef struct {
+    /* copy of t->bpe.merges, laid out for lookups */
+    merge_slot_t *mt;
+    size_t mt_mask, mt_count;
+    /* word cache; cleared whole when full, which keeps it bounded */
+    cache_slot_t *slots;
+    size_t count;
+    tb_buf_t keys;
+    TB_VEC(uint32_t) ids;
+    /* character -> id, preferring ordinary tokens over byte pieces (the
+     * vocabulary's own index keeps the lowest id, which for SentencePiece
+     * files is the <0xNN> piece of an ASCII letter, not the letter) */
+    const uint8_t *vocab_bytes; /* the vocabulary these tables describe */
+    int32_t ascii[128];
+    tb_strmap_t chars;
+    /* scratch reused across words */
+    TB_VEC(uint32_t) sym;       /* symbol ids */
+    TB_VEC(uint32_t) rank;      /* scan: rank of pair (i, i+1) */
+    TB_VEC(uint32_t) merged;    /* scan: id that pair (i, i+1) becomes */
+    TB_VEC(int32_t) prev, next; /* heap: linked list over sym */
+    TB_VEC(heap_ent_t) heap;
+} bpe_state_t;
+
+void tok_bpe_free(tok_bpe_t *m)
+{
+    tb_u64map_free(&m->merges);
+    bpe_state_t *st = m->cache;
+    if (st) {
+        free(st->mt);
+        free(st->slots);
+        tb_buf_free(&st->keys);
+        free(st->ids.data);
+        tb_strmap_free(&st->chars);
+        free(st->sym.data);
+        free(st->rank.data);
+        free(st->merged.data);
+        free(st->prev.data);
+        free(st->next.data);
+        free(st->heap.data);
+        free(st);
+    }
+    m->cache = NULL;
+}
+
+int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
+                      uint32_t rank, uint32_t merged)
+{
+    if (!m->merges.keys && tb_u64map_init(&m->merges, 1024))
+        return -1;
+    uint64_t key = (uint64_t)left << 32 | right;
+    if (key == UINT64_MAX)
+        return -1; /* the map's empty marker: no vocabulary has such ids */
+    /* put keeps the first value, so a pair listed twice keeps its lowest
+     * (first) rank, as the reference loaders do */
+    return tb_u64map_put(&m->merges, key, (uint64_t)rank << 32 | merged) < 0
+               ? -1
+               : 0;
+}
+
+/* Copies the loaders' merge table into the engine's own layout. */
+static int build_merge_table(bpe_state_t *st, const tb_u64map_t *m)
+{
+    size_t n = m->keys ? m->count : 0, size = 16;
+    while (size < 2 * n + 2)
+        size *= 2;
+    merge_slot_t *mt = malloc(size * sizeof *mt);
+    if (!mt)
+        return -1;
+    for (size_t i = 0; i < size; i++)
+        mt[i].key = UINT64_MAX;
+    for (size_t i = 0; n && i <= m->mask; i++) {
+        if (m->keys[i] == UINT64_MAX)
+            continue;
+        size_t j = (size_t)tb_hash_u64(m->keys[i]) & (size - 1);
+        while (mt[j].key != UINT64_MAX)
+            j = (j + 1) & (size - 1);
+        mt[j] = (merge_slot_t){m->keys[i], m->vals[i]};
+    }
+    free(st->mt);
+    st->mt = mt;
+    st->mt_mask = size - 1;
+    st->mt_count = n;
+    return 0;
+}
+
+static inline int merge_of(const bpe_state_t *st, uint32_t l, uint32_t r,
+                           uint32_t *rank, uint32_t *merged)
+{
+    uint64_t key = (uint64_t)l << 32 | r;
+    size_t i = (size_t)tb_hash_u64(key) & st->mt_mask;
+    for (;;) {
+        const merge_slot_t *s = &st->mt[i];
+        if (s->key == key) {
+            *rank = (uint32_t)(s->val >> 32);
+            *merged = (uint32_t)s->val;
+            return 1;
+        }
+        if (s->key == UINT64_MAX)
+            return 0;
+        i = (i + 1) & st->mt_mask;
+    }
+}
+
+/* ---- character tables ------------------------------------------------ */
+
+/* A token is a "character" if it is one byte or one valid UTF-8 char. */
+static int is_one_char(const uint8_t *s, size_t len)
+{
+    uint32_t cp;
+    return len == 1 || (len > 1 && len <= 4 && tb_utf8_decode(s, len, &cp) == len);
+}
+
+static int build_char_tables(bpe_state_t *st, const tok_vocab_t *v)
+{
+    tb_strmap_free(&st->chars);
+    if (tb_strmap_init(&st->chars, 1024))
+        return -1;
+    for (int c = 0; c < 128; c++)
+        st->ascii[c] = -1;
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (v->kind[id] == TOK_BYTE || v->kind[id] == TOK_UNUSED ||
+            !is_one_char(s, len))
+            continue;
+        if (len == 1 && s[0] < 128) {
+            if (st->ascii[s[0]] < 0)
+                st->ascii[s[0]] = (int32_t)id;
+        } else if (tb_strmap_put(&st->chars, s, len, (int32_t)id) < 0) {
+            return -1;
+        }
+    }
+    st->vocab_bytes = v->bytes;
+    return 0;
+}
+
+static int32_t char_id(const bpe_state_t *st, const uint8_t *s, size_t len)
+{
+    if (len == 1 && s[0] < 128)
+        return st->ascii[s[0]];
+    return tb_strmap_get(&st->chars, s, len);
+}
+
+static bpe_state_t *state_of(tok_tokenizer_t *t)
+{
+    bpe_state_t *st = t->bpe.cache;
+    if (!st) {
+        st = calloc(1, sizeof *st);
+        if (!st)
+            return NULL;
+        st->slots = calloc(CACHE_SLOTS, sizeof *st->slots);
+        if (!st->slots) {
+            free(st);
+            return NULL;
+        }
+        t->bpe.cache = st; /* owned from here on, freed by tok_bpe_free */
+    }
+    size_t nmerges = t->bpe.merges.keys ? t->bpe.merges.count : 0;
+    if ((!st->mt || st->mt_count != nmerges) &&
+        build_merge_table(st, &t->bpe.merges))
+        return NULL;
+    if (st->vocab_bytes != t->vocab.bytes || !st->chars.slots) {
+        if (build_char_tables(st, &t->vocab))
+            return NULL;
+        st->count = 0; /* a new vocabulary invalidates cached words */
+        memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
+    }
+    return st;
+}
+
+/* ---- word cache ------------------------------------------------------ */
+
+static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
+                                      size_t n, uint64_t h)
+{
+    size_t i = (size_t)h & (CACHE_SLOTS - 1);
+    for (;;) {
+        const cache_slot_t *s = &st->slots[i];
+        if (!s->hash)
+            return s;
+        if (s->hash == h && s->key_len == n &&
+            !memcmp(st->keys.data + s->key_off, w, n))
+            return s;
+        i = (i + 1) & (CACHE_SLOTS - 1);
+    }
+}
+
+static void cache_clear(bpe_state_t *st)
+{
+    memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
+    st->count = 0;
+    st->keys.len = 0;
+    st->ids.len = 0;
+}
+
+/* Remembers w -> ids; failure to remember is harmless and ignored. */
+static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
+                      const uint32_t *ids, size_t nids)
+{
+    if (nids > UINT16_MAX)
+        return;
+    if (st->count >= CACHE_MAX_COUNT || st->keys.len + n > CACHE_MAX_POOL ||
+        st->ids.len + nids > CACHE_MAX_POOL)
+        cache_clear(st);
+    if (tb_buf_reserve(&st->keys, n) || tb_vec_reserve(&st->ids, nids))
+        return;
+    cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
+    s->hash = h;
+    s->key_off = (uint32_t)st->keys.len;
+    s->key_len = (uint16_t)n;
+    s->ids_off = (uint32_t)st->ids.len;
+    s->nids = (uint16_t)nids;
+    tb_buf_put(&st->keys, w, n);
+    memcpy(st->ids.data + st->ids.len, ids, nids * sizeof *ids);
+    st->ids.len += nids;
+    st->count++;
+}
+
+/* ---- initial symbols ------------------------------------------------- */
+
+/* Pushes the byte pieces of s[0..len) if every byte has one. */
+static int push_byte_pieces(const tok_vocab_t *v, bpe_state_t *st,
+                            const uint8_t *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        int32_t b = v->byte_id[s[i]];
+        if (b < 0 || v->kind[b] != TOK_BYTE)
+            return 0;
+    }
+    for (size_t i = 0; i < len; i++)
+        st->sym.data[st->sym.len++] = (uint32_t)v->byte_id[s[i]];
+    return 1;
+}
+
+/* Fills st->sym with the word's initial symbols.  The unknown-token rules
+ * follow Hugging Face's BPE::merge_word: a pending unknown is flushed only
+ * by a known character, so with fuse_unk a run of unknowns becomes one unk;
+ * byte pieces do not flush it (that is the reference's order, kept for
+ * exactness); with no unk token an unknown character is dropped. */
+static void initial_symbols(tok_tokenizer_t *t, bpe_state_t *st,
+                            const uint8_t *w, size_t n)
+{
+    const tok_bpe_t *m = &t->bpe;
+    const tok_vocab_t *v = &t->vocab;
+    int pending_unk = 0;
+    st->sym.len = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = 1;
+        int32_t id;
+        if (m->byte_level) {
+            id = v->byte_id[w[i]];
+        } else {
+            uint32_t cp;
+            len = tb_utf8_decode(w + i, n - i, &cp);
+            if (!len)
+                len = 1; /* an invalid byte counts as a one-byte char */
+            id = char_id(st, w + i, len);
+        }
+        if (id >= 0) {
+            if (pending_unk)
+                st->sym.data[st->sym.len++] = (uint32_t)m->unk;
+            pending_unk = 0;
+            st->sym.data[st->sym.len++] = (uint32_t)id;
+        } else if (m->byte_fallback && push_byte_pieces(v, st, w + i, len)) {
+            /* pending unk stays pending */
+        } else if (m->unk >= 0) {
+            if (pending_unk && !m->fuse_unk)
+                st->sym.data[st->sym.len++] = (uint32_t)m->unk;
+            pending_unk = 1;
+        }
+        i += len;
+    }
+    if (pending_unk)
+        st->sym.data[st->sym.len++] = (uint32_t)m->unk;
+}
+
+/* ---- merging --------------------------------------------------------- */
+
+static void scan_pair(bpe_state_t *st, size_t i)
+{
+    if (!merge_of(st, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
+                  &st->merged.data[i]))
+        st->rank.data[i] = NO_RANK;
+}
+
+/* Short words: find the lowest rank by a scan, merge, repeat. */
+static void merge_scan(bpe_state_t *st)
+{
+    size_t k = st->sym.len;
+    uint32_t *sym = st->sym.data, *rank = st->rank.data;
+    for (size_t i = 0; i + 1 < k; i++)
+        scan_pair(st, i);
+    while (k > 1) {
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < k; i++)
+            if (rank[i] < rank[best])
+                best = i;
+        if (rank[best] == NO_RANK)
+            break;
+        sym[best] = st->merged.data[best];
+        size_t tail = k - best - 2; /* symbols after the absorbed one */
+        memmove(sym + best + 1, sym + best + 2, tail * sizeof *sym);
+        memmove(rank + best + 1, rank + best + 2,
+                (tail ? tail - 1 : 0) * sizeof *rank);
+        memmove(st->merged.data + best + 1, st->merged.data + best + 2,
+                (tail ? tail - 1 : 0) * sizeof *rank);
+        k--;
+        st->sym.len = k;
+        if (best > 0)
+            scan_pair(st, best - 1);
+        if (best + 1 < k)
+            scan_pair(st, best);
+    }
+    st->sym.len = k;
+}
+
+static int heap_less(const heap_ent_t *a, const heap_ent_t *b)
+{
+    return a->key < b->key;
+}
+
+/* Room for every entry was reserved up front, so pushing cannot fail. */
+static void heap_push(bpe_state_t *st, heap_ent_t e)
+{
+    heap_ent_t *h = st->heap.data;
+    size_t i = st->heap.len++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(&e, &h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static heap_ent_t heap_pop(bpe_state_t *st)
+{
+    heap_ent_t *h = st->heap.data;
+    heap_ent_t top = h[0], last = h[--st->heap.len];
+    size_t n = st->heap.len, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_less(&h[c + 1], &h[c]))
+            c++;
+        if (!heap_less(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n)
+        h[i] = last;
+    return top;
+}
+
+static void push_pair(bpe_state_t *st, int32_t pos)
+{
+    int32_t nx = st->next.data[pos];
+    if (nx < 0)
+        return;
+    uint32_t l = st->sym.data[pos], r = st->sym.data[nx], rank, merged;
+    if (merge_of(st, l, r, &rank, &merged))
+        heap_push(st, (heap_ent_t){(uint64_t)rank << 32 | (uint32_t)pos, l, r,
+                                   merged});
+}
+
+/* Long words: a min-heap of candidate merges keyed by (rank, position)
+ * over a linked list of symbols.  An entry is stale once either of its
+ * symbols changed; checking both ids and adjacency detects that, since a
+ * merge always gives a symbol a new (longer) id. */
+static void merge_heap(bpe_state_t *st)
+{
+    size_t k = st->sym.len;
+    uint32_t *sym = st->sym.data;
+    int32_t *prev = st->prev.data, *next = st->next.data;
+    for (size_t i = 0; i < k; i++) {
+        prev[i] = (int32_t)i - 1;
+        next[i] = i + 1 < k ? (int32_t)i + 1 : -1;
+    }
+    st->heap.len = 0;
+    for (size_t i = 0; i + 1 < k; i++)
+        push_pair(st, (int32_t)i);
+    while (st->heap.len) {
+        heap_ent_t e = heap_pop(st);
+        int32_t pos = (int32_t)(uint32_t)e.key, nx = next[pos];
+        if (sym[pos] != e.left || nx < 0 || sym[nx] != e.right)
+            continue;
+        sym[pos] = e.merged;
+        sym[nx] = DEAD;
+        next[pos] = next[nx];
+        if (next[nx] >= 0)
+            prev[next[nx]] = pos;
+        if (prev[pos] >= 0)
+            push_pair(st, prev[pos]);
+        push_pair(st, pos);
+    }
+    /* compact the survivors, in order, to the front of sym */
+    size_t out = 0;
+    for (int32_t i = 0; i >= 0; i = next[i])
+        sym[out++] = sym[i];
+    st->sym.len = out;
+}
+
+static int reserve_scratch(bpe_state_t *st, size_t n)
+{
+    st->sym.len = st->rank.len = st->merged.len = 0;
+    st->prev.len = st->next.len = st->heap.len = 0;
+    /* a word of n bytes has at most n initial symbols; the heap holds the
+     * initial pairs plus at most two per merge */
+    return tb_vec_reserve(&st->sym, n) || tb_vec_reserve(&st->rank, n) ||
+                   tb_vec_reserve(&st->merged, n) ||
+                   (n > SCAN_MAX_SYMBOLS &&
+                    (tb_vec_reserve(&st->prev, n) ||
+                     tb_vec_reserve(&st->next, n) ||
+                     tb_vec_reserve(&st->heap, 3 * n)))
+               ? -1
+               : 0;
+}
+
+/* With ignore_merges a word that is itself a token is emitted whole.  A
+ * one-byte word must resolve to the ordinary token, not a byte piece. */
+static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
+                             const uint8_t *w, size_t n)
+{
+    if (n == 1) {
+        int32_t c = char_id(st, w, 1);
+        return c >= 0 || !t->bpe.byte_level ? c : t->vocab.byte_id[w[0]];
+    }
+    int32_t id = tok_vocab_find(&t->vocab, w, n);
+    return id >= 0 && !t->vocab.special[id] ? id : -1;
+}
+
+int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                 tok_ids_t *out, tb_err_t *err)
+{
+    if (n == 0)
+        return 0;
+    bpe_state_t *st = state_of(t);
+    if (!st)
+        return tb_fail(err, "bpe: out of memory setting up the merge engine");
+    uint64_t h = 0;
+    if (n <= CACHE_MAX_WORD) {
+        h = tb_hash(w, n) | 1; /* never 0, the empty-slot mark */
+        const cache_slot_t *s = cache_find(st, w, n, h);
+        if (s->hash) {
+            if (tb_vec_reserve(out, s->nids))
+                return tb_fail(err, "bpe: out of memory for %u ids", s->nids);
+            memcpy(out->data + out->len, st->ids.data + s->ids_off,
+                   s->nids * sizeof *out->data);
+            out->len += s->nids;
+            return 0;
+        }
+    }
+    if (n > UINT32_MAX / 4 || reserve_scratch(st, n))
+        return tb_fail(err, "bpe: out of memory for a word of %zu bytes", n);
+    int32_t whole = t->bpe.ignore_merges ? whole_word_id(t, st, w, n) : -1;
+    if (whole >= 0) {
+        st->sym.data[0] = (uint32_t)whole;
+        st->sym.len = 1;
+    } else {
+        initial_symbols(t, st, w, n);
+        if (st->sym.len <= SCAN_MAX_SYMBOLS)
+            merge_scan(st);
+        else
+            merge_heap(st);
+    }
+    if (tb_vec_reserve(out, st->sym.len))
+        return tb_fail(err, "bpe: out of memory for %zu ids", st->sym.len);
+    memcpy(out->data + out->len, st->sym.data, st->sym.len * sizeof *st->sym.data);
+    out->len += st->sym.len;
+    if (n <= CACHE_MAX_WORD)
+        cache_put(st, w, n, h, st->sym.data, st->sym.len);
+    return 0;
+}

@@ -1,0 +1,389 @@
+/*
+ * pretok: the pre-tokenizer steps (Hugging Face semantics) that cut a
+ * normalized span into the words the model merges.
+ *
+ * Every step re-splits the words of the step before it.  Regex splits run
+ * PCRE2 (UTF, UCP, JIT) over each word as a subject of its own, as the
+ * reference runs its regex over each split string; PCRE2_MATCH_INVALID_UTF
+ * lets invalid UTF-8 through (it never matches, so it lands in the gaps).
+ *
+ * Buffers: the text and the word list belong to the caller and are reused.
+ * A step appends its new words (and, when it rewrites the text, the new
+ * text) behind the old ones and then moves them down, so a warm call does
+ * not allocate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+#include "tok_internal.h"
+
+/* GPT-2's split pattern, which ByteLevel(use_regex) applies. */
+static const char gpt2_pattern[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+"
+    "|\\s+(?!\\S)|\\s+";
+
+/* ---- compiling ------------------------------------------------------- */
+
+/* PCRE2's \s under UCP is "Z category plus \t\n\v\f\r", which lacks U+0085;
+ * Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the Unicode
+ * White_Space property, which has it.  Rewrite \s and \S to add it. */
+static int rewrite_space_classes(const uint8_t *p, size_t n, tb_buf_t *out)
+{
+    int in_class = 0;
+    out->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = 0;
+        if (p[i] == '\\' && i + 1 < n) {
+            uint8_t c = p[++i];
+            if (c == 's')
+                rc = tb_buf_put(out, in_class ? "\\s\\x{85}" : "[\\s\\x{85}]",
+                                in_class ? 8 : 10);
+            else if (c == 'S' && !in_class)
+                rc = tb_buf_put(out, "[^\\s\\x{85}]", 11);
+            else
+                rc = tb_buf_putc(out, '\\') || tb_buf_putc(out, c);
+        } else if (!in_class && p[i] == '[') {
+            in_class = 1;
+            rc = tb_buf_putc(out, '[');
+            /* a ']' first in the class (after an optional '^') is literal */
+            if (i + 1 < n && p[i + 1] == '^')
+                rc |= tb_buf_putc(out, p[++i]);
+            if (i + 1 < n && p[i + 1] == ']')
+                rc |= tb_buf_putc(out, p[++i]);
+        } else if (in_class && p[i] == '[' && i + 1 < n && p[i + 1] == ':') {
+            const uint8_t *end = memmem(p + i, n - i, ":]", 2);
+            size_t upto = end ? (size_t)(end - p) + 2 : n;
+            rc = tb_buf_put(out, p + i, upto - i); /* POSIX [:name:] */
+            i = upto - 1;
+        } else {
+            if (in_class && p[i] == ']')
+                in_class = 0;
+            rc = tb_buf_putc(out, p[i]);
+        }
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
+                    int literal, tb_err_t *err)
+{
+    if (pattern != p->pattern.data) {
+        p->pattern.len = 0;
+        if (tb_buf_put(&p->pattern, pattern, len))
+            return tb_fail(err, "out of memory for a pre-tokenizer pattern");
+    }
+    tb_buf_t src = {0};
+    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+    if (literal)
+        opts |= PCRE2_LITERAL;
+    else
+        opts |= PCRE2_UCP;
+    if (!literal && rewrite_space_classes(p->pattern.data, len, &src)) {
+        tb_buf_free(&src);
+        return tb_fail(err, "out of memory for a pre-tokenizer pattern");
+    }
+    int code;
+    PCRE2_SIZE at;
+    pcre2_code *re =
+        pcre2_compile(literal ? p->pattern.data : src.data, literal ? len : src.len,
+                      opts, &code, &at, NULL);
+    tb_buf_free(&src);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(code, msg, sizeof msg);
+        return tb_fail(err, "pre-tokenizer pattern /%.*s/: %s (near byte %zu)",
+                       (int)(len > 200 ? 200 : len), (const char *)pattern,
+                       (const char *)msg, (size_t)at);
+    }
+    /* Without JIT support matching falls back to the interpreter. */
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    if (!md) {
+        pcre2_code_free(re);
+        return tb_fail(err, "out of memory for a pre-tokenizer pattern");
+    }
+    pcre2_match_data_free(p->md);
+    pcre2_code_free(p->re);
+    p->re = re;
+    p->md = md;
+    return 0;
+}
+
+/* Steps other than Split carry a fixed pattern, compiled on first use. */
+static int ensure_compiled(tok_pre_t *p, tb_err_t *err)
+{
+    if (p->re)
+        return 0;
+    const char *pat = NULL;
+    if (p->kind == TOK_PRE_BYTE_LEVEL)
+        pat = gpt2_pattern;
+    else if (p->kind == TOK_PRE_DIGITS)
+        pat = p->flags & 1 ? "\\p{N}" : "\\p{N}+";
+    else if (p->kind == TOK_PRE_WHITESPACE_SPLIT)
+        pat = "\\s+";
+    if (!pat)
+        return tb_fail(err, "pre-tokenizer split has no compiled pattern");
+    return tok_pre_compile(p, (const uint8_t *)pat, strlen(pat), 0, err);
+}
+
+/* ---- splitting ------------------------------------------------------- */
+
+/* Applies a split behaviour to the stream of (piece, is_match) segments of
+ * one word.  `cur` is the last piece of the reference's accumulator: it can
+ * still grow, and is emitted (when not empty) once the next piece starts. */
+typedef struct {
+    tok_spans_t *words;
+    tok_split_behavior_t behavior;
+    int invert;
+    uint32_t base;        /* offset of the word in the text */
+    int have_cur, prev_match;
+    uint32_t cur_s, cur_e;
+    int have_pend;        /* MergedWithNext: a match waiting for its next */
+    uint32_t pend_s, pend_e;
+    int oom;
+} splitter_t;
+
+static void flush(splitter_t *sp)
+{
+    if (sp->have_cur && sp->cur_e > sp->cur_s &&
+        tb_vec_push(sp->words, ((tok_span_t){sp->base + sp->cur_s,
+                                             sp->cur_e - sp->cur_s})))
+        sp->oom = 1;
+    sp->have_cur = 0;
+}
+
+static void start(splitter_t *sp, uint32_t s, uint32_t e)
+{
+    flush(sp);
+    sp->have_cur = 1;
+    sp->cur_s = s;
+    sp->cur_e = e;
+}
+
+static void segment(splitter_t *sp, uint32_t s, uint32_t e, int m)
+{
+    if (sp->invert)
+        m = !m;
+    switch (sp->behavior) {
+    case TOK_SPLIT_REMOVED:
+        if (!m)
+            start(sp, s, e);
+        break;
+    case TOK_SPLIT_ISOLATED:
+        start(sp, s, e);
+        break;
+    case TOK_SPLIT_CONTIGUOUS:
+        if (m == sp->prev_match && sp->have_cur)
+            sp->cur_e = e;
+        else
+            start(sp, s, e);
+        break;
+    case TOK_SPLIT_MERGED_WITH_PREVIOUS:
+        if (m && !sp->prev_match && sp->have_cur)
+            sp->cur_e = e;
+        else
+            start(sp, s, e);
+        break;
+    case TOK_SPLIT_MERGED_WITH_NEXT:
+        /* the reference folds from the right: a match joins the piece after
+         * it when that piece is not a match */
+        if (sp->have_pend) {
+            sp->have_pend = 0;
+            if (!m) {
+                start(sp, sp->pend_s, e);
+                break;
+            }
+            start(sp, sp->pend_s, sp->pend_e);
+        }
+        if (m) {
+            sp->have_pend = 1;
+            sp->pend_s = s;
+            sp->pend_e = e;
+        } else {
+            start(sp, s, e);
+        }
+        break;
+    }
+    sp->prev_match = m;
+}
+
+static void finish(splitter_t *sp)
+{
+    if (sp->have_pend)
+        start(sp, sp->pend_s, sp->pend_e);
+    sp->have_pend = 0;
+    flush(sp);
+}
+
+static int match_at(tok_pre_t *p, const uint8_t *s, size_t n, size_t pos)
+{
+    int rc = pcre2_jit_match(p->re, s, n, pos, 0, p->md, NULL);
+    if (rc == PCRE2_ERROR_JIT_BADOPTION || rc == PCRE2_ERROR_JIT_STACKLIMIT)
+        rc = pcre2_match(p->re, s, n, pos, 0, p->md, NULL);
+    return rc;
+}
+
+/* Cuts the word text[off..off+len) at the matches of p's pattern, the way
+ * Oniguruma's find_iter walks it: an empty match right where the previous
+ * match ended is skipped by one character. */
+static int split_word(tok_pre_t *p, splitter_t *sp, const uint8_t *text,
+                      uint32_t off, uint32_t len, tb_err_t *err)
+{
+    const uint8_t *s = text + off;
+    size_t pos = 0, prev = 0, last_end = SIZE_MAX;
+    sp->base = off;
+    sp->have_cur = sp->prev_match = sp->have_pend = 0;
+    while (pos <= len) {
+        int rc = match_at(p, s, len, pos);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc < 0) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(rc, msg, sizeof msg);
+            return tb_fail(err, "pre-tokenizer pattern /%.*s/ at text byte %zu: %s",
+                           (int)(p->pattern.len > 200 ? 200 : p->pattern.len),
+                           (const char *)p->pattern.data, off + pos,
+                           (const char *)msg);
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(p->md);
+        size_t ms = ov[0], me = ov[1];
+        if (ms == me && last_end == me) {
+            if (pos >= len)
+                break;
+            size_t step = tb_utf8_lead_len(s[pos]);
+            pos = step < len - pos ? pos + step : len;
+            continue;
+        }
+        if (prev != ms)
+            segment(sp, (uint32_t)prev, (uint32_t)ms, 0);
+        segment(sp, (uint32_t)ms, (uint32_t)me, 1);
+        prev = last_end = pos = me;
+    }
+    if (prev != len)
+        segment(sp, (uint32_t)prev, len, 0);
+    finish(sp);
+    return sp->oom ? tb_fail(err, "out of memory splitting words") : 0;
+}
+
+/* Re-splits every current word; the new words replace the old. */
+static int split_all(tok_pre_t *p, tok_split_behavior_t behavior, int invert,
+                     tb_buf_t *text, tok_spans_t *words, tb_err_t *err)
+{
+    if (ensure_compiled(p, err))
+        return -1;
+    splitter_t sp = {.words = words, .behavior = behavior, .invert = invert};
+    size_t k = words->len;
+    for (size_t i = 0; i < k; i++) {
+        tok_span_t w = words->data[i];
+        if (split_word(p, &sp, text->data, w.off, w.len, err))
+            return -1;
+    }
+    memmove(words->data, words->data + k, (words->len - k) * sizeof *words->data);
+    words->len -= k;
+    return 0;
+}
+
+/* ---- steps that rewrite the text ------------------------------------- */
+
+/* Rebuilds the text word by word.  With `prefix` a space is put before
+ * every word that does not start with one (ByteLevel's add_prefix_space,
+ * Metaspace's prepend); with `meta` every U+2581 becomes a space, since the
+ * vocabulary stores the marker as a space. */
+static int rewrite_words(tb_buf_t *text, tok_spans_t *words, int prefix, int meta)
+{
+    size_t t0 = text->len;
+    for (size_t i = 0; i < words->len; i++) {
+        tok_span_t *w = &words->data[i];
+        if (tb_buf_reserve(text, (size_t)w->len + 1))
+            return -1;
+        const uint8_t *src = text->data + w->off; /* after the reserve */
+        size_t start = text->len;
+        uint8_t *dst = text->data + start;
+        size_t n = 0;
+        int lead_marker = w->len >= 3 && !memcmp(src, "\xE2\x96\x81", 3);
+        if (prefix && src[0] != ' ' && !(meta && lead_marker))
+            dst[n++] = ' ';
+        for (size_t j = 0; j < w->len;) {
+            if (meta && j + 3 <= w->len && !memcmp(src + j, "\xE2\x96\x81", 3)) {
+                dst[n++] = ' ';
+                j += 3;
+            } else {
+                dst[n++] = src[j++];
+            }
+        }
+        text->len += n;
+        w->off = (uint32_t)(start - t0);
+        w->len = (uint32_t)n;
+    }
+    memmove(text->data, text->data + t0, text->len - t0);
+    text->len -= t0;
+    return 0;
+}
+
+/* Metaspace(split): a new word starts at every space. */
+static int split_before_spaces(tb_buf_t *text, tok_spans_t *words)
+{
+    size_t k = words->len;
+    for (size_t i = 0; i < k; i++) {
+        tok_span_t w = words->data[i];
+        uint32_t s = w.off, end = w.off + w.len;
+        for (uint32_t j = w.off + 1; j <= end; j++) {
+            if (j < end && text->data[j] != ' ')
+                continue;
+            if (tb_vec_push(words, ((tok_span_t){s, j - s})))
+                return -1;
+            s = j;
+        }
+    }
+    memmove(words->data, words->data + k, (words->len - k) * sizeof *words->data);
+    words->len -= k;
+    return 0;
+}
+
+static int run_step(tok_pre_t *p, tb_buf_t *text, tok_spans_t *words,
+                    tb_err_t *err)
+{
+    switch (p->kind) {
+    case TOK_PRE_SPLIT:
+        if (!p->re)
+            return tb_fail(err, "pre-tokenizer split /%.*s/ was never compiled",
+                           (int)p->pattern.len, (const char *)p->pattern.data);
+        return split_all(p, p->behavior, p->invert, text, words, err);
+    case TOK_PRE_BYTE_LEVEL:
+        if ((p->flags & 1) && rewrite_words(text, words, 1, 0))
+            return tb_fail(err, "out of memory adding prefix spaces");
+        return p->flags & 2 ? split_all(p, TOK_SPLIT_ISOLATED, 0, text, words, err)
+                            : 0;
+    case TOK_PRE_METASPACE:
+        if (rewrite_words(text, words, p->flags & 1, 1) ||
+            ((p->flags & 2) && split_before_spaces(text, words)))
+            return tb_fail(err, "out of memory in the metaspace pre-tokenizer");
+        return 0;
+    case TOK_PRE_DIGITS:
+        return split_all(p, TOK_SPLIT_ISOLATED, 0, text, words, err);
+    case TOK_PRE_WHITESPACE_SPLIT:
+        return split_all(p, TOK_SPLIT_REMOVED, 0, text, words, err);
+    }
+    return tb_fail(err, "unknown pre-tokenizer kind %d", (int)p->kind);
+}
+
+int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                    tb_buf_t *text_out, tok_spans_t *words, tb_err_t *err)
+{
+    text_out->len = 0;
+    words->len = 0;
+    /* spans are 32-bit and a rewrite may add a byte per word */
+    if (n > UINT32_MAX / 2)
+        return tb_fail(err, "pre-tokenizer: a span of %zu bytes is too long", n);
+    if (tb_buf_put(text_out, s, n))
+        return tb_fail(err, "out of memory copying %zu bytes of text", n);
+    if (n && tb_vec_push(words, ((tok_span_t){0, (uint32_t)n})))
+        return tb_fail(err, "out of memory for the word list");
+    for (size_t i = 0; i < t->pres.len; i++)
+        if (run_step(&t->pres.data[i], text_out, words, err))
+            return -1;
+    return 0;
+}
