@@ -1,0 +1,805 @@
+/* Tests of trie/: every layout against a hash-map reference and against each
+ * other, on hand-made cases, random vocabularies and the real vocabularies
+ * of the manifest; mask walks against a brute-force check of every token;
+ * limits and bad keys. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "../base/hash.h"
+#include "../base/utf8.h"
+#include "../trie/da.h"
+#include "../trie/trie.h"
+
+#define NLAYOUTS 4
+
+/* ---- randomness ------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* ---- vocabularies ------------------------------------------------------ */
+
+typedef struct {
+    const char *s;
+    uint32_t len; /* 0: strlen */
+    uint32_t id;
+    tok_kind_t kind;
+    int special;
+} tok_spec_t;
+
+static void make_vocab(tok_vocab_t *v, const tok_spec_t *t, size_t n)
+{
+    tb_err_t err;
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = t[i].len ? t[i].len : (uint32_t)strlen(t[i].s);
+        if (tok_vocab_add(b, t[i].id, (const uint8_t *)t[i].s, len, 0,
+                          t[i].kind ? t[i].kind : TOK_NORMAL, t[i].special, &err))
+            fail_msg("%s", err.msg);
+    }
+    if (tok_vocab_finish(b, v, &err))
+        fail_msg("%s", err.msg);
+}
+
+/* Decodes a SentencePiece-style piece: "<0xNN>" is one byte, U+2581 a
+ * space.  Returns the byte count. */
+static size_t spm_decode(const char *key, uint8_t *out, int *is_byte)
+{
+    size_t n = strlen(key), o = 0;
+    unsigned byte;
+    *is_byte = n == 6 && sscanf(key, "<0x%2X>", &byte) == 1;
+    if (*is_byte) {
+        out[0] = (uint8_t)byte;
+        return 1;
+    }
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 3 && memcmp(key + i, "\xE2\x96\x81", 3) == 0) {
+            out[o++] = ' ';
+            i += 3;
+        } else {
+            out[o++] = (uint8_t)key[i++];
+        }
+    }
+    return o;
+}
+
+/* Adds every model.vocab entry not overridden by an added token. */
+static void add_model_vocab(tok_vocab_builder_t *b, json_t *vocab, json_t *added,
+                            int spm)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(vocab, key, val) {
+        uint32_t id = (uint32_t)json_integer_value(val);
+        char idkey[16];
+        snprintf(idkey, sizeof idkey, "%u", id);
+        if (json_object_get(added, idkey))
+            continue;
+        size_t n = strlen(key);
+        uint8_t *out = malloc(n + 1);
+        int is_byte = 0;
+        long got = spm ? (long)spm_decode(key, out, &is_byte)
+                       : tok_gpt2_decode((const uint8_t *)key, n, out);
+        tb_err_t err;
+        if (got < 0)
+            fail_msg("key '%s' is outside the GPT-2 alphabet", key);
+        if (tok_vocab_add(b, id, out, (size_t)got, 0,
+                          is_byte ? TOK_BYTE : TOK_NORMAL, 0, &err))
+            fail_msg("%s", err.msg);
+        free(out);
+    }
+}
+
+/* A vocabulary from a Hugging Face tokenizer.json, read here (with jansson)
+ * so that these tests do not wait for the loaders: byte-level keys are
+ * GPT-2 decoded; SentencePiece-style ones (those with <0x00>) map U+2581 to
+ * a space and <0xNN> to the byte.  Added tokens: special ones become
+ * control tokens, the others user-defined. */
+static void load_hf_vocab(const char *name, tok_vocab_t *v)
+{
+    char path[256];
+    snprintf(path, sizeof path, "data/cache/%s/tokenizer.json", name);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        fail_msg("%s: %s (run 'make data')", path, jerr.text);
+    json_t *vocab = json_object_get(json_object_get(root, "model"), "vocab");
+    int spm = json_object_get(vocab, "<0x00>") != NULL;
+    json_t *added = json_object(), *a;
+    size_t i;
+    json_array_foreach(json_object_get(root, "added_tokens"), i, a) {
+        char idkey[16];
+        snprintf(idkey, sizeof idkey, "%u",
+                 (unsigned)json_integer_value(json_object_get(a, "id")));
+        json_object_set(added, idkey, a);
+    }
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    add_model_vocab(b, vocab, added, spm);
+    const char *idkey;
+    json_object_foreach(added, idkey, a) {
+        const char *content = json_string_value(json_object_get(a, "content"));
+        int special = json_is_true(json_object_get(a, "special"));
+        tb_err_t err;
+        if (tok_vocab_add(b, (uint32_t)strtoul(idkey, NULL, 10),
+                          (const uint8_t *)content, strlen(content), 0,
+                          special ? TOK_CONTROL : TOK_USER, special, &err))
+            fail_msg("%s", err.msg);
+    }
+    tb_err_t err;
+    if (tok_vocab_finish(b, v, &err))
+        fail_msg("%s", err.msg);
+    json_decref(added);
+    json_decref(root);
+}
+
+/* ---- building every layout --------------------------------------------- */
+
+typedef struct {
+    trie_t *t[NLAYOUTS];
+    tb_err_t err[NLAYOUTS]; /* why a layout refused, where it did */
+} tries_t;
+
+static void build_all(const trie_keys_t *k, tries_t *tr)
+{
+    for (int i = 0; i < NLAYOUTS; i++) {
+        assert_non_null(trie_layouts[i]);
+        tr->t[i] = trie_build(trie_layouts[i], k, &tr->err[i]);
+        if (tr->t[i]) {
+            tb_err_t err;
+            if (trie_validate(tr->t[i], &err))
+                fail_msg("%s", err.msg);
+        }
+    }
+    assert_null(trie_layouts[NLAYOUTS]);
+}
+
+static void free_all(tries_t *tr)
+{
+    for (int i = 0; i < NLAYOUTS; i++)
+        trie_free(tr->t[i]);
+}
+
+/* 1 if some key holds a NUL byte (the charsmap format cannot hold it). */
+static int has_nul(const trie_keys_t *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (memchr(k->keys[i].s, 0, k->keys[i].len))
+            return 1;
+    return 0;
+}
+
+/* Every layout builds, except xcda exactly when a key holds NUL. */
+static void expect_built(const trie_keys_t *k, tries_t *tr)
+{
+    for (int i = 0; i < NLAYOUTS; i++) {
+        if (trie_layouts[i] == &trie_layout_xcda && has_nul(k)) {
+            assert_null(tr->t[i]);
+            assert_non_null(strstr(tr->err[i].msg, "NUL byte"));
+            continue;
+        }
+        if (!tr->t[i])
+            fail_msg("%s", tr->err[i].msg);
+    }
+}
+
+/* ---- agreement with a hash-map reference -------------------------------- */
+
+typedef struct {
+    tb_strmap_t map; /* key bytes -> id */
+    uint32_t max_len;
+} ref_t;
+
+static void ref_init(ref_t *r, const trie_keys_t *k)
+{
+    assert_int_equal(tb_strmap_init(&r->map, k->n), 0);
+    for (size_t i = 0; i < k->n; i++)
+        assert_int_equal(tb_strmap_put(&r->map, k->keys[i].s, k->keys[i].len,
+                                       (int32_t)k->keys[i].id), 0);
+    r->max_len = k->max_len;
+}
+
+static void check_query(const ref_t *r, const tries_t *tr, const uint8_t *s,
+                        size_t n)
+{
+    static trie_match_t want[1 << 16], got[1 << 16];
+    size_t nwant = 0;
+    for (size_t len = 1; len <= n && len <= r->max_len; len++) {
+        int32_t id = tb_strmap_get(&r->map, s, len);
+        if (id >= 0)
+            want[nwant++] = (trie_match_t){.id = (uint32_t)id, .len = (uint32_t)len};
+    }
+    int32_t exact = n ? tb_strmap_get(&r->map, s, n) : -1;
+    for (int i = 0; i < NLAYOUTS; i++) {
+        if (!tr->t[i])
+            continue;
+        if (trie_lookup(tr->t[i], s, n) != exact)
+            fail_msg("%s: lookup of a %zu-byte string gives %d, not %d",
+                     trie_layouts[i]->name, n, trie_lookup(tr->t[i], s, n), exact);
+        size_t ngot = trie_prefixes(tr->t[i], s, n, got, 1 << 16);
+        assert_int_equal(ngot, nwant);
+        assert_memory_equal(got, want, nwant * sizeof *got);
+        if (nwant > 1) /* a short buffer still gets the count and the first */
+            assert_int_equal(trie_prefixes(tr->t[i], s, n, got, 1), nwant);
+    }
+}
+
+/* Every key, then random strings: raw bytes (NUL and 0xFF included), keys
+ * with a byte added, changed or dropped. */
+static void check_agreement(const trie_keys_t *k, const tries_t *tr, size_t nrandom)
+{
+    ref_t r;
+    ref_init(&r, k);
+    for (size_t i = 0; i < k->n; i++)
+        check_query(&r, tr, k->keys[i].s, k->keys[i].len);
+    uint8_t buf[1 << 16];
+    for (size_t q = 0; q < nrandom; q++) {
+        size_t n;
+        const trie_key_t *key = k->n ? &k->keys[rnd((uint32_t)k->n)] : NULL;
+        uint32_t how = key ? rnd(4) : 0;
+        if (how == 0) {
+            n = rnd(24);
+            for (size_t j = 0; j < n; j++)
+                buf[j] = (uint8_t)(rnd(4) == 0 ? (rnd(2) ? 0x00 : 0xFF) : rnd(256));
+        } else {
+            n = key->len < sizeof buf - 1 ? key->len : sizeof buf - 1;
+            memcpy(buf, key->s, n);
+            if (how == 1)
+                buf[n++] = (uint8_t)rnd(256);
+            else if (how == 2)
+                buf[rnd((uint32_t)n)] ^= (uint8_t)(1 + rnd(255));
+            else
+                n--;
+        }
+        check_query(&r, tr, buf, n);
+    }
+    tb_strmap_free(&r.map);
+}
+
+/* ---- recognizers ----------------------------------------------------- */
+
+/* A DFA over bytes with a stack of states.  delta[s][b] is the next state,
+ * or DEAD.  Also counts pushes and pops so a walk can be checked to leave
+ * the stack as it found it. */
+#define DEAD 0xFF
+typedef struct {
+    trie_rec_t rec;
+    const uint8_t (*delta)[256];
+    uint8_t *stack;
+    size_t depth, cap;
+    int underflow;
+} dfa_rec_t;
+
+static int dfa_push(trie_rec_t *r, uint8_t b)
+{
+    dfa_rec_t *d = (dfa_rec_t *)r;
+    uint8_t next = d->delta[d->stack[d->depth]][b];
+    if (next == DEAD)
+        return 0;
+    assert_true(d->depth + 1 < d->cap);
+    d->stack[++d->depth] = next;
+    return 1;
+}
+
+static void dfa_pop(trie_rec_t *r, uint32_t n)
+{
+    dfa_rec_t *d = (dfa_rec_t *)r;
+    if (n > d->depth) {
+        d->underflow = 1;
+        n = (uint32_t)d->depth;
+    }
+    d->depth -= n;
+}
+
+static void dfa_allowed(trie_rec_t *r, uint64_t set[4])
+{
+    dfa_rec_t *d = (dfa_rec_t *)r;
+    memset(set, 0, 4 * sizeof *set);
+    for (int b = 0; b < 256; b++)
+        if (d->delta[d->stack[d->depth]][b] != DEAD)
+            set[b >> 6] |= 1ull << (b & 63);
+}
+
+static void dfa_init(dfa_rec_t *d, const uint8_t (*delta)[256], int with_hook)
+{
+    d->rec = (trie_rec_t){.push_byte = dfa_push, .pop_bytes = dfa_pop,
+                          .allowed_bytes = with_hook ? dfa_allowed : NULL};
+    d->delta = delta;
+    d->cap = 70000;
+    d->stack = calloc(d->cap, 1);
+    d->depth = 0;
+    d->underflow = 0;
+}
+
+/* Recognizers for the tests: a table of up to 5 states. */
+typedef uint8_t dfa_table_t[5][256];
+
+/* "Allowed bytes = a set, at any depth": one state. */
+static void set_dfa(dfa_table_t t, const char *bytes, size_t n)
+{
+    memset(t, DEAD, sizeof(dfa_table_t));
+    for (size_t i = 0; i < n; i++)
+        t[0][(uint8_t)bytes[i]] = 0;
+}
+
+/* A number as it is typed, after optional spaces: ' '* -? [0-9]+ (. [0-9]+)?
+ * States: 0 start, 1 after '-', 2 in the integer, 3 after '.', 4 fraction. */
+static void number_dfa(dfa_table_t t)
+{
+    memset(t, DEAD, sizeof(dfa_table_t));
+    t[0][' '] = 0;
+    t[0]['-'] = 1;
+    for (int c = '0'; c <= '9'; c++) {
+        t[0][c] = t[1][c] = t[2][c] = 2;
+        t[3][c] = t[4][c] = 4;
+    }
+    t[2]['.'] = 3;
+}
+
+/* The state after s from state q, or DEAD. */
+static uint8_t dfa_run(const dfa_table_t t, uint8_t q, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n && q != DEAD; i++)
+        q = t[q][s[i]];
+    return q;
+}
+
+/* 1 if the DFA accepts every byte of s from its start state. */
+static int dfa_accepts(const dfa_table_t t, const uint8_t *s, size_t n)
+{
+    return dfa_run(t, 0, s, n) != DEAD;
+}
+
+/* The mask by brute force: every id of the vocabulary whose bytes (behind
+ * the marker for a special token, if they are kept) the DFA accepts; with
+ * no vocabulary, every key. */
+static void brute_mask(const dfa_table_t t, const trie_keys_t *k,
+                       const tok_vocab_t *v, trie_specials_t specials,
+                       tb_bitset_t *mask)
+{
+    for (uint32_t id = 0; v && id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        int special = v->special[id] || v->kind[id] == TOK_CONTROL ||
+                      v->kind[id] == TOK_UNKNOWN || v->kind[id] == TOK_UNUSED;
+        if (len == 0 || (special && specials == TRIE_SPECIALS_OMIT))
+            continue;
+        uint8_t q = special ? t[0][TRIE_SPECIAL_MARKER] : 0;
+        if (q != DEAD && dfa_run(t, q, s, len) != DEAD)
+            tb_bitset_set(mask, id);
+    }
+    for (size_t i = 0; !v && i < k->n; i++)
+        if (dfa_accepts(t, k->keys[i].s, k->keys[i].len))
+            tb_bitset_set(mask, k->keys[i].id);
+}
+
+/* Every built layout's walk (with and without the allowed-bytes hook) gives
+ * the brute-force mask and leaves the recognizer's stack empty. */
+static void check_walks(const dfa_table_t t, const trie_keys_t *k,
+                        const tok_vocab_t *v, trie_specials_t sp,
+                        const tries_t *tr, int hookless)
+{
+    tb_bitset_t want, got;
+    size_t bits = (size_t)k->id_limit + 1;
+    assert_int_equal(tb_bitset_init(&want, bits), 0);
+    assert_int_equal(tb_bitset_init(&got, bits), 0);
+    brute_mask(t, k, v, sp, &want);
+    for (int i = 0; i < NLAYOUTS; i++) {
+        for (int hook = hookless ? 0 : 1; hook <= 1 && tr->t[i]; hook++) {
+            dfa_rec_t d;
+            dfa_init(&d, (const uint8_t(*)[256])t, hook);
+            tb_bitset_clear_all(&got);
+            uint64_t visited = trie_walk(tr->t[i], &d.rec, &got);
+            assert_true(visited <= trie_nodes(tr->t[i]) * 256);
+            if (!tb_bitset_equal(&got, &want))
+                fail_msg("%s walk (hook %d): %zu tokens, brute force %zu",
+                         trie_layouts[i]->name, hook, tb_bitset_count(&got),
+                         tb_bitset_count(&want));
+            assert_int_equal(d.depth, 0);
+            assert_false(d.underflow);
+            free(d.stack);
+        }
+    }
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+}
+
+static void check_all_walks(const trie_keys_t *k, const tok_vocab_t *v,
+                            trie_specials_t sp, const tries_t *tr, int hookless)
+{
+    dfa_table_t t;
+    number_dfa(t);
+    check_walks(t, k, v, sp, tr, hookless);
+    set_dfa(t, " abcdefghijklmnopqrstuvwxyz", 27);
+    check_walks(t, k, v, sp, tr, hookless);
+    set_dfa(t, "a\0\xff", 3);
+    check_walks(t, k, v, sp, tr, hookless);
+    memset(t, 0, sizeof t); /* every byte, one state */
+    check_walks(t, k, v, sp, tr, hookless);
+}
+
+/* ---- hand-made cases ---------------------------------------------------- */
+
+static void small_vocabulary(void **state)
+{
+    (void)state;
+    static char spaces[1001];
+    memset(spaces, ' ', 1000);
+    const tok_spec_t toks[] = {
+        {"a", 0, 5, 0, 0},      {"ab", 0, 2, 0, 0},   {"abc", 0, 9, 0, 0},
+        {"b", 0, 1, 0, 0},      {"\0", 1, 3, 0, 0},   {"\0x", 2, 4, 0, 0},
+        {"\xff", 0, 6, 0, 0},   {"\xff\xfe", 0, 7, 0, 0},
+        {spaces, 0, 8, 0, 0},   {" ", 0, 0, 0, 0},    {"ab", 0, 10, TOK_BYTE, 0},
+        {"<s>", 0, 11, TOK_CONTROL, 1},
+    };
+    tok_vocab_t v;
+    make_vocab(&v, toks, sizeof toks / sizeof *toks);
+    trie_keys_t k;
+    tb_err_t err;
+    assert_int_equal(trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_OMIT, &err), 0);
+    assert_int_equal(k.n, 10);
+    assert_int_equal(k.nalias, 1);
+    assert_int_equal(k.alias[0], 10);
+    assert_int_equal(k.alias[1], 2);
+    tries_t tr;
+    build_all(&k, &tr);
+    for (int i = 0; i < NLAYOUTS; i++) {
+        trie_t *t = tr.t[i];
+        if (trie_layouts[i] == &trie_layout_xcda) {
+            assert_null(t);
+            assert_non_null(strstr(tr.err[i].msg, "token id 3 has a NUL byte"));
+            continue;
+        }
+        assert_non_null(t);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"ab", 2), 2);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"\0", 1), 3);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"\0x", 2), 4);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"\0y", 2), -1);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"abcd", 4), -1);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"", 0), -1);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)spaces, 1000), 8);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)spaces, 999), -1);
+        assert_int_equal(trie_lookup(t, (const uint8_t *)"<s>", 3), -1);
+        trie_match_t m[4];
+        assert_int_equal(trie_prefixes(t, (const uint8_t *)"abcz", 4, m, 4), 3);
+        assert_int_equal(m[0].id, 5);
+        assert_int_equal(m[0].len, 1);
+        assert_int_equal(m[1].id, 2);
+        assert_int_equal(m[2].id, 9);
+        assert_int_equal(m[2].len, 3);
+        assert_int_equal(trie_prefixes(t, (const uint8_t *)spaces, 1000, m, 4), 2);
+        assert_int_equal(m[1].len, 1000);
+        assert_int_equal(trie_mask_bits(t), 13);
+    }
+    /* dfs: one node per distinct prefix, the root left out */
+    assert_int_equal(trie_nodes(tr.t[0]), 3 + 1 + 2 + 2 + 1000);
+    assert_int_equal(trie_bytes(tr.t[0]) >= 8 * trie_nodes(tr.t[0]), 1);
+    assert_string_equal(trie_layouts[0]->name, "dfs");
+    /* map: the root too */
+    assert_int_equal(trie_nodes(tr.t[3]), 3 + 1 + 2 + 2 + 1000 + 1);
+    check_agreement(&k, &tr, 2000);
+    check_all_walks(&k, &v, TRIE_SPECIALS_OMIT, &tr, 1);
+    free_all(&tr);
+    trie_keys_free(&k);
+    tok_vocab_free(&v);
+}
+
+static void walk_sets_aliases_and_skips_specials(void **state)
+{
+    (void)state;
+    const tok_spec_t toks[] = {
+        {"ab", 0, 3, 0, 0}, {"ab", 0, 7, TOK_BYTE, 0}, {"a", 0, 1, 0, 0},
+        {"<eos>", 0, 0, TOK_CONTROL, 1},
+    };
+    tok_vocab_t v;
+    make_vocab(&v, toks, 4);
+    trie_keys_t k;
+    tb_err_t err;
+    assert_int_equal(trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_MARKED, &err), 0);
+    tries_t tr;
+    build_all(&k, &tr);
+    expect_built(&k, &tr);
+    dfa_table_t any;
+    memset(any, 0, sizeof any);
+    for (int i = 0; i < NLAYOUTS; i++) {
+        assert_int_equal(trie_lookup(tr.t[i], (const uint8_t *)"\xff<eos>", 6), 0);
+        assert_int_equal(trie_lookup(tr.t[i], (const uint8_t *)"<eos>", 5), -1);
+        tb_bitset_t mask;
+        assert_int_equal(tb_bitset_init(&mask, trie_mask_bits(tr.t[i])), 0);
+        dfa_rec_t d;
+        dfa_init(&d, (const uint8_t(*)[256])any, 1);
+        trie_walk(tr.t[i], &d.rec, &mask);
+        assert_int_equal(tb_bitset_count(&mask), 4); /* 0, 1, 3 and alias 7 */
+        assert_true(tb_bitset_get(&mask, 7));
+        tb_bitset_clear_all(&mask);
+        any[0][0xFF] = DEAD; /* a text recognizer never reaches the specials */
+        trie_walk(tr.t[i], &d.rec, &mask);
+        any[0][0xFF] = 0;
+        assert_int_equal(tb_bitset_count(&mask), 3);
+        assert_false(tb_bitset_get(&mask, 0));
+        tb_bitset_t small;
+        assert_int_equal(tb_bitset_init(&small, 8), 0);
+        assert_int_equal(trie_walk(tr.t[i], &d.rec, &small), UINT64_MAX);
+        tb_bitset_free(&small);
+        tb_bitset_free(&mask);
+        free(d.stack);
+    }
+    free_all(&tr);
+    trie_keys_free(&k);
+    assert_int_equal(trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_OMIT, &err), 0);
+    assert_int_equal(k.n, 2);
+    trie_keys_free(&k);
+    tok_vocab_free(&v);
+}
+
+/* ---- random vocabularies ------------------------------------------------ */
+
+/* n random keys over `alpha`, with repeats, prefixes and a few long runs. */
+static void random_vocab(tok_vocab_t *v, uint32_t n, const char *alpha,
+                         size_t nalpha)
+{
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    tb_err_t err;
+    uint8_t buf[2048];
+    for (uint32_t id = 0; id < n; id++) {
+        uint32_t len = 1 + rnd(rnd(8) == 0 ? 14 : 5);
+        if (rnd(50) == 0)
+            len = 200 + rnd(1200);
+        uint8_t run = (uint8_t)alpha[rnd((uint32_t)nalpha)];
+        for (uint32_t j = 0; j < len; j++)
+            buf[j] = len >= 200 ? run : (uint8_t)alpha[rnd((uint32_t)nalpha)];
+        tok_kind_t kind = rnd(10) == 0 ? TOK_BYTE : TOK_NORMAL;
+        if (rnd(20) == 0) /* an id left unused */
+            continue;
+        if (tok_vocab_add(b, 2 * id + rnd(2), buf, len, 0, kind, 0, &err))
+            fail_msg("%s", err.msg);
+    }
+    if (tok_vocab_finish(b, v, &err))
+        fail_msg("%s", err.msg);
+}
+
+static void random_case(const char *alpha, size_t nalpha, uint32_t n)
+{
+    tok_vocab_t v;
+    random_vocab(&v, n, alpha, nalpha);
+    trie_keys_t k;
+    tb_err_t err;
+    if (trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_OMIT, &err))
+        fail_msg("%s", err.msg);
+    tries_t tr;
+    build_all(&k, &tr);
+    for (int i = 0; i < NLAYOUTS; i++)
+        if (!tr.t[i] && trie_layouts[i] == &trie_layout_dat) /* NUL after a token end */
+            assert_non_null(strstr(tr.err[i].msg, "goes on with a NUL byte"));
+        else if (!(trie_layouts[i] == &trie_layout_xcda && has_nul(&k)) && !tr.t[i])
+            fail_msg("%s", tr.err[i].msg);
+    check_agreement(&k, &tr, 3000);
+    check_all_walks(&k, &v, TRIE_SPECIALS_OMIT, &tr, n < 300);
+    free_all(&tr);
+    trie_keys_free(&k);
+    tok_vocab_free(&v);
+}
+
+static void random_vocabularies_agree(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        rng_state = seed * 0x9E3779B97F4A7C15ull;
+        random_case("abc", 3, 50 + rnd(300));
+        random_case("ab\0\xff", 4, 50 + rnd(300));
+        random_case("abcdefghijklmnopqrstuvwxyz .-0123456789\xff", 40, 2000);
+    }
+}
+
+/* ---- real vocabularies -------------------------------------------------- */
+
+static void real_vocabulary(const char *name)
+{
+    tok_vocab_t v;
+    load_hf_vocab(name, &v);
+    trie_keys_t k;
+    tb_err_t err;
+    if (trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_MARKED, &err))
+        fail_msg("%s", err.msg);
+    rng_state = 0x1234567u;
+    tries_t tr;
+    build_all(&k, &tr);
+    expect_built(&k, &tr);
+    check_agreement(&k, &tr, 20000);
+    check_all_walks(&k, &v, TRIE_SPECIALS_MARKED, &tr, 0);
+    for (int i = 0; i < NLAYOUTS; i++)
+        if (tr.t[i])
+            print_message("%s %s: %u ids, %zu keys, %zu nodes (%.2f per key), "
+                          "%zu bytes (%.2f per key)\n", name, trie_layouts[i]->name,
+                          v.size, k.n, trie_nodes(tr.t[i]),
+                          (double)trie_nodes(tr.t[i]) / (double)k.n,
+                          trie_bytes(tr.t[i]),
+                          (double)trie_bytes(tr.t[i]) / (double)k.n);
+    free_all(&tr);
+    trie_keys_free(&k);
+    tok_vocab_free(&v);
+}
+
+static void llama3_all_layouts_agree(void **state)
+{
+    (void)state;
+    real_vocabulary("llama3");
+}
+
+static void qwen3_all_layouts_agree(void **state)
+{
+    (void)state;
+    real_vocabulary("qwen3");
+}
+
+static void gemma3_all_layouts_agree(void **state)
+{
+    (void)state;
+    real_vocabulary("gemma3");
+}
+
+static void llama2_all_layouts_agree(void **state)
+{
+    (void)state;
+    real_vocabulary("llama2");
+}
+
+/* ---- limits and bad keys ------------------------------------------------ */
+
+static void bad_key_lists_are_refused(void **state)
+{
+    (void)state;
+    trie_keys_t k;
+    tb_err_t err;
+    const uint8_t *strs[] = {(const uint8_t *)"ab", (const uint8_t *)"",
+                             (const uint8_t *)"ab"};
+    uint32_t lens[] = {2, 0, 2}, ids[] = {4, 5, 6};
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), -1);
+    assert_string_equal(err.msg, "token id 5 has no bytes");
+    strs[1] = (const uint8_t *)"ab";
+    lens[1] = 2;
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 3, &err), -1);
+    assert_string_equal(err.msg, "token ids 4 and 5 have the same 2 bytes");
+    ids[0] = TOK_VOCAB_MAX_SIZE;
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 1, &err), -1);
+    assert_non_null(strstr(err.msg, "past the limit"));
+    const tok_spec_t toks[] = {{"a", 0, 0, 0, 0}, {"", 0, 1, 0, 0}};
+    tok_vocab_t v;
+    make_vocab(&v, toks, 2);
+    assert_int_equal(trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_OMIT, &err), -1);
+    assert_string_equal(err.msg, "token id 1 has no bytes");
+    tok_vocab_free(&v);
+}
+
+static void dfs_limits_are_clear_errors(void **state)
+{
+    (void)state;
+    trie_keys_t k;
+    tb_err_t err;
+    const uint8_t *strs[] = {(const uint8_t *)"a", (const uint8_t *)"b"};
+    uint32_t lens[] = {1, 1}, ids[] = {0, 524287};
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);
+    assert_null(trie_build(&trie_layout_dfs, &k, &err));
+    assert_string_equal(err.msg, "dfs trie: token id 524287 is past the limit of "
+                        "524287 ids (19-bit id field)");
+    trie_t *t = trie_build(&trie_layout_map, &k, &err);
+    assert_non_null(t);
+    assert_int_equal(trie_lookup(t, (const uint8_t *)"b", 1), 524287);
+    trie_free(t);
+    trie_keys_free(&k);
+    ids[1] = 524286; /* the largest id that fits beside the no-token marker */
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);
+    t = trie_build(&trie_layout_dfs, &k, &err);
+    assert_non_null(t);
+    assert_int_equal(trie_lookup(t, (const uint8_t *)"b", 1), 524286);
+    trie_free(t);
+    trie_keys_free(&k);
+
+    uint8_t *deep = malloc(16384);
+    memset(deep, ' ', 16384);
+    strs[0] = deep;
+    lens[0] = 16384;
+    ids[1] = 1;
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);
+    assert_null(trie_build(&trie_layout_dfs, &k, &err));
+    assert_string_equal(err.msg, "dfs trie: token id 0 is 16384 bytes long, past "
+                        "the depth limit of 16383 (14-bit num_parents field)");
+    trie_keys_free(&k);
+    lens[0] = 16383;
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);
+    tries_t tr;
+    build_all(&k, &tr);
+    expect_built(&k, &tr);
+    check_agreement(&k, &tr, 100);
+    check_all_walks(&k, NULL, TRIE_SPECIALS_OMIT, &tr, 1);
+    free_all(&tr);
+    trie_keys_free(&k);
+    free(deep);
+}
+
+static void double_array_nul_rules(void **state)
+{
+    (void)state;
+    trie_keys_t k;
+    tb_err_t err;
+    /* NUL as an ordinary label: first byte, and after a node with no value */
+    const uint8_t *strs[] = {(const uint8_t *)"\0", (const uint8_t *)"a\0b",
+                             (const uint8_t *)"a\0", (const uint8_t *)"ab"};
+    uint32_t lens[] = {1, 3, 2, 2}, ids[] = {0, 1, 2, 3};
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 4, &err), 0);
+    trie_t *t = trie_build(&trie_layout_dat, &k, &err);
+    assert_non_null(t);
+    assert_int_equal(trie_validate(t, &err), 0);
+    assert_int_equal(trie_lookup(t, (const uint8_t *)"a\0b", 3), 1);
+    assert_int_equal(trie_lookup(t, (const uint8_t *)"a\0", 2), 2);
+    assert_int_equal(trie_lookup(t, (const uint8_t *)"a", 1), -1);
+    trie_free(t);
+    trie_keys_free(&k);
+    /* "ab" ends where "ab\0" goes on with NUL: both need the label-0 unit */
+    strs[1] = (const uint8_t *)"ab\0";
+    assert_int_equal(trie_keys_from_list(&k, strs + 1, lens + 1, ids + 1, 3, &err), 0);
+    assert_null(trie_build(&trie_layout_dat, &k, &err));
+    assert_string_equal(err.msg, "dat trie: token id 3 ends where token id 1 goes "
+                        "on with a NUL byte (byte 2): both would need the "
+                        "label-0 unit");
+    trie_keys_free(&k);
+}
+
+/* The double-array checker notices a broken array. */
+static void double_array_validate_catches_damage(void **state)
+{
+    (void)state;
+    trie_keys_t k;
+    tb_err_t err;
+    const uint8_t *strs[] = {(const uint8_t *)"ab", (const uint8_t *)"ac",
+                             (const uint8_t *)"b"};
+    uint32_t lens[] = {2, 2, 1}, ids[] = {0, 1, 2}, values[] = {0, 1, 2};
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 3, &err), 0);
+    trie_da_t da;
+    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, &err), 0);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, &err), 0);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 2, &err), -1);
+    assert_non_null(strstr(err.msg, "value 2 is past the limit 2"));
+    assert_int_equal(trie_da_validate(da.units, da.n, 4, 3, &err), -1);
+    assert_string_equal(err.msg, "3 values are reachable, 4 keys were built");
+    /* drop the has_leaf bit of "b": its value is lost and it dangles */
+    uint32_t root_base = trie_da_offset(da.units[0]);
+    uint32_t b = root_base ^ 'b';
+    da.units[b] &= ~(1u << 8);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, &err), -1);
+    assert_non_null(strstr(err.msg, "neither children nor a value"));
+    trie_da_free(&da);
+    trie_keys_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_vocabulary),
+        cmocka_unit_test(walk_sets_aliases_and_skips_specials),
+        cmocka_unit_test(random_vocabularies_agree),
+        cmocka_unit_test(bad_key_lists_are_refused),
+        cmocka_unit_test(dfs_limits_are_clear_errors),
+        cmocka_unit_test(double_array_nul_rules),
+        cmocka_unit_test(double_array_validate_catches_damage),
+        cmocka_unit_test(llama3_all_layouts_agree),
+        cmocka_unit_test(qwen3_all_layouts_agree),
+        cmocka_unit_test(gemma3_all_layouts_agree),
+        cmocka_unit_test(llama2_all_layouts_agree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,474 @@
+/* da: building and checking darts-clone double arrays (see da.h). */
+#include "da.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 256u
+/* Blocks whose free units are still offered to new nodes; older blocks are
+ * closed so that the search for a base stays short (darts-clone keeps a
+ * similar window). */
+#define OPEN_BLOCKS 16u
+/* Offsets below 2^21 are stored as they are, larger ones need their low 8
+ * bits clear and must stay below 2^29 (the darts-clone encoding). */
+#define OFFSET_DIRECT (1u << 21)
+#define OFFSET_MAX (1u << 29)
+
+typedef struct {
+    trie_da_t *da;
+    size_t cap;
+    uint8_t *used, *used_base;
+    int32_t *next, *prev; /* free list over the open blocks, -1 ends it */
+    int32_t head, tail;
+    size_t open_from;     /* first open block */
+} builder_t;
+
+/* One pending node: its unit and the keys [lo, hi) that pass through it,
+ * all sharing their first `depth` bytes. */
+typedef struct {
+    uint32_t node;
+    size_t lo, hi;
+    uint32_t depth;
+} frame_t;
+
+static void unlink_free(builder_t *b, int32_t p)
+{
+    if (b->prev[p] >= 0)
+        b->next[b->prev[p]] = b->next[p];
+    else
+        b->head = b->next[p];
+    if (b->next[p] >= 0)
+        b->prev[b->next[p]] = b->prev[p];
+    else
+        b->tail = b->prev[p];
+    b->prev[p] = b->next[p] = -1;
+}
+
+static void link_free(builder_t *b, int32_t p)
+{
+    b->prev[p] = b->tail;
+    b->next[p] = -1;
+    if (b->tail >= 0)
+        b->next[b->tail] = p;
+    else
+        b->head = p;
+    b->tail = p;
+}
+
+static int grow(builder_t *b, size_t need)
+{
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? 2 * b->cap : 4 * BLOCK;
+    while (cap < need)
+        cap *= 2;
+    uint32_t *units = realloc(b->da->units, cap * sizeof *units);
+    if (units)
+        b->da->units = units;
+    uint8_t *used = realloc(b->used, cap), *used_base = realloc(b->used_base, cap);
+    if (used)
+        b->used = used;
+    if (used_base)
+        b->used_base = used_base;
+    int32_t *next = realloc(b->next, cap * sizeof *next);
+    if (next)
+        b->next = next;
+    int32_t *prev = realloc(b->prev, cap * sizeof *prev);
+    if (prev)
+        b->prev = prev;
+    if (!units || !used || !used_base || !next || !prev)
+        return -1;
+    b->cap = cap;
+    return 0;
+}
+
+/* Appends a block of free units, closing the oldest open block if there are
+ * too many: its free units stay free for good. */
+static int add_block(builder_t *b, tb_err_t *err)
+{
+    size_t start = b->da->n;
+    if (start + BLOCK > OFFSET_MAX || grow(b, start + BLOCK))
+        return tb_fail(err, "double array of %zu units: out of memory or past "
+                       "the %u units its offsets can address", start + BLOCK,
+                       OFFSET_MAX);
+    for (size_t p = start; p < start + BLOCK; p++) {
+        b->da->units[p] = TRIE_DA_FREE;
+        b->used[p] = b->used_base[p] = 0;
+        link_free(b, (int32_t)p);
+    }
+    b->da->n += BLOCK;
+    if (b->da->n / BLOCK - b->open_from > OPEN_BLOCKS) {
+        for (size_t p = b->open_from * BLOCK; p < (b->open_from + 1) * BLOCK; p++)
+            if (!b->used[p])
+                unlink_free(b, (int32_t)p);
+        b->open_from++;
+    }
+    return 0;
+}
+
+static int encodable(uint32_t offset)
+{
+    return offset < OFFSET_DIRECT || ((offset & 0xFF) == 0 && offset < OFFSET_MAX);
+}
+
+static int base_fits(const builder_t *b, uint32_t node, uint32_t base,
+                     const uint8_t *labels, size_t nl)
+{
+    if (b->used_base[base] || !encodable(node ^ base))
+        return 0;
+    for (size_t i = 0; i < nl; i++)
+        if (b->used[base ^ labels[i]])
+            return 0;
+    return 1;
+}
+
+/* A base for the children `labels` of `node`: the first fitting one among
+ * the open blocks' free units, else one in a new block. */
+static int find_base(builder_t *b, uint32_t node, const uint8_t *labels,
+                     size_t nl, uint32_t *base, tb_err_t *err)
+{
+    for (int32_t f = b->head; f >= 0; f = b->next[f]) {
+        *base = (uint32_t)f ^ labels[0];
+        if (base_fits(b, node, *base, labels, nl))
+            return 0;
+    }
+    uint32_t start = (uint32_t)b->da->n;
+    if (add_block(b, err))
+        return -1;
+    *base = start ^ labels[0];
+    if (!encodable(node ^ *base))
+        *base = start | (node & 0xFF);
+    if (!base_fits(b, node, *base, labels, nl))
+        return tb_fail(err, "no encodable offset for unit %u", node);
+    return 0;
+}
+
+static void set_offset(uint32_t *u, uint32_t offset)
+{
+    *u &= TRIE_DA_LEAF_BIT | (1u << 8) | 0xFFu;
+    if (offset < OFFSET_DIRECT)
+        *u |= offset << 10;
+    else
+        *u |= (offset << 2) | (1u << 9);
+}
+
+static void take(builder_t *b, uint32_t p)
+{
+    b->used[p] = 1;
+    unlink_free(b, (int32_t)p);
+}
+
+/* Collects the labels below frame f: 0 first if a key ends there, then the
+ * distinct next bytes.  Fails if a key ending there also goes on with NUL. */
+static int labels_of(const trie_key_t *keys, const frame_t *f, uint8_t *labels,
+                     size_t *nl, int *leaf, tb_err_t *err)
+{
+    size_t i = f->lo;
+    *nl = 0;
+    *leaf = keys[i].len == f->depth;
+    if (*leaf) {
+        labels[(*nl)++] = 0;
+        i++;
+        if (i < f->hi && keys[i].s[f->depth] == 0)
+            return tb_fail(err, "token id %u ends where token id %u goes on "
+                           "with a NUL byte (byte %u): both would need the "
+                           "label-0 unit", keys[f->lo].id, keys[i].id, f->depth);
+    }
+    for (; i < f->hi; i++)
+        if (*nl == (size_t)*leaf || labels[*nl - 1] != keys[i].s[f->depth])
+            labels[(*nl)++] = keys[i].s[f->depth];
+    return 0;
+}
+
+/* Places the children of one node and queues the inner ones. */
+static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
+                 const frame_t *f, frame_t *stack, size_t *top, tb_err_t *err)
+{
+    uint8_t labels[257];
+    size_t nl;
+    int leaf;
+    uint32_t base;
+    if (labels_of(keys, f, labels, &nl, &leaf, err) ||
+        find_base(b, f->node, labels, nl, &base, err))
+        return -1;
+    uint32_t *units = b->da->units;
+    b->used_base[base] = 1;
+    set_offset(&units[f->node], f->node ^ base);
+    if (leaf) {
+        units[f->node] |= 1u << 8;
+        take(b, base);
+        units[base] = TRIE_DA_LEAF_BIT | values[f->lo];
+    }
+    size_t i = f->lo + (size_t)leaf;
+    for (size_t l = (size_t)leaf; l < nl; l++) {
+        uint32_t c = base ^ labels[l];
+        take(b, c);
+        units[c] = labels[l];
+        size_t j = i;
+        while (j < f->hi && keys[j].s[f->depth] == labels[l])
+            j++;
+        stack[(*top)++] = (frame_t){.node = c, .lo = i, .hi = j,
+                                    .depth = f->depth + 1};
+        i = j;
+    }
+    return 0;
+}
+
+static int check_values(const trie_key_t *keys, size_t n, const uint32_t *values,
+                        tb_err_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (values[i] & TRIE_DA_LEAF_BIT)
+            return tb_fail(err, "token id %u: value %u does not fit 31 bits",
+                           keys[i].id, values[i]);
+    return 0;
+}
+
+static int run(builder_t *b, const trie_key_t *keys, size_t n,
+               const uint32_t *values, tb_err_t *err)
+{
+    /* Each queued frame is a distinct trie node: the key bytes bound them. */
+    size_t room = 1;
+    for (size_t i = 0; i < n; i++)
+        room += keys[i].len;
+    frame_t *stack = malloc(sizeof *stack * room);
+    if (!stack)
+        return tb_fail(err, "out of memory for %zu pending nodes", room);
+    if (add_block(b, err)) {
+        free(stack);
+        return -1;
+    }
+    take(b, 0); /* the root */
+    b->used_base[0] = 1; /* base 0 would probe the root as a NUL child */
+    b->da->units[0] = 0;
+    size_t top = 0;
+    if (n)
+        stack[top++] = (frame_t){.node = 0, .lo = 0, .hi = n, .depth = 0};
+    int rc = 0;
+    while (!rc && top > 0) {
+        frame_t f = stack[--top];
+        rc = place(b, keys, values, &f, stack, &top, err);
+    }
+    free(stack);
+    return rc;
+}
+
+int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
+                  const uint32_t *values, tb_err_t *err)
+{
+    memset(da, 0, sizeof *da);
+    if (check_values(keys, n, values, err))
+        return -1;
+    builder_t b = {.da = da, .head = -1, .tail = -1};
+    int rc = run(&b, keys, n, values, err);
+    free(b.used);
+    free(b.used_base);
+    free(b.next);
+    free(b.prev);
+    if (rc) {
+        trie_da_free(da);
+        return -1;
+    }
+    da->nkeys = n;
+    for (size_t i = 0; i < n; i++)
+        if (keys[i].len > da->max_len)
+            da->max_len = keys[i].len;
+    return 0;
+}
+
+void trie_da_free(trie_da_t *da)
+{
+    free(da->units);
+    memset(da, 0, sizeof *da);
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+typedef struct {
+    const uint32_t *units;
+    size_t n;
+    uint32_t value_limit;
+    uint8_t *seen;
+    uint32_t *stack;
+    size_t top, values;
+} checker_t;
+
+static int check_leaf(checker_t *c, uint32_t node, uint32_t base, tb_err_t *err)
+{
+    if (base >= c->n)
+        return tb_fail(err, "unit %u: its value unit %u is past the end (%zu "
+                       "units)", node, base, c->n);
+    uint32_t u = c->units[base];
+    if (!(u & TRIE_DA_LEAF_BIT))
+        return tb_fail(err, "unit %u: its value unit %u is no leaf", node, base);
+    if (trie_da_value(u) >= c->value_limit)
+        return tb_fail(err, "unit %u: value %u is past the limit %u", base,
+                       trie_da_value(u), c->value_limit);
+    c->values++;
+    return 0;
+}
+
+static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
+{
+    uint32_t u = c->units[node];
+    uint32_t base = node ^ trie_da_offset(u);
+    size_t kids = 0;
+    if (trie_da_has_leaf(u) && check_leaf(c, node, base, err))
+        return -1;
+    for (uint32_t l = 0; l < 256; l++) {
+        uint32_t p = base ^ l;
+        if (p >= c->n || trie_da_label(c->units[p]) != l)
+            continue;
+        if (c->seen[p])
+            return tb_fail(err, "unit %u is reached twice (again from unit %u)",
+                           p, node);
+        c->seen[p] = 1;
+        c->stack[c->top++] = p;
+        kids++;
+    }
+    if (!kids && !trie_da_has_leaf(u) && node != 0)
+        return tb_fail(err, "unit %u has neither children nor a value", node);
+    return 0;
+}
+
+int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
+                     uint32_t value_limit, tb_err_t *err)
+{
+    if (n == 0)
+        return tb_fail(err, "the double array has no units");
+    checker_t c = {.units = units, .n = n, .value_limit = value_limit,
+                   .seen = calloc(n, 1), .stack = malloc(sizeof(uint32_t) * n)};
+    int rc = c.seen && c.stack ? 0 : tb_fail(err, "out of memory");
+    if (!rc) {
+        c.seen[0] = 1;
+        c.stack[c.top++] = 0;
+    }
+    while (!rc && c.top > 0)
+        rc = check_unit(&c, c.stack[--c.top], err);
+    if (!rc && nkeys != (size_t)-1 && c.values != nkeys)
+        rc = tb_fail(err, "%zu values are reachable, %zu keys were built",
+                     c.values, nkeys);
+    free(c.seen);
+    free(c.stack);
+    return rc;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* The unit reached from `node` along byte c, or 0 (the root, never a
+ * child) if there is none.  The range check keeps a probe of a blob read
+ * from a file inside its units. */
+static inline uint32_t follow(const trie_da_t *da, uint32_t node, uint8_t c)
+{
+    uint32_t p = node ^ trie_da_offset(da->units[node]) ^ c;
+    return p < da->n && trie_da_label(da->units[p]) == c ? p : 0;
+}
+
+/* The value stored at `node`, or -1. */
+static inline int64_t value_at(const trie_da_t *da, uint32_t node)
+{
+    uint32_t u = da->units[node];
+    uint32_t p = node ^ trie_da_offset(u);
+    if (!trie_da_has_leaf(u) || p >= da->n)
+        return -1;
+    return trie_da_value(da->units[p]);
+}
+
+int64_t trie_da_lookup(const trie_da_t *da, const uint8_t *s, size_t n)
+{
+    uint32_t node = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(node = follow(da, node, s[i])))
+            return -1;
+    return n ? value_at(da, node) : -1;
+}
+
+size_t trie_da_prefixes(const trie_da_t *da, const uint8_t *s, size_t n,
+                        trie_match_t *out, size_t max)
+{
+    uint32_t node = 0;
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(node = follow(da, node, s[i])))
+            break;
+        int64_t v = value_at(da, node);
+        if (v >= 0 && found++ < max)
+            out[found - 1] = (trie_match_t){.id = (uint32_t)v,
+                                            .len = (uint32_t)i + 1};
+    }
+    return found;
+}
+
+static void enter(trie_da_frame_t *f, uint32_t node, uint32_t base,
+                  trie_rec_t *rec)
+{
+    f->node = node;
+    f->base = base;
+    f->next = 0;
+    if (rec->allowed_bytes)
+        rec->allowed_bytes(rec, f->allowed);
+    else
+        memset(f->allowed, 0xFF, sizeof f->allowed);
+}
+
+/* The first allowed label from f->next on that has a child, or -1. */
+static int next_label(const trie_da_t *da, const trie_da_frame_t *f)
+{
+    for (uint32_t w = f->next >> 6; w < 4; w++) {
+        uint64_t bits = f->allowed[w];
+        if (w == f->next >> 6)
+            bits &= ~0ull << (f->next & 63);
+        for (; bits; bits &= bits - 1) {
+            uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            uint32_t p = f->base ^ c;
+            if (p < da->n && trie_da_label(da->units[p]) == c)
+                return (int)c;
+        }
+    }
+    return -1;
+}
+
+uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
+                      tb_bitset_t *mask)
+{
+    size_t top = 0;
+    uint64_t visited = 0;
+    enter(&f[0], 0, trie_da_offset(da->units[0]), rec);
+    for (;;) {
+        int c = next_label(da, &f[top]);
+        if (c < 0) {
+            if (top == 0)
+                break;
+            rec->pop_bytes(rec, 1);
+            top--;
+            continue;
+        }
+        f[top].next = (uint32_t)c + 1;
+        visited++;
+        if (!rec->push_byte(rec, (uint8_t)c))
+            continue;
+        uint32_t node = f[top].base ^ (uint32_t)c;
+        int64_t v = value_at(da, node);
+        if (v >= 0)
+            tb_bitset_set(mask, (size_t)v);
+        enter(&f[++top], node, node ^ trie_da_offset(da->units[node]), rec);
+    }
+    return visited;
+}
+
+size_t trie_da_longest(const trie_da_t *da, const uint8_t *s, size_t n,
+                       uint32_t *value)
+{
+    uint32_t node = 0;
+    size_t best = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(node = follow(da, node, s[i])))
+            break;
+        int64_t v = value_at(da, node);
+        if (v >= 0) {
+            best = i + 1;
+            *value = (uint32_t)v;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,104 @@
+/*
+ * da: the double-array core that the `dat` and `xcda` layouts share (not
+ * for use outside trie/).
+ *
+ * Units are 32 bits in the darts-clone format (darts-clone's
+ * DoubleArrayUnit; SentencePiece's precompiled charsmap stores the same):
+ *   bits 0-7    label: the byte on the edge into this unit
+ *   bit  8      has_leaf: a key ends here; its value sits in the unit at
+ *               child(node, 0), i.e. node ^ offset
+ *   bit  9      extension: the offset field is to be shifted left by 8
+ *   bits 10-31  offset
+ *   a leaf unit instead holds bit 31 set and the value in bits 0-30.
+ * The child of `node` along byte c is node ^ offset(node) ^ c, and it is
+ * there only if that unit's label bits, read together with bit 31, equal c.
+ * Bit 31 thus keeps a leaf unit from passing for a child, which lets the
+ * `dat` layout follow NUL bytes as ordinary labels wherever the node has no
+ * value of its own; free units are filled with TRIE_DA_FREE, which no probe
+ * matches either.
+ *
+ * The builder places each node's children in a free block position
+ * ("base"), every base used by one node only, so a matching label can only
+ * be the probing node's own child.  Arrays grow by blocks of 256 units, so
+ * node ^ offset ^ c never leaves the array.
+ */
+#ifndef TRIE_DA_H
+#define TRIE_DA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/bitset.h"
+#include "../base/err.h"
+#include "trie.h"
+
+#define TRIE_DA_LEAF_BIT 0x80000000u
+#define TRIE_DA_FREE TRIE_DA_LEAF_BIT
+
+static inline uint32_t trie_da_offset(uint32_t u)
+{
+    return (u >> 10) << ((u & (1u << 9)) >> 6);
+}
+
+static inline int trie_da_has_leaf(uint32_t u)
+{
+    return (u >> 8) & 1;
+}
+
+/* The label as a child check compares it: a leaf unit never matches. */
+static inline uint32_t trie_da_label(uint32_t u)
+{
+    return u & (TRIE_DA_LEAF_BIT | 0xFFu);
+}
+
+static inline uint32_t trie_da_value(uint32_t u)
+{
+    return u & ~TRIE_DA_LEAF_BIT;
+}
+
+typedef struct {
+    uint32_t *units;
+    size_t n;         /* a multiple of 256 */
+    uint32_t max_len; /* the longest key */
+    size_t nkeys;
+} trie_da_t;
+
+/* Builds the units for the sorted, unique keys, key i carrying values[i]
+ * (below 2^31).  Fails on a key that ends where another goes on with a NUL
+ * byte (both would need the label-0 unit) or an array too large to encode
+ * its offsets. */
+int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
+                  const uint32_t *values, tb_err_t *err);
+void trie_da_free(trie_da_t *da);
+
+/* Value of exactly s[0..n), or -1. */
+int64_t trie_da_lookup(const trie_da_t *da, const uint8_t *s, size_t n);
+/* Values of the keys that are prefixes of s[0..n), shortest first (the
+ * value goes in trie_match_t.id); writes at most max, returns the count. */
+size_t trie_da_prefixes(const trie_da_t *da, const uint8_t *s, size_t n,
+                        trie_match_t *out, size_t max);
+
+/* Length of the longest key that is a prefix of s[0..n), its value in
+ * *value; 0 (value untouched) if there is none. */
+size_t trie_da_longest(const trie_da_t *da, const uint8_t *s, size_t n,
+                       uint32_t *value);
+
+/* One level of a walk: the node, where its children are, the next label to
+ * try and the labels the recognizer allows there. */
+typedef struct {
+    uint32_t node, base, next;
+    uint64_t allowed[4];
+} trie_da_frame_t;
+
+/* The mask walk (see trie_layout_t.walk), depth first over frames[0 ..
+ * max_len]; values are the mask bits. */
+uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
+                      trie_rec_t *rec, tb_bitset_t *mask);
+
+/* Structural checks from the root: every reachable unit in range and
+ * reached once, every value unit a leaf with a value below `value_limit`,
+ * no node without children or value, nkeys values in all. */
+int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
+                     uint32_t value_limit, tb_err_t *err);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * dat: a double array of 32-bit darts-clone units (format in da.h) with
+ * token ids as values, built from the sorted keys.
+ *
+ * A lookup is one unit read per byte.  The walk is depth first with an
+ * explicit stack; at each node it probes only the labels the recognizer
+ * allows (its allowed_bytes hook; all 256 without one), so unlike `dfs` it
+ * never offers a byte that has no child, but it pays a probe per allowed
+ * byte.  NUL bytes are ordinary labels except right after the end of a
+ * token (see da.h), which real vocabularies never need: their NUL token is
+ * the single byte 0x00.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "da.h"
+#include "trie.h"
+
+typedef struct {
+    trie_da_t da;
+    uint32_t id_limit;
+    trie_da_frame_t *frames; /* max_len + 1 walk frames, scratch */
+} dat_t;
+
+static void dat_free(void *impl)
+{
+    dat_t *t = impl;
+    if (!t)
+        return;
+    trie_da_free(&t->da);
+    free(t->frames);
+    free(t);
+}
+
+static void *dat_build(const trie_keys_t *k, tb_err_t *err)
+{
+    dat_t *t = calloc(1, sizeof *t);
+    uint32_t *ids = malloc(sizeof *ids * (k->n ? k->n : 1));
+    if (!t || !ids) {
+        free(t);
+        free(ids);
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k->n; i++)
+        ids[i] = k->keys[i].id;
+    int rc = trie_da_build(&t->da, k->keys, k->n, ids, err);
+    free(ids);
+    if (rc) {
+        free(t);
+        return NULL;
+    }
+    t->id_limit = k->id_limit;
+    t->frames = malloc(sizeof *t->frames * ((size_t)k->max_len + 1));
+    if (!t->frames) {
+        dat_free(t);
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+static int32_t dat_lookup(const void *impl, const uint8_t *s, size_t n)
+{
+    return (int32_t)trie_da_lookup(&((const dat_t *)impl)->da, s, n);
+}
+
+static size_t dat_prefixes(const void *impl, const uint8_t *s, size_t n,
+                           trie_match_t *out, size_t max)
+{
+    return trie_da_prefixes(&((const dat_t *)impl)->da, s, n, out, max);
+}
+
+static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const dat_t *t = impl;
+    return trie_da_walk(&t->da, t->frames, rec, mask);
+}
+
+static size_t dat_nodes(const void *impl)
+{
+    return ((const dat_t *)impl)->da.n;
+}
+
+static size_t dat_bytes(const void *impl)
+{
+    const dat_t *t = impl;
+    return sizeof *t + t->da.n * sizeof *t->da.units +
+           sizeof *t->frames * ((size_t)t->da.max_len + 1);
+}
+
+static int dat_validate(const void *impl, tb_err_t *err)
+{
+    const dat_t *t = impl;
+    if (t->da.n % 256)
+        return tb_fail(err, "%zu units is no whole number of blocks", t->da.n);
+    return trie_da_validate(t->da.units, t->da.n, t->da.nkeys, t->id_limit, err);
+}
+
+const trie_layout_t trie_layout_dat = {
+    .name = "dat",
+    .about = "darts-clone double array, 32-bit units, probes allowed labels",
+    .build = dat_build,
+    .free = dat_free,
+    .lookup = dat_lookup,
+    .prefixes = dat_prefixes,
+    .walk = dat_walk,
+    .nodes = dat_nodes,
+    .bytes = dat_bytes,
+    .validate = dat_validate,
+};

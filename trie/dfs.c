@@ -1,0 +1,312 @@
+/*
+ * dfs: the flat depth-first token trie (the published reference layout, as
+ * described in the seed document on toktree walks).
+ *
+ * Every node but the root is one 64-bit word, nodes in depth-first order,
+ * siblings in byte order:
+ *   bits  0-7   edge byte (the last byte of the node's string)
+ *   bits  8-26  token id (19 bits); `none` (= the keys' id_limit) marks a
+ *               node that is no token, so that the walk can set its mask bit
+ *               without a branch and the caller clears that scratch bit
+ *   bits 27-49  subtree size (23 bits), the node itself included
+ *   bits 50-63  num_parents (14 bits): depth(node) - depth(next) + 1, where
+ *               next is the node after the subtree (depth 1 past the end)
+ * Limits that follow: ids below 2^19 - 1 (a 262144-token vocabulary fits
+ * twice), 2^23 - 1 nodes under any first byte, tokens of up to 16383 bytes
+ * (the longest runs of spaces in real vocabularies are about 1000).
+ *
+ * The walk is one forward pass: an accepted byte pushes and moves to the
+ * next node, popping num_parents states after a leaf; a refused byte skips
+ * its subtree and pops num_parents - 1.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/buf.h"
+#include "trie.h"
+
+#define DFS_ID_BITS 19
+#define DFS_SUB_BITS 23
+#define DFS_PAR_BITS 14
+#define DFS_ID_MAX ((1u << DFS_ID_BITS) - 1)
+#define DFS_SUB_MAX ((1u << DFS_SUB_BITS) - 1)
+#define DFS_PAR_MAX ((1u << DFS_PAR_BITS) - 1)
+
+typedef struct {
+    uint64_t *nodes;
+    size_t n;
+    uint32_t none; /* the id of nodes that are no token */
+} dfs_t;
+
+static inline uint8_t n_byte(uint64_t x) { return (uint8_t)x; }
+static inline uint32_t n_id(uint64_t x) { return (uint32_t)(x >> 8) & DFS_ID_MAX; }
+static inline uint32_t n_sub(uint64_t x) { return (uint32_t)(x >> 27) & DFS_SUB_MAX; }
+static inline uint32_t n_par(uint64_t x) { return (uint32_t)(x >> 50); }
+
+static uint64_t pack(uint8_t byte, uint32_t id, uint32_t sub, uint32_t par)
+{
+    return (uint64_t)byte | (uint64_t)id << 8 | (uint64_t)sub << 27 |
+           (uint64_t)par << 50;
+}
+
+/* The node fields before packing, while the subtree sizes are open. */
+typedef struct {
+    uint8_t byte;
+    uint32_t id, sub, depth;
+} dfs_tmp_t;
+
+typedef TB_VEC(dfs_tmp_t) dfs_tmp_vec_t;
+
+static int check_limits(const trie_keys_t *k, tb_err_t *err)
+{
+    if (k->id_limit > DFS_ID_MAX)
+        return tb_fail(err, "token id %u is past the limit of %u ids (%d-bit "
+                       "id field)", k->id_limit - 1, DFS_ID_MAX, DFS_ID_BITS);
+    for (size_t i = 0; i < k->n; i++)
+        if (k->keys[i].len > DFS_PAR_MAX)
+            return tb_fail(err, "token id %u is %u bytes long, past the depth "
+                           "limit of %u (%d-bit num_parents field)",
+                           k->keys[i].id, k->keys[i].len, DFS_PAR_MAX,
+                           DFS_PAR_BITS);
+    return 0;
+}
+
+/* Closes the open nodes below depth `keep`: their subtrees end here. */
+static void close_path(dfs_tmp_vec_t *v, size_t *path, uint32_t from,
+                       uint32_t keep)
+{
+    for (uint32_t d = from; d > keep; d--)
+        v->data[path[d - 1]].sub = (uint32_t)(v->len - path[d - 1]);
+}
+
+/* Lays the sorted keys out depth first: each key adds the nodes past its
+ * common prefix with the key before it. */
+static int lay_out(const trie_keys_t *k, dfs_tmp_vec_t *v, tb_err_t *err)
+{
+    size_t *path = malloc(sizeof *path * (k->max_len + 1));
+    if (!path)
+        return tb_fail(err, "out of memory for a path of %u nodes", k->max_len);
+    uint32_t open = 0;
+    const trie_key_t *prev = NULL;
+    for (size_t i = 0; i < k->n; i++) {
+        const trie_key_t *key = &k->keys[i];
+        uint32_t lcp = 0;
+        while (prev && lcp < prev->len && lcp < key->len &&
+               prev->s[lcp] == key->s[lcp])
+            lcp++;
+        close_path(v, path, open, lcp);
+        if (tb_vec_reserve(v, key->len - lcp)) {
+            free(path);
+            return tb_fail(err, "out of memory at token id %u", key->id);
+        }
+        for (uint32_t d = lcp; d < key->len; d++) {
+            path[d] = v->len;
+            v->data[v->len++] = (dfs_tmp_t){.byte = key->s[d], .id = k->id_limit,
+                                            .depth = d + 1};
+        }
+        v->data[path[key->len - 1]].id = key->id;
+        open = key->len;
+        prev = key;
+    }
+    close_path(v, path, open, 0);
+    free(path);
+    return 0;
+}
+
+static int pack_nodes(dfs_t *t, const dfs_tmp_vec_t *v, tb_err_t *err)
+{
+    t->n = v->len;
+    t->nodes = malloc(sizeof *t->nodes * (v->len ? v->len : 1));
+    if (!t->nodes)
+        return tb_fail(err, "out of memory for %zu nodes", v->len);
+    for (size_t i = 0; i < v->len; i++) {
+        const dfs_tmp_t *x = &v->data[i];
+        if (x->sub > DFS_SUB_MAX)
+            return tb_fail(err, "node %zu (byte 0x%02x at depth %u) has %u "
+                           "nodes under it, past the limit of %u (%d-bit "
+                           "subtree size)", i, x->byte, x->depth, x->sub,
+                           DFS_SUB_MAX, DFS_SUB_BITS);
+        size_t next = i + x->sub;
+        uint32_t next_depth = next < v->len ? v->data[next].depth : 1;
+        t->nodes[i] = pack(x->byte, x->id, x->sub, x->depth - next_depth + 1);
+    }
+    return 0;
+}
+
+static void dfs_free(void *impl)
+{
+    dfs_t *t = impl;
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t);
+}
+
+static void *dfs_build(const trie_keys_t *k, tb_err_t *err)
+{
+    if (check_limits(k, err))
+        return NULL;
+    dfs_t *t = calloc(1, sizeof *t);
+    dfs_tmp_vec_t v = {0};
+    if (!t) {
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    t->none = k->id_limit;
+    if (lay_out(k, &v, err) || pack_nodes(t, &v, err)) {
+        free(v.data);
+        dfs_free(t);
+        return NULL;
+    }
+    free(v.data);
+    return t;
+}
+
+/* The child of the node spanning (p - 1, end) whose byte is c, or (size_t)-1.
+ * Siblings are in byte order, so the scan stops at the first larger byte. */
+static size_t find_child(const dfs_t *t, size_t p, size_t end, uint8_t c)
+{
+    while (p < end) {
+        uint64_t x = t->nodes[p];
+        if (n_byte(x) == c)
+            return p;
+        if (n_byte(x) > c)
+            break;
+        p += n_sub(x);
+    }
+    return (size_t)-1;
+}
+
+static int32_t dfs_lookup(const void *impl, const uint8_t *s, size_t n)
+{
+    const dfs_t *t = impl;
+    size_t p = 0, end = t->n, at = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        at = find_child(t, p, end, s[i]);
+        if (at == (size_t)-1)
+            return -1;
+        p = at + 1;
+        end = at + n_sub(t->nodes[at]);
+    }
+    if (at == (size_t)-1 || n_id(t->nodes[at]) == t->none)
+        return -1;
+    return (int32_t)n_id(t->nodes[at]);
+}
+
+static size_t dfs_prefixes(const void *impl, const uint8_t *s, size_t n,
+                           trie_match_t *out, size_t max)
+{
+    const dfs_t *t = impl;
+    size_t p = 0, end = t->n, found = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = find_child(t, p, end, s[i]);
+        if (at == (size_t)-1)
+            break;
+        uint32_t id = n_id(t->nodes[at]);
+        if (id != t->none && found++ < max)
+            out[found - 1] = (trie_match_t){.id = id, .len = (uint32_t)i + 1};
+        p = at + 1;
+        end = at + n_sub(t->nodes[at]);
+    }
+    return found;
+}
+
+static uint64_t dfs_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const dfs_t *t = impl;
+    const uint64_t *nodes = t->nodes;
+    size_t p = 0, n = t->n;
+    uint64_t visited = 0;
+    while (p < n) {
+        uint64_t x = nodes[p];
+        uint32_t sub = n_sub(x), par = n_par(x);
+        visited++;
+        if (rec->push_byte(rec, n_byte(x))) {
+            tb_bitset_set(mask, n_id(x));
+            rec->pop_bytes(rec, sub == 1 ? par : 0);
+            p++;
+        } else {
+            rec->pop_bytes(rec, par - 1);
+            p += sub;
+        }
+    }
+    return visited;
+}
+
+static size_t dfs_nodes(const void *impl)
+{
+    return ((const dfs_t *)impl)->n;
+}
+
+static size_t dfs_bytes(const void *impl)
+{
+    return sizeof(dfs_t) + ((const dfs_t *)impl)->n * sizeof(uint64_t);
+}
+
+/* Checks one node against its parent's extent and its previous sibling. */
+static int check_node(const dfs_t *t, size_t p, size_t parent_end, int prev_byte,
+                      tb_err_t *err)
+{
+    uint64_t x = t->nodes[p];
+    if (n_sub(x) == 0 || p + n_sub(x) > parent_end)
+        return tb_fail(err, "node %zu: subtree size %u runs past its parent's "
+                       "end at node %zu", p, n_sub(x), parent_end);
+    if ((int)n_byte(x) <= prev_byte)
+        return tb_fail(err, "node %zu: byte 0x%02x does not come after its "
+                       "previous sibling's 0x%02x", p, n_byte(x), prev_byte);
+    if (n_id(x) > t->none)
+        return tb_fail(err, "node %zu: token id %u is past the id limit %u",
+                       p, n_id(x), t->none);
+    if (n_sub(x) == 1 && n_id(x) == t->none)
+        return tb_fail(err, "node %zu: a leaf that is no token", p);
+    return 0;
+}
+
+/* Recomputes every depth from the subtree sizes (a stack of open ends),
+ * checking nesting and sibling order, then checks num_parents. */
+static int dfs_validate(const void *impl, tb_err_t *err)
+{
+    const dfs_t *t = impl;
+    uint32_t *depth = malloc(sizeof *depth * (t->n ? t->n : 1));
+    size_t *end = malloc(sizeof *end * (t->n + 1));
+    int *last = malloc(sizeof *last * (t->n + 1));
+    int rc = depth && end && last ? 0 : tb_fail(err, "out of memory");
+    size_t top = 0;
+    if (!rc) {
+        end[0] = t->n;
+        last[0] = -1;
+    }
+    for (size_t p = 0; !rc && p < t->n; p++) {
+        while (top > 0 && end[top] <= p)
+            top--;
+        rc = check_node(t, p, end[top], last[top], err);
+        last[top] = n_byte(t->nodes[p]);
+        depth[p] = (uint32_t)top + 1;
+        end[++top] = p + n_sub(t->nodes[p]);
+        last[top] = -1;
+    }
+    for (size_t p = 0; !rc && p < t->n; p++) {
+        size_t next = p + n_sub(t->nodes[p]);
+        uint32_t want = depth[p] - (next < t->n ? depth[next] : 1) + 1;
+        if (n_par(t->nodes[p]) != want)
+            rc = tb_fail(err, "node %zu: num_parents is %u, the depths say %u",
+                         p, n_par(t->nodes[p]), want);
+    }
+    free(depth);
+    free(end);
+    free(last);
+    return rc;
+}
+
+const trie_layout_t trie_layout_dfs = {
+    .name = "dfs",
+    .about = "flat depth-first trie, 8-byte nodes, forward-scan walk",
+    .build = dfs_build,
+    .free = dfs_free,
+    .lookup = dfs_lookup,
+    .prefixes = dfs_prefixes,
+    .walk = dfs_walk,
+    .nodes = dfs_nodes,
+    .bytes = dfs_bytes,
+    .validate = dfs_validate,
+};

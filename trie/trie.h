@@ -1,0 +1,158 @@
+/*
+ * trie: token tries behind one interface.
+ *
+ * A trie maps the byte strings of a vocabulary's tokens to their ids and
+ * answers what tokenizers and constrained decoders ask of it: exact lookup,
+ * common-prefix search (every token that starts a text, shortest first: the
+ * candidates of Unigram Viterbi and of longest match), and the mask walk
+ * (every token a recognizer accepts byte by byte, as a bitset over ids).
+ *
+ * Several layouts implement it (`dfs`, `dat`, `xcda`, `map`); each is one
+ * file plus one entry in trie_layouts[] (trie.c).  Callers pick a layout by
+ * name and never see its internals, so that the experiments run the same
+ * work over every layout.
+ *
+ * Keys.  A layout is built from a trie_keys_t: unique, non-empty byte
+ * strings sorted in byte order (a prefix before its extensions), each with
+ * one token id.  trie_keys_from_vocab() makes one from a vocabulary:
+ *   - ids whose bytes repeat an earlier id's bytes (Gemma's byte piece
+ *     <0x41> and its plain "A", for instance) become aliases of the lowest
+ *     such id: the trie stores the lowest id, lookups return it (as
+ *     tok_vocab_find does), and trie_walk() sets the aliases' mask bits
+ *     too, since a mask is about bytes, not about which id names them;
+ *   - control, unknown, unused-with-bytes and special-flagged tokens are
+ *     either left out or kept behind TRIE_SPECIAL_MARKER (0xFF), a byte
+ *     that valid UTF-8 never contains, so ordinary text cannot reach them
+ *     while a lookup of "\xFF<|eot_id|>" still can.
+ */
+#ifndef TRIE_TRIE_H
+#define TRIE_TRIE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/bitset.h"
+#include "../base/err.h"
+#include "../tok/vocab.h"
+
+#define TRIE_SPECIAL_MARKER 0xFFu
+
+typedef enum {
+    TRIE_SPECIALS_OMIT,   /* control and special tokens are left out */
+    TRIE_SPECIALS_MARKED, /* kept as TRIE_SPECIAL_MARKER + their bytes */
+} trie_specials_t;
+
+typedef struct {
+    const uint8_t *s; /* into trie_keys_t.pool */
+    uint32_t len;
+    uint32_t id;
+} trie_key_t;
+
+typedef struct {
+    trie_key_t *keys; /* n keys, sorted, unique, non-empty */
+    size_t n;
+    uint8_t *pool;    /* the keys' bytes */
+    uint32_t id_limit; /* every id (key or alias) is below this */
+    uint32_t max_len;  /* longest key */
+    uint32_t *alias;   /* nalias pairs {id, primary id with the same bytes} */
+    size_t nalias;
+} trie_keys_t;
+
+/* The keys of a vocabulary's tokens.  Fails (naming the token id) on an
+ * ordinary token with no bytes. */
+int trie_keys_from_vocab(trie_keys_t *k, const tok_vocab_t *v,
+                         trie_specials_t specials, tb_err_t *err);
+/* The keys strs[i][0..lens[i]) -> ids[i], in any order.  Strict: an empty
+ * string or two ids with the same bytes is an error naming both. */
+int trie_keys_from_list(trie_keys_t *k, const uint8_t *const *strs,
+                        const uint32_t *lens, const uint32_t *ids, size_t n,
+                        tb_err_t *err);
+void trie_keys_free(trie_keys_t *k);
+
+/*
+ * The recognizer a mask walk runs under: a stack of states, one per byte of
+ * the path from the root.  An implementation embeds trie_rec_t as its first
+ * member and casts back in its callbacks.
+ *   push_byte     if the state on top accepts byte b, pushes the next state
+ *                 and returns 1; otherwise pushes nothing and returns 0;
+ *   pop_bytes     drops the top n states;
+ *   allowed_bytes optional (may be NULL): the bytes push_byte would accept
+ *                 now, as a 256-bit set (bit b of set[b / 64]).  Double
+ *                 arrays use it to probe only those labels.
+ */
+typedef struct trie_rec trie_rec_t;
+struct trie_rec {
+    int (*push_byte)(trie_rec_t *r, uint8_t b);
+    void (*pop_bytes)(trie_rec_t *r, uint32_t n);
+    void (*allowed_bytes)(trie_rec_t *r, uint64_t set[4]);
+};
+
+typedef struct {
+    uint32_t id;  /* the token */
+    uint32_t len; /* its length: it is text[0..len) */
+} trie_match_t;
+
+/*
+ * One layout.  `impl` is the layout's own structure.  The operations:
+ *   build     from sorted keys; fails with a message naming the key or
+ *             limit at fault (ids, depth, size, bytes the format refuses);
+ *   lookup    id of exactly s[0..n), or -1;
+ *   prefixes  tokens that are prefixes of s[0..n), shortest first: writes
+ *             at most max of them and returns how many there are;
+ *   walk      sets in mask the bit of every token whose bytes the
+ *             recognizer accepts (the mask has at least id_limit + 1 bits:
+ *             bit id_limit is scratch), returns the nodes it offered to the
+ *             recognizer;
+ *   validate  checks the layout's invariants, naming the node at fault.
+ */
+typedef struct {
+    const char *name;
+    const char *about;
+    void *(*build)(const trie_keys_t *k, tb_err_t *err);
+    void (*free)(void *impl);
+    int32_t (*lookup)(const void *impl, const uint8_t *s, size_t n);
+    size_t (*prefixes)(const void *impl, const uint8_t *s, size_t n,
+                       trie_match_t *out, size_t max);
+    uint64_t (*walk)(const void *impl, trie_rec_t *rec, tb_bitset_t *mask);
+    size_t (*nodes)(const void *impl);
+    size_t (*bytes)(const void *impl);
+    int (*validate)(const void *impl, tb_err_t *err);
+} trie_layout_t;
+
+/* Every layout, NULL-terminated. */
+extern const trie_layout_t *const trie_layouts[];
+/* The layout called `name`, or NULL. */
+const trie_layout_t *trie_layout_find(const char *name);
+
+typedef struct trie trie_t;
+
+/* Builds `layout` over the keys (the trie copies what it needs from k). */
+trie_t *trie_build(const trie_layout_t *layout, const trie_keys_t *k,
+                   tb_err_t *err);
+void trie_free(trie_t *t);
+
+const trie_layout_t *trie_layout(const trie_t *t);
+/* The layout's own structure, for experiments that call it directly. */
+const void *trie_impl(const trie_t *t);
+
+int32_t trie_lookup(const trie_t *t, const uint8_t *s, size_t n);
+size_t trie_prefixes(const trie_t *t, const uint8_t *s, size_t n,
+                     trie_match_t *out, size_t max);
+/* Bits a mask for trie_walk needs: the id limit plus one scratch bit. */
+size_t trie_mask_bits(const trie_t *t);
+/* ORs the allowed tokens (aliases included) into mask; the scratch bit is
+ * left clear.  Returns the nodes offered to the recognizer, or UINT64_MAX
+ * without walking if the mask has fewer than trie_mask_bits(t) bits.
+ * A walk uses scratch memory inside the trie: one walk per trie at a time. */
+uint64_t trie_walk(const trie_t *t, trie_rec_t *rec, tb_bitset_t *mask);
+size_t trie_nodes(const trie_t *t);
+size_t trie_bytes(const trie_t *t);
+int trie_validate(const trie_t *t, tb_err_t *err);
+
+/* The layouts (each in its own file). */
+extern const trie_layout_t trie_layout_dfs;
+extern const trie_layout_t trie_layout_dat;
+extern const trie_layout_t trie_layout_xcda;
+extern const trie_layout_t trie_layout_map;
+
+#endif
