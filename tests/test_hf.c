@@ -1,0 +1,652 @@
+/* Tests of the Hugging Face tokenizer.json loader, the normalizers and the
+ * encode/decode pipeline: loading the real manifest vocabularies (checked
+ * against the JSON itself), round trips, conformance with the reference
+ * `tokenizers` library run through scripts/ref/ref.js, the added-token
+ * matcher on a generated vocabulary, and corrupt fixtures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <uninorm.h>
+
+#include "../tok/tok_internal.h"
+
+static const char *const vocabs[] = {"llama3", "qwen3", "gemma3", "llama2"};
+#define NVOCABS (sizeof vocabs / sizeof *vocabs)
+
+static void vocab_path(const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "data/cache/%s/tokenizer.json", name);
+}
+
+/* Fails the test (with what to do) when a data file is missing. */
+static void need_file(const char *path)
+{
+    if (access(path, R_OK))
+        fail_msg("%s is missing: run `make data` from the repository root",
+                 path);
+}
+
+static tok_tokenizer_t *load_vocab(const char *name)
+{
+    char path[256];
+    vocab_path(name, path, sizeof path);
+    need_file(path);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(path, &err);
+    if (!t)
+        fail_msg("loading %s: %s", path, err.msg);
+    return t;
+}
+
+static json_t *load_json(const char *path)
+{
+    need_file(path);
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    if (!j)
+        fail_msg("%s: %s", path, jerr.text);
+    return j;
+}
+
+static int32_t find(const tok_tokenizer_t *t, const char *s)
+{
+    return tok_vocab_find(tok_vocab(t), (const uint8_t *)s, strlen(s));
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* Size, added tokens and merges agree with the JSON as jansson reads it. */
+static void loads_every_vocabulary_as_the_json_says(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < NVOCABS; i++) {
+        char path[256];
+        vocab_path(vocabs[i], path, sizeof path);
+        json_t *j = load_json(path);
+        json_t *model = json_object_get(j, "model");
+        json_t *added = json_object_get(j, "added_tokens");
+        json_int_t max_id = -1;
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(model, "vocab"), k, v)
+            if (json_integer_value(v) > max_id) max_id = json_integer_value(v);
+        size_t ai;
+        json_array_foreach(added, ai, v)
+        {
+            json_int_t id = json_integer_value(json_object_get(v, "id"));
+            if (id > max_id)
+                max_id = id;
+        }
+        tok_tokenizer_t *t = load_vocab(vocabs[i]);
+        const tok_vocab_t *voc = tok_vocab(t);
+        assert_int_equal(voc->size, (uint32_t)max_id + 1);
+        assert_int_equal(t->added.len, json_array_size(added));
+        assert_int_equal(t->bpe.merges.count,
+                         json_array_size(json_object_get(model, "merges")));
+        assert_int_equal(t->model, TOK_MODEL_BPE);
+        /* every added token has its id, its text and its kind */
+        json_array_foreach(added, ai, v)
+        {
+            uint32_t id = (uint32_t)json_integer_value(json_object_get(v, "id"));
+            int special = json_is_true(json_object_get(v, "special"));
+            assert_int_equal(voc->special[id], special);
+            if (special && (int32_t)id != voc->unk)
+                assert_int_equal(voc->kind[id], TOK_CONTROL);
+            if (!special)
+                assert_int_equal(voc->kind[id], TOK_USER);
+        }
+        tok_free(t);
+        json_decref(j);
+    }
+}
+
+static void byte_level_vocabularies_hold_raw_bytes(void **state)
+{
+    (void)state;
+    const char *names[] = {"llama3", "qwen3"};
+    for (size_t i = 0; i < 2; i++) {
+        tok_tokenizer_t *t = load_vocab(names[i]);
+        const tok_vocab_t *v = tok_vocab(t);
+        assert_string_equal(tok_model_name(t), "byte-level bpe");
+        assert_true(t->bpe.byte_level);
+        assert_false(t->meta_to_space);
+        for (int b = 0; b < 256; b++) /* GPT-2's alphabet covers every byte */
+            assert_true(v->byte_id[b] >= 0);
+        /* "Ġthe" in the file is " the"; "Ċ" is a newline */
+        assert_true(find(t, " the") >= 0);
+        assert_true(find(t, "\n") >= 0);
+        assert_int_equal(find(t, "\xC4\xA0the"), -1);
+        tok_free(t);
+    }
+    tok_tokenizer_t *t = load_vocab("llama3");
+    assert_int_equal(tok_vocab(t)->bos, find(t, "<|begin_of_text|>"));
+    assert_int_equal(tok_vocab(t)->eos, find(t, "<|end_of_text|>"));
+    assert_true(t->bpe.ignore_merges);
+    tok_free(t);
+    t = load_vocab("qwen3");
+    assert_int_equal(t->norms.len, 1);
+    assert_int_equal(t->norms.data[0].kind, TOK_NORM_NFC);
+    tok_free(t);
+}
+
+/* SentencePiece-style files: <0xNN> pieces are bytes, U+2581 is a space. */
+static void sentencepiece_style_vocabularies(void **state)
+{
+    (void)state;
+    const char *names[] = {"gemma3", "llama2"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[256];
+        vocab_path(names[i], path, sizeof path);
+        json_t *j = load_json(path);
+        json_t *jv = json_object_get(json_object_get(j, "model"), "vocab");
+        tok_tokenizer_t *t = load_vocab(names[i]);
+        const tok_vocab_t *v = tok_vocab(t);
+        assert_string_equal(tok_model_name(t), "bpe+byte-fallback");
+        assert_true(t->meta_to_space);
+        assert_true(t->bpe.byte_fallback);
+        assert_true(t->decode_flags == (i == 1 ? TOK_DEC_STRIP_LEADING_SPACE : 0));
+        for (int b = 0; b < 256; b++) {
+            char piece[8];
+            snprintf(piece, sizeof piece, "<0x%02X>", b);
+            int32_t id = (int32_t)json_integer_value(json_object_get(jv, piece));
+            assert_int_equal(v->byte_id[b], id);
+            assert_int_equal(v->kind[id], TOK_BYTE);
+            size_t len;
+            const uint8_t *s = tok_vocab_token(v, (uint32_t)id, &len);
+            assert_int_equal(len, 1);
+            assert_int_equal(s[0], b);
+        }
+        int32_t the = (int32_t)json_integer_value(json_object_get(jv, "\xE2\x96\x81the"));
+        assert_int_equal(find(t, " the"), the);
+        assert_int_equal(v->unk, find(t, "<unk>"));
+        assert_int_equal(v->kind[v->unk], TOK_UNKNOWN);
+        tok_free(t);
+        json_decref(j);
+    }
+}
+
+/* ---- encoding on real vocabularies ---------------------------------------- */
+
+static void encode_one(tok_tokenizer_t *t, const char *s, tok_ids_t *ids)
+{
+    tb_err_t err;
+    ids->len = 0;
+    if (tok_encode(t, (const uint8_t *)s, strlen(s), ids, &err))
+        fail_msg("encoding \"%s\": %s", s, err.msg);
+}
+
+static void added_tokens_are_matched_in_the_text(void **state)
+{
+    (void)state;
+    tok_ids_t ids = {0};
+    tok_tokenizer_t *t = load_vocab("llama3");
+    encode_one(t, "hi<|eot_id|><|begin_of_text|>", &ids);
+    assert_true(ids.len >= 3);
+    assert_int_equal(ids.data[ids.len - 2], find(t, "<|eot_id|>"));
+    assert_int_equal(ids.data[ids.len - 1], find(t, "<|begin_of_text|>"));
+    tok_free(t);
+    t = load_vocab("gemma3");
+    /* Gemma's newline runs are added tokens: the longest one wins */
+    encode_one(t, "a\n\n\nb<start_of_turn>", &ids);
+    assert_int_equal(ids.len, 4);
+    assert_int_equal(ids.data[1], find(t, "\n\n\n"));
+    assert_int_equal(ids.data[3], find(t, "<start_of_turn>"));
+    tok_free(t);
+    free(ids.data);
+}
+
+static void invalid_utf8_is_refused_with_its_offset(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *t = load_vocab("llama2");
+    tok_ids_t ids = {0};
+    tb_err_t err;
+    assert_int_equal(tok_encode(t, (const uint8_t *)"abc\xFFz", 5, &ids, &err), -1);
+    assert_non_null(strstr(err.msg, "byte 3"));
+    assert_int_equal(ids.len, 0);
+    tok_free(t);
+    free(ids.data);
+}
+
+/* Reads `path` into lines (without their "\n"); every `every`-th line. */
+static char **read_lines(const char *path, size_t every, size_t *n)
+{
+    need_file(path);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char **lines = NULL, *line = NULL;
+    size_t cap = 0, count = 0, no = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        if (no++ % every)
+            continue;
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        lines = realloc(lines, (count + 1) * sizeof *lines);
+        lines[count++] = strdup(line);
+    }
+    free(line);
+    fclose(f);
+    *n = count;
+    return lines;
+}
+
+static void free_lines(char **lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+/* What decode(encode(x)) gives back: x itself, NFC for Qwen, and U+2581
+ * as a space for the SentencePiece-style files; NULL where the pipeline is
+ * lossy in another way (Llama 2 prepends a space after each added token). */
+static char *expected_round_trip(const char *name, const char *s)
+{
+    size_t n = strlen(s);
+    if (!strcmp(name, "qwen3")) {
+        size_t rlen;
+        uint8_t *r = u8_normalize(UNINORM_NFC, (const uint8_t *)s, n, NULL, &rlen);
+        char *out = malloc(rlen + 1);
+        memcpy(out, r, rlen);
+        out[rlen] = 0;
+        free(r);
+        return out;
+    }
+    if (!strcmp(name, "llama2") && strchr(s, '<'))
+        return NULL;
+    char *out = malloc(n + 1);
+    size_t k = 0;
+    int meta = !strcmp(name, "gemma3") || !strcmp(name, "llama2");
+    for (size_t i = 0; i < n; i++) {
+        if (meta && !strncmp(s + i, "\xE2\x96\x81", 3)) {
+            out[k++] = ' ';
+            i += 2;
+        } else {
+            out[k++] = s[i];
+        }
+    }
+    out[k] = 0;
+    return out;
+}
+
+static void decode_inverts_encode(void **state)
+{
+    (void)state;
+    size_t n;
+    char **lines = read_lines("data/cache/multi/multi.txt", 25, &n);
+    tok_ids_t ids = {0};
+    tb_buf_t out = {0};
+    tb_err_t err;
+    for (size_t v = 0; v < NVOCABS; v++) {
+        tok_tokenizer_t *t = load_vocab(vocabs[v]);
+        for (size_t i = 0; i < n; i++) {
+            char *want = expected_round_trip(vocabs[v], lines[i]);
+            if (!want)
+                continue;
+            encode_one(t, lines[i], &ids);
+            out.len = 0;
+            assert_int_equal(tok_decode(t, ids.data, ids.len, &out, &err), 0);
+            if (out.len != strlen(want) || memcmp(out.data, want, out.len))
+                fail_msg("%s: decode(encode(\"%s\")) gave \"%.*s\"", vocabs[v],
+                         lines[i], (int)out.len, out.data);
+            free(want);
+        }
+        uint32_t past = tok_vocab(t)->size;
+        assert_int_equal(tok_decode(t, &past, 1, &out, &err), -1);
+        assert_non_null(strstr(err.msg, "past the vocabulary"));
+        tok_free(t);
+    }
+    free(ids.data);
+    tb_buf_free(&out);
+    free_lines(lines, n);
+}
+
+/* ---- conformance with the reference ---------------------------------------- */
+
+static void need_reference(void)
+{
+    if (system("node --version >/dev/null 2>&1"))
+        fail_msg("node is not installed: the reference tokenizer needs it "
+                 "(run `make setup`)");
+    if (access("scripts/ref/ref.js", R_OK))
+        fail_msg("scripts/ref/ref.js is missing");
+    if (access("scripts/ref/node_modules/@anush008/tokenizers", R_OK))
+        fail_msg("scripts/ref/node_modules/@anush008/tokenizers is missing: "
+                 "run `make setup`");
+}
+
+/* Writes lines to a temporary file; returns its path (static buffer). */
+static const char *write_sample(char **lines, size_t n)
+{
+    static char path[] = "/tmp/tokbench-test-hf-XXXXXX";
+    strcpy(path, "/tmp/tokbench-test-hf-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+    return path;
+}
+
+/* Runs the reference over the sample and compares its ids with ours, line
+ * by line; returns the number of lines that differ. */
+static size_t compare_with_reference(const char *vocab_file, char **lines,
+                                     size_t n, size_t *compared,
+                                     int (*excused)(const char *),
+                                     size_t *nexcused)
+{
+    const char *sample = write_sample(lines, n);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node scripts/ref/ref.js hf '%s' < '%s'",
+             vocab_file, sample);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(vocab_file, &err);
+    if (!t)
+        fail_msg("loading %s: %s", vocab_file, err.msg);
+    tok_ids_t ids = {0};
+    char *line = NULL;
+    size_t cap = 0, i = 0, bad = 0;
+    ssize_t len;
+    tb_buf_t mine = {0};
+    while (i < n && (len = getline(&line, &cap, p)) >= 0) {
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        ids.len = 0;
+        mine.len = 0;
+        if (tok_encode(t, (const uint8_t *)lines[i], strlen(lines[i]), &ids, &err))
+            fail_msg("%s line %zu: %s", vocab_file, i + 1, err.msg);
+        for (size_t k = 0; k < ids.len; k++) {
+            char num[16];
+            int w = snprintf(num, sizeof num, k ? " %u" : "%u", ids.data[k]);
+            tb_buf_put(&mine, num, (size_t)w);
+        }
+        if (mine.len != (size_t)len || memcmp(mine.data, line, mine.len)) {
+            if (excused && excused(lines[i]))
+                ++*nexcused;
+            else if (bad++ < 3)
+                print_message("%s: line %zu \"%.80s\"\n  reference: %.200s\n  "
+                              "tokbench:  %.*s\n", vocab_file, i + 1, lines[i],
+                              line, (int)(mine.len < 200 ? mine.len : 200),
+                              mine.data);
+        }
+        i++;
+    }
+    int status = pclose(p);
+    unlink(sample);
+    free(line);
+    free(ids.data);
+    tb_buf_free(&mine);
+    tok_free(t);
+    if (status != 0 || i != n)
+        fail_msg("the reference (%s) stopped after %zu of %zu lines (status "
+                 "%d)", cmd, i, n, status);
+    *compared = i;
+    return bad;
+}
+
+static int changed_by_nfc(const char *s)
+{
+    size_t n = strlen(s), rlen;
+    uint8_t *r = u8_normalize(UNINORM_NFC, (const uint8_t *)s, n, NULL, &rlen);
+    int changed = !r || rlen != n || memcmp(r, s, n);
+    free(r);
+    return changed;
+}
+
+/* Lines that exercise the edges: added tokens, whitespace runs, digits,
+ * contractions, U+2581 written in the text, scripts without spaces. */
+static const char *const edge_lines[] = {
+    "", " ", "  leading and trailing  ", "\t\ttabs\tand  spaces ",
+    "<|begin_of_text|>Hello<|eot_id|> <|im_start|>user", "<s>a</s> <unk>",
+    "<start_of_turn>model<end_of_turn>", "x<bos>y<eos>", "1234567890 3.14159 1,000,000",
+    "I'm you'll they'RE", "\xE2\x96\x81marker\xE2\x96\x81\xE2\x96\x81here",
+    "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C", "caf\x65\xCC\x81 na\xC3\xAFve",
+    "\xF0\x9F\x98\x80\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD emoji", "<h1>title</h1><table>",
+    "a               b", "\xC2\xA0nbsp\xE3\x80\x80ideographic",
+};
+
+static void ids_match_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    size_t n1, n2;
+    char **multi = read_lines("data/cache/multi/multi.txt", 60, &n1);
+    char **uni = read_lines("data/cache/unicode/unicode.txt", 100, &n2);
+    size_t ne = sizeof edge_lines / sizeof *edge_lines, n = ne + n1 + n2;
+    char **lines = malloc(n * sizeof *lines);
+    for (size_t i = 0; i < ne; i++)
+        lines[i] = (char *)edge_lines[i];
+    memcpy(lines + ne, multi, n1 * sizeof *lines);
+    memcpy(lines + ne + n1, uni, n2 * sizeof *lines);
+    size_t total_bad = 0;
+    for (size_t v = 0; v < NVOCABS; v++) {
+        char path[256];
+        vocab_path(vocabs[v], path, sizeof path);
+        need_file(path);
+        size_t compared = 0, excused = 0;
+        /* Qwen's NFC runs on different Unicode versions here (libunistring)
+         * and in the reference: a few NormalizationTest lines with marks
+         * whose combining class changed may differ, no line NFC leaves
+         * alone. */
+        int qwen = !strcmp(vocabs[v], "qwen3");
+        size_t bad = compare_with_reference(path, lines, n, &compared,
+                                            qwen ? changed_by_nfc : NULL,
+                                            &excused);
+        print_message("%s: %zu lines compared, %zu differ, %zu more differ "
+                      "only where NFC changes the text\n",
+                      vocabs[v], compared, bad, excused);
+        total_bad += bad + (excused > n2 / 100 ? excused : 0);
+    }
+    free(lines);
+    free_lines(multi, n1);
+    free_lines(uni, n2);
+    assert_int_equal(total_bad, 0);
+}
+
+/* A generated vocabulary with added tokens of every flavour (lstrip, rstrip,
+ * single_word, normalized, longest match) against the reference. */
+static void write_added_fixture(const char *path)
+{
+    json_t *vocab = json_object();
+    int id = 0;
+    char ch[2] = {0};
+    for (int c = 0x20; c < 0x7F; c++) {
+        ch[0] = (char)c;
+        json_object_set_new(vocab, ch, json_integer(id++));
+    }
+    json_object_set_new(vocab, "<unk>", json_integer(id++));
+    json_object_set_new(vocab, "th", json_integer(id++));
+    json_object_set_new(vocab, "the", json_integer(id++));
+    json_t *merges = json_pack("[ss]", "t h", "th e");
+    json_t *model = json_pack("{s:s, s:o, s:o, s:s}", "type", "BPE", "vocab",
+                              vocab, "merges", merges, "unk_token", "<unk>");
+    const struct {
+        const char *content;
+        int special, lstrip, rstrip, single_word, normalized;
+    } added[] = {
+        {"[A]", 1, 0, 0, 0, 0}, {"[AB]", 1, 0, 0, 0, 0}, {"<L>", 0, 1, 0, 0, 0},
+        {"<R>", 0, 0, 1, 0, 0}, {"word", 0, 0, 0, 1, 0}, {"Hi", 0, 0, 0, 0, 1},
+        {"<LR>", 1, 1, 1, 0, 0},
+    };
+    json_t *list = json_array();
+    for (size_t i = 0; i < sizeof added / sizeof *added; i++)
+        json_array_append_new(
+            list, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", id++,
+                            "content", added[i].content, "special",
+                            added[i].special, "lstrip", added[i].lstrip,
+                            "rstrip", added[i].rstrip, "single_word",
+                            added[i].single_word, "normalized",
+                            added[i].normalized));
+    json_t *root = json_pack("{s:s, s:o, s:{s:s}, s:n, s:n, s:o}", "version",
+                             "1.0", "added_tokens", list, "normalizer", "type",
+                             "Lowercase", "pre_tokenizer", "decoder", "model",
+                             model);
+    assert_non_null(root);
+    assert_int_equal(json_dump_file(root, path, 0), 0);
+    json_decref(root);
+}
+
+static void added_token_flags_match_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    char path[] = "/tmp/tokbench-test-hf-added-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_added_fixture(path);
+    static const char *const lines[] = {
+        "x[AB]y[A]z[ABC]", "a  <L>  b", "a  <R>  b", "  <L><R>  ", "<R>\t\t<L>",
+        "sword word words word_ word", "word", "HI there hi Hi", "[A][AB][A",
+        "The the THE", "a \xC2\xA0<LR>\xE3\x80\x80 b", "<L>", "", "x<LR>",
+    };
+    size_t compared = 0, excused = 0;
+    size_t bad = compare_with_reference(path, (char **)lines,
+                                        sizeof lines / sizeof *lines, &compared,
+                                        NULL, &excused);
+    unlink(path);
+    assert_int_equal(compared, sizeof lines / sizeof *lines);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- normalizers --------------------------------------------------------------- */
+
+static tok_norm_t *add_norm(tok_tokenizer_t *t, tok_norm_kind_t kind,
+                            const char *a, const char *b, uint32_t flags)
+{
+    tok_norm_t n = {.kind = kind, .flags = flags};
+    assert_int_equal(tb_vec_push(&t->norms, n), 0);
+    tok_norm_t *p = &t->norms.data[t->norms.len - 1];
+    if (a)
+        tb_buf_put(&p->a, a, strlen(a));
+    if (b)
+        tb_buf_put(&p->b, b, strlen(b));
+    return p;
+}
+
+static void check_norm(tok_tokenizer_t *t, const char *in, const char *want)
+{
+    tb_buf_t out = {0};
+    tb_err_t err;
+    if (tok_normalize(t, (const uint8_t *)in, strlen(in), &out, &err))
+        fail_msg("normalizing \"%s\": %s", in, err.msg);
+    if (out.len != strlen(want) || (out.len && memcmp(out.data, want, out.len)))
+        fail_msg("normalizing \"%s\": got \"%.*s\", want \"%s\"", in,
+                 (int)out.len, out.data, want);
+    tb_buf_free(&out);
+}
+
+static void normalizer_steps(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *t = tok_new(TOK_FORMAT_HF_JSON);
+    /* Llama 2's pair: Prepend leaves empty text empty */
+    add_norm(t, TOK_NORM_PREPEND, "\xE2\x96\x81", NULL, 0);
+    add_norm(t, TOK_NORM_REPLACE, " ", "\xE2\x96\x81", 0);
+    check_norm(t, "", "");
+    check_norm(t, "a b", "\xE2\x96\x81" "a" "\xE2\x96\x81" "b");
+    check_norm(t, " ", "\xE2\x96\x81\xE2\x96\x81");
+    tok_free(t);
+
+    t = tok_new(TOK_FORMAT_HF_JSON);
+    add_norm(t, TOK_NORM_STRIP, NULL, NULL, 3);
+    check_norm(t, "\xE3\x80\x80 a b\xC2\xA0\t", "a b"); /* U+3000, U+00A0 */
+    check_norm(t, "   ", "");
+    t->norms.data[0].flags = 2;
+    check_norm(t, "  a  ", "  a");
+    tok_free(t);
+
+    t = tok_new(TOK_FORMAT_HF_JSON);
+    add_norm(t, TOK_NORM_LOWERCASE, NULL, NULL, 0);
+    /* U+0130 lowercases to "i" + U+0307, as Rust's to_lowercase does */
+    check_norm(t, "\xC3\x80" "B \xC4\xB0 \xCE\xA3", "\xC3\xA0" "b i\xCC\x87 \xCF\x83");
+    tok_free(t);
+
+    t = tok_new(TOK_FORMAT_HF_JSON);
+    add_norm(t, TOK_NORM_NFKC, NULL, NULL, 0);
+    check_norm(t, "\xEF\xAC\x81\xE2\x91\xA0", "fi1"); /* U+FB01, U+2460 */
+    t->norms.data[0].kind = TOK_NORM_NFC;
+    check_norm(t, "e\xCC\x81", "\xC3\xA9");
+    t->norms.data[0].kind = TOK_NORM_NFD;
+    check_norm(t, "\xC3\xA9", "e\xCC\x81");
+    tb_buf_t out = {0};
+    tb_err_t err;
+    assert_int_equal(tok_normalize(t, (const uint8_t *)"\xC3\xA9\xFF", 3, &out, &err), -1);
+    assert_non_null(strstr(err.msg, "byte 2"));
+    tb_buf_free(&out);
+    tok_free(t);
+
+    t = tok_new(TOK_FORMAT_HF_JSON);
+    add_norm(t, TOK_NORM_REPLACE, " {2,}", " ", 1);
+    check_norm(t, "a   b c  d", "a b c d");
+    tok_free(t);
+}
+
+/* ---- corrupt files ---------------------------------------------------------------- */
+
+static void expect_load_error(const char *fixture, const char *what)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/fixtures/%s", fixture);
+    need_file(path);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(path, &err);
+    if (t) {
+        tok_free(t);
+        fail_msg("%s loaded, but it should fail with \"%s\"", path, what);
+    }
+    if (!strstr(err.msg, path) || !strstr(err.msg, what))
+        fail_msg("%s: message \"%s\" should name the file and \"%s\"", path,
+                 err.msg, what);
+}
+
+static void corrupt_files_are_refused_with_their_place(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load("tests/fixtures/hf_tiny.json", &err);
+    if (!t)
+        fail_msg("the valid fixture does not load: %s", err.msg);
+    assert_int_equal(tok_vocab(t)->size, 6);
+    assert_int_equal(t->bpe.merges.count, 2);
+    assert_int_equal(tok_vocab(t)->kind[5], TOK_CONTROL);
+    tok_free(t);
+    expect_load_error("hf_truncated.json", "line ");
+    expect_load_error("hf_truncated.json", "column ");
+    expect_load_error("hf_vocab_string_id.json", "model.vocab[\"b\"]: expected an integer");
+    expect_load_error("hf_id_too_large.json", "id 99999999 is outside");
+    expect_load_error("hf_dup_id.json", "id 1 is given to both");
+    expect_load_error("hf_merge_unknown.json", "model.merges[1]: token \"x\"");
+    expect_load_error("hf_model_array.json", "model: expected an object");
+    expect_load_error("hf_added_bad.json", "added_tokens[0].special: expected a boolean");
+    expect_load_error("hf_bad_regex.json", "normalizer.pattern.Regex");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(corrupt_files_are_refused_with_their_place),
+        cmocka_unit_test(normalizer_steps),
+        cmocka_unit_test(loads_every_vocabulary_as_the_json_says),
+        cmocka_unit_test(byte_level_vocabularies_hold_raw_bytes),
+        cmocka_unit_test(sentencepiece_style_vocabularies),
+        cmocka_unit_test(added_tokens_are_matched_in_the_text),
+        cmocka_unit_test(invalid_utf8_is_refused_with_its_offset),
+        cmocka_unit_test(decode_inverts_encode),
+        cmocka_unit_test(added_token_flags_match_the_reference),
+        cmocka_unit_test(ids_match_the_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

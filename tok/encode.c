@@ -1,0 +1,308 @@
+/*
+ * encode: the encoding pipeline every tokenizer runs (see tok_internal.h),
+ * and decoding.
+ *
+ * Added tokens are found as Hugging Face `tokenizers` finds them: leftmost,
+ * then longest, non-overlapping, first in the raw text (tokens with
+ * normalized == 0), then in the normalized text of each remaining piece
+ * (normalized == 1); lstrip / rstrip widen a match over white space and
+ * single_word refuses a match inside a word.  The matcher is `added` itself,
+ * sorted once by content: a search narrows a range of the sorted array byte
+ * by byte, a trie walk with no extra memory, and a first-byte bitmap keeps
+ * it off almost every position of ordinary text.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <unictype.h>
+
+#include "../base/utf8.h"
+#include "tok_internal.h"
+
+/* ---- the added-token index ---------------------------------------------- */
+
+static int added_cmp(const void *pa, const void *pb)
+{
+    const tok_added_t *a = pa, *b = pb;
+    if (a->normalized != b->normalized)
+        return a->normalized - b->normalized;
+    size_t n = a->content.len < b->content.len ? a->content.len : b->content.len;
+    int c = n ? memcmp(a->content.data, b->content.data, n) : 0;
+    if (c)
+        return c;
+    if (a->content.len != b->content.len)
+        return a->content.len < b->content.len ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void build_index(tok_tokenizer_t *t)
+{
+    qsort(t->added.data, t->added.len, sizeof *t->added.data, added_cmp);
+    memset(t->added_first, 0, sizeof t->added_first);
+    t->added_norm_from = (uint32_t)t->added.len;
+    for (size_t i = 0; i < t->added.len; i++) {
+        const tok_added_t *a = &t->added.data[i];
+        if (a->normalized && t->added_norm_from == t->added.len)
+            t->added_norm_from = (uint32_t)i;
+        if (a->content.len) {
+            uint8_t b = a->content.data[0];
+            t->added_first[a->normalized != 0][b >> 6] |= 1ull << (b & 63);
+        }
+    }
+    t->added_ready = 1;
+}
+
+/* First index in [lo, hi) whose byte k is >= c (all share bytes 0..k-1
+ * and are longer than k). */
+static size_t lower_at(const tok_added_t *a, size_t lo, size_t hi, size_t k,
+                       uint8_t c)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].content.data[k] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Longest token of a[lo..hi) that is a prefix of s[0..n): its index, or
+ * -1.  The range narrows to the tokens that start with s[0..k+1). */
+static long longest_at(const tok_added_t *a, size_t lo, size_t hi,
+                       const uint8_t *s, size_t n)
+{
+    long best = -1;
+    for (size_t k = 0; k < n && lo < hi; k++) {
+        /* Tokens of exactly k bytes sort first; they have no byte k. */
+        while (lo < hi && a[lo].content.len == k)
+            lo++;
+        lo = lower_at(a, lo, hi, k, s[k]);
+        if (s[k] != 0xFF) /* else the range runs to the end */
+            hi = lower_at(a, lo, hi, k, (uint8_t)(s[k] + 1));
+        if (lo < hi && a[lo].content.len == k + 1)
+            best = (long)lo;
+    }
+    return best;
+}
+
+/* Rust's char::is_alphanumeric plus '_' (`tokenizers`' word character). */
+static int word_char(uint32_t cp)
+{
+    return cp == '_' || uc_is_alnum(cp);
+}
+
+static int ends_with_word(const uint8_t *s, size_t end)
+{
+    if (!end)
+        return 0;
+    size_t k = 1;
+    while (k < end && k < 4 && (s[end - k] & 0xC0) == 0x80)
+        k++;
+    uint32_t cp;
+    return tb_utf8_decode(s + end - k, k, &cp) == k && word_char(cp);
+}
+
+static int starts_with_word(const uint8_t *s, size_t n)
+{
+    uint32_t cp;
+    return n && tb_utf8_decode(s, n, &cp) && word_char(cp);
+}
+
+static int space_at(const uint8_t *s, size_t n, size_t *len)
+{
+    uint32_t cp;
+    size_t k = tb_utf8_decode(s, n, &cp);
+    *len = k;
+    return k && uc_is_property_white_space(cp);
+}
+
+/* ---- the pipeline ---------------------------------------------------------- */
+
+/* Scratch buffers of one encode call. */
+typedef struct {
+    tb_buf_t pre, word;
+    tok_spans_t words;
+} scratch_t;
+
+static int run_model(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *w,
+                     size_t n, tok_ids_t *out, tb_err_t *err)
+{
+    if (t->meta_to_space) {
+        /* The vocabulary holds spaces where the file wrote U+2581. */
+        sc->word.len = 0;
+        if (tb_buf_reserve(&sc->word, n))
+            return tb_fail(err, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            if (i + 3 <= n && w[i] == 0xE2 && w[i + 1] == 0x96 && w[i + 2] == 0x81) {
+                sc->word.data[sc->word.len++] = ' ';
+                i += 2;
+            } else {
+                sc->word.data[sc->word.len++] = w[i];
+            }
+        }
+        w = sc->word.data;
+        n = sc->word.len;
+    }
+    if (!n)
+        return 0;
+    return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, w, n, out, err)
+                                         : tok_bpe_word(t, w, n, out, err);
+}
+
+/* Pre-tokenizes normalized text and runs the model over every word. */
+static int encode_words(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
+                        size_t n, int first, tok_ids_t *out, tb_err_t *err)
+{
+    if (!n)
+        return 0;
+    if (!t->pres.len)
+        return run_model(t, sc, s, n, out, err);
+    /* A Metaspace with prepend_scheme "first" prepends to the first piece
+     * of the text only. */
+    for (size_t i = 0; i < t->pres.len; i++) {
+        tok_pre_t *p = &t->pres.data[i];
+        if (p->kind == TOK_PRE_METASPACE && (p->flags & 4))
+            p->flags = first ? p->flags | 1 : p->flags & ~1u;
+    }
+    sc->pre.len = 0;
+    sc->words.len = 0;
+    if (tok_pretokenize(t, s, n, &sc->pre, &sc->words, err))
+        return -1;
+    for (size_t i = 0; i < sc->words.len; i++) {
+        tok_span_t w = sc->words.data[i];
+        if (w.off > sc->pre.len || w.len > sc->pre.len - w.off)
+            return tb_fail(err, "pre-tokenizer: word %zu is outside its text", i);
+        if (run_model(t, sc, sc->pre.data + w.off, w.len, out, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* What to do with the text between matches. */
+typedef int (*gap_fn)(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
+                      size_t n, int first, tok_ids_t *out, tb_err_t *err);
+
+/* Splits s[0..n) around the added tokens of one kind (normalized or not),
+ * emitting their ids and handing the text between to `gap`. */
+static int split_added(tok_tokenizer_t *t, scratch_t *sc, int normalized,
+                       const uint8_t *s, size_t n, int first, gap_fn gap,
+                       tok_ids_t *out, tb_err_t *err)
+{
+    size_t lo = normalized ? t->added_norm_from : 0;
+    size_t hi = normalized ? t->added.len : t->added_norm_from;
+    const uint64_t *bits = t->added_first[normalized];
+    size_t start_offset = 0, pos = 0;
+    while (lo < hi && pos < n) {
+        if (!(bits[s[pos] >> 6] >> (s[pos] & 63) & 1)) {
+            pos++;
+            continue;
+        }
+        long m = longest_at(t->added.data, lo, hi, s + pos, n - pos);
+        if (m < 0) {
+            pos++;
+            continue;
+        }
+        const tok_added_t *a = &t->added.data[m];
+        size_t start = pos, stop = pos + a->content.len, k;
+        pos = stop; /* the next search starts after this match */
+        if (a->single_word && (ends_with_word(s, start) ||
+                               starts_with_word(s + stop, n - stop)))
+            continue;
+        if (a->lstrip) {
+            size_t b = start;
+            while (b > start_offset) {
+                size_t back = 1;
+                while (back < b && back < 4 && (s[b - back] & 0xC0) == 0x80)
+                    back++;
+                if (!space_at(s + b - back, back, &k) || k != back)
+                    break;
+                b -= back;
+            }
+            start = b;
+        }
+        if (a->rstrip)
+            while (stop < n && space_at(s + stop, n - stop, &k))
+                stop += k;
+        if (start_offset < start &&
+            gap(t, sc, s + start_offset, start - start_offset,
+                first && start_offset == 0, out, err))
+            return -1;
+        if (tb_vec_push(out, a->id))
+            return tb_fail(err, "out of memory");
+        start_offset = stop;
+    }
+    if (start_offset < n)
+        return gap(t, sc, s + start_offset, n - start_offset,
+                   first && start_offset == 0, out, err);
+    return 0;
+}
+
+/* A piece of raw text between non-normalized added tokens: normalize it,
+ * then split it around the normalized added tokens. */
+static int encode_piece(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
+                        size_t n, int first, tok_ids_t *out, tb_err_t *err)
+{
+    tb_buf_t norm = {0};
+    if (tok_normalize(t, s, n, &norm, err)) {
+        tb_buf_free(&norm);
+        return -1;
+    }
+    /* The normalized text outlives the words cut from it: its own buffer. */
+    int rc = split_added(t, sc, 1, norm.data, norm.len, first, encode_words,
+                         out, err);
+    tb_buf_free(&norm);
+    return rc;
+}
+
+int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+               tok_ids_t *out, tb_err_t *err)
+{
+    if (t->needs_utf8) {
+        size_t bad = tb_utf8_validate(text, len);
+        if (bad != len)
+            return tb_fail(err, "encode: invalid UTF-8 at byte %zu", bad);
+    }
+    if (!t->added_ready)
+        build_index(t);
+    scratch_t sc = {0};
+    size_t mark = out->len;
+    int rc = t->match_added
+                 ? split_added(t, &sc, 0, text, len, 1, encode_piece, out, err)
+                 : encode_piece(t, &sc, text, len, 1, out, err);
+    if (rc)
+        out->len = mark;
+    tb_buf_free(&sc.pre);
+    tb_buf_free(&sc.word);
+    free(sc.words.data);
+    return rc;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+int tok_decode(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
+               tb_buf_t *out, tb_err_t *err)
+{
+    const tok_vocab_t *v = &t->vocab;
+    size_t mark = out->len;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= v->size) {
+            out->len = mark;
+            return tb_fail(err, "decode: id %u (position %zu) is past the "
+                                "vocabulary of %u ids", ids[i], i, v->size);
+        }
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, ids[i], &len);
+        if (tb_buf_put(out, s, len)) {
+            out->len = mark;
+            return tb_fail(err, "out of memory");
+        }
+    }
+    /* SentencePiece-style decoders strip one space off the whole text. */
+    if ((t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) && out->len > mark &&
+        out->data[mark] == ' ') {
+        memmove(out->data + mark, out->data + mark + 1, out->len - mark - 1);
+        out->len--;
+    }
+    return 0;
+}

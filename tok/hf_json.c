@@ -1,0 +1,1162 @@
+/*
+ * hf_json: the loader for Hugging Face tokenizer.json files.
+ *
+ * Reads the model (BPE or Unigram), the normalizer, pre-tokenizer and
+ * decoder chains and the added tokens into a tok_tokenizer_t, so that the
+ * shared encoder (encode.c) reproduces what the `tokenizers` library does.
+ * Token strings become raw bytes here: byte-level files spell bytes in
+ * GPT-2's alphabet, SentencePiece-style files write "<0xNN>" byte pieces and
+ * U+2581 for a space.  The field names and their meaning follow the JSON
+ * that `tokenizers` serializes (its serde layout, version 0.x).
+ *
+ * Every field read is type-checked, and a failure names the file and the
+ * JSON path ("model.merges[12]") or the parser's line, column and byte.
+ */
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "tok_internal.h"
+
+#define META "\xE2\x96\x81" /* U+2581, SentencePiece's word marker */
+
+/* One model.vocab entry before the vocabulary is built. */
+typedef struct {
+    uint32_t id;
+    const char *s; /* borrowed from the JSON tree */
+    size_t len;
+    float score;
+} entry_t;
+
+/* One added_tokens entry (content borrowed from the JSON tree). */
+typedef struct {
+    uint32_t id;
+    const char *s;
+    size_t len;
+    uint8_t special, lstrip, rstrip, single_word, normalized;
+} added_t;
+
+typedef struct {
+    const char *path;
+    tb_err_t *err;
+    tok_tokenizer_t *t;
+    int byte_level;    /* strings use GPT-2's byte alphabet */
+    int meta;          /* strings use U+2581 for a space */
+    int byte_pieces;   /* "<0xNN>" pieces stand for bytes */
+    TB_VEC(entry_t) vocab;
+    TB_VEC(added_t) added;
+    json_t *vocab_obj; /* BPE: model.vocab, used to resolve merges */
+    tb_buf_t scratch;
+} ctx_t;
+
+__attribute__((format(printf, 2, 3))) static int fail(ctx_t *c,
+                                                      const char *fmt, ...)
+{
+    char msg[TB_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tb_fail(c->err, "%s: %s", c->path, msg);
+}
+
+static const char *type_name(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+/* ---- typed field access ---------------------------------------------- */
+
+/* Field `key` of object `o` (at JSON path `where`) as a string; absent or
+ * null gives *s = NULL when `optional`. */
+static int get_str(ctx_t *c, const json_t *o, const char *where,
+                   const char *key, int optional, const char **s, size_t *len)
+{
+    json_t *v = json_object_get(o, key);
+    *s = NULL;
+    *len = 0;
+    if (!v || json_is_null(v)) {
+        if (optional)
+            return 0;
+        return fail(c, "%s.%s: missing (expected a string)", where, key);
+    }
+    if (!json_is_string(v))
+        return fail(c, "%s.%s: expected a string, got %s", where, key,
+                    type_name(v));
+    *s = json_string_value(v);
+    *len = json_string_length(v);
+    return 0;
+}
+
+/* Boolean field with a default for absent or null. */
+static int get_bool(ctx_t *c, const json_t *o, const char *where,
+                    const char *key, int dflt, int *b)
+{
+    json_t *v = json_object_get(o, key);
+    *b = dflt;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return fail(c, "%s.%s: expected a boolean, got %s", where, key,
+                    type_name(v));
+    *b = json_is_true(v);
+    return 0;
+}
+
+/* Non-negative integer field with a default for absent or null. */
+static int get_uint(ctx_t *c, const json_t *o, const char *where,
+                    const char *key, long long dflt, long long *n)
+{
+    json_t *v = json_object_get(o, key);
+    *n = dflt;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return fail(c, "%s.%s: expected a non-negative integer, got %s", where,
+                    key, type_name(v));
+    *n = json_integer_value(v);
+    return 0;
+}
+
+static int is_type(const json_t *o, const char *name)
+{
+    const char *s = json_string_value(json_object_get(o, "type"));
+    return s && !strcmp(s, name);
+}
+
+/* The "type" of a component object, checked. */
+static int get_type(ctx_t *c, const json_t *o, const char *where,
+                    const char **type)
+{
+    size_t len;
+    if (!json_is_object(o))
+        return fail(c, "%s: expected an object, got %s", where, type_name(o));
+    return get_str(c, o, where, "type", 0, type, &len);
+}
+
+/* A {"String": s} or {"Regex": r} pattern; *regex tells which. */
+static int get_pattern(ctx_t *c, const json_t *o, const char *where,
+                       const char **s, size_t *len, int *regex)
+{
+    json_t *p = json_object_get(o, "pattern");
+    if (!json_is_object(p))
+        return fail(c, "%s.pattern: expected {\"String\": ...} or "
+                       "{\"Regex\": ...}, got %s",
+                    where, p ? type_name(p) : "nothing");
+    *regex = json_object_get(p, "Regex") != NULL;
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s.pattern", where);
+    return get_str(c, p, sub, *regex ? "Regex" : "String", 0, s, len);
+}
+
+/* ---- token strings to raw bytes --------------------------------------- */
+
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return -1;
+}
+
+/* The byte of a "<0xNN>" piece, or -1. */
+static int byte_piece(const char *s, size_t len)
+{
+    if (len != 6 || memcmp(s, "<0x", 3) || s[5] != '>')
+        return -1;
+    int hi = hex_digit(s[3]), lo = hex_digit(s[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+/* Appends s with every U+2581 turned into a space. */
+static int put_unmeta(tb_buf_t *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if (i + 3 <= len && !memcmp(s + i, META, 3)) {
+            if (tb_buf_putc(out, ' '))
+                return -1;
+            i += 3;
+        } else if (tb_buf_putc(out, (uint8_t)s[i++])) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Raw bytes of a model vocabulary string into c->scratch; *kind is set to
+ * TOK_BYTE for a byte piece. */
+static int model_bytes(ctx_t *c, const char *s, size_t len, int id,
+                       tok_kind_t *kind)
+{
+    c->scratch.len = 0;
+    *kind = TOK_NORMAL;
+    if (tb_buf_reserve(&c->scratch, len + 1))
+        return fail(c, "out of memory");
+    if (c->byte_level) {
+        long n = tok_gpt2_decode((const uint8_t *)s, len, c->scratch.data);
+        if (n < 0)
+            return fail(c, "model.vocab: token \"%.60s\" (id %d) has a "
+                           "character outside GPT-2's byte alphabet",
+                        s, id);
+        c->scratch.len = (size_t)n;
+        return 0;
+    }
+    int b = c->byte_pieces ? byte_piece(s, len) : -1;
+    if (b >= 0) {
+        *kind = TOK_BYTE;
+        c->scratch.data[0] = (uint8_t)b;
+        c->scratch.len = 1;
+        return 0;
+    }
+    if (c->meta)
+        return put_unmeta(&c->scratch, s, len) ? fail(c, "out of memory") : 0;
+    return tb_buf_put(&c->scratch, s, len) ? fail(c, "out of memory") : 0;
+}
+
+/* ---- JSON-wide conventions -------------------------------------------- */
+
+/* Looks for a component of type `type` in a component tree (Sequence
+ * members are under `list`). */
+static int has_component(const json_t *o, const char *list, const char *type)
+{
+    if (!json_is_object(o))
+        return 0;
+    if (is_type(o, type))
+        return 1;
+    json_t *a = json_object_get(o, list);
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) if (has_component(x, list, type)) return 1;
+    return 0;
+}
+
+/* Does any model.vocab string contain U+2581?  For a Unigram vocab the
+ * strings are the first members of [piece, score] pairs. */
+static int vocab_uses_meta(const json_t *v)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x) if (strstr(k, META)) return 1;
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            const char *s = json_string_value(json_array_get(x, 0));
+            if (s && strstr(s, META))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+static int check_id(ctx_t *c, const char *where, const json_t *v, uint32_t *id)
+{
+    if (!json_is_integer(v))
+        return fail(c, "%s: expected an integer id, got %s", where,
+                    type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < 0 || n >= (json_int_t)TOK_VOCAB_MAX_SIZE)
+        return fail(c, "%s: id %lld is outside 0 .. %u", where, (long long)n,
+                    TOK_VOCAB_MAX_SIZE - 1);
+    *id = (uint32_t)n;
+    return 0;
+}
+
+static int read_bpe_vocab(ctx_t *c, json_t *v)
+{
+    if (!json_is_object(v))
+        return fail(c, "model.vocab: expected an object of token -> id, got %s",
+                    type_name(v));
+    if (json_object_size(v) > TOK_VOCAB_MAX_SIZE)
+        return fail(c, "model.vocab: %zu tokens, over the limit of %u",
+                    json_object_size(v), TOK_VOCAB_MAX_SIZE);
+    if (tb_vec_reserve(&c->vocab, json_object_size(v)))
+        return fail(c, "out of memory");
+    for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        const char *k = json_object_iter_key(it);
+        json_t *x = json_object_iter_value(it);
+        entry_t e = {.s = k, .len = json_object_iter_key_len(it)};
+        if (!json_is_integer(x))
+            return fail(c, "model.vocab[\"%.60s\"]: expected an integer id, "
+                           "got %s", k, type_name(x));
+        if (check_id(c, "model.vocab", x, &e.id))
+            return tb_wrap(c->err, "token \"%.60s\"", k);
+        c->vocab.data[c->vocab.len++] = e;
+    }
+    c->vocab_obj = v;
+    return 0;
+}
+
+static int read_unigram_vocab(ctx_t *c, json_t *v)
+{
+    if (!json_is_array(v))
+        return fail(c, "model.vocab: expected an array of [piece, score], "
+                       "got %s", type_name(v));
+    size_t n = json_array_size(v);
+    if (n > TOK_VOCAB_MAX_SIZE)
+        return fail(c, "model.vocab: %zu pieces, over the limit of %u", n,
+                    TOK_VOCAB_MAX_SIZE);
+    if (tb_vec_reserve(&c->vocab, n))
+        return fail(c, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_array_get(v, i);
+        json_t *s = json_array_get(p, 0), *sc = json_array_get(p, 1);
+        if (!json_is_array(p) || json_array_size(p) != 2 ||
+            !json_is_string(s) || !json_is_number(sc))
+            return fail(c, "model.vocab[%zu]: expected [piece, score]", i);
+        entry_t e = {.id = (uint32_t)i, .s = json_string_value(s),
+                     .len = json_string_length(s),
+                     .score = (float)json_number_value(sc)};
+        c->vocab.data[c->vocab.len++] = e;
+    }
+    return 0;
+}
+
+static int entry_by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const entry_t *)a)->id, y = ((const entry_t *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Sorts the entries by id and refuses an id given to two tokens. */
+static int check_unique_ids(ctx_t *c)
+{
+    qsort(c->vocab.data, c->vocab.len, sizeof *c->vocab.data, entry_by_id);
+    for (size_t i = 1; i < c->vocab.len; i++)
+        if (c->vocab.data[i].id == c->vocab.data[i - 1].id)
+            return fail(c, "model.vocab: id %u is given to both \"%.60s\" "
+                           "and \"%.60s\"",
+                        c->vocab.data[i].id, c->vocab.data[i - 1].s,
+                        c->vocab.data[i].s);
+    return 0;
+}
+
+/* Id of a model.vocab string, or -1. */
+static long vocab_id(ctx_t *c, const char *s, size_t len)
+{
+    json_t *v = json_object_getn(c->vocab_obj, s, len);
+    return v ? (long)json_integer_value(v) : -1;
+}
+
+/* One merge: "left right" or ["left", "right"]. */
+static int merge_parts(ctx_t *c, json_t *m, size_t i, const char **l,
+                       size_t *ll, const char **r, size_t *rl)
+{
+    if (json_is_string(m)) {
+        const char *s = json_string_value(m);
+        size_t len = json_string_length(m);
+        const char *sp = memchr(s, ' ', len);
+        if (!sp || memchr(sp + 1, ' ', len - (size_t)(sp + 1 - s)))
+            return fail(c, "model.merges[%zu]: \"%.60s\" is not two tokens "
+                           "separated by one space", i, s);
+        *l = s;
+        *ll = (size_t)(sp - s);
+        *r = sp + 1;
+        *rl = len - *ll - 1;
+        return 0;
+    }
+    json_t *a = json_array_get(m, 0), *b = json_array_get(m, 1);
+    if (!json_is_array(m) || json_array_size(m) != 2 || !json_is_string(a) ||
+        !json_is_string(b))
+        return fail(c, "model.merges[%zu]: expected \"a b\" or [\"a\", \"b\"]",
+                    i);
+    *l = json_string_value(a);
+    *ll = json_string_length(a);
+    *r = json_string_value(b);
+    *rl = json_string_length(b);
+    return 0;
+}
+
+static int read_merges(ctx_t *c, json_t *merges)
+{
+    if (!merges || json_is_null(merges))
+        return 0;
+    if (!json_is_array(merges))
+        return fail(c, "model.merges: expected an array, got %s",
+                    type_name(merges));
+    size_t n = json_array_size(merges);
+    if (n >= UINT32_MAX)
+        return fail(c, "model.merges: %zu merges, too many", n);
+    tb_buf_t cat = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *l = NULL, *r = NULL;
+        size_t ll = 0, rl = 0;
+        if ((rc = merge_parts(c, json_array_get(merges, i), i, &l, &ll, &r, &rl)))
+            break;
+        cat.len = 0;
+        if (tb_buf_put(&cat, l, ll) || tb_buf_put(&cat, r, rl)) {
+            rc = fail(c, "out of memory");
+            break;
+        }
+        long li = vocab_id(c, l, ll), ri = vocab_id(c, r, rl);
+        long mi = vocab_id(c, (const char *)cat.data, cat.len);
+        if (li < 0 || ri < 0 || mi < 0) {
+            const char *what = li < 0 ? l : ri < 0 ? r : (const char *)cat.data;
+            int wl = (int)(li < 0 ? ll : ri < 0 ? rl : cat.len);
+            rc = fail(c, "model.merges[%zu]: token \"%.*s\" is not in "
+                         "model.vocab", i, wl > 60 ? 60 : wl, what);
+        } else if (tok_bpe_add_merge(&c->t->bpe, (uint32_t)li, (uint32_t)ri,
+                                     (uint32_t)i, (uint32_t)mi)) {
+            rc = fail(c, "model.merges[%zu]: out of memory", i);
+        }
+    }
+    tb_buf_free(&cat);
+    return rc;
+}
+
+/* Model options of a BPE model. */
+static int read_bpe_options(ctx_t *c, json_t *m)
+{
+    tok_bpe_t *b = &c->t->bpe;
+    int bf, fu, im;
+    const char *s;
+    size_t len;
+    if (get_bool(c, m, "model", "byte_fallback", 0, &bf) ||
+        get_bool(c, m, "model", "fuse_unk", 0, &fu) ||
+        get_bool(c, m, "model", "ignore_merges", 0, &im))
+        return -1;
+    b->byte_fallback = bf;
+    b->fuse_unk = fu;
+    b->ignore_merges = im;
+    b->byte_level = c->byte_level;
+    if (get_str(c, m, "model", "continuing_subword_prefix", 1, &s, &len))
+        return -1;
+    if (len)
+        return fail(c, "model.continuing_subword_prefix: \"%s\" is not "
+                       "supported (only none or \"\")", s);
+    if (get_str(c, m, "model", "end_of_word_suffix", 1, &s, &len))
+        return -1;
+    if (len)
+        return fail(c, "model.end_of_word_suffix: \"%s\" is not supported "
+                       "(only none or \"\")", s);
+    json_t *d = json_object_get(m, "dropout");
+    if (d && !json_is_null(d) && json_number_value(d) != 0.0)
+        return fail(c, "model.dropout: BPE dropout is not supported");
+    if (get_str(c, m, "model", "unk_token", 1, &s, &len))
+        return -1;
+    if (s) {
+        long id = vocab_id(c, s, len);
+        b->unk = id < 0 ? -1 : (int32_t)id;
+    }
+    c->byte_pieces = bf;
+    return 0;
+}
+
+static int read_model(ctx_t *c, json_t *root)
+{
+    json_t *m = json_object_get(root, "model");
+    if (!json_is_object(m))
+        return fail(c, "model: expected an object, got %s",
+                    m ? type_name(m) : "nothing");
+    json_t *v = json_object_get(m, "vocab");
+    if (!v)
+        return fail(c, "model.vocab: missing");
+    const char *type = json_string_value(json_object_get(m, "type"));
+    /* Old files leave "type" out; the vocab's shape tells the model. */
+    if (!type)
+        type = json_is_array(v) ? "Unigram" : "BPE";
+    if (!strcmp(type, "BPE")) {
+        c->t->model = TOK_MODEL_BPE;
+        if (read_bpe_vocab(c, v) || check_unique_ids(c) ||
+            read_bpe_options(c, m))
+            return -1;
+        return read_merges(c, json_object_get(m, "merges"));
+    }
+    if (!strcmp(type, "Unigram")) {
+        c->t->model = TOK_MODEL_UNIGRAM;
+        long long unk;
+        int bf;
+        if (read_unigram_vocab(c, v) || get_uint(c, m, "model", "unk_id", -1, &unk) ||
+            get_bool(c, m, "model", "byte_fallback", 0, &bf))
+            return -1;
+        if (unk >= (long long)c->vocab.len)
+            return fail(c, "model.unk_id: %lld is past the %zu pieces", unk,
+                        c->vocab.len);
+        c->t->unigram.unk = (int32_t)unk;
+        c->t->unigram.byte_fallback = bf;
+        c->byte_pieces = bf;
+        return 0;
+    }
+    return fail(c, "model.type: \"%s\" is not supported (BPE or Unigram)",
+                type);
+}
+
+/* ---- normalizers -------------------------------------------------------- */
+
+static int push_norm(ctx_t *c, tok_norm_kind_t kind, tok_norm_t **out)
+{
+    tok_norm_t n = {.kind = kind};
+    if (tb_vec_push(&c->t->norms, n))
+        return fail(c, "out of memory");
+    *out = &c->t->norms.data[c->t->norms.len - 1];
+    return 0;
+}
+
+static int b64_value(uint8_t ch)
+{
+    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+    if (ch == '+') return 62;
+    if (ch == '/') return 63;
+    return -1;
+}
+
+/* Standard base64 (RFC 4648, padding optional) into out. */
+static int base64_decode(const char *s, size_t len, tb_buf_t *out, size_t *bad)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    if (tb_buf_reserve(out, len / 4 * 3 + 3))
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '=')
+            break;
+        int v = b64_value((uint8_t)s[i]);
+        if (v < 0) {
+            *bad = i;
+            return -1;
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out->data[out->len++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return 0;
+}
+
+static int read_normalizer(ctx_t *c, json_t *o, const char *where);
+
+static int read_norm_sequence(ctx_t *c, json_t *o, const char *where)
+{
+    json_t *a = json_object_get(o, "normalizers");
+    if (!json_is_array(a))
+        return fail(c, "%s.normalizers: expected an array", where);
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x)
+    {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s.normalizers[%zu]", where, i);
+        if (read_normalizer(c, x, sub))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_norm_replace(ctx_t *c, json_t *o, const char *where)
+{
+    const char *pat, *rep;
+    size_t pl, rl;
+    int regex;
+    tok_norm_t *n;
+    if (get_pattern(c, o, where, &pat, &pl, &regex) ||
+        get_str(c, o, where, "content", 0, &rep, &rl))
+        return -1;
+    if (regex) {
+        /* Compiled here only to report a bad pattern at load time. */
+        int code;
+        PCRE2_SIZE off;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, pl, PCRE2_UTF, &code,
+                                       &off, NULL);
+        if (!re) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(code, msg, sizeof msg);
+            return fail(c, "%s.pattern.Regex: /%.80s/ at offset %zu: %s",
+                        where, pat, (size_t)off, (char *)msg);
+        }
+        pcre2_code_free(re);
+    }
+    if (push_norm(c, TOK_NORM_REPLACE, &n))
+        return -1;
+    n->flags = regex ? 1 : 0;
+    if (tb_buf_put(&n->a, pat, pl) || tb_buf_put(&n->b, rep, rl))
+        return fail(c, "out of memory");
+    return 0;
+}
+
+static int read_norm_precompiled(ctx_t *c, json_t *o, const char *where)
+{
+    const char *s;
+    size_t len, bad = 0;
+    tok_norm_t *n;
+    if (get_str(c, o, where, "precompiled_charsmap", 1, &s, &len))
+        return -1;
+    if (!s || !len) /* an empty charsmap changes nothing */
+        return 0;
+    if (push_norm(c, TOK_NORM_CHARSMAP, &n))
+        return -1;
+    if (base64_decode(s, len, &n->blob, &bad))
+        return fail(c, "%s.precompiled_charsmap: not base64 at character %zu",
+                    where, bad);
+    if (n->blob.len < 4)
+        return fail(c, "%s.precompiled_charsmap: %zu bytes, too short for a "
+                       "charsmap", where, n->blob.len);
+    return 0;
+}
+
+static int read_normalizer(ctx_t *c, json_t *o, const char *where)
+{
+    const char *type;
+    tok_norm_t *n;
+    if (get_type(c, o, where, &type))
+        return -1;
+    static const struct {
+        const char *name;
+        tok_norm_kind_t kind;
+    } simple[] = {{"NFC", TOK_NORM_NFC}, {"NFD", TOK_NORM_NFD},
+                  {"NFKC", TOK_NORM_NFKC}, {"NFKD", TOK_NORM_NFKD},
+                  {"Lowercase", TOK_NORM_LOWERCASE}};
+    for (size_t i = 0; i < sizeof simple / sizeof *simple; i++)
+        if (!strcmp(type, simple[i].name))
+            return push_norm(c, simple[i].kind, &n);
+    if (!strcmp(type, "Sequence"))
+        return read_norm_sequence(c, o, where);
+    if (!strcmp(type, "Replace"))
+        return read_norm_replace(c, o, where);
+    if (!strcmp(type, "Precompiled"))
+        return read_norm_precompiled(c, o, where);
+    if (!strcmp(type, "Prepend")) {
+        const char *s;
+        size_t len;
+        if (get_str(c, o, where, "prepend", 0, &s, &len) ||
+            push_norm(c, TOK_NORM_PREPEND, &n))
+            return -1;
+        return tb_buf_put(&n->a, s, len) ? fail(c, "out of memory") : 0;
+    }
+    if (!strcmp(type, "Strip")) {
+        int l, r;
+        if (get_bool(c, o, where, "strip_left", 0, &l) ||
+            get_bool(c, o, where, "strip_right", 0, &r) ||
+            push_norm(c, TOK_NORM_STRIP, &n))
+            return -1;
+        n->flags = (l ? 1u : 0u) | (r ? 2u : 0u);
+        return 0;
+    }
+    return fail(c, "%s.type: normalizer \"%s\" is not supported", where, type);
+}
+
+/* ---- pre-tokenizers ----------------------------------------------------- */
+
+static int push_pre(ctx_t *c, tok_pre_kind_t kind, tok_pre_t **out)
+{
+    tok_pre_t p = {.kind = kind};
+    if (tb_vec_push(&c->t->pres, p))
+        return fail(c, "out of memory");
+    *out = &c->t->pres.data[c->t->pres.len - 1];
+    return 0;
+}
+
+static int split_behavior(ctx_t *c, json_t *o, const char *where,
+                          tok_split_behavior_t *b)
+{
+    static const char *names[] = {"Removed", "Isolated", "MergedWithPrevious",
+                                  "MergedWithNext", "Contiguous"};
+    const char *s;
+    size_t len;
+    if (get_str(c, o, where, "behavior", 0, &s, &len))
+        return -1;
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(s, names[i])) {
+            *b = (tok_split_behavior_t)i;
+            return 0;
+        }
+    return fail(c, "%s.behavior: \"%s\" is not a split behavior", where, s);
+}
+
+static int compile_pre(ctx_t *c, tok_pre_t *p, const char *pat, size_t len,
+                       int literal, const char *where)
+{
+    if (tok_pre_compile(p, (const uint8_t *)pat, len, literal, c->err))
+        return tb_wrap(c->err, "%s: %s.pattern", c->path, where);
+    return 0;
+}
+
+static int read_pre_split(ctx_t *c, json_t *o, const char *where)
+{
+    const char *pat;
+    size_t len;
+    int regex, invert;
+    tok_split_behavior_t b = TOK_SPLIT_ISOLATED;
+    tok_pre_t *p;
+    if (get_pattern(c, o, where, &pat, &len, &regex) ||
+        split_behavior(c, o, where, &b) ||
+        get_bool(c, o, where, "invert", 0, &invert) ||
+        push_pre(c, TOK_PRE_SPLIT, &p))
+        return -1;
+    p->behavior = b;
+    p->invert = invert;
+    return compile_pre(c, p, pat, len, !regex, where);
+}
+
+static int read_pre_metaspace(ctx_t *c, json_t *o, const char *where)
+{
+    const char *rep, *scheme;
+    size_t rl, sl;
+    int split, prefix;
+    tok_pre_t *p;
+    if (get_str(c, o, where, "replacement", 0, &rep, &rl) ||
+        get_str(c, o, where, "prepend_scheme", 1, &scheme, &sl) ||
+        get_bool(c, o, where, "split", 1, &split) ||
+        get_bool(c, o, where, "add_prefix_space", 1, &prefix))
+        return -1;
+    if (strcmp(rep, META))
+        return fail(c, "%s.replacement: only U+2581 is supported", where);
+    uint32_t flags = split ? 2 : 0;
+    if (!scheme)
+        flags |= prefix ? 1 : 0;
+    else if (!strcmp(scheme, "always"))
+        flags |= 1;
+    else if (!strcmp(scheme, "first"))
+        flags |= 1 | 4;
+    else if (strcmp(scheme, "never"))
+        return fail(c, "%s.prepend_scheme: \"%s\" is not always, first or "
+                       "never", where, scheme);
+    if (push_pre(c, TOK_PRE_METASPACE, &p))
+        return -1;
+    p->flags = flags;
+    return 0;
+}
+
+static int read_pretokenizer(ctx_t *c, json_t *o, const char *where)
+{
+    const char *type;
+    tok_pre_t *p;
+    if (get_type(c, o, where, &type))
+        return -1;
+    if (!strcmp(type, "Sequence")) {
+        json_t *a = json_object_get(o, "pretokenizers");
+        if (!json_is_array(a))
+            return fail(c, "%s.pretokenizers: expected an array", where);
+        size_t i;
+        json_t *x;
+        json_array_foreach(a, i, x)
+        {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s.pretokenizers[%zu]", where, i);
+            if (read_pretokenizer(c, x, sub))
+                return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(type, "Split"))
+        return read_pre_split(c, o, where);
+    if (!strcmp(type, "Metaspace"))
+        return read_pre_metaspace(c, o, where);
+    if (!strcmp(type, "ByteLevel")) {
+        int prefix, regex;
+        if (get_bool(c, o, where, "add_prefix_space", 1, &prefix) ||
+            get_bool(c, o, where, "use_regex", 1, &regex) ||
+            push_pre(c, TOK_PRE_BYTE_LEVEL, &p))
+            return -1;
+        p->flags = (prefix ? 1u : 0u) | (regex ? 2u : 0u);
+        return 0;
+    }
+    if (!strcmp(type, "Digits")) {
+        int each;
+        if (get_bool(c, o, where, "individual_digits", 0, &each) ||
+            push_pre(c, TOK_PRE_DIGITS, &p))
+            return -1;
+        p->flags = each ? 1 : 0;
+        return 0;
+    }
+    if (!strcmp(type, "WhitespaceSplit"))
+        return push_pre(c, TOK_PRE_WHITESPACE_SPLIT, &p);
+    if (!strcmp(type, "Whitespace")) {
+        /* `tokenizers` defines it as keeping the matches of this regex. */
+        static const char re[] = "\\w+|[^\\w\\s]+";
+        if (push_pre(c, TOK_PRE_SPLIT, &p))
+            return -1;
+        p->behavior = TOK_SPLIT_REMOVED;
+        p->invert = 1;
+        return compile_pre(c, p, re, sizeof re - 1, 0, where);
+    }
+    return fail(c, "%s.type: pre-tokenizer \"%s\" is not supported", where,
+                type);
+}
+
+/* ---- decoders ------------------------------------------------------------ */
+
+static int read_decoder(ctx_t *c, json_t *o, const char *where)
+{
+    const char *type;
+    if (get_type(c, o, where, &type))
+        return -1;
+    if (!strcmp(type, "Sequence")) {
+        json_t *a = json_object_get(o, "decoders");
+        if (!json_is_array(a))
+            return fail(c, "%s.decoders: expected an array", where);
+        size_t i;
+        json_t *x;
+        json_array_foreach(a, i, x)
+        {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s.decoders[%zu]", where, i);
+            if (read_decoder(c, x, sub))
+                return -1;
+        }
+        return 0;
+    }
+    /* Byte-level strings, byte pieces and fusing are undone at load time:
+     * the vocabulary already holds the bytes these decoders produce. */
+    if (!strcmp(type, "ByteLevel") || !strcmp(type, "ByteFallback") ||
+        !strcmp(type, "Fuse"))
+        return 0;
+    if (!strcmp(type, "Replace")) {
+        const char *pat, *rep;
+        size_t pl, rl;
+        int regex;
+        if (get_pattern(c, o, where, &pat, &pl, &regex) ||
+            get_str(c, o, where, "content", 0, &rep, &rl))
+            return -1;
+        if (regex || strcmp(pat, META) || strcmp(rep, " "))
+            return fail(c, "%s: only Replace of U+2581 by a space is "
+                           "supported", where);
+        return 0;
+    }
+    if (!strcmp(type, "Strip")) {
+        const char *s;
+        size_t len;
+        long long start, stop;
+        if (get_str(c, o, where, "content", 0, &s, &len) ||
+            get_uint(c, o, where, "start", 0, &start) ||
+            get_uint(c, o, where, "stop", 0, &stop))
+            return -1;
+        if (strcmp(s, " ") || start > 1 || stop)
+            return fail(c, "%s: only Strip of one leading space is supported",
+                        where);
+        if (start)
+            c->t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
+        return 0;
+    }
+    if (!strcmp(type, "Metaspace")) {
+        const char *scheme;
+        size_t sl;
+        int prefix;
+        if (get_str(c, o, where, "prepend_scheme", 1, &scheme, &sl) ||
+            get_bool(c, o, where, "add_prefix_space", 1, &prefix))
+            return -1;
+        if (scheme ? strcmp(scheme, "never") != 0 : prefix)
+            c->t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
+        return 0;
+    }
+    return fail(c, "%s.type: decoder \"%s\" is not supported", where, type);
+}
+
+/* ---- added tokens ---------------------------------------------------------- */
+
+static int read_added(ctx_t *c, json_t *root)
+{
+    json_t *a = json_object_get(root, "added_tokens");
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a))
+        return fail(c, "added_tokens: expected an array, got %s", type_name(a));
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x)
+    {
+        char where[64];
+        snprintf(where, sizeof where, "added_tokens[%zu]", i);
+        if (!json_is_object(x))
+            return fail(c, "%s: expected an object, got %s", where,
+                        type_name(x));
+        added_t e = {0};
+        int sp, ls, rs, sw, nm;
+        char idw[80];
+        snprintf(idw, sizeof idw, "%s.id", where);
+        if (check_id(c, idw, json_object_get(x, "id"), &e.id) ||
+            get_str(c, x, where, "content", 0, &e.s, &e.len) ||
+            get_bool(c, x, where, "special", 0, &sp) ||
+            get_bool(c, x, where, "lstrip", 0, &ls) ||
+            get_bool(c, x, where, "rstrip", 0, &rs) ||
+            get_bool(c, x, where, "single_word", 0, &sw) ||
+            get_bool(c, x, where, "normalized", !sp, &nm))
+            return -1;
+        if (!e.len)
+            return fail(c, "%s.content: empty", where);
+        e.special = (uint8_t)sp;
+        e.lstrip = (uint8_t)ls;
+        e.rstrip = (uint8_t)rs;
+        e.single_word = (uint8_t)sw;
+        e.normalized = (uint8_t)nm;
+        for (size_t j = 0; j < c->added.len; j++)
+            if (c->added.data[j].id == e.id)
+                return fail(c, "%s.id: %u is given twice", where, e.id);
+        if (tb_vec_push(&c->added, e))
+            return fail(c, "out of memory");
+    }
+    return 0;
+}
+
+/* The tokenizer's copy of the added tokens, for the encoder to match.  A
+ * normalized token is matched in normalized text, so its content is
+ * normalized here as `tokenizers` does when it builds its matcher. */
+static int install_added(ctx_t *c)
+{
+    tok_tokenizer_t *t = c->t;
+    if (tb_vec_reserve(&t->added, c->added.len))
+        return fail(c, "out of memory");
+    for (size_t i = 0; i < c->added.len; i++) {
+        const added_t *e = &c->added.data[i];
+        tok_added_t a = {.id = e->id, .special = e->special,
+                         .lstrip = e->lstrip, .rstrip = e->rstrip,
+                         .single_word = e->single_word,
+                         .normalized = e->normalized};
+        t->added.data[t->added.len++] = a;
+        tb_buf_t *dst = &t->added.data[t->added.len - 1].content;
+        if (e->normalized && t->norms.len) {
+            if (tok_normalize(t, (const uint8_t *)e->s, e->len, dst, c->err))
+                return tb_wrap(c->err, "%s: added_tokens[%zu].content",
+                               c->path, i);
+        } else if (tb_buf_put(dst, e->s, e->len)) {
+            return fail(c, "out of memory");
+        }
+    }
+    t->match_added = t->added.len > 0;
+    return 0;
+}
+
+/* ---- the vocabulary --------------------------------------------------------- */
+
+static int added_by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const added_t *)a)->id, y = ((const added_t *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Adds the added token `e`: its content is its text, except that the
+ * SentencePiece-style decoders turn U+2581 into a space in it too. */
+static int add_added(ctx_t *c, tok_vocab_builder_t *b, const added_t *e,
+                     float score)
+{
+    c->scratch.len = 0;
+    if (c->meta ? put_unmeta(&c->scratch, e->s, e->len)
+                : tb_buf_put(&c->scratch, e->s, e->len))
+        return fail(c, "out of memory");
+    tok_kind_t kind = e->special ? TOK_CONTROL : TOK_USER;
+    if ((int32_t)e->id == c->t->bpe.unk || (int32_t)e->id == c->t->unigram.unk)
+        kind = TOK_UNKNOWN;
+    if (tok_vocab_add(b, e->id, c->scratch.data, c->scratch.len, score, kind,
+                      e->special, c->err))
+        return tb_wrap(c->err, "%s: added token \"%.60s\"", c->path, e->s);
+    return 0;
+}
+
+/* Merges model.vocab and added_tokens (the added token wins an id both
+ * name, as `tokenizers` decodes it) into t->vocab. */
+static int build_vocab(ctx_t *c)
+{
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    if (!b)
+        return fail(c, "out of memory");
+    qsort(c->added.data, c->added.len, sizeof *c->added.data, added_by_id);
+    int32_t unk = c->t->model == TOK_MODEL_BPE ? c->t->bpe.unk : c->t->unigram.unk;
+    size_t ai = 0;
+    for (size_t i = 0; i < c->vocab.len; i++) {
+        const entry_t *e = &c->vocab.data[i];
+        for (; ai < c->added.len && c->added.data[ai].id < e->id; ai++)
+            if (add_added(c, b, &c->added.data[ai], 0))
+                goto fail;
+        if (ai < c->added.len && c->added.data[ai].id == e->id) {
+            if (add_added(c, b, &c->added.data[ai++], e->score))
+                goto fail;
+            continue;
+        }
+        tok_kind_t kind;
+        if (model_bytes(c, e->s, e->len, (int)e->id, &kind))
+            goto fail;
+        if ((int32_t)e->id == unk)
+            kind = TOK_UNKNOWN;
+        if (tok_vocab_add(b, e->id, c->scratch.data, c->scratch.len, e->score,
+                          kind, 0, c->err)) {
+            tb_wrap(c->err, "%s: model.vocab", c->path);
+            goto fail;
+        }
+    }
+    for (; ai < c->added.len; ai++)
+        if (add_added(c, b, &c->added.data[ai], 0))
+            goto fail;
+    if (tok_vocab_finish(b, &c->t->vocab, c->err))
+        return tb_wrap(c->err, "%s", c->path);
+    return 0;
+fail:
+    tok_vocab_builder_free(b);
+    return -1;
+}
+
+/* Id of the added token whose text is `s`, or -1: conventions name
+ * special tokens, and e.g. Qwen also has "<s>" as an ordinary token. */
+static int32_t find_text(const tok_vocab_t *v, const char *s)
+{
+    int32_t id = tok_vocab_find(v, (const uint8_t *)s, strlen(s));
+    if (id < 0 || v->kind[id] == TOK_NORMAL || v->kind[id] == TOK_BYTE)
+        return -1;
+    return id;
+}
+
+/* BOS from the post-processor's template ([BOS] $A), else by name. */
+static void special_ids(ctx_t *c, json_t *root)
+{
+    tok_vocab_t *v = &c->t->vocab;
+    json_t *pp = json_object_get(root, "post_processor");
+    json_t *single = json_object_get(pp, "single");
+    json_t *first = json_object_get(json_array_get(single, 0), "SpecialToken");
+    json_t *last = json_object_get(
+        json_array_get(single, json_array_size(single) - 1), "SpecialToken");
+    json_t *st = json_object_get(pp, "special_tokens");
+    if (first) {
+        json_t *ids = json_object_get(
+            json_object_get(st, json_string_value(json_object_get(first, "id"))),
+            "ids");
+        json_int_t id = json_integer_value(json_array_get(ids, 0));
+        if (json_array_size(ids) && id >= 0 && id < (json_int_t)v->size)
+            v->bos = (int32_t)id;
+    }
+    if (last && json_array_size(single) > 1) {
+        json_t *ids = json_object_get(
+            json_object_get(st, json_string_value(json_object_get(last, "id"))),
+            "ids");
+        json_int_t id = json_integer_value(json_array_get(ids, 0));
+        if (json_array_size(ids) && id >= 0 && id < (json_int_t)v->size)
+            v->eos = (int32_t)id;
+    }
+    static const char *bos[] = {"<|begin_of_text|>", "<bos>", "<s>"};
+    static const char *eos[] = {"<|end_of_text|>", "<eos>", "</s>",
+                                "<|endoftext|>"};
+    for (size_t i = 0; i < 3 && v->bos < 0; i++)
+        v->bos = find_text(v, bos[i]);
+    for (size_t i = 0; i < 4 && v->eos < 0; i++)
+        v->eos = find_text(v, eos[i]);
+    if (v->pad < 0)
+        v->pad = find_text(v, "<pad>");
+    v->unk = c->t->model == TOK_MODEL_BPE ? c->t->bpe.unk : c->t->unigram.unk;
+}
+
+/* The Unigram model's derived numbers and its prefix index. */
+static int unigram_tables(ctx_t *c)
+{
+    tok_tokenizer_t *t = c->t;
+    tok_unigram_t *u = &t->unigram;
+    float lo = 0, hi = FLT_MIN;
+    uint32_t longest = 0;
+    for (uint32_t id = 0; id < t->vocab.size; id++) {
+        size_t len = t->vocab.offset[id + 1] - t->vocab.offset[id];
+        float sc = t->vocab.score[id];
+        if (sc < lo)
+            lo = sc;
+        if (t->vocab.kind[id] == TOK_NORMAL && sc > hi)
+            hi = sc;
+        if (len > longest)
+            longest = (uint32_t)len;
+    }
+    /* `tokenizers` scores an unknown piece 10 below the worst one. */
+    u->unk_penalty = lo - 10.0f;
+    u->max_score = hi;
+    u->max_piece_len = longest;
+    for (int b = 0; b < 256; b++) {
+        int32_t id = t->vocab.byte_id[b];
+        u->byte_piece[b] = id >= 0 && t->vocab.kind[id] == TOK_BYTE ? id : u->unk;
+    }
+    return tok_unigram_build_index(t, c->err) ? tb_wrap(c->err, "%s", c->path) : 0;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+
+static void set_model_name(tok_tokenizer_t *t, int byte_level)
+{
+    const char *name;
+    if (t->model == TOK_MODEL_UNIGRAM)
+        name = t->unigram.byte_fallback ? "unigram+byte-fallback" : "unigram";
+    else if (byte_level)
+        name = "byte-level bpe";
+    else
+        name = t->bpe.byte_fallback ? "bpe+byte-fallback" : "bpe";
+    snprintf(t->model_name, sizeof t->model_name, "%s", name);
+}
+
+/* Normalizer, pre-tokenizer and decoder, each optional (null). */
+static int read_pipeline(ctx_t *c, json_t *root)
+{
+    json_t *n = json_object_get(root, "normalizer");
+    json_t *p = json_object_get(root, "pre_tokenizer");
+    json_t *d = json_object_get(root, "decoder");
+    if (n && !json_is_null(n) && read_normalizer(c, n, "normalizer"))
+        return -1;
+    if (p && !json_is_null(p) && read_pretokenizer(c, p, "pre_tokenizer"))
+        return -1;
+    if (d && !json_is_null(d) && read_decoder(c, d, "decoder"))
+        return -1;
+    return 0;
+}
+
+static int load(ctx_t *c, json_t *root)
+{
+    tok_tokenizer_t *t = c->t;
+    if (!json_is_object(root))
+        return fail(c, "top level: expected an object, got %s",
+                    type_name(root));
+    json_t *pre = json_object_get(root, "pre_tokenizer");
+    json_t *dec = json_object_get(root, "decoder");
+    json_t *model = json_object_get(root, "model");
+    c->byte_level = has_component(pre, "pretokenizers", "ByteLevel") ||
+                    has_component(dec, "decoders", "ByteLevel");
+    c->meta = !c->byte_level &&
+              (has_component(pre, "pretokenizers", "Metaspace") ||
+               has_component(dec, "decoders", "Metaspace") ||
+               vocab_uses_meta(json_object_get(model, "vocab")));
+    if (read_model(c, root) || read_pipeline(c, root) || read_added(c, root))
+        return -1;
+    if (has_component(dec, "decoders", "ByteFallback"))
+        c->byte_pieces = 1;
+    if (build_vocab(c) || install_added(c))
+        return -1;
+    special_ids(c, root);
+    t->meta_to_space = c->meta;
+    t->needs_utf8 = !c->byte_level || t->norms.len > 0;
+    if (t->model == TOK_MODEL_UNIGRAM && unigram_tables(c))
+        return -1;
+    set_model_name(t, c->byte_level);
+    return 0;
+}
+
+int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
+                     size_t len, tb_err_t *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb((const char *)data, len,
+                              JSON_ALLOW_NUL, &jerr);
+    if (!root)
+        return tb_fail(err, "%s: JSON error at line %d, column %d (byte %d): %s",
+                       path, jerr.line, jerr.column, jerr.position, jerr.text);
+    ctx_t c = {.path = path, .err = err, .t = t};
+    int rc = load(&c, root);
+    free(c.vocab.data);
+    free(c.added.data);
+    tb_buf_free(&c.scratch);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,231 @@
+/*
+ * normalize: the normalizer steps of the encoding pipeline (Unicode
+ * normalization forms, lowercasing, prepend, replace, strip, and the
+ * SentencePiece charsmap through charsmap.c), run in order over a span of
+ * text.  Semantics follow Hugging Face `tokenizers`' normalizers: e.g.
+ * Prepend leaves an empty string empty, Strip and Lowercase work on Unicode
+ * characters, not bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unicase.h>
+#include <unictype.h>
+#include <uninorm.h>
+
+#include "../base/utf8.h"
+#include "tok_internal.h"
+
+static int invalid_utf8(const uint8_t *s, size_t n, tb_err_t *err)
+{
+    return tb_fail(err, "normalizer: invalid UTF-8 at byte %zu of the text",
+                   tb_utf8_validate(s, n));
+}
+
+static int all_ascii(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
+/* NFC, NFD, NFKC or NFKD through libunistring; ASCII is left alone by all
+ * four, so it skips the library call. */
+static int unicode_form(tok_norm_kind_t kind, const uint8_t *s, size_t n,
+                        tb_buf_t *out, tb_err_t *err)
+{
+    if (all_ascii(s, n))
+        return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
+    uninorm_t nf = kind == TOK_NORM_NFC    ? UNINORM_NFC
+                   : kind == TOK_NORM_NFD  ? UNINORM_NFD
+                   : kind == TOK_NORM_NFKC ? UNINORM_NFKC
+                                           : UNINORM_NFKD;
+    if (tb_utf8_validate(s, n) != n)
+        return invalid_utf8(s, n, err);
+    size_t rlen = 0;
+    uint8_t *r = u8_normalize(nf, s, n, NULL, &rlen);
+    if (!r)
+        return errno == EILSEQ ? invalid_utf8(s, n, err)
+                               : tb_fail(err, "normalizer: out of memory");
+    int rc = tb_buf_put(out, r, rlen) ? tb_fail(err, "out of memory") : 0;
+    free(r);
+    return rc;
+}
+
+/* Lowercases character by character, as Rust's char::to_lowercase does
+ * (full mappings such as U+0130 -> "i\u0307", no final-sigma context). */
+static int lowercase(const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err)
+{
+    uint8_t small[64];
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            uint8_t ch = s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i];
+            if (tb_buf_putc(out, ch))
+                return tb_fail(err, "out of memory");
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t k = tb_utf8_decode(s + i, n - i, &cp);
+        if (!k)
+            return tb_fail(err, "normalizer: invalid UTF-8 at byte %zu of "
+                                "the text", i);
+        size_t rlen = sizeof small;
+        uint8_t *r = u8_tolower(s + i, k, NULL, NULL, small, &rlen);
+        if (!r)
+            return tb_fail(err, "normalizer: lowercasing failed at byte %zu", i);
+        int bad = tb_buf_put(out, r, rlen);
+        if (r != small)
+            free(r);
+        if (bad)
+            return tb_fail(err, "out of memory");
+        i += k;
+    }
+    return 0;
+}
+
+static int replace_literal(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                           tb_buf_t *out, tb_err_t *err)
+{
+    const uint8_t *pat = nm->a.data;
+    size_t pl = nm->a.len, i = 0;
+    if (!pl)
+        return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
+    while (i < n) {
+        const uint8_t *hit = memmem(s + i, n - i, pat, pl);
+        size_t end = hit ? (size_t)(hit - s) : n;
+        if (tb_buf_put(out, s + i, end - i))
+            return tb_fail(err, "out of memory");
+        if (!hit)
+            break;
+        if (tb_buf_put(out, nm->b.data, nm->b.len))
+            return tb_fail(err, "out of memory");
+        i = end + pl;
+    }
+    return 0;
+}
+
+/* Regex Replace: compiled per call, because the pattern has no slot for
+ * compiled code in tok_norm_t; only rare files use it. */
+static int replace_regex(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                         tb_buf_t *out, tb_err_t *err)
+{
+    int code;
+    PCRE2_SIZE eoff;
+    pcre2_code *re = pcre2_compile(nm->a.data ? nm->a.data : (PCRE2_SPTR) "",
+                                   nm->a.len, PCRE2_UTF, &code, &eoff, NULL);
+    if (!re)
+        return tb_fail(err, "normalizer: Replace regex /%.*s/ does not compile",
+                       (int)nm->a.len, (const char *)nm->a.data);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    int rc = md ? 0 : tb_fail(err, "out of memory");
+    size_t at = 0, from = 0;
+    while (!rc && from <= n) {
+        int m = pcre2_match(re, s, n, from, 0, md, NULL);
+        if (m < 0)
+            break;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if (tb_buf_put(out, s + at, ov[0] - at) ||
+            tb_buf_put(out, nm->b.data, nm->b.len)) {
+            rc = tb_fail(err, "out of memory");
+            break;
+        }
+        at = ov[1];
+        /* An empty match moves on by one character. */
+        from = ov[1] > ov[0] ? ov[1] : ov[1] + (ov[1] < n ? tb_utf8_lead_len(s[ov[1]]) : 1);
+    }
+    if (!rc && tb_buf_put(out, s + at, n - at))
+        rc = tb_fail(err, "out of memory");
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return rc;
+}
+
+/* Length of the character ending at s[end] (UTF-8 continuation bytes
+ * back to the lead). */
+static size_t char_before(const uint8_t *s, size_t end)
+{
+    size_t k = 1;
+    while (k < end && k < 4 && (s[end - k] & 0xC0) == 0x80)
+        k++;
+    return k;
+}
+
+static int is_space_at(const uint8_t *s, size_t n, size_t *len)
+{
+    uint32_t cp;
+    size_t k = tb_utf8_decode(s, n, &cp);
+    *len = k ? k : 1;
+    return k && uc_is_property_white_space(cp);
+}
+
+/* Strip: Unicode White_Space off the left (flags & 1) and right (& 2). */
+static int strip(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                 tb_buf_t *out, tb_err_t *err)
+{
+    size_t b = 0, e = n, k;
+    if (nm->flags & 1)
+        while (b < e && is_space_at(s + b, e - b, &k))
+            b += k;
+    if (nm->flags & 2)
+        while (e > b) {
+            size_t back = char_before(s, e);
+            if (back > e - b || !is_space_at(s + e - back, back, &k) || k != back)
+                break;
+            e -= back;
+        }
+    return tb_buf_put(out, s + b, e - b) ? tb_fail(err, "out of memory") : 0;
+}
+
+static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                tb_buf_t *out, tb_err_t *err)
+{
+    switch (nm->kind) {
+    case TOK_NORM_NFC:
+    case TOK_NORM_NFKC:
+    case TOK_NORM_NFD:
+    case TOK_NORM_NFKD:
+        return unicode_form(nm->kind, s, n, out, err);
+    case TOK_NORM_LOWERCASE:
+        return lowercase(s, n, out, err);
+    case TOK_NORM_PREPEND:
+        if (n && tb_buf_put(out, nm->a.data, nm->a.len))
+            return tb_fail(err, "out of memory");
+        return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
+    case TOK_NORM_REPLACE:
+        return nm->flags & 1 ? replace_regex(nm, s, n, out, err)
+                             : replace_literal(nm, s, n, out, err);
+    case TOK_NORM_STRIP:
+        return strip(nm, s, n, out, err);
+    case TOK_NORM_CHARSMAP:
+    case TOK_NORM_SPM:
+        return tok_spm_normalize(nm, s, n, out, err);
+    }
+    return tb_fail(err, "normalizer: unknown step kind %d", (int)nm->kind);
+}
+
+/* Each step reads the previous step's output; two buffers take turns. */
+int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                  tb_buf_t *out, tb_err_t *err)
+{
+    if (t->norms.len == 0)
+        return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
+    tb_buf_t bufs[2] = {{0}, {0}};
+    const uint8_t *in = s;
+    size_t in_len = n;
+    int rc = 0;
+    for (size_t i = 0; i < t->norms.len && !rc; i++) {
+        tb_buf_t *dst = &bufs[i & 1];
+        dst->len = 0;
+        rc = step(&t->norms.data[i], in, in_len, dst, err);
+        in = dst->data;
+        in_len = dst->len;
+    }
+    if (!rc && tb_buf_put(out, in, in_len))
+        rc = tb_fail(err, "out of memory");
+    tb_buf_free(&bufs[0]);
+    tb_buf_free(&bufs[1]);
+    return rc;
+}
