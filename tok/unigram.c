@@ -5,8 +5,11 @@
  *   - the best path ending at each character boundary, positions in order,
  *     candidates at one start shortest first, a later candidate winning only
  *     on a strictly greater float score;
- *   - a user-defined piece scores len * max_score - 0.1 in double precision
- *     (max_score starts at FLT_MIN, so it is about -0.1: always chosen);
+ *   - piece candidates are summed and compared in double precision and
+ *     stored as float (SentencePiece's `auto score = user ? double : float`
+ *     is a double), unknown candidates in float; this decides near-ties;
+ *   - a user-defined piece scores len * max_score - 0.1 (max_score starts
+ *     at FLT_MIN, so it is about -0.1: always chosen);
  *   - where no piece covers exactly one character, that character is an
  *     unknown node scoring min_score - 10;
  *   - unknowns become their UTF-8 byte pieces with byte fallback, and runs
@@ -241,15 +244,15 @@ static void viterbi(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
         for (size_t h = 0; h < nh; h++) {
             best_t *b = &best[at + hits[h].len];
             int32_t id = hits[h].id;
-            if (kind[id] == TOK_USER) {
-                /* double, as SentencePiece's `auto` makes it there */
-                double s = (double)((float)hits[h].len * u->max_score) - 0.1;
-                double cand = s + here;
-                if (b->start < 0 || cand > (double)b->score)
-                    *b = (best_t){(float)cand, (int32_t)at, id};
-            } else {
-                relax(b, here + score[id], (int32_t)at, id);
-            }
+            /* SentencePiece's `cond ? double : float` makes every piece
+             * score a double, so candidates are summed and compared in
+             * double and stored as float; that decides near-ties. */
+            double sc = kind[id] == TOK_USER
+                            ? (double)((float)hits[h].len * u->max_score) - 0.1
+                            : (double)score[id];
+            double cand = sc + (double)here;
+            if (b->start < 0 || cand > (double)b->score)
+                *b = (best_t){(float)cand, (int32_t)at, id};
             single |= hits[h].len == mblen;
         }
         if (!single)
