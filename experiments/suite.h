@@ -10,7 +10,8 @@
  *   repetitions  measured repetitions (empty: the runner's default)
  *   sources      counter sources, "tsc+papi+callgrind", "all" (empty: tsc)
  *   options      free "key=value" words a driver reads (reference=hf, n=..)
- * A record whose first field starts with '#' and blank records are skipped.
+ * A line starting with '#' (outside a quoted field) is a comment; blank
+ * records are skipped.
  * An unknown column is an error, so a typo does not silently drop a setting.
  */
 #ifndef XP_SUITE_H

@@ -55,8 +55,13 @@ static void test_columns_any_order(void **state)
     (void)state;
     xp_suite_t s;
     tb_err_t err;
-    assert_int_equal(parse("corpus,experiment\nmulti,tokenize\n,selftest", &s, &err), 0);
+    assert_int_equal(parse("corpus,experiment\nmulti,tokenize\n\"a\n#b\",selftest\n"
+                           "# a comment \"quoted\nx,", &s, &err), -1);
+    /* the quote in the comment is ignored; '#' inside quotes is data */
+    assert_non_null(strstr(err.msg, "t.csv:6: field 'experiment' is empty"));
+    assert_int_equal(parse("corpus,experiment\nmulti,tokenize\n\"a\n#b\",selftest", &s, &err), 0);
     assert_int_equal(s.n, 2);
+    assert_string_equal(s.rows[1].corpus, "a\n#b");
     assert_string_equal(s.rows[0].corpus, "multi");
     assert_string_equal(s.rows[0].experiment, "tokenize");
     assert_string_equal(s.rows[1].experiment, "selftest"); /* no final newline */

@@ -1,0 +1,198 @@
+/* test_counters: source names, the TSC frequency against the monotonic
+ * clock, the PAPI probe (whatever this machine has), the callgrind reader,
+ * callgrind counts of the selftest loop, and the runner's per-node figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "../experiments/counters.h"
+#include "../experiments/driver.h"
+#include "../experiments/runner.h"
+
+static void test_sources_parse(void **state)
+{
+    (void)state;
+    unsigned m;
+    tb_err_t err;
+    char buf[64];
+    assert_int_equal(xp_sources_parse("tsc+callgrind", &m, &err), 0);
+    assert_int_equal(m, XP_SRC_TSC | XP_SRC_CALLGRIND);
+    assert_int_equal(xp_sources_parse(" papi tsc", &m, &err), 0);
+    assert_int_equal(m, XP_SRC_TSC | XP_SRC_PAPI);
+    assert_int_equal(xp_sources_parse("all", &m, &err), 0);
+    assert_string_equal(xp_sources_format(m, buf, sizeof buf), "tsc+papi+callgrind");
+    assert_int_equal(xp_sources_parse("", &m, &err), 0);
+    assert_int_equal(m, XP_SRC_TSC); /* the default */
+    assert_int_equal(xp_sources_parse("tsc+perf", &m, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown counter source 'perf'"));
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The measured frequency must convert a later, independent interval of
+ * TSC ticks into the time the monotonic clock saw (no speed asserted). */
+static void test_tsc_frequency(void **state)
+{
+    (void)state;
+    char why[256];
+    if (!xp_tsc_usable(why, sizeof why))
+        skip(); /* not x86-64 with an invariant TSC */
+    double hz = xp_tsc_measure_hz(50);
+    assert_true(hz > 0);
+    double t0 = mono();
+    uint64_t c0 = xp_tsc_begin();
+    struct timespec nap = {0, 200000000L};
+    nanosleep(&nap, NULL);
+    uint64_t c1 = xp_tsc_end();
+    double t1 = mono();
+    double by_tsc = (double)(c1 - c0) / hz, by_clock = t1 - t0;
+    assert_true(c1 > c0);
+    if (by_tsc < by_clock * 0.95 || by_tsc > by_clock * 1.05)
+        fail_msg("TSC says %.6f s, the monotonic clock %.6f s", by_tsc, by_clock);
+}
+
+static void test_papi_probe(void **state)
+{
+    (void)state;
+    xp_papi_t p;
+    xp_papi_probe(&p);
+    assert_true(p.why[0] != 0); /* always says something in words */
+    assert_int_equal(p.n_events, 7);
+    if (!p.ok) {
+        /* nothing usable: every event explains itself, no passes planned */
+        for (int i = 0; i < p.n_events; i++)
+            assert_true(!p.ev[i].usable && p.ev[i].why[0]);
+        assert_int_equal(p.n_passes, 0);
+        return;
+    }
+    /* a machine with a PMU: every pass is small, starts, and counts */
+    for (int k = 0; k < p.n_passes; k++) {
+        tb_err_t err;
+        long long a[2], b[2];
+        assert_true(p.pass_len[k] >= 1 && p.pass_len[k] <= 2);
+        assert_int_equal(xp_papi_pass_begin(&p, k, &err), 0);
+        assert_int_equal(xp_papi_read(&p, a, &err), 0);
+        volatile uint64_t x = 0;
+        for (int i = 0; i < 100000; i++)
+            x += (uint64_t)i * i;
+        assert_int_equal(xp_papi_read(&p, b, &err), 0);
+        xp_papi_pass_end(&p);
+        assert_true(b[0] >= a[0]);
+    }
+}
+
+static void test_callgrind_parse(void **state)
+{
+    (void)state;
+    xp_cg_counts_t c;
+    tb_err_t err;
+    assert_int_equal(xp_callgrind_parse("tests/fixtures/xp_callgrind.out", &c, &err), 0);
+    assert_int_equal(c.n, 13);
+    /* totals win over the header summary; missing trailing counts are 0 */
+    assert_int_equal(xp_cg_get(&c, "Ir"), 120015);
+    assert_int_equal(xp_cg_get(&c, "Bc"), 20000);
+    assert_int_equal(xp_cg_get(&c, "Bcm"), 9987);
+    assert_int_equal(xp_cg_get(&c, "Bim"), 0);
+    assert_int_equal(xp_cg_get(&c, "nonesuch"), 0);
+    assert_int_equal(xp_callgrind_parse("tests/fixtures/xp_small.csv", &c, &err), -1);
+    assert_non_null(strstr(err.msg, "not a callgrind output file"));
+}
+
+static int selftest_row(xp_row_t *r, const char *options)
+{
+    const char *f[7] = {"selftest", NULL, NULL, NULL, NULL, NULL, options};
+    return xp_row_init(r, f, 1);
+}
+
+static void callgrind_selftest(const char *exe, const char *options, xp_cg_counts_t *c)
+{
+    xp_row_t r;
+    char *argv[10];
+    tb_err_t err;
+    assert_int_equal(selftest_row(&r, options), 0);
+    xp_case_argv(exe, &r, argv);
+    if (xp_callgrind_run(argv, c, &err))
+        fail_msg("%s", err.msg);
+    xp_row_free(&r);
+}
+
+/* Collection covers the measured repetition only: doubling the loop
+ * doubles the instructions and conditional branches to within the few
+ * instructions of the call itself. */
+static void test_callgrind_scales(void **state)
+{
+    (void)state;
+    char why[256], exe[512];
+    if (!xp_callgrind_usable(why, sizeof why))
+        skip(); /* SANITIZE=1 build or no valgrind: said in `tokbench counters` */
+    const char *build = getenv("BUILD");
+    snprintf(exe, sizeof exe, "%s/tokbench", build && *build ? build : "build");
+    xp_cg_counts_t one, two;
+    callgrind_selftest(exe, "n=20000", &one);
+    callgrind_selftest(exe, "n=40000", &two);
+    unsigned long long i1 = xp_cg_get(&one, "Ir"), i2 = xp_cg_get(&two, "Ir");
+    assert_true(i1 >= 20000 * 4);             /* at least a few per step */
+    assert_true(i1 < 20000 * 64);             /* and not the whole program */
+    assert_true(i2 > i1 * 2 - 200 && i2 < i1 * 2 + 200);
+    unsigned long long b1 = xp_cg_get(&one, "Bc"), b2 = xp_cg_get(&two, "Bc");
+    assert_true(b1 >= 20000 && b2 > b1 * 2 - 50 && b2 < b1 * 2 + 50);
+    /* the unpredictable branch: about half mispredicted */
+    unsigned long long m1 = xp_cg_get(&one, "Bcm");
+    assert_true(m1 > 20000 / 4 && m1 < 20000);
+}
+
+/* The runner's TSC pass records every repetition with the exact node count
+ * the driver reported, and the empty-measurement overhead it subtracted. */
+static void test_measure_records_reps(void **state)
+{
+    (void)state;
+    xp_row_t r;
+    tb_err_t err;
+    assert_int_equal(selftest_row(&r, "n=3000"), 0);
+    double hz = xp_tsc_measure_hz(20);
+    xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = hz > 0 ? hz : 1e9};
+    xp_papi_t papi = {0};
+    assert_int_equal(xp_case_measure(&xp_driver_selftest, &r, 7, &env, &papi, &err), 0);
+    assert_int_equal(env.meas.len, 14); /* ref_cycles and ns per repetition */
+    for (size_t i = 0; i < env.meas.len; i++) {
+        const xp_meas_t *m = &env.meas.data[i];
+        assert_string_equal(m->source, "tsc");
+        assert_int_equal(m->nodes, 3000);
+        assert_int_equal(m->rep, i / 2);
+        assert_true(m->value >= 0 && m->overhead >= 0);
+    }
+    xp_env_free(&env);
+    /* a failing repetition is an error naming it */
+    xp_row_free(&r);
+    assert_int_equal(selftest_row(&r, "fail=rep"), 0);
+    xp_env_t env2 = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    assert_int_equal(xp_case_measure(&xp_driver_selftest, &r, 3, &env2, &papi, &err), -1);
+    assert_non_null(strstr(err.msg, "fail=rep"));
+    xp_env_free(&env2);
+    xp_row_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sources_parse),
+        cmocka_unit_test(test_tsc_frequency),
+        cmocka_unit_test(test_papi_probe),
+        cmocka_unit_test(test_callgrind_parse),
+        cmocka_unit_test(test_callgrind_scales),
+        cmocka_unit_test(test_measure_records_reps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* test_results: the SQLite store and the runner's reliability: schema and
+ * migrations, WAL and busy timeout, refusing files that are not ours
+ * without touching them, failing cases recorded, two runs writing one
+ * database at once, and Ctrl-C in the middle of a suite. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../base/file.h"
+#include "../experiments/results.h"
+#include "../experiments/runner.h"
+
+static char dir[] = "/tmp/tokbench-test-results-XXXXXX";
+
+static void db_path(const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void q_text(sqlite3 *db, const char *sql, char *out, size_t size)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    out[0] = 0;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, size, "%s", sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+static void test_fresh_schema_wal_busy(void **state)
+{
+    (void)state;
+    char p[512], mode[16];
+    tb_err_t err;
+    db_path("fresh.db", p, sizeof p);
+    xp_db_t *d = xp_db_open(p, 1, &err);
+    assert_non_null(d);
+    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    assert_int_equal(q_int(d->db, "PRAGMA application_id"), XP_DB_APP_ID);
+    assert_int_equal(q_int(d->db, "PRAGMA busy_timeout"), XP_DB_BUSY_MS);
+    q_text(d->db, "PRAGMA journal_mode", mode, sizeof mode);
+    assert_string_equal(mode, "wal");
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+                                  " ('runs','cases','measurements','inputs','metric_stats')"), 5);
+    xp_db_close(d);
+    /* reopening an up-to-date database changes nothing */
+    d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    xp_db_close(d);
+    db_path("missing.db", p, sizeof p);
+    assert_null(xp_db_open(p, 0, &err));
+    assert_non_null(strstr(err.msg, "no such results database"));
+}
+
+static void test_migration_keeps_data(void **state)
+{
+    (void)state;
+    char p[512];
+    tb_err_t err;
+    db_path("v1.db", p, sizeof p);
+    assert_int_equal(xp_db_create_at(p, 1, &err), 0);
+    sqlite3 *raw;
+    assert_int_equal(sqlite3_open(p, &raw), SQLITE_OK);
+    assert_int_equal(q_int(raw, "PRAGMA user_version"), 1);
+    assert_int_equal(q_int(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'metric_stats'"), 0);
+    assert_int_equal(sqlite3_exec(raw,
+        "INSERT INTO runs(id, suite, started, status) VALUES (1, 's', 't', 'complete');"
+        "INSERT INTO cases(id, run_id, seq, experiment, status) VALUES (1, 1, 0, 'selftest', 'ok');"
+        "INSERT INTO measurements(case_id, source, impl, metric, rep, value) VALUES"
+        " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 30), (1, 'tsc', 'tokbench', 'ref_cycles', 1, 10),"
+        " (1, 'tsc', 'tokbench', 'ref_cycles', 2, 20);", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    /* the v2 view computes the median of the rows stored under v1 */
+    assert_int_equal(q_int(d->db, "SELECT median FROM metric_stats WHERE case_id = 1"), 20);
+    assert_int_equal(q_int(d->db, "SELECT min FROM metric_stats WHERE case_id = 1"), 10);
+    xp_db_close(d);
+}
+
+/* Opening must fail with `want` in the message and leave the bytes as
+ * they were, with no WAL or journal file beside them. */
+static void refused_untouched(const char *p, const char *want)
+{
+    uint8_t *before, *after;
+    size_t nb, na;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(p, &before, &nb, &err), 0);
+    assert_null(xp_db_open(p, 1, &err));
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' does not say '%s'", err.msg, want);
+    assert_non_null(strstr(err.msg, p)); /* names the file */
+    assert_int_equal(tb_read_file(p, &after, &na, &err), 0);
+    assert_int_equal(na, nb);
+    assert_memory_equal(before, after, nb);
+    char side[600];
+    struct stat sb;
+    snprintf(side, sizeof side, "%s-wal", p);
+    assert_int_not_equal(stat(side, &sb), 0);
+    free(before);
+    free(after);
+}
+
+static void test_refuses_corrupt_file(void **state)
+{
+    (void)state;
+    char p[512];
+    db_path("corrupt.db", p, sizeof p);
+    FILE *f = fopen(p, "wb");
+    for (int i = 0; i < 5000; i++)
+        fputc((i * 7919) & 0xff, f);
+    fclose(f);
+    refused_untouched(p, "not a tokbench results database");
+}
+
+static void test_refuses_foreign_db(void **state)
+{
+    (void)state;
+    char p[512];
+    db_path("foreign.db", p, sizeof p);
+    sqlite3 *raw;
+    assert_int_equal(sqlite3_open(p, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "CREATE TABLE runs(x); INSERT INTO runs VALUES (1);",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    refused_untouched(p, "another application");
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+    (void)state;
+    char p[512];
+    tb_err_t err;
+    db_path("newer.db", p, sizeof p);
+    xp_db_t *d = xp_db_open(p, 1, &err);
+    assert_non_null(d);
+    assert_int_equal(xp_db_exec(d, "PRAGMA user_version = 99", &err), 0);
+    assert_int_equal(xp_db_exec(d, "PRAGMA journal_mode = DELETE", &err), 0);
+    xp_db_close(d);
+    refused_untouched(p, "schema version 99 is newer");
+}
+
+static void test_failing_cases_recorded(void **state)
+{
+    (void)state;
+    char p[512], msg[1024];
+    tb_err_t err;
+    db_path("failing.db", p, sizeof p);
+    xp_run_opts_t o = {.suite_path = "tests/fixtures/xp_failing.csv", .db_path = p,
+                       .root = ".", .cpu = -1};
+    xp_run_result_t res;
+    if (xp_run_suite(&o, &res, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(res.total, 5);
+    assert_int_equal(res.ok, 2);
+    assert_int_equal(res.failed, 3);
+    assert_false(res.interrupted);
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    q_text(d->db, "SELECT status FROM runs", msg, sizeof msg);
+    assert_string_equal(msg, "complete");
+    q_text(d->db, "SELECT group_concat(status, ' ') FROM (SELECT status FROM cases ORDER BY seq)",
+           msg, sizeof msg);
+    assert_string_equal(msg, "ok failed failed failed ok");
+    q_text(d->db, "SELECT message FROM cases WHERE seq = 1", msg, sizeof msg);
+    assert_string_equal(msg, "no such experiment 'walk'");
+    q_text(d->db, "SELECT message FROM cases WHERE seq = 2", msg, sizeof msg);
+    assert_non_null(strstr(msg, "xp_no_such_vocab.json"));
+    q_text(d->db, "SELECT message FROM cases WHERE seq = 3", msg, sizeof msg);
+    assert_non_null(strstr(msg, "fail=rep"));
+    /* the cases after the failures were measured in full: 4 reps, 2 metrics */
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
+                                  " c.id = m.case_id WHERE c.seq = 4 AND m.source = 'tsc'"), 8);
+    assert_int_equal(q_int(d->db, "SELECT min(nodes) FROM measurements"), 1000);
+    /* the suite file's checksum is part of the run */
+    char want[65];
+    assert_int_equal(tb_file_sha256(o.suite_path, want, &err), 0);
+    q_text(d->db, "SELECT sha256 FROM inputs WHERE role = 'suite'", msg, sizeof msg);
+    assert_string_equal(msg, want);
+    xp_db_close(d);
+}
+
+static pid_t spawn_run(const char *suite, const char *db)
+{
+    char exe[512];
+    const char *build = getenv("BUILD");
+    snprintf(exe, sizeof exe, "%s/tokbench", build && *build ? build : "build");
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(exe, exe, "run", suite, "--db", db, "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    return pid;
+}
+
+static int exit_status(pid_t pid)
+{
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_two_runs_at_once(void **state)
+{
+    (void)state;
+    char p[512];
+    tb_err_t err;
+    db_path("shared.db", p, sizeof p);
+    pid_t a = spawn_run("tests/fixtures/xp_small.csv", p);
+    pid_t b = spawn_run("tests/fixtures/xp_small.csv", p);
+    assert_int_equal(exit_status(a), 0);
+    assert_int_equal(exit_status(b), 0);
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM runs WHERE status = 'complete'"), 2);
+    /* each run: 2 cases; 5 + 3 repetitions of 2 TSC metrics */
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM cases WHERE status = 'ok'"), 4);
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
+                                  " c.id = m.case_id WHERE c.run_id = 1"), 16);
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
+                                  " c.id = m.case_id WHERE c.run_id = 2"), 16);
+    xp_db_close(d);
+}
+
+static void test_interrupt_keeps_finished_cases(void **state)
+{
+    (void)state;
+    char p[512], note[256];
+    tb_err_t err;
+    db_path("interrupted.db", p, sizeof p);
+    pid_t pid = spawn_run("tests/fixtures/xp_slow.csv", p);
+    /* wait until the first case is stored (each takes ~0.75 s of sleep) */
+    long long stored = 0;
+    for (int i = 0; i < 600 && stored < 1; i++) {
+        usleep(100000);
+        xp_db_t *d = xp_db_open(p, 0, &err);
+        if (d)
+            stored = q_int(d->db, "SELECT count(*) FROM cases");
+        xp_db_close(d);
+    }
+    assert_true(stored >= 1);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    assert_int_equal(exit_status(pid), 130);
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    q_text(d->db, "SELECT status FROM runs", note, sizeof note);
+    assert_string_equal(note, "incomplete");
+    q_text(d->db, "SELECT note FROM runs", note, sizeof note);
+    assert_non_null(strstr(note, "by a signal"));
+    assert_int_equal(q_int(d->db, "SELECT ended IS NOT NULL FROM runs"), 1);
+    long long cases = q_int(d->db, "SELECT count(*) FROM cases");
+    assert_true(cases >= 1 && cases < 8);
+    /* the first case is whole: 3 repetitions of 2 metrics */
+    assert_int_equal(q_int(d->db, "SELECT status = 'ok' FROM cases WHERE seq = 0"), 1);
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
+                                  " c.id = m.case_id WHERE c.seq = 0"), 6);
+    char ok[16];
+    q_text(d->db, "PRAGMA integrity_check", ok, sizeof ok);
+    assert_string_equal(ok, "ok");
+    xp_db_close(d);
+}
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fresh_schema_wal_busy),
+        cmocka_unit_test(test_migration_keeps_data),
+        cmocka_unit_test(test_refuses_corrupt_file),
+        cmocka_unit_test(test_refuses_foreign_db),
+        cmocka_unit_test(test_refuses_newer_schema),
+        cmocka_unit_test(test_failing_cases_recorded),
+        cmocka_unit_test(test_two_runs_at_once),
+        cmocka_unit_test(test_interrupt_keeps_finished_cases),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+}
