@@ -439,6 +439,7 @@ static void small_models(void **state)
     size_t n = put_piece(m, "<unk>", 2);
     n += put_piece(m + n, "<0x41>", 6);
     n += put_piece(m + n, "\xE2\x96\x81" "a", 1);
+    n += put_piece(m + n, "<u>", 4);
     tb_err_t err;
     tok_tokenizer_t *t = tok_new(TOK_FORMAT_SPM_MODEL);
     assert_int_equal(tok_load_spm_model(t, "small.model", m, n, &err), 0);
@@ -461,6 +462,13 @@ static void small_models(void **state)
     assert_int_equal(ids.data[0], 2);
     assert_int_equal(ids.data[1], 0);
     assert_int_equal(ids.data[2], 2);
+    /* a user-defined piece inside a word is kept whole */
+    ids.len = 0;
+    assert_int_equal(tok_encode(t, (const uint8_t *)"a<u>b", 5, &ids, &err), 0);
+    assert_int_equal(ids.len, 3);
+    assert_int_equal(ids.data[0], 2);
+    assert_int_equal(ids.data[1], 3);
+    assert_int_equal(ids.data[2], 0);
     free(ids.data);
     tok_free(t);
 

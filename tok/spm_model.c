@@ -397,6 +397,25 @@ static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
     return 0;
 }
 
+/* User-defined pieces are listed as added tokens (for decoders and for
+ * tools that list specials) but not matched as such: see the top. */
+static int add_user_pieces(tok_tokenizer_t *t, const pb_file_t *f)
+{
+    const tok_vocab_t *v = &t->vocab;
+    for (uint32_t id = 0; id < v->size; id++) {
+        if (v->kind[id] != TOK_USER)
+            continue;
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        tok_added_t a = {.id = id};
+        if (tb_buf_put(&a.content, s, len) || tb_vec_push(&t->added, a)) {
+            tb_buf_free(&a.content);
+            return tb_fail(f->err, "%s: out of memory", f->path);
+        }
+    }
+    return 0;
+}
+
 static int setup_unigram(tok_tokenizer_t *t, const pb_file_t *f)
 {
     const tok_vocab_t *v = &t->vocab;
@@ -541,7 +560,7 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
         goto out;
     }
     if (build_vocab(&f, &md, &t->vocab) || add_normalizer(t, &f, &md) ||
-        setup_model(t, &f, &md))
+        add_user_pieces(t, &f) || setup_model(t, &f, &md))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;
