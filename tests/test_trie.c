@@ -771,16 +771,16 @@ static void double_array_validate_catches_damage(void **state)
     assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 3, &err), 0);
     trie_da_t da;
     assert_int_equal(trie_da_build(&da, k.keys, k.n, values, &err), 0);
-    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, &err), 0);
-    assert_int_equal(trie_da_validate(da.units, da.n, 3, 2, &err), -1);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, 0, &err), 0);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 2, 0, &err), -1);
     assert_non_null(strstr(err.msg, "value 2 is past the limit 2"));
-    assert_int_equal(trie_da_validate(da.units, da.n, 4, 3, &err), -1);
+    assert_int_equal(trie_da_validate(da.units, da.n, 4, 3, 0, &err), -1);
     assert_string_equal(err.msg, "3 values are reachable, 4 keys were built");
     /* drop the has_leaf bit of "b": its value is lost and it dangles */
     uint32_t root_base = trie_da_offset(da.units[0]);
     uint32_t b = root_base ^ 'b';
     da.units[b] &= ~(1u << 8);
-    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, &err), -1);
+    assert_int_equal(trie_da_validate(da.units, da.n, 3, 3, 0, &err), -1);
     assert_non_null(strstr(err.msg, "neither children nor a value"));
     trie_da_free(&da);
     trie_keys_free(&k);

@@ -288,6 +288,7 @@ typedef struct {
     const uint32_t *units;
     size_t n;
     uint32_t value_limit;
+    int shared;
     uint8_t *seen;
     uint32_t *stack;
     size_t top, values;
@@ -319,12 +320,14 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
         uint32_t p = base ^ l;
         if (p >= c->n || trie_da_label(c->units[p]) != l)
             continue;
+        kids++;
+        if (c->seen[p] && c->shared)
+            continue;
         if (c->seen[p])
             return tb_fail(err, "unit %u is reached twice (again from unit %u)",
                            p, node);
         c->seen[p] = 1;
         c->stack[c->top++] = p;
-        kids++;
     }
     if (!kids && !trie_da_has_leaf(u) && node != 0)
         return tb_fail(err, "unit %u has neither children nor a value", node);
@@ -332,11 +335,12 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
 }
 
 int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
-                     uint32_t value_limit, tb_err_t *err)
+                     uint32_t value_limit, int shared, tb_err_t *err)
 {
     if (n == 0)
         return tb_fail(err, "the double array has no units");
     checker_t c = {.units = units, .n = n, .value_limit = value_limit,
+                   .shared = shared,
                    .seen = calloc(n, 1), .stack = malloc(sizeof(uint32_t) * n)};
     int rc = c.seen && c.stack ? 0 : tb_fail(err, "out of memory");
     if (!rc) {

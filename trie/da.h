@@ -95,10 +95,13 @@ typedef struct {
 uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
                       trie_rec_t *rec, tb_bitset_t *mask);
 
-/* Structural checks from the root: every reachable unit in range and
- * reached once, every value unit a leaf with a value below `value_limit`,
- * no node without children or value, nkeys values in all. */
+/* Structural checks from the root: every value unit in range and a leaf
+ * with a value below `value_limit`, no node without children or value, and
+ * (unless nkeys is (size_t)-1) nkeys values in all.  With `shared` 0 every
+ * unit must be reached once (a tree, as trie_da_build makes); with 1 units
+ * may be reached from several parents, as in the arrays darts-clone builds
+ * from a DAWG (SentencePiece's charsmaps share identical subtries). */
 int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
-                     uint32_t value_limit, tb_err_t *err);
+                     uint32_t value_limit, int shared, tb_err_t *err);
 
 #endif

@@ -94,7 +94,8 @@ static int dat_validate(const void *impl, tb_err_t *err)
     const dat_t *t = impl;
     if (t->da.n % 256)
         return tb_fail(err, "%zu units is no whole number of blocks", t->da.n);
-    return trie_da_validate(t->da.units, t->da.n, t->da.nkeys, t->id_limit, err);
+    return trie_da_validate(t->da.units, t->da.n, t->da.nkeys, t->id_limit, 0,
+                            err);
 }
 
 const trie_layout_t trie_layout_dat = {

@@ -2,6 +2,8 @@
  * layout over the same format (see xcda.h). */
 #include "xcda.h"
 
+#include "../base/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +62,11 @@ int trie_xcda_open(trie_xcda_t *x, const uint8_t *blob, size_t len,
     if (decode(x, blob, len, err))
         return -1;
     uint32_t limit = terminated_limit(x->pool, x->pool_len);
-    if (trie_da_validate(x->da.units, x->da.n, (size_t)-1, limit, err)) {
+    if (trie_da_validate(x->da.units, x->da.n, (size_t)-1, limit, 1, err)) {
+        tb_wrap(err, "charsmap (replacements must start before the pool's "
+                "last NUL, offset %u of %zu)", limit, x->pool_len);
         trie_xcda_close(x);
-        return tb_wrap(err, "charsmap (replacements must start before the "
-                       "pool's last NUL, offset %u of %zu)", limit, x->pool_len);
+        return -1;
     }
     return 0;
 }
@@ -102,23 +105,34 @@ static int check_rule(const trie_charsmap_rule_t *r, size_t i, tb_err_t *err)
     return 0;
 }
 
-/* The pool (each replacement plus NUL, in rule order) and each rule's
- * offset in it. */
+/* The pool (each distinct replacement plus NUL, in order of first use) and
+ * each rule's offset in it.  Replacements repeat a lot (NFKC maps many
+ * keys to one letter), so sharing them keeps the pool small. */
 static int make_pool(const trie_charsmap_rule_t *rules, size_t n, tb_buf_t *pool,
                      uint32_t *at, tb_err_t *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (check_rule(&rules[i], i, err))
-            return -1;
-        if (pool->len + rules[i].to_len + 1 > TRIE_DA_LEAF_BIT)
-            return tb_fail(err, "charsmap rule %zu: the pool passes 2^31 bytes",
-                           i);
+    tb_strmap_t seen;
+    if (tb_strmap_init(&seen, n))
+        return tb_fail(err, "out of memory for %zu charsmap rules", n);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const trie_charsmap_rule_t *r = &rules[i];
+        int32_t old = r->to_len ? tb_strmap_get(&seen, r->to, r->to_len) : -1;
+        if ((rc = check_rule(r, i, err)) || old >= 0) {
+            at[i] = (uint32_t)old;
+            continue;
+        }
+        if (pool->len + r->to_len + 1 > TRIE_DA_LEAF_BIT) {
+            rc = tb_fail(err, "charsmap rule %zu: the pool passes 2^31 bytes", i);
+            break;
+        }
         at[i] = (uint32_t)pool->len;
-        if (tb_buf_put(pool, rules[i].to, rules[i].to_len) ||
-            tb_buf_putc(pool, 0))
-            return tb_fail(err, "out of memory at charsmap rule %zu", i);
+        if (tb_buf_put(pool, r->to, r->to_len) || tb_buf_putc(pool, 0) ||
+            (r->to_len && tb_strmap_put(&seen, r->to, r->to_len, (int32_t)at[i]) < 0))
+            rc = tb_fail(err, "out of memory at charsmap rule %zu", i);
     }
-    return 0;
+    tb_strmap_free(&seen);
+    return rc;
 }
 
 static int serialize(const trie_da_t *da, const tb_buf_t *pool, tb_buf_t *out,
@@ -281,7 +295,8 @@ static size_t xcda_bytes(const void *impl)
 static int xcda_validate(const void *impl, tb_err_t *err)
 {
     const xcda_t *t = impl;
-    return trie_da_validate(t->x.da.units, t->x.da.n, t->nkeys, t->id_limit, err);
+    return trie_da_validate(t->x.da.units, t->x.da.n, t->nkeys, t->id_limit, 0,
+                            err);
 }
 
 const trie_layout_t trie_layout_xcda = {
