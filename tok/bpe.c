@@ -33,10 +33,11 @@
 #define DEAD UINT32_MAX
 #define NO_RANK UINT32_MAX
 
+/* A cached word: its bytes and then its ids lie together in the pool, so
+ * a hit touches the slot and one pool line. */
 typedef struct {
-    uint64_t hash;      /* 0 marks an empty slot */
-    uint32_t key_off;   /* into keys */
-    uint32_t ids_off;   /* into ids */
+    uint32_t tag;       /* high half of the word's hash, never 0; 0: empty */
+    uint32_t off;       /* into pool: key bytes, then nids ids */
     uint16_t key_len;
     uint16_t nids;
 } cache_slot_t;
@@ -61,8 +62,10 @@ typedef struct {
     /* word cache; cleared whole when full, which keeps it bounded */
     cache_slot_t *slots;
     size_t count;
-    tb_buf_t keys;
-    TB_VEC(uint32_t) ids;
+    tb_buf_t pool;
+    /* byte-level models: the merge of every pair of bytes, (rank << 32 |
+     * merged) or UINT64_MAX, so a word's first pairs skip the big table */
+    uint64_t *byte_pairs;
     /* character -> id, preferring ordinary tokens over byte pieces (the
      * vocabulary's own index keeps the lowest id, which for SentencePiece
      * files is the <0xNN> piece of an ASCII letter, not the letter) */
@@ -84,8 +87,8 @@ void tok_bpe_free(tok_bpe_t *m)
     if (st) {
         free(st->mt);
         free(st->slots);
-        tb_buf_free(&st->keys);
-        free(st->ids.data);
+        tb_buf_free(&st->pool);
+        free(st->byte_pairs);
         tb_strmap_free(&st->chars);
         free(st->sym.data);
         free(st->rank.data);
@@ -190,11 +193,82 @@ static int build_char_tables(bpe_state_t *st, const tok_vocab_t *v)
     return 0;
 }
 
+/* Needs the merge table; only when every byte has a token, so that a
+ * word's symbols are exactly byte_id[] of its bytes. */
+static int build_byte_pairs(bpe_state_t *st, const tok_tokenizer_t *t)
+{
+    free(st->byte_pairs);
+    st->byte_pairs = NULL;
+    if (!t->bpe.byte_level)
+        return 0;
+    for (int b = 0; b < 256; b++)
+        if (t->vocab.byte_id[b] < 0)
+            return 0;
+    st->byte_pairs = malloc(65536 * sizeof *st->byte_pairs);
+    if (!st->byte_pairs)
+        return -1;
+    for (uint32_t p = 0; p < 65536; p++) {
+        uint32_t rank, merged;
+        st->byte_pairs[p] =
+            merge_of(st, (uint32_t)t->vocab.byte_id[p >> 8],
+                     (uint32_t)t->vocab.byte_id[p & 255], &rank, &merged)
+                ? (uint64_t)rank << 32 | merged
+                : UINT64_MAX;
+    }
+    return 0;
+}
+
 static int32_t char_id(const bpe_state_t *st, const uint8_t *s, size_t len)
 {
     if (len == 1 && s[0] < 128)
         return st->ascii[s[0]];
     return tb_strmap_get(&st->chars, s, len);
+}
+
+/* ---- word cache ------------------------------------------------------ */
+
+static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
+                                      size_t n, uint64_t h)
+{
+    uint32_t tag = (uint32_t)(h >> 32) | 1;
+    size_t i = (size_t)h & (CACHE_SLOTS - 1);
+    for (;;) {
+        const cache_slot_t *s = &st->slots[i];
+        if (!s->tag)
+            return s;
+        if (s->tag == tag && s->key_len == n &&
+            !memcmp(st->pool.data + s->off, w, n))
+            return s;
+        i = (i + 1) & (CACHE_SLOTS - 1);
+    }
+}
+
+static void cache_clear(bpe_state_t *st)
+{
+    memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
+    st->count = 0;
+    st->pool.len = 0;
+}
+
+/* Remembers w -> ids; failure to remember is harmless and ignored. */
+static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
+                      const uint32_t *ids, size_t nids)
+{
+    size_t need = n + nids * sizeof *ids;
+    if (nids > UINT16_MAX)
+        return;
+    if (st->count >= CACHE_MAX_COUNT || st->pool.len + need > CACHE_MAX_POOL)
+        cache_clear(st);
+    if (tb_buf_reserve(&st->pool, need))
+        return;
+    cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
+    s->tag = (uint32_t)(h >> 32) | 1;
+    s->off = (uint32_t)st->pool.len;
+    s->key_len = (uint16_t)n;
+    s->nids = (uint16_t)nids;
+    tb_buf_put(&st->pool, w, n);
+    tb_buf_put(&st->pool, ids, nids * sizeof *ids);
+    st->count++;
 }
 
 static bpe_state_t *state_of(tok_tokenizer_t *t)
@@ -212,64 +286,16 @@ static bpe_state_t *state_of(tok_tokenizer_t *t)
         t->bpe.cache = st; /* owned from here on, freed by tok_bpe_free */
     }
     size_t nmerges = t->bpe.merges.keys ? t->bpe.merges.count : 0;
-    if ((!st->mt || st->mt_count != nmerges) &&
-        build_merge_table(st, &t->bpe.merges))
+    int stale = !st->mt || st->mt_count != nmerges ||
+                st->vocab_bytes != t->vocab.bytes || !st->chars.slots;
+    if (!stale)
+        return st;
+    /* a new vocabulary or merge table invalidates every derived table */
+    if (build_merge_table(st, &t->bpe.merges) ||
+        build_char_tables(st, &t->vocab) || build_byte_pairs(st, t))
         return NULL;
-    if (st->vocab_bytes != t->vocab.bytes || !st->chars.slots) {
-        if (build_char_tables(st, &t->vocab))
-            return NULL;
-        st->count = 0; /* a new vocabulary invalidates cached words */
-        memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
-    }
+    cache_clear(st);
     return st;
-}
-
-/* ---- word cache ------------------------------------------------------ */
-
-static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
-                                      size_t n, uint64_t h)
-{
-    size_t i = (size_t)h & (CACHE_SLOTS - 1);
-    for (;;) {
-        const cache_slot_t *s = &st->slots[i];
-        if (!s->hash)
-            return s;
-        if (s->hash == h && s->key_len == n &&
-            !memcmp(st->keys.data + s->key_off, w, n))
-            return s;
-        i = (i + 1) & (CACHE_SLOTS - 1);
-    }
-}
-
-static void cache_clear(bpe_state_t *st)
-{
-    memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
-    st->count = 0;
-    st->keys.len = 0;
-    st->ids.len = 0;
-}
-
-/* Remembers w -> ids; failure to remember is harmless and ignored. */
-static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
-                      const uint32_t *ids, size_t nids)
-{
-    if (nids > UINT16_MAX)
-        return;
-    if (st->count >= CACHE_MAX_COUNT || st->keys.len + n > CACHE_MAX_POOL ||
-        st->ids.len + nids > CACHE_MAX_POOL)
-        cache_clear(st);
-    if (tb_buf_reserve(&st->keys, n) || tb_vec_reserve(&st->ids, nids))
-        return;
-    cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
-    s->hash = h;
-    s->key_off = (uint32_t)st->keys.len;
-    s->key_len = (uint16_t)n;
-    s->ids_off = (uint32_t)st->ids.len;
-    s->nids = (uint16_t)nids;
-    tb_buf_put(&st->keys, w, n);
-    memcpy(st->ids.data + st->ids.len, ids, nids * sizeof *ids);
-    st->ids.len += nids;
-    st->count++;
 }
 
 /* ---- initial symbols ------------------------------------------------- */
@@ -339,13 +365,28 @@ static void scan_pair(bpe_state_t *st, size_t i)
         st->rank.data[i] = NO_RANK;
 }
 
+/* The rank and result of every initial pair, from the byte-pair table
+ * when the word is plain bytes. */
+static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
+{
+    size_t k = st->sym.len;
+    if (m->byte_level && st->byte_pairs) {
+        for (size_t i = 0; i + 1 < k; i++) {
+            uint64_t v = st->byte_pairs[(uint32_t)w[i] << 8 | w[i + 1]];
+            st->rank.data[i] = (uint32_t)(v >> 32);
+            st->merged.data[i] = (uint32_t)v;
+        }
+        return;
+    }
+    for (size_t i = 0; i + 1 < k; i++)
+        scan_pair(st, i);
+}
+
 /* Short words: find the lowest rank by a scan, merge, repeat. */
 static void merge_scan(bpe_state_t *st)
 {
     size_t k = st->sym.len;
     uint32_t *sym = st->sym.data, *rank = st->rank.data;
-    for (size_t i = 0; i + 1 < k; i++)
-        scan_pair(st, i);
     while (k > 1) {
         size_t best = 0;
         for (size_t i = 1; i + 1 < k; i++)
@@ -437,7 +478,9 @@ static void merge_heap(bpe_state_t *st)
     }
     st->heap.len = 0;
     for (size_t i = 0; i + 1 < k; i++)
-        push_pair(st, (int32_t)i);
+        if (st->rank.data[i] != NO_RANK)
+            heap_push(st, (heap_ent_t){(uint64_t)st->rank.data[i] << 32 | i,
+                                       sym[i], sym[i + 1], st->merged.data[i]});
     while (st->heap.len) {
         heap_ent_t e = heap_pop(st);
         int32_t pos = (int32_t)(uint32_t)e.key, nx = next[pos];
@@ -498,12 +541,12 @@ int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
     uint64_t h = 0;
     if (n <= CACHE_MAX_WORD) {
-        h = tb_hash(w, n) | 1; /* never 0, the empty-slot mark */
+        h = tb_hash(w, n);
         const cache_slot_t *s = cache_find(st, w, n, h);
-        if (s->hash) {
+        if (s->tag) {
             if (tb_vec_reserve(out, s->nids))
                 return tb_fail(err, "bpe: out of memory for %u ids", s->nids);
-            memcpy(out->data + out->len, st->ids.data + s->ids_off,
+            memcpy(out->data + out->len, st->pool.data + s->off + n,
                    s->nids * sizeof *out->data);
             out->len += s->nids;
             return 0;
@@ -517,6 +560,7 @@ int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
         st->sym.len = 1;
     } else {
         initial_symbols(t, st, w, n);
+        initial_pairs(&t->bpe, st, w);
         if (st->sym.len <= SCAN_MAX_SYMBOLS)
             merge_scan(st);
         else

@@ -268,6 +268,15 @@ static int split_word(tok_pre_t *p, splitter_t *sp, const uint8_t *text,
     return sp->oom ? tb_fail(err, "out of memory splitting words") : 0;
 }
 
+/* Removes the first k words: the old ones, once the new are behind them. */
+static void drop_front(tok_spans_t *words, size_t k)
+{
+    if (words->len > k)
+        memmove(words->data, words->data + k,
+                (words->len - k) * sizeof *words->data);
+    words->len -= k;
+}
+
 /* Re-splits every current word; the new words replace the old. */
 static int split_all(tok_pre_t *p, tok_split_behavior_t behavior, int invert,
                      tb_buf_t *text, tok_spans_t *words, tb_err_t *err)
@@ -281,8 +290,7 @@ static int split_all(tok_pre_t *p, tok_split_behavior_t behavior, int invert,
         if (split_word(p, &sp, text->data, w.off, w.len, err))
             return -1;
     }
-    memmove(words->data, words->data + k, (words->len - k) * sizeof *words->data);
-    words->len -= k;
+    drop_front(words, k);
     return 0;
 }
 
@@ -318,7 +326,8 @@ static int rewrite_words(tb_buf_t *text, tok_spans_t *words, int prefix, int met
         w->off = (uint32_t)(start - t0);
         w->len = (uint32_t)n;
     }
-    memmove(text->data, text->data + t0, text->len - t0);
+    if (text->len > t0)
+        memmove(text->data, text->data + t0, text->len - t0);
     text->len -= t0;
     return 0;
 }
@@ -338,8 +347,7 @@ static int split_before_spaces(tb_buf_t *text, tok_spans_t *words)
             s = j;
         }
     }
-    memmove(words->data, words->data + k, (words->len - k) * sizeof *words->data);
-    words->len -= k;
+    drop_front(words, k);
     return 0;
 }
 
