@@ -209,7 +209,7 @@ static void unigram_multi(void **s) { (void)s; conform_corpus(UNIGRAM, "data/cac
 static void unigram_unicode(void **s) { (void)s; conform_corpus(UNIGRAM, "data/cache/unicode/unicode.txt", 300, 100, 0); }
 static void unigram_stress(void **s) { (void)s; conform_corpus(UNIGRAM, "data/cache/stress/stress.txt", 1000000, 1, 0); }
 static void unigram_invalid(void **s) { (void)s; conform_corpus(UNIGRAM, "data/cache/invalid/invalid.txt", 1000000, 1, 0); }
-static void bpe_multi(void **s) { (void)s; conform_corpus(BPE, "data/cache/multi/multi.txt", 300, 250, 0); }
+static void bpe_multi(void **s) { (void)s; conform_corpus(BPE, "data/cache/multi/multi.txt", 300, 250, 1); }
 static void bpe_unicode(void **s) { (void)s; conform_corpus(BPE, "data/cache/unicode/unicode.txt", 300, 100, 0); }
 static void bpe_stress(void **s) { (void)s; conform_corpus(BPE, "data/cache/stress/stress.txt", 1000000, 1, 0); }
 static void bpe_invalid(void **s) { (void)s; conform_corpus(BPE, "data/cache/invalid/invalid.txt", 1000000, 1, 0); }
@@ -483,6 +483,15 @@ static void small_models(void **state)
     n = put_piece(m, "<unk>", 2);
     m[n++] = 0x12; m[n++] = 2; m[n++] = 0x18; m[n++] = 3;
     expect_error(m, n, "model_type 3 (word) is not supported");
+    /* unk_id (TrainerSpec field 40) as a string */
+    n = put_piece(m, "<unk>", 2);
+    m[n++] = 0x12; m[n++] = 4; m[n++] = 0xC2; m[n++] = 0x02; m[n++] = 1; m[n++] = 'x';
+    expect_error(m, n, "TrainerSpec.unk_id has wire type 2, expected 0");
+    /* a 3-byte charsmap in the NormalizerSpec */
+    n = put_piece(m, "<unk>", 2);
+    m[n++] = 0x1A; m[n++] = 5; m[n++] = 0x12; m[n++] = 3; m[n++] = 'a'; m[n++] = 'b'; m[n++] = 'c';
+    expect_error(m, n, "NormalizerSpec.precompiled_charsmap at byte");
+    expect_error(m, n, "too short for the 4-byte size");
     /* no pieces at all */
     expect_error(m, 0, "no pieces");
 }

@@ -14,11 +14,13 @@
  *
  * The tokenizer it builds: one TOK_NORM_SPM normalizer step, no
  * pre-tokenizer (the whole normalized text is one word), then Unigram
- * Viterbi or BPE merges.  User-defined pieces are not split out as added
- * tokens: SentencePiece keeps them inside the text (they are unnormalized
- * and win in the lattice), which the Unigram model reproduces.
+ * Viterbi or BPE merges.  User-defined pieces are never split out of the
+ * raw text as Hugging Face added tokens are: SentencePiece normalizes the
+ * whole text (leaving them as they are), then Unigram gives them a bonus in
+ * the lattice and BPE freezes them (see add_user_pieces).
  */
 #include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,22 +216,33 @@ static int read_piece(const pb_file_t *f, pb_cur_t m, raw_piece_t *rp)
 
 static int read_trainer(const pb_file_t *f, pb_cur_t m, model_t *md)
 {
+    static const struct {
+        uint32_t num;
+        const char *name;
+        size_t off;
+    } fields[] = {
+        {3, "TrainerSpec.model_type", offsetof(model_t, model_type)},
+        {24, "TrainerSpec.treat_whitespace_as_suffix", offsetof(model_t, ws_suffix)},
+        {35, "TrainerSpec.byte_fallback", offsetof(model_t, byte_fallback)},
+        {40, "TrainerSpec.unk_id", offsetof(model_t, unk)},
+        {41, "TrainerSpec.bos_id", offsetof(model_t, bos)},
+        {42, "TrainerSpec.eos_id", offsetof(model_t, eos)},
+        {43, "TrainerSpec.pad_id", offsetof(model_t, pad)},
+    };
     while (m.p < m.end) {
         uint32_t num, wt;
         if (pb_tag(f, &m, &num, &wt, "TrainerSpec"))
             return -1;
-        int32_t *dst = num == 3    ? &md->model_type
-                       : num == 24 ? &md->ws_suffix
-                       : num == 35 ? &md->byte_fallback
-                       : num == 40 ? &md->unk
-                       : num == 41 ? &md->bos
-                       : num == 42 ? &md->eos
-                       : num == 43 ? &md->pad
-                                   : NULL;
-        char field[48];
-        snprintf(field, sizeof field, "TrainerSpec field %u", num);
-        if (dst ? pb_int32(f, &m, wt, dst, field)
-                : pb_skip(f, &m, num, wt, "TrainerSpec"))
+        size_t k = 0;
+        while (k < sizeof fields / sizeof *fields && fields[k].num != num)
+            k++;
+        if (k == sizeof fields / sizeof *fields) {
+            if (pb_skip(f, &m, num, wt, "TrainerSpec"))
+                return -1;
+            continue;
+        }
+        int32_t *dst = (int32_t *)((char *)md + fields[k].off);
+        if (pb_int32(f, &m, wt, dst, fields[k].name))
             return -1;
     }
     return 0;
@@ -397,18 +410,22 @@ static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
     return 0;
 }
 
-/* User-defined pieces are listed as added tokens (for decoders and for
- * tools that list specials) but not matched as such: see the top. */
-static int add_user_pieces(tok_tokenizer_t *t, const pb_file_t *f)
+/* User-defined pieces become added tokens that are matched in the
+ * normalized text only (match_added stays 0: never in the raw text).  For
+ * BPE that is SentencePiece's rule exactly: a user piece is a frozen
+ * symbol, taken greedily left to right, that never merges, so BPE runs on
+ * the text between.  Unigram leaves them unmatched: its lattice gives them
+ * SentencePiece's own bonus instead (unigram.c). */
+static int add_user_pieces(tok_tokenizer_t *t, const pb_file_t *f,
+                           const model_t *md)
 {
-    const tok_vocab_t *v = &t->vocab;
-    for (uint32_t id = 0; id < v->size; id++) {
-        if (v->kind[id] != TOK_USER)
+    for (size_t i = 0; i < md->pieces.len; i++) {
+        const raw_piece_t *rp = &md->pieces.data[i];
+        if (rp->type != TOK_USER || rp->piece.end == rp->piece.p)
             continue;
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, id, &len);
-        tok_added_t a = {.id = id};
-        if (tb_buf_put(&a.content, s, len) || tb_vec_push(&t->added, a)) {
+        tok_added_t a = {.id = (uint32_t)i, .normalized = md->model_type == 2};
+        if (tb_buf_put(&a.content, rp->piece.p, (size_t)(rp->piece.end - rp->piece.p)) ||
+            tb_vec_push(&t->added, a)) {
             tb_buf_free(&a.content);
             return tb_fail(f->err, "%s: out of memory", f->path);
         }
@@ -560,7 +577,7 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
         goto out;
     }
     if (build_vocab(&f, &md, &t->vocab) || add_normalizer(t, &f, &md) ||
-        add_user_pieces(t, &f) || setup_model(t, &f, &md))
+        add_user_pieces(t, &f, &md) || setup_model(t, &f, &md))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;
