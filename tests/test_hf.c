@@ -521,6 +521,73 @@ static void added_token_flags_match_the_reference(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* A generated Unigram vocabulary (Metaspace pre-tokenizer, byte fallback,
+ * a Precompiled-free NFKC normalizer) against the reference. */
+static void write_unigram_fixture(const char *path)
+{
+    static const struct {
+        const char *piece;
+        double score;
+    } pieces[] = {
+        {"<unk>", 0}, {"\xE2\x96\x81", -2.0}, {"a", -3.0}, {"b", -3.1},
+        {"c", -3.2}, {"d", -3.3}, {"e", -3.4}, {"ab", -2.5}, {"\xE2\x96\x81" "ab", -2.2},
+        {"abc", -4.0}, {"bc", -3.0}, {"cde", -3.5}, {"\xE2\x96\x81" "c", -2.9},
+        {"de", -2.8}, {"\xE2\x96\x81" "dead", -5.0}, {"ea", -3.3},
+    };
+    json_t *vocab = json_array();
+    for (size_t i = 0; i < sizeof pieces / sizeof *pieces; i++)
+        json_array_append_new(vocab, json_pack("[sf]", pieces[i].piece,
+                                               pieces[i].score));
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        json_array_append_new(vocab, json_pack("[sf]", name, 0.0));
+    }
+    json_t *root = json_pack(
+        "{s:s, s:[], s:{s:s}, s:{s:s, s:s, s:s, s:b}, s:{s:s, s:s, s:s, s:b},"
+        " s:{s:s, s:i, s:o, s:b}}",
+        "version", "1.0", "added_tokens", "normalizer", "type", "NFKC",
+        "pre_tokenizer", "type", "Metaspace", "replacement", "\xE2\x96\x81",
+        "prepend_scheme", "always", "split", 1, "decoder", "type", "Metaspace",
+        "replacement", "\xE2\x96\x81", "prepend_scheme", "always", "split", 1,
+        "model", "type", "Unigram", "unk_id", 0, "vocab", vocab,
+        "byte_fallback", 1);
+    assert_non_null(root);
+    assert_int_equal(json_dump_file(root, path, 0), 0);
+    json_decref(root);
+}
+
+static void unigram_matches_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    char path[] = "/tmp/tokbench-test-hf-unigram-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_unigram_fixture(path);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(path, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    assert_string_equal(tok_model_name(t), "unigram+byte-fallback");
+    assert_int_equal(t->model, TOK_MODEL_UNIGRAM);
+    assert_int_equal(tok_vocab(t)->kind[0], TOK_UNKNOWN);
+    assert_true(tok_vocab(t)->score[2] == -3.0f);
+    tok_free(t);
+    static const char *const lines[] = {
+        "abc", "ab ab", "abcde dead", " cde  ea", "xyz", "a\xC3\xA9" "b",
+        "\xEF\xAC\x81" "de", "deadbeef", "", "e a d",
+    };
+    size_t compared = 0, excused = 0;
+    size_t bad = compare_with_reference(path, (char **)lines,
+                                        sizeof lines / sizeof *lines, &compared,
+                                        NULL, &excused);
+    unlink(path);
+    assert_int_equal(compared, sizeof lines / sizeof *lines);
+    assert_int_equal(bad, 0);
+}
+
 /* ---- normalizers --------------------------------------------------------------- */
 
 static tok_norm_t *add_norm(tok_tokenizer_t *t, tok_norm_kind_t kind,
@@ -646,6 +713,7 @@ int main(void)
         cmocka_unit_test(invalid_utf8_is_refused_with_its_offset),
         cmocka_unit_test(decode_inverts_encode),
         cmocka_unit_test(added_token_flags_match_the_reference),
+        cmocka_unit_test(unigram_matches_the_reference),
         cmocka_unit_test(ids_match_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
