@@ -175,6 +175,10 @@ int tok_load_tiktoken(tok_tokenizer_t *t, const char *path,
                       const uint8_t *data, size_t len, tb_err_t *err);
 int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
                   size_t len, tb_err_t *err);
+/* Writes t's vocabulary (BPE models only) as a vocabulary-only GGUF v3
+ * file; `pre` is tokenizer.ggml.pre for byte-level models (NULL: none). */
+int tok_gguf_write(const tok_tokenizer_t *t, const char *path,
+                   const char *pre, tb_err_t *err);         /* gguf.c */
 
 /* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
  * BPE (by piece score) and tiktoken (by rank) are derived at load time into
