@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "../base/file.h"
 #include "../base/utf8.h"
@@ -250,6 +251,101 @@ static void normalizer_matches_spm_normalize(void **state)
         tb_buf_free(&out);
         free_sample(&l, &extra);
     }
+    tok_free(t);
+}
+
+/* ---- Hugging Face's Precompiled normalizer ---------------------------- */
+
+static char *base64(const uint8_t *p, size_t n)
+{
+    static const char a[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *o = malloc(4 * ((n + 2) / 3) + 1), *q = o;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        *q++ = a[v >> 18];
+        *q++ = a[v >> 12 & 63];
+        *q++ = i + 1 < n ? a[v >> 6 & 63] : '=';
+        *q++ = i + 2 < n ? a[v & 63] : '=';
+    }
+    *q = 0;
+    return o;
+}
+
+/* A tokenizer.json whose model turns every character into its UTF-8 byte
+ * pieces (a Unigram with byte fallback and no other piece), so that the
+ * reference's ids minus one are the bytes its Precompiled normalizer
+ * produced from our charsmap. */
+static void write_precompiled_json(const tb_buf_t *blob, const char *path)
+{
+    json_t *vocab = json_array();
+    json_array_append_new(vocab, json_pack("[s, f]", "<unk>", 0.0));
+    for (int b = 0; b < 256; b++) {
+        char piece[8];
+        snprintf(piece, sizeof piece, "<0x%02X>", b);
+        json_array_append_new(vocab, json_pack("[s, f]", piece, 0.0));
+    }
+    char *b64 = base64(blob->data, blob->len);
+    json_t *j = json_pack("{s:s, s:[], s:{s:s, s:s}, s:n, s:n, s:n, s:{s:s, s:i, s:o, s:b}}",
+                          "version", "1.0", "added_tokens", "normalizer", "type",
+                          "Precompiled", "precompiled_charsmap", b64, "pre_tokenizer",
+                          "post_processor", "decoder", "model", "type", "Unigram",
+                          "unk_id", 0, "vocab", vocab, "byte_fallback", 1);
+    assert_non_null(j);
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    json_decref(j);
+    free(b64);
+}
+
+static void precompiled_matches_hf(void **state)
+{
+    (void)state;
+    need_file("scripts/ref/node_modules/@anush008/tokenizers/package.json");
+    need_program("node");
+    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_norm_t nm = {.kind = TOK_NORM_CHARSMAP, .blob = t->norms.data[0].blob};
+    char json[] = "/tmp/test_spm_pc_XXXXXX";
+    int fd = mkstemp(json);
+    assert_true(fd >= 0);
+    close(fd);
+    write_precompiled_json(&nm.blob, json);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "node scripts/ref/ref.js hf %s", json);
+    const char *corpora[] = {"data/cache/multi/multi.txt", "data/cache/unicode/unicode.txt",
+                             "data/cache/stress/stress.txt"};
+    for (size_t c = 0; c < 3; c++) {
+        lines_t l;
+        tb_buf_t extra = {0}, out = {0}, want = {0};
+        read_lines(corpora[c], 200, 97, &l);
+        char **ref = run_reference(cmd, &l, &extra);
+        size_t bad = 0;
+        for (size_t i = 0; i < l.lines.len; i++) {
+            tb_err_t err;
+            out.len = want.len = 0;
+            assert_int_equal(tok_spm_normalize(&nm, line_at(&l, &extra, i),
+                                               l.lines.data[i].len, &out, &err), 0);
+            for (char *p = ref[i], *e; *p; p = e) {
+                long id = strtol(p, &e, 10);
+                assert_true(e != p && id >= 1 && id <= 256);
+                tb_buf_putc(&want, (uint8_t)(id - 1));
+            }
+            if (out.len != want.len || memcmp(out.data, want.data, out.len))
+                if (bad++ < 3)
+                    fprintf(stderr, "precompiled %s line %zu:\n  ours: %.*s\n  hf:   %.*s\n",
+                            corpora[c], i, (int)out.len, out.data, (int)want.len, want.data);
+        }
+        fprintf(stderr, "precompiled on %s: %zu of %zu lines as Hugging Face's\n",
+                corpora[c], l.lines.len - bad, l.lines.len);
+        if (bad)
+            fail_msg("%s: %zu of %zu lines normalize differently from Hugging Face's "
+                     "Precompiled", corpora[c], bad, l.lines.len);
+        free_lines(ref, l.lines.len);
+        tb_buf_free(&out);
+        tb_buf_free(&want);
+        free_sample(&l, &extra);
+    }
+    unlink(json);
     tok_free(t);
 }
 
@@ -622,6 +718,7 @@ int main(void)
         cmocka_unit_test(charsmap_real_blob),
         cmocka_unit_test(charsmap_corrupt),
         cmocka_unit_test(normalizer_matches_spm_normalize),
+        cmocka_unit_test(precompiled_matches_hf),
         cmocka_unit_test(unigram_multi),
         cmocka_unit_test(unigram_unicode),
         cmocka_unit_test(unigram_stress),
