@@ -699,6 +699,10 @@ static void corrupt_files_are_refused_with_their_place(void **state)
     expect_load_error("hf_model_array.json", "model: expected an object");
     expect_load_error("hf_added_bad.json", "added_tokens[0].special: expected a boolean");
     expect_load_error("hf_bad_regex.json", "normalizer.pattern.Regex");
+    expect_load_error("hf_vocab_not_object.json", "model.vocab: expected an object");
+    expect_load_error("hf_unknown_pretok.json",
+                      "pre_tokenizer.pretokenizers[1].type: pre-tokenizer \"Punctuation\"");
+    expect_load_error("hf_added_no_id.json", "added_tokens[0].id: expected an integer id, got nothing");
 }
 
 int main(void)

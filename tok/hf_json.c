@@ -66,6 +66,8 @@ __attribute__((format(printf, 2, 3))) static int fail(ctx_t *c,
 
 static const char *type_name(const json_t *j)
 {
+    if (!j)
+        return "nothing";
     switch (json_typeof(j)) {
     case JSON_OBJECT: return "an object";
     case JSON_ARRAY: return "an array";
@@ -296,11 +298,10 @@ static int read_bpe_vocab(ctx_t *c, json_t *v)
         const char *k = json_object_iter_key(it);
         json_t *x = json_object_iter_value(it);
         entry_t e = {.s = k, .len = json_object_iter_key_len(it)};
-        if (!json_is_integer(x))
-            return fail(c, "model.vocab[\"%.60s\"]: expected an integer id, "
-                           "got %s", k, type_name(x));
-        if (check_id(c, "model.vocab", x, &e.id))
-            return tb_wrap(c->err, "token \"%.60s\"", k);
+        char where[96];
+        snprintf(where, sizeof where, "model.vocab[\"%.60s\"]", k);
+        if (check_id(c, where, x, &e.id))
+            return -1;
         c->vocab.data[c->vocab.len++] = e;
     }
     return 0;
@@ -1037,6 +1038,11 @@ static void special_ids(ctx_t *c, json_t *root)
 {
     tok_vocab_t *v = &c->t->vocab;
     json_t *pp = json_object_get(root, "post_processor");
+    /* Llama 3.1-style files wrap the template in a Sequence. */
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(pp, "processors"), i, x)
+        if (is_type(x, "TemplateProcessing")) pp = x;
     json_t *single = json_object_get(pp, "single");
     json_t *first = json_object_get(json_array_get(single, 0), "SpecialToken");
     json_t *last = json_object_get(
@@ -1061,9 +1067,9 @@ static void special_ids(ctx_t *c, json_t *root)
     static const char *bos[] = {"<|begin_of_text|>", "<bos>", "<s>"};
     static const char *eos[] = {"<|end_of_text|>", "<eos>", "</s>",
                                 "<|endoftext|>"};
-    for (size_t i = 0; i < 3 && v->bos < 0; i++)
+    for (i = 0; i < 3 && v->bos < 0; i++)
         v->bos = find_text(v, bos[i]);
-    for (size_t i = 0; i < 4 && v->eos < 0; i++)
+    for (i = 0; i < 4 && v->eos < 0; i++)
         v->eos = find_text(v, eos[i]);
     if (v->pad < 0)
         v->pad = find_text(v, "<pad>");
