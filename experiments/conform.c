@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,53 +144,70 @@ static int reference_argv(tok_format_t f, const char *path, char *script,
     return 0;
 }
 
-/* Runs argv with stdin from `input` and its stdout collected into out;
- * its stderr goes to ours.  Fails if it cannot start or exits non-zero. */
-static int run_collect(const char **argv, const char *input, tb_buf_t *out,
-                       tb_err_t *err)
+/* Which reference to start, decided from the file's first bytes as
+ * tok_load decides the format, so that the reference can run while the
+ * tokenizer loads; the loaded format is checked against the guess. */
+static int guess_format(const char *path, tok_format_t *f, tb_err_t *err)
 {
-    int fds[2];
-    if (pipe(fds))
-        return tb_fail(err, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return tb_fail(err, "%s: %s", path, strerror(errno));
+    uint8_t d[4096];
+    size_t n = fread(d, 1, sizeof d, fp), i = 0;
+    fclose(fp);
+    if (n >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF)
+        i = 3;
+    while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
+        i++;
+    if (n >= 4 && !memcmp(d, "GGUF", 4))
+        *f = TOK_FORMAT_GGUF;
+    else if (i < n && d[i] == '{')
+        *f = memmem(d, n, "\"bpe_ranks\"", 11) || memmem(d, n, "\"pat_str\"", 9)
+                 ? TOK_FORMAT_TIKTOKEN
+                 : TOK_FORMAT_HF_JSON;
+    else
+        *f = n && d[0] == 0x0A ? TOK_FORMAT_SPM_MODEL : TOK_FORMAT_TIKTOKEN;
+    return 0;
+}
+
+/* Starts argv with stdin from `input` and stdout into `output`; its
+ * stderr is ours. */
+static int ref_start(const char **argv, const char *input, const char *output,
+                     pid_t *pid, tb_err_t *err)
+{
+    fflush(stdout);
+    fflush(stderr);
+    *pid = fork();
+    if (*pid < 0)
         return tb_fail(err, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        if (!freopen(input, "r", stdin) || dup2(fds[1], 1) < 0)
+    if (*pid == 0) {
+        if (!freopen(input, "r", stdin) || !freopen(output, "w", stdout))
             _exit(127);
-        close(fds[0]);
-        close(fds[1]);
         execvp(argv[0], (char *const *)argv);
         fprintf(stderr, "tokbench conform: cannot run %s: %s\n", argv[0],
                 strerror(errno));
         _exit(127);
     }
-    close(fds[1]);
-    int rc = 0;
-    for (;;) {
-        if (tb_buf_reserve(out, 1 << 16)) {
-            rc = tb_fail(err, "out of memory reading %s's output", argv[0]);
-            break;
-        }
-        ssize_t n = read(fds[0], out->data + out->len, out->cap - out->len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        out->len += (size_t)n;
-    }
-    close(fds[0]);
+    return 0;
+}
+
+/* Waits for the reference (stopping it first if `stop`); fails unless it
+ * ran and exited 0. */
+static int ref_finish(pid_t pid, const char **argv, int stop, tb_err_t *err)
+{
     int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
-        rc = tb_fail(err, "reference %s %s failed (%s %d)", argv[0],
-                     argv[1], WIFEXITED(status) ? "exit status" : "signal",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    return rc;
+    if (stop)
+        kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return tb_fail(err, "waiting for %s: %s", argv[0], strerror(errno));
+    if (stop)
+        return -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        return tb_fail(err, "reference %s %s failed (%s %d)", argv[0], argv[1],
+                       WIFEXITED(status) ? "exit status" : "signal",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return 0;
 }
 
 /* ---- the corpus ----------------------------------------------------- */
@@ -215,8 +233,7 @@ static int select_lines(const uint8_t *text, size_t len, long limit,
         size_t end = nl ? (size_t)(nl - text) : len;
         conform_line_t l = {i, end - i, ++lineno};
         i = end + 1;
-        if (tb_utf8_validate(text + l.off, l.len) != l.len ||
-            memchr(text + l.off, 0, l.len)) {
+        if (tb_utf8_validate(text + l.off, l.len) != l.len) {
             (*skipped)++;
             continue;
         }
@@ -352,21 +369,69 @@ static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
 
 /* ---- the command ---------------------------------------------------- */
 
-static int conform_run(conform_opts_t *o, tok_tokenizer_t *t, tb_err_t *err)
+static void print_summary(const conform_opts_t *o, const tok_tokenizer_t *t,
+                          tok_format_t rf, const char *ref_path,
+                          const conform_stats_t *st)
 {
-    tok_format_t rf = tok_format(t);
-    const char *ref_path = o->path;
-    if (o->ref_spec) {
-        tok_tokenizer_t *r = tok_load(o->ref_path, err);
-        if (!r)
-            return -1;
-        rf = tok_format(r);
-        ref_path = o->ref_path;
-        tok_free(r);
+    if (st->mismatches > o->show && !o->quiet)
+        printf("... and %ld more mismatches\n", st->mismatches - o->show);
+    printf("conform %s (%s, %s) against %s %s: %ld lines, %ld reference "
+           "tokens, %ld mismatches (%ld encode errors), %ld skipped (invalid "
+           "UTF-8)\n",
+           o->spec, tok_format_name(tok_format(t)), tok_model_name(t),
+           rf == TOK_FORMAT_SPM_MODEL ? "spm_encode --model"
+           : rf == TOK_FORMAT_HF_JSON ? "ref.js hf"
+                                      : "ref.js tiktoken",
+           ref_path, st->lines, st->tokens, st->mismatches, st->errors,
+           st->skipped);
+}
+
+/* Loads the tokenizer while the reference runs, then compares.  Returns
+ * 0 (all match), 1 (mismatches) or -1 (error, in err). */
+static int compare_with(conform_opts_t *o, const char **argv, tok_format_t rf,
+                        const char *ref_path, const uint8_t *text,
+                        const conform_lines_t *lines, const char *in,
+                        const char *out, conform_stats_t *st, tb_err_t *err)
+{
+    pid_t pid;
+    if (ref_start(argv, in, out, &pid, err))
+        return -1;
+    tok_tokenizer_t *t = tok_load(o->path, err);
+    if (!t || (!o->ref_spec && tok_format(t) != rf)) {
+        if (t)
+            tb_fail(err, "%s: loaded as %s, not the %s its first bytes "
+                         "suggested", o->path, tok_format_name(tok_format(t)),
+                    tok_format_name(rf));
+        tok_free(t);
+        ref_finish(pid, argv, 1, NULL);
+        return -1;
     }
+    uint8_t *ids = NULL;
+    size_t len = 0;
+    int rc = ref_finish(pid, argv, 0, err);
+    if (!rc)
+        rc = tb_read_file(out, &ids, &len, err);
+    if (!rc) {
+        tb_buf_t ref = {ids, len, len};
+        rc = compare_all(o, t, text, lines, &ref, st, err);
+    }
+    if (!rc) {
+        print_summary(o, t, rf, ref_path, st);
+        rc = st->mismatches ? 1 : 0;
+    }
+    free(ids);
+    tok_free(t);
+    return rc;
+}
+
+static int conform_run(conform_opts_t *o, tb_err_t *err)
+{
+    const char *ref_path = o->ref_spec ? o->ref_path : o->path;
+    tok_format_t rf;
     const char *argv[8];
-    char script[PATH_MAX], tmp[PATH_MAX];
-    if (reference_argv(rf, ref_path, script, sizeof script, argv, err))
+    char script[PATH_MAX], in[PATH_MAX], out[PATH_MAX + 8];
+    if (guess_format(ref_path, &rf, err) ||
+        reference_argv(rf, ref_path, script, sizeof script, argv, err))
         return -1;
     uint8_t *text;
     size_t len;
@@ -374,29 +439,16 @@ static int conform_run(conform_opts_t *o, tok_tokenizer_t *t, tb_err_t *err)
         return -1;
     conform_lines_t lines = {0};
     conform_stats_t st = {0};
-    tb_buf_t ref = {0};
-    int rc = select_lines(text, len, o->limit, &lines, &st.skipped, tmp, err);
+    int rc = select_lines(text, len, o->limit, &lines, &st.skipped, in, err);
     if (!rc) {
-        rc = run_collect(argv, tmp, &ref, err);
-        if (!rc)
-            rc = compare_all(o, t, text, &lines, &ref, &st, err);
-        unlink(tmp);
-    }
-    if (!rc) {
-        if (st.mismatches > o->show && !o->quiet)
-            printf("... and %ld more mismatches\n", st.mismatches - o->show);
-        printf("conform %s (%s, %s) against %s %s %s: %ld lines, %ld "
-               "reference tokens, %ld mismatches (%ld encode errors), %ld "
-               "skipped (invalid UTF-8)\n",
-               o->spec, tok_format_name(tok_format(t)), tok_model_name(t),
-               rf == TOK_FORMAT_SPM_MODEL ? "spm_encode" : "ref.js",
-               rf == TOK_FORMAT_SPM_MODEL ? "--model" : argv[2], ref_path,
-               st.lines, st.tokens, st.mismatches, st.errors, st.skipped);
-        rc = st.mismatches ? 1 : 0;
+        snprintf(out, sizeof out, "%s.ids", in);
+        rc = compare_with(o, argv, rf, ref_path, text, &lines, in, out, &st,
+                          err);
+        unlink(in);
+        unlink(out);
     }
     free(text);
     free(lines.data);
-    tb_buf_free(&ref);
     return rc;
 }
 
@@ -416,11 +468,7 @@ int xp_cmd_conform(int argc, char **argv)
         (o.ref_spec &&
          xp_resolve_spec(o.ref_spec, o.ref_path, sizeof o.ref_path, &err)))
         return xp_die(&err);
-    tok_tokenizer_t *t = tok_load(o.path, &err);
-    if (!t)
-        return xp_die(&err);
-    rc = conform_run(&o, t, &err);
-    tok_free(t);
+    rc = conform_run(&o, &err);
     if (rc < 0)
         return xp_die(&err);
     return rc;

@@ -1,7 +1,8 @@
 /* Conformance: runs the real `tokbench conform` on the committed sample for
  * every vocabulary in data/manifest that has a reference program
  * (hf-json, tiktoken, spm-model), and checks that a wrong pairing (a
- * tampered copy of cl100k, another vocabulary's reference) is caught.
+ * tampered copy of cl100k, another vocabulary's reference) is caught and
+ * that GGUF, which has no reference, is refused.
  * The binary is $BUILD/tokbench, BUILD as the test runner passes it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +17,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../tok/tokenizer.h"
+#include "../tok/tok_internal.h"
 
 #define SAMPLE "data/fixtures/conform-sample.txt"
 #define CL100K "data/cache/cl100k/cl100k_base.json"
@@ -188,6 +189,27 @@ static void other_reference_is_caught(void **state)
     free(out);
 }
 
+/* GGUF has no reference program: conform says so instead of comparing. */
+static void gguf_is_refused(void **state)
+{
+    (void)state;
+    const char *json = "data/cache/llama2/tokenizer.json";
+    need(json, "run 'make data'");
+    char path[512], args[1024], *out;
+    snprintf(path, sizeof path, "%s/llama2.gguf", tmpdir);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(json, &err);
+    if (!t || tok_gguf_write(t, path, NULL, &err))
+        fail_msg("%s", err.msg);
+    tok_free(t);
+    snprintf(args, sizeof args, "%s --corpus %s", path, SAMPLE);
+    int rc = run_conform(args, &out);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "no reference program for GGUF"));
+    free(out);
+    unlink(path);
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -225,6 +247,8 @@ static int teardown(void **state)
     char p[512];
     snprintf(p, sizeof p, "%s/cl100k_base.json", tmpdir);
     unlink(p);
+    snprintf(p, sizeof p, "%s/llama2.gguf", tmpdir);
+    unlink(p);
     return rmdir(tmpdir);
 }
 
@@ -232,6 +256,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(gguf_is_refused),
         cmocka_unit_test(other_reference_is_caught),
         cmocka_unit_test(tampered_vocabulary_is_caught),
         cmocka_unit_test(manifest_vocabularies_conform),
