@@ -19,6 +19,7 @@
 #include "../base/utf8.h"
 #include "../tok/charsmap.h"
 #include "../tok/tok_internal.h"
+#include "../trie/trie.h"
 
 #define UNIGRAM "data/cache/spm-unigram/spm-unigram.model"
 #define BPE "data/cache/spm-bpe/spm-bpe.model"
@@ -137,15 +138,11 @@ static void free_lines(char **out, size_t n)
     free(out);
 }
 
-/* Encodes every line and compares with spm_encode's ids; returns the
- * number of lines that differ (printing the first few). */
-static size_t conform(const char *model, const lines_t *l, const tb_buf_t *extra)
+/* Encodes every line with t and compares with the reference's ids; returns
+ * the number of lines that differ (printing the first few). */
+static size_t compare_ids(tok_tokenizer_t *t, const char *name, char **ref,
+                          const lines_t *l, const tb_buf_t *extra)
 {
-    need_program("spm_encode");
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "spm_encode --model=%s --output_format=id", model);
-    char **ref = run_reference(cmd, l, extra);
-    tok_tokenizer_t *t = load(model);
     tok_ids_t ids = {0};
     tb_buf_t text = {0};
     size_t bad = 0;
@@ -154,7 +151,7 @@ static size_t conform(const char *model, const lines_t *l, const tb_buf_t *extra
         ids.len = 0;
         text.len = 0;
         if (tok_encode(t, line_at(l, extra, i), l->lines.data[i].len, &ids, &err))
-            fail_msg("%s: line %zu: %s", model, i, err.msg);
+            fail_msg("%s: line %zu: %s", name, i, err.msg);
         for (size_t k = 0; k < ids.len; k++) {
             char num[16];
             int w = snprintf(num, sizeof num, k ? " %u" : "%u", ids.data[k]);
@@ -165,14 +162,31 @@ static size_t conform(const char *model, const lines_t *l, const tb_buf_t *extra
             if (bad++ < 3)
                 fprintf(stderr, "%s: sample line %zu differs:\n  text: %.*s\n"
                                 "  ours: %.300s\n  spm:  %.300s\n",
-                        model, i, (int)(l->lines.data[i].len < 200 ? l->lines.data[i].len : 200),
+                        name, i, (int)(l->lines.data[i].len < 200 ? l->lines.data[i].len : 200),
                         line_at(l, extra, i), text.data, ref[i]);
         }
     }
-    fprintf(stderr, "%s: %zu of %zu lines identical to spm_encode\n", model,
+    fprintf(stderr, "%s: %zu of %zu lines identical to spm_encode\n", name,
             l->lines.len - bad, l->lines.len);
     free(ids.data);
     tb_buf_free(&text);
+    return bad;
+}
+
+static char **spm_encode_ids(const char *model, const lines_t *l,
+                             const tb_buf_t *extra)
+{
+    need_program("spm_encode");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "spm_encode --model=%s --output_format=id", model);
+    return run_reference(cmd, l, extra);
+}
+
+static size_t conform(const char *model, const lines_t *l, const tb_buf_t *extra)
+{
+    char **ref = spm_encode_ids(model, l, extra);
+    tok_tokenizer_t *t = load(model);
+    size_t bad = compare_ids(t, model, ref, l, extra);
     free_lines(ref, l->lines.len);
     tok_free(t);
     return bad;
@@ -251,6 +265,73 @@ static void normalizer_matches_spm_normalize(void **state)
         tb_buf_free(&out);
         free_sample(&l, &extra);
     }
+    tok_free(t);
+}
+
+/* Every trie layout plugged into the Unigram prefix search gives the ids
+ * spm_encode gives (tok_internal.h's tok_prefix_fn contract). */
+static size_t trie_prefix(const void *index, const uint8_t *s, size_t n,
+                          tok_prefix_hit_t *out, size_t max)
+{
+    trie_match_t m[64];
+    size_t got = trie_prefixes(index, s, n, m, max < 64 ? max : 64);
+    got = got < max ? got : max;
+    got = got < 64 ? got : 64;
+    for (size_t i = 0; i < got; i++)
+        out[i] = (tok_prefix_hit_t){(int32_t)m[i].id, m[i].len};
+    return got;
+}
+
+static void unigram_on_trie_layouts(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *t = load(UNIGRAM);
+    const tok_vocab_t *v = &t->vocab;
+    const uint8_t **strs = calloc(v->size, sizeof *strs);
+    uint32_t *lens = calloc(v->size, sizeof *lens), *ids = calloc(v->size, sizeof *ids);
+    size_t nk = 0;
+    for (uint32_t id = 0; id < v->size; id++) {
+        if (!tok_unigram_indexed(v, id))
+            continue;
+        size_t len;
+        strs[nk] = tok_vocab_token(v, id, &len);
+        lens[nk] = (uint32_t)len;
+        ids[nk++] = id;
+    }
+    trie_keys_t keys;
+    tb_err_t err;
+    if (trie_keys_from_list(&keys, strs, lens, ids, nk, &err))
+        fail_msg("trie keys: %s", err.msg);
+    lines_t l;
+    tb_buf_t extra = {0};
+    read_lines("data/cache/multi/multi.txt", 100, 500, &l);
+    add_line(&l, &extra, "a <sep> b<cls>c");
+    char **ref = spm_encode_ids(UNIGRAM, &l, &extra);
+    tok_prefix_fn own = t->unigram.prefix;
+    const void *own_index = t->unigram.prefix_index;
+    size_t layouts = 0;
+    for (size_t i = 0; trie_layouts[i]; i++, layouts++) {
+        trie_t *tr = trie_build(trie_layouts[i], &keys, &err);
+        if (!tr)
+            fail_msg("layout %s: %s", trie_layouts[i]->name, err.msg);
+        t->unigram.prefix = trie_prefix;
+        t->unigram.prefix_index = tr;
+        char name[64];
+        snprintf(name, sizeof name, "unigram on trie %s", trie_layouts[i]->name);
+        size_t bad = compare_ids(t, name, ref, &l, &extra);
+        t->unigram.prefix = own;
+        t->unigram.prefix_index = own_index;
+        trie_free(tr);
+        if (bad)
+            fail_msg("%s: %zu of %zu lines differ from spm_encode", name, bad, l.lines.len);
+    }
+    assert_true(layouts >= 1);
+    free_lines(ref, l.lines.len);
+    free_sample(&l, &extra);
+    trie_keys_free(&keys);
+    free(strs);
+    free(lens);
+    free(ids);
     tok_free(t);
 }
 
@@ -723,6 +804,7 @@ int main(void)
         cmocka_unit_test(unigram_unicode),
         cmocka_unit_test(unigram_stress),
         cmocka_unit_test(unigram_invalid),
+        cmocka_unit_test(unigram_on_trie_layouts),
         cmocka_unit_test(bpe_multi),
         cmocka_unit_test(bpe_unicode),
         cmocka_unit_test(bpe_stress),
