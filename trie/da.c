@@ -18,6 +18,7 @@ typedef struct {
     trie_da_t *da;
     size_t cap;
     uint8_t *used, *used_base;
+    uint8_t *in_list;     /* 1 while a unit is on the free list */
     int32_t *next, *prev; /* free list over the open blocks, -1 ends it */
     int32_t head, tail;
     size_t open_from;     /* first open block */
@@ -42,6 +43,7 @@ static void unlink_free(builder_t *b, int32_t p)
     else
         b->tail = b->prev[p];
     b->prev[p] = b->next[p] = -1;
+    b->in_list[p] = 0;
 }
 
 static void link_free(builder_t *b, int32_t p)
@@ -53,6 +55,7 @@ static void link_free(builder_t *b, int32_t p)
     else
         b->head = p;
     b->tail = p;
+    b->in_list[p] = 1;
 }
 
 static int grow(builder_t *b, size_t need)
@@ -76,7 +79,10 @@ static int grow(builder_t *b, size_t need)
     int32_t *prev = realloc(b->prev, cap * sizeof *prev);
     if (prev)
         b->prev = prev;
-    if (!units || !used || !used_base || !next || !prev)
+    uint8_t *in_list = realloc(b->in_list, cap);
+    if (in_list)
+        b->in_list = in_list;
+    if (!units || !used || !used_base || !next || !prev || !in_list)
         return -1;
     b->cap = cap;
     return 0;
@@ -111,20 +117,28 @@ static int encodable(uint32_t offset)
     return offset < OFFSET_DIRECT || ((offset & 0xFF) == 0 && offset < OFFSET_MAX);
 }
 
+/* Bases 0 and 0x100 stay unused: a probe from them for byte 0 would land
+ * on the root, whose label bits are 0. */
 static int base_fits(const builder_t *b, uint32_t node, uint32_t base,
-                     const uint8_t *labels, size_t nl)
+                     const uint16_t *labels, size_t nl)
 {
-    if (b->used_base[base] || !encodable(node ^ base))
+    size_t n = b->da->n;
+    if (base == 0 || base == TRIE_DA_NUL_SLOT ||
+        (base < n && b->used_base[base]) || !encodable(node ^ base))
         return 0;
-    for (size_t i = 0; i < nl; i++)
-        if (b->used[base ^ labels[i]])
+    for (size_t i = 0; i < nl; i++) {
+        uint32_t p = base ^ labels[i];
+        if (p < n && b->used[p])
             return 0;
+        if (labels[i] == TRIE_DA_NUL_SLOT && p < n && b->used_base[p])
+            return 0;
+    }
     return 1;
 }
 
 /* A base for the children `labels` of `node`: the first fitting one among
  * the open blocks' free units, else one in a new block. */
-static int find_base(builder_t *b, uint32_t node, const uint8_t *labels,
+static int find_base(builder_t *b, uint32_t node, const uint16_t *labels,
                      size_t nl, uint32_t *base, tb_err_t *err)
 {
     for (int32_t f = b->head; f >= 0; f = b->next[f]) {
@@ -132,15 +146,20 @@ static int find_base(builder_t *b, uint32_t node, const uint8_t *labels,
         if (base_fits(b, node, *base, labels, nl))
             return 0;
     }
-    uint32_t start = (uint32_t)b->da->n;
-    if (add_block(b, err))
-        return -1;
-    *base = start ^ labels[0];
-    if (!encodable(node ^ *base))
-        *base = start | (node & 0xFF);
-    if (!base_fits(b, node, *base, labels, nl))
-        return tb_fail(err, "no encodable offset for unit %u", node);
-    return 0;
+    /* A fresh block: every base in it fits unless reserved or too far
+     * (then the one with node's low byte encodes), or unless its NUL slot
+     * falls in the full block before it: then the next block is fresh. */
+    for (int tries = 0; tries < 2; tries++) {
+        uint32_t start = (uint32_t)b->da->n;
+        if (add_block(b, err))
+            return -1;
+        for (uint32_t x = 0; x < 256; x++) {
+            *base = start | (x ^ (node & 0xFF));
+            if (base_fits(b, node, *base, labels, nl))
+                return 0;
+        }
+    }
+    return tb_fail(err, "no encodable offset for unit %u", node);
 }
 
 static void set_offset(uint32_t *u, uint32_t offset)
@@ -155,13 +174,15 @@ static void set_offset(uint32_t *u, uint32_t offset)
 static void take(builder_t *b, uint32_t p)
 {
     b->used[p] = 1;
-    unlink_free(b, (int32_t)p);
+    if (b->in_list[p]) /* not if its block was closed meanwhile */
+        unlink_free(b, (int32_t)p);
 }
 
-/* Collects the labels below frame f: 0 first if a key ends there, then the
- * distinct next bytes.  Fails if a key ending there also goes on with NUL. */
-static int labels_of(const trie_key_t *keys, const frame_t *f, uint8_t *labels,
-                     size_t *nl, int *leaf, tb_err_t *err)
+/* Collects the labels below frame f: 0 (the value unit) first if a key
+ * ends there, then the distinct next bytes, a NUL byte as TRIE_DA_NUL_SLOT. */
+static int labels_of(const trie_da_t *da, const trie_key_t *keys,
+                     const frame_t *f, uint16_t *labels, size_t *nl, int *leaf,
+                     tb_err_t *err)
 {
     size_t i = f->lo;
     *nl = 0;
@@ -169,14 +190,33 @@ static int labels_of(const trie_key_t *keys, const frame_t *f, uint8_t *labels,
     if (*leaf) {
         labels[(*nl)++] = 0;
         i++;
-        if (i < f->hi && keys[i].s[f->depth] == 0)
-            return tb_fail(err, "token id %u ends where token id %u goes on "
-                           "with a NUL byte (byte %u): both would need the "
-                           "label-0 unit", keys[f->lo].id, keys[i].id, f->depth);
     }
-    for (; i < f->hi; i++)
-        if (*nl == (size_t)*leaf || labels[*nl - 1] != keys[i].s[f->depth])
-            labels[(*nl)++] = keys[i].s[f->depth];
+    for (; i < f->hi; i++) {
+        uint16_t c = keys[i].s[f->depth];
+        if (c == 0 && !da->nul_far)
+            return tb_fail(err, "token id %u has a NUL byte at offset %u, which "
+                           "this double array cannot hold", keys[i].id, f->depth);
+        if (c == 0)
+            c = TRIE_DA_NUL_SLOT;
+        if (*nl == (size_t)*leaf || labels[*nl - 1] != c)
+            labels[(*nl)++] = c;
+    }
+    return 0;
+}
+
+/* Adds blocks until base itself (whose used_base mark must not be lost to a
+ * later block) and every child slot lie inside the array; the NUL slot and
+ * the base may sit a block apart. */
+static int reach(builder_t *b, uint32_t base, const uint16_t *labels, size_t nl,
+                 tb_err_t *err)
+{
+    while (base >= b->da->n)
+        if (add_block(b, err))
+            return -1;
+    for (size_t i = 0; i < nl; i++)
+        while ((base ^ labels[i]) >= b->da->n)
+            if (add_block(b, err))
+                return -1;
     return 0;
 }
 
@@ -184,12 +224,13 @@ static int labels_of(const trie_key_t *keys, const frame_t *f, uint8_t *labels,
 static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
                  const frame_t *f, frame_t *stack, size_t *top, tb_err_t *err)
 {
-    uint8_t labels[257];
+    uint16_t labels[257];
     size_t nl;
     int leaf;
     uint32_t base;
-    if (labels_of(keys, f, labels, &nl, &leaf, err) ||
-        find_base(b, f->node, labels, nl, &base, err))
+    if (labels_of(b->da, keys, f, labels, &nl, &leaf, err) ||
+        find_base(b, f->node, labels, nl, &base, err) ||
+        reach(b, base, labels, nl, err))
         return -1;
     uint32_t *units = b->da->units;
     b->used_base[base] = 1;
@@ -202,10 +243,13 @@ static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
     size_t i = f->lo + (size_t)leaf;
     for (size_t l = (size_t)leaf; l < nl; l++) {
         uint32_t c = base ^ labels[l];
+        uint8_t byte = (uint8_t)labels[l];
         take(b, c);
-        units[c] = labels[l];
+        if (labels[l] == TRIE_DA_NUL_SLOT)
+            b->used_base[c] = 1; /* so no node probes it as its value unit */
+        units[c] = byte;
         size_t j = i;
-        while (j < f->hi && keys[j].s[f->depth] == labels[l])
+        while (j < f->hi && keys[j].s[f->depth] == byte)
             j++;
         stack[(*top)++] = (frame_t){.node = c, .lo = i, .hi = j,
                                     .depth = f->depth + 1};
@@ -239,7 +283,6 @@ static int run(builder_t *b, const trie_key_t *keys, size_t n,
         return -1;
     }
     take(b, 0); /* the root */
-    b->used_base[0] = 1; /* base 0 would probe the root as a NUL child */
     b->da->units[0] = 0;
     size_t top = 0;
     if (n)
@@ -254,9 +297,10 @@ static int run(builder_t *b, const trie_key_t *keys, size_t n,
 }
 
 int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
-                  const uint32_t *values, tb_err_t *err)
+                  const uint32_t *values, int nul_far, tb_err_t *err)
 {
     memset(da, 0, sizeof *da);
+    da->nul_far = nul_far;
     if (check_values(keys, n, values, err))
         return -1;
     builder_t b = {.da = da, .head = -1, .tail = -1};
@@ -265,6 +309,7 @@ int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
     free(b.used_base);
     free(b.next);
     free(b.prev);
+    free(b.in_list);
     if (rc) {
         trie_da_free(da);
         return -1;
@@ -285,6 +330,7 @@ void trie_da_free(trie_da_t *da)
 /* ---- validation -------------------------------------------------------- */
 
 typedef struct {
+    const trie_da_t *da;
     const uint32_t *units;
     size_t n;
     uint32_t value_limit;
@@ -317,7 +363,7 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
     if (trie_da_has_leaf(u) && check_leaf(c, node, base, err))
         return -1;
     for (uint32_t l = 0; l < 256; l++) {
-        uint32_t p = base ^ l;
+        uint32_t p = trie_da_slot(c->da, base, (uint8_t)l);
         if (p >= c->n || trie_da_label(c->units[p]) != l)
             continue;
         kids++;
@@ -334,12 +380,14 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
     return 0;
 }
 
-int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
-                     uint32_t value_limit, int shared, tb_err_t *err)
+int trie_da_validate(const trie_da_t *da, size_t nkeys, uint32_t value_limit,
+                     int shared, tb_err_t *err)
 {
+    size_t n = da->n;
     if (n == 0)
         return tb_fail(err, "the double array has no units");
-    checker_t c = {.units = units, .n = n, .value_limit = value_limit,
+    checker_t c = {.da = da, .units = da->units, .n = n,
+                   .value_limit = value_limit,
                    .shared = shared,
                    .seen = calloc(n, 1), .stack = malloc(sizeof(uint32_t) * n)};
     int rc = c.seen && c.stack ? 0 : tb_fail(err, "out of memory");
@@ -364,7 +412,7 @@ int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
  * from a file inside its units. */
 static inline uint32_t follow(const trie_da_t *da, uint32_t node, uint8_t c)
 {
-    uint32_t p = node ^ trie_da_offset(da->units[node]) ^ c;
+    uint32_t p = trie_da_slot(da, node ^ trie_da_offset(da->units[node]), c);
     return p < da->n && trie_da_label(da->units[p]) == c ? p : 0;
 }
 
@@ -424,7 +472,7 @@ static int next_label(const trie_da_t *da, const trie_da_frame_t *f)
             bits &= ~0ull << (f->next & 63);
         for (; bits; bits &= bits - 1) {
             uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(bits);
-            uint32_t p = f->base ^ c;
+            uint32_t p = trie_da_slot(da, f->base, (uint8_t)c);
             if (p < da->n && trie_da_label(da->units[p]) == c)
                 return (int)c;
         }
@@ -451,7 +499,7 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
         visited++;
         if (!rec->push_byte(rec, (uint8_t)c))
             continue;
-        uint32_t node = f[top].base ^ (uint32_t)c;
+        uint32_t node = trie_da_slot(da, f[top].base, (uint8_t)c);
         int64_t v = value_at(da, node);
         if (v >= 0)
             tb_bitset_set(mask, (size_t)v);

@@ -12,15 +12,22 @@
  *   a leaf unit instead holds bit 31 set and the value in bits 0-30.
  * The child of `node` along byte c is node ^ offset(node) ^ c, and it is
  * there only if that unit's label bits, read together with bit 31, equal c.
- * Bit 31 thus keeps a leaf unit from passing for a child, which lets the
- * `dat` layout follow NUL bytes as ordinary labels wherever the node has no
- * value of its own; free units are filled with TRIE_DA_FREE, which no probe
- * matches either.
+ * Bit 31 keeps a leaf unit from passing for a child; free units are filled
+ * with TRIE_DA_FREE, which no probe matches either.
  *
- * The builder places each node's children in a free block position
- * ("base"), every base used by one node only, so a matching label can only
- * be the probing node's own child.  Arrays grow by blocks of 256 units, so
- * node ^ offset ^ c never leaves the array.
+ * NUL bytes.  darts-clone keys are C strings: label 0 is the value unit.
+ * Token vocabularies hold NUL bytes, even "\0\0" after the token "\0"
+ * (o200k), so with `nul_far` set (the `dat` layout) the child along NUL
+ * sits at base ^ 0x100, in the neighbouring block, with label bits 0; that
+ * unit is reserved as a base so that no other node reads it as its value.
+ * Without nul_far (charsmaps) a NUL byte never matches, as in darts-clone.
+ *
+ * The builder places each node's children at a free "base", every base
+ * used by one node only, so a matching label can only be the probing
+ * node's own child.  Bases 0 and 0x100 stay unused (their NUL probes would
+ * meet the root).  Arrays grow by blocks of 256 units; probes are still
+ * range-checked, since a NUL probe and a blob read from a file may point
+ * past the end.
  */
 #ifndef TRIE_DA_H
 #define TRIE_DA_H
@@ -34,6 +41,7 @@
 
 #define TRIE_DA_LEAF_BIT 0x80000000u
 #define TRIE_DA_FREE TRIE_DA_LEAF_BIT
+#define TRIE_DA_NUL_SLOT 0x100u
 
 static inline uint32_t trie_da_offset(uint32_t u)
 {
@@ -58,17 +66,26 @@ static inline uint32_t trie_da_value(uint32_t u)
 
 typedef struct {
     uint32_t *units;
-    size_t n;         /* a multiple of 256 */
+    size_t n;         /* a multiple of 256 when built here */
     uint32_t max_len; /* the longest key */
     size_t nkeys;
+    int nul_far;      /* NUL children at base ^ TRIE_DA_NUL_SLOT */
 } trie_da_t;
 
+/* Where the child of a node whose children are at `base` would be along
+ * byte c; UINT32_MAX (past any array) for a NUL the array cannot hold. */
+static inline uint32_t trie_da_slot(const trie_da_t *da, uint32_t base, uint8_t c)
+{
+    if (c == 0)
+        return da->nul_far ? base ^ TRIE_DA_NUL_SLOT : UINT32_MAX;
+    return base ^ c;
+}
+
 /* Builds the units for the sorted, unique keys, key i carrying values[i]
- * (below 2^31).  Fails on a key that ends where another goes on with a NUL
- * byte (both would need the label-0 unit) or an array too large to encode
- * its offsets. */
+ * (below 2^31).  Fails on a NUL byte in a key unless nul_far, or on an
+ * array too large to encode its offsets. */
 int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
-                  const uint32_t *values, tb_err_t *err);
+                  const uint32_t *values, int nul_far, tb_err_t *err);
 void trie_da_free(trie_da_t *da);
 
 /* Value of exactly s[0..n), or -1. */
@@ -101,7 +118,7 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
  * unit must be reached once (a tree, as trie_da_build makes); with 1 units
  * may be reached from several parents, as in the arrays darts-clone builds
  * from a DAWG (SentencePiece's charsmaps share identical subtries). */
-int trie_da_validate(const uint32_t *units, size_t n, size_t nkeys,
-                     uint32_t value_limit, int shared, tb_err_t *err);
+int trie_da_validate(const trie_da_t *da, size_t nkeys, uint32_t value_limit,
+                     int shared, tb_err_t *err);
 
 #endif

@@ -6,9 +6,8 @@
  * explicit stack; at each node it probes only the labels the recognizer
  * allows (its allowed_bytes hook; all 256 without one), so unlike `dfs` it
  * never offers a byte that has no child, but it pays a probe per allowed
- * byte.  NUL bytes are ordinary labels except right after the end of a
- * token (see da.h), which real vocabularies never need: their NUL token is
- * the single byte 0x00.
+ * byte.  NUL bytes, which darts-clone cannot hold, are labels here too:
+ * their child sits in the neighbouring block (see da.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +43,7 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
     }
     for (size_t i = 0; i < k->n; i++)
         ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&t->da, k->keys, k->n, ids, err);
+    int rc = trie_da_build(&t->da, k->keys, k->n, ids, 1, err);
     free(ids);
     if (rc) {
         free(t);
@@ -94,8 +93,7 @@ static int dat_validate(const void *impl, tb_err_t *err)
     const dat_t *t = impl;
     if (t->da.n % 256)
         return tb_fail(err, "%zu units is no whole number of blocks", t->da.n);
-    return trie_da_validate(t->da.units, t->da.n, t->da.nkeys, t->id_limit, 0,
-                            err);
+    return trie_da_validate(&t->da, t->da.nkeys, t->id_limit, 0, err);
 }
 
 const trie_layout_t trie_layout_dat = {

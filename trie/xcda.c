@@ -62,7 +62,7 @@ int trie_xcda_open(trie_xcda_t *x, const uint8_t *blob, size_t len,
     if (decode(x, blob, len, err))
         return -1;
     uint32_t limit = terminated_limit(x->pool, x->pool_len);
-    if (trie_da_validate(x->da.units, x->da.n, (size_t)-1, limit, 1, err)) {
+    if (trie_da_validate(&x->da, (size_t)-1, limit, 1, err)) {
         tb_wrap(err, "charsmap (replacements must start before the pool's "
                 "last NUL, offset %u of %zu)", limit, x->pool_len);
         trie_xcda_close(x);
@@ -157,7 +157,7 @@ static int build_units(const trie_keys_t *k, const uint32_t *at, trie_da_t *da,
         return tb_fail(err, "out of memory");
     for (size_t i = 0; i < k->n; i++)
         values[i] = at[k->keys[i].id];
-    int rc = trie_da_build(da, k->keys, k->n, values, err);
+    int rc = trie_da_build(da, k->keys, k->n, values, 0, err);
     free(values);
     return rc;
 }
@@ -234,7 +234,7 @@ static int xcda_fill(xcda_t *t, const trie_keys_t *k, tb_err_t *err)
         return tb_fail(err, "out of memory");
     for (size_t i = 0; i < k->n; i++)
         ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&da, k->keys, k->n, ids, err) ||
+    int rc = trie_da_build(&da, k->keys, k->n, ids, 0, err) ||
              serialize(&da, &none, &t->blob, err) ||
              decode(&t->x, t->blob.data, t->blob.len, err) ? -1 : 0;
     free(ids);
@@ -295,7 +295,7 @@ static size_t xcda_bytes(const void *impl)
 static int xcda_validate(const void *impl, tb_err_t *err)
 {
     const xcda_t *t = impl;
-    return trie_da_validate(t->x.da.units, t->x.da.n, t->nkeys, t->id_limit, 0,
+    return trie_da_validate(&t->x.da, t->nkeys, t->id_limit, 0,
                             err);
 }
 
