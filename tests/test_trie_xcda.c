@@ -1,7 +1,9 @@
 /* Tests of trie/xcda: building SentencePiece charsmap blobs and reading them
  * back, reading the real charsmap of the manifest's spm-unigram model
- * (nmt_nfkc, as spm_train wrote it) and rebuilding it rule for rule, and
- * refusing corrupt blobs without reading out of bounds. */
+ * (nmt_nfkc, as spm_train wrote it) and rebuilding it rule for rule,
+ * reading what we build with tok/charsmap (the reader the SentencePiece
+ * normalizer uses), and refusing corrupt blobs without reading out of
+ * bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../base/file.h"
+#include "../tok/charsmap.h"
 #include "../trie/xcda.h"
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -310,6 +313,49 @@ static void same_answer(const trie_xcda_t *a, const trie_xcda_t *b,
     }
 }
 
+/* tok/charsmap's answer for s equals ours. */
+static void tok_reader_agrees(const tok_charsmap_t *cm, const trie_xcda_t *x,
+                              const uint8_t *s, size_t n)
+{
+    uint32_t value = 0;
+    size_t got = tok_charsmap_longest(cm, s, n, &value);
+    const uint8_t *to;
+    size_t to_len = 0, want = trie_xcda_longest(x, s, n, &to, &to_len);
+    assert_int_equal(got, want);
+    if (got) {
+        size_t len;
+        const uint8_t *str = tok_charsmap_string(cm, value, &len);
+        assert_int_equal(len, to_len);
+        assert_memory_equal(str, to, len);
+    }
+}
+
+static void tok_charsmap_reads_what_we_build(void **state)
+{
+    (void)state;
+    tb_buf_t blob = {0};
+    build_small(&blob);
+    tok_charsmap_t cm;
+    trie_xcda_t x;
+    tb_err_t err;
+    if (tok_charsmap_open(&cm, blob.data, blob.len, &err) ||
+        trie_xcda_open(&x, blob.data, blob.len, &err))
+        fail_msg("%s", err.msg);
+    const char *probes[] = {"ABCD", "ABX", "Az", "B", "", "\xef\xbc\xa1!",
+                            "\xef\xbc", "\xff\x01", "\xef\xac\x81"};
+    for (size_t i = 0; i < sizeof probes / sizeof *probes; i++)
+        tok_reader_agrees(&cm, &x, (const uint8_t *)probes[i], strlen(probes[i]));
+    for (int q = 0; q < 2000; q++) {
+        uint8_t s[6];
+        for (int i = 0; i < 6; i++)
+            s[i] = rnd(3) ? (uint8_t)"ABC\xef\xbc\xa1\xac\x81\xff\x01"[rnd(10)]
+                          : (uint8_t)rnd(256);
+        tok_reader_agrees(&cm, &x, s, 1 + rnd(6));
+    }
+    trie_xcda_close(&x);
+    tb_buf_free(&blob);
+}
+
 static void real_charsmap_reads_and_rebuilds(void **state)
 {
     (void)state;
@@ -338,8 +384,12 @@ static void real_charsmap_reads_and_rebuilds(void **state)
         fail_msg("%s", err.msg);
     print_message("nmt_nfkc charsmap: %zu rules; spm_train's blob %zu bytes, "
                   "ours %zu bytes\n", rules.n, len, out.len);
+    tok_charsmap_t cm;
+    if (tok_charsmap_open(&cm, out.data, out.len, &err))
+        fail_msg("tok/charsmap refuses our rebuilt charsmap: %s", err.msg);
     for (size_t i = 0; i < rules.n; i++) {
         same_answer(&real, &mine, rules.r[i].from, rules.r[i].from_len);
+        tok_reader_agrees(&cm, &mine, rules.r[i].from, rules.r[i].from_len);
         uint8_t s[300];
         size_t k = rules.r[i].from_len;
         memcpy(s, rules.r[i].from, k);
@@ -347,6 +397,7 @@ static void real_charsmap_reads_and_rebuilds(void **state)
         same_answer(&real, &mine, s, k + 1);
         s[rnd((uint32_t)k)] ^= (uint8_t)(1 + rnd(255));
         same_answer(&real, &mine, s, k + 1);
+        tok_reader_agrees(&cm, &mine, s, k + 1);
     }
     for (size_t i = 0; i < rules.n; i++)
         free((void *)rules.r[i].from);
@@ -364,6 +415,7 @@ int main(void)
         cmocka_unit_test(bad_rules_are_refused),
         cmocka_unit_test(corrupt_blobs_are_refused),
         cmocka_unit_test(damaged_blobs_never_crash),
+        cmocka_unit_test(tok_charsmap_reads_what_we_build),
         cmocka_unit_test(real_charsmap_reads_and_rebuilds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
