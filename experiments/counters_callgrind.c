@@ -28,6 +28,7 @@ static int in_path(const char *prog)
 int xp_callgrind_usable(char *why, size_t size)
 {
 #if defined(__SANITIZE_ADDRESS__)
+    (void)in_path;
     snprintf(why, size, "this tokbench is built with AddressSanitizer, which "
              "cannot run under valgrind; use a build without SANITIZE=1");
     return 0;

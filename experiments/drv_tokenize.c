@@ -42,6 +42,7 @@ typedef struct {
     tok_ids_t ids;
     char vocab_path[PATH_MAX], corpus_path[PATH_MAX];
     char prefix_path[PATH_MAX]; /* temporary file of a max_bytes prefix */
+    char ref[32];               /* the reference to time, or "none" */
     unsigned reps;
 } tokenize_t;
 
@@ -68,6 +69,8 @@ static int resolve_input(xp_env_t *env, const char *role, const char *spec,
         return tb_wrap(err, "%s '%s'", role, spec);
     return 0;
 }
+
+static int choose_reference(tokenize_t *s, const xp_row_t *row, tb_err_t *err);
 
 /* Cuts the text to option max_bytes (at a line end) and writes the prefix
  * where the reference implementations can read it. */
@@ -111,7 +114,7 @@ static int tokenize_setup(const xp_row_t *row, xp_env_t *env, void **state,
         goto out;
     if (tb_read_file(s->corpus_path, &s->text, &s->len, err))
         goto out;
-    if (apply_max_bytes(s, row, err))
+    if (apply_max_bytes(s, row, err) || choose_reference(s, row, err))
         goto out;
     s->reps = row->reps ? row->reps : xp_driver_tokenize.default_reps;
     rc = 0;
@@ -249,27 +252,36 @@ static int bench_spm(tokenize_t *s, xp_env_t *env, tb_err_t *err)
     return rc ? tb_wrap(err, "reference spm") : 0;
 }
 
+/* Resolves option reference= in setup, so a bad value fails the case
+ * before anything is measured. */
+static int choose_reference(tokenize_t *s, const xp_row_t *row, tb_err_t *err)
+{
+    char *ref = s->ref;
+    if (!xp_row_option(row, "reference", ref, sizeof s->ref))
+        snprintf(ref, sizeof s->ref, "none");
+    if (!strcmp(ref, "auto")) {
+        tok_format_t f = tok_format(s->tok);
+        snprintf(ref, sizeof s->ref, "%s", f == TOK_FORMAT_HF_JSON    ? "hf"
+                                          : f == TOK_FORMAT_TIKTOKEN ? "tiktoken"
+                                          : f == TOK_FORMAT_SPM_MODEL ? "spm"
+                                                                     : "none");
+    }
+    if (strcmp(ref, "hf") && strcmp(ref, "tiktoken") && strcmp(ref, "spm") &&
+        strcmp(ref, "none"))
+        return tb_fail(err, "option reference=%s: not hf, tiktoken, spm, auto or none", ref);
+    return 0;
+}
+
 static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
                           tb_err_t *err)
 {
+    (void)row;
     tokenize_t *s = state;
-    char ref[32];
-    if (!xp_row_option(row, "reference", ref, sizeof ref) || !strcmp(ref, "none"))
-        return 0;
-    if (!strcmp(ref, "auto")) {
-        tok_format_t f = tok_format(s->tok);
-        snprintf(ref, sizeof ref, "%s", f == TOK_FORMAT_HF_JSON    ? "hf"
-                                        : f == TOK_FORMAT_TIKTOKEN ? "tiktoken"
-                                        : f == TOK_FORMAT_SPM_MODEL ? "spm"
-                                                                   : "none");
-    }
-    if (!strcmp(ref, "hf") || !strcmp(ref, "tiktoken"))
-        return bench_refjs(s, ref, env, err);
-    if (!strcmp(ref, "spm"))
+    if (!strcmp(s->ref, "hf") || !strcmp(s->ref, "tiktoken"))
+        return bench_refjs(s, s->ref, env, err);
+    if (!strcmp(s->ref, "spm"))
         return bench_spm(s, env, err);
-    if (!strcmp(ref, "none"))
-        return 0;
-    return tb_fail(err, "option reference=%s: not hf, tiktoken, spm, auto or none", ref);
+    return 0;
 }
 
 const xp_driver_t xp_driver_tokenize = {
