@@ -369,6 +369,37 @@ static void every_truncation_refused(void **state)
     free(g);
 }
 
+/* Random byte corruptions of a valid file: each load either succeeds or
+ * fails with a message naming the file; under SANITIZE=1 nothing may read
+ * out of bounds. */
+static void random_corruptions(void **state)
+{
+    (void)state;
+    gb_t *g = malloc(sizeof *g), *c = malloc(sizeof *c);
+    srand(20261121);
+    int refused = 0;
+    for (int round = 0; round < 1500; round++) {
+        build_small(g, round % 2 ? &LLAMA : &GPT2);
+        memcpy(c, g, sizeof *g);
+        for (int k = 0, n = 1 + rand() % 4; k < n; k++) {
+            size_t at = (size_t)rand() % c->n;
+            /* mostly small changes of length and count bytes */
+            c->d[at] = (uint8_t)(rand() % 3 ? c->d[at] ^ (1u << (rand() % 8))
+                                            : (unsigned)rand() % 256u);
+        }
+        char path[512];
+        tb_err_t err;
+        tok_tokenizer_t *t = load_bytes(c->d, c->n, path, &err);
+        if (!t && !strstr(err.msg, path))
+            fail_msg("round %d: message lacks the file: %s", round, err.msg);
+        refused += !t;
+        tok_free(t);
+    }
+    assert_true(refused > 100);
+    free(g);
+    free(c);
+}
+
 static void expect_refused(gb_t *g, const char *what, const char *want1,
                            const char *want2)
 {
@@ -491,6 +522,7 @@ int main(void)
         cmocka_unit_test(small_llama_file),
         cmocka_unit_test(every_truncation_refused),
         cmocka_unit_test(corrupt_files_refused),
+        cmocka_unit_test(random_corruptions),
         cmocka_unit_test(llama3_round_trip),
         cmocka_unit_test(llama2_round_trip),
         cmocka_unit_test(qwen3_round_trip),
