@@ -64,8 +64,17 @@ static int lt_insert(lt_t *t, const uint8_t *s, size_t n, int32_t id)
     return 0;
 }
 
-static int da_reserve(da_t *d, uint32_t need)
+/* The builder: the array being filled, and for every cell the smallest
+ * free cell at or after it (a union-find with path halving), so that the
+ * search for a base only ever looks at free cells. */
+typedef struct {
+    da_t *d;
+    uint32_t *next_free;
+} da_builder_t;
+
+static int da_reserve(da_builder_t *bd, uint32_t need)
 {
+    da_t *d = bd->d;
     if (need <= d->size)
         return 0;
     uint32_t cap = d->size ? d->size : 1024;
@@ -74,26 +83,51 @@ static int da_reserve(da_t *d, uint32_t need)
     da_cell_t *c = realloc(d->cell, (size_t)cap * sizeof *c);
     if (!c)
         return -1;
-    for (uint32_t i = d->size; i < cap; i++)
-        c[i] = (da_cell_t){0, -1, -1};
     d->cell = c;
+    uint32_t *nf = realloc(bd->next_free, (size_t)(cap + 1) * sizeof *nf);
+    if (!nf)
+        return -1;
+    bd->next_free = nf;
+    for (uint32_t i = d->size; i < cap; i++) {
+        c[i] = (da_cell_t){0, -1, -1};
+        nf[i] = i;
+    }
+    nf[cap] = cap; /* past the end: free, grown on demand */
     d->size = cap;
     return 0;
 }
 
-/* Finds a base where every child label of lt node `n` lands on a free cell. */
-static int da_place(da_t *d, const lt_t *t, int32_t n, int32_t *base,
-                    uint32_t *scan)
+static uint32_t da_free_from(da_builder_t *bd, uint32_t i)
+{
+    uint32_t *nf = bd->next_free;
+    while (nf[i] != i) {
+        nf[i] = nf[nf[i]];
+        i = nf[i];
+    }
+    return i;
+}
+
+static void da_occupy(da_builder_t *bd, uint32_t i, da_cell_t cell)
+{
+    bd->d->cell[i] = cell;
+    bd->next_free[i] = i + 1;
+}
+
+/* Finds a base where every child label of lt node `n` lands on a free
+ * cell, trying only bases that put the smallest label on a free cell. */
+static int da_place(da_builder_t *bd, const lt_t *t, int32_t n, int32_t *base)
 {
     uint8_t min = 255;
     for (int32_t c = t->data[n].child; c >= 0; c = t->data[c].sibling)
         min = t->data[c].label < min ? t->data[c].label : min;
-    for (uint32_t b = *scan > min ? *scan - min : 1;; b++) {
-        if (da_reserve(d, b + 256))
+    for (uint32_t p = da_free_from(bd, (uint32_t)min + 1);;
+         p = da_free_from(bd, p + 1)) {
+        uint32_t b = p - min;
+        if (da_reserve(bd, b + 256))
             return -1;
         int ok = 1;
         for (int32_t c = t->data[n].child; ok && c >= 0; c = t->data[c].sibling)
-            ok = d->cell[b + t->data[c].label].check < 0;
+            ok = bd->d->cell[b + t->data[c].label].check < 0;
         if (ok) {
             *base = (int32_t)b;
             return 0;
@@ -104,35 +138,34 @@ static int da_place(da_t *d, const lt_t *t, int32_t n, int32_t *base,
 /* Lays the linked trie out breadth first; da index of lt node i in map[i]. */
 static int da_build(da_t *d, const lt_t *t)
 {
+    da_builder_t bd = {d, NULL};
     int32_t *map = malloc(t->len * sizeof *map);
     int32_t *queue = malloc(t->len * sizeof *queue);
     int rc = -1;
-    if (!map || !queue || da_reserve(d, 256))
+    if (!map || !queue || da_reserve(&bd, 256))
         goto out;
-    d->cell[0] = (da_cell_t){0, 0, t->data[0].value};
+    da_occupy(&bd, 0, (da_cell_t){0, 0, t->data[0].value});
     map[0] = 0;
     size_t head = 0, tail = 0;
     queue[tail++] = 0;
-    uint32_t scan = 1;
     while (head < tail) {
         int32_t n = queue[head++];
         if (t->data[n].child < 0)
             continue;
         int32_t base;
-        if (da_place(d, t, n, &base, &scan))
+        if (da_place(&bd, t, n, &base))
             goto out;
         d->cell[map[n]].base = base;
         for (int32_t c = t->data[n].child; c >= 0; c = t->data[c].sibling) {
             int32_t at = base + t->data[c].label;
-            d->cell[at] = (da_cell_t){0, map[n], t->data[c].value};
+            da_occupy(&bd, (uint32_t)at, (da_cell_t){0, map[n], t->data[c].value});
             map[c] = at;
             queue[tail++] = c;
         }
-        while (scan < d->size && d->cell[scan].check >= 0)
-            scan++; /* the first free cell, where the next search starts */
     }
     rc = 0;
 out:
+    free(bd.next_free);
     free(map);
     free(queue);
     return rc;
