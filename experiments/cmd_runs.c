@@ -303,11 +303,14 @@ int xp_cmd_show(int argc, char **argv)
     return rc;
 }
 
+/* Cases match by their row's fields and, for repeated rows, by order. */
 #define CASE_KEYS(run)                                                        \
-    "SELECT id, experiment || ' ' || vocabulary || ' ' || layout || ' ' ||"  \
-    " pattern || ' ' || corpus || ' ' || options AS k, ROW_NUMBER() OVER"     \
-    " (PARTITION BY experiment, vocabulary, layout, pattern, corpus, options" \
-    " ORDER BY seq) AS occ FROM cases WHERE run_id = " run
+    "SELECT id, experiment || ifnull(' ' || nullif(vocabulary, ''), '') ||"  \
+    " ifnull(' ' || nullif(layout, ''), '') || ifnull(' ' || nullif(pattern,"\
+    " ''), '') || ifnull(' ' || nullif(corpus, ''), '') || ifnull(' ' ||"    \
+    " nullif(options, ''), '') AS k, ROW_NUMBER() OVER (PARTITION BY"         \
+    " experiment, vocabulary, layout, pattern, corpus, options ORDER BY seq)" \
+    " AS occ FROM cases WHERE run_id = " run
 
 /* A change counts only when the two runs' [min, max] ranges do not
  * overlap: inside the measured spread it is noise. */

@@ -52,6 +52,25 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     "  MAX(r.items) AS items"
     " FROM ranked r JOIN cases c ON c.id = r.case_id"
     " GROUP BY r.case_id, r.source, r.impl, r.metric;",
+    /* 2 -> 3: per-node figures, throughput and the ratio to references */
+    "CREATE VIEW per_node_stats AS"
+    " SELECT run_id, case_id, source, impl, metric, nodes,"
+    "  min / nodes AS min_per_node, median / nodes AS median_per_node,"
+    "  max / nodes AS max_per_node,"
+    "  CASE WHEN metric IN ('cycles', 'ref_cycles') THEN median / nodes / 13.0 END"
+    "   AS vs_13_cycle_baseline"
+    " FROM metric_stats WHERE nodes > 0;"
+    "CREATE VIEW throughput AS"
+    " SELECT run_id, case_id, source, impl, median AS median_ns, bytes,"
+    "  bytes * 1e3 / median AS mb_per_s"
+    " FROM metric_stats WHERE metric = 'ns' AND bytes > 0 AND median > 0;"
+    "CREATE VIEW reference_ratios AS"
+    " SELECT o.run_id, o.case_id, r.impl AS reference,"
+    "  o.mb_per_s AS tokbench_mb_per_s, r.mb_per_s AS reference_mb_per_s,"
+    "  o.mb_per_s / r.mb_per_s AS speedup"
+    " FROM throughput o JOIN throughput r ON r.case_id = o.case_id"
+    "  AND r.source = 'wallclock'"
+    " WHERE o.source = 'tsc' AND o.impl = 'tokbench';",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)

@@ -5,8 +5,12 @@
  * and its outcome (ok, failed with its message, or interrupted); a
  * measurement row one repetition of one metric from one counter source,
  * with the bytes and nodes that repetition processed, so per-byte and
- * per-node figures can always be recomputed.  Medians are a view
- * (metric_stats), never stored.
+ * per-node figures can always be recomputed.  Aggregates are views, never
+ * stored: metric_stats (min/median/max per case, source, impl, metric),
+ * measurement_ratios (each repetition per node and per byte),
+ * per_node_stats (with the ratio to the 13-cycle baseline), throughput
+ * (MB/s of every ns metric with bytes) and reference_ratios (tokbench's
+ * MB/s over each reference's, per case).
  *
  * A run is inserted as 'incomplete' and only marked 'complete' after its
  * last case: whatever stops it (Ctrl-C, kill -9, a power cut) leaves a
@@ -29,7 +33,7 @@
 #include "suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 2
+#define XP_DB_SCHEMA 3
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {

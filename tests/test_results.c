@@ -98,6 +98,9 @@ static void test_migration_keeps_data(void **state)
     /* the v2 view computes the median of the rows stored under v1 */
     assert_int_equal(q_int(d->db, "SELECT median FROM metric_stats WHERE case_id = 1"), 20);
     assert_int_equal(q_int(d->db, "SELECT min FROM metric_stats WHERE case_id = 1"), 10);
+    /* and the v3 views exist over it */
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM reference_ratios"), 0);
+    assert_int_equal(q_int(d->db, "SELECT count(*) FROM per_node_stats"), 0);
     xp_db_close(d);
 }
 
@@ -286,6 +289,79 @@ static void test_interrupt_keeps_finished_cases(void **state)
     xp_db_close(d);
 }
 
+/* Runs `tokbench ARGS` through the shell; returns its exit status and
+ * its stdout in out. */
+static int tokbench(const char *args, char *out, size_t size)
+{
+    const char *build = getenv("BUILD");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/tokbench %s 2>&1", build && *build ? build : "build", args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* diff flags a change only where the min..max ranges do not overlap. */
+static void test_diff_flags_beyond_noise(void **state)
+{
+    (void)state;
+    char p[512], args[700], out[8192];
+    tb_err_t err;
+    db_path("diff.db", p, sizeof p);
+    xp_db_t *d = xp_db_open(p, 1, &err);
+    assert_non_null(d);
+    assert_int_equal(xp_db_exec(d,
+        "INSERT INTO runs(id, suite, started, status) VALUES (1, 's', 't', 'complete'),"
+        " (2, 's', 't', 'complete');"
+        "INSERT INTO cases(id, run_id, seq, experiment, vocabulary, status) VALUES"
+        " (1, 1, 0, 'selftest', 'a', 'ok'), (2, 1, 1, 'selftest', 'b', 'ok'),"
+        " (3, 2, 0, 'selftest', 'a', 'ok'), (4, 2, 1, 'selftest', 'b', 'ok'),"
+        " (5, 2, 2, 'selftest', 'c', 'ok');"
+        "INSERT INTO measurements(case_id, source, impl, metric, rep, value) VALUES"
+        " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (1, 'tsc', 'tokbench', 'ref_cycles', 1, 110),"
+        " (3, 'tsc', 'tokbench', 'ref_cycles', 0, 200), (3, 'tsc', 'tokbench', 'ref_cycles', 1, 220),"
+        " (2, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (2, 'tsc', 'tokbench', 'ref_cycles', 1, 140),"
+        " (4, 'tsc', 'tokbench', 'ref_cycles', 0, 130), (4, 'tsc', 'tokbench', 'ref_cycles', 1, 150);",
+        &err), 0);
+    xp_db_close(d);
+    snprintf(args, sizeof args, "diff 1 2 --db %s", p);
+    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    /* case a doubled beyond its spread; case b moved inside it */
+    assert_non_null(strstr(out, "2.000  HIGHER"));
+    assert_non_null(strstr(out, "1.167  \n"));
+    assert_non_null(strstr(out, "only in run B: selftest c"));
+    assert_non_null(strstr(out, "1 figure changed beyond the measured noise"));
+    snprintf(args, sizeof args, "diff 1 9 --db %s", p);
+    assert_int_equal(tokbench(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "no run 9"));
+}
+
+/* runs, show and counters print what the store and the machine hold. */
+static void test_listing_commands(void **state)
+{
+    (void)state;
+    char p[512], args[700], out[16384];
+    db_path("shared.db", p, sizeof p); /* written by test_two_runs_at_once */
+    snprintf(args, sizeof args, "runs --db %s", p);
+    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "complete"));
+    assert_non_null(strstr(out, "tests/fixtures/xp_small.csv"));
+    snprintf(args, sizeof args, "show 2 --db %s", p);
+    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "tsc_hz"));
+    assert_non_null(strstr(out, "git_commit"));
+    assert_non_null(strstr(out, "ref_cycles"));
+    assert_non_null(strstr(out, "/node"));
+    assert_int_equal(tokbench("counters", out, sizeof out), 0);
+    assert_non_null(strstr(out, "\ntsc "));
+    assert_non_null(strstr(out, "\npapi "));
+    assert_non_null(strstr(out, "\ncallgrind "));
+    assert_non_null(strstr(out, "sources available: "));
+}
+
 static int setup_dir(void **state)
 {
     (void)state;
@@ -311,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_failing_cases_recorded),
         cmocka_unit_test(test_two_runs_at_once),
         cmocka_unit_test(test_interrupt_keeps_finished_cases),
+        cmocka_unit_test(test_diff_flags_beyond_noise),
+        cmocka_unit_test(test_listing_commands),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }
