@@ -118,8 +118,8 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
         if (own > 0)
             snprintf(ratio, sizeof ratio, "%.2f", own / other);
     }
-    fprintf(out, "%-34.34s %-11s %9s %9s %7s %9s %9s %9s  %-22s\n", name, col(st, 5),
-            mbps, cyc, x13, l1, misp, ratio, ref);
+    fprintf(out, "%-34.34s %-11s %9s %-26s %8s %9s %7s %9s %9s\n", name, col(st, 5),
+            mbps, ref, ratio, cyc, x13, l1, misp);
 }
 
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
@@ -129,18 +129,19 @@ int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
                  " FROM cases WHERE run_id = ? ORDER BY seq", &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, run);
-    fprintf(out, "%-34s %-11s %9s %9s %7s %9s %9s %9s  %s\n", "case", "status", "MB/s",
-            "cyc/node", "x13cyc", "l1d/node", "misp/node", "vs ref", "reference MB/s");
+    fprintf(out, "%-34s %-11s %9s %-26s %8s %9s %7s %9s %9s\n", "case", "status", "MB/s",
+            "reference MB/s", "speedup", "cyc/node", "x13cyc", "l1d/node", "misp/node");
     while (sqlite3_step(st) == SQLITE_ROW) {
         summary_line(out, db, st);
         if (strcmp(col(st, 5), "ok") && *col(st, 6))
             fprintf(out, "    %s\n", col(st, 6));
     }
     sqlite3_finalize(st);
-    fprintf(out, "(MB/s: TSC median; cyc/node: PAPI cycles or TSC reference cycles "
-                 "per visited node; x13cyc: ratio to the 13-cycle baseline; misses and "
-                 "mispredictions per node from PAPI or callgrind; vs ref: MB/s ratio "
-                 "to the reference)\n");
+    fprintf(out, "MB/s: tokbench, TSC median.  speedup: tokbench MB/s over the "
+                 "reference's.\ncyc/node: PAPI cycles, else TSC reference cycles, "
+                 "per visited node; x13cyc: over the 13-cycle baseline.\nl1d/node, "
+                 "misp/node: L1 data misses and branch mispredictions per node, from "
+                 "PAPI or callgrind.\n");
     return 0;
 }
 

@@ -59,6 +59,7 @@ typedef struct {
     double tsc_hz;
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM; may be NULL */
     int skip_checksums;     /* the callgrind re-run: inputs are not recorded */
+    char note[768];         /* a source that failed while the case went on */
     TB_VEC(xp_meas_t) meas;
     TB_VEC(xp_input_t) inputs;
 } xp_env_t;

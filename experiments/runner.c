@@ -106,6 +106,7 @@ static int papi_overhead(xp_papi_t *p, int pass, double over[2], tb_err_t *err)
     return 0;
 }
 
+/* Returns -1 when PAPI fails, -2 when the case's own repetition fails. */
 static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                      xp_papi_t *p, int pass, tb_err_t *err)
 {
@@ -115,8 +116,11 @@ static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
     for (unsigned i = 0; i < reps && !stopped(env); i++) {
         xp_qty_t q = {0};
         long long a[2], b[2];
-        if (xp_papi_read(p, a, err) || xp_measured_rep(d, st, i, &q, err) ||
-            xp_papi_read(p, b, err))
+        if (xp_papi_read(p, a, err))
+            return -1;
+        if (xp_measured_rep(d, st, i, &q, err))
+            return -2;
+        if (xp_papi_read(p, b, err))
             return -1;
         xp_sink ^= q.sink;
         for (int k = 0; k < p->pass_len[pass]; k++) {
@@ -129,16 +133,34 @@ static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
     return 0;
 }
 
+static void add_note(xp_env_t *env, const char *source, const tb_err_t *e)
+{
+    size_t n = strlen(env->note);
+    snprintf(env->note + n, sizeof env->note - n, "%s%s failed, the case went on "
+             "without it: %.300s", n ? "; " : "", source, e->msg);
+}
+
+/* A PAPI failure (counters taken by another tool, a pass the kernel
+ * refuses) loses that source's figures, not the case: it becomes a note.
+ * Only a failing repetition of the case itself fails the case. */
 static int pass_papi(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                      xp_papi_t *p, tb_err_t *err)
 {
     for (int pass = 0; pass < p->n_passes && !stopped(env); pass++) {
-        if (xp_papi_pass_begin(p, pass, err))
+        tb_err_t perr;
+        int rc = xp_papi_pass_begin(p, pass, &perr) ? -1 : 0;
+        if (!rc) {
+            rc = papi_reps(d, st, reps, env, p, pass, &perr);
+            xp_papi_pass_end(p);
+        }
+        if (rc == -2) {
+            *err = perr;
             return -1;
-        int rc = papi_reps(d, st, reps, env, p, pass, err);
-        xp_papi_pass_end(p);
-        if (rc)
-            return -1;
+        }
+        if (rc) {
+            add_note(env, "papi", &perr);
+            return 0;
+        }
     }
     return 0;
 }
@@ -219,8 +241,11 @@ int xp_case_measure(const xp_driver_t *d, const xp_row_t *row, unsigned reps,
         rc = pass_tsc(d, st, reps, env, err);
     if (!rc && env->sources & XP_SRC_PAPI && !stopped(env))
         rc = pass_papi(d, st, reps, env, papi, err);
-    if (!rc && env->sources & XP_SRC_CALLGRIND && !stopped(env))
-        rc = pass_callgrind(row, env, &q0, err);
+    tb_err_t cg_err;
+    /* the case already ran natively: a failed simulation is a note */
+    if (!rc && env->sources & XP_SRC_CALLGRIND && !stopped(env) &&
+        pass_callgrind(row, env, &q0, &cg_err))
+        add_note(env, "callgrind", &cg_err);
     if (!rc && d->extra && !stopped(env))
         rc = d->extra(st, row, env, err);
     if (d->teardown)
@@ -278,6 +303,14 @@ static unsigned case_reps(const xp_run_opts_t *o, const xp_row_t *row,
     return d->default_reps ? d->default_reps : 5;
 }
 
+/* Appends part to the message, "; "-separated. */
+static void append_part(char *msg, size_t size, const char *part)
+{
+    size_t n = strlen(msg);
+    if (*part)
+        snprintf(msg + n, size - n, "%s%s", n ? "; " : "", part);
+}
+
 /* Measures and stores one row.  Returns -1 only when the store fails. */
 static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
                    xp_papi_t *papi, size_t seq, const xp_row_t *row, tb_err_t *err)
@@ -300,9 +333,10 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     }
     if (!strcmp(status, "failed") && o->stop && *o->stop)
         status = "interrupted";
-    char msg[TB_ERR_MAX + 300];
-    snprintf(msg, sizeof msg, "%s%s%s", strcmp(status, "ok") ? cerr.msg : "",
-             strcmp(status, "ok") && note[0] ? "; " : "", note);
+    char msg[TB_ERR_MAX + 1100] = "";
+    append_part(msg, sizeof msg, strcmp(status, "ok") ? cerr.msg : "");
+    append_part(msg, sizeof msg, note);
+    append_part(msg, sizeof msg, env.note);
     xp_case_rec_t rec = {.run = res->run, .seq = (unsigned)seq, .row = row,
                          .sources = xp_sources_format(env.sources, srcs, sizeof srcs),
                          .status = status, .message = msg[0] ? msg : NULL,

@@ -174,6 +174,13 @@ static void test_measure_records_reps(void **state)
         assert_true(m->value >= 0 && m->overhead >= 0);
     }
     xp_env_free(&env);
+    /* a simulation that cannot run loses its figures, not the case */
+    xp_env_t env3 = {.sources = XP_SRC_TSC | XP_SRC_CALLGRIND, .tsc_hz = 1e9,
+                     .exe = "/nonexistent/tokbench"};
+    assert_int_equal(xp_case_measure(&xp_driver_selftest, &r, 2, &env3, &papi, &err), 0);
+    assert_int_equal(env3.meas.len, 4);
+    assert_non_null(strstr(env3.note, "callgrind failed, the case went on"));
+    xp_env_free(&env3);
     /* a failing repetition is an error naming it */
     xp_row_free(&r);
     assert_int_equal(selftest_row(&r, "fail=rep"), 0);
