@@ -511,6 +511,32 @@ static void random_vocabularies_agree(void **state)
 
 /* ---- real vocabularies -------------------------------------------------- */
 
+/* Nodes each layout offers the recognizer in one walk, for the report: a
+ * set of lowercase letters and space (much of the trie), and the number
+ * DFA (a thin slice). */
+static void report_walks(const char *name, const tries_t *tr)
+{
+    dfa_table_t t[2];
+    set_dfa(t[0], " abcdefghijklmnopqrstuvwxyz", 27);
+    number_dfa(t[1]);
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < NLAYOUTS; i++) {
+            if (!tr->t[i])
+                continue;
+            tb_bitset_t mask;
+            assert_int_equal(tb_bitset_init(&mask, trie_mask_bits(tr->t[i])), 0);
+            dfa_rec_t d;
+            dfa_init(&d, (const uint8_t(*)[256])t[r], 1);
+            uint64_t visited = trie_walk(tr->t[i], &d.rec, &mask);
+            print_message("%-11s %-4s walk %-7s %8llu nodes offered, %6zu "
+                          "tokens allowed\n", name, trie_layouts[i]->name,
+                          r ? "number" : "letters", (unsigned long long)visited,
+                          tb_bitset_count(&mask));
+            free(d.stack);
+            tb_bitset_free(&mask);
+        }
+}
+
 /* Every layout over a real vocabulary, specials kept behind the marker:
  * agreement on every token and on random strings, walks against brute
  * force, and the figures the report quotes. */
@@ -535,6 +561,7 @@ static void check_real_vocabulary(const char *name, const tok_vocab_t *v)
                           (double)trie_nodes(tr.t[i]) / (double)k.n,
                           trie_bytes(tr.t[i]),
                           (double)trie_bytes(tr.t[i]) / (double)k.n);
+    report_walks(name, &tr);
     free_all(&tr);
     trie_keys_free(&k);
 }
