@@ -1,7 +1,9 @@
 /* counters: source names and the time stamp counter (see counters.h). */
 #include "counters.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +55,10 @@ const char *xp_sources_format(unsigned mask, char *buf, size_t size)
 
 int xp_tsc_usable(char *why, size_t size)
 {
+#if !defined(__x86_64__)
+    snprintf(why, size, "not an x86-64 CPU: no rdtscp");
+    return 0;
+#else
     unsigned a, b, c, d;
     if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(d & (1u << 27))) {
         snprintf(why, size, "the CPU has no rdtscp instruction");
@@ -66,6 +72,7 @@ int xp_tsc_usable(char *why, size_t size)
     }
     snprintf(why, size, "rdtscp with an invariant TSC");
     return 1;
+#endif
 }
 
 static double now_s(void)

@@ -55,6 +55,7 @@ const char *xp_sources_format(unsigned mask, char *buf, size_t size);
 /* Start of a measured region: lfence keeps earlier instructions from
  * drifting past the read; end: rdtscp waits for the region, the trailing
  * lfence keeps later ones from starting before it. */
+#if defined(__x86_64__)
 static inline uint64_t xp_tsc_begin(void)
 {
     uint32_t lo, hi;
@@ -68,6 +69,18 @@ static inline uint64_t xp_tsc_end(void)
     __asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
     return (uint64_t)hi << 32 | lo;
 }
+#else
+/* Elsewhere the "TSC" is the monotonic clock in ns, and xp_tsc_usable
+ * says so: the figures stay honest, only coarser. */
+#include <time.h>
+static inline uint64_t xp_tsc_begin(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define xp_tsc_end xp_tsc_begin
+#endif
 
 /* 1 if this CPU has rdtscp and an invariant TSC; else 0 and why. */
 int xp_tsc_usable(char *why, size_t size);
