@@ -335,6 +335,56 @@ static void unigram_on_trie_layouts(void **state)
     tok_free(t);
 }
 
+/* Models with the other normalizer settings and no byte fallback, trained
+ * here on a slice of the multi corpus (spm_train takes a second or two):
+ * identity normalization (no charsmap), no dummy prefix, extra whitespace
+ * kept, runs of unknown characters as one unk. */
+static void other_settings(void **state)
+{
+    (void)state;
+    need_program("spm_train");
+    need_file("data/cache/multi/multi.txt");
+    char dir[] = "/tmp/test_spm_train_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "awk 'NR %% 50 == 0' data/cache/multi/multi.txt > %s/train.txt && cd %s && "
+             "spm_train --input=train.txt --model_prefix=u --model_type=unigram "
+             "--vocab_size=600 --normalization_rule_name=identity "
+             "--add_dummy_prefix=false --remove_extra_whitespaces=false "
+             "--character_coverage=0.98 --num_threads=1 --minloglevel=2 >log 2>&1 && "
+             "spm_train --input=train.txt --model_prefix=b --model_type=bpe "
+             "--vocab_size=600 --remove_extra_whitespaces=false "
+             "--character_coverage=0.98 --num_threads=1 --minloglevel=2 >>log 2>&1",
+             dir, dir);
+    if (system(cmd) != 0)
+        fail_msg("spm_train failed: see %s/log", dir);
+    const char *corpora[] = {"data/cache/multi/multi.txt", "data/cache/unicode/unicode.txt",
+                             "data/cache/stress/stress.txt", "data/cache/invalid/invalid.txt"};
+    const char *models[] = {"u.model", "b.model"};
+    for (int m = 0; m < 2; m++) {
+        char model[128];
+        snprintf(model, sizeof model, "%s/%s", dir, models[m]);
+        tok_tokenizer_t *t = load(model);
+        assert_int_equal(t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE, m ? TOK_DEC_STRIP_LEADING_SPACE : 0);
+        assert_int_equal(t->norms.data[0].blob.len == 0, m == 0); /* identity: no charsmap */
+        tok_free(t);
+        for (int c = 0; c < 4; c++) {
+            lines_t l;
+            tb_buf_t extra = {0};
+            read_lines(corpora[c], 200, 200, &l);
+            add_line(&l, &extra, "  two  spaces\tand tab  ");
+            size_t bad = conform(model, &l, &extra);
+            if (bad)
+                fail_msg("%s on %s: %zu of %zu lines differ from spm_encode", model,
+                         corpora[c], bad, l.lines.len);
+            free_sample(&l, &extra);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- Hugging Face's Precompiled normalizer ---------------------------- */
 
 static char *base64(const uint8_t *p, size_t n)
@@ -805,6 +855,7 @@ int main(void)
         cmocka_unit_test(unigram_stress),
         cmocka_unit_test(unigram_invalid),
         cmocka_unit_test(unigram_on_trie_layouts),
+        cmocka_unit_test(other_settings),
         cmocka_unit_test(bpe_multi),
         cmocka_unit_test(bpe_unicode),
         cmocka_unit_test(bpe_stress),
