@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "../base/file.h"
+#include "../experiments/counters.h"
 #include "../experiments/results.h"
 #include "../experiments/runner.h"
 
@@ -339,6 +340,33 @@ static void test_diff_flags_beyond_noise(void **state)
     assert_non_null(strstr(out, "no run 9"));
 }
 
+/* The callgrind source through the whole path: re-run, parse, store. */
+static void test_callgrind_rows_stored(void **state)
+{
+    (void)state;
+    char p[512], why[256];
+    tb_err_t err;
+    if (!xp_callgrind_usable(why, sizeof why))
+        skip(); /* SANITIZE=1 build: valgrind cannot run it */
+    db_path("callgrind.db", p, sizeof p);
+    assert_int_equal(exit_status(spawn_run("tests/fixtures/xp_callgrind.csv", p)), 0);
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    char msg[512];
+    q_text(d->db, "SELECT ifnull(message, '') FROM cases", msg, sizeof msg);
+    assert_string_equal(msg, "");
+    long long ins = q_int(d->db, "SELECT value FROM measurements WHERE source = 'callgrind'"
+                                 " AND metric = 'instructions'");
+    long long ir = q_int(d->db, "SELECT value FROM measurements WHERE metric = 'cg_Ir'");
+    assert_int_equal(ins, ir);
+    assert_true(ins > 30000 * 4 && ins < 30000 * 64);
+    assert_int_equal(q_int(d->db, "SELECT nodes FROM measurements WHERE metric = 'cg_Ir'"), 30000);
+    long long misp = q_int(d->db, "SELECT value FROM measurements WHERE source = 'callgrind'"
+                                  " AND metric = 'br_misp'");
+    assert_true(misp > 30000 / 4 && misp < 30000);
+    xp_db_close(d);
+}
+
 /* runs, show and counters print what the store and the machine hold. */
 static void test_listing_commands(void **state)
 {
@@ -388,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_two_runs_at_once),
         cmocka_unit_test(test_interrupt_keeps_finished_cases),
         cmocka_unit_test(test_diff_flags_beyond_noise),
+        cmocka_unit_test(test_callgrind_rows_stored),
         cmocka_unit_test(test_listing_commands),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
