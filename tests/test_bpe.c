@@ -239,6 +239,37 @@ static void test_byte_level_roundtrip(void **state)
     tok_free(t);
 }
 
+/* Long words are cut before spaces only where no merge result holds the
+ * byte before the space followed by the space: here "a " is a token, so
+ * "a b" must still form across the space, while "b a" never can. */
+static void test_cut_at_spaces(void **state)
+{
+    (void)state;
+    static const tok_def_t toks[] = {
+        {"a", TOK_NORMAL, 0},  {" ", TOK_NORMAL, 0},   {"b", TOK_NORMAL, 0},
+        {"a ", TOK_NORMAL, 0}, {"a b", TOK_NORMAL, 0}, {"bb", TOK_NORMAL, 0},
+    };
+    /* make() splits merges at the first space, so these go in by id */
+    tok_tokenizer_t *t = make(toks, 6, NULL, 0);
+    assert_int_equal(tok_bpe_add_merge(&t->bpe, 0, 1, 0, 3), 0); /* a+" " */
+    assert_int_equal(tok_bpe_add_merge(&t->bpe, 2, 2, 1, 5), 0); /* b+b */
+    assert_int_equal(tok_bpe_add_merge(&t->bpe, 3, 2, 2, 4), 0); /* "a "+b */
+    char w[121];
+    for (int i = 0; i < 30; i++)
+        memcpy(w + 4 * i, "a bb", 4); /* "a bba bb..." */
+    w[120] = 0;
+    tok_ids_t ids = {0};
+    tb_err_t err;
+    assert_int_equal(tok_bpe_word(t, (const uint8_t *)w, 120, &ids, &err), 0);
+    /* (a " ") first, then (b b) beats ("a " b): "a " + bb each time */
+    assert_int_equal(ids.len, 60);
+    for (size_t i = 0; i < ids.len; i += 2) {
+        assert_int_equal(ids.data[i], 3);
+        assert_int_equal(ids.data[i + 1], 5);
+    }
+    tok_free(t);
+}
+
 /* ---- reference merge loops ------------------------------------------- */
 
 static int lookup(const tb_u64map_t *m, uint32_t l, uint32_t r, uint32_t *rank,
@@ -468,6 +499,42 @@ static void test_real_words_llama3(void **state)
     tok_free(t);
 }
 
+/* Gemma 3 sees whole lines as words; the engine cuts them at spaces.  A
+ * few thousand bytes of real text, merged whole by the naive loop, must
+ * give the same ids. */
+static void test_text_gemma3(void **state)
+{
+    (void)state;
+    const char *path = "/usr/share/games/fortunes/fortunes";
+    uint8_t *text;
+    size_t len;
+    tb_err_t err;
+    if (tb_read_file(path, &text, &len, &err))
+        fail_msg("%s (the fortunes package: run `make data`)", err.msg);
+    tok_tokenizer_t *t = load("gemma3");
+    uint32_t ascii[128];
+    for (int c = 32; c < 127; c++) {
+        char one[2] = {(char)c, 0};
+        ascii[c] = plain_id(&t->vocab, one);
+    }
+    size_t n = len < 3000 ? len : 3000, k = n;
+    uint32_t *sym = malloc(n * sizeof *sym);
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] < 32 || text[i] > 126)
+            text[i] = ' '; /* printable ASCII only, for plain_id */
+        sym[i] = ascii[text[i]];
+    }
+    naive_merge(&t->bpe.merges, sym, &k);
+    tok_ids_t ids = {0};
+    assert_int_equal(tok_bpe_word(t, text, n, &ids, &err), 0);
+    assert_int_equal(ids.len, k);
+    assert_memory_equal(ids.data, sym, k * sizeof *sym);
+    free(ids.data);
+    free(sym);
+    free(text);
+    tok_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +545,8 @@ int main(void)
         cmocka_unit_test(test_byte_fallback),
         cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_byte_level_roundtrip),
+        cmocka_unit_test(test_cut_at_spaces),
+        cmocka_unit_test(test_text_gemma3),
         cmocka_unit_test(test_long_runs_llama3),
         cmocka_unit_test(test_long_runs_gemma3),
         cmocka_unit_test(test_real_words_llama3),

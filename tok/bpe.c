@@ -71,6 +71,10 @@ typedef struct {
      * files is the <0xNN> piece of an ASCII letter, not the letter) */
     const uint8_t *vocab_bytes; /* the vocabulary these tables describe */
     int32_t ascii[128];
+    /* cutting long words at spaces (see cut_points): allowed at all, and
+     * the bytes x for which some merge result holds "x " */
+    int cut_ok;
+    uint8_t crossable[256];
     tb_strmap_t chars;
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
@@ -120,7 +124,9 @@ int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
 static int build_merge_table(bpe_state_t *st, const tb_u64map_t *m)
 {
     size_t n = m->keys ? m->count : 0, size = 16;
-    while (size < 2 * n + 2)
+    /* load factor about 0.5-0.75: half the memory of a sparser table,
+     * which matters more than probe length since lookups miss the cache */
+    while (size < n + n / 3 + 2)
         size *= 2;
     merge_slot_t *mt = malloc(size * sizeof *mt);
     if (!mt)
@@ -140,6 +146,14 @@ static int build_merge_table(bpe_state_t *st, const tb_u64map_t *m)
     st->mt_mask = size - 1;
     st->mt_count = n;
     return 0;
+}
+
+/* Starts loading the slot of pair (l, r), so that two lookups can wait on
+ * memory together. */
+static inline void merge_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
+{
+    uint64_t key = (uint64_t)l << 32 | r;
+    __builtin_prefetch(&st->mt[(size_t)tb_hash_u64(key) & st->mt_mask]);
 }
 
 static inline int merge_of(const bpe_state_t *st, uint32_t l, uint32_t r,
@@ -218,6 +232,33 @@ static int build_byte_pairs(bpe_state_t *st, const tok_tokenizer_t *t)
     return 0;
 }
 
+/* A word may be cut before a space that follows byte x unless some token a
+ * merge produces holds x followed by a space: no symbol can then ever span
+ * the cut, and BPE on the pieces gives exactly the ids of BPE on the word
+ * (merges on either side never meet, and within a piece they happen in the
+ * same order).  The space must be a known symbol so that the unknown-token
+ * rules also see the same boundary, and ignore_merges (which looks at the
+ * whole word only) must be off.  SentencePiece-style models, whose words
+ * are whole lines or texts, then get short pieces the word cache can hit. */
+static void build_cut_table(bpe_state_t *st, const tok_tokenizer_t *t,
+                            int32_t space_id)
+{
+    memset(st->crossable, 0, sizeof st->crossable);
+    st->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
+    for (size_t i = 0; st->cut_ok && i <= st->mt_mask; i++) {
+        if (st->mt[i].key == UINT64_MAX)
+            continue;
+        uint32_t id = (uint32_t)st->mt[i].val;
+        if (id >= t->vocab.size)
+            continue;
+        size_t len;
+        const uint8_t *b = tok_vocab_token(&t->vocab, id, &len);
+        for (size_t j = 1; j < len; j++)
+            if (b[j] == ' ' && b[j - 1] != ' ')
+                st->crossable[b[j - 1]] = 1;
+    }
+}
+
 static int32_t char_id(const bpe_state_t *st, const uint8_t *s, size_t len)
 {
     if (len == 1 && s[0] < 128)
@@ -294,6 +335,7 @@ static bpe_state_t *state_of(tok_tokenizer_t *t)
     if (build_merge_table(st, &t->bpe.merges) ||
         build_char_tables(st, &t->vocab) || build_byte_pairs(st, t))
         return NULL;
+    build_cut_table(st, t, t->bpe.byte_level ? t->vocab.byte_id[' '] : st->ascii[' ']);
     cache_clear(st);
     return st;
 }
@@ -378,8 +420,11 @@ static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
         }
         return;
     }
-    for (size_t i = 0; i + 1 < k; i++)
+    for (size_t i = 0; i + 1 < k; i++) {
+        if (i + 9 < k) /* a few pairs ahead: overlap the cache misses */
+            merge_prefetch(st, st->sym.data[i + 8], st->sym.data[i + 9]);
         scan_pair(st, i);
+    }
 }
 
 /* Short words: find the lowest rank by a scan, merge, repeat. */
@@ -403,6 +448,8 @@ static void merge_scan(bpe_state_t *st)
                 (tail ? tail - 1 : 0) * sizeof *rank);
         k--;
         st->sym.len = k;
+        if (best + 1 < k)
+            merge_prefetch(st, sym[best], sym[best + 1]);
         if (best > 0)
             scan_pair(st, best - 1);
         if (best + 1 < k)
@@ -416,13 +463,16 @@ static int heap_less(const heap_ent_t *a, const heap_ent_t *b)
     return a->key < b->key;
 }
 
-/* Room for every entry was reserved up front, so pushing cannot fail. */
+/* A 4-ary min-heap: half the depth of a binary one, and the four
+ * children of a node sit next to each other in memory, which is what
+ * counts once the heap of a long word outgrows the caches.  Room for every
+ * entry was reserved up front, so pushing cannot fail. */
 static void heap_push(bpe_state_t *st, heap_ent_t e)
 {
     heap_ent_t *h = st->heap.data;
     size_t i = st->heap.len++;
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!heap_less(&e, &h[p]))
             break;
         h[i] = h[p];
@@ -437,15 +487,17 @@ static heap_ent_t heap_pop(bpe_state_t *st)
     heap_ent_t top = h[0], last = h[--st->heap.len];
     size_t n = st->heap.len, i = 0;
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = 4 * i + 1, end = c + 4 < n ? c + 4 : n;
         if (c >= n)
             break;
-        if (c + 1 < n && heap_less(&h[c + 1], &h[c]))
-            c++;
-        if (!heap_less(&h[c], &last))
+        size_t best = c;
+        for (size_t j = c + 1; j < end; j++)
+            if (heap_less(&h[j], &h[best]))
+                best = j;
+        if (!heap_less(&h[best], &last))
             break;
-        h[i] = h[c];
-        i = c;
+        h[i] = h[best];
+        i = best;
     }
     if (n)
         h[i] = last;
@@ -491,6 +543,8 @@ static void merge_heap(bpe_state_t *st)
         next[pos] = next[nx];
         if (next[nx] >= 0)
             prev[next[nx]] = pos;
+        if (next[pos] >= 0)
+            merge_prefetch(st, sym[pos], sym[next[pos]]);
         if (prev[pos] >= 0)
             push_pair(st, prev[pos]);
         push_pair(st, pos);
@@ -531,14 +585,10 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
-int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                 tok_ids_t *out, tb_err_t *err)
+/* Appends the ids of one word (or one piece of a cut word). */
+static int bpe_piece(tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                     size_t n, tok_ids_t *out, tb_err_t *err)
 {
-    if (n == 0)
-        return 0;
-    bpe_state_t *st = state_of(t);
-    if (!st)
-        return tb_fail(err, "bpe: out of memory setting up the merge engine");
     uint64_t h = 0;
     if (n <= CACHE_MAX_WORD) {
         h = tb_hash(w, n);
@@ -573,4 +623,27 @@ int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
     if (n <= CACHE_MAX_WORD)
         cache_put(st, w, n, h, st->sym.data, st->sym.len);
     return 0;
+}
+
+int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                 tok_ids_t *out, tb_err_t *err)
+{
+    if (n == 0)
+        return 0;
+    bpe_state_t *st = state_of(t);
+    if (!st)
+        return tb_fail(err, "bpe: out of memory setting up the merge engine");
+    if (!st->cut_ok || n <= SCAN_MAX_SYMBOLS)
+        return bpe_piece(t, st, w, n, out, err);
+    size_t start = 0;
+    for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
+         sp = memchr(sp + 1, ' ', (size_t)(w + n - sp - 1))) {
+        size_t i = (size_t)(sp - w);
+        if (w[i - 1] == ' ' || st->crossable[w[i - 1]])
+            continue;
+        if (bpe_piece(t, st, w + start, i - start, out, err))
+            return -1;
+        start = i;
+    }
+    return bpe_piece(t, st, w + start, n - start, out, err);
 }
