@@ -62,6 +62,27 @@ static int parse_uint(const char *s, unsigned *out)
     return 0;
 }
 
+/* Fills o from argv; returns -1 on a usage error. */
+static int parse_args(int argc, char **argv, xp_run_opts_t *o, int *quiet)
+{
+    unsigned cpu;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            o->db_path = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc && !parse_uint(argv[i + 1], &o->reps))
+            i++;
+        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc && !parse_uint(argv[i + 1], &cpu))
+            o->cpu = (int)cpu, i++;
+        else if (!strcmp(argv[i], "--quiet"))
+            *quiet = 1;
+        else if (argv[i][0] != '-')
+            o->suite_path = argv[i];
+        else
+            return -1;
+    }
+    return 0;
+}
+
 int xp_cmd_run(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
@@ -77,21 +98,8 @@ int xp_cmd_run(int argc, char **argv)
                        .exe = n > 0 ? exe : NULL, .root = root ? root : ".",
                        .cpu = -1, .stop = &stop_requested, .progress = progress};
     int quiet = 0;
-    unsigned cpu;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            o.db_path = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc && !parse_uint(argv[i + 1], &o.reps))
-            i++;
-        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc && !parse_uint(argv[i + 1], &cpu))
-            o.cpu = (int)cpu, i++;
-        else if (!strcmp(argv[i], "--quiet"))
-            quiet = 1;
-        else if (argv[i][0] != '-')
-            o.suite_path = argv[i];
-        else
-            return usage(stderr);
-    }
+    if (parse_args(argc, argv, &o, &quiet))
+        return usage(stderr);
     catch_stop_signals();
     xp_run_result_t res;
     if (xp_run_suite(&o, &res, &err))
@@ -102,6 +110,7 @@ int xp_cmd_run(int argc, char **argv)
             fprintf(stderr, "tokbench: summary: %s\n", err.msg);
         xp_db_close(db);
     }
+    fflush(stdout);
     fprintf(stderr, "run %lld %s: %zu ok, %zu failed of %zu cases, in %s\n",
             (long long)res.run, res.interrupted ? "INCOMPLETE (interrupted)" : "complete",
             res.ok, res.failed, res.total, o.db_path);

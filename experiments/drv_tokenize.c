@@ -15,6 +15,8 @@
  *   spm       Debian's spm_encode --output_format=id, timed around the whole
  *             process (model load included: it has no in-process timer).
  *   auto      the one that matches the vocabulary's format.
+ * The references inherit the run's CPU pinning, so both sides run on the
+ * same single core.
  * Option max_bytes=N measures only the corpus's first N bytes, cut at the
  * last line end before N (the references then read that prefix from a
  * temporary file), so that a suite over large corpora stays short.
@@ -142,7 +144,22 @@ static int tokenize_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     return 0;
 }
 
-/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended). */
+/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
+static void exec_child(char *const argv[], const char *in, int outfd)
+{
+    int fd = open(in, O_RDONLY);
+    int null = open("/dev/null", O_WRONLY);
+    if (fd < 0 || null < 0)
+        _exit(126);
+    dup2(fd, 0);
+    dup2(outfd, 1);
+    dup2(null, 2);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
+/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended).
+ * The child inherits the run's CPU pinning: both sides get one core. */
 static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
                        double *seconds, tb_err_t *err)
 {
@@ -153,16 +170,8 @@ static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
     if (pid == 0) {
-        int fd = open(in, O_RDONLY);
-        int null = open("/dev/null", O_WRONLY);
-        if (fd < 0 || null < 0)
-            _exit(126);
-        dup2(fd, 0);
-        dup2(pfd[1], 1);
-        dup2(null, 2);
         close(pfd[0]);
-        execvp(argv[0], argv);
-        _exit(127);
+        exec_child(argv, in, pfd[1]);
     }
     close(pfd[1]);
     if (pid < 0) {
