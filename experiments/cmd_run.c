@@ -62,6 +62,17 @@ static int parse_uint(const char *s, unsigned *out)
     return 0;
 }
 
+/* Says once, in words, which counter sources this machine lacks. */
+static void say_missing_sources(const char *detail)
+{
+    for (const char *line = detail; *line;) {
+        size_t n = strcspn(line, "\n");
+        if (memmem(line, n, ": unavailable", 13))
+            fprintf(stderr, "note: %.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+}
+
 /* Fills o from argv; returns -1 on a usage error. */
 static int parse_args(int argc, char **argv, xp_run_opts_t *o, int *quiet)
 {
@@ -111,6 +122,7 @@ int xp_cmd_run(int argc, char **argv)
         xp_db_close(db);
     }
     fflush(stdout);
+    say_missing_sources(res.prov.sources_detail);
     fprintf(stderr, "run %lld %s: %zu ok, %zu failed of %zu cases, in %s\n",
             (long long)res.run, res.interrupted ? "INCOMPLETE (interrupted)" : "complete",
             res.ok, res.failed, res.total, o.db_path);
