@@ -37,7 +37,8 @@ static int added_cmp(const void *pa, const void *pb)
 
 static void build_index(tok_tokenizer_t *t)
 {
-    qsort(t->added.data, t->added.len, sizeof *t->added.data, added_cmp);
+    if (t->added.len)
+        qsort(t->added.data, t->added.len, sizeof *t->added.data, added_cmp);
     memset(t->added_first, 0, sizeof t->added_first);
     t->added_norm_from = (uint32_t)t->added.len;
     for (size_t i = 0; i < t->added.len; i++) {

@@ -357,7 +357,8 @@ static int entry_by_id(const void *a, const void *b)
 /* Sorts the entries by id and refuses an id given to two tokens. */
 static int check_unique_ids(ctx_t *c)
 {
-    qsort(c->vocab.data, c->vocab.len, sizeof *c->vocab.data, entry_by_id);
+    if (c->vocab.len)
+        qsort(c->vocab.data, c->vocab.len, sizeof *c->vocab.data, entry_by_id);
     for (size_t i = 1; i < c->vocab.len; i++)
         if (c->vocab.data[i].id == c->vocab.data[i - 1].id)
             return fail(c, "model.vocab: id %u is given to both \"%.60s\" "
@@ -988,7 +989,8 @@ static int build_vocab(ctx_t *c)
     tok_vocab_builder_t *b = tok_vocab_builder_new();
     if (!b)
         return fail(c, "out of memory");
-    qsort(c->added.data, c->added.len, sizeof *c->added.data, added_by_id);
+    if (c->added.len) /* qsort must not see a NULL array */
+        qsort(c->added.data, c->added.len, sizeof *c->added.data, added_by_id);
     int32_t unk = c->t->model == TOK_MODEL_BPE ? c->t->bpe.unk : c->t->unigram.unk;
     size_t ai = 0;
     for (size_t i = 0; i < c->vocab.len; i++) {
