@@ -267,6 +267,7 @@ static void test_cut_at_spaces(void **state)
         assert_int_equal(ids.data[i], 3);
         assert_int_equal(ids.data[i + 1], 5);
     }
+    free(ids.data);
     tok_free(t);
 }
 
