@@ -813,6 +813,14 @@ static void charsmap_corrupt(void **state)
     expect_cm_error(c, b->len, "past the");
     expect_cm_error(c, b->len, "pool");
 
+    /* the root's children offset pointed past the array (extension bit
+     * and high offset bits set) */
+    memcpy(c, b->data, b->len);
+    c[5] |= 0x02;
+    c[6] = 0xFF;
+    expect_cm_error(c, b->len, "unit 0 (byte 4) has its children offset");
+    expect_cm_error(c, b->len, "past the");
+
     /* garbage units: walks stay inside the blob whatever they hold */
     uint32_t x = 777;
     for (size_t i = 4; i < 4 + size; i++) {

@@ -57,18 +57,23 @@ int tok_charsmap_open(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
     if (len && cm->pool_len == 0)
         return tb_fail(err, "charsmap: empty string pool after the %u units "
                             "(byte %zu)", cm->n_units, len);
-    /* Every node that claims a leaf must point at a leaf unit inside the
-     * array whose value is an offset inside the pool; then no lookup can
-     * leave the pool, as the pool ends with a NUL. */
+    /* Every node's children offset must stay inside the array, and a node
+     * that claims a leaf must point at a leaf unit whose value is an offset
+     * inside the pool; then no lookup can leave the pool, as the pool ends
+     * with a NUL. */
     for (uint32_t i = 0; i < cm->n_units; i++) {
         uint32_t u = tok_cm_unit(cm, i);
-        if ((u & TOK_CM_LEAF_BIT) || !tok_cm_has_leaf(u))
+        if (u & TOK_CM_LEAF_BIT)
             continue;
         uint32_t j = i ^ tok_cm_offset(u);
+        /* darts-clone keeps a node's children (and its leaf) in the array;
+         * unused units have offset 0 */
         if (j >= cm->n_units)
-            return tb_fail(err, "charsmap: unit %u (byte %zu) has a leaf at "
-                                "unit %u, past the %u units",
+            return tb_fail(err, "charsmap: unit %u (byte %zu) has its children "
+                                "offset at unit %u, past the %u units",
                            i, 4 + (size_t)i * 4, j, cm->n_units);
+        if (!tok_cm_has_leaf(u))
+            continue;
         uint32_t leaf = tok_cm_unit(cm, j);
         if (!(leaf & TOK_CM_LEAF_BIT))
             return tb_fail(err, "charsmap: unit %u (byte %zu) has a leaf at "
