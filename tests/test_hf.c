@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <uninorm.h>
 
+#include "../base/utf8.h"
 #include "../tok/tok_internal.h"
 
 static const char *const vocabs[] = {"llama3", "qwen3", "gemma3", "llama2"};
@@ -455,6 +456,117 @@ static void ids_match_the_reference(void **state)
     assert_int_equal(total_bad, 0);
 }
 
+/* Decoding against the reference's decode(ids, skip_special_tokens =
+ * false): our bytes, made valid UTF-8 the way the reference's Rust
+ * String::from_utf8_lossy does (one U+FFFD per maximal invalid prefix),
+ * must equal its string. */
+static const char decode_js[] =
+    "const {Tokenizer}=require('./scripts/ref/node_modules/@anush008/tokenizers');"
+    "const fs=require('fs');(async()=>{"
+    "const t=Tokenizer.fromFile(process.argv[1]);"
+    "const ls=fs.readFileSync(process.argv[2],'utf8').split('\\n');ls.pop();"
+    "for(const l of ls){const ids=l.length?l.split(' ').map(Number):[];"
+    "process.stdout.write(JSON.stringify(await t.decode(ids,false))+'\\n');}})();";
+
+/* Bytes of the longest prefix of a valid UTF-8 sequence at s (at least 1). */
+static size_t invalid_prefix(const uint8_t *s, size_t n)
+{
+    uint8_t c = s[0];
+    size_t want = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
+    uint8_t lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    uint8_t hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    size_t k = 1;
+    if (want > 1 && k < n && s[k] >= lo && s[k] <= hi)
+        for (k = 2; k < want && k < n && (s[k] & 0xC0) == 0x80; k++)
+            ;
+    return k;
+}
+
+static void lossy_utf8(const uint8_t *s, size_t n, tb_buf_t *out)
+{
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = tb_utf8_decode(s + i, n - i, &cp);
+        if (k) {
+            tb_buf_put(out, s + i, k);
+            i += k;
+        } else {
+            tb_buf_put(out, "\xEF\xBF\xBD", 3);
+            i += invalid_prefix(s + i, n - i);
+        }
+    }
+}
+
+static void decode_matches_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    unsigned seed = 20261121;
+    for (size_t v = 0; v < NVOCABS; v++) {
+        tok_tokenizer_t *t = load_vocab(vocabs[v]);
+        char path[256], ids_path[] = "/tmp/tokbench-test-hf-ids-XXXXXX";
+        vocab_path(vocabs[v], path, sizeof path);
+        int fd = mkstemp(ids_path);
+        FILE *f = fdopen(fd, "w");
+        TB_VEC(tok_ids_t) seqs = {0};
+        size_t ne = sizeof edge_lines / sizeof *edge_lines;
+        for (size_t i = 0; i < ne + 200; i++) {
+            tok_ids_t ids = {0};
+            if (i < ne) {
+                encode_one(t, edge_lines[i], &ids);
+            } else { /* any ids at all: specials, byte pieces, unused */
+                for (int k = rand_r(&seed) % 12 + 1; k > 0; k--)
+                    tb_vec_push(&ids, (uint32_t)rand_r(&seed) % tok_vocab(t)->size);
+            }
+            for (size_t k = 0; k < ids.len; k++)
+                fprintf(f, k ? " %u" : "%u", ids.data[k]);
+            fputc('\n', f);
+            tb_vec_push(&seqs, ids);
+        }
+        fclose(f);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "node -e \"%s\" '%s' '%s'", decode_js, path,
+                 ids_path);
+        FILE *p = popen(cmd, "r");
+        char *line = NULL;
+        size_t cap = 0, i = 0, bad = 0;
+        ssize_t len;
+        tb_buf_t mine = {0}, lossy = {0};
+        tb_err_t err;
+        while (i < seqs.len && (len = getline(&line, &cap, p)) >= 0) {
+            json_error_t jerr;
+            json_t *js = json_loads(line, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+            assert_non_null(js);
+            mine.len = lossy.len = 0;
+            assert_int_equal(tok_decode(t, seqs.data[i].data, seqs.data[i].len,
+                                        &mine, &err), 0);
+            lossy_utf8(mine.data, mine.len, &lossy);
+            if (lossy.len != json_string_length(js) ||
+                (lossy.len && memcmp(lossy.data, json_string_value(js), lossy.len)))
+                if (bad++ < 3)
+                    print_message("%s: ids line %zu decode differs: reference "
+                                  "%.100s", vocabs[v], i + 1, line);
+            json_decref(js);
+            i++;
+        }
+        int status = pclose(p);
+        unlink(ids_path);
+        for (size_t k = 0; k < seqs.len; k++)
+            free(seqs.data[k].data);
+        free(seqs.data);
+        free(line);
+        tb_buf_free(&mine);
+        tb_buf_free(&lossy);
+        tok_free(t);
+        print_message("%s: %zu id sequences decoded, %zu differ\n", vocabs[v],
+                      i, bad);
+        assert_int_equal(status, 0);
+        assert_int_equal(i, ne + 200);
+        assert_int_equal(bad, 0);
+    }
+}
+
 /* A generated vocabulary with added tokens of every flavour (lstrip, rstrip,
  * single_word, normalized, longest match) against the reference. */
 static void write_added_fixture(const char *path)
@@ -719,6 +831,7 @@ int main(void)
         cmocka_unit_test(added_token_flags_match_the_reference),
         cmocka_unit_test(unigram_matches_the_reference),
         cmocka_unit_test(ids_match_the_reference),
+        cmocka_unit_test(decode_matches_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
