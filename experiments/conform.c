@@ -362,6 +362,9 @@ static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
             st->mismatches++;
         }
     }
+    if (!rc && at < ref->len)
+        rc = tb_fail(err, "the reference gave more output lines than the %zu "
+                          "input lines", lines->len);
     free(got.data);
     free(want.data);
     return rc;
