@@ -191,6 +191,67 @@ static void test_measure_records_reps(void **state)
     xp_row_free(&r);
 }
 
+/* One walk repetition over a 10-token vocabulary (11 trie nodes: a b c 1
+ * 2 ab abc 12 a1 and the two bytes of "é"): the nodes stored are exactly
+ * those the walk offered to the recognizer, the items the tokens allowed. */
+static void walk_case(const char *layout, const char *pattern, uint64_t *nodes,
+                      uint64_t *items)
+{
+    const char *f[7] = {"walk", "tests/fixtures/xp_tiny_tokenizer.json", layout,
+                        pattern, NULL, NULL, NULL};
+    xp_row_t r;
+    tb_err_t err;
+    assert_int_equal(xp_row_init(&r, f, 2), 0);
+    xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    xp_papi_t papi = {0};
+    if (xp_case_measure(&xp_driver_walk, &r, 2, &env, &papi, &err))
+        fail_msg("%s %s: %s", layout, pattern, err.msg);
+    assert_true(env.meas.len >= 4);
+    *nodes = env.meas.data[0].nodes;
+    *items = env.meas.data[0].items;
+    assert_int_equal(env.meas.data[3].nodes, *nodes); /* every repetition */
+    xp_env_free(&env);
+    xp_row_free(&r);
+}
+
+static void test_walk_counts_nodes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern;
+        uint64_t nodes, items;
+    } want[] = {
+        {"any", 11, 10},    /* everything offered, every token allowed */
+        {"utf8", 11, 10},   /* é is well-formed */
+        {"digits", 7, 3},   /* 6 root children + "12"; 1, 2, 12 */
+        {"letters", 9, 5},  /* 6 + ab, a1 + abc; a b c ab abc */
+    };
+    const char *layouts[] = {"dfs", "map"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        for (size_t k = 0; k < 2; k++) {
+            uint64_t nodes, items;
+            walk_case(layouts[k], want[i].pattern, &nodes, &items);
+            if (nodes != want[i].nodes || items != want[i].items)
+                fail_msg("%s %s: %llu nodes, %llu tokens", layouts[k], want[i].pattern,
+                         (unsigned long long)nodes, (unsigned long long)items);
+        }
+    /* the double array probes only the labels the recognizer allows:
+     * never more nodes, the same tokens */
+    uint64_t nodes, items;
+    walk_case("dat", "digits", &nodes, &items);
+    assert_int_equal(items, 3);
+    assert_true(nodes <= 7);
+    tb_err_t err;
+    xp_row_t r;
+    const char *bad[7] = {"walk", "tests/fixtures/xp_tiny_tokenizer.json", "dfs", "json"};
+    assert_int_equal(xp_row_init(&r, bad, 1), 0);
+    xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    assert_int_equal(xp_case_measure(&xp_driver_walk, &r, 1, &env, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "'json' is not a built-in recognizer"));
+    xp_env_free(&env);
+    xp_row_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_callgrind_parse),
         cmocka_unit_test(test_callgrind_scales),
         cmocka_unit_test(test_measure_records_reps),
+        cmocka_unit_test(test_walk_counts_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,242 @@
+/*
+ * drv_walk: the token-mask walk of one trie layout under a recognizer, the
+ * workbench's headline figure (cycles per visited node, against the
+ * 13-cycle flat-trie baseline).
+ *
+ * Row: vocabulary (manifest name or path), layout (a trie_layouts[] name),
+ * pattern: one of the built-in byte recognizers below, until the lexer's
+ * regex recognizers plug in through the same trie_rec_t:
+ *   any      every byte: the whole trie is visited (the worst case a mask
+ *            can cost, "most of the trie visited" in the baseline);
+ *   utf8     well-formed UTF-8 prefixes (RFC 3629), as a JSON string body
+ *            without escapes allows;
+ *   letters  ASCII letters and space;
+ *   digits   0-9.
+ * One repetition walks once: nodes = what trie_walk reports it offered to
+ * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
+ * hundreds of thousands of branches, far more than a predictor can learn
+ * between repetitions, so the input is not varied.  extra() records the
+ * trie's node count and bytes, and its build time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../base/bitset.h"
+#include "../tok/tokenizer.h"
+#include "../trie/trie.h"
+#include "cli.h"
+#include "driver.h"
+
+#define DEAD 0xFF
+#define MAX_STATES 8
+
+typedef struct {
+    trie_rec_t rec;
+    uint8_t delta[MAX_STATES][256]; /* next state, or DEAD */
+    uint64_t allowed[MAX_STATES][4];
+    uint8_t *stack;                 /* states along the path from the root */
+    size_t depth;
+} table_rec_t;
+
+static int rec_push(trie_rec_t *r, uint8_t b)
+{
+    table_rec_t *t = (table_rec_t *)r;
+    uint8_t next = t->delta[t->stack[t->depth]][b];
+    if (next == DEAD)
+        return 0;
+    t->stack[++t->depth] = next;
+    return 1;
+}
+
+static void rec_pop(trie_rec_t *r, uint32_t n)
+{
+    table_rec_t *t = (table_rec_t *)r;
+    t->depth -= n <= t->depth ? n : t->depth;
+}
+
+static void rec_allowed(trie_rec_t *r, uint64_t set[4])
+{
+    table_rec_t *t = (table_rec_t *)r;
+    memcpy(set, t->allowed[t->stack[t->depth]], 4 * sizeof *set);
+}
+
+static void set_range(table_rec_t *t, int from, int lo, int hi, int to)
+{
+    for (int b = lo; b <= hi; b++)
+        t->delta[from][b] = (uint8_t)to;
+}
+
+/* UTF-8 as a DFA: 0 between characters, 1-3 = continuation bytes still
+ * owed, 4-7 = the restricted second bytes after E0, ED, F0 and F4. */
+static void utf8_table(table_rec_t *t)
+{
+    set_range(t, 0, 0x00, 0x7F, 0);
+    set_range(t, 0, 0xC2, 0xDF, 1);
+    set_range(t, 0, 0xE1, 0xEC, 2);
+    set_range(t, 0, 0xEE, 0xEF, 2);
+    set_range(t, 0, 0xE0, 0xE0, 4);
+    set_range(t, 0, 0xED, 0xED, 5);
+    set_range(t, 0, 0xF1, 0xF3, 3);
+    set_range(t, 0, 0xF0, 0xF0, 6);
+    set_range(t, 0, 0xF4, 0xF4, 7);
+    set_range(t, 1, 0x80, 0xBF, 0);
+    set_range(t, 2, 0x80, 0xBF, 1);
+    set_range(t, 3, 0x80, 0xBF, 2);
+    set_range(t, 4, 0xA0, 0xBF, 1);
+    set_range(t, 5, 0x80, 0x9F, 1);
+    set_range(t, 6, 0x90, 0xBF, 2);
+    set_range(t, 7, 0x80, 0x8F, 2);
+}
+
+static int rec_init(table_rec_t *t, const char *pattern, size_t max_depth, tb_err_t *err)
+{
+    memset(t->delta, DEAD, sizeof t->delta);
+    if (!strcmp(pattern, "any"))
+        set_range(t, 0, 0x00, 0xFF, 0);
+    else if (!strcmp(pattern, "utf8"))
+        utf8_table(t);
+    else if (!strcmp(pattern, "letters")) {
+        set_range(t, 0, 'A', 'Z', 0);
+        set_range(t, 0, 'a', 'z', 0);
+        set_range(t, 0, ' ', ' ', 0);
+    } else if (!strcmp(pattern, "digits"))
+        set_range(t, 0, '0', '9', 0);
+    else
+        return tb_fail(err, "field 'pattern': '%s' is not a built-in recognizer "
+                       "(any, utf8, letters, digits)", pattern);
+    memset(t->allowed, 0, sizeof t->allowed);
+    for (int s = 0; s < MAX_STATES; s++)
+        for (int b = 0; b < 256; b++)
+            if (t->delta[s][b] != DEAD)
+                t->allowed[s][b >> 6] |= 1ull << (b & 63);
+    t->rec = (trie_rec_t){.push_byte = rec_push, .pop_bytes = rec_pop,
+                          .allowed_bytes = rec_allowed};
+    t->stack = calloc(max_depth + 2, 1);
+    t->depth = 0;
+    return t->stack ? 0 : tb_fail(err, "out of memory");
+}
+
+typedef struct {
+    trie_t *trie;
+    tb_bitset_t mask;
+    table_rec_t rec;
+    uint64_t allowed;   /* tokens one walk allows: the same every time */
+    double build_ns;
+} walk_t;
+
+static void walk_teardown(void *state)
+{
+    walk_t *s = state;
+    if (!s)
+        return;
+    trie_free(s->trie);
+    tb_bitset_free(&s->mask);
+    free(s->rec.stack);
+    free(s);
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Loads the vocabulary and builds the layout over its keys. */
+static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max_len,
+                      tb_err_t *err)
+{
+    const trie_layout_t *layout = trie_layout_find(row->layout);
+    if (!layout)
+        return tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
+    char path[4096];
+    if (!row->vocab[0])
+        return tb_fail(err, "field 'vocabulary' is empty");
+    if (xp_resolve_spec(row->vocab, path, sizeof path, err) ||
+        xp_env_input(env, "vocabulary", path, err))
+        return tb_wrap(err, "vocabulary '%s'", row->vocab);
+    tok_tokenizer_t *tok = tok_load(path, err);
+    if (!tok)
+        return -1;
+    trie_keys_t keys;
+    int rc = trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
+    tok_free(tok);
+    if (rc)
+        return -1;
+    double t0 = now_ns();
+    s->trie = trie_build(layout, &keys, err);
+    s->build_ns = now_ns() - t0;
+    *max_len = keys.max_len;
+    trie_keys_free(&keys);
+    return s->trie ? 0 : -1;
+}
+
+static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
+{
+    walk_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return tb_fail(err, "out of memory");
+    size_t max_len = 0;
+    int rc = build_trie(s, row, env, &max_len, err);
+    if (!rc)
+        rc = rec_init(&s->rec, row->pattern, max_len, err);
+    if (!rc && tb_bitset_init(&s->mask, trie_mask_bits(s->trie)))
+        rc = tb_fail(err, "out of memory");
+    if (!rc) {
+        trie_walk(s->trie, &s->rec.rec, &s->mask);
+        s->allowed = tb_bitset_count(&s->mask);
+    }
+    if (rc)
+        walk_teardown(s);
+    else
+        *state = s;
+    return rc;
+}
+
+static int walk_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
+{
+    (void)rep;
+    walk_t *s = state;
+    tb_bitset_clear_all(&s->mask);
+    s->rec.depth = 0;
+    uint64_t nodes = trie_walk(s->trie, &s->rec.rec, &s->mask);
+    if (nodes == UINT64_MAX)
+        return tb_fail(err, "walk: the mask is smaller than the trie needs");
+    q->nodes = nodes;
+    q->items = s->allowed;
+    q->sink ^= nodes ^ s->mask.words[0];
+    return 0;
+}
+
+static int record_static(xp_env_t *env, const char *source, const char *metric,
+                         double value, tb_err_t *err)
+{
+    xp_meas_t m = {.value = value};
+    snprintf(m.source, sizeof m.source, "%s", source);
+    snprintf(m.impl, sizeof m.impl, "tokbench");
+    snprintf(m.metric, sizeof m.metric, "%s", metric);
+    return xp_env_record(env, &m, err);
+}
+
+static int walk_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
+{
+    (void)row;
+    walk_t *s = state;
+    if (record_static(env, "static", "trie_nodes", (double)trie_nodes(s->trie), err) ||
+        record_static(env, "static", "trie_bytes", (double)trie_bytes(s->trie), err) ||
+        record_static(env, "static", "tokens_allowed", (double)s->allowed, err))
+        return -1;
+    return record_static(env, "wallclock", "build_ns", s->build_ns, err);
+}
+
+const xp_driver_t xp_driver_walk = {
+    .name = "walk",
+    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits)",
+    .setup = walk_setup,
+    .rep = walk_rep,
+    .extra = walk_extra,
+    .teardown = walk_teardown,
+    .default_reps = 11,
+};
