@@ -419,10 +419,6 @@ static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
 static int add_user_pieces(tok_tokenizer_t *t, const pb_file_t *f,
                            const model_t *md)
 {
-    /* Room for one even when there are none: encode.c's qsort of the list
-     * is undefined behaviour on a NULL array (UBSan stops on it). */
-    if (tb_vec_reserve(&t->added, 1))
-        return tb_fail(f->err, "%s: out of memory", f->path);
     for (size_t i = 0; i < md->pieces.len; i++) {
         const raw_piece_t *rp = &md->pieces.data[i];
         if (rp->type != TOK_USER || rp->piece.end == rp->piece.p)
