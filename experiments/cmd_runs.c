@@ -95,7 +95,8 @@ static int reference_mbps(xp_db_t *db, int64_t id, char *impl, size_t n, double 
 static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
 {
     int64_t id = sqlite3_column_int64(st, 0);
-    char name[96], mbps[16] = "-", cyc[16] = "-", x13[16] = "-", l1[16], misp[16];
+    char name[96], mbps[16] = "-", us[16] = "-", cyc[16] = "-", x13[16] = "-";
+    char l1[16], misp[16];
     char ref[40] = "-", ratio[16] = "-";
     snprintf(name, sizeof name, "%s %s%s%s%s%s", col(st, 1), col(st, 2),
              *col(st, 3) ? " " : "", col(st, 3), *col(st, 4) ? " " : "", col(st, 4));
@@ -105,6 +106,8 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
         own = ns.bytes * 1e3 / ns.median;
         snprintf(mbps, sizeof mbps, "%.2f", own);
     }
+    if (!get_stat(db, id, "tsc", "tokbench", "ns", &ns) && ns.nodes > 0)
+        snprintf(us, sizeof us, "%.1f", ns.median / 1e3);
     if ((!get_stat(db, id, "papi", "tokbench", "cycles", &c) ||
          !get_stat(db, id, "tsc", "tokbench", "ref_cycles", &c)) && c.nodes > 0) {
         snprintf(cyc, sizeof cyc, "%.2f", c.median / c.nodes);
@@ -118,19 +121,21 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
         if (own > 0)
             snprintf(ratio, sizeof ratio, "%.2f", own / other);
     }
-    fprintf(out, "%-34.34s %-11s %9s %-26s %8s %9s %7s %9s %9s\n", name, col(st, 5),
-            mbps, ref, ratio, cyc, x13, l1, misp);
+    fprintf(out, "%-34.34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", name, col(st, 5),
+            mbps, ref, ratio, us, cyc, x13, l1, misp);
 }
 
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (prep(db, "SELECT id, experiment, vocabulary, layout, corpus, status, message"
-                 " FROM cases WHERE run_id = ? ORDER BY seq", &st, err))
+    if (prep(db, "SELECT id, experiment, vocabulary, trim(layout || ' ' || pattern),"
+                 " corpus, status, message FROM cases WHERE run_id = ? ORDER BY seq",
+             &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, run);
-    fprintf(out, "%-34s %-11s %9s %-26s %8s %9s %7s %9s %9s\n", "case", "status", "MB/s",
-            "reference MB/s", "speedup", "cyc/node", "x13cyc", "l1d/node", "misp/node");
+    fprintf(out, "%-34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", "case", "status", "MB/s",
+            "reference MB/s", "speedup", "mask us", "cyc/node", "x13cyc", "l1d/node",
+            "misp/node");
     while (sqlite3_step(st) == SQLITE_ROW) {
         summary_line(out, db, st);
         if (strcmp(col(st, 5), "ok") && *col(st, 6))
@@ -138,7 +143,7 @@ int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
     }
     sqlite3_finalize(st);
     fprintf(out, "MB/s: tokbench, TSC median.  speedup: tokbench MB/s over the "
-                 "reference's.\ncyc/node: PAPI cycles, else TSC reference cycles, "
+                 "reference's.\nmask us: one walk, TSC median.  cyc/node: PAPI cycles, else TSC reference cycles, "
                  "per visited node; x13cyc: over the 13-cycle baseline.\nl1d/node, "
                  "misp/node: L1 data misses and branch mispredictions per node, from "
                  "PAPI or callgrind.\n");
