@@ -8,11 +8,15 @@
  * merged, leftmost first on ties, until no pair has a merge.
  *
  * Speed: a word cache (word bytes -> ids) skips repeated words; short words
- * merge by rescanning a small array; long words (Gemma's whole-text words,
- * runs of one letter) use a binary heap over a linked list of symbols, so a
- * word of n symbols costs O(n log n).  All scratch memory lives in the
- * engine state behind t->bpe.cache and is reused, so the steady state does
- * not allocate.
+ * merge by rescanning a small array; long words (runs of one letter, the
+ * whole lines that SentencePiece-style models see) use a heap over a linked
+ * list of symbols, so a word of n symbols costs O(n log n), and are first
+ * cut before spaces that no merge can cross, which is exact and lets the
+ * pieces hit the cache.  On first use the engine copies the merge table
+ * into its own layout (and rebuilds it if merges are added later).  All of
+ * its memory lives in the state behind t->bpe.cache and is reused, so the
+ * steady state does not allocate; a word of n bytes needs about 40n bytes
+ * of scratch (the heap holds at most 3n entries).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,15 +75,15 @@ typedef struct {
      * files is the <0xNN> piece of an ASCII letter, not the letter) */
     const uint8_t *vocab_bytes; /* the vocabulary these tables describe */
     int32_t ascii[128];
-    /* cutting long words at spaces (see cut_points): allowed at all, and
+    /* cutting long words at spaces (see build_cut_table): allowed at all, and
      * the bytes x for which some merge result holds "x " */
     int cut_ok;
     uint8_t crossable[256];
     tb_strmap_t chars;
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
-    TB_VEC(uint32_t) rank;      /* scan: rank of pair (i, i+1) */
-    TB_VEC(uint32_t) merged;    /* scan: id that pair (i, i+1) becomes */
+    TB_VEC(uint32_t) rank;      /* rank of pair (i, i+1), or NO_RANK */
+    TB_VEC(uint32_t) merged;    /* id that pair (i, i+1) becomes */
     TB_VEC(int32_t) prev, next; /* heap: linked list over sym */
     TB_VEC(heap_ent_t) heap;
 } bpe_state_t;
@@ -249,8 +253,10 @@ static void build_cut_table(bpe_state_t *st, const tok_tokenizer_t *t,
         if (st->mt[i].key == UINT64_MAX)
             continue;
         uint32_t id = (uint32_t)st->mt[i].val;
-        if (id >= t->vocab.size)
-            continue;
+        if (id >= t->vocab.size) {
+            st->cut_ok = 0; /* a merge into bytes we cannot see */
+            break;
+        }
         size_t len;
         const uint8_t *b = tok_vocab_token(&t->vocab, id, &len);
         for (size_t j = 1; j < len; j++)
@@ -335,7 +341,8 @@ static bpe_state_t *state_of(tok_tokenizer_t *t)
     if (build_merge_table(st, &t->bpe.merges) ||
         build_char_tables(st, &t->vocab) || build_byte_pairs(st, t))
         return NULL;
-    build_cut_table(st, t, t->bpe.byte_level ? t->vocab.byte_id[' '] : st->ascii[' ']);
+    build_cut_table(st, t,
+                    t->bpe.byte_level ? t->vocab.byte_id[' '] : st->ascii[' ']);
     cache_clear(st);
     return st;
 }
