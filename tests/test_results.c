@@ -190,7 +190,7 @@ static void test_failing_cases_recorded(void **state)
            msg, sizeof msg);
     assert_string_equal(msg, "ok failed failed failed ok");
     q_text(d->db, "SELECT message FROM cases WHERE seq = 1", msg, sizeof msg);
-    assert_string_equal(msg, "no such experiment 'walk'");
+    assert_string_equal(msg, "no such experiment 'xp_no_such_experiment'");
     q_text(d->db, "SELECT message FROM cases WHERE seq = 2", msg, sizeof msg);
     assert_non_null(strstr(msg, "xp_no_such_vocab.json"));
     q_text(d->db, "SELECT message FROM cases WHERE seq = 3", msg, sizeof msg);
