@@ -252,6 +252,38 @@ static void test_walk_counts_nodes(void **state)
     xp_row_free(&r);
 }
 
+/* Exact lookups of the tiny vocabulary: every token once per repetition. */
+static void test_lookup_counts(void **state)
+{
+    (void)state;
+    const char *layouts[] = {"dfs", "dat", "map"};
+    for (size_t k = 0; k < 3; k++) {
+        const char *f[7] = {"lookup", "tests/fixtures/xp_tiny_tokenizer.json", layouts[k],
+                            "exact", NULL, NULL, NULL};
+        xp_row_t r;
+        tb_err_t err;
+        assert_int_equal(xp_row_init(&r, f, 3), 0);
+        xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+        if (xp_case_measure(&xp_driver_lookup, &r, 3, &env, NULL, &err))
+            fail_msg("%s: %s", layouts[k], err.msg);
+        assert_int_equal(env.meas.len, 6);
+        assert_int_equal(env.meas.data[0].items, 10);
+        assert_int_equal(env.meas.data[0].bytes, 16); /* 5 x 1 + 4 x 2 + 3 */
+        xp_env_free(&env);
+        xp_row_free(&r);
+    }
+    const char *f[7] = {"lookup", "tests/fixtures/xp_tiny_tokenizer.json", "dfs",
+                        "prefixes", NULL, NULL, NULL};
+    xp_row_t r;
+    tb_err_t err;
+    assert_int_equal(xp_row_init(&r, f, 1), 0);
+    xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    assert_int_equal(xp_case_measure(&xp_driver_lookup, &r, 1, &env, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "needs a corpus"));
+    xp_env_free(&env);
+    xp_row_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_callgrind_scales),
         cmocka_unit_test(test_measure_records_reps),
         cmocka_unit_test(test_walk_counts_nodes),
+        cmocka_unit_test(test_lookup_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
