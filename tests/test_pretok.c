@@ -168,6 +168,21 @@ static void test_literal(void **state)
     tok_free(t);
 }
 
+/* A pattern that can match the empty string: the walk steps over an empty
+ * match that touches the previous match, as the references' iterators do,
+ * and empty pieces are dropped, so "x*" isolates the x runs. */
+static void test_empty_matches(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *t = one_step(TOK_PRE_SPLIT, "x*", 0, TOK_SPLIT_ISOLATED, 0, 0);
+    expect(t, "ab", "a", "b");
+    expect(t, "axxb", "a", "xx", "b");
+    tok_free(t);
+    t = one_step(TOK_PRE_SPLIT, "x*", 0, TOK_SPLIT_REMOVED, 0, 0);
+    expect(t, "axxb", "a", "b");
+    tok_free(t);
+}
+
 static void test_byte_level(void **state)
 {
     (void)state;
@@ -327,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_behaviors),
         cmocka_unit_test(test_invert),
         cmocka_unit_test(test_literal),
+        cmocka_unit_test(test_empty_matches),
         cmocka_unit_test(test_byte_level),
         cmocka_unit_test(test_metaspace),
         cmocka_unit_test(test_digits),
