@@ -30,9 +30,9 @@
 /* Only words up to this many bytes are cached: longer ones are rarely
  * repeated and would crowd the pool. */
 #define CACHE_MAX_WORD 128
-#define CACHE_SLOTS (1u << 17) /* 1.5 MB of slots, at most half used */
+#define CACHE_SLOTS (1u << 18) /* 3 MB of slots, at most half used */
 #define CACHE_MAX_COUNT (CACHE_SLOTS / 2)
-#define CACHE_MAX_POOL ((size_t)4 << 20)
+#define CACHE_MAX_POOL ((size_t)8 << 20)
 
 #define DEAD UINT32_MAX
 #define NO_RANK UINT32_MAX
