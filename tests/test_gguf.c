@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "support.h"
+
 #include "../base/file.h"
 #include "../base/utf8.h"
 #include "../tok/tok_internal.h"
@@ -27,28 +29,13 @@
 
 static char tmpdir[256];
 
-static void need(const char *path)
-{
-    if (access(path, R_OK))
-        fail_msg("%s is missing: run 'make data'", path);
-}
-
-static tok_tokenizer_t *load_ok(const char *path)
-{
-    need(path);
-    tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
-    if (!t)
-        fail_msg("%s: %s", path, err.msg);
-    return t;
-}
 
 /* ---- round trips of real vocabularies ------------------------------- */
 
 static void same_ids_on_sample(tok_tokenizer_t *a, tok_tokenizer_t *b,
                                const char *name)
 {
-    need(SAMPLE);
+    test_need_file(SAMPLE);
     uint8_t *text;
     size_t len;
     tb_err_t err;
@@ -83,11 +70,11 @@ static void round_trip(const char *json, const char *pre, const char *name)
 {
     char path[512], a_sum[65], b_sum[65];
     snprintf(path, sizeof path, "%s/%s.gguf", tmpdir, name);
-    tok_tokenizer_t *a = load_ok(json);
+    tok_tokenizer_t *a = test_load(json);
     tb_err_t err;
     if (tok_gguf_write(a, path, pre, &err))
         fail_msg("%s", err.msg);
-    tok_tokenizer_t *b = load_ok(path);
+    tok_tokenizer_t *b = test_load(path);
     assert_int_equal(tok_format(b), TOK_FORMAT_GGUF);
     const tok_vocab_t *va = tok_vocab(a), *vb = tok_vocab(b);
     assert_int_equal(va->size, vb->size);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "support.h"
 #include <jansson.h>
 #include <uninorm.h>
 
@@ -27,29 +29,16 @@ static void vocab_path(const char *name, char *path, size_t size)
     snprintf(path, size, "data/cache/%s/tokenizer.json", name);
 }
 
-/* Fails the test (with what to do) when a data file is missing. */
-static void need_file(const char *path)
-{
-    if (access(path, R_OK))
-        fail_msg("%s is missing: run `make data` from the repository root",
-                 path);
-}
-
 static tok_tokenizer_t *load_vocab(const char *name)
 {
     char path[256];
     vocab_path(name, path, sizeof path);
-    need_file(path);
-    tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
-    if (!t)
-        fail_msg("loading %s: %s", path, err.msg);
-    return t;
+    return test_load(path);
 }
 
 static json_t *load_json(const char *path)
 {
-    need_file(path);
+    test_need_file(path);
     json_error_t jerr;
     json_t *j = json_load_file(path, 0, &jerr);
     if (!j)
@@ -220,7 +209,7 @@ static void invalid_utf8_is_refused_with_its_offset(void **state)
 /* Reads `path` into lines (without their "\n"); every `every`-th line. */
 static char **read_lines(const char *path, size_t every, size_t *n)
 {
-    need_file(path);
+    test_need_file(path);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     char **lines = NULL, *line = NULL;
@@ -435,7 +424,7 @@ static void ids_match_the_reference(void **state)
     for (size_t v = 0; v < NVOCABS; v++) {
         char path[256];
         vocab_path(vocabs[v], path, sizeof path);
-        need_file(path);
+        test_need_file(path);
         size_t compared = 0, excused = 0;
         /* Qwen's NFC runs on different Unicode versions here (libunistring)
          * and in the reference: a few NormalizationTest lines with marks
@@ -779,7 +768,7 @@ static void expect_load_error(const char *fixture, const char *what)
 {
     char path[256];
     snprintf(path, sizeof path, "tests/fixtures/%s", fixture);
-    need_file(path);
+    test_need_file(path);
     tb_err_t err;
     tok_tokenizer_t *t = tok_load(path, &err);
     if (t) {

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "support.h"
 #include <jansson.h>
 
 #include "../base/file.h"
@@ -26,28 +28,12 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static void need_file(const char *path)
-{
-    if (access(path, R_OK) != 0)
-        fail_msg("%s is missing: run `make data`", path);
-}
-
 static void need_program(const char *prog)
 {
     char cmd[256];
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
     if (system(cmd) != 0)
         fail_msg("%s is missing (package sentencepiece): run `make setup`", prog);
-}
-
-static tok_tokenizer_t *load(const char *path)
-{
-    need_file(path);
-    tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
-    if (!t)
-        fail_msg("loading %s: %s", path, err.msg);
-    return t;
 }
 
 typedef struct {
@@ -59,7 +45,7 @@ typedef struct {
  * sample reaches every language of the multilingual corpus. */
 static void read_lines(const char *path, size_t head, size_t step, lines_t *l)
 {
-    need_file(path);
+    test_need_file(path);
     size_t len;
     tb_err_t err;
     memset(l, 0, sizeof *l);
@@ -185,7 +171,7 @@ static char **spm_encode_ids(const char *model, const lines_t *l,
 static size_t conform(const char *model, const lines_t *l, const tb_buf_t *extra)
 {
     char **ref = spm_encode_ids(model, l, extra);
-    tok_tokenizer_t *t = load(model);
+    tok_tokenizer_t *t = test_load(model);
     size_t bad = compare_ids(t, model, ref, l, extra);
     free_lines(ref, l->lines.len);
     tok_free(t);
@@ -236,7 +222,7 @@ static void normalizer_matches_spm_normalize(void **state)
     need_program("spm_normalize");
     const char *corpora[] = {"data/cache/multi/multi.txt", "data/cache/unicode/unicode.txt",
                              "data/cache/stress/stress.txt", "data/cache/invalid/invalid.txt"};
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     assert_int_equal(t->norms.len, 1);
     const tok_norm_t *nm = &t->norms.data[0];
     assert_int_equal(nm->kind, TOK_NORM_SPM);
@@ -285,7 +271,7 @@ static size_t trie_prefix(const void *index, const uint8_t *s, size_t n,
 static void unigram_on_trie_layouts(void **state)
 {
     (void)state;
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     const tok_vocab_t *v = &t->vocab;
     const uint8_t **strs = calloc(v->size, sizeof *strs);
     uint32_t *lens = calloc(v->size, sizeof *lens), *ids = calloc(v->size, sizeof *ids);
@@ -343,7 +329,7 @@ static void other_settings(void **state)
 {
     (void)state;
     need_program("spm_train");
-    need_file("data/cache/multi/multi.txt");
+    test_need_file("data/cache/multi/multi.txt");
     char dir[] = "/tmp/test_spm_train_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char cmd[2048];
@@ -365,7 +351,7 @@ static void other_settings(void **state)
     for (int m = 0; m < 2; m++) {
         char model[128];
         snprintf(model, sizeof model, "%s/%s", dir, models[m]);
-        tok_tokenizer_t *t = load(model);
+        tok_tokenizer_t *t = test_load(model);
         assert_int_equal(t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE, m ? TOK_DEC_STRIP_LEADING_SPACE : 0);
         assert_int_equal(t->norms.data[0].blob.len == 0, m == 0); /* identity: no charsmap */
         tok_free(t);
@@ -432,9 +418,9 @@ static void write_precompiled_json(const tb_buf_t *blob, const char *path)
 static void precompiled_matches_hf(void **state)
 {
     (void)state;
-    need_file("scripts/ref/node_modules/@anush008/tokenizers/package.json");
+    test_need_file("scripts/ref/node_modules/@anush008/tokenizers/package.json");
     need_program("node");
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     tok_norm_t nm = {.kind = TOK_NORM_CHARSMAP, .blob = t->norms.data[0].blob};
     char json[] = "/tmp/test_spm_pc_XXXXXX";
     int fd = mkstemp(json);
@@ -487,7 +473,7 @@ static void precompiled_matches_hf(void **state)
 static void vocab_matches_export(const char *model)
 {
     need_program("spm_export_vocab");
-    tok_tokenizer_t *t = load(model);
+    tok_tokenizer_t *t = test_load(model);
     const tok_vocab_t *v = &t->vocab;
     char cmd[512];
     snprintf(cmd, sizeof cmd, "spm_export_vocab --model=%s", model);
@@ -547,7 +533,7 @@ static void unigram_vocab(void **s)
 {
     (void)s;
     vocab_matches_export(UNIGRAM);
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     assert_string_equal(tok_model_name(t), "unigram+byte-fallback");
     tok_free(t);
 }
@@ -556,7 +542,7 @@ static void bpe_vocab(void **s)
 {
     (void)s;
     vocab_matches_export(BPE);
-    tok_tokenizer_t *t = load(BPE);
+    tok_tokenizer_t *t = test_load(BPE);
     assert_string_equal(tok_model_name(t), "bpe+byte-fallback");
     tok_free(t);
 }
@@ -584,7 +570,7 @@ static void expect_error(const uint8_t *data, size_t len, const char *want)
 static void corrupt_models(void **state)
 {
     (void)state;
-    need_file(UNIGRAM);
+    test_need_file(UNIGRAM);
     uint8_t *d;
     size_t n;
     tb_err_t err;
@@ -745,7 +731,7 @@ static void expect_map(const tok_charsmap_t *cm, const char *from, const char *t
 static void charsmap_real_blob(void **state)
 {
     (void)state;
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     const tb_buf_t *b = real_blob(t);
     tok_charsmap_t cm;
     tb_err_t err;
@@ -782,7 +768,7 @@ static void expect_cm_error(const uint8_t *blob, size_t len, const char *want)
 static void charsmap_corrupt(void **state)
 {
     (void)state;
-    tok_tokenizer_t *t = load(UNIGRAM);
+    tok_tokenizer_t *t = test_load(UNIGRAM);
     const tb_buf_t *b = real_blob(t);
     uint8_t *c = malloc(b->len);
     uint32_t size = (uint32_t)b->data[0] | (uint32_t)b->data[1] << 8 |

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "support.h"
 #include <jansson.h>
 
 #include "../base/file.h"
@@ -24,21 +26,6 @@
 
 static char tmpdir[256];
 
-static void need(const char *path)
-{
-    if (access(path, R_OK))
-        fail_msg("%s is missing: run 'make data'", path);
-}
-
-static tok_tokenizer_t *load_ok(const char *path)
-{
-    need(path);
-    tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
-    if (!t)
-        fail_msg("%s: %s", path, err.msg);
-    return t;
-}
 
 static void write_file(const char *path, const void *data, size_t len)
 {
@@ -74,7 +61,7 @@ static void plain_form_matches_json(const char *json_path, const char *name)
     char plain[512], sum_json[65], sum_plain[65];
     snprintf(plain, sizeof plain, "%s/%s.tiktoken", tmpdir, name);
     write_plain_form(json_path, plain);
-    tok_tokenizer_t *a = load_ok(json_path), *b = load_ok(plain);
+    tok_tokenizer_t *a = test_load(json_path), *b = test_load(plain);
     assert_int_equal(tok_vocab(a)->size, tok_vocab(b)->size);
     tok_vocab_checksum(tok_vocab(a), sum_json);
     tok_vocab_checksum(tok_vocab(b), sum_plain);
@@ -102,7 +89,7 @@ static void o200k_plain_equals_json(void **state)
  * tokens (byte-level BPE needs them). */
 static void specials_and_bytes(const char *path)
 {
-    tok_tokenizer_t *t = load_ok(path);
+    tok_tokenizer_t *t = test_load(path);
     const tok_vocab_t *v = tok_vocab(t);
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
@@ -149,7 +136,7 @@ static void o200k_specials(void **state)
  * merges have to find them again, encoded here and by the npm package. */
 static void matches_reference(const char *path)
 {
-    tok_tokenizer_t *t = load_ok(path);
+    tok_tokenizer_t *t = test_load(path);
     const tok_vocab_t *v = tok_vocab(t);
     char in[512], cmd[1024];
     snprintf(in, sizeof in, "%s/lines.txt", tmpdir);
@@ -265,7 +252,7 @@ static void small_valid_file_loads(void **state)
     size_t n = small_plain(buf, sizeof buf, "");
     snprintf(path, sizeof path, "%s/r50k_base.tiktoken", tmpdir);
     write_file(path, buf, n);
-    tok_tokenizer_t *t = load_ok(path);
+    tok_tokenizer_t *t = test_load(path);
     const tok_vocab_t *v = tok_vocab(t);
     /* 258 ranks, then r50k's <|endoftext|> at 50256 */
     assert_int_equal(v->size, 50257);
