@@ -23,6 +23,7 @@
 #include "../base/utf8.h"
 #include "../tok/tokenizer.h"
 #include "cli.h"
+#include "conform.h"
 
 typedef struct {
     const char *spec, *corpus_spec, *ref_spec;
@@ -30,6 +31,7 @@ typedef struct {
     long limit; /* lines to read, -1 for all */
     long show;  /* mismatches printed in full */
     int quiet;
+    int silent; /* print nothing: a driver runs the comparison */
 } conform_opts_t;
 
 /* One corpus line that goes to the reference. */
@@ -269,9 +271,7 @@ static int parse_ids(const uint8_t *s, size_t n, tok_ids_t *ids)
 
 /* ---- comparing ------------------------------------------------------ */
 
-typedef struct {
-    long lines, tokens, mismatches, skipped, errors;
-} conform_stats_t;
+typedef xp_conform_stats_t conform_stats_t;
 
 /* Prints ids around position `at` (the first difference, in brackets). */
 static void print_ids(const char *label, const tok_ids_t *ids, size_t at)
@@ -419,7 +419,8 @@ static int compare_with(conform_opts_t *o, const char **argv, tok_format_t rf,
         rc = compare_all(o, t, text, lines, &ref, st, err);
     }
     if (!rc) {
-        print_summary(o, t, rf, ref_path, st);
+        if (!o->silent)
+            print_summary(o, t, rf, ref_path, st);
         rc = st->mismatches ? 1 : 0;
     }
     free(ids);
@@ -427,7 +428,7 @@ static int compare_with(conform_opts_t *o, const char **argv, tok_format_t rf,
     return rc;
 }
 
-static int conform_run(conform_opts_t *o, tb_err_t *err)
+static int conform_run(conform_opts_t *o, conform_stats_t *st, tb_err_t *err)
 {
     const char *ref_path = o->ref_spec ? o->ref_path : o->path;
     tok_format_t rf;
@@ -441,11 +442,10 @@ static int conform_run(conform_opts_t *o, tb_err_t *err)
     if (tb_read_file(o->corpus, &text, &len, err))
         return -1;
     conform_lines_t lines = {0};
-    conform_stats_t st = {0};
-    int rc = select_lines(text, len, o->limit, &lines, &st.skipped, in, err);
+    int rc = select_lines(text, len, o->limit, &lines, &st->skipped, in, err);
     if (!rc) {
         snprintf(out, sizeof out, "%s.ids", in);
-        rc = compare_with(o, argv, rf, ref_path, text, &lines, in, out, &st,
+        rc = compare_with(o, argv, rf, ref_path, text, &lines, in, out, st,
                           err);
         unlink(in);
         unlink(out);
@@ -453,6 +453,21 @@ static int conform_run(conform_opts_t *o, tb_err_t *err)
     free(text);
     free(lines.data);
     return rc;
+}
+
+int xp_conform_check(const char *vocab_path, const char *ref_path,
+                     const char *corpus_path, xp_conform_stats_t *st,
+                     tb_err_t *err)
+{
+    conform_opts_t o = {.spec = vocab_path, .corpus_spec = corpus_path,
+                        .ref_spec = ref_path, .limit = -1, .quiet = 1,
+                        .silent = 1};
+    snprintf(o.path, sizeof o.path, "%s", vocab_path);
+    if (ref_path)
+        snprintf(o.ref_path, sizeof o.ref_path, "%s", ref_path);
+    snprintf(o.corpus, sizeof o.corpus, "%s", corpus_path);
+    memset(st, 0, sizeof *st);
+    return conform_run(&o, st, err) < 0 ? -1 : 0;
 }
 
 int xp_cmd_conform(int argc, char **argv)
@@ -471,7 +486,8 @@ int xp_cmd_conform(int argc, char **argv)
         (o.ref_spec &&
          xp_resolve_spec(o.ref_spec, o.ref_path, sizeof o.ref_path, &err)))
         return xp_die(&err);
-    rc = conform_run(&o, &err);
+    conform_stats_t st = {0};
+    rc = conform_run(&o, &st, &err);
     if (rc < 0)
         return xp_die(&err);
     return rc;

@@ -17,6 +17,13 @@
  *   auto      the one that matches the vocabulary's format.
  * The references inherit the run's CPU pinning, so both sides run on the
  * same single core.
+ * The `conform` experiment shares this setup and repetition; its extra
+ * step compares every line's ids with the reference (xp_conform_check)
+ * and stores the line and mismatch counts with source "conform"; a case
+ * with mismatches fails, naming the command that shows them.  Option
+ * reference_vocabulary=SPEC takes the reference ids from another
+ * vocabulary (as `conform --ref` does), so a wrong pairing can be shown.
+ *
  * Option max_bytes=N measures only the corpus's first N bytes, cut at the
  * last line end before N (the references then read that prefix from a
  * temporary file), so that a suite over large corpora stays short.
@@ -35,6 +42,7 @@
 #include "../base/file.h"
 #include "../tok/tokenizer.h"
 #include "cli.h"
+#include "conform.h"
 #include "driver.h"
 
 typedef struct {
@@ -301,4 +309,47 @@ const xp_driver_t xp_driver_tokenize = {
     .extra = tokenize_extra,
     .teardown = tokenize_teardown,
     .default_reps = 5,
+};
+
+static int record_count(xp_env_t *env, const char *metric, long value,
+                        tb_err_t *err)
+{
+    xp_meas_t m = {.value = (double)value};
+    snprintf(m.source, sizeof m.source, "conform");
+    snprintf(m.impl, sizeof m.impl, "tokbench");
+    snprintf(m.metric, sizeof m.metric, "%s", metric);
+    return xp_env_record(env, &m, err);
+}
+
+static int conform_extra(void *state, const xp_row_t *row, xp_env_t *env,
+                         tb_err_t *err)
+{
+    tokenize_t *s = state;
+    xp_conform_stats_t st;
+    char spec[PATH_MAX], ref_path[PATH_MAX];
+    int other = xp_row_option(row, "reference_vocabulary", spec, sizeof spec) != NULL;
+    if (other && (xp_resolve_spec(spec, ref_path, sizeof ref_path, err) ||
+                  xp_env_input(env, "reference", ref_path, err)))
+        return -1;
+    if (xp_conform_check(s->vocab_path, other ? ref_path : NULL,
+                         s->corpus_path, &st, err) ||
+        record_count(env, "lines", st.lines, err) ||
+        record_count(env, "mismatch_lines", st.mismatches, err) ||
+        record_count(env, "skipped_lines", st.skipped, err))
+        return -1;
+    if (st.mismatches)
+        return tb_fail(err, "%ld of %ld lines differ from the reference: see "
+                            "'tokbench conform %s --corpus %s'",
+                       st.mismatches, st.lines, row->vocab, row->corpus);
+    return 0;
+}
+
+const xp_driver_t xp_driver_conform = {
+    .name = "conform",
+    .summary = "ids against the reference on every line of a corpus",
+    .setup = tokenize_setup,
+    .rep = tokenize_rep,
+    .extra = conform_extra,
+    .teardown = tokenize_teardown,
+    .default_reps = 1,
 };

@@ -25,12 +25,12 @@
 static char bin[512];
 static char tmpdir[256];
 
-/* Runs `tokbench conform ARGS`; returns its exit status and its stdout and
- * stderr (malloc'd) in *out. */
-static int run_conform(const char *args, char **out)
+/* Runs `tokbench ARGS`; returns its exit status and its stdout and stderr
+ * (malloc'd) in *out. */
+static int run_tokbench(const char *args, char **out)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s conform %s 2>&1", bin, args);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t len = 0, cap = 4096;
@@ -49,6 +49,13 @@ static int run_conform(const char *args, char **out)
     int status = pclose(p);
     *out = buf;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int run_conform(const char *args, char **out)
+{
+    char cmd[3072];
+    snprintf(cmd, sizeof cmd, "conform %s", args);
+    return run_tokbench(cmd, out);
 }
 
 static void need(const char *path, const char *hint)
@@ -227,6 +234,60 @@ static void usage_errors(void **state)
     free(out);
 }
 
+/* The conform experiment stores line and mismatch counts in the results
+ * store; a right pairing passes, a wrong one fails its case with the
+ * count and the command that shows the lines. */
+static void conform_experiment_records_counts(void **state)
+{
+    (void)state;
+    char suite[512], db[512], args[2048], *out;
+    snprintf(suite, sizeof suite, "%s/conform.csv", tmpdir);
+    snprintf(db, sizeof db, "%s/conform.db", tmpdir);
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    /* The unicode corpus: valid UTF-8 throughout, which tiktoken needs. */
+    fprintf(f, "experiment,vocabulary,corpus,repetitions,sources,options\n"
+               "conform,cl100k,unicode,1,tsc,max_bytes=100000\n"
+               "conform,cl100k,unicode,1,tsc,max_bytes=100000 "
+               "reference_vocabulary=o200k\n");
+    fclose(f);
+    snprintf(args, sizeof args, "run %s --db %s", suite, db);
+    int rc = run_tokbench(args, &out);
+    if (!strstr(out, "1 ok, 1 failed"))
+        fail_msg("tokbench %s: exit %d\n%s", args, rc, out);
+    free(out);
+    snprintf(args, sizeof args,
+             "sqlite3 %s \"SELECT c.status, m.metric, m.value FROM cases c JOIN "
+             "measurements m ON m.case_id = c.id WHERE m.source = 'conform' "
+             "ORDER BY c.id, m.metric\" 2>&1", db);
+    FILE *p = popen(args, "r");
+    assert_non_null(p);
+    char rows[8][128];
+    int nrows = 0;
+    while (nrows < 8 && fgets(rows[nrows], sizeof rows[0], p))
+        nrows++;
+    pclose(p);
+    assert_int_equal(nrows, 6);
+    long lines;
+    assert_int_equal(sscanf(rows[0], "ok|lines|%ld", &lines), 1);
+    assert_true(lines > 100);
+    assert_string_equal(rows[1], "ok|mismatch_lines|0.0\n");
+    long wrong;
+    assert_int_equal(sscanf(rows[4], "failed|mismatch_lines|%ld", &wrong), 1);
+    assert_true(wrong > 0 && wrong <= lines);
+    snprintf(args, sizeof args,
+             "sqlite3 %s \"SELECT message FROM cases WHERE status = 'failed'\"", db);
+    p = popen(args, "r");
+    assert_non_null(p);
+    char msg[1024] = {0};
+    assert_non_null(fgets(msg, sizeof msg, p));
+    pclose(p);
+    assert_non_null(strstr(msg, "lines differ from the reference"));
+    assert_non_null(strstr(msg, "tokbench conform cl100k --corpus unicode"));
+    unlink(suite);
+    unlink(db);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -260,6 +321,7 @@ int main(void)
         cmocka_unit_test(other_reference_is_caught),
         cmocka_unit_test(tampered_vocabulary_is_caught),
         cmocka_unit_test(manifest_vocabularies_conform),
+        cmocka_unit_test(conform_experiment_records_counts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
