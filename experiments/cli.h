@@ -21,6 +21,9 @@ int xp_cmd_show(int argc, char **argv);
 int xp_cmd_diff(int argc, char **argv);
 int xp_cmd_counters(int argc, char **argv);
 int xp_cmd_case(int argc, char **argv);
+int xp_cmd_report(int argc, char **argv);
+int xp_cmd_export(int argc, char **argv);
+int xp_cmd_merge(int argc, char **argv);
 
 /* True if argv holds -h or --help (then the command prints its usage). */
 int xp_wants_help(int argc, char **argv);

@@ -20,6 +20,9 @@ static const command_t commands[] = {
     {"show", xp_cmd_show, "print one run: provenance, inputs, every case"},
     {"diff", xp_cmd_diff, "compare two runs case by case, flagging changes beyond noise"},
     {"counters", xp_cmd_counters, "which counter sources work on this machine, and why not"},
+    {"report", xp_cmd_report, "plots (gnuplot, PNG and SVG) and a page of one run"},
+    {"export", xp_cmd_export, "one table or view of the results database as CSV"},
+    {"merge", xp_cmd_merge, "gather the runs of several results databases into one"},
     {"_case", xp_cmd_case, "(internal) one repetition of one case, for callgrind"},
 };
 

@@ -71,6 +71,18 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     " FROM throughput o JOIN throughput r ON r.case_id = o.case_id"
     "  AND r.source = 'wallclock'"
     " WHERE o.source = 'tsc' AND o.impl = 'tokbench';",
+    /* 3 -> 4: a run key that a copy of the run keeps in any database, so
+     * that merging databases can tell a run it already holds.  Old runs get
+     * one from their provenance (the same in every copy); new ones add
+     * random bits, since host names of containers repeat. */
+    "ALTER TABLE runs ADD COLUMN run_key TEXT;"
+    "UPDATE runs SET run_key = ifnull(host, '') || '/' || started || '/' ||"
+    " ifnull(pid, '');"
+    "CREATE UNIQUE INDEX runs_key ON runs(run_key);"
+    "CREATE TRIGGER runs_key_new AFTER INSERT ON runs WHEN NEW.run_key IS NULL"
+    " BEGIN UPDATE runs SET run_key = ifnull(NEW.host, '') || '/' || NEW.started"
+    "  || '/' || ifnull(NEW.pid, '') || '/' || lower(hex(randomblob(8)))"
+    "  WHERE id = NEW.id; END;",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)

@@ -10,7 +10,8 @@
  * measurement_ratios (each repetition per node and per byte),
  * per_node_stats (with the ratio to the 13-cycle baseline), throughput
  * (MB/s of every ns metric with bytes) and reference_ratios (tokbench's
- * MB/s over each reference's, per case).
+ * MB/s over each reference's, per case).  A run's run_key names it in
+ * every database it is copied to (see `tokbench merge`).
  *
  * A run is inserted as 'incomplete' and only marked 'complete' after its
  * last case: whatever stops it (Ctrl-C, kill -9, a power cut) leaves a
@@ -33,7 +34,7 @@
 #include "suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 3
+#define XP_DB_SCHEMA 4
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {

@@ -1,0 +1,1326 @@
+/*
+ * cmd_report: `tokbench report`, the plots and the page of one run.
+ *
+ * Each section reads the store, writes its data as NAME.dat in the output
+ * folder, has gnuplot draw NAME.png and NAME.svg from a template in
+ * scripts/plots/, and keeps a short table for the page.  The page is
+ * written twice from the same sections: index.html and index.md.  A figure
+ * the run does not have is left out of the data and named "not measured"
+ * in the table: a missing source is never drawn as zero.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../base/buf.h"
+#include "cli.h"
+#include "cmd_results.h"
+
+extern char **environ;
+
+#define MAXCOLS 8
+#define NOT_MEASURED "not measured"
+#define COLOUR_MAIN 0x4477aa
+#define COLOUR_ALT 0x44aa99
+#define COLOUR_BAD 0xcc3311
+#define COLOUR_GOOD 0x228833
+#define COLOUR_SAME 0x999999
+
+typedef struct {
+    int ncols;
+    const char *head[MAXCOLS];
+    TB_VEC(char *) cells; /* row-major, ncols per row */
+} table_t;
+
+typedef struct {
+    char name[32];       /* file stem of the plot and its data */
+    char title[128];
+    char caption[1024];  /* the run, and where the figures come from */
+    char note[1024];     /* what is missing and why; may be empty */
+    int drawn;           /* NAME.png and NAME.svg were written */
+    table_t tab;
+} section_t;
+
+typedef struct {
+    int64_t id;
+    char status[16], suite[256], started[32], ended[32], commit[48], host[128];
+    char cpu[256], sources[64], compiler[128], kernel[128], virt[64];
+    int dirty, cores;
+    double tsc_hz;
+} run_info_t;
+
+typedef struct {
+    xp_db_t *db;
+    int64_t run, vs;
+    const char *out;
+    char plots[4096];    /* the folder of the gnuplot templates */
+    char log[4096];      /* gnuplot's messages */
+    run_info_t info, vs_info;
+    section_t sec[8];
+    int nsec;
+    int failed_plots;
+} report_t;
+
+typedef struct {
+    double median, min, max, bytes, nodes;
+} stat_t;
+
+/* --- small helpers ------------------------------------------------------ */
+
+static const char *col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? (const char *)s : "";
+}
+
+static int prep(report_t *r, const char *sql, sqlite3_stmt **st, tb_err_t *err)
+{
+    if (sqlite3_prepare_v2(r->db->db, sql, -1, st, NULL) != SQLITE_OK)
+        return tb_fail(err, "%s: %s", r->db->path, sqlite3_errmsg(r->db->db));
+    return 0;
+}
+
+/* One metric of one case from metric_stats; 1 if the run has it. */
+static int get_stat(report_t *r, int64_t case_id, const char *source, const char *impl,
+                    const char *metric, stat_t *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT median, min, max, bytes, nodes FROM"
+                           " metric_stats WHERE case_id = ? AND source = ? AND"
+                           " impl = ? AND metric = ?", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, case_id);
+    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (found)
+        *s = (stat_t){sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
+                      sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
+                      sqlite3_column_double(st, 4)};
+    sqlite3_finalize(st);
+    return found;
+}
+
+static void tab_init(table_t *t, int ncols, ...)
+{
+    va_list ap;
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    va_start(ap, ncols);
+    for (int i = 0; i < ncols; i++)
+        t->head[i] = va_arg(ap, const char *);
+    va_end(ap);
+}
+
+/* Appends one row of t->ncols strings (copied). */
+static int tab_row(table_t *t, tb_err_t *err, ...)
+{
+    va_list ap;
+    int rc = 0;
+    va_start(ap, err);
+    for (int i = 0; i < t->ncols; i++) {
+        const char *s = va_arg(ap, const char *);
+        char *copy = strdup(s ? s : "");
+        if (!copy || tb_vec_push(&t->cells, copy)) {
+            free(copy);
+            rc = tb_fail(err, "out of memory");
+            break;
+        }
+    }
+    va_end(ap);
+    return rc;
+}
+
+static size_t tab_rows(const table_t *t)
+{
+    return t->ncols ? t->cells.len / (size_t)t->ncols : 0;
+}
+
+static void tab_free(table_t *t)
+{
+    for (size_t i = 0; i < t->cells.len; i++)
+        free(t->cells.data[i]);
+    free(t->cells.data);
+}
+
+static section_t *new_section(report_t *r, const char *name, const char *title)
+{
+    section_t *s = &r->sec[r->nsec++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->title, sizeof s->title, "%s", title);
+    return s;
+}
+
+static void fmt(char *buf, size_t n, const char *f, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, n, f, v);
+    else
+        snprintf(buf, n, "%s", NOT_MEASURED);
+}
+
+/* A label safe inside a gnuplot data file's double quotes. */
+static void dat_label(char *dst, size_t n, const char *src)
+{
+    size_t k = 0;
+    for (; *src && k + 1 < n; src++)
+        dst[k++] = *src == '"' || *src == '\\' || *src == '\n' ? '\'' : *src;
+    dst[k] = 0;
+}
+
+static FILE *open_out(report_t *r, const char *name, const char *ext, tb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s%s", r->out, name, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        tb_fail(err, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(report_t *r, FILE *f, const char *name, tb_err_t *err)
+{
+    int bad = ferror(f);
+    if (fclose(f) || bad)
+        return tb_fail(err, "%s/%s: write failed", r->out, name);
+    return 0;
+}
+
+/* Removes what an earlier report left for a plot this one does not draw. */
+static void remove_plot(report_t *r, const char *name)
+{
+    static const char *const ext[] = {".png", ".svg", ".dat"};
+    for (int i = 0; i < 3; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s%s", r->out, name, ext[i]);
+        unlink(path);
+    }
+}
+
+/* --- gnuplot ------------------------------------------------------------ */
+
+/* Appends name='value' to a gnuplot -e line; single quotes are doubled,
+ * the only escape single-quoted gnuplot strings have. */
+static void gp_str(tb_buf_t *b, const char *name, const char *value)
+{
+    tb_buf_put(b, name, strlen(name));
+    tb_buf_put(b, "='", 2);
+    for (const char *p = value; *p; p++) {
+        if (*p == '\'')
+            tb_buf_putc(b, '\'');
+        tb_buf_putc(b, *p == '\n' ? ' ' : (uint8_t)*p);
+    }
+    tb_buf_put(b, "'; ", 3);
+}
+
+static void gp_num(tb_buf_t *b, const char *name, double v)
+{
+    char tmp[96];
+    if (isfinite(v))
+        snprintf(tmp, sizeof tmp, "%s=%.17g; ", name, v);
+    else
+        snprintf(tmp, sizeof tmp, "%s=NaN; ", name);
+    tb_buf_put(b, tmp, strlen(tmp));
+}
+
+/* Runs gnuplot with its messages appended to the log; the exit status, or
+ * -1 with err set when it cannot be started. */
+static int spawn_gnuplot(const char *log, char *const argv[], tb_err_t *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc == ENOENT)
+        return tb_fail(err, "gnuplot is not installed: the report needs it "
+                       "(Debian package gnuplot-nox; `make setup` installs it)");
+    if (rc)
+        return tb_fail(err, "cannot start gnuplot: %s", strerror(rc));
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return tb_fail(err, "waiting for gnuplot: %s", strerror(errno));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int file_size_ok(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+/* Draws section s from NAME.dat with TEMPLATE.gp; `vars` holds the
+ * template's own variables.  A plot that fails is noted on the page and
+ * counted, and the report goes on. */
+static int draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
+                tb_buf_t *vars, tb_err_t *err)
+{
+    char dat[4200], png[4200], svg[4200], gp[4200];
+    snprintf(dat, sizeof dat, "%s/%s.dat", r->out, s->name);
+    snprintf(png, sizeof png, "%s/%s.png", r->out, s->name);
+    snprintf(svg, sizeof svg, "%s/%s.svg", r->out, s->name);
+    snprintf(gp, sizeof gp, "%s/%s.gp", r->plots, tmpl);
+    unlink(png);
+    unlink(svg);
+    tb_buf_t e = {0};
+    gp_str(&e, "plots", r->plots);
+    gp_str(&e, "datafile", dat);
+    gp_str(&e, "png", png);
+    gp_str(&e, "svg", svg);
+    gp_str(&e, "ptitle", s->title);
+    gp_str(&e, "caption", s->caption);
+    gp_str(&e, "ylab", ylab);
+    if (vars->len)
+        tb_buf_put(&e, vars->data, vars->len);
+    if (tb_buf_putc(&e, 0)) {
+        tb_buf_free(&e);
+        return tb_fail(err, "out of memory");
+    }
+    char *argv[] = {"gnuplot", "-e", (char *)e.data, gp, NULL};
+    int rc = spawn_gnuplot(r->log, argv, err);
+    tb_buf_free(&e);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && file_size_ok(png) && file_size_ok(svg)) {
+        s->drawn = 1;
+        return 0;
+    }
+    r->failed_plots++;
+    snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
+             "%sgnuplot could not draw this plot from %s (exit %d; see %s).",
+             *s->note ? " " : "", gp, rc, r->log);
+    return 0;
+}
+
+/* --- the run ------------------------------------------------------------ */
+
+static int load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (prep(r, "SELECT status, suite, started, ifnull(ended, ''), git_commit,"
+                " git_dirty, host, cpu_model, cores, tsc_hz, sources, compiler,"
+                " kernel, virt FROM runs WHERE id = ?", &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        ri->id = id;
+        snprintf(ri->status, sizeof ri->status, "%s", col(st, 0));
+        snprintf(ri->suite, sizeof ri->suite, "%s", col(st, 1));
+        snprintf(ri->started, sizeof ri->started, "%s", col(st, 2));
+        snprintf(ri->ended, sizeof ri->ended, "%s", col(st, 3));
+        snprintf(ri->commit, sizeof ri->commit, "%s", col(st, 4));
+        ri->dirty = sqlite3_column_int(st, 5);
+        snprintf(ri->host, sizeof ri->host, "%s", col(st, 6));
+        snprintf(ri->cpu, sizeof ri->cpu, "%s", *col(st, 7) ? col(st, 7) : "unknown CPU");
+        ri->cores = sqlite3_column_int(st, 8);
+        ri->tsc_hz = sqlite3_column_double(st, 9);
+        snprintf(ri->sources, sizeof ri->sources, "%s", col(st, 10));
+        snprintf(ri->compiler, sizeof ri->compiler, "%s", col(st, 11));
+        snprintf(ri->kernel, sizeof ri->kernel, "%s", col(st, 12));
+        snprintf(ri->virt, sizeof ri->virt, "%s", col(st, 13));
+    }
+    sqlite3_finalize(st);
+    if (!found)
+        return tb_fail(err, "%s: no run %lld (see tokbench runs)", r->db->path,
+                       (long long)id);
+    return 0;
+}
+
+/* "run 3 (complete), AMD EPYC 7V13 on host, commit 1a2b3c4d5e+dirty" */
+static void run_caption(const run_info_t *ri, char *buf, size_t n)
+{
+    snprintf(buf, n, "run %lld (%s), %s on %s, commit %.10s%s", (long long)ri->id,
+             ri->status, ri->cpu, *ri->host ? ri->host : "unknown host",
+             *ri->commit ? ri->commit : "unknown", ri->dirty ? "+dirty" : "");
+}
+
+static void caption(report_t *r, section_t *s, const char *sources)
+{
+    char base[700];
+    run_caption(&r->info, base, sizeof base);
+    snprintf(s->caption, sizeof s->caption, "%s; %s", base, sources);
+}
+
+/* The walk cases of the run, in suite order. */
+#define WALK_CASES                                                            \
+    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
+    " FROM cases WHERE run_id = ? AND experiment = 'walk' ORDER BY seq"
+
+static void case_label(sqlite3_stmt *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s %s", col(st, 1), col(st, 2), col(st, 3));
+}
+
+/* Why a case has no figures: its status and message, shortened. */
+static void failed_text(sqlite3_stmt *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s: %.100s", col(st, 4), col(st, 5));
+}
+
+/* Tokens of a vocabulary: what a walk under "any" allows is every token
+ * in the trie; the run has it only if it walked that vocabulary so. */
+static double vocab_tokens(report_t *r, const char *vocab)
+{
+    sqlite3_stmt *st;
+    double tokens = NAN;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT max(s.median) FROM metric_stats s JOIN"
+                           " cases c ON c.id = s.case_id WHERE c.run_id = ? AND"
+                           " c.experiment = 'walk' AND c.vocabulary = ? AND"
+                           " c.pattern = 'any' AND c.status = 'ok' AND"
+                           " s.metric = 'tokens_allowed'", -1, &st, NULL) != SQLITE_OK)
+        return tokens;
+    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        tokens = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return tokens;
+}
+
+/* Bars on a log scale when they span more than 30x: else the small ones,
+ * often the interesting ones, are flat against the axis. */
+static int spread(double lo, double hi)
+{
+    return lo > 0 && hi / lo > 30;
+}
+
+/* --- cycles per node ---------------------------------------------------- */
+
+static int sec_cycles(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "cycles_per_node", "Cycles per visited trie node");
+    tab_init(&s->tab, 5, "case", "cycles/node (median)", "min..max", "x 13-cycle baseline",
+             "counter source");
+    sqlite3_stmt *st;
+    if (prep(r, WALK_CASES, &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rows = 0, papi = 0, tsc = 0, rc = 0;
+    double lo = INFINITY, hi = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char label[200], q[200], med[32], range[64], x13[32], why[160];
+        case_label(st, label, sizeof label);
+        int64_t id = sqlite3_column_int64(st, 0);
+        stat_t c;
+        const char *src = NULL;
+        if (get_stat(r, id, "papi", "tokbench", "cycles", &c) && c.nodes > 0)
+            src = "PAPI cycles";
+        else if (get_stat(r, id, "tsc", "tokbench", "ref_cycles", &c) && c.nodes > 0)
+            src = "TSC reference cycles";
+        if (strcmp(col(st, 4), "ok") || !src) {
+            if (strcmp(col(st, 4), "ok"))
+                failed_text(st, why, sizeof why);
+            else
+                snprintf(why, sizeof why, "%s", NOT_MEASURED);
+            rc = tab_row(&s->tab, err, label, NOT_MEASURED, "", "", why);
+            continue;
+        }
+        fmt(med, sizeof med, "%.2f", c.median / c.nodes);
+        snprintf(range, sizeof range, "%.2f..%.2f", c.min / c.nodes, c.max / c.nodes);
+        fmt(x13, sizeof x13, "%.2f", c.median / c.nodes / XP_BASELINE_CYCLES_PER_NODE);
+        rc = tab_row(&s->tab, err, label, med, range, x13, src);
+        dat_label(q, sizeof q, label);
+        fprintf(f, "\"%s\" %.6g %.6g %.6g 0x%06x\n", q, c.median / c.nodes,
+                c.min / c.nodes, c.max / c.nodes, *src == 'P' ? COLOUR_MAIN : COLOUR_ALT);
+        rows++;
+        lo = fmin(lo, c.median / c.nodes);
+        hi = fmax(hi, c.median / c.nodes);
+        papi += *src == 'P';
+        tsc += *src == 'T';
+    }
+    sqlite3_finalize(st);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    char src[300];
+    snprintf(src, sizeof src, "cycles: %s%s%s", papi ? "PAPI core cycles (blue)" : "",
+             papi && tsc ? ", " : "",
+             tsc ? "TSC reference cycles (green), not core cycles" : "");
+    caption(r, s, rows ? src : "no cycle counts");
+    if (!rows) {
+        snprintf(s->note, sizeof s->note, "Not measured: the run has no walk case "
+                 "with cycle counts.");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    snprintf(s->note, sizeof s->note, "The dashed line is the published baseline of "
+             "the flat depth-first trie: 13 cycles per node on an AMD EPYC 7V13.");
+    tb_buf_t v = {0};
+    gp_num(&v, "hline", XP_BASELINE_CYCLES_PER_NODE);
+    gp_str(&v, "hlabel", "13-cycle baseline (flat DFS trie, EPYC 7V13)");
+    gp_num(&v, "logy", spread(lo, hi));
+    rc = draw(r, s, "bars", spread(lo, hi) ? "cycles per visited node (log scale)" :
+              "cycles per visited node", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* --- cache misses and mispredictions per node -------------------------- */
+
+static int sec_misses(report_t *r, tb_err_t *err)
+{
+    static const char *const metric[3] = {"l1d_miss", "llc_miss", "br_misp"};
+    section_t *s = new_section(r, "misses_per_node",
+                               "Cache misses and branch mispredictions per node");
+    tab_init(&s->tab, 5, "case", "source", "L1D misses/node", "LLC misses/node",
+             "mispredictions/node");
+    sqlite3_stmt *st;
+    if (prep(r, WALK_CASES, &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    fprintf(f, "case \"L1D misses\" \"LLC misses\" \"branch mispredictions\"\n");
+    int rows = 0, real = 0, sim = 0, rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char label[200], q[240], cell[3][32], why[160];
+        case_label(st, label, sizeof label);
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *src = NULL;
+        stat_t m[3];
+        int have[3] = {0};
+        /* real counts first; the simulation only where the PMU gave none */
+        for (int pass = 0; pass < 2 && !src; pass++) {
+            const char *source = pass ? "callgrind" : "papi";
+            for (int k = 0; k < 3; k++) {
+                have[k] = get_stat(r, id, source, "tokbench", metric[k], &m[k]) &&
+                          m[k].nodes > 0;
+                if (have[k])
+                    src = source;
+            }
+        }
+        if (strcmp(col(st, 4), "ok") || !src) {
+            if (strcmp(col(st, 4), "ok"))
+                failed_text(st, why, sizeof why);
+            else
+                snprintf(why, sizeof why, "no PAPI or callgrind counts");
+            rc = tab_row(&s->tab, err, label, why, NOT_MEASURED, NOT_MEASURED,
+                         NOT_MEASURED);
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            fmt(cell[k], sizeof cell[k], "%.4f", have[k] ? m[k].median / m[k].nodes : NAN);
+        int is_sim = !strcmp(src, "callgrind");
+        rc = tab_row(&s->tab, err, label, is_sim ? "callgrind (simulated)" : "PAPI (real)",
+                     cell[0], cell[1], cell[2]);
+        char tagged[240];
+        snprintf(tagged, sizeof tagged, "%s (%s)", label, is_sim ? "simulated" : "PAPI");
+        dat_label(q, sizeof q, tagged);
+        fprintf(f, "\"%s\"", q);
+        for (int k = 0; k < 3; k++)
+            if (have[k])
+                fprintf(f, " %.6g", m[k].median / m[k].nodes);
+            else
+                fprintf(f, " ?");
+        fprintf(f, "\n");
+        rows++;
+        real += !is_sim;
+        sim += is_sim;
+    }
+    sqlite3_finalize(st);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    char src[200];
+    snprintf(src, sizeof src, "counts: %s%s%s", real ? "PAPI (real hardware)" : "",
+             real && sim ? " and " : "", sim ? "callgrind (simulated caches and branches)" : "");
+    caption(r, s, rows ? src : "no cache or branch counts");
+    if (!rows) {
+        snprintf(s->note, sizeof s->note, "Not measured: no walk case of this run has "
+                 "PAPI or callgrind counts (the machine has no PMU and no case asked "
+                 "for callgrind, or there is no walk case).");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    tb_buf_t v = {0};
+    gp_num(&v, "ncols", 4);
+    rc = draw(r, s, "clustered", "events per visited node", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* --- time per mask against vocabulary size ------------------------------ */
+
+typedef struct {
+    char series[96];
+    double tokens, median, min, max;
+} point_t;
+
+static int point_cmp(const void *a, const void *b)
+{
+    const point_t *x = a, *y = b;
+    int c = strcmp(x->series, y->series);
+    return c ? c : (x->tokens > y->tokens) - (x->tokens < y->tokens);
+}
+
+static int sec_mask_time(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "mask_time", "Time per mask against vocabulary size");
+    tab_init(&s->tab, 5, "case", "tokens", "time per mask (us, median)", "min..max",
+             "nodes visited");
+    sqlite3_stmt *st;
+    if (prep(r, WALK_CASES, &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    TB_VEC(point_t) pts = {0};
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char label[200], tok[32], med[32], range[64], nodes[32], why[160];
+        case_label(st, label, sizeof label);
+        stat_t ns;
+        int ok = !strcmp(col(st, 4), "ok");
+        int have = ok && get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns", &ns);
+        double tokens = ok ? vocab_tokens(r, col(st, 1)) : NAN;
+        fmt(tok, sizeof tok, "%.0f", tokens);
+        if (!ok) {
+            failed_text(st, why, sizeof why);
+            rc = tab_row(&s->tab, err, label, tok, NOT_MEASURED, why, "");
+            continue;
+        }
+        if (!have) {
+            rc = tab_row(&s->tab, err, label, tok, NOT_MEASURED, "", "");
+            continue;
+        }
+        fmt(med, sizeof med, "%.1f", ns.median / 1e3);
+        snprintf(range, sizeof range, "%.1f..%.1f", ns.min / 1e3, ns.max / 1e3);
+        fmt(nodes, sizeof nodes, "%.0f", ns.nodes);
+        rc = tab_row(&s->tab, err, label, isfinite(tokens) ? tok :
+                     "not measured (no 'any' walk of this vocabulary)", med, range, nodes);
+        if (!rc && isfinite(tokens)) {
+            point_t p = {.tokens = tokens, .median = ns.median / 1e3,
+                         .min = ns.min / 1e3, .max = ns.max / 1e3};
+            snprintf(p.series, sizeof p.series, "%s %s", col(st, 2), col(st, 3));
+            if (tb_vec_push(&pts, p))
+                rc = tb_fail(err, "out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc) {
+        free(pts.data);
+        return -1;
+    }
+    caption(r, s, "time: TSC, converted with the measured TSC frequency");
+    snprintf(s->note, sizeof s->note, "Synthetic vocabularies (up to a million tokens): "
+             "not measured, the run has none.  Vocabulary size is the number of "
+             "tokens in the trie, as a walk under 'any' allows them all.");
+    if (!pts.len) {
+        snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
+                 "  Not measured: the run has no timed walk of a vocabulary of known size.");
+        remove_plot(r, s->name);
+        free(pts.data);
+        return 0;
+    }
+    qsort(pts.data, pts.len, sizeof *pts.data, point_cmp);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        free(pts.data);
+        return -1;
+    }
+    int nseries = 0;
+    for (size_t i = 0; i < pts.len; i++) {
+        if (!i || strcmp(pts.data[i].series, pts.data[i - 1].series)) {
+            char q[200];
+            dat_label(q, sizeof q, pts.data[i].series);
+            fprintf(f, "%s\"%s\"\n", i ? "\n\n" : "", q);
+            nseries++;
+        }
+        fprintf(f, "%.0f %.6g %.6g %.6g\n", pts.data[i].tokens, pts.data[i].median,
+                pts.data[i].min, pts.data[i].max);
+    }
+    free(pts.data);
+    if (close_out(r, f, s->name, err))
+        return -1;
+    tb_buf_t v = {0};
+    gp_num(&v, "nseries", nseries);
+    gp_str(&v, "xlab", "vocabulary size (tokens in the trie, log scale)");
+    rc = draw(r, s, "lines", "time per mask (microseconds, log scale)", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* --- tokenizer throughput against the references ------------------------ */
+
+static int sec_throughput(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "throughput", "Tokenizer throughput against the references");
+    tab_init(&s->tab, 5, "case", "tokbench MB/s", "reference", "reference MB/s",
+             "speedup (min..max)");
+    sqlite3_stmt *st, *refs;
+    if (prep(r, "SELECT id, vocabulary, corpus, '', status, ifnull(message, '') FROM"
+                " cases WHERE run_id = ? AND experiment = 'tokenize' ORDER BY seq", &st, err))
+        return -1;
+    if (prep(r, "SELECT impl, median, min, max, bytes FROM metric_stats WHERE"
+                " case_id = ? AND source = 'wallclock' AND metric = 'ns' AND"
+                " bytes > 0 AND min > 0 ORDER BY impl", &refs, err)) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, r->run);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        sqlite3_finalize(st);
+        sqlite3_finalize(refs);
+        return -1;
+    }
+    int rows = 0, rc = 0;
+    double lo_s = INFINITY, hi_s = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char label[200], mbps[32], why[160];
+        snprintf(label, sizeof label, "%s %s", col(st, 1), col(st, 2));
+        int64_t id = sqlite3_column_int64(st, 0);
+        stat_t tb;
+        if (strcmp(col(st, 4), "ok")) {
+            failed_text(st, why, sizeof why);
+            rc = tab_row(&s->tab, err, label, NOT_MEASURED, why, "", "");
+            continue;
+        }
+        if (!get_stat(r, id, "tsc", "tokbench", "ns", &tb) || tb.bytes <= 0 || tb.min <= 0) {
+            rc = tab_row(&s->tab, err, label, NOT_MEASURED, "", "", "");
+            continue;
+        }
+        double own = tb.bytes * 1e3 / tb.median;
+        fmt(mbps, sizeof mbps, "%.2f", own);
+        sqlite3_reset(refs);
+        sqlite3_bind_int64(refs, 1, id);
+        int nref = 0;
+        while (!rc && sqlite3_step(refs) == SQLITE_ROW) {
+            double bytes = sqlite3_column_double(refs, 4);
+            double med = bytes * 1e3 / sqlite3_column_double(refs, 1);
+            double fast = bytes * 1e3 / sqlite3_column_double(refs, 2);
+            double slow = bytes * 1e3 / sqlite3_column_double(refs, 3);
+            /* the band: slowest tokbench over fastest reference, and back */
+            double lo = tb.bytes * 1e3 / tb.max / fast, hi = tb.bytes * 1e3 / tb.min / slow;
+            char ref[64], rm[32], sp[80], q[300], full[300];
+            snprintf(ref, sizeof ref, "%s", col(refs, 0));
+            fmt(rm, sizeof rm, "%.2f", med);
+            snprintf(sp, sizeof sp, "%.2f (%.2f..%.2f)", own / med, lo, hi);
+            rc = tab_row(&s->tab, err, label, mbps, ref, rm, sp);
+            snprintf(full, sizeof full, "%s vs %s", label, ref);
+            dat_label(q, sizeof q, full);
+            fprintf(f, "\"%s\" %.6g %.6g %.6g 0x%06x\n", q, own / med, lo, hi,
+                    own >= med ? COLOUR_MAIN : COLOUR_BAD);
+            nref++;
+            rows++;
+            lo_s = fmin(lo_s, own / med);
+            hi_s = fmax(hi_s, own / med);
+        }
+        if (!rc && !nref)
+            rc = tab_row(&s->tab, err, label, mbps, "no reference measured", "", "");
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(refs);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    caption(r, s, "tokbench: TSC; references: wall clock as each reports it");
+    if (!rows) {
+        snprintf(s->note, sizeof s->note, "Not measured: the run has no tokenize case "
+                 "timed against a reference.");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    snprintf(s->note, sizeof s->note, "Speedup is tokbench's MB/s over the reference's "
+             "on the same bytes: above 1, tokbench is faster; red bars are slower.");
+    tb_buf_t v = {0};
+    gp_num(&v, "hline", 1);
+    gp_str(&v, "hlabel", "as fast as the reference");
+    gp_num(&v, "logy", spread(lo_s, hi_s));
+    rc = draw(r, s, "bars", spread(lo_s, hi_s) ?
+              "speedup (tokbench MB/s / reference MB/s, log scale)" :
+              "speedup (tokbench MB/s / reference MB/s)", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* --- trie memory per token and build time ------------------------------- */
+
+#define MAXNAMES 32
+
+typedef struct {
+    char name[MAXNAMES][64];
+    int n;
+} names_t;
+
+static int name_index(names_t *n, const char *s)
+{
+    for (int i = 0; i < n->n; i++)
+        if (!strcmp(n->name[i], s))
+            return i;
+    if (n->n == MAXNAMES)
+        return -1;
+    snprintf(n->name[n->n], sizeof n->name[0], "%s", s);
+    return n->n++;
+}
+
+typedef struct {
+    names_t vocabs, layouts;
+    double bytes_per_token[MAXNAMES][MAXNAMES], build_ms[MAXNAMES][MAXNAMES];
+} matrix_t;
+
+/* A vocabulary x layout matrix as clustered-bar data: '?' where missing. */
+static int write_matrix(report_t *r, const char *name, const matrix_t *m,
+                        double v[MAXNAMES][MAXNAMES], tb_err_t *err)
+{
+    FILE *f = open_out(r, name, ".dat", err);
+    if (!f)
+        return -1;
+    fprintf(f, "vocabulary");
+    for (int l = 0; l < m->layouts.n; l++) {
+        char q[80];
+        dat_label(q, sizeof q, m->layouts.name[l]);
+        fprintf(f, " \"%s\"", q);
+    }
+    fprintf(f, "\n");
+    for (int i = 0; i < m->vocabs.n; i++) {
+        char q[80];
+        dat_label(q, sizeof q, m->vocabs.name[i]);
+        fprintf(f, "\"%s\"", q);
+        for (int l = 0; l < m->layouts.n; l++)
+            if (isfinite(v[i][l]))
+                fprintf(f, " %.6g", v[i][l]);
+            else
+                fprintf(f, " ?");
+        fprintf(f, "\n");
+    }
+    return close_out(r, f, name, err);
+}
+
+static int sec_memory(report_t *r, tb_err_t *err)
+{
+    section_t *mem = new_section(r, "trie_memory", "Trie memory per token");
+    section_t *bld = new_section(r, "build_time", "Trie build time");
+    tab_init(&mem->tab, 6, "vocabulary", "layout", "tokens", "trie MiB", "bytes/token",
+             "trie nodes");
+    tab_init(&bld->tab, 3, "vocabulary", "layout", "build ms (one build, wall clock)");
+    matrix_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return tb_fail(err, "out of memory");
+    for (int i = 0; i < MAXNAMES; i++)
+        for (int l = 0; l < MAXNAMES; l++)
+            m->bytes_per_token[i][l] = m->build_ms[i][l] = NAN;
+    sqlite3_stmt *st;
+    /* one case per vocabulary and layout: the memory does not depend on
+     * the pattern walked */
+    if (prep(r, "SELECT min(id), vocabulary, layout FROM cases WHERE run_id = ? AND"
+                " experiment = 'walk' AND status = 'ok' GROUP BY vocabulary, layout"
+                " ORDER BY min(seq)", &st, err)) {
+        free(m);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, r->run);
+    int rc = 0, nmem = 0, nbld = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        int vi = name_index(&m->vocabs, col(st, 1)), li = name_index(&m->layouts, col(st, 2));
+        stat_t b, n, t;
+        int hb = get_stat(r, id, "static", "tokbench", "trie_bytes", &b);
+        int hn = get_stat(r, id, "static", "tokbench", "trie_nodes", &n);
+        int ht = get_stat(r, id, "wallclock", "tokbench", "build_ns", &t);
+        double tokens = vocab_tokens(r, col(st, 1));
+        char tok[32], mib[32], bpt[32], nodes[32], ms[32];
+        fmt(tok, sizeof tok, "%.0f", tokens);
+        fmt(mib, sizeof mib, "%.2f", hb ? b.median / 1048576.0 : NAN);
+        fmt(bpt, sizeof bpt, "%.1f", hb ? b.median / tokens : NAN);
+        fmt(nodes, sizeof nodes, "%.0f", hn ? n.median : NAN);
+        fmt(ms, sizeof ms, "%.2f", ht ? t.median / 1e6 : NAN);
+        rc = tab_row(&mem->tab, err, col(st, 1), col(st, 2), tok, mib, bpt, nodes) ||
+             tab_row(&bld->tab, err, col(st, 1), col(st, 2), ms);
+        if (vi < 0 || li < 0)
+            continue; /* in the tables, too many to draw */
+        if (hb && isfinite(tokens)) {
+            m->bytes_per_token[vi][li] = b.median / tokens;
+            nmem++;
+        }
+        if (ht) {
+            m->build_ms[vi][li] = t.median / 1e6;
+            nbld++;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc) {
+        free(m);
+        return -1;
+    }
+    caption(r, mem, "bytes: as each layout reports them; tokens: a walk under 'any'");
+    caption(r, bld, "build time: wall clock, one build per case");
+    if (nmem)
+        rc = write_matrix(r, mem->name, m, m->bytes_per_token, err);
+    if (!rc && nbld)
+        rc = write_matrix(r, bld->name, m, m->build_ms, err);
+    if (!rc && nmem) {
+        tb_buf_t v = {0};
+        gp_num(&v, "ncols", m->layouts.n + 1);
+        rc = draw(r, mem, "clustered", "trie bytes per token", &v, err);
+        tb_buf_free(&v);
+    } else if (!rc) {
+        snprintf(mem->note, sizeof mem->note, "Not measured: no walk case of this run "
+                 "has both the trie's bytes and its vocabulary's size (a walk under 'any').");
+        remove_plot(r, mem->name);
+    }
+    if (!rc && nbld) {
+        tb_buf_t v = {0};
+        gp_num(&v, "ncols", m->layouts.n + 1);
+        rc = draw(r, bld, "clustered", "build time (milliseconds)", &v, err);
+        tb_buf_free(&v);
+    } else if (!rc) {
+        snprintf(bld->note, sizeof bld->note, "Not measured: no walk case of this run "
+                 "timed its build.");
+        remove_plot(r, bld->name);
+    }
+    free(m);
+    return rc;
+}
+
+/* --- one run against another -------------------------------------------- */
+
+/* Cases match by their suite row and, for repeated rows, by order. */
+#define CASE_KEYS(run)                                                        \
+    "SELECT id, experiment || ifnull(' ' || nullif(vocabulary, ''), '') ||"  \
+    " ifnull(' ' || nullif(layout, ''), '') || ifnull(' ' || nullif(pattern,"\
+    " ''), '') || ifnull(' ' || nullif(corpus, ''), '') || ifnull(' ' ||"    \
+    " nullif(options, ''), '') AS k, ROW_NUMBER() OVER (PARTITION BY"         \
+    " experiment, vocabulary, layout, pattern, corpus, options ORDER BY seq)" \
+    " AS occ, seq FROM cases WHERE status = 'ok' AND run_id = " run
+
+static int sec_compare(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "compare", "");
+    snprintf(s->title, sizeof s->title, "Run %lld against run %lld", (long long)r->run,
+             (long long)r->vs);
+    char hv[64], hr[64];
+    snprintf(hv, sizeof hv, "run %lld median us", (long long)r->vs);
+    snprintf(hr, sizeof hr, "run %lld median us", (long long)r->run);
+    tab_init(&s->tab, 5, "case", hv, hr, "ratio (noise band)", "verdict");
+    /* the headline of every case: tokbench's time by the TSC */
+    sqlite3_stmt *st;
+    if (prep(r, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
+                " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
+                " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"
+                "  AND x.impl = 'tokbench' AND x.metric = 'ns'"
+                " JOIN metric_stats y ON y.case_id = cb.id AND y.source = 'tsc'"
+                "  AND y.impl = 'tokbench' AND y.metric = 'ns'"
+                " WHERE x.min > 0 AND y.min > 0 ORDER BY ca.seq", &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_bind_int64(st, 2, r->vs);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rows = 0, worse = 0, better = 0, rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        double rm = sqlite3_column_double(st, 1), rmin = sqlite3_column_double(st, 2),
+               rmax = sqlite3_column_double(st, 3), vm = sqlite3_column_double(st, 4),
+               vmin = sqlite3_column_double(st, 5), vmax = sqlite3_column_double(st, 6);
+        /* beyond noise only when the min..max ranges do not overlap, as diff */
+        const char *verdict = rmin > vmax ? "REGRESSION (slower)" :
+                              rmax < vmin ? "faster" : "within noise";
+        double lo = rmin / vmax, hi = rmax / vmin;
+        char a[32], b[32], ratio[80], q[300];
+        snprintf(a, sizeof a, "%.1f", vm / 1e3);
+        snprintf(b, sizeof b, "%.1f", rm / 1e3);
+        snprintf(ratio, sizeof ratio, "%.3f (%.3f..%.3f)", rm / vm, lo, hi);
+        rc = tab_row(&s->tab, err, col(st, 0), a, b, ratio, verdict);
+        dat_label(q, sizeof q, col(st, 0));
+        fprintf(f, "\"%.40s\" %.6g %.6g %.6g 0x%06x\n", q, rm / vm, lo, hi,
+                *verdict == 'R' ? COLOUR_BAD : *verdict == 'f' ? COLOUR_GOOD : COLOUR_SAME);
+        rows++;
+        worse += *verdict == 'R';
+        better += *verdict == 'f';
+    }
+    sqlite3_finalize(st);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    char other[700];
+    const run_info_t *o = &r->vs_info;
+    snprintf(other, sizeof other, "against run %lld, commit %.10s%s on %s; time: TSC",
+             (long long)o->id, *o->commit ? o->commit : "unknown", o->dirty ? "+dirty" : "",
+             strcmp(o->cpu, r->info.cpu) ? o->cpu : "the same CPU");
+    caption(r, s, other);
+    if (!rows) {
+        snprintf(s->note, sizeof s->note, "Not measured: the two runs have no "
+                 "successful case in common.");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    snprintf(s->note, sizeof s->note, "Ratio: time in run %lld over time in run %lld "
+             "(above 1: slower).  The band goes from fastest/slowest to slowest/fastest "
+             "repetition; a case is a regression (red) only when its whole range is "
+             "slower.  %d regression%s, %d faster (green).", (long long)r->run,
+             (long long)r->vs, worse, worse == 1 ? "" : "s", better);
+    tb_buf_t v = {0};
+    gp_num(&v, "hline", 1);
+    gp_str(&v, "hlabel", "no change");
+    gp_num(&v, "logy", 1); /* ratios: twice as slow as far from 1 as twice as fast */
+    rc = draw(r, s, "bars", "time ratio (this run / the other, log scale)", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* --- the page ----------------------------------------------------------- */
+
+static void html_esc(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* Markdown table cells and text: pipes and markup characters escaped. */
+static void md_esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("|\\*`[]<>", *s))
+            fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+static void provenance_rows(const run_info_t *ri, const char *rows[][2], int *n,
+                            char bufs[][512])
+{
+    int k = 0;
+    snprintf(bufs[0], 512, "%lld", (long long)ri->id);
+    snprintf(bufs[1], 512, "%s%s", ri->status, strcmp(ri->status, "complete") ?
+             " (the suite did not finish: only the cases measured so far)" : "");
+    snprintf(bufs[2], 512, "%s%s", *ri->commit ? ri->commit : "unknown",
+             ri->dirty ? " (dirty tree)" : "");
+    snprintf(bufs[3], 512, "%s, %d cores, TSC %.3f GHz", ri->cpu, ri->cores,
+             ri->tsc_hz / 1e9);
+    snprintf(bufs[4], 512, "%s .. %s", ri->started, *ri->ended ? ri->ended : "?");
+    rows[k][0] = "run"; rows[k++][1] = bufs[0];
+    rows[k][0] = "status"; rows[k++][1] = bufs[1];
+    rows[k][0] = "suite"; rows[k++][1] = ri->suite;
+    rows[k][0] = "commit"; rows[k++][1] = bufs[2];
+    rows[k][0] = "machine"; rows[k++][1] = bufs[3];
+    rows[k][0] = "host"; rows[k++][1] = ri->host;
+    rows[k][0] = "kernel"; rows[k++][1] = ri->kernel;
+    rows[k][0] = "virtualization"; rows[k++][1] = *ri->virt ? ri->virt : "none";
+    rows[k][0] = "compiler"; rows[k++][1] = ri->compiler;
+    rows[k][0] = "counter sources"; rows[k++][1] = ri->sources;
+    rows[k][0] = "time"; rows[k++][1] = bufs[4];
+    *n = k;
+}
+
+static int write_html(report_t *r, tb_err_t *err)
+{
+    FILE *f = open_out(r, "index", ".html", err);
+    if (!f)
+        return -1;
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<title>tokbench report: run %lld</title>\n<style>\n"
+               "body { font-family: sans-serif; max-width: 1040px; margin: 2em auto; }\n"
+               "table { border-collapse: collapse; margin: 0.5em 0 2em; }\n"
+               "td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }\n"
+               "img { max-width: 100%%; }\n.caption { color: #555; }\n"
+               "</style>\n</head>\n<body>\n<h1>tokbench report: run %lld</h1>\n",
+            (long long)r->run, (long long)r->run);
+    const char *prov[16][2];
+    char bufs[5][512];
+    int n;
+    provenance_rows(&r->info, prov, &n, bufs);
+    fprintf(f, "<table>\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "<tr><th>");
+        html_esc(f, prov[i][0]);
+        fprintf(f, "</th><td>");
+        html_esc(f, prov[i][1]);
+        fprintf(f, "</td></tr>\n");
+    }
+    fprintf(f, "</table>\n");
+    for (int i = 0; i < r->nsec; i++) {
+        const section_t *s = &r->sec[i];
+        fprintf(f, "<h2 id=\"%s\">", s->name);
+        html_esc(f, s->title);
+        fprintf(f, "</h2>\n<p class=\"caption\">");
+        html_esc(f, s->caption);
+        fprintf(f, "</p>\n");
+        if (s->drawn)
+            fprintf(f, "<p><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", s->name, s->name);
+        if (s->drawn) {
+            html_esc(f, s->title);
+            fprintf(f, "\"></a><br>\n<a href=\"%s.svg\">SVG</a> &middot; "
+                       "<a href=\"%s.dat\">data</a></p>\n", s->name, s->name);
+        } else {
+            fprintf(f, "<p><em>No plot: not measured.</em></p>\n");
+        }
+        if (*s->note) {
+            fprintf(f, "<p>");
+            html_esc(f, s->note);
+            fprintf(f, "</p>\n");
+        }
+        const table_t *t = &s->tab;
+        if (!tab_rows(t))
+            continue;
+        fprintf(f, "<table>\n<tr>");
+        for (int c = 0; c < t->ncols; c++) {
+            fprintf(f, "<th>");
+            html_esc(f, t->head[c]);
+            fprintf(f, "</th>");
+        }
+        fprintf(f, "</tr>\n");
+        for (size_t row = 0; row < tab_rows(t); row++) {
+            fprintf(f, "<tr>");
+            for (int c = 0; c < t->ncols; c++) {
+                fprintf(f, "<td>");
+                html_esc(f, t->cells.data[row * (size_t)t->ncols + (size_t)c]);
+                fprintf(f, "</td>");
+            }
+            fprintf(f, "</tr>\n");
+        }
+        fprintf(f, "</table>\n");
+    }
+    fprintf(f, "</body>\n</html>\n");
+    return close_out(r, f, "index.html", err);
+}
+
+static int write_md(report_t *r, tb_err_t *err)
+{
+    FILE *f = open_out(r, "index", ".md", err);
+    if (!f)
+        return -1;
+    fprintf(f, "# tokbench report: run %lld\n\n| | |\n| --- | --- |\n", (long long)r->run);
+    const char *prov[16][2];
+    char bufs[5][512];
+    int n;
+    provenance_rows(&r->info, prov, &n, bufs);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "| ");
+        md_esc(f, prov[i][0]);
+        fprintf(f, " | ");
+        md_esc(f, prov[i][1]);
+        fprintf(f, " |\n");
+    }
+    for (int i = 0; i < r->nsec; i++) {
+        const section_t *s = &r->sec[i];
+        fprintf(f, "\n## ");
+        md_esc(f, s->title);
+        fprintf(f, "\n\n");
+        md_esc(f, s->caption);
+        fprintf(f, "\n\n");
+        if (s->drawn)
+            fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg) · [data](%s.dat)\n\n", s->name,
+                    s->name, s->name, s->name);
+        else
+            fprintf(f, "No plot: not measured.\n\n");
+        if (*s->note) {
+            md_esc(f, s->note);
+            fprintf(f, "\n\n");
+        }
+        const table_t *t = &s->tab;
+        if (!tab_rows(t))
+            continue;
+        for (int c = 0; c < t->ncols; c++) {
+            fprintf(f, "| ");
+            md_esc(f, t->head[c]);
+            fprintf(f, " ");
+        }
+        fprintf(f, "|\n");
+        for (int c = 0; c < t->ncols; c++)
+            fprintf(f, "| --- ");
+        fprintf(f, "|\n");
+        for (size_t row = 0; row < tab_rows(t); row++) {
+            for (int c = 0; c < t->ncols; c++) {
+                fprintf(f, "| ");
+                md_esc(f, t->cells.data[row * (size_t)t->ncols + (size_t)c]);
+                fprintf(f, " ");
+            }
+            fprintf(f, "|\n");
+        }
+    }
+    return close_out(r, f, "index.md", err);
+}
+
+/* --- the command -------------------------------------------------------- */
+
+static int mkdirs(const char *path, tb_err_t *err)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || !*s) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(p, 0755) && errno != EEXIST)
+                return tb_fail(err, "%s: cannot create the folder: %s", p, strerror(errno));
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* The run to report: the one named, else the latest. */
+static int pick_run(report_t *r, int64_t *run, tb_err_t *err)
+{
+    if (*run > 0)
+        return 0;
+    sqlite3_stmt *st;
+    if (prep(r, "SELECT max(id) FROM runs", &st, err))
+        return -1;
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (found)
+        *run = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (!found)
+        return tb_fail(err, "%s: the database has no runs to report; run a suite first "
+                       "(tokbench run experiments/suites/default.csv --db %s)",
+                       r->db->path, r->db->path);
+    return 0;
+}
+
+static int parse_id(const char *opt, const char *s, int64_t *v)
+{
+    char *end;
+    long long x = s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || *end || x <= 0) {
+        fprintf(stderr, "tokbench report: %s needs a run number (see tokbench runs)\n", opt);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tokbench report [--db FILE] [--run ID] [--vs ID] --out DIR\n"
+            "Draws the plots of one run with gnuplot (PNG and SVG, templates in\n"
+            "scripts/plots/, data next to each plot as NAME.dat) and one page that\n"
+            "shows them with a short table under each: DIR/index.html and DIR/index.md.\n"
+            "  cycles_per_node  cycles per visited node of every walk, with the 13-cycle\n"
+            "                   baseline (PAPI cycles, else TSC reference cycles)\n"
+            "  misses_per_node  L1D and LLC misses and branch mispredictions per node\n"
+            "                   (PAPI, else callgrind's simulation)\n"
+            "  mask_time        time per mask against vocabulary size\n"
+            "  throughput       tokenizer MB/s over each reference's\n"
+            "  trie_memory      trie bytes per token, per vocabulary and layout\n"
+            "  build_time       trie build time, per vocabulary and layout\n"
+            "  compare          with --vs: time of each case over the other run's, with\n"
+            "                   its noise band; regressions in red\n"
+            "--db FILE  the results database (default %s)\n"
+            "--run ID   the run to report (default: the latest, complete or not)\n"
+            "--vs ID    also compare the run with run ID\n"
+            "A figure the run does not have is written as \"not measured\", never\n"
+            "drawn as zero.  Needs gnuplot (Debian package gnuplot-nox).\n",
+            XP_DEFAULT_DB);
+}
+
+int xp_cmd_report(int argc, char **argv)
+{
+    const char *path = xp_take_db_arg(&argc, argv);
+    if (xp_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    report_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "tokbench: out of memory\n");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--out") && next) {
+            r->out = next;
+            i++;
+        } else if (!strcmp(argv[i], "--run") || !strcmp(argv[i], "--vs")) {
+            if (parse_id(argv[i], next, !strcmp(argv[i], "--run") ? &r->run : &r->vs)) {
+                free(r);
+                return 2;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "tokbench report: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            free(r);
+            return 2;
+        }
+    }
+    if (!r->out) {
+        fprintf(stderr, "tokbench report: --out DIR is required\n");
+        usage(stderr);
+        free(r);
+        return 2;
+    }
+    tb_err_t err;
+    const char *root = xp_data_root(&err);
+    int rc = root ? 0 : -1;
+    if (!rc) {
+        snprintf(r->plots, sizeof r->plots, "%s/scripts/plots", root);
+        snprintf(r->log, sizeof r->log, "%s/gnuplot.log", r->out);
+        r->db = xp_db_open(path, 0, &err);
+        rc = r->db ? 0 : -1;
+    }
+    if (!rc)
+        rc = pick_run(r, &r->run, &err) || load_run(r, r->run, &r->info, &err) ||
+             (r->vs && load_run(r, r->vs, &r->vs_info, &err)) || mkdirs(r->out, &err);
+    if (!rc) {
+        unlink(r->log);
+        /* gnuplot is needed for every plot: say so once, up front */
+        char *argv_v[] = {"gnuplot", "--version", NULL};
+        rc = spawn_gnuplot(r->log, argv_v, &err) < 0 ? -1 : 0;
+    }
+    if (!rc)
+        rc = sec_cycles(r, &err) || sec_misses(r, &err) || sec_mask_time(r, &err) ||
+             sec_throughput(r, &err) || sec_memory(r, &err) ||
+             (r->vs && sec_compare(r, &err));
+    if (!rc && !r->vs)
+        remove_plot(r, "compare");
+    if (!rc)
+        rc = write_html(r, &err) || write_md(r, &err);
+    for (int i = 0; i < r->nsec; i++)
+        tab_free(&r->sec[i].tab);
+    xp_db_close(r->db);
+    if (rc) {
+        free(r);
+        return xp_die(&err);
+    }
+    int drawn = 0;
+    for (int i = 0; i < r->nsec; i++)
+        drawn += r->sec[i].drawn;
+    printf("report of run %lld (%s%s) in %s/index.html and index.md: %d plot%s",
+           (long long)r->run, r->info.status,
+           strcmp(r->info.status, "complete") ? ": the suite did not finish" : "",
+           r->out, drawn, drawn == 1 ? "" : "s");
+    for (int i = 0, first = 1; i < r->nsec; i++)
+        if (!r->sec[i].drawn) {
+            printf("%s%s", first ? "; not measured: " : ", ", r->sec[i].name);
+            first = 0;
+        }
+    printf("\n");
+    int failed = r->failed_plots;
+    if (failed)
+        fprintf(stderr, "tokbench: gnuplot failed on %d plot%s; see %s\n", failed,
+                failed == 1 ? "" : "s", r->log);
+    free(r);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,20 @@
+# common.gp: what every report plot shares.  tokbench report runs each
+# template as `gnuplot -e "datafile='...'; png='...'; svg='...'; ..."
+# TEMPLATE` with the data written next to the plot; a template loads this
+# file first and svg.gp last, so one gnuplot process draws both files.
+# Every template gets plots (this folder), datafile, png, svg, ptitle,
+# caption (the run: machine, commit, counter source) and ylab.
+# Labels hold vocabulary and layout names with underscores: no enhanced text.
+set terminal pngcairo size 1000,600 font 'sans,10' noenhanced
+set output png
+set termoption noenhanced
+set datafile missing '?'
+set datafile separator whitespace
+set grid ytics lc rgb '#dddddd'
+set border 3
+set tics nomirror
+set key top left opaque
+set bmargin 11
+set lmargin 14
+set title ptitle."\n".caption font 'sans,10'
+set style fill solid 0.85 border -1
