@@ -1,0 +1,418 @@
+/* test_report: `tokbench report`, `export` and `merge` on a fixture
+ * database made here by running a tiny suite twice (a selftest, two walks
+ * of the small Unigram vocabulary, one under callgrind, and a tokenize case
+ * against spm_encode): every plot is a real PNG and SVG and the page
+ * references each; what a run lacks is "not measured"; the CSV export
+ * parses back with libcsv to the same values; merging twice adds nothing;
+ * an empty database is a clear error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <csv.h>
+
+#include "../experiments/results.h"
+
+static char dir[] = "/tmp/tokbench-test-report-XXXXXX";
+static char fixture[600];   /* two runs of the suite below */
+static char smalldb[600];   /* one run of the selftest alone */
+static int have_data;
+
+static const char *const suite =
+    "experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
+    "selftest,,,,,3,tsc,n=10000\n"
+    "walk,spm-unigram,dfs,any,,3,all,\n"
+    "walk,spm-unigram,map,any,,3,tsc,\n"
+    "tokenize,spm-unigram,,,multi,2,tsc,max_bytes=20000 reference=auto\n";
+
+static const char *const plots[] = {
+    "cycles_per_node", "misses_per_node", "mask_time", "throughput",
+    "trie_memory", "build_time", "compare",
+};
+
+static void path_in(const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+/* Runs $BUILD/tokbench with the arguments (NULL-terminated) and returns its
+ * exit status; stdout and stderr go to `log` (or /dev/null). */
+static int tokbench(const char *log, ...)
+{
+    char exe[512];
+    const char *build = getenv("BUILD");
+    snprintf(exe, sizeof exe, "%s/tokbench", build && *build ? build : "build");
+    char *argv[32] = {exe};
+    int n = 1;
+    va_list ap;
+    va_start(ap, log);
+    for (char *a; n < 31 && (a = va_arg(ap, char *)); )
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(log ? log : "/dev/null", "w", stdout) || dup2(1, 2) < 0)
+            _exit(126);
+        execv(exe, argv);
+        _exit(127);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        if (len)
+            *len = (size_t)n;
+    }
+    return buf;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+static long long db_int(const char *path, const char *sql)
+{
+    tb_err_t err;
+    xp_db_t *d = xp_db_open(path, 0, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    long long v = q_int(d->db, sql);
+    xp_db_close(d);
+    return v;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir))
+        return -1;
+    char csv[600], log[600];
+    path_in("suite.csv", csv, sizeof csv);
+    path_in("run.log", log, sizeof log);
+    FILE *f = fopen(csv, "w");
+    if (!f || fputs(suite, f) < 0 || fclose(f))
+        return -1;
+    path_in("fixture.db", fixture, sizeof fixture);
+    path_in("small.db", smalldb, sizeof smalldb);
+    /* the walks and the tokenizer need the generated Unigram model */
+    have_data = access("data/cache/spm-unigram/spm-unigram.model", R_OK) == 0;
+    if (have_data && (tokbench(log, "run", csv, "--db", fixture, "--quiet", NULL) ||
+                      tokbench(log, "run", csv, "--db", fixture, "--quiet", NULL))) {
+        fprintf(stderr, "fixture run failed; see %s\n", log);
+        return -1;
+    }
+    return tokbench(NULL, "run", "experiments/suites/selftest.csv", "--db", smalldb,
+                    "--quiet", NULL) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_report_every_plot(void **state)
+{
+    (void)state;
+    if (!have_data)
+        skip();
+    char out[600], log[600], p[700];
+    path_in("report", out, sizeof out);
+    path_in("report.log", log, sizeof log);
+    assert_int_equal(tokbench(log, "report", "--db", fixture, "--run", "2", "--vs", "1",
+                              "--out", out, NULL), 0);
+    path_in("report/index.html", p, sizeof p);
+    char *html = slurp(p, NULL);
+    path_in("report/index.md", p, sizeof p);
+    char *md = slurp(p, NULL);
+    assert_non_null(html);
+    assert_non_null(md);
+    for (size_t i = 0; i < sizeof plots / sizeof *plots; i++) {
+        size_t n = 0;
+        snprintf(p, sizeof p, "%s/%s.png", out, plots[i]);
+        char *png = slurp(p, &n);
+        if (!png)
+            fail_msg("%s was not written", p);
+        assert_true(n > 100);
+        assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+        free(png);
+        snprintf(p, sizeof p, "%s/%s.svg", out, plots[i]);
+        char *svg = slurp(p, &n);
+        if (!svg)
+            fail_msg("%s was not written", p);
+        assert_non_null(strstr(svg, "<svg"));
+        assert_non_null(strstr(svg, "</svg>"));
+        free(svg);
+        char ref[128];
+        snprintf(ref, sizeof ref, "src=\"%s.png\"", plots[i]);
+        if (!strstr(html, ref))
+            fail_msg("index.html does not show %s.png", plots[i]);
+        snprintf(ref, sizeof ref, "href=\"%s.svg\"", plots[i]);
+        assert_non_null(strstr(html, ref));
+        snprintf(ref, sizeof ref, "(%s.png)", plots[i]);
+        assert_non_null(strstr(md, ref));
+    }
+    /* provenance in the page: the run, its status and the machine */
+    assert_non_null(strstr(html, "run 2 (complete)"));
+    assert_non_null(strstr(html, "13-cycle baseline"));
+    assert_non_null(strstr(html, "callgrind (simulated)"));
+    free(html);
+    free(md);
+}
+
+/* The latest run by default; what it lacks is named, not drawn. */
+static void test_report_not_measured(void **state)
+{
+    (void)state;
+    char out[600], log[600], p[700];
+    path_in("small-report", out, sizeof out);
+    path_in("small-report.log", log, sizeof log);
+    assert_int_equal(tokbench(log, "report", "--db", smalldb, "--out", out, NULL), 0);
+    char *said = slurp(log, NULL);
+    assert_non_null(said);
+    assert_non_null(strstr(said, "report of run 1 (complete)"));
+    free(said);
+    path_in("small-report/index.html", p, sizeof p);
+    char *html = slurp(p, NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "not measured"));
+    assert_null(strstr(html, "cycles_per_node.png"));
+    free(html);
+    path_in("small-report/cycles_per_node.png", p, sizeof p);
+    assert_int_not_equal(access(p, F_OK), 0);
+}
+
+static void test_report_empty_database(void **state)
+{
+    (void)state;
+    char db[600], out[600], log[600];
+    tb_err_t err;
+    path_in("empty.db", db, sizeof db);
+    path_in("empty-report", out, sizeof out);
+    path_in("empty.log", log, sizeof log);
+    xp_db_t *d = xp_db_open(db, 1, &err);
+    assert_non_null(d);
+    xp_db_close(d);
+    assert_int_equal(tokbench(log, "report", "--db", db, "--out", out, NULL), 1);
+    char *said = slurp(log, NULL);
+    assert_non_null(said);
+    assert_non_null(strstr(said, "no runs to report"));
+    free(said);
+}
+
+/* --- export ------------------------------------------------------------- */
+
+typedef struct {
+    char **field;
+    size_t n, cap, rows, cols_first_row, bad_rows;
+    size_t row_start;
+} parsed_t;
+
+static void on_field(void *s, size_t len, void *data)
+{
+    parsed_t *p = data;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->field = realloc(p->field, p->cap * sizeof *p->field);
+        assert_non_null(p->field);
+    }
+    char *copy = malloc(len + 1);
+    assert_non_null(copy);
+    memcpy(copy, s ? s : "", len);
+    copy[len] = 0;
+    p->field[p->n++] = copy;
+}
+
+static void on_row(int c, void *data)
+{
+    (void)c;
+    parsed_t *p = data;
+    size_t cols = p->n - p->row_start;
+    if (!p->rows)
+        p->cols_first_row = cols;
+    else if (cols != p->cols_first_row)
+        p->bad_rows++;
+    p->rows++;
+    p->row_start = p->n;
+}
+
+static void parse_csv(const char *path, parsed_t *p)
+{
+    size_t n;
+    char *text = slurp(path, &n);
+    assert_non_null(text);
+    struct csv_parser cp;
+    assert_int_equal(csv_init(&cp, CSV_STRICT | CSV_STRICT_FINI), 0);
+    memset(p, 0, sizeof *p);
+    assert_int_equal(csv_parse(&cp, text, n, on_field, on_row, p), n);
+    assert_int_equal(csv_fini(&cp, on_field, on_row, p), 0);
+    csv_free(&cp);
+    free(text);
+}
+
+static void parsed_free(parsed_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->field[i]);
+    free(p->field);
+}
+
+/* Every field of the CSV equals the database's value (NULL: empty). */
+static void check_round_trip(const char *db, const char *table, const char *sql)
+{
+    char csv[700];
+    snprintf(csv, sizeof csv, "%s/%s.csv", dir, table);
+    assert_int_equal(tokbench(NULL, "export", "--db", db, table, "-o", csv, NULL), 0);
+    parsed_t p;
+    parse_csv(csv, &p);
+    tb_err_t err;
+    xp_db_t *d = xp_db_open(db, 0, &err);
+    assert_non_null(d);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(d->db, sql, -1, &st, NULL), SQLITE_OK);
+    size_t cols = (size_t)sqlite3_column_count(st), k = 0;
+    assert_int_equal(p.cols_first_row, cols);
+    assert_int_equal(p.bad_rows, 0);
+    for (size_t c = 0; c < cols; c++)
+        assert_string_equal(p.field[k++], sqlite3_column_name(st, (int)c));
+    size_t rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rows++;
+        for (size_t c = 0; c < cols; c++, k++) {
+            assert_true(k < p.n);
+            const char *f = p.field[k];
+            switch (sqlite3_column_type(st, (int)c)) {
+            case SQLITE_NULL:
+                assert_string_equal(f, "");
+                break;
+            case SQLITE_FLOAT:
+                assert_true(strtod(f, NULL) == sqlite3_column_double(st, (int)c));
+                break;
+            default:
+                assert_string_equal(f, (const char *)sqlite3_column_text(st, (int)c));
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    xp_db_close(d);
+    assert_int_equal(p.rows, rows + 1);
+    assert_true(rows > 0);
+    parsed_free(&p);
+}
+
+static void test_export_round_trip(void **state)
+{
+    (void)state;
+    char db[600], cmd[1400];
+    path_in("tricky.db", db, sizeof db);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", smalldb, db);
+    assert_int_equal(system(cmd), 0);
+    tb_err_t err;
+    xp_db_t *d = xp_db_open(db, 0, &err);
+    assert_non_null(d);
+    /* what CSV must quote: a comma, quotes, a line break, a lone CR */
+    assert_int_equal(xp_db_exec(d, "UPDATE cases SET message = 'a, \"b\"\nc\rd' WHERE"
+                                " id = 1", &err), 0);
+    xp_db_close(d);
+    check_round_trip(db, "cases", "SELECT * FROM cases");
+    check_round_trip(db, "metric_stats", "SELECT * FROM metric_stats");
+    check_round_trip(db, "runs", "SELECT * FROM runs");
+}
+
+static void test_export_refuses_unknown(void **state)
+{
+    (void)state;
+    char log[600];
+    path_in("export.log", log, sizeof log);
+    assert_int_equal(tokbench(log, "export", "--db", smalldb, "no_such_view", NULL), 1);
+    char *said = slurp(log, NULL);
+    assert_non_null(said);
+    assert_non_null(strstr(said, "no table or view 'no_such_view'"));
+    assert_non_null(strstr(said, "metric_stats"));
+    free(said);
+}
+
+/* --- merge -------------------------------------------------------------- */
+
+static void test_merge_twice_adds_nothing(void **state)
+{
+    (void)state;
+    char out[600], junk[600];
+    path_in("merged.db", out, sizeof out);
+    const char *a = have_data ? fixture : smalldb;
+    assert_int_equal(tokbench(NULL, "merge", out, a, smalldb, NULL), 0);
+    long long runs = db_int(out, "SELECT count(*) FROM runs");
+    long long meas = db_int(out, "SELECT count(*) FROM measurements");
+    assert_int_equal(runs, db_int(a, "SELECT count(*) FROM runs") +
+                               db_int(smalldb, "SELECT count(*) FROM runs"));
+    assert_int_equal(meas, db_int(a, "SELECT count(*) FROM measurements") +
+                               db_int(smalldb, "SELECT count(*) FROM measurements"));
+    /* the same files again, in the other order: nothing new */
+    assert_int_equal(tokbench(NULL, "merge", out, smalldb, a, NULL), 0);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM runs"), runs);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM measurements"), meas);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM cases"),
+                     db_int(a, "SELECT count(*) FROM cases") +
+                         db_int(smalldb, "SELECT count(*) FROM cases"));
+    assert_int_equal(db_int(out, "SELECT count(DISTINCT run_key) FROM runs"), runs);
+    /* not a results database: refused, and the file is left alone */
+    path_in("junk.db", junk, sizeof junk);
+    FILE *f = fopen(junk, "w");
+    assert_non_null(f);
+    fputs("not a database\n", f);
+    fclose(f);
+    assert_int_equal(tokbench(NULL, "merge", out, junk, NULL), 1);
+    char *text = slurp(junk, NULL);
+    assert_string_equal(text, "not a database\n");
+    free(text);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM runs"), runs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_every_plot),
+        cmocka_unit_test(test_report_not_measured),
+        cmocka_unit_test(test_report_empty_database),
+        cmocka_unit_test(test_export_round_trip),
+        cmocka_unit_test(test_export_refuses_unknown),
+        cmocka_unit_test(test_merge_twice_adds_nothing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
