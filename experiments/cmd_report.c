@@ -46,6 +46,7 @@ typedef struct {
     char caption[1024];  /* the run, and where the figures come from */
     char note[1024];     /* what is missing and why; may be empty */
     int drawn;           /* NAME.png and NAME.svg were written */
+    int failed;          /* gnuplot was given data but drew nothing */
     table_t tab;
 } section_t;
 
@@ -300,6 +301,7 @@ static int draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
         return 0;
     }
     r->failed_plots++;
+    s->failed = 1;
     snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
              "%sgnuplot could not draw this plot from %s (exit %d; see %s).",
              *s->note ? " " : "", gp, rc, r->log);
@@ -1070,7 +1072,8 @@ static int write_html(report_t *r, tb_err_t *err)
             fprintf(f, "\"></a><br>\n<a href=\"%s.svg\">SVG</a> &middot; "
                        "<a href=\"%s.dat\">data</a></p>\n", s->name, s->name);
         } else {
-            fprintf(f, "<p><em>No plot: not measured.</em></p>\n");
+            fprintf(f, "<p><em>No plot: %s.</em></p>\n",
+                    s->failed ? "gnuplot failed" : NOT_MEASURED);
         }
         if (*s->note) {
             fprintf(f, "<p>");
@@ -1130,7 +1133,7 @@ static int write_md(report_t *r, tb_err_t *err)
             fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg) · [data](%s.dat)\n\n", s->name,
                     s->name, s->name, s->name);
         else
-            fprintf(f, "No plot: not measured.\n\n");
+            fprintf(f, "No plot: %s.\n\n", s->failed ? "gnuplot failed" : NOT_MEASURED);
         if (*s->note) {
             md_esc(f, s->note);
             fprintf(f, "\n\n");
