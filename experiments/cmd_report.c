@@ -36,7 +36,7 @@ extern char **environ;
 
 typedef struct {
     int ncols;
-    const char *head[MAXCOLS];
+    char head[MAXCOLS][64];
     TB_VEC(char *) cells; /* row-major, ncols per row */
 } table_t;
 
@@ -118,7 +118,7 @@ static void tab_init(table_t *t, int ncols, ...)
     t->ncols = ncols;
     va_start(ap, ncols);
     for (int i = 0; i < ncols; i++)
-        t->head[i] = va_arg(ap, const char *);
+        snprintf(t->head[i], sizeof t->head[i], "%s", va_arg(ap, const char *));
     va_end(ap);
 }
 
