@@ -4,7 +4,8 @@
  *
  * A run is known by its run_key, which every copy of it keeps; a run that
  * OUT already holds is skipped, so merging the same file twice adds
- * nothing.  Runs, their inputs, cases and measurements get new row ids in
+ * nothing (except where OUT holds a copy taken while the run was still
+ * going and the source has more of it: that copy is replaced).  Runs, their inputs, cases and measurements get new row ids in
  * OUT, one transaction per source file.  A source is never written to: it
  * is checked as the store checks what it opens (not SQLite, another
  * application, a newer schema: refused), then copied with SQLite's backup
@@ -31,7 +32,7 @@
 #define MEAS_COLS "source, impl, metric, rep, value, overhead, bytes, nodes, items"
 
 typedef struct {
-    long runs, skipped, cases, meas;
+    long runs, replaced, skipped, cases, meas;
 } counts_t;
 
 /* Refuses, reading only, what the store would refuse to open. */
@@ -102,6 +103,7 @@ static int snapshot(const char *path, char *tmp, tb_err_t *err)
     return rc;
 }
 
+/* Runs one write with ?1 = a, ?2 = b; the new row id. */
 static int64_t insert_select(xp_db_t *out, const char *sql, int64_t a, int64_t b,
                              tb_err_t *err)
 {
@@ -152,6 +154,22 @@ static int copy_run(xp_db_t *out, int64_t old, counts_t *n, tb_err_t *err)
     return rc;
 }
 
+/* Removes a run and everything under it from OUT. */
+static int delete_run(xp_db_t *out, int64_t run, tb_err_t *err)
+{
+    static const char *const sql[] = {
+        "DELETE FROM main.measurements WHERE case_id IN (SELECT id FROM main.cases"
+        " WHERE run_id = ?1)",
+        "DELETE FROM main.cases WHERE run_id = ?1",
+        "DELETE FROM main.inputs WHERE run_id = ?1",
+        "DELETE FROM main.runs WHERE id = ?1",
+    };
+    for (size_t i = 0; i < sizeof sql / sizeof *sql; i++)
+        if (insert_select(out, sql[i], run, 0, err) < 0)
+            return -1;
+    return 0;
+}
+
 /* Every run of the snapshot that OUT lacks, in one transaction. */
 static int merge_one(xp_db_t *out, const char *tmp, counts_t *n, tb_err_t *err)
 {
@@ -162,17 +180,28 @@ static int merge_one(xp_db_t *out, const char *tmp, counts_t *n, tb_err_t *err)
         return -1;
     rc = xp_db_exec(out, "BEGIN IMMEDIATE", err);
     sqlite3_stmt *st = NULL;
-    if (!rc && sqlite3_prepare_v2(out->db, "SELECT s.id, EXISTS (SELECT 1 FROM"
-                                  " main.runs m WHERE m.run_key = s.run_key) FROM"
-                                  " src.runs s ORDER BY s.id", -1, &st, NULL) != SQLITE_OK)
+    /* a run OUT holds is skipped, unless OUT's copy was taken while it ran
+     * and the source has more of it: then the source's copy replaces it */
+    if (!rc && sqlite3_prepare_v2(out->db, "SELECT s.id, m.id, m.status = 'incomplete'"
+                                  " AND (s.status = 'complete' OR (SELECT count(*) FROM"
+                                  " src.cases c WHERE c.run_id = s.id) > (SELECT count(*)"
+                                  " FROM main.cases c WHERE c.run_id = m.id)) FROM"
+                                  " src.runs s LEFT JOIN main.runs m ON m.run_key ="
+                                  " s.run_key ORDER BY s.id", -1, &st, NULL) != SQLITE_OK)
         rc = tb_fail(err, "%s: %s", out->path, sqlite3_errmsg(out->db));
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        if (sqlite3_column_int(st, 1)) {
+        int held = sqlite3_column_type(st, 1) != SQLITE_NULL;
+        if (held && !sqlite3_column_int(st, 2)) {
             n->skipped++;
             continue;
         }
-        rc = copy_run(out, sqlite3_column_int64(st, 0), n, err);
-        n->runs += !rc;
+        if (held) {
+            rc = delete_run(out, sqlite3_column_int64(st, 1), err);
+            n->replaced += !rc;
+        }
+        if (!rc)
+            rc = copy_run(out, sqlite3_column_int64(st, 0), n, err);
+        n->runs += !rc && !held;
     }
     sqlite3_finalize(st);
     if (!rc)
@@ -225,9 +254,9 @@ int xp_cmd_merge(int argc, char **argv)
             status = xp_die(&err);
             continue;
         }
-        printf("%s: %ld run%s added (%ld cases, %ld measurements), %ld already in %s\n",
-               argv[i], n.runs, n.runs == 1 ? "" : "s", n.cases, n.meas, n.skipped,
-               argv[1]);
+        printf("%s: %ld run%s added, %ld replaced (%ld cases, %ld measurements), %ld "
+               "already in %s\n", argv[i], n.runs, n.runs == 1 ? "" : "s", n.replaced,
+               n.cases, n.meas, n.skipped, argv[1]);
     }
     xp_db_close(out);
     return status;

@@ -412,6 +412,32 @@ static void test_merge_twice_adds_nothing(void **state)
     assert_int_equal(db_int(out, "SELECT count(*) FROM runs"), runs);
 }
 
+/* A copy taken mid-run is replaced by the finished run, not kept beside it. */
+static void test_merge_replaces_unfinished_copy(void **state)
+{
+    (void)state;
+    char part[600], out[600], cmd[1400];
+    tb_err_t err;
+    path_in("partial.db", part, sizeof part);
+    path_in("merged-partial.db", out, sizeof out);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", smalldb, part);
+    assert_int_equal(system(cmd), 0);
+    xp_db_t *d = xp_db_open(part, 0, &err);
+    assert_non_null(d);
+    assert_int_equal(xp_db_exec(d, "UPDATE runs SET status = 'incomplete';"
+                                " DELETE FROM measurements WHERE case_id IN (SELECT id"
+                                " FROM cases WHERE seq > 0); DELETE FROM cases WHERE"
+                                " seq > 0", &err), 0);
+    xp_db_close(d);
+    assert_int_equal(tokbench(NULL, "merge", out, part, NULL), 0);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM cases"), 1);
+    assert_int_equal(tokbench(NULL, "merge", out, smalldb, part, NULL), 0);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM runs WHERE status = 'complete'"), 1);
+    assert_int_equal(db_int(out, "SELECT count(*) FROM measurements"),
+                     db_int(smalldb, "SELECT count(*) FROM measurements"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_export_round_trip),
         cmocka_unit_test(test_export_refuses_unknown),
         cmocka_unit_test(test_merge_twice_adds_nothing),
+        cmocka_unit_test(test_merge_replaces_unfinished_copy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
