@@ -65,7 +65,7 @@ typedef struct {
     char plots[4096];    /* the folder of the gnuplot templates */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[8];
+    section_t sec[12];
     int nsec;
     int failed_plots;
 } report_t;
@@ -283,7 +283,15 @@ static int draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
     gp_str(&e, "png", png);
     gp_str(&e, "svg", svg);
     gp_str(&e, "ptitle", s->title);
-    gp_str(&e, "caption", s->caption);
+    /* the run on one line of the title, where its figures come from on
+     * the next: long CPU names would not fit on one */
+    char run_part[1024];
+    snprintf(run_part, sizeof run_part, "%s", s->caption);
+    char *cut = strstr(run_part, "; ");
+    if (cut)
+        *cut = 0;
+    gp_str(&e, "caption", run_part);
+    gp_str(&e, "csource", cut ? s->caption + (cut - run_part) + 2 : "");
     gp_str(&e, "ylab", ylab);
     if (vars->len)
         tb_buf_put(&e, vars->data, vars->len);
@@ -403,6 +411,17 @@ static int spread(double lo, double hi)
 
 /* --- cycles per node ---------------------------------------------------- */
 
+/* Cycles of a case: PAPI's core cycles where the machine counted them,
+ * else the TSC's reference cycles; the source's name, or NULL. */
+static const char *cycles_of(report_t *r, int64_t id, stat_t *c)
+{
+    if (get_stat(r, id, "papi", "tokbench", "cycles", c) && c->nodes > 0)
+        return "PAPI cycles";
+    if (get_stat(r, id, "tsc", "tokbench", "ref_cycles", c) && c->nodes > 0)
+        return "TSC reference cycles";
+    return NULL;
+}
+
 static int sec_cycles(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "cycles_per_node", "Cycles per visited trie node");
@@ -424,11 +443,7 @@ static int sec_cycles(report_t *r, tb_err_t *err)
         case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
         stat_t c;
-        const char *src = NULL;
-        if (get_stat(r, id, "papi", "tokbench", "cycles", &c) && c.nodes > 0)
-            src = "PAPI cycles";
-        else if (get_stat(r, id, "tsc", "tokbench", "ref_cycles", &c) && c.nodes > 0)
-            src = "TSC reference cycles";
+        const char *src = cycles_of(r, id, &c);
         if (strcmp(col(st, 4), "ok") || !src) {
             if (strcmp(col(st, 4), "ok"))
                 failed_text(st, why, sizeof why);
@@ -893,6 +908,127 @@ static int sec_memory(report_t *r, tb_err_t *err)
     return rc;
 }
 
+/* --- machines side by side -------------------------------------------- */
+
+#define MAXMACHINES (MAXCOLS - 1)
+
+/* The walk case of run `run` with the same row as the reported run's. */
+static int64_t same_case(report_t *r, int64_t run, sqlite3_stmt *walk)
+{
+    sqlite3_stmt *st;
+    int64_t id = -1;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT id FROM cases WHERE run_id = ? AND"
+                           " experiment = 'walk' AND vocabulary = ? AND layout = ? AND"
+                           " pattern = ? AND status = 'ok' ORDER BY seq LIMIT 1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    for (int i = 1; i <= 3; i++)
+        sqlite3_bind_text(st, i + 1, col(walk, i), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Cycles per node of the reported run's walks on every machine of the
+ * database (its latest run there; the reported run for its own machine),
+ * as gathered by `tokbench merge`. */
+static int sec_machines(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "machines", "Machines side by side");
+    sqlite3_stmt *st;
+    if (prep(r, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
+                " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND r.host IS me.host"
+                " THEN ?1 ELSE max(r.id) END AS rid, r.cpu_model, r.host FROM runs r,"
+                " me GROUP BY r.cpu_model, r.host ORDER BY rid <> ?1, rid", &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    int64_t run[MAXMACHINES];
+    char name[MAXMACHINES][64];
+    int n = 0;
+    while (n < MAXMACHINES && sqlite3_step(st) == SQLITE_ROW) {
+        run[n] = sqlite3_column_int64(st, 0);
+        snprintf(name[n], sizeof name[n], "%.40s, %.12s (run %lld)",
+                 *col(st, 1) ? col(st, 1) : "unknown CPU", col(st, 2), (long long)run[n]);
+        n++;
+    }
+    sqlite3_finalize(st);
+    caption(r, s, "cycles per node: PAPI where a machine counts them, else TSC "
+            "reference cycles, from each machine's latest run");
+    if (n < 2) {
+        snprintf(s->note, sizeof s->note, "Not measured: the database holds runs of "
+                 "one machine only; `tokbench merge` the databases of others to "
+                 "compare machines here.");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    tab_init(&s->tab, n + 1, "case", name[0], n > 1 ? name[1] : "", n > 2 ? name[2] : "",
+             n > 3 ? name[3] : "", n > 4 ? name[4] : "", n > 5 ? name[5] : "",
+             n > 6 ? name[6] : "");
+    if (prep(r, WALK_CASES, &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    fprintf(f, "case");
+    for (int m = 0; m < n; m++) {
+        char q[80];
+        dat_label(q, sizeof q, name[m]);
+        fprintf(f, " \"%s\"", q);
+    }
+    fprintf(f, "\n");
+    int rows = 0, rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        if (strcmp(col(st, 4), "ok"))
+            continue;
+        char label[200], q[200], cell[MAXMACHINES][48];
+        case_label(st, label, sizeof label);
+        dat_label(q, sizeof q, label);
+        fprintf(f, "\"%s\"", q);
+        int have = 0;
+        for (int m = 0; m < n; m++) {
+            int64_t id = same_case(r, run[m], st);
+            stat_t c;
+            const char *src = id > 0 ? cycles_of(r, id, &c) : NULL;
+            if (src) {
+                snprintf(cell[m], sizeof cell[m], "%.2f (%s)", c.median / c.nodes,
+                         *src == 'P' ? "PAPI" : "TSC");
+                fprintf(f, " %.6g", c.median / c.nodes);
+                have += m > 0;
+            } else {
+                snprintf(cell[m], sizeof cell[m], "%s", NOT_MEASURED);
+                fprintf(f, " ?");
+            }
+        }
+        fprintf(f, "\n");
+        rows += have > 0;
+        rc = tab_row(&s->tab, err, label, cell[0], n > 1 ? cell[1] : "",
+                     n > 2 ? cell[2] : "", n > 3 ? cell[3] : "", n > 4 ? cell[4] : "",
+                     n > 5 ? cell[5] : "", n > 6 ? cell[6] : "");
+    }
+    sqlite3_finalize(st);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    if (!rows) {
+        snprintf(s->note, sizeof s->note, "Not measured: no other machine ran the "
+                 "walks of this run.");
+        remove_plot(r, s->name);
+        return 0;
+    }
+    snprintf(s->note, sizeof s->note, "TSC reference cycles tick at each machine's "
+             "own TSC frequency: compare them across machines with care.");
+    tb_buf_t v = {0};
+    gp_num(&v, "ncols", n + 1);
+    gp_num(&v, "logy", 1); /* layouts differ by orders of magnitude */
+    rc = draw(r, s, "clustered", "cycles per visited node (log scale)", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
 /* --- one run against another -------------------------------------------- */
 
 /* Cases match by their suite row and, for repeated rows, by order. */
@@ -1228,6 +1364,8 @@ static void usage(FILE *out)
             "  throughput       tokenizer MB/s over each reference's\n"
             "  trie_memory      trie bytes per token, per vocabulary and layout\n"
             "  build_time       trie build time, per vocabulary and layout\n"
+            "  machines         cycles per node of the same walks on every machine in\n"
+            "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
             "                   its noise band; regressions in red\n"
             "--db FILE  the results database (default %s)\n"
@@ -1294,7 +1432,7 @@ int xp_cmd_report(int argc, char **argv)
     }
     if (!rc)
         rc = sec_cycles(r, &err) || sec_misses(r, &err) || sec_mask_time(r, &err) ||
-             sec_throughput(r, &err) || sec_memory(r, &err) ||
+             sec_throughput(r, &err) || sec_memory(r, &err) || sec_machines(r, &err) ||
              (r->vs && sec_compare(r, &err));
     if (!rc && !r->vs)
         remove_plot(r, "compare");

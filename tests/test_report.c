@@ -226,6 +226,40 @@ static void test_report_not_measured(void **state)
     assert_int_not_equal(access(p, F_OK), 0);
 }
 
+/* Two machines in one database (as merge gathers them): side by side. */
+static void test_report_machines(void **state)
+{
+    (void)state;
+    if (!have_data)
+        skip();
+    char db[600], out[600], p[700], cmd[1400];
+    tb_err_t err;
+    path_in("machines.db", db, sizeof db);
+    path_in("machines-report", out, sizeof out);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", fixture, db);
+    assert_int_equal(system(cmd), 0);
+    xp_db_t *d = xp_db_open(db, 0, &err);
+    assert_non_null(d);
+    assert_int_equal(xp_db_exec(d, "UPDATE runs SET cpu_model = 'Intel Xeon <test>',"
+                                " host = 'xeon' WHERE id = 1", &err), 0);
+    xp_db_close(d);
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    snprintf(p, sizeof p, "%s/machines.png", out);
+    size_t n;
+    char *png = slurp(p, &n);
+    assert_non_null(png);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    free(png);
+    snprintf(p, sizeof p, "%s/index.html", out);
+    char *html = slurp(p, NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "src=\"machines.png\""));
+    /* the CPU name is escaped, not markup */
+    assert_non_null(strstr(html, "Intel Xeon &lt;test&gt;"));
+    assert_null(strstr(html, "<test>"));
+    free(html);
+}
+
 static void test_report_empty_database(void **state)
 {
     (void)state;
@@ -443,6 +477,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_every_plot),
         cmocka_unit_test(test_report_not_measured),
+        cmocka_unit_test(test_report_machines),
         cmocka_unit_test(test_report_empty_database),
         cmocka_unit_test(test_export_round_trip),
         cmocka_unit_test(test_export_refuses_unknown),

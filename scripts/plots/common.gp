@@ -3,7 +3,8 @@
 # TEMPLATE` with the data written next to the plot; a template loads this
 # file first and svg.gp last, so one gnuplot process draws both files.
 # Every template gets plots (this folder), datafile, png, svg, ptitle,
-# caption (the run: machine, commit, counter source) and ylab.
+# caption (the run: machine, commit), csource (where the figures come
+# from) and ylab; logy (1: log y axis) is optional.
 # Labels hold vocabulary and layout names with underscores: no enhanced text.
 set terminal pngcairo size 1000,600 font 'sans,10' noenhanced
 set output png
@@ -16,5 +17,6 @@ set tics nomirror
 set key top left opaque
 set bmargin 11
 set lmargin 14
-set title ptitle."\n".caption font 'sans,10'
+set title ptitle."\n".caption."\n".csource font 'sans,10'
+if (!exists("logy")) logy = 0
 set style fill solid 0.85 border -1
