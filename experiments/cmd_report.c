@@ -379,7 +379,8 @@ static void case_label(sqlite3_stmt *st, char *buf, size_t n)
 /* Why a case has no figures: its status and message, shortened. */
 static void failed_text(sqlite3_stmt *st, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s: %.100s", col(st, 4), col(st, 5));
+    const char *msg = col(st, 5);
+    snprintf(buf, n, "%s: %.120s%s", col(st, 4), msg, strlen(msg) > 120 ? "..." : "");
 }
 
 /* Tokens of a vocabulary: what a walk under "any" allows is every token
@@ -439,7 +440,7 @@ static int sec_cycles(report_t *r, tb_err_t *err)
     int rows = 0, papi = 0, tsc = 0, rc = 0;
     double lo = INFINITY, hi = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], q[200], med[32], range[64], x13[32], why[160];
+        char label[200], q[200], med[32], range[64], x13[32], why[200];
         case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
         stat_t c;
@@ -512,7 +513,7 @@ static int sec_misses(report_t *r, tb_err_t *err)
     fprintf(f, "case \"L1D misses\" \"LLC misses\" \"branch mispredictions\"\n");
     int rows = 0, real = 0, sim = 0, rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], q[240], cell[3][32], why[160];
+        char label[200], q[240], cell[3][32], why[200];
         case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
         const char *src = NULL;
@@ -603,7 +604,7 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
     TB_VEC(point_t) pts = {0};
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], tok[32], med[32], range[64], nodes[32], why[160];
+        char label[200], tok[32], med[32], range[64], nodes[32], why[200];
         case_label(st, label, sizeof label);
         stat_t ns;
         int ok = !strcmp(col(st, 4), "ok");
@@ -703,7 +704,7 @@ static int sec_throughput(report_t *r, tb_err_t *err)
     int rows = 0, rc = 0;
     double lo_s = INFINITY, hi_s = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], mbps[32], why[160];
+        char label[200], mbps[32], why[200];
         snprintf(label, sizeof label, "%s %s", col(st, 1), col(st, 2));
         int64_t id = sqlite3_column_int64(st, 0);
         stat_t tb;
