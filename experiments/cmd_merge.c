@@ -232,9 +232,8 @@ int xp_cmd_merge(int argc, char **argv)
                 "compare machines side by side.  A run OUT.db already holds (same run\n"
                 "key) is skipped: merging a file twice adds nothing; a copy OUT.db took\n"
                 "while the run was still going is replaced by the finished run.  The\n"
-                "sources are"
- only read; one that is not a tokbench results database, or has a\n"
-                "newer schema, is refused.\n");
+                "sources are only read; one that is not a tokbench results database,\n"
+                "or has a newer schema, is refused.\n");
         return xp_wants_help(argc, argv) ? 0 : 2;
     }
     tb_err_t err;
