@@ -44,6 +44,15 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# tok/unorm.c includes normalization tables generated from the Unicode data
+# files (package unicode-data) by scripts/gen-unorm.pl.
+$(BUILD)/gen/unorm_tables.h: scripts/gen-unorm.pl
+	@mkdir -p $(dir $@)
+	perl scripts/gen-unorm.pl > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
+
+$(BUILD)/obj/tok/unorm.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/tok/unorm.o: $(BUILD)/gen/unorm_tables.h
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -6,22 +6,15 @@
  * Prepend leaves an empty string empty, Strip and Lowercase work on Unicode
  * characters, not bytes.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <unicase.h>
 #include <unictype.h>
-#include <uninorm.h>
 
 #include "../base/utf8.h"
 #include "tok_internal.h"
-
-static int invalid_utf8(const uint8_t *s, size_t n, tb_err_t *err)
-{
-    return tb_fail(err, "normalizer: invalid UTF-8 at byte %zu of the text",
-                   tb_utf8_validate(s, n));
-}
+#include "unorm.h"
 
 static int all_ascii(const uint8_t *s, size_t n)
 {
@@ -31,27 +24,19 @@ static int all_ascii(const uint8_t *s, size_t n)
     return 1;
 }
 
-/* NFC, NFD, NFKC or NFKD through libunistring; ASCII is left alone by all
- * four, so it skips the library call. */
+/* NFC, NFD, NFKC or NFKD through unorm.c, whose Unicode version is the
+ * reference's (libunistring's newer tables compose and reorder characters
+ * that the reference leaves alone); ASCII is left alone by all four. */
 static int unicode_form(tok_norm_kind_t kind, const uint8_t *s, size_t n,
                         tb_buf_t *out, tb_err_t *err)
 {
     if (all_ascii(s, n))
         return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
-    uninorm_t nf = kind == TOK_NORM_NFC    ? UNINORM_NFC
-                   : kind == TOK_NORM_NFD  ? UNINORM_NFD
-                   : kind == TOK_NORM_NFKC ? UNINORM_NFKC
-                                           : UNINORM_NFKD;
-    if (tb_utf8_validate(s, n) != n)
-        return invalid_utf8(s, n, err);
-    size_t rlen = 0;
-    uint8_t *r = u8_normalize(nf, s, n, NULL, &rlen);
-    if (!r)
-        return errno == EILSEQ ? invalid_utf8(s, n, err)
-                               : tb_fail(err, "normalizer: out of memory");
-    int rc = tb_buf_put(out, r, rlen) ? tb_fail(err, "out of memory") : 0;
-    free(r);
-    return rc;
+    tok_unorm_form_t nf = kind == TOK_NORM_NFC    ? TOK_UNORM_NFC
+                          : kind == TOK_NORM_NFD  ? TOK_UNORM_NFD
+                          : kind == TOK_NORM_NFKC ? TOK_UNORM_NFKC
+                                                  : TOK_UNORM_NFKD;
+    return tok_unorm(nf, s, n, out, err);
 }
 
 /* Lowercases character by character, as Rust's char::to_lowercase does
