@@ -151,7 +151,7 @@ static void test_report_every_plot(void **state)
 {
     (void)state;
     if (!have_data)
-        skip();
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
     char out[600], log[600], p[700];
     path_in("report", out, sizeof out);
     path_in("report.log", log, sizeof log);
@@ -231,7 +231,7 @@ static void test_report_machines(void **state)
 {
     (void)state;
     if (!have_data)
-        skip();
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
     char db[600], out[600], p[700], cmd[1400];
     tb_err_t err;
     path_in("machines.db", db, sizeof db);
