@@ -57,8 +57,18 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/obj/experiments/main.o $(LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+# External tries that the lookup driver measures beside tokbench's own
+# (experiments/ext/, C++ glue over Darts and MARISA): linked into the
+# binary only, never into the library or the tests' programs.
+EXT_OBJ := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard experiments/ext/*.cc))
+CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BIN): $(BUILD)/obj/experiments/main.o $(LIB) $(EXT_OBJ)
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lmarisa
 
 $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)

@@ -774,6 +774,70 @@ static void double_array_validate_catches_damage(void **state)
     trie_keys_free(&k);
 }
 
+/* The dat layout's child chain: validate checks it, and a walk under a
+ * permissive recognizer (which follows the chain) and under a narrow one
+ * (which probes) both give the brute-force mask, NUL children included,
+ * offering only edges that exist: as many as the flat trie offers. */
+static void double_array_child_chain(void **state)
+{
+    (void)state;
+    trie_keys_t k;
+    tb_err_t err;
+    const uint8_t *strs[] = {(const uint8_t *)"\0", (const uint8_t *)"\0\0",
+                             (const uint8_t *)"a\0b", (const uint8_t *)"ab\0",
+                             (const uint8_t *)"ab", (const uint8_t *)"\0\0\0x",
+                             (const uint8_t *)"\xff\x01", (const uint8_t *)"zz"};
+    uint32_t lens[] = {1, 2, 3, 3, 2, 4, 2, 2}, ids[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 8, &err), 0);
+    tries_t tr;
+    build_all(&k, &tr);
+    assert_non_null(tr.t[1]);
+    assert_string_equal(trie_layouts[1]->name, "dat");
+    check_all_walks(&k, NULL, TRIE_SPECIALS_OMIT, &tr, 1);
+    dfa_table_t t;
+    memset(t, 0, sizeof t);
+    tb_bitset_t mask;
+    assert_int_equal(tb_bitset_init(&mask, trie_mask_bits(tr.t[1])), 0);
+    uint64_t visited[2];
+    for (int i = 0; i < 2; i++) {
+        dfa_rec_t d;
+        dfa_init(&d, (const uint8_t(*)[256])t, 1);
+        visited[i] = trie_walk(tr.t[i], &d.rec, &mask);
+        free(d.stack);
+    }
+    assert_int_equal(visited[1], visited[0]);
+    /* 13 edges: \0 \0 \0 x, a \0 b, b \0, \xff \x01, z z */
+    assert_int_equal(visited[1], 13);
+    tb_bitset_free(&mask);
+    free_all(&tr);
+
+    /* A chain that skips a child, or starts at the wrong one, is caught. */
+    trie_da_t da;
+    uint32_t values[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    assert_int_equal(trie_da_build(&da, k.keys, k.n, values,
+                                   TRIE_DA_NUL_FAR | TRIE_DA_CHAIN, &err), 0);
+    assert_non_null(da.chain);
+    assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), 0);
+    uint16_t root = da.chain[0];
+    assert_int_equal(root & 0xFF, 0); /* the NUL child comes first */
+    da.chain[0] = (uint16_t)((root & 0xFF00) | 'a');
+    assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "its chain starts at label 97"));
+    da.chain[0] = root;
+    uint32_t a = trie_da_offset(da.units[0]) ^ 'a';
+    uint16_t sib = da.chain[a];
+    assert_int_equal(sib >> 8, 'z');
+    da.chain[a] = (uint16_t)((sib & 0xFF) | (0xFF << 8));
+    assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "the next child has label 122"));
+    trie_da_free(&da);
+    /* without the flag there is no chain, and walks probe (xcda's case) */
+    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, TRIE_DA_NUL_FAR, &err), 0);
+    assert_null(da.chain);
+    trie_da_free(&da);
+    trie_keys_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -784,6 +848,7 @@ int main(void)
         cmocka_unit_test(dfs_limits_are_clear_errors),
         cmocka_unit_test(double_array_nul_rules),
         cmocka_unit_test(double_array_validate_catches_damage),
+        cmocka_unit_test(double_array_child_chain),
         cmocka_unit_test(every_manifest_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,7 +82,11 @@ static int grow(builder_t *b, size_t need)
     uint8_t *in_list = realloc(b->in_list, cap);
     if (in_list)
         b->in_list = in_list;
-    if (!units || !used || !used_base || !next || !prev || !in_list)
+    uint16_t *chain = b->da->chain;
+    if (chain && (chain = realloc(chain, cap * sizeof *chain)))
+        b->da->chain = chain;
+    if (!units || !used || !used_base || !next || !prev || !in_list ||
+        (b->da->chain && !chain))
         return -1;
     b->cap = cap;
     return 0;
@@ -99,6 +103,8 @@ static int add_block(builder_t *b, tb_err_t *err)
                        OFFSET_MAX);
     for (size_t p = start; p < start + BLOCK; p++) {
         b->da->units[p] = TRIE_DA_FREE;
+        if (b->da->chain)
+            b->da->chain[p] = 0;
         b->used[p] = b->used_base[p] = 0;
         link_free(b, (int32_t)p);
     }
@@ -240,6 +246,10 @@ static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
         take(b, base);
         units[base] = TRIE_DA_LEAF_BIT | values[f->lo];
     }
+    uint16_t *chain = b->da->chain;
+    if (chain && nl > (size_t)leaf) /* the first child's label; NUL is 0 */
+        chain[f->node] = (uint16_t)((chain[f->node] & 0xFF00u) |
+                                    (uint8_t)labels[leaf]);
     size_t i = f->lo + (size_t)leaf;
     for (size_t l = (size_t)leaf; l < nl; l++) {
         uint32_t c = base ^ labels[l];
@@ -248,6 +258,8 @@ static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
         if (labels[l] == TRIE_DA_NUL_SLOT)
             b->used_base[c] = 1; /* so no node probes it as its value unit */
         units[c] = byte;
+        if (chain) /* the next sibling's label, 0 after the last */
+            chain[c] = (uint16_t)(l + 1 < nl ? (uint8_t)labels[l + 1] << 8 : 0);
         size_t j = i;
         while (j < f->hi && keys[j].s[f->depth] == byte)
             j++;
@@ -297,12 +309,15 @@ static int run(builder_t *b, const trie_key_t *keys, size_t n,
 }
 
 int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
-                  const uint32_t *values, int nul_far, tb_err_t *err)
+                  const uint32_t *values, int flags, tb_err_t *err)
 {
     memset(da, 0, sizeof *da);
-    da->nul_far = nul_far;
+    da->nul_far = (flags & TRIE_DA_NUL_FAR) != 0;
     if (check_values(keys, n, values, err))
         return -1;
+    /* A placeholder that grow() reallocates along with the units. */
+    if ((flags & TRIE_DA_CHAIN) && !(da->chain = malloc(sizeof *da->chain)))
+        return tb_fail(err, "out of memory");
     builder_t b = {.da = da, .head = -1, .tail = -1};
     int rc = run(&b, keys, n, values, err);
     free(b.used);
@@ -324,6 +339,7 @@ int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
 void trie_da_free(trie_da_t *da)
 {
     free(da->units);
+    free(da->chain);
     memset(da, 0, sizeof *da);
 }
 
@@ -360,6 +376,8 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
     uint32_t u = c->units[node];
     uint32_t base = node ^ trie_da_offset(u);
     size_t kids = 0;
+    uint32_t prev = UINT32_MAX; /* the previous child, for the chain */
+    const uint16_t *chain = c->da->chain;
     if (trie_da_has_leaf(u) && check_leaf(c, node, base, err))
         return -1;
     for (uint32_t l = 0; l < 256; l++) {
@@ -367,6 +385,13 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
         if (p >= c->n || trie_da_label(c->units[p]) != l)
             continue;
         kids++;
+        if (chain && prev == UINT32_MAX && (chain[node] & 0xFFu) != l)
+            return tb_fail(err, "unit %u: its chain starts at label %u, its "
+                           "first child has label %u", node, chain[node] & 0xFFu, l);
+        if (chain && prev != UINT32_MAX && chain[prev] >> 8 != l)
+            return tb_fail(err, "unit %u: its chain goes on with label %u, the "
+                           "next child has label %u", prev, chain[prev] >> 8, l);
+        prev = p;
         if (c->seen[p] && c->shared)
             continue;
         if (c->seen[p])
@@ -377,6 +402,9 @@ static int check_unit(checker_t *c, uint32_t node, tb_err_t *err)
     }
     if (!kids && !trie_da_has_leaf(u) && node != 0)
         return tb_fail(err, "unit %u has neither children nor a value", node);
+    if (chain && prev != UINT32_MAX && chain[prev] >> 8)
+        return tb_fail(err, "unit %u: the last child has a next sibling %u in "
+                       "its chain", prev, chain[prev] >> 8);
     return 0;
 }
 
@@ -407,19 +435,27 @@ int trie_da_validate(const trie_da_t *da, size_t nkeys, uint32_t value_limit,
 
 /* ---- reading ----------------------------------------------------------- */
 
-/* The unit reached from `node` along byte c, or 0 (the root, never a
- * child) if there is none.  The range check keeps a probe of a blob read
- * from a file inside its units. */
-static inline uint32_t follow(const trie_da_t *da, uint32_t node, uint8_t c)
+/* The unit reached from `node` (whose unit is u) along byte c, or 0 (the
+ * root, never a child) if there is none; *u becomes the child's unit.
+ * Carrying the unit from one step to the next leaves one dependent load
+ * per byte, as in Darts' 8-byte units, instead of re-reading the node for
+ * its offset. */
+static inline uint32_t step(const trie_da_t *da, uint32_t node, uint32_t *u,
+                            uint8_t c)
 {
-    uint32_t p = trie_da_slot(da, node ^ trie_da_offset(da->units[node]), c);
-    return p < da->n && trie_da_label(da->units[p]) == c ? p : 0;
+    uint32_t p = trie_da_slot(da, node ^ trie_da_offset(*u), c);
+    if (p >= da->n)
+        return 0;
+    uint32_t v = da->units[p];
+    if (trie_da_label(v) != c)
+        return 0;
+    *u = v;
+    return p;
 }
 
-/* The value stored at `node`, or -1. */
-static inline int64_t value_at(const trie_da_t *da, uint32_t node)
+/* The value of the node whose unit is u, or -1. */
+static inline int64_t value_of(const trie_da_t *da, uint32_t node, uint32_t u)
 {
-    uint32_t u = da->units[node];
     uint32_t p = node ^ trie_da_offset(u);
     if (!trie_da_has_leaf(u) || p >= da->n)
         return -1;
@@ -428,22 +464,22 @@ static inline int64_t value_at(const trie_da_t *da, uint32_t node)
 
 int64_t trie_da_lookup(const trie_da_t *da, const uint8_t *s, size_t n)
 {
-    uint32_t node = 0;
+    uint32_t node = 0, u = da->units[0];
     for (size_t i = 0; i < n; i++)
-        if (!(node = follow(da, node, s[i])))
+        if (!(node = step(da, node, &u, s[i])))
             return -1;
-    return n ? value_at(da, node) : -1;
+    return n ? value_of(da, node, u) : -1;
 }
 
 size_t trie_da_prefixes(const trie_da_t *da, const uint8_t *s, size_t n,
                         trie_match_t *out, size_t max)
 {
-    uint32_t node = 0;
+    uint32_t node = 0, u = da->units[0];
     size_t found = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!(node = follow(da, node, s[i])))
+        if (!(node = step(da, node, &u, s[i])))
             break;
-        int64_t v = value_at(da, node);
+        int64_t v = value_of(da, node, u);
         if (v >= 0 && found++ < max)
             out[found - 1] = (trie_match_t){.id = (uint32_t)v,
                                             .len = (uint32_t)i + 1};
@@ -451,20 +487,41 @@ size_t trie_da_prefixes(const trie_da_t *da, const uint8_t *s, size_t n,
     return found;
 }
 
-static void enter(trie_da_frame_t *f, uint32_t node, uint32_t base,
-                  trie_rec_t *rec)
+/* From this many allowed bytes on, a node with a chain lists its children
+ * along it instead of probing each allowed label: most nodes have a few
+ * children, so probing 256 labels under a permissive recognizer cost ~100
+ * times a flat-trie step, while the chain costs one read per child. */
+#define CHAIN_FROM 8
+
+static void enter(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
+                  uint32_t base, trie_rec_t *rec)
 {
     f->node = node;
     f->base = base;
     f->next = 0;
+    f->chained = 0;
     if (rec->allowed_bytes)
         rec->allowed_bytes(rec, f->allowed);
     else
         memset(f->allowed, 0xFF, sizeof f->allowed);
+    if (!da->chain)
+        return;
+    int allowed = 0;
+    for (int w = 0; w < 4; w++)
+        allowed += __builtin_popcountll(f->allowed[w]);
+    if (allowed < CHAIN_FROM)
+        return;
+    f->chained = 1;
+    /* A first label 0 is also what a node without children holds: the
+     * probe tells them apart. */
+    uint32_t c = da->chain[node] & 0xFFu;
+    uint32_t p = trie_da_slot(da, base, (uint8_t)c);
+    f->next = p < da->n && trie_da_label(da->units[p]) == c ? c : 256;
 }
 
-/* The first allowed label from f->next on that has a child, or -1. */
-static int next_label(const trie_da_t *da, const trie_da_frame_t *f)
+/* The next allowed label from f->next on that has a child, or -1; moves
+ * f->next past it. */
+static int next_probed(const trie_da_t *da, trie_da_frame_t *f)
 {
     for (uint32_t w = f->next >> 6; w < 4; w++) {
         uint64_t bits = f->allowed[w];
@@ -473,9 +530,25 @@ static int next_label(const trie_da_t *da, const trie_da_frame_t *f)
         for (; bits; bits &= bits - 1) {
             uint32_t c = w * 64 + (uint32_t)__builtin_ctzll(bits);
             uint32_t p = trie_da_slot(da, f->base, (uint8_t)c);
-            if (p < da->n && trie_da_label(da->units[p]) == c)
+            if (p < da->n && trie_da_label(da->units[p]) == c) {
+                f->next = c + 1;
                 return (int)c;
+            }
         }
+    }
+    f->next = 256;
+    return -1;
+}
+
+/* The next child along the chain that the recognizer allows, or -1. */
+static int next_chained(const trie_da_t *da, trie_da_frame_t *f)
+{
+    while (f->next < 256) {
+        uint32_t c = f->next;
+        uint32_t sib = da->chain[trie_da_slot(da, f->base, (uint8_t)c)] >> 8;
+        f->next = sib ? sib : 256;
+        if ((f->allowed[c >> 6] >> (c & 63)) & 1)
+            return (int)c;
     }
     return -1;
 }
@@ -485,9 +558,10 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
 {
     size_t top = 0;
     uint64_t visited = 0;
-    enter(&f[0], 0, trie_da_offset(da->units[0]), rec);
+    enter(da, &f[0], 0, trie_da_offset(da->units[0]), rec);
     for (;;) {
-        int c = next_label(da, &f[top]);
+        int c = f[top].chained ? next_chained(da, &f[top])
+                               : next_probed(da, &f[top]);
         if (c < 0) {
             if (top == 0)
                 break;
@@ -495,15 +569,16 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
             top--;
             continue;
         }
-        f[top].next = (uint32_t)c + 1;
         visited++;
         if (!rec->push_byte(rec, (uint8_t)c))
             continue;
         uint32_t node = trie_da_slot(da, f[top].base, (uint8_t)c);
-        int64_t v = value_at(da, node);
+        uint32_t u = da->units[node];
+        int64_t v = value_of(da, node, u);
         if (v >= 0)
             tb_bitset_set(mask, (size_t)v);
-        enter(&f[++top], node, node ^ trie_da_offset(da->units[node]), rec);
+        enter(da, &f[top + 1], node, node ^ trie_da_offset(u), rec);
+        top++;
     }
     return visited;
 }
@@ -511,12 +586,12 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
 size_t trie_da_longest(const trie_da_t *da, const uint8_t *s, size_t n,
                        uint32_t *value)
 {
-    uint32_t node = 0;
+    uint32_t node = 0, u = da->units[0];
     size_t best = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!(node = follow(da, node, s[i])))
+        if (!(node = step(da, node, &u, s[i])))
             break;
-        int64_t v = value_at(da, node);
+        int64_t v = value_of(da, node, u);
         if (v >= 0) {
             best = i + 1;
             *value = (uint32_t)v;

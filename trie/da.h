@@ -22,6 +22,16 @@
  * unit is reserved as a base so that no other node reads it as its value.
  * Without nul_far (charsmaps) a NUL byte never matches, as in darts-clone.
  *
+ * Child chain.  With TRIE_DA_CHAIN the builder also fills `chain`, one
+ * 16-bit entry per unit beside the units (2 more bytes per unit, half
+ * again the units' size): bits 0-7 the label of the unit's first child,
+ * bits 8-15 the label of its next sibling (0: none; children come in label
+ * order with NUL first, so a next sibling is never NUL).  A first label of
+ * 0 on a node without a NUL child means no children: the probe of that
+ * label fails.  The walk follows the chain where the recognizer allows many
+ * bytes, so it reads a node's children, not 256 empty slots; lookups never
+ * read it.
+ *
  * The builder places each node's children at a free "base", every base
  * used by one node only, so a matching label can only be the probing
  * node's own child.  Bases 0 and 0x100 stay unused (their NUL probes would
@@ -64,8 +74,13 @@ static inline uint32_t trie_da_value(uint32_t u)
     return u & ~TRIE_DA_LEAF_BIT;
 }
 
+/* trie_da_build flags. */
+#define TRIE_DA_NUL_FAR 1 /* NUL children at base ^ TRIE_DA_NUL_SLOT */
+#define TRIE_DA_CHAIN 2   /* fill the child chain (see above) */
+
 typedef struct {
     uint32_t *units;
+    uint16_t *chain;  /* n entries with TRIE_DA_CHAIN, else NULL */
     size_t n;         /* a multiple of 256 when built here */
     uint32_t max_len; /* the longest key */
     size_t nkeys;
@@ -82,10 +97,11 @@ static inline uint32_t trie_da_slot(const trie_da_t *da, uint32_t base, uint8_t 
 }
 
 /* Builds the units for the sorted, unique keys, key i carrying values[i]
- * (below 2^31).  Fails on a NUL byte in a key unless nul_far, or on an
- * array too large to encode its offsets. */
+ * (below 2^31); `flags` is a set of TRIE_DA_* (1 alone is NUL_FAR, as it
+ * always was).  Fails on a NUL byte in a key unless TRIE_DA_NUL_FAR, or on
+ * an array too large to encode its offsets. */
 int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
-                  const uint32_t *values, int nul_far, tb_err_t *err);
+                  const uint32_t *values, int flags, tb_err_t *err);
 void trie_da_free(trie_da_t *da);
 
 /* Value of exactly s[0..n), or -1. */
@@ -101,9 +117,11 @@ size_t trie_da_longest(const trie_da_t *da, const uint8_t *s, size_t n,
                        uint32_t *value);
 
 /* One level of a walk: the node, where its children are, the next label to
- * try and the labels the recognizer allows there. */
+ * try (256: none left) and the labels the recognizer allows there; with
+ * `chained` the next label is the next child along the chain, else the next
+ * allowed label to probe. */
 typedef struct {
-    uint32_t node, base, next;
+    uint32_t node, base, next, chained;
     uint64_t allowed[4];
 } trie_da_frame_t;
 
@@ -113,7 +131,8 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
                       trie_rec_t *rec, tb_bitset_t *mask);
 
 /* Structural checks from the root: every value unit in range and a leaf
- * with a value below `value_limit`, no node without children or value, and
+ * with a value below `value_limit`, no node without children or value, the
+ * child chain (where there is one) listing exactly each node's children, and
  * (unless nkeys is (size_t)-1) nkeys values in all.  With `shared` 0 every
  * unit must be reached once (a tree, as trie_da_build makes); with 1 units
  * may be reached from several parents, as in the arrays darts-clone builds

@@ -3,10 +3,11 @@
  * token ids as values, built from the sorted keys.
  *
  * A lookup is one unit read per byte.  The walk is depth first with an
- * explicit stack; at each node it probes only the labels the recognizer
- * allows (its allowed_bytes hook; all 256 without one), so unlike `dfs` it
- * never offers a byte that has no child, but it pays a probe per allowed
- * byte.  NUL bytes, which darts-clone cannot hold, are labels here too:
+ * explicit stack; at each node it offers only children that exist and that
+ * the recognizer allows (its allowed_bytes hook; all 256 without one), so
+ * unlike `dfs` it never offers a byte that has no child.  Where few bytes
+ * are allowed it probes them; where many are, it follows the child chain
+ * (da.h), 2 bytes per unit beside the 4-byte units, which bytes() counts.  NUL bytes, which darts-clone cannot hold, are labels here too:
  * their child sits in the neighbouring block (see da.h).
  */
 #include <stdlib.h>
@@ -43,7 +44,8 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
     }
     for (size_t i = 0; i < k->n; i++)
         ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&t->da, k->keys, k->n, ids, 1, err);
+    int rc = trie_da_build(&t->da, k->keys, k->n, ids,
+                           TRIE_DA_NUL_FAR | TRIE_DA_CHAIN, err);
     free(ids);
     if (rc) {
         free(t);
@@ -84,7 +86,7 @@ static size_t dat_nodes(const void *impl)
 static size_t dat_bytes(const void *impl)
 {
     const dat_t *t = impl;
-    return sizeof *t + t->da.n * sizeof *t->da.units +
+    return sizeof *t + t->da.n * (sizeof *t->da.units + sizeof *t->da.chain) +
            sizeof *t->frames * ((size_t)t->da.max_len + 1);
 }
 
@@ -98,7 +100,7 @@ static int dat_validate(const void *impl, tb_err_t *err)
 
 const trie_layout_t trie_layout_dat = {
     .name = "dat",
-    .about = "darts-clone double array, 32-bit units, probes allowed labels",
+    .about = "darts-clone double array, 32-bit units, child chain for walks",
     .build = dat_build,
     .free = dat_free,
     .lookup = dat_lookup,

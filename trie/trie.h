@@ -78,7 +78,8 @@ void trie_keys_free(trie_keys_t *k);
  *   pop_bytes     drops the top n states;
  *   allowed_bytes optional (may be NULL): the bytes push_byte would accept
  *                 now, as a 256-bit set (bit b of set[b / 64]).  Double
- *                 arrays use it to probe only those labels.
+ *                 arrays use it to probe only those labels when they are
+ *                 few, and to filter a node's children when they are many.
  */
 typedef struct trie_rec trie_rec_t;
 struct trie_rec {
