@@ -49,23 +49,23 @@ static const char *kind_name(uint8_t k)
 
 static void print_histogram(const tok_vocab_t *v)
 {
-    enum { BUCKETS = 18 }; /* 1..16 bytes, 17..32, 33+ */
+    enum { EXACT = 17, BUCKETS = EXACT + 2 }; /* 0..16 bytes, 17..32, 33+ */
     uint32_t count[BUCKETS] = {0};
     size_t longest = 0;
     for (uint32_t id = 0; id < v->size; id++) {
         size_t len = v->offset[id + 1] - v->offset[id];
         if (len > longest)
             longest = len;
-        count[len <= 16 ? len : len <= 32 ? 16 : 17]++;
+        count[len < EXACT ? len : len <= 32 ? EXACT : EXACT + 1]++;
     }
     printf("token byte lengths (longest %zu):\n", longest);
     for (int b = 0; b < BUCKETS; b++) {
         if (!count[b])
             continue;
-        if (b < 16)
+        if (b < EXACT)
             printf("  %7d  %u\n", b, count[b]);
         else
-            printf("  %7s  %u\n", b == 16 ? "17-32" : "33+", count[b]);
+            printf("  %7s  %u\n", b == EXACT ? "17-32" : "33+", count[b]);
     }
 }
 

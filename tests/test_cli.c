@@ -1,0 +1,149 @@
+/* Tests of the vocab, encode and decode commands: what they print agrees
+ * with the library on a real vocabulary, and bad arguments fail naming
+ * what is wrong. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+static char bin[512];
+
+/* Runs `tokbench ARGS`; returns the exit status, output (malloc'd) in *out. */
+static int run(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = 0, cap = 1 << 20;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - 1 - len, p)) > 0)
+        len += n;
+    buf[len] = 0;
+    int status = pclose(p);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void vocab_agrees_with_the_library(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *t = test_load(LLAMA3);
+    const tok_vocab_t *v = tok_vocab(t);
+    char sum[65], *out;
+    tok_vocab_checksum(v, sum);
+    assert_int_equal(run("vocab " LLAMA3, &out), 0);
+    unsigned size = 0;
+    const char *at = strstr(out, "size ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "size %u ids", &size), 1);
+    assert_int_equal(size, v->size);
+    assert_non_null(strstr(out, sum));
+    /* The histogram's counts add up to the vocabulary size. */
+    unsigned long total = 0, count;
+    char label[16];
+    for (char *line = strstr(out, "token byte lengths"); line;
+         line = strchr(line + 1, '\n'))
+        if (sscanf(line + 1, " %15s %lu", label, &count) == 2 &&
+            (label[0] >= '0' && label[0] <= '9'))
+            total += count;
+    assert_int_equal(total, v->size);
+    /* The last exact bucket, 16 bytes, is its own line. */
+    unsigned long sixteen = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        sixteen += v->offset[id + 1] - v->offset[id] == 16;
+    char line16[64];
+    snprintf(line16, sizeof line16, "\n  %7d  %lu\n", 16, sixteen);
+    assert_non_null(strstr(out, line16));
+    free(out);
+    tok_free(t);
+}
+
+static void encode_then_decode_round_trips(void **state)
+{
+    (void)state;
+    const char *text = "Grüße, 世界! 12345 <|begin_of_text|>  tabs\tand spaces";
+    tok_tokenizer_t *t = test_load(LLAMA3);
+    tok_ids_t ids = {0};
+    tb_err_t err;
+    assert_int_equal(tok_encode(t, (const uint8_t *)text, strlen(text), &ids, &err), 0);
+    char args[4096], *out;
+    snprintf(args, sizeof args, "encode " LLAMA3 " '%s'", text);
+    assert_int_equal(run(args, &out), 0);
+    char want[4096] = {0};
+    size_t at = 0;
+    for (size_t i = 0; i < ids.len; i++)
+        at += (size_t)snprintf(want + at, sizeof want - at, i ? " %u" : "%u", ids.data[i]);
+    want[at++] = '\n';
+    assert_string_equal(out, want);
+    free(out);
+    want[at - 1] = 0;
+    snprintf(args, sizeof args, "decode " LLAMA3 " %s", want);
+    assert_int_equal(run(args, &out), 0);
+    assert_string_equal(out, text);
+    free(out);
+    free(ids.data);
+    tok_free(t);
+}
+
+static void bad_arguments_are_named(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("decode " LLAMA3 " 12 99999999", &out), 1);
+    assert_non_null(strstr(out, "'99999999' is not a token id"));
+    free(out);
+    assert_int_equal(run("decode " LLAMA3 " 12x", &out), 1);
+    assert_non_null(strstr(out, "'12x'"));
+    free(out);
+    assert_int_equal(run("encode no-such-vocabulary hi", &out), 1);
+    assert_non_null(strstr(out, "no-such-vocabulary"));
+    free(out);
+    assert_int_equal(run("encode " LLAMA3 " -f /nonexistent/file", &out), 1);
+    assert_non_null(strstr(out, "/nonexistent/file"));
+    free(out);
+    assert_int_equal(run("vocab tests/test_cli.c", &out), 1);
+    assert_non_null(strstr(out, "tests/test_cli.c"));
+    free(out);
+    assert_int_equal(run("encode", &out), 2);
+    assert_non_null(strstr(out, "usage: tokbench encode"));
+    free(out);
+    assert_int_equal(run("encode --help", &out), 0);
+    assert_non_null(strstr(out, "usage: tokbench encode"));
+    free(out);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *build = getenv("BUILD");
+    snprintf(bin, sizeof bin, "%s/tokbench", build && *build ? build : "build");
+    if (access(bin, X_OK)) {
+        fprintf(stderr, "%s is missing: build it first\n", bin);
+        return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(vocab_agrees_with_the_library),
+        cmocka_unit_test(encode_then_decode_round_trips),
+        cmocka_unit_test(bad_arguments_are_named),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
