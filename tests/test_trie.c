@@ -818,6 +818,16 @@ static void double_array_child_chain(void **state)
                                    TRIE_DA_NUL_FAR | TRIE_DA_CHAIN, &err), 0);
     assert_non_null(da.chain);
     assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), 0);
+    /* an even number of blocks: the direct readers' NUL slots are inside */
+    assert_true(da.direct);
+    assert_int_equal(da.n % 512, 0);
+    for (size_t i = 0; i < k.n; i++) /* values[i] went to sorted key i */
+        assert_int_equal(trie_da_lookup_direct(&da, k.keys[i].s, k.keys[i].len), i);
+    assert_int_equal(trie_da_lookup_direct(&da, (const uint8_t *)"\0\0\0", 3), -1);
+    trie_match_t m[4];
+    assert_int_equal(trie_da_prefixes_direct(&da, (const uint8_t *)"\0\0\0x", 4,
+                                             m, 4), 3);
+    assert_int_equal(m[2].id, 2); /* "\0\0\0x" is the third key in order */
     uint16_t root = da.chain[0];
     assert_int_equal(root & 0xFF, 0); /* the NUL child comes first */
     da.chain[0] = (uint16_t)((root & 0xFF00) | 'a');

@@ -320,6 +320,11 @@ int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
         return tb_fail(err, "out of memory");
     builder_t b = {.da = da, .head = -1, .tail = -1};
     int rc = run(&b, keys, n, values, err);
+    /* An even number of blocks puts every NUL slot (base ^ 0x100, the
+     * neighbouring block) inside the array, so the direct readers need no
+     * range check. */
+    if (!rc && da->nul_far && (da->n / BLOCK) % 2)
+        rc = add_block(&b, err);
     free(b.used);
     free(b.used_base);
     free(b.next);
@@ -330,6 +335,9 @@ int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
         return -1;
     }
     da->nkeys = n;
+    /* Offsets are XORs of two unit indexes, so below 2^21 units none is
+     * extended. */
+    da->direct = da->nul_far && da->n <= OFFSET_DIRECT && (da->n / BLOCK) % 2 == 0;
     for (size_t i = 0; i < n; i++)
         if (keys[i].len > da->max_len)
             da->max_len = keys[i].len;
@@ -434,6 +442,27 @@ int trie_da_validate(const trie_da_t *da, size_t nkeys, uint32_t value_limit,
 }
 
 /* ---- reading ----------------------------------------------------------- */
+
+/* What byte c flips in a base to give its slot (see da.h). */
+const uint16_t trie_da_xor_of[256] = {
+    TRIE_DA_NUL_SLOT,
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+    40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57,
+    58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75,
+    76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93,
+    94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
+    110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124,
+    125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139,
+    140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154,
+    155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169,
+    170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184,
+    185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199,
+    200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214,
+    215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229,
+    230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244,
+    245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255,
+};
 
 /* The unit reached from `node` (whose unit is u) along byte c, or 0 (the
  * root, never a child) if there is none; *u becomes the child's unit.

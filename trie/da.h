@@ -85,6 +85,9 @@ typedef struct {
     uint32_t max_len; /* the longest key */
     size_t nkeys;
     int nul_far;      /* NUL children at base ^ TRIE_DA_NUL_SLOT */
+    int direct;       /* built here with nul_far, no extended offset and
+                       * an even number of blocks: the trie_da_*_direct
+                       * readers apply */
 } trie_da_t;
 
 /* Where the child of a node whose children are at `base` would be along
@@ -110,6 +113,73 @@ int64_t trie_da_lookup(const trie_da_t *da, const uint8_t *s, size_t n);
  * value goes in trie_match_t.id); writes at most max, returns the count. */
 size_t trie_da_prefixes(const trie_da_t *da, const uint8_t *s, size_t n,
                         trie_match_t *out, size_t max);
+
+/*
+ * The readers for arrays with `direct` set (the dat layout's), inline so a
+ * layout's lookup is one call, and short, since a lookup is a chain of
+ * dependent loads: no unit has the extension bit (the array is below 2^21
+ * units), so an offset is u >> 10; a NUL byte's slot comes from a table
+ * (byte c -> c, NUL -> TRIE_DA_NUL_SLOT) beside the chain rather than on
+ * it; and there is no range check: the builder leaves an even number of
+ * blocks, so a NUL slot (the neighbouring block) and every other slot of a
+ * node (its own block) lie inside the array.  One load per byte, as in
+ * Darts, whose 8-byte units hold base and check together.
+ */
+extern const uint16_t trie_da_xor_of[256];
+
+static inline int trie_da_direct_step(const uint32_t *units, uint32_t *node,
+                                      uint32_t *u, uint8_t c)
+{
+    /* node ^ byte first, since it does not wait for the load of u; the
+     * empty asm keeps the compiler from reassociating the XORs and putting
+     * two of them after the load. */
+    uint32_t k = *node ^ trie_da_xor_of[c];
+    __asm__("" : "+r"(k));
+    uint32_t p = k ^ (*u >> 10);
+    uint32_t v = units[p];
+    if ((v & (TRIE_DA_LEAF_BIT | 0xFFu)) != c)
+        return 0;
+    *node = p;
+    *u = v;
+    return 1;
+}
+
+static inline int64_t trie_da_direct_value(const uint32_t *units,
+                                           uint32_t node, uint32_t u)
+{
+    if (!trie_da_has_leaf(u))
+        return -1;
+    return trie_da_value(units[node ^ (u >> 10)]);
+}
+
+static inline int64_t trie_da_lookup_direct(const trie_da_t *da,
+                                            const uint8_t *s, size_t n)
+{
+    const uint32_t *units = da->units;
+    uint32_t node = 0, u = units[0];
+    for (size_t i = 0; i < n; i++)
+        if (!trie_da_direct_step(units, &node, &u, s[i]))
+            return -1;
+    return n ? trie_da_direct_value(units, node, u) : -1;
+}
+
+static inline size_t trie_da_prefixes_direct(const trie_da_t *da,
+                                             const uint8_t *s, size_t n,
+                                             trie_match_t *out, size_t max)
+{
+    const uint32_t *units = da->units;
+    uint32_t node = 0, u = units[0];
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!trie_da_direct_step(units, &node, &u, s[i]))
+            break;
+        int64_t v = trie_da_direct_value(units, node, u);
+        if (v >= 0 && found++ < max)
+            out[found - 1] = (trie_match_t){.id = (uint32_t)v,
+                                            .len = (uint32_t)i + 1};
+    }
+    return found;
+}
 
 /* Length of the longest key that is a prefix of s[0..n), its value in
  * *value; 0 (value untouched) if there is none. */

@@ -63,13 +63,17 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
 
 static int32_t dat_lookup(const void *impl, const uint8_t *s, size_t n)
 {
-    return (int32_t)trie_da_lookup(&((const dat_t *)impl)->da, s, n);
+    const trie_da_t *da = &((const dat_t *)impl)->da;
+    return (int32_t)(da->direct ? trie_da_lookup_direct(da, s, n)
+                                : trie_da_lookup(da, s, n));
 }
 
 static size_t dat_prefixes(const void *impl, const uint8_t *s, size_t n,
                            trie_match_t *out, size_t max)
 {
-    return trie_da_prefixes(&((const dat_t *)impl)->da, s, n, out, max);
+    const trie_da_t *da = &((const dat_t *)impl)->da;
+    return da->direct ? trie_da_prefixes_direct(da, s, n, out, max)
+                      : trie_da_prefixes(da, s, n, out, max);
 }
 
 static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
