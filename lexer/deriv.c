@@ -1,0 +1,376 @@
+/* deriv: derivatives, byte classes and the lazy DFA (see deriv.h). */
+#include "deriv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMO_MAX (1u << 20) /* derivative cache entries before it is cleared */
+
+/* ---- derivatives -------------------------------------------------------- */
+
+static uint64_t memo_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static int memo_get(const lex_dfa_t *d, uint64_t key, lex_term_t *v)
+{
+    size_t m = d->memo_cap - 1;
+    for (size_t h = memo_hash(key) & m; d->memo_key[h] != UINT64_MAX; h = (h + 1) & m)
+        if (d->memo_key[h] == key) {
+            *v = d->memo_val[h];
+            return 1;
+        }
+    return 0;
+}
+
+static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
+{
+    if ((d->memo_n + 1) * 2 > d->memo_cap) {
+        size_t cap = d->memo_cap * 2;
+        uint64_t *k = NULL;
+        uint32_t *val = NULL;
+        if (cap <= MEMO_MAX) {
+            k = malloc(cap * sizeof *k);
+            val = malloc(cap * sizeof *val);
+        }
+        if (!k || !val) {
+            /* Too big (or no memory): it is only a cache, start it over. */
+            free(k);
+            free(val);
+            memset(d->memo_key, 0xFF, d->memo_cap * sizeof *d->memo_key);
+            d->memo_n = 0;
+        } else {
+            memset(k, 0xFF, cap * sizeof *k);
+            for (size_t i = 0; i < d->memo_cap; i++) {
+                if (d->memo_key[i] == UINT64_MAX)
+                    continue;
+                size_t h = memo_hash(d->memo_key[i]) & (cap - 1);
+                while (k[h] != UINT64_MAX)
+                    h = (h + 1) & (cap - 1);
+                k[h] = d->memo_key[i];
+                val[h] = d->memo_val[i];
+            }
+            free(d->memo_key);
+            free(d->memo_val);
+            d->memo_key = k;
+            d->memo_val = val;
+            d->memo_cap = cap;
+        }
+    }
+    size_t m = d->memo_cap - 1;
+    size_t h = memo_hash(key) & m;
+    while (d->memo_key[h] != UINT64_MAX)
+        h = (h + 1) & m;
+    d->memo_key[h] = key;
+    d->memo_val[h] = v;
+    d->memo_n++;
+}
+
+/* The derivative of term x by byte class c (b is a byte of that class). */
+static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
+{
+    lex_terms_t *t = &d->terms;
+    const lex_node_t *n = lex_node(t, x);
+    switch (n->kind) {
+    case LEX_K_NOTHING:
+    case LEX_K_EPSILON:
+        return LEX_NOTHING;
+    case LEX_K_BYTES:
+        return (n->set[b >> 6] >> (b & 63)) & 1 ? LEX_EPSILON : LEX_NOTHING;
+    default:
+        break;
+    }
+    uint64_t key = ((uint64_t)x << 8) | c;
+    lex_term_t r;
+    if (memo_get(d, key, &r))
+        return r;
+    if (n->kind == LEX_K_CONCAT) {
+        lex_term_t head = n->a, rest = n->b;
+        int nullable = lex_node(t, head)->nullable;
+        r = lex_concat(t, deriv(d, head, c, b), rest);
+        if (nullable)
+            r = lex_or(t, r, deriv(d, rest, c, b));
+    } else if (n->kind == LEX_K_STAR) {
+        lex_term_t body = n->a;
+        r = lex_concat(t, deriv(d, body, c, b), x);
+    } else {
+        /* A union chain: derive every alternative, then one normalizing
+         * union (pairwise unions would re-sort the chain at every link). */
+        size_t cnt = 0, cap = 16;
+        lex_term_t *v = malloc(cap * sizeof *v);
+        lex_term_t cur = x;
+        while (v) {
+            const lex_node_t *y = lex_node(t, cur);
+            lex_term_t alt = y->kind == LEX_K_OR ? y->a : cur;
+            lex_term_t next = y->kind == LEX_K_OR ? y->b : LEX_NOTHING;
+            int last = y->kind != LEX_K_OR;
+            lex_term_t da = deriv(d, alt, c, b);
+            if (cnt == cap) {
+                lex_term_t *nv = realloc(v, (cap *= 2) * sizeof *v);
+                if (!nv) {
+                    free(v);
+                    v = NULL;
+                    break;
+                }
+                v = nv;
+            }
+            v[cnt++] = da;
+            if (last)
+                break;
+            cur = next;
+        }
+        if (!v) {
+            t->full = 1;
+            return LEX_NOTHING;
+        }
+        r = lex_or_n(t, v, cnt);
+        free(v);
+    }
+    if (!t->full)
+        memo_put(d, key, r);
+    return r;
+}
+
+/* ---- states ---------------------------------------------------------------- */
+
+static void dfa_fail(lex_dfa_t *d, const char *what)
+{
+    if (!d->failed)
+        tb_fail(&d->err, "regex '%.300s': %s", d->pattern, what);
+    d->failed = 1;
+}
+
+static uint32_t by_term_find(const lex_dfa_t *d, lex_term_t x, size_t *slot)
+{
+    size_t m = d->by_cap - 1;
+    size_t h = memo_hash(x) & m;
+    for (; d->by_term[h] != UINT32_MAX; h = (h + 1) & m)
+        if (d->term[d->by_term[h]] == x)
+            return d->by_term[h];
+    *slot = h;
+    return UINT32_MAX;
+}
+
+static int by_term_grow(lex_dfa_t *d)
+{
+    size_t cap = d->by_cap ? d->by_cap * 2 : 256;
+    uint32_t *tab = malloc(cap * sizeof *tab);
+    if (!tab)
+        return -1;
+    memset(tab, 0xFF, cap * sizeof *tab);
+    for (size_t s = 0; s < d->nstates; s++) {
+        size_t h = memo_hash(d->term[s]) & (cap - 1);
+        while (tab[h] != UINT32_MAX)
+            h = (h + 1) & (cap - 1);
+        tab[h] = (uint32_t)s;
+    }
+    free(d->by_term);
+    d->by_term = tab;
+    d->by_cap = cap;
+    return 0;
+}
+
+/* The state of term x, made if new; LEX_DEAD with the sticky error set if
+ * the state limit is reached. */
+static uint32_t state_of(lex_dfa_t *d, lex_term_t x)
+{
+    if (x == LEX_NOTHING && d->nstates > 0)
+        return LEX_DEAD;
+    size_t slot = 0;
+    uint32_t s = by_term_find(d, x, &slot);
+    if (s != UINT32_MAX)
+        return s;
+    if (d->nstates >= d->max_states) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the DFA needs more than %zu states (the limit)",
+                 d->max_states);
+        dfa_fail(d, msg);
+        return LEX_DEAD;
+    }
+    if (d->nstates == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        uint32_t *tr = realloc(d->trans, cap * d->ncls * sizeof *tr);
+        if (tr)
+            d->trans = tr;
+        lex_term_t *te = realloc(d->term, cap * sizeof *te);
+        if (te)
+            d->term = te;
+        uint8_t *ac = realloc(d->accept, cap);
+        if (ac)
+            d->accept = ac;
+        uint64_t(*al)[4] = realloc(d->allowed, cap * sizeof *al);
+        if (al)
+            d->allowed = al;
+        uint8_t *ok = realloc(d->allowed_ok, cap);
+        if (ok)
+            d->allowed_ok = ok;
+        if (!tr || !te || !ac || !al || !ok) {
+            dfa_fail(d, "out of memory");
+            return LEX_DEAD;
+        }
+        d->cap = cap;
+    }
+    s = (uint32_t)d->nstates++;
+    d->term[s] = x;
+    d->accept[s] = lex_node(&d->terms, x)->nullable;
+    d->allowed_ok[s] = 0;
+    for (size_t c = 0; c < d->ncls; c++)
+        d->trans[(size_t)s * d->ncls + c] = s == LEX_DEAD ? LEX_DEAD : LEX_UNKNOWN;
+    d->by_term[slot] = s;
+    if (d->nstates * 2 > d->by_cap && by_term_grow(d))
+        dfa_fail(d, "out of memory");
+    return s;
+}
+
+uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
+{
+    if (d->failed)
+        return LEX_DEAD;
+    lex_term_t x = deriv(d, d->term[s], c, d->rep[c]);
+    if (d->terms.full) {
+        dfa_fail(d, "the derivatives need more terms than the limit");
+        return LEX_DEAD;
+    }
+    uint32_t n = state_of(d, x);
+    if (d->failed)
+        return LEX_DEAD;
+    d->trans[(size_t)s * d->ncls + c] = n;
+    return n;
+}
+
+uint32_t lex_dfa_feed(lex_dfa_t *d, uint32_t from, const uint8_t *s, size_t n)
+{
+    uint32_t st = from;
+    for (size_t i = 0; i < n && st != LEX_DEAD; i++)
+        st = lex_dfa_next(d, st, s[i]);
+    return st;
+}
+
+const uint64_t *lex_dfa_allowed(lex_dfa_t *d, uint32_t s)
+{
+    if (!d->allowed_ok[s]) {
+        uint64_t set[4] = {0};
+        for (unsigned b = 0; b < 256; b++)
+            if (lex_dfa_next(d, s, (uint8_t)b) != LEX_DEAD)
+                set[b >> 6] |= 1ull << (b & 63);
+        /* Computing the row may have grown (moved) the arrays. */
+        memcpy(d->allowed[s], set, sizeof set);
+        d->allowed_ok[s] = !d->failed;
+    }
+    return d->allowed[s];
+}
+
+int lex_dfa_error(const lex_dfa_t *d, tb_err_t *err)
+{
+    if (!d->failed)
+        return 0;
+    if (err)
+        *err = d->err;
+    return -1;
+}
+
+/* ---- setup ------------------------------------------------------------------- */
+
+/* Splits the bytes into classes no byte set of the pattern tells apart.
+ * Every later term's byte sets are unions of the pattern's (derivatives
+ * only take parts of terms, and unions merge sets), so the classes stay
+ * valid for every state. */
+static void byte_classes(lex_dfa_t *d)
+{
+    memset(d->cls, 0, sizeof d->cls);
+    uint32_t n = 1;
+    for (size_t i = 0; i < d->terms.n; i++) {
+        const lex_node_t *x = &d->terms.node[i];
+        if (x->kind != LEX_K_BYTES)
+            continue;
+        int16_t map[512];
+        memset(map, 0xFF, sizeof map);
+        uint32_t m = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            unsigned in = (x->set[b >> 6] >> (b & 63)) & 1;
+            unsigned k = d->cls[b] * 2u + in;
+            if (map[k] < 0)
+                map[k] = (int16_t)m++;
+            d->cls[b] = (uint8_t)map[k];
+        }
+        n = m;
+    }
+    d->ncls = n;
+    for (int b = 255; b >= 0; b--)
+        d->rep[d->cls[b]] = (uint8_t)b;
+}
+
+lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err)
+{
+    lex_dfa_t *d = calloc(1, sizeof *d);
+    if (!d) {
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    size_t max_terms = opts && opts->max_terms ? opts->max_terms : LEX_DEFAULT_MAX_TERMS;
+    d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
+    if (d->max_states < 2)
+        d->max_states = 2;
+    d->pattern = strdup(pattern);
+    if (!d->pattern || lex_terms_init(&d->terms, max_terms, err)) {
+        if (d->pattern)
+            tb_fail(err, "out of memory");
+        free(d->pattern);
+        free(d);
+        return NULL;
+    }
+    if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    byte_classes(d);
+    d->memo_cap = 1024;
+    d->memo_key = malloc(d->memo_cap * sizeof *d->memo_key);
+    d->memo_val = malloc(d->memo_cap * sizeof *d->memo_val);
+    if (!d->memo_key || !d->memo_val || by_term_grow(d)) {
+        tb_fail(err, "out of memory");
+        lex_dfa_free(d);
+        return NULL;
+    }
+    memset(d->memo_key, 0xFF, d->memo_cap * sizeof *d->memo_key);
+    /* State 0 must be the dead state and 1 the start, whatever the root. */
+    state_of(d, LEX_NOTHING);
+    if (d->root == LEX_NOTHING) {
+        /* An empty language ([^\x00-\x{10FFFF}]): the start is dead too,
+         * but it needs its own number; a fresh dead row does it. */
+        d->nstates++;
+        d->term[1] = LEX_NOTHING;
+        d->accept[1] = 0;
+        d->allowed_ok[1] = 0;
+        for (size_t c = 0; c < d->ncls; c++)
+            d->trans[d->ncls + c] = LEX_DEAD;
+    } else
+        state_of(d, d->root);
+    if (lex_dfa_error(d, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void lex_dfa_free(lex_dfa_t *d)
+{
+    if (!d)
+        return;
+    lex_terms_free(&d->terms);
+    free(d->pattern);
+    free(d->trans);
+    free(d->term);
+    free(d->accept);
+    free(d->allowed);
+    free(d->allowed_ok);
+    free(d->by_term);
+    free(d->memo_key);
+    free(d->memo_val);
+    free(d);
+}

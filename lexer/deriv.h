@@ -1,0 +1,102 @@
+/*
+ * deriv: a DFA built lazily from a regex by Brzozowski derivatives.
+ *
+ * A state is a hash-consed term (regex.h); the transition on byte b is the
+ * derivative of the term by b, simplified by the term constructors, so that
+ * equivalent derivatives usually land on the same state.  States are made
+ * on first use and transitions cached in a dense table indexed by
+ * [state][byte class]: bytes that no byte set of the pattern tells apart
+ * share a class (alphabet compression), which keeps rows short.  The hot
+ * path (lex_dfa_next) is two loads; only a missing entry computes a
+ * derivative.
+ *
+ * State 0 is the dead state (the empty language): a byte leading there is
+ * refused.  Every other state's language is non-empty, so a live state
+ * means "the text so far is a prefix of some string of the language".
+ * The number of states (and of terms) is capped: passing the cap makes the
+ * step return the dead state and leaves a sticky error naming the pattern,
+ * which lex_dfa_error reports; memory stays bounded.
+ */
+#ifndef LEX_DERIV_H
+#define LEX_DERIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/err.h"
+#include "regex.h"
+
+#define LEX_DEAD 0u
+#define LEX_START 1u
+#define LEX_UNKNOWN UINT32_MAX /* a transition not computed yet */
+
+typedef struct {
+    size_t max_states; /* 0: LEX_DEFAULT_MAX_STATES */
+    size_t max_terms;  /* 0: LEX_DEFAULT_MAX_TERMS */
+} lex_dfa_opts_t;
+
+#define LEX_DEFAULT_MAX_STATES 20000
+#define LEX_DEFAULT_MAX_TERMS (1u << 19)
+
+/*
+ * The DFA.  Data layout: trans is nstates rows of ncls uint32 next states
+ * (LEX_UNKNOWN until computed), row s at trans[s * ncls]; cls maps a byte to
+ * its class and rep[c] is one byte of class c (the derivative is the same
+ * for every byte of a class).  term[s] is state s's term, accept[s] whether
+ * it is nullable; allowed[s] caches the bytes leading to live states once
+ * allowed_ok[s] is set.  by_term is an open-addressing map term -> state
+ * (UINT32_MAX free); memo a cache of derivatives keyed by (term, class),
+ * cleared when full.
+ */
+typedef struct {
+    lex_terms_t terms;
+    lex_term_t root;
+    char *pattern;
+    uint8_t cls[256];
+    uint8_t rep[256];
+    uint32_t ncls;
+    uint32_t *trans;
+    lex_term_t *term;
+    uint8_t *accept;
+    uint64_t (*allowed)[4];
+    uint8_t *allowed_ok;
+    size_t nstates, cap, max_states;
+    uint32_t *by_term;
+    size_t by_cap;
+    uint64_t *memo_key;
+    uint32_t *memo_val;
+    size_t memo_cap, memo_n;
+    int failed; /* sticky: a limit was passed */
+    tb_err_t err;
+} lex_dfa_t;
+
+/* Parses pattern (NUL-terminated) and sets up the DFA with its start
+ * state.  NULL with err naming the pattern and position on failure. */
+lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err);
+void lex_dfa_free(lex_dfa_t *d);
+
+/* The transition from s by class c, computing it if needed. */
+uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c);
+
+static inline uint32_t lex_dfa_next(lex_dfa_t *d, uint32_t s, uint8_t b)
+{
+    uint32_t c = d->cls[b];
+    uint32_t n = d->trans[(size_t)s * d->ncls + c];
+    return n != LEX_UNKNOWN ? n : lex_dfa_step_slow(d, s, c);
+}
+
+/* The state after feeding s[0..n) from state `from` (LEX_DEAD if refused). */
+uint32_t lex_dfa_feed(lex_dfa_t *d, uint32_t from, const uint8_t *s, size_t n);
+
+/* Bytes leading from s to a live state (bit b of set[b / 64]). */
+const uint64_t *lex_dfa_allowed(lex_dfa_t *d, uint32_t s);
+
+static inline int lex_dfa_accepting(const lex_dfa_t *d, uint32_t s)
+{
+    return d->accept[s];
+}
+
+/* -1 with the sticky error copied into err if a limit was passed. */
+int lex_dfa_error(const lex_dfa_t *d, tb_err_t *err);
+
+#endif

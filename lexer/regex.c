@@ -1,0 +1,1032 @@
+/*
+ * regex: the hash-consed term store and the pattern parser (see regex.h).
+ *
+ * The parser works on code-point sets (sorted, disjoint ranges) for
+ * everything that denotes one character, and turns each set into UTF-8 byte
+ * sequences only when the atom is complete, so that negation and case
+ * folding happen on code points, where they mean what the user wrote.
+ */
+#include "regex.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+
+/* ---- the term store ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t node_hash(const lex_node_t *n)
+{
+    uint64_t h = mix(n->kind, ((uint64_t)n->a << 32) | n->b);
+    for (int i = 0; i < 4; i++)
+        h = mix(h, n->set[i]);
+    return h ^ (h >> 29);
+}
+
+static int node_eq(const lex_node_t *x, const lex_node_t *y)
+{
+    return x->kind == y->kind && x->a == y->a && x->b == y->b &&
+           !memcmp(x->set, y->set, sizeof x->set);
+}
+
+static int table_grow(lex_terms_t *t)
+{
+    size_t cap = t->tcap ? t->tcap * 2 : 1024;
+    uint32_t *tab = malloc(cap * sizeof *tab);
+    if (!tab)
+        return -1;
+    memset(tab, 0xFF, cap * sizeof *tab);
+    for (size_t i = 0; i < t->n; i++) {
+        size_t h = node_hash(&t->node[i]) & (cap - 1);
+        while (tab[h] != UINT32_MAX)
+            h = (h + 1) & (cap - 1);
+        tab[h] = (uint32_t)i;
+    }
+    free(t->table);
+    t->table = tab;
+    t->tcap = cap;
+    return 0;
+}
+
+/* The id of *n, created if new.  LEX_NOTHING (and t->full) past the limit. */
+static lex_term_t intern(lex_terms_t *t, const lex_node_t *n)
+{
+    size_t h = node_hash(n) & (t->tcap - 1);
+    for (uint32_t id; (id = t->table[h]) != UINT32_MAX; h = (h + 1) & (t->tcap - 1))
+        if (node_eq(&t->node[id], n))
+            return id;
+    if (t->n >= t->max_nodes) {
+        t->full = 1;
+        return LEX_NOTHING;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap * 2;
+        lex_node_t *nn = realloc(t->node, cap * sizeof *nn);
+        if (!nn) {
+            t->full = 1;
+            return LEX_NOTHING;
+        }
+        t->node = nn;
+        t->cap = cap;
+    }
+    lex_term_t id = (lex_term_t)t->n;
+    t->node[t->n++] = *n;
+    t->table[h] = id;
+    /* Keep the load under one half so probes stay short. */
+    if (t->n * 2 > t->tcap && table_grow(t))
+        t->full = 1;
+    return id;
+}
+
+int lex_terms_init(lex_terms_t *t, size_t max_nodes, tb_err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    t->max_nodes = max_nodes < 16 ? 16 : max_nodes;
+    t->cap = 256;
+    t->node = malloc(t->cap * sizeof *t->node);
+    if (!t->node || table_grow(t)) {
+        lex_terms_free(t);
+        return tb_fail(err, "out of memory");
+    }
+    lex_node_t n = {0};
+    n.kind = LEX_K_NOTHING;
+    intern(t, &n);
+    n.kind = LEX_K_EPSILON;
+    n.nullable = 1;
+    intern(t, &n);
+    return 0;
+}
+
+void lex_terms_free(lex_terms_t *t)
+{
+    free(t->node);
+    free(t->table);
+    free(t->scratch);
+    memset(t, 0, sizeof *t);
+}
+
+lex_term_t lex_bytes(lex_terms_t *t, const uint64_t set[4])
+{
+    if (!(set[0] | set[1] | set[2] | set[3]))
+        return LEX_NOTHING;
+    lex_node_t n = {.kind = LEX_K_BYTES};
+    memcpy(n.set, set, sizeof n.set);
+    return intern(t, &n);
+}
+
+lex_term_t lex_byte_range(lex_terms_t *t, uint8_t lo, uint8_t hi)
+{
+    uint64_t set[4] = {0};
+    for (unsigned b = lo; b <= hi; b++)
+        set[b >> 6] |= 1ull << (b & 63);
+    return lex_bytes(t, set);
+}
+
+lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
+{
+    if (a == LEX_NOTHING || b == LEX_NOTHING)
+        return LEX_NOTHING;
+    if (a == LEX_EPSILON)
+        return b;
+    if (b == LEX_EPSILON)
+        return a;
+    const lex_node_t *x = &t->node[a];
+    /* Right-nested: (pq)r becomes p(qr), so a derivative's head and the
+     * rest line up the same way whichever way the pattern grouped them. */
+    if (x->kind == LEX_K_CONCAT) {
+        lex_term_t p = x->a, q = x->b;
+        return lex_concat(t, p, lex_concat(t, q, b));
+    }
+    lex_node_t n = {.kind = LEX_K_CONCAT, .a = a, .b = b,
+                    .nullable = (uint8_t)(x->nullable && t->node[b].nullable)};
+    return intern(t, &n);
+}
+
+static int cmp_term(const void *x, const void *y)
+{
+    lex_term_t a = *(const lex_term_t *)x, b = *(const lex_term_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int scratch_push(lex_terms_t *t, size_t *n, lex_term_t v)
+{
+    if (*n == t->scap) {
+        size_t cap = t->scap ? t->scap * 2 : 64;
+        lex_term_t *s = realloc(t->scratch, cap * sizeof *s);
+        if (!s)
+            return -1;
+        t->scratch = s;
+        t->scap = cap;
+    }
+    t->scratch[(*n)++] = v;
+    return 0;
+}
+
+lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t count)
+{
+    /* Flatten into scratch, folding every byte set into one: a union of
+     * single-byte alternatives is one byte set, whatever the grouping. */
+    size_t n = 0;
+    uint64_t set[4] = {0};
+    int any_set = 0, has_eps = 0, has_nullable = 0;
+    for (size_t i = 0; i < count; i++) {
+        lex_term_t cur = terms[i];
+        for (;;) {
+            const lex_node_t *x = &t->node[cur];
+            lex_term_t alt = x->kind == LEX_K_OR ? x->a : cur;
+            const lex_node_t *y = &t->node[alt];
+            if (y->kind == LEX_K_BYTES) {
+                for (int w = 0; w < 4; w++)
+                    set[w] |= y->set[w];
+                any_set = 1;
+            } else if (alt == LEX_EPSILON) {
+                has_eps = 1;
+            } else if (alt != LEX_NOTHING) {
+                has_nullable |= y->nullable;
+                if (scratch_push(t, &n, alt)) {
+                    t->full = 1;
+                    return LEX_NOTHING;
+                }
+            }
+            if (x->kind != LEX_K_OR)
+                break;
+            cur = x->b;
+        }
+    }
+    if (any_set && scratch_push(t, &n, lex_bytes(t, set))) {
+        t->full = 1;
+        return LEX_NOTHING;
+    }
+    /* The empty string is redundant beside a nullable alternative. */
+    if (has_eps && !has_nullable && scratch_push(t, &n, LEX_EPSILON)) {
+        t->full = 1;
+        return LEX_NOTHING;
+    }
+    if (n == 0)
+        return has_eps ? LEX_EPSILON : LEX_NOTHING;
+    qsort(t->scratch, n, sizeof *t->scratch, cmp_term);
+    size_t u = 1;
+    for (size_t i = 1; i < n; i++)
+        if (t->scratch[i] != t->scratch[u - 1])
+            t->scratch[u++] = t->scratch[i];
+    /* Build the chain from the end; interning never touches scratch. */
+    lex_term_t acc = t->scratch[u - 1];
+    for (size_t i = u - 1; i-- > 0;) {
+        lex_node_t nd = {.kind = LEX_K_OR, .a = t->scratch[i], .b = acc};
+        nd.nullable = (uint8_t)(t->node[nd.a].nullable | t->node[acc].nullable);
+        acc = intern(t, &nd);
+    }
+    return acc;
+}
+
+lex_term_t lex_or(lex_terms_t *t, lex_term_t a, lex_term_t b)
+{
+    if (a == b || b == LEX_NOTHING)
+        return a;
+    if (a == LEX_NOTHING)
+        return b;
+    lex_term_t v[2] = {a, b};
+    return lex_or_n(t, v, 2);
+}
+
+lex_term_t lex_star(lex_terms_t *t, lex_term_t a)
+{
+    if (a == LEX_NOTHING || a == LEX_EPSILON)
+        return LEX_EPSILON;
+    if (t->node[a].kind == LEX_K_STAR)
+        return a;
+    lex_node_t n = {.kind = LEX_K_STAR, .a = a, .nullable = 1};
+    return intern(t, &n);
+}
+
+/* ---- code-point sets ------------------------------------------------------ */
+
+#define CP_MAX 0x10FFFFu
+
+typedef struct {
+    uint32_t lo, hi;
+} cp_range_t;
+
+typedef struct {
+    cp_range_t *r;
+    size_t n, cap;
+} cp_set_t;
+
+static int cps_add(cp_set_t *s, uint32_t lo, uint32_t hi)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        cp_range_t *r = realloc(s->r, cap * sizeof *r);
+        if (!r)
+            return -1;
+        s->r = r;
+        s->cap = cap;
+    }
+    s->r[s->n++] = (cp_range_t){lo, hi};
+    return 0;
+}
+
+static int cmp_range(const void *x, const void *y)
+{
+    const cp_range_t *a = x, *b = y;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Sorts and merges overlapping or touching ranges. */
+static void cps_norm(cp_set_t *s)
+{
+    if (!s->n)
+        return;
+    qsort(s->r, s->n, sizeof *s->r, cmp_range);
+    size_t u = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->r[i].lo <= s->r[u].hi + 1) {
+            if (s->r[i].hi > s->r[u].hi)
+                s->r[u].hi = s->r[i].hi;
+        } else
+            s->r[++u] = s->r[i];
+    }
+    s->n = u + 1;
+}
+
+/* Complement within the code points UTF-8 can carry. */
+static int cps_negate(cp_set_t *s)
+{
+    cps_norm(s);
+    cp_set_t o = {0};
+    uint32_t next = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (s->r[i].lo > next)
+            rc = cps_add(&o, next, s->r[i].lo - 1);
+        next = s->r[i].hi + 1;
+    }
+    if (!rc && next <= CP_MAX)
+        rc = cps_add(&o, next, CP_MAX);
+    free(s->r);
+    *s = o;
+    return rc;
+}
+
+/* Adds the other ASCII case of every ASCII letter in the set. */
+static int cps_fold(cp_set_t *s)
+{
+    size_t n = s->n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t lo = s->r[i].lo, hi = s->r[i].hi;
+        for (uint32_t c = lo < 'A' ? 'A' : lo; c <= hi && c <= 'z'; c++) {
+            int rc = 0;
+            if (c >= 'A' && c <= 'Z')
+                rc = cps_add(s, c + 32, c + 32);
+            else if (c >= 'a' && c <= 'z')
+                rc = cps_add(s, c - 32, c - 32);
+            if (rc)
+                return -1;
+        }
+    }
+    cps_norm(s);
+    return 0;
+}
+
+/* ---- code-point sets to UTF-8 byte sequences ------------------------------ */
+
+typedef struct {
+    lex_term_t *v;
+    size_t n, cap;
+} term_list_t;
+
+static int tl_push(term_list_t *l, lex_term_t x)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        lex_term_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+static unsigned utf8_len(uint32_t c)
+{
+    return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+}
+
+/* Emits [lo, hi] (same encoded length) as sequences of byte ranges: split
+ * until every continuation position spans a whole 64-value block or lo and
+ * hi agree above it, so that each position is an independent byte range. */
+static int emit_utf8(lex_terms_t *t, term_list_t *out, uint32_t lo, uint32_t hi)
+{
+    unsigned n = utf8_len(lo);
+    for (unsigned i = 1; i < n; i++) {
+        uint32_t m = (1u << (6 * i)) - 1;
+        if ((lo & ~m) != (hi & ~m)) {
+            if (lo & m)
+                return emit_utf8(t, out, lo, lo | m) ||
+                       emit_utf8(t, out, (lo | m) + 1, hi);
+            if ((hi & m) != m)
+                return emit_utf8(t, out, lo, (hi & ~m) - 1) ||
+                       emit_utf8(t, out, hi & ~m, hi);
+        }
+    }
+    uint8_t a[4], b[4];
+    tb_utf8_encode(lo, a);
+    tb_utf8_encode(hi, b);
+    lex_term_t seq = LEX_EPSILON;
+    for (unsigned i = n; i-- > 0;)
+        seq = lex_concat(t, lex_byte_range(t, a[i], b[i]), seq);
+    return tl_push(out, seq);
+}
+
+static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
+{
+    static const uint32_t bounds[][2] = {{0, 0x7F}, {0x80, 0x7FF}, {0x800, 0xFFFF},
+                                         {0x10000, CP_MAX}};
+    term_list_t l = {0};
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        for (int k = 0; k < 4 && !rc; k++) {
+            uint32_t lo = s->r[i].lo > bounds[k][0] ? s->r[i].lo : bounds[k][0];
+            uint32_t hi = s->r[i].hi < bounds[k][1] ? s->r[i].hi : bounds[k][1];
+            if (lo > hi)
+                continue;
+            /* Surrogates have no UTF-8 encoding. */
+            if (k == 2 && lo <= 0xDFFF && hi >= 0xD800) {
+                if (lo < 0xD800)
+                    rc = emit_utf8(t, &l, lo, 0xD7FF);
+                if (!rc && hi > 0xDFFF)
+                    rc = emit_utf8(t, &l, 0xE000, hi);
+            } else
+                rc = emit_utf8(t, &l, lo, hi);
+        }
+    }
+    if (!rc)
+        *out = lex_or_n(t, l.v, l.n);
+    free(l.v);
+    return rc;
+}
+
+/* ---- Unicode general categories ------------------------------------------ */
+
+static const char *const cat_names[] = {
+    "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
+    "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So",
+    "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
+};
+#define NCATS (sizeof cat_names / sizeof *cat_names)
+#define CAT_CN (NCATS - 1)
+
+/* Code point -> category index, from UnicodeData.txt (unlisted = Cn). */
+static int load_categories(uint8_t **out, tb_err_t *err)
+{
+    const char *path = getenv("TOKBENCH_UNICODE_DATA");
+    if (!path || !*path)
+        path = LEX_UNICODE_DATA;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return tb_fail(err, "cannot read %s (package unicode-data), needed for \\p{...}",
+                       path);
+    uint8_t *cat = malloc(CP_MAX + 1);
+    if (!cat) {
+        fclose(f);
+        return tb_fail(err, "out of memory");
+    }
+    memset(cat, CAT_CN, CP_MAX + 1);
+    char line[512];
+    long first = -1; /* the start of a "<..., First>" range */
+    while (fgets(line, sizeof line, f)) {
+        char *f1 = strchr(line, ';');
+        char *f2 = f1 ? strchr(f1 + 1, ';') : NULL;
+        if (!f2)
+            continue;
+        unsigned long cp = strtoul(line, NULL, 16);
+        unsigned c = 0;
+        while (c < NCATS && strncmp(f2 + 1, cat_names[c], 2))
+            c++;
+        if (cp > CP_MAX || c == NCATS)
+            continue;
+        if (strstr(f1, ", First>")) {
+            first = (long)cp;
+            continue;
+        }
+        unsigned long from = strstr(f1, ", Last>") && first >= 0 ? (unsigned long)first : cp;
+        for (unsigned long x = from; x <= cp; x++)
+            cat[x] = (uint8_t)c;
+        first = -1;
+    }
+    fclose(f);
+    *out = cat;
+    return 0;
+}
+
+/* ---- the parser ----------------------------------------------------------- */
+
+typedef struct {
+    lex_terms_t *t;
+    const char *p; /* the pattern */
+    size_t len, pos;
+    int icase;
+    unsigned depth;
+    uint8_t *cat; /* loaded on the first \p */
+    tb_err_t *err;
+} parser_t;
+
+static int perr(parser_t *ps, size_t at, const char *fmt, const char *detail)
+{
+    char what[256];
+    snprintf(what, sizeof what, fmt, detail ? detail : "");
+    return tb_fail(ps->err, "regex '%.*s': %s at offset %zu", (int)(ps->len > 300 ? 300 : ps->len),
+                   ps->p, what, at);
+}
+
+static int full_check(parser_t *ps)
+{
+    if (ps->t->full)
+        return perr(ps, ps->pos, "pattern too large (more than the term limit)", NULL);
+    return 0;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Reads exactly n hex digits, or {H...} when brace_ok and a brace follows. */
+static int read_hex(parser_t *ps, unsigned n, int brace_ok, uint32_t *cp)
+{
+    size_t start = ps->pos;
+    uint32_t v = 0;
+    if (brace_ok && ps->pos < ps->len && ps->p[ps->pos] == '{') {
+        ps->pos++;
+        unsigned digits = 0;
+        while (ps->pos < ps->len && ps->p[ps->pos] != '}') {
+            int h = hexval(ps->p[ps->pos]);
+            if (h < 0 || ++digits > 8)
+                return perr(ps, ps->pos, "bad hex escape", NULL);
+            v = v * 16 + (uint32_t)h;
+            ps->pos++;
+        }
+        if (ps->pos >= ps->len || !digits)
+            return perr(ps, start, "unterminated hex escape", NULL);
+        ps->pos++;
+    } else {
+        for (unsigned i = 0; i < n; i++) {
+            int h = ps->pos < ps->len ? hexval(ps->p[ps->pos]) : -1;
+            if (h < 0)
+                return perr(ps, ps->pos, "expected a hex digit", NULL);
+            v = v * 16 + (uint32_t)h;
+            ps->pos++;
+        }
+    }
+    if (v > CP_MAX || (v >= 0xD800 && v <= 0xDFFF))
+        return perr(ps, start, "code point out of range (or a surrogate)", NULL);
+    *cp = v;
+    return 0;
+}
+
+static int add_perl_class(cp_set_t *s, char c)
+{
+    switch (c) {
+    case 'd': return cps_add(s, '0', '9');
+    case 'w':
+        return cps_add(s, '0', '9') || cps_add(s, 'A', 'Z') || cps_add(s, 'a', 'z') ||
+               cps_add(s, '_', '_');
+    default: /* 's': PCRE's ASCII white space */
+        return cps_add(s, '\t', '\r') || cps_add(s, ' ', ' ');
+    }
+}
+
+/* \p{..} / \P{..} / \pX, after the 'p' or 'P'. */
+static int parse_property(parser_t *ps, int negate, cp_set_t *s)
+{
+    size_t start = ps->pos - 2;
+    char name[32];
+    size_t n = 0;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '{') {
+        ps->pos++;
+        while (ps->pos < ps->len && ps->p[ps->pos] != '}') {
+            if (n + 1 >= sizeof name)
+                return perr(ps, start, "property name too long", NULL);
+            name[n++] = ps->p[ps->pos++];
+        }
+        if (ps->pos >= ps->len)
+            return perr(ps, start, "unterminated \\p{", NULL);
+        ps->pos++;
+    } else if (ps->pos < ps->len) {
+        name[n++] = ps->p[ps->pos++];
+    } else
+        return perr(ps, start, "\\p needs a property name", NULL);
+    name[n] = 0;
+    if (name[0] == '^') { /* \p{^L} is PCRE's spelling of \P{L} */
+        negate = !negate;
+        memmove(name, name + 1, n--);
+    }
+    int want[NCATS] = {0}, found = 0;
+    for (size_t c = 0; c < NCATS; c++)
+        if ((n == 1 && cat_names[c][0] == name[0]) ||
+            (n == 2 && !strcmp(cat_names[c], name)))
+            want[c] = found = 1;
+    if (n == 3 && !strcmp(name, "Any"))
+        for (size_t c = 0; c < NCATS; c++)
+            want[c] = found = 1;
+    if (!found)
+        return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
+    if (!ps->cat && load_categories(&ps->cat, ps->err))
+        return -1;
+    cp_set_t mine = {0};
+    int rc = 0;
+    for (uint32_t c = 0; c <= CP_MAX && !rc;) {
+        if (!want[ps->cat[c]]) {
+            c++;
+            continue;
+        }
+        uint32_t e = c;
+        while (e < CP_MAX && want[ps->cat[e + 1]])
+            e++;
+        rc = cps_add(&mine, c, e);
+        c = e + 1;
+    }
+    if (!rc && negate)
+        rc = cps_negate(&mine);
+    for (size_t i = 0; i < mine.n && !rc; i++)
+        rc = cps_add(s, mine.r[i].lo, mine.r[i].hi);
+    free(mine.r);
+    return rc ? tb_fail(ps->err, "out of memory") : 0;
+}
+
+/*
+ * An escape after the backslash.  Either a single code point (*cp, return
+ * 0) or a set added to s (return 1); -1 on error.  in_class: inside [...],
+ * where \b would be a backspace in some dialects; we refuse it everywhere.
+ */
+static int parse_escape(parser_t *ps, uint32_t *cp, cp_set_t *s)
+{
+    size_t at = ps->pos - 1;
+    if (ps->pos >= ps->len)
+        return perr(ps, at, "trailing backslash", NULL);
+    char c = ps->p[ps->pos++];
+    switch (c) {
+    case 'n': *cp = '\n'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 't': *cp = '\t'; return 0;
+    case 'f': *cp = '\f'; return 0;
+    case 'v': *cp = '\v'; return 0;
+    case 'a': *cp = 7; return 0;
+    case 'e': *cp = 27; return 0;
+    case '0':
+        if (ps->pos < ps->len && ps->p[ps->pos] >= '0' && ps->p[ps->pos] <= '7')
+            return perr(ps, at, "octal escapes are not supported", NULL);
+        *cp = 0;
+        return 0;
+    case 'x': return read_hex(ps, 2, 1, cp);
+    case 'u': return read_hex(ps, 4, 1, cp);
+    case 'd': case 'w': case 's':
+        return add_perl_class(s, c) ? tb_fail(ps->err, "out of memory") : 1;
+    case 'D': case 'W': case 'S': {
+        cp_set_t tmp = {0};
+        int rc = add_perl_class(&tmp, (char)(c + 32)) || cps_negate(&tmp);
+        for (size_t i = 0; i < tmp.n && !rc; i++)
+            rc = cps_add(s, tmp.r[i].lo, tmp.r[i].hi);
+        free(tmp.r);
+        return rc ? tb_fail(ps->err, "out of memory") : 1;
+    }
+    case 'p': case 'P':
+        return parse_property(ps, c == 'P', s) ? -1 : 1;
+    case 'b': case 'B': case 'A': case 'z': case 'Z': case 'G':
+        return perr(ps, at, "assertion \\%s is not supported (the whole pattern is matched)",
+                    (char[]){c, 0});
+    case 'k': case 'g':
+        return perr(ps, at, "back-references are not supported", NULL);
+    default:
+        break;
+    }
+    if (c >= '1' && c <= '9')
+        return perr(ps, at, "back-references are not supported", NULL);
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return perr(ps, at, "unknown escape \\%s", (char[]){c, 0});
+    if ((unsigned char)c >= 0x80)
+        return perr(ps, at, "escaped non-ASCII character", NULL);
+    *cp = (unsigned char)c;
+    return 0;
+}
+
+/* One literal code point from the pattern text (UTF-8). */
+static int read_literal(parser_t *ps, uint32_t *cp)
+{
+    size_t l = tb_utf8_decode((const uint8_t *)ps->p + ps->pos, ps->len - ps->pos, cp);
+    if (!l)
+        return perr(ps, ps->pos, "invalid UTF-8 in the pattern", NULL);
+    ps->pos += l;
+    return 0;
+}
+
+/* [...] after the '['. */
+static int parse_class(parser_t *ps, cp_set_t *s)
+{
+    size_t start = ps->pos - 1;
+    int negate = 0;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '^') {
+        negate = 1;
+        ps->pos++;
+    }
+    int first = 1;
+    for (;;) {
+        if (ps->pos >= ps->len)
+            return perr(ps, start, "unterminated character class", NULL);
+        char c = ps->p[ps->pos];
+        if (c == ']' && !first) {
+            ps->pos++;
+            break;
+        }
+        first = 0;
+        if (c == '[' && ps->pos + 1 < ps->len && ps->p[ps->pos + 1] == ':')
+            return perr(ps, ps->pos, "POSIX classes [:name:] are not supported", NULL);
+        uint32_t lo;
+        size_t at = ps->pos;
+        ps->pos++;
+        int kind = 0;
+        if (c == '\\')
+            kind = parse_escape(ps, &lo, s);
+        else {
+            ps->pos--;
+            kind = read_literal(ps, &lo);
+        }
+        if (kind < 0)
+            return -1;
+        if (kind == 1)
+            continue;
+        uint32_t hi = lo;
+        if (ps->pos + 1 < ps->len && ps->p[ps->pos] == '-' && ps->p[ps->pos + 1] != ']') {
+            ps->pos++;
+            char d = ps->p[ps->pos];
+            if (d == '\\') {
+                ps->pos++;
+                cp_set_t junk = {0};
+                int k = parse_escape(ps, &hi, &junk);
+                free(junk.r);
+                if (k < 0)
+                    return -1;
+                if (k == 1)
+                    return perr(ps, at, "a class cannot end a range", NULL);
+            } else if (read_literal(ps, &hi))
+                return -1;
+            if (hi < lo)
+                return perr(ps, at, "range out of order", NULL);
+        }
+        if (cps_add(s, lo, hi))
+            return tb_fail(ps->err, "out of memory");
+    }
+    if (ps->icase && cps_fold(s))
+        return tb_fail(ps->err, "out of memory");
+    cps_norm(s);
+    if (negate && cps_negate(s))
+        return tb_fail(ps->err, "out of memory");
+    return 0;
+}
+
+static int parse_alt(parser_t *ps, lex_term_t *out);
+
+/* r{n,m} with m = -1 for no upper bound. */
+static lex_term_t repeat(lex_terms_t *t, lex_term_t r, long n, long m)
+{
+    lex_term_t tail = LEX_EPSILON;
+    if (m < 0)
+        tail = lex_star(t, r);
+    else
+        for (long i = n; i < m; i++)
+            tail = lex_or(t, LEX_EPSILON, lex_concat(t, r, tail));
+    for (long i = 0; i < n; i++)
+        tail = lex_concat(t, r, tail);
+    return tail;
+}
+
+static int read_int(parser_t *ps, long *v)
+{
+    size_t s = ps->pos;
+    long x = 0;
+    while (ps->pos < ps->len && ps->p[ps->pos] >= '0' && ps->p[ps->pos] <= '9') {
+        if (x < 100000000)
+            x = x * 10 + (ps->p[ps->pos] - '0');
+        ps->pos++;
+    }
+    *v = x;
+    return ps->pos > s;
+}
+
+/* A {n}, {n,}, {n,m} at ps->pos: 1 if read (into n, m), 0 if the brace is
+ * a literal (as PCRE reads a brace that starts no bound), -1 on error. */
+static int parse_bound(parser_t *ps, long *n, long *m)
+{
+    size_t save = ps->pos;
+    ps->pos++;
+    if (!read_int(ps, n)) {
+        ps->pos = save;
+        return 0;
+    }
+    *m = *n;
+    if (ps->pos < ps->len && ps->p[ps->pos] == ',') {
+        ps->pos++;
+        if (!read_int(ps, m))
+            *m = -1;
+    }
+    if (ps->pos >= ps->len || ps->p[ps->pos] != '}') {
+        ps->pos = save;
+        return 0;
+    }
+    ps->pos++;
+    char num[64];
+    if (*n > LEX_MAX_REPEAT || *m > LEX_MAX_REPEAT) {
+        snprintf(num, sizeof num, "%ld", *n > LEX_MAX_REPEAT ? *n : *m);
+        return perr(ps, save, "repetition bound %s is above the limit of "
+                    "1000", num);
+    }
+    if (*m >= 0 && *m < *n)
+        return perr(ps, save, "repetition bounds out of order", NULL);
+    return 1;
+}
+
+/* A group after '(' ; ps->pos is past the '('. */
+static int parse_group(parser_t *ps, lex_term_t *out)
+{
+    size_t at = ps->pos - 1;
+    int saved_icase = ps->icase;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '?') {
+        ps->pos++;
+        char c = ps->pos < ps->len ? ps->p[ps->pos] : 0;
+        if (c == '=' || c == '!' || (c == '<' && ps->pos + 1 < ps->len &&
+                                     (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!')))
+            return perr(ps, at, "look-around assertions are not supported", NULL);
+        if (c == ':') {
+            ps->pos++;
+        } else if (c == '<' || (c == 'P' && ps->pos + 1 < ps->len && ps->p[ps->pos + 1] == '<')) {
+            /* A named group: the name does not change the language. */
+            while (ps->pos < ps->len && ps->p[ps->pos] != '>')
+                ps->pos++;
+            if (ps->pos >= ps->len)
+                return perr(ps, at, "unterminated group name", NULL);
+            ps->pos++;
+        } else if (c == 'i' || c == '-') {
+            int on = 1;
+            for (; ps->pos < ps->len; ps->pos++) {
+                c = ps->p[ps->pos];
+                if (c == 'i')
+                    ps->icase = on;
+                else if (c == '-')
+                    on = 0;
+                else
+                    break;
+            }
+            if (c == ')') {
+                /* (?i) alone: the flag holds to the end of the enclosing
+                 * group, so the caller keeps it; nothing is matched. */
+                ps->pos++;
+                *out = LEX_EPSILON;
+                return 2;
+            }
+            if (c != ':')
+                return perr(ps, at, "unsupported group flags", NULL);
+            ps->pos++;
+        } else
+            return perr(ps, at, "unsupported group syntax (?%s", (char[]){c, 0});
+    }
+    if (++ps->depth > LEX_MAX_NEST)
+        return perr(ps, at, "groups nested too deeply", NULL);
+    if (parse_alt(ps, out))
+        return -1;
+    ps->depth--;
+    if (ps->pos >= ps->len || ps->p[ps->pos] != ')')
+        return perr(ps, at, "unbalanced parenthesis", NULL);
+    ps->pos++;
+    ps->icase = saved_icase;
+    return 0;
+}
+
+static int cps_term(parser_t *ps, cp_set_t *s, lex_term_t *out)
+{
+    if (ps->icase && cps_fold(s))
+        return tb_fail(ps->err, "out of memory");
+    cps_norm(s);
+    int rc = cps_to_term(ps->t, s, out);
+    free(s->r);
+    s->r = NULL;
+    return rc ? tb_fail(ps->err, "out of memory") : full_check(ps);
+}
+
+/* One atom and its quantifiers; *out = LEX_EPSILON for (?i). Returns 1
+ * when the sequence ends here (| or ) or the end). */
+static int parse_piece(parser_t *ps, lex_term_t *out)
+{
+    if (ps->pos >= ps->len)
+        return 1;
+    size_t at = ps->pos;
+    char c = ps->p[ps->pos];
+    cp_set_t s = {0};
+    lex_term_t atom;
+    switch (c) {
+    case '|':
+    case ')':
+        return 1;
+    case '*': case '+': case '?':
+        return perr(ps, at, "nothing to repeat", NULL);
+    case '(': {
+        ps->pos++;
+        int rc = parse_group(ps, &atom);
+        if (rc < 0)
+            return -1;
+        if (rc == 2) {
+            *out = LEX_EPSILON;
+            return 0;
+        }
+        break;
+    }
+    case '[':
+        ps->pos++;
+        if (parse_class(ps, &s) || cps_term(ps, &s, &atom)) {
+            free(s.r);
+            return -1;
+        }
+        break;
+    case '.':
+        ps->pos++;
+        if (cps_add(&s, '\n', '\n') || cps_negate(&s))
+            return tb_fail(ps->err, "out of memory");
+        if (cps_term(ps, &s, &atom))
+            return -1;
+        break;
+    case '^':
+        if (at != 0)
+            return perr(ps, at, "^ is only supported at the start of the pattern", NULL);
+        ps->pos++;
+        *out = LEX_EPSILON;
+        return 0;
+    case '$':
+        if (at + 1 != ps->len)
+            return perr(ps, at, "$ is only supported at the end of the pattern", NULL);
+        ps->pos++;
+        *out = LEX_EPSILON;
+        return 0;
+    default: {
+        uint32_t cp;
+        int kind;
+        if (c == '\\') {
+            ps->pos++;
+            kind = parse_escape(ps, &cp, &s);
+        } else
+            kind = read_literal(ps, &cp);
+        if (kind < 0) {
+            free(s.r);
+            return -1;
+        }
+        if (kind == 0 && cps_add(&s, cp, cp))
+            return tb_fail(ps->err, "out of memory");
+        if (cps_term(ps, &s, &atom))
+            return -1;
+    }
+    }
+    /* Quantifiers. */
+    int quantified = 0;
+    while (ps->pos < ps->len) {
+        size_t qat = ps->pos;
+        char q = ps->p[ps->pos];
+        long n, m;
+        if (q == '*')
+            n = 0, m = -1;
+        else if (q == '+')
+            n = 1, m = -1;
+        else if (q == '?')
+            n = 0, m = 1;
+        else if (q == '{') {
+            int rc = parse_bound(ps, &n, &m);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                break;
+            ps->pos--; /* parse_bound ended past '}'; the common step below */
+        } else
+            break;
+        if (quantified)
+            return perr(ps, qat, "a quantifier cannot follow a quantifier", NULL);
+        ps->pos++;
+        if (ps->pos < ps->len && ps->p[ps->pos] == '+')
+            return perr(ps, ps->pos, "possessive quantifiers are not supported", NULL);
+        if (ps->pos < ps->len && ps->p[ps->pos] == '?')
+            ps->pos++; /* lazy: the same language */
+        quantified = 1;
+        atom = repeat(ps->t, atom, n, m);
+        if (full_check(ps))
+            return -1;
+    }
+    *out = atom;
+    return 0;
+}
+
+static int parse_seq(parser_t *ps, lex_term_t *out)
+{
+    size_t start = ps->pos;
+    /* Collected, then folded from the right so concatenations come out
+     * right-nested without re-association work. */
+    term_list_t l = {0};
+    int rc;
+    lex_term_t piece;
+    int any = 0;
+    while ((rc = parse_piece(ps, &piece)) == 0) {
+        any = 1;
+        if (tl_push(&l, piece)) {
+            free(l.v);
+            return tb_fail(ps->err, "out of memory");
+        }
+    }
+    if (rc < 0) {
+        free(l.v);
+        return -1;
+    }
+    if (!any) {
+        free(l.v);
+        return perr(ps, start, "empty alternative", NULL);
+    }
+    lex_term_t acc = LEX_EPSILON;
+    for (size_t i = l.n; i-- > 0;)
+        acc = lex_concat(ps->t, l.v[i], acc);
+    free(l.v);
+    *out = acc;
+    return full_check(ps);
+}
+
+static int parse_alt(parser_t *ps, lex_term_t *out)
+{
+    lex_term_t acc;
+    if (parse_seq(ps, &acc))
+        return -1;
+    while (ps->pos < ps->len && ps->p[ps->pos] == '|') {
+        ps->pos++;
+        lex_term_t next;
+        if (parse_seq(ps, &next))
+            return -1;
+        acc = lex_or(ps->t, acc, next);
+        if (full_check(ps))
+            return -1;
+    }
+    *out = acc;
+    return 0;
+}
+
+int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
+                    lex_term_t *out, tb_err_t *err)
+{
+    parser_t ps = {.t = t, .p = pattern, .len = len, .err = err};
+    int rc = parse_alt(&ps, out);
+    if (!rc && ps.pos < len)
+        rc = perr(&ps, ps.pos, "unbalanced parenthesis", NULL);
+    free(ps.cat);
+    return rc;
+}

@@ -1,0 +1,107 @@
+/*
+ * regex: byte-level regular expressions as hash-consed terms, and the parser
+ * that turns pattern text (the syntax of JSON-schema and pre-tokenizer
+ * patterns) into them.
+ *
+ * Terms are over bytes, not code points: a Unicode class such as \p{L} or
+ * [^"] becomes an alternation of UTF-8 byte sequences, so the DFA built on
+ * top (deriv.h) reads token bytes directly, as a trie walk offers them.
+ *
+ * Every term lives once in a lex_terms_t store: the constructors look a term
+ * up before creating it, so structurally equal terms have the same id and
+ * comparing terms is comparing ids.  The constructors also simplify (unions
+ * are flattened, sorted, deduplicated and their byte sets merged; empty
+ * language and empty string are absorbed), which makes many equivalent
+ * derivatives the same id and so the same DFA state.  With no intersection
+ * or complement, the empty language has one canonical term, LEX_NOTHING: a
+ * term is empty iff its id is LEX_NOTHING.
+ */
+#ifndef LEX_REGEX_H
+#define LEX_REGEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/err.h"
+
+typedef uint32_t lex_term_t;
+
+#define LEX_NOTHING ((lex_term_t)0) /* the empty language */
+#define LEX_EPSILON ((lex_term_t)1) /* the empty string only */
+
+typedef enum {
+    LEX_K_NOTHING,
+    LEX_K_EPSILON,
+    LEX_K_BYTES,  /* one byte from set */
+    LEX_K_CONCAT, /* a then b; a is never a CONCAT (kept right-nested) */
+    LEX_K_OR,     /* a or b; a is never an OR, chains sorted by id */
+    LEX_K_STAR,   /* a repeated zero or more times */
+} lex_kind_t;
+
+/* One term: 48 bytes.  set is used by LEX_K_BYTES only (bit b of
+ * set[b / 64]), a and b by CONCAT, OR (a, b) and STAR (a). */
+typedef struct {
+    uint8_t kind;
+    uint8_t nullable; /* matches the empty string */
+    uint32_t a, b;
+    uint64_t set[4];
+} lex_node_t;
+
+/* The store.  node[id] is term id; table is an open-addressing hash of ids
+ * (UINT32_MAX = free slot) keyed by the node's contents.  When max_nodes
+ * would be passed the constructors return LEX_NOTHING and set `full`, which
+ * the callers check: a pattern or DFA that needs more fails cleanly. */
+typedef struct {
+    lex_node_t *node;
+    size_t n, cap, max_nodes;
+    uint32_t *table;
+    size_t tcap;
+    lex_term_t *scratch; /* lex_or_n's working list */
+    size_t scap;
+    int full;
+} lex_terms_t;
+
+int lex_terms_init(lex_terms_t *t, size_t max_nodes, tb_err_t *err);
+void lex_terms_free(lex_terms_t *t);
+
+lex_term_t lex_bytes(lex_terms_t *t, const uint64_t set[4]);
+lex_term_t lex_byte_range(lex_terms_t *t, uint8_t lo, uint8_t hi);
+lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b);
+lex_term_t lex_or(lex_terms_t *t, lex_term_t a, lex_term_t b);
+/* The union of terms[0..n) (terms may be overwritten). */
+lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t n);
+lex_term_t lex_star(lex_terms_t *t, lex_term_t a);
+
+static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
+{
+    return &t->node[id];
+}
+
+/* Limits the parser enforces (each failure names the position). */
+#define LEX_MAX_REPEAT 1000 /* largest bound in {n}, {n,}, {n,m} */
+#define LEX_MAX_NEST 200    /* deepest group nesting */
+
+/*
+ * Parses pattern[0..len) into *out.  The whole pattern must match (as in
+ * JSON schema's implicit anchoring for a lexeme); a leading ^ and a
+ * trailing $ are accepted and mean nothing more.  Supported: literals (UTF-8
+ * in the pattern), escapes \xHH \x{H..} \uHHHH \u{H..} \n \r \t \f \v \0 \e
+ * \a and escaped punctuation, classes [...] with ranges and negation, . (any
+ * code point but \n), \d \w \s \D \W \S (ASCII, as PCRE without UCP),
+ * \p{..} \P{..} \pL over Unicode general categories (L Lu Ll Lt Lm Lo M Mn
+ * Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf
+ * Co Cn, read at run time from UnicodeData.txt), groups ( ), (?: ),
+ * (?<name> ), (?i: ) and (?i) (ASCII case folding), | * + ? {n} {n,} {n,m}
+ * and lazy quantifiers (same language).  Errors (position = byte offset in
+ * the pattern): back-references, look-around, \b and other assertions,
+ * possessive quantifiers, empty alternatives, bounds above LEX_MAX_REPEAT,
+ * a pattern whose terms pass the store's limit.
+ */
+int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
+                    lex_term_t *out, tb_err_t *err);
+
+/* Where the Unicode general categories are read from; $TOKBENCH_UNICODE_DATA
+ * overrides it. */
+#define LEX_UNICODE_DATA "/usr/share/unicode/UnicodeData.txt"
+
+#endif

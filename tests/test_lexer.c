@@ -1,0 +1,749 @@
+/*
+ * Tests of lexer/: the regex parser (errors with positions, full matches
+ * against PCRE2), the lazy derivative DFA (limits that fail cleanly), and
+ * token masks of every trie layout over the llama3 vocabulary against two
+ * oracles that share nothing with the derivative machinery:
+ *   - a Thompson NFA built here from the parsed terms and simulated over
+ *     each token's bytes from the NFA state set after the prefix (a token is
+ *     allowed iff a state that can still reach the end survives);
+ *   - PCRE2 partial matching (PCRE2_PARTIAL_HARD: is prefix + token the
+ *     prefix of some match?), for tokens where prefix + token is valid UTF-8.
+ * Masks are checked from the start and from states reached by consuming
+ * prefixes, for real-world regexes and for random ones.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "../base/utf8.h"
+#include "../lexer/deriv.h"
+#include "../lexer/rec.h"
+#include "../lexer/regex.h"
+#include "../trie/trie.h"
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* ---- parser errors -------------------------------------------------------- */
+
+static void parse_errors_name_the_position(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern, *want;
+    } cases[] = {
+        {"a(b", "unbalanced parenthesis at offset 1"},
+        {"ab)", "unbalanced parenthesis at offset 2"},
+        {"a|", "empty alternative at offset 2"},
+        {"|a", "empty alternative at offset 0"},
+        {"()", "empty alternative at offset 1"},
+        {"x(a||b)", "empty alternative at offset 4"},
+        {"", "empty alternative at offset 0"},
+        {"*a", "nothing to repeat at offset 0"},
+        {"a**", "quantifier cannot follow a quantifier at offset 2"},
+        {"a++", "possessive quantifiers are not supported at offset 2"},
+        {"(a)\\1", "back-references are not supported at offset 3"},
+        {"(?<n>a)\\k<n>", "back-references are not supported at offset 7"},
+        {"a(?=b)", "look-around assertions are not supported at offset 1"},
+        {"a(?!b)", "look-around assertions are not supported at offset 1"},
+        {"(?<=a)b", "look-around assertions are not supported at offset 0"},
+        {"a\\bc", "assertion \\b is not supported"},
+        {"[abc", "unterminated character class at offset 0"},
+        {"[z-a]", "range out of order at offset 1"},
+        {"a{1000000}", "repetition bound 1000000 is above the limit of 1000 at offset 1"},
+        {"a{3,2}", "repetition bounds out of order at offset 1"},
+        {"\\x4", "expected a hex digit at offset 3"},
+        {"\\u{110000}", "code point out of range"},
+        {"\\p{Xx}", "unknown or unsupported Unicode property 'Xx' at offset 0"},
+        {"ab\\", "trailing backslash at offset 2"},
+        {"\\q", "unknown escape \\q at offset 0"},
+        {"a^", "^ is only supported at the start of the pattern at offset 1"},
+        {"$a", "$ is only supported at the end of the pattern at offset 0"},
+        {"[[:alpha:]]", "POSIX classes [:name:] are not supported at offset 1"},
+        {"(a{1000}){1000}", "pattern too large"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tb_err_t err = {{0}};
+        lex_dfa_t *d = lex_dfa_new(cases[i].pattern, NULL, &err);
+        if (d)
+            fail_msg("'%s' was accepted", cases[i].pattern);
+        if (!strstr(err.msg, cases[i].want) || !strstr(err.msg, "regex '"))
+            fail_msg("'%s': got \"%s\", want \"%s\"", cases[i].pattern, err.msg,
+                     cases[i].want);
+    }
+}
+
+/* ---- full matches against PCRE2 ------------------------------------------------ */
+
+static pcre2_code *pcre_compile_or_fail(const char *pattern, uint32_t extra)
+{
+    int code;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE | extra, &code, &off, NULL);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(code, msg, sizeof msg);
+        fail_msg("PCRE2 refuses '%s': %s", pattern, (char *)msg);
+    }
+    return re;
+}
+
+static int dfa_full_match(lex_dfa_t *d, const char *s, size_t n)
+{
+    uint32_t st = lex_dfa_feed(d, LEX_START, (const uint8_t *)s, n);
+    return st != LEX_DEAD && lex_dfa_accepting(d, st);
+}
+
+static int pcre_full_match(pcre2_code *re, pcre2_match_data *md, const char *s, size_t n)
+{
+    return pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL) >= 0;
+}
+
+static void full_matches_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "[a-z]+@[a-z]+\\.(com|org)", "\\d{3}-\\d{2}-\\d{4}", "(?i:hello) world",
+        "[^\"\\\\\\x00-\\x1f]*\"", "\\p{L}+", "\\P{L}", "\\p{Lu}\\p{Ll}*", "\\p{N}{1,3}",
+        "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+", "a{2,4}b{3}c{1,}", ".+", "\\w+\\s\\W\\S\\D",
+        "\\x41\\x{e9}\\x{1F600}", "[\\x{e0}-\\x{ff}]+", "colou?r", "(ab|a)(bc|c)",
+        "(?i)ab(?-i:c)", "[]a]+", "[a-]+", "^abc$", "(?:x|y){0,3}z", "é+ß",
+        "[\\d\\s]+", "\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|\\\\\\^\\$",
+    };
+    static const char *const texts[] = {
+        "", "a", "abc", "joe@site.com", "joe@site.net", "123-45-6789", "12-345-6789",
+        "HeLLo world", "hello World", "abc\"", "a\"b\"", "\x01\"", "héllo", "Ωμέγα",
+        "1", "123", "1234", "٣", "x", "Xyz", "xYZ", "aab", "aabbbc", "aaaabbbccc",
+        "aaaaabbbc", "a\nb", "\n", "a_1 % b", "Aé😀", "àÿ", "color", "colour",
+        "abc", "abbc", "ABc", "ABC", "]a]", "a-a", "z", "xyz", "xyxz", "ééß", "ß",
+        "1 2\t3", ".*+?()[]{}|\\^$", " hello", "!héllo", "\u00b2", "10", "٣٤",
+    };
+    pcre2_match_data *md = pcre2_match_data_create(8, NULL);
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        tb_err_t err;
+        lex_dfa_t *d = lex_dfa_new(patterns[p], NULL, &err);
+        if (!d)
+            fail_msg("%s", err.msg);
+        pcre2_code *re = pcre_compile_or_fail(patterns[p], PCRE2_ENDANCHORED);
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+            size_t n = strlen(texts[t]);
+            int want = pcre_full_match(re, md, texts[t], n);
+            if (dfa_full_match(d, texts[t], n) != want)
+                fail_msg("'%s' on \"%s\": PCRE2 says %d", patterns[p], texts[t], want);
+        }
+        pcre2_code_free(re);
+        lex_dfa_free(d);
+    }
+    pcre2_match_data_free(md);
+}
+
+/* ---- the NFA oracle ---------------------------------------------------------- */
+
+enum { NFA_BYTES, NFA_SPLIT, NFA_MATCH, NFA_DEAD };
+
+typedef struct {
+    int kind;
+    uint64_t set[4]; /* NFA_BYTES */
+    uint32_t e1, e2; /* BYTES: next = e1; SPLIT: both */
+} nfa_state_t;
+
+typedef struct {
+    nfa_state_t *s;
+    uint32_t n, cap;
+    uint32_t match;
+    uint8_t *live; /* can reach the match state */
+    uint32_t *stamp, gen;
+    uint32_t *work;
+} nfa_t;
+
+static uint32_t nfa_add(nfa_t *a, int kind)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 256;
+        a->s = realloc(a->s, a->cap * sizeof *a->s);
+        assert_non_null(a->s);
+    }
+    memset(&a->s[a->n], 0, sizeof *a->s);
+    a->s[a->n].kind = kind;
+    return a->n++;
+}
+
+/* Thompson construction in continuation style: the start state of a
+ * fragment for term x that continues to `out`. */
+static uint32_t nfa_compile(nfa_t *a, const lex_terms_t *t, lex_term_t x, uint32_t out)
+{
+    const lex_node_t *n = lex_node(t, x);
+    switch (n->kind) {
+    case LEX_K_NOTHING:
+        return nfa_add(a, NFA_DEAD);
+    case LEX_K_EPSILON:
+        return out;
+    case LEX_K_BYTES: {
+        uint32_t s = nfa_add(a, NFA_BYTES);
+        memcpy(a->s[s].set, n->set, sizeof n->set);
+        a->s[s].e1 = out;
+        return s;
+    }
+    case LEX_K_CONCAT: {
+        lex_term_t first = n->a, second = n->b;
+        uint32_t mid = nfa_compile(a, t, second, out);
+        return nfa_compile(a, t, first, mid);
+    }
+    case LEX_K_OR: {
+        lex_term_t l = n->a, r = n->b;
+        uint32_t s = nfa_add(a, NFA_SPLIT);
+        uint32_t x1 = nfa_compile(a, t, l, out);
+        uint32_t x2 = nfa_compile(a, t, r, out);
+        a->s[s].e1 = x1;
+        a->s[s].e2 = x2;
+        return s;
+    }
+    default: { /* STAR: a loop state that enters the body or leaves */
+        lex_term_t body = n->a;
+        uint32_t loop = nfa_add(a, NFA_SPLIT);
+        uint32_t b = nfa_compile(a, t, body, loop);
+        a->s[loop].e1 = b;
+        a->s[loop].e2 = out;
+        return loop;
+    }
+    }
+}
+
+static void nfa_build(nfa_t *a, const char *pattern, uint32_t *start)
+{
+    memset(a, 0, sizeof *a);
+    lex_terms_t t;
+    tb_err_t err;
+    lex_term_t root;
+    assert_int_equal(lex_terms_init(&t, 1u << 22, &err), 0);
+    if (lex_regex_parse(&t, pattern, strlen(pattern), &root, &err))
+        fail_msg("%s", err.msg);
+    a->match = nfa_add(a, NFA_MATCH);
+    *start = nfa_compile(a, &t, root, a->match);
+    lex_terms_free(&t);
+    /* live: reverse reachability to the match state, by fixpoint. */
+    a->live = calloc(a->n, 1);
+    a->stamp = calloc(a->n, sizeof *a->stamp);
+    a->work = malloc(a->n * sizeof *a->work);
+    a->live[a->match] = 1;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (uint32_t i = 0; i < a->n; i++) {
+            const nfa_state_t *s = &a->s[i];
+            int l = a->live[i] || (s->kind == NFA_BYTES && a->live[s->e1]) ||
+                    (s->kind == NFA_SPLIT && (a->live[s->e1] || a->live[s->e2]));
+            if (l && !a->live[i])
+                a->live[i] = 1, changed = 1;
+        }
+    }
+}
+
+static void nfa_free(nfa_t *a)
+{
+    free(a->s);
+    free(a->live);
+    free(a->stamp);
+    free(a->work);
+}
+
+/* A state set: the live consuming states (and the match state) reached. */
+typedef struct {
+    uint32_t *v;
+    uint32_t n;
+} nset_t;
+
+static void closure_add(nfa_t *a, nset_t *out, uint32_t s0)
+{
+    uint32_t top = 0;
+    a->work[top++] = s0;
+    while (top) {
+        uint32_t s = a->work[--top];
+        if (a->stamp[s] == a->gen || !a->live[s])
+            continue;
+        a->stamp[s] = a->gen;
+        if (a->s[s].kind == NFA_SPLIT) {
+            a->work[top++] = a->s[s].e2;
+            a->work[top++] = a->s[s].e1;
+        } else
+            out->v[out->n++] = s;
+    }
+}
+
+static void nfa_step(nfa_t *a, const nset_t *in, uint8_t b, nset_t *out)
+{
+    a->gen++;
+    out->n = 0;
+    for (uint32_t i = 0; i < in->n; i++) {
+        const nfa_state_t *s = &a->s[in->v[i]];
+        if (s->kind == NFA_BYTES && ((s->set[b >> 6] >> (b & 63)) & 1))
+            closure_add(a, out, s->e1);
+    }
+}
+
+/* The oracle's mask: token k allowed iff its bytes keep a live state from
+ * `from`.  Keys are sorted, so the sets along the previous key's bytes are
+ * reused for the shared prefix (the same function, computed once per
+ * prefix rather than once per token). */
+static void nfa_mask(nfa_t *a, const nset_t *from, const trie_keys_t *k, tb_bitset_t *mask)
+{
+    uint32_t depth = k->max_len + 1;
+    nset_t *lv = calloc(depth, sizeof *lv);
+    for (uint32_t i = 0; i < depth; i++)
+        lv[i].v = malloc(a->n * sizeof *lv[i].v);
+    memcpy(lv[0].v, from->v, from->n * sizeof *from->v);
+    lv[0].n = from->n;
+    const uint8_t *prev = NULL;
+    uint32_t prev_len = 0;
+    tb_bitset_clear_all(mask);
+    for (size_t i = 0; i < k->n; i++) {
+        const trie_key_t *key = &k->keys[i];
+        uint32_t same = 0;
+        while (same < prev_len && same < key->len && prev[same] == key->s[same])
+            same++;
+        for (uint32_t j = same; j < key->len; j++)
+            nfa_step(a, &lv[j], key->s[j], &lv[j + 1]);
+        if (lv[key->len].n)
+            tb_bitset_set(mask, key->id);
+        prev = key->s;
+        prev_len = key->len;
+    }
+    for (size_t i = 0; i < k->nalias; i++)
+        if (tb_bitset_get(mask, k->alias[2 * i + 1]))
+            tb_bitset_set(mask, k->alias[2 * i]);
+    for (uint32_t i = 0; i < depth; i++)
+        free(lv[i].v);
+    free(lv);
+}
+
+/* ---- the mask checks ------------------------------------------------------------ */
+
+typedef struct {
+    tok_tokenizer_t *tok;
+    trie_keys_t keys;
+    trie_t *tries[8];
+    const char *names[8];
+    size_t ntries;
+} fixture_t;
+
+static fixture_t fx;
+
+static int setup_vocab(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    fx.tok = tok_load(LLAMA3, &err);
+    if (!fx.tok) {
+        fprintf(stderr, "%s: %s (run 'make data')\n", LLAMA3, err.msg);
+        return -1;
+    }
+    if (trie_keys_from_vocab(&fx.keys, tok_vocab(fx.tok), TRIE_SPECIALS_OMIT, &err))
+        return -1;
+    static const char *const layouts[] = {"dfs", "dat", "map", "xcda"};
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+        const trie_layout_t *l = trie_layout_find(layouts[i]);
+        trie_t *t = l ? trie_build(l, &fx.keys, &err) : NULL;
+        /* dfs, dat and map must build; xcda joins when it can. */
+        if (!t && i < 3) {
+            fprintf(stderr, "%s: %s\n", layouts[i], err.msg);
+            return -1;
+        }
+        if (t) {
+            fx.names[fx.ntries] = layouts[i];
+            fx.tries[fx.ntries++] = t;
+        }
+    }
+    return 0;
+}
+
+static int teardown_vocab(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < fx.ntries; i++)
+        trie_free(fx.tries[i]);
+    trie_keys_free(&fx.keys);
+    tok_free(fx.tok);
+    return 0;
+}
+
+/* PCRE2: is text[0..n) a prefix of some match of the whole pattern? */
+static int pcre_viable(pcre2_code *re, pcre2_match_data *md, const uint8_t *s, size_t n)
+{
+    int rc = pcre2_match(re, s, n, 0, PCRE2_PARTIAL_HARD, md, NULL);
+    return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
+}
+
+typedef struct {
+    size_t masks, allowed_total, pcre_checked;
+} stats_t;
+
+/* Checks every layout's mask after `prefix` against the NFA oracle (all
+ * tokens) and, when pcre is given, PCRE2 (tokens completing valid UTF-8). */
+static void check_after(const char *pattern, lex_dfa_t *d, nfa_t *a, uint32_t start,
+                        pcre2_code *re, pcre2_match_data *md, const uint8_t *prefix,
+                        size_t plen, stats_t *st)
+{
+    uint32_t ds = lex_dfa_feed(d, LEX_START, prefix, plen);
+    tb_err_t err;
+    if (lex_dfa_error(d, &err))
+        fail_msg("%s", err.msg);
+    nset_t cur = {malloc((a->n + 1) * sizeof(uint32_t)), 0}, nxt = {
+        malloc((a->n + 1) * sizeof(uint32_t)), 0};
+    a->gen++;
+    closure_add(a, &cur, start);
+    for (size_t i = 0; i < plen; i++) {
+        nfa_step(a, &cur, prefix[i], &nxt);
+        nset_t t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    if ((ds != LEX_DEAD) != (cur.n != 0))
+        fail_msg("'%s' after '%.*s': DFA live %d, oracle live %d", pattern, (int)plen,
+                 prefix, ds != LEX_DEAD, cur.n != 0);
+    if (ds == LEX_DEAD) {
+        free(cur.v);
+        free(nxt.v);
+        return;
+    }
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(fx.tries[0])), 0);
+    nfa_mask(a, &cur, &fx.keys, &want);
+    for (size_t l = 0; l < fx.ntries; l++) {
+        lex_rec_t r;
+        assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+        uint64_t nodes = 0;
+        if (lex_mask(fx.tries[l], &r, ds, &got, &nodes, &err))
+            fail_msg("%s", err.msg);
+        lex_rec_free(&r);
+        if (!tb_bitset_equal(&got, &want)) {
+            for (size_t id = 0; id < want.nbits; id++)
+                if (tb_bitset_get(&got, id) != tb_bitset_get(&want, id)) {
+                    size_t n;
+                    const uint8_t *s = tok_vocab_token(tok_vocab(fx.tok), (uint32_t)id, &n);
+                    fail_msg("'%s' after '%.*s', layout %s: token %zu '%.*s' is %d, "
+                             "oracle says %d", pattern, (int)plen, prefix, fx.names[l], id,
+                             (int)n, s, tb_bitset_get(&got, id), tb_bitset_get(&want, id));
+                }
+        }
+        st->masks++;
+    }
+    st->allowed_total += tb_bitset_count(&want);
+    if (re) {
+        uint8_t buf[2048];
+        const tok_vocab_t *v = tok_vocab(fx.tok);
+        for (size_t i = 0; i < fx.keys.n; i++) {
+            const trie_key_t *key = &fx.keys.keys[i];
+            if (plen + key->len > sizeof buf)
+                continue;
+            memcpy(buf, prefix, plen);
+            memcpy(buf + plen, key->s, key->len);
+            if (tb_utf8_validate(buf, plen + key->len) != plen + key->len)
+                continue;
+            int p = pcre_viable(re, md, buf, plen + key->len);
+            if (p != tb_bitset_get(&want, key->id)) {
+                (void)v;
+                fail_msg("'%s' after '%.*s': token '%.*s' (first byte 0x%02x): PCRE2 "
+                         "says %d, mask %d", pattern, (int)plen, prefix, (int)key->len,
+                         key->s, key->s[0], p,
+                         tb_bitset_get(&want, key->id));
+            }
+            st->pcre_checked++;
+        }
+    }
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    free(cur.v);
+    free(nxt.v);
+}
+
+/* A prefix of `len` bytes reached by walking random live bytes of the DFA
+ * (the oracle then says independently whether it is live). */
+static size_t random_prefix(lex_dfa_t *d, uint8_t *out, size_t len)
+{
+    uint32_t s = LEX_START;
+    size_t n = 0;
+    while (n < len) {
+        const uint64_t *al = lex_dfa_allowed(d, s);
+        uint8_t cand[256];
+        unsigned nc = 0;
+        for (unsigned b = 0; b < 256; b++)
+            if ((al[b >> 6] >> (b & 63)) & 1)
+                cand[nc++] = (uint8_t)b;
+        if (!nc)
+            break;
+        out[n++] = cand[rnd(nc)];
+        s = lex_dfa_next(d, s, out[n - 1]);
+    }
+    return n;
+}
+
+static void check_pattern(const char *pattern, const char *const *prefixes, size_t nprefix,
+                          int use_pcre, int random_prefixes, stats_t *st)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    nfa_t a;
+    uint32_t start;
+    nfa_build(&a, pattern, &start);
+    /* PCRE2 refuses PCRE2_ENDANCHORED with partial matching; \\z does the
+     * same job, and in hard partial mode it counts as partial at the end. */
+    char anchored[4096];
+    snprintf(anchored, sizeof anchored, "(?:%s)\\z", pattern);
+    pcre2_code *re = use_pcre ? pcre_compile_or_fail(anchored, 0) : NULL;
+    pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    for (size_t i = 0; i < nprefix; i++)
+        check_after(pattern, d, &a, start, re, md, (const uint8_t *)prefixes[i],
+                    strlen(prefixes[i]), st);
+    for (int i = 0; i < random_prefixes; i++) {
+        uint8_t p[16];
+        size_t n = random_prefix(d, p, 1 + rnd(sizeof p));
+        /* Random bytes may stop inside a UTF-8 sequence, so PCRE2 (which
+         * wants valid UTF-8) only checks the named prefixes. */
+        check_after(pattern, d, &a, start, NULL, NULL, p, n, st);
+    }
+    if (md)
+        pcre2_match_data_free(md);
+    if (re)
+        pcre2_code_free(re);
+    nfa_free(&a);
+    lex_dfa_free(d);
+}
+
+#define WORDS "the|quick|brown|fox|jumps|over|lazy|dog|and|then|there|these|those|" \
+              "this|that|what|when|where|which|while|who|whom|whose|why|how|into|" \
+              "onto|upon|under|about|above|after|again|against|all|am|an|any|are|" \
+              "because|been|before|being|below|between|both|but|by|could|did|do"
+
+static void real_world_regexes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern;
+        const char *prefixes[4];
+    } cases[] = {
+        {"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}",
+         {"", "john.doe", "john@exa", "john@example.c"}},
+        {"\\(?\\d{3}\\)?[-. ]?\\d{3}[-. ]?\\d{4}", {"", "(555", "(555) 12", "555-123-"}},
+        {"\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])", {"", "2024", "2024-1", "2024-12-3"}},
+        {"([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?", {"", "2", "23:5", "12:34:"}},
+        {"((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)",
+         {"", "192.", "192.168.2", "10.0.0."}},
+        {"https?://[a-zA-Z0-9.-]+(:\\d{1,5})?(/[a-zA-Z0-9._~%!$&'()*+,;=:@-]*)*"
+         "(\\?[a-zA-Z0-9._~%&=+-]*)?",
+         {"", "http", "https://exa", "http://a.com/x?"}},
+        {"\\d{3}-\\d{2}-\\d{4}", {"", "123", "123-4", "123-45-67"}},
+        {"\\{\\s*\"name\"\\s*:\\s*\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\""
+         "\\s*,\\s*\"age\"\\s*:\\s*-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?\\s*\\}",
+         {"", "{\"na", "{\"name\": \"Jo", "{\"name\": \"Jo\", \"age\": 4"}},
+        {"(" WORDS ")( (" WORDS "))*", {"", "th", "the quick ", "the quick br"}},
+        {"\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"",
+         {"", "\"", "\"abc\\", "\"\\u00"}},
+        {"[^\"\\\\\\x00-\\x1f]*\"", {"", "abc", "héllo"}},
+        {"[0-9]+", {"", "1", "007"}},
+        {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|"
+         " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+",
+         {"", " ", "'", "12"}},
+        {"\\p{Lu}\\p{Ll}+( \\p{Lu}\\p{Ll}+)*", {"", "Émile", "Émile Z"}},
+    };
+    stats_t st = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t np = 0;
+        while (np < 4 && cases[i].prefixes[np])
+            np++;
+        check_pattern(cases[i].pattern, cases[i].prefixes, np, 1, 2, &st);
+    }
+    print_message("%zu masks checked against the oracle, %zu allowed tokens in all, "
+                  "%zu token verdicts checked against PCRE2\n", st.masks, st.allowed_total,
+                  st.pcre_checked);
+    assert_true(st.allowed_total > 0);
+}
+
+/* ---- random regexes ------------------------------------------------------------------ */
+
+static void gen_regex(char *out, size_t cap, int depth)
+{
+    static const char *const atoms[] = {
+        "a", "e", "t", "s", " ", "th", "in", "er", "[a-z]", "[^a-z]", "\\d", "\\w", "\\s",
+        ".", "[aeiou]", "[^aeiou ]", "(?i:t)", "\\x41", "é", "[\\x{e0}-\\x{ff}]",
+        "\\p{Lu}", "[0-5]", "\\W",
+    };
+    char a[512], b[512];
+    int k = depth <= 0 ? 0 : (int)rnd(7);
+    switch (k) {
+    case 0:
+        snprintf(out, cap, "%s", atoms[rnd(sizeof atoms / sizeof *atoms)]);
+        return;
+    case 1:
+    case 2:
+        gen_regex(a, sizeof a, depth - 1);
+        gen_regex(b, sizeof b, depth - 1);
+        snprintf(out, cap, "%s%s", a, b);
+        return;
+    case 3:
+        gen_regex(a, sizeof a, depth - 1);
+        gen_regex(b, sizeof b, depth - 1);
+        snprintf(out, cap, "(%s|%s)", a, b);
+        return;
+    default: {
+        static const char *const q[] = {"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"};
+        gen_regex(a, sizeof a, depth - 1);
+        snprintf(out, cap, "(?:%s)%s", a, q[rnd(sizeof q / sizeof *q)]);
+        return;
+    }
+    }
+}
+
+static void random_regexes(void **state)
+{
+    (void)state;
+    stats_t st = {0};
+    for (int i = 0; i < 40; i++) {
+        char pat[2048];
+        gen_regex(pat, sizeof pat, 4);
+        static const char *const pre[] = {""};
+        check_pattern(pat, pre, 1, 1, 2, &st);
+    }
+    print_message("%zu masks checked, %zu allowed tokens in all, %zu PCRE2 verdicts\n",
+                  st.masks, st.allowed_total, st.pcre_checked);
+}
+
+/* ---- limits ---------------------------------------------------------------------- */
+
+static void explosion_fails_cleanly(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    lex_dfa_opts_t o = {.max_states = 5000};
+    lex_dfa_t *d = lex_dfa_new("(a|b)*a(a|b){20}", &o, &err);
+    assert_non_null(d);
+    uint8_t s[20000];
+    for (size_t i = 0; i < sizeof s; i++)
+        s[i] = rnd(2) ? 'a' : 'b';
+    uint32_t st = lex_dfa_feed(d, LEX_START, s, sizeof s);
+    assert_int_equal(st, LEX_DEAD);
+    assert_int_equal(lex_dfa_error(d, &err), -1);
+    assert_non_null(strstr(err.msg, "regex '(a|b)*a(a|b){20}': the DFA needs more than 5000"));
+    assert_true(d->nstates <= 5000);
+    /* Sticky: later steps and masks fail too, rather than lie. */
+    tb_bitset_t m;
+    assert_int_equal(tb_bitset_init(&m, trie_mask_bits(fx.tries[0])), 0);
+    lex_rec_t r;
+    assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+    assert_int_equal(lex_mask(fx.tries[0], &r, LEX_START, &m, NULL, &err), -1);
+    lex_rec_free(&r);
+    tb_bitset_free(&m);
+    lex_dfa_free(d);
+
+    /* A limit passed inside a walk: the mask call fails. */
+    o.max_states = 2; /* the dead state and the start */
+    d = lex_dfa_new("[a-z]+[0-9]+x", &o, &err);
+    assert_non_null(d);
+    assert_int_equal(tb_bitset_init(&m, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+    assert_int_equal(lex_mask(fx.tries[0], &r, LEX_START, &m, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "more than 2 states"));
+    lex_rec_free(&r);
+    tb_bitset_free(&m);
+    lex_dfa_free(d);
+
+    /* The term limit, on a pattern whose terms alone pass it. */
+    o = (lex_dfa_opts_t){.max_terms = 1000};
+    d = lex_dfa_new("\\p{L}", &o, &err);
+    assert_null(d);
+    assert_non_null(strstr(err.msg, "pattern too large"));
+}
+
+static void logits_and_empty_language(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new("[^\\x00-\\x{10FFFF}]", NULL, &err);
+    assert_non_null(d);
+    tb_bitset_t m;
+    assert_int_equal(tb_bitset_init(&m, trie_mask_bits(fx.tries[0])), 0);
+    for (size_t l = 0; l < fx.ntries; l++) {
+        lex_rec_t r;
+        assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+        assert_int_equal(lex_mask(fx.tries[l], &r, LEX_START, &m, NULL, &err), 0);
+        assert_int_equal(tb_bitset_count(&m), 0);
+        lex_rec_free(&r);
+    }
+    lex_dfa_free(d);
+    d = lex_dfa_new("[0-9]+", NULL, &err);
+    lex_rec_t r;
+    assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+    assert_int_equal(lex_mask(fx.tries[0], &r, LEX_START, &m, NULL, &err), 0);
+    size_t n = tok_vocab(fx.tok)->size;
+    float *lg = malloc(n * sizeof *lg);
+    lex_mask_logits(&m, lg, n);
+    int32_t one = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"1", 1);
+    int32_t a = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"a", 1);
+    assert_true(one >= 0 && a >= 0);
+    assert_true(lg[one] == 0.0f);
+    assert_true(lg[a] == LEX_LOGIT_BLOCKED);
+    size_t zeros = 0;
+    for (size_t i = 0; i < n; i++)
+        zeros += lg[i] == 0.0f;
+    assert_int_equal(zeros, tb_bitset_count(&m));
+    free(lg);
+    lex_rec_free(&r);
+    tb_bitset_free(&m);
+    lex_dfa_free(d);
+}
+
+/* Equivalent derivatives share a state: a{0,3} after one byte and after
+ * none differ, but x*x* and x* reach the same number of states. */
+static void simplification_shares_states(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new("(x|y)*(x|y)*z", NULL, &err);
+    assert_non_null(d);
+    uint32_t s1 = lex_dfa_feed(d, LEX_START, (const uint8_t *)"xyxy", 4);
+    uint32_t s2 = lex_dfa_feed(d, LEX_START, (const uint8_t *)"yyyyyyxxx", 9);
+    assert_int_equal(s1, s2);
+    assert_true(d->nstates <= 4);
+    lex_dfa_free(d);
+    /* \u escapes (PCRE2 spells them \x{...}, so they are checked here). */
+    d = lex_dfa_new("\\u0041\\u00e9\\u{1F600}[\\u0030-\\u0039]", NULL, &err);
+    assert_non_null(d);
+    assert_true(dfa_full_match(d, "A\xc3\xa9\xf0\x9f\x98\x80" "7", 8));
+    assert_false(dfa_full_match(d, "A\xc3\xa9\xf0\x9f\x98\x80" "x", 8));
+    lex_dfa_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_errors_name_the_position),
+        cmocka_unit_test(full_matches_agree_with_pcre2),
+        cmocka_unit_test(simplification_shares_states),
+        cmocka_unit_test(real_world_regexes),
+        cmocka_unit_test(random_regexes),
+        cmocka_unit_test(explosion_fails_cleanly),
+        cmocka_unit_test(logits_and_empty_language),
+    };
+    return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
+}
