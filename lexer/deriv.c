@@ -239,7 +239,7 @@ uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
     uint32_t n = state_of(d, x);
     if (d->failed)
         return LEX_DEAD;
-    d->trans[(size_t)s * d->ncls + c] = n;
+    d->trans[(size_t)s * d->ncls + c] = n * d->ncls;
     return n;
 }
 
@@ -329,6 +329,9 @@ lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t
         return NULL;
     }
     byte_classes(d);
+    /* Table entries are row offsets (state * ncls), which must fit. */
+    if (d->max_states > (UINT32_MAX - 1) / d->ncls)
+        d->max_states = (UINT32_MAX - 1) / d->ncls;
     d->memo_cap = 1024;
     d->memo_key = malloc(d->memo_cap * sizeof *d->memo_key);
     d->memo_val = malloc(d->memo_cap * sizeof *d->memo_val);

@@ -39,9 +39,12 @@ typedef struct {
 #define LEX_DEFAULT_MAX_TERMS (1u << 19)
 
 /*
- * The DFA.  Data layout: trans is nstates rows of ncls uint32 next states
- * (LEX_UNKNOWN until computed), row s at trans[s * ncls]; cls maps a byte to
- * its class and rep[c] is one byte of class c (the derivative is the same
+ * The DFA.  Data layout: trans is nstates rows of ncls uint32 entries, row
+ * s at trans[s * ncls]; an entry is the next state's row offset (next *
+ * ncls; 0 for the dead state), so that a walk can keep row offsets on its
+ * stack and skip a multiply per byte, or LEX_UNKNOWN until computed.
+ * cls maps a byte to its class and rep[c] is one byte of class c (the
+ * derivative is the same
  * for every byte of a class).  term[s] is state s's term, accept[s] whether
  * it is nullable; allowed[s] caches the bytes leading to live states once
  * allowed_ok[s] is set.  by_term is an open-addressing map term -> state
@@ -75,14 +78,14 @@ typedef struct {
 lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err);
 void lex_dfa_free(lex_dfa_t *d);
 
-/* The transition from s by class c, computing it if needed. */
+/* The state reached from s by class c, computing it if needed. */
 uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c);
 
 static inline uint32_t lex_dfa_next(lex_dfa_t *d, uint32_t s, uint8_t b)
 {
     uint32_t c = d->cls[b];
     uint32_t n = d->trans[(size_t)s * d->ncls + c];
-    return n != LEX_UNKNOWN ? n : lex_dfa_step_slow(d, s, c);
+    return n != LEX_UNKNOWN ? n / d->ncls : lex_dfa_step_slow(d, s, c);
 }
 
 /* The state after feeding s[0..n) from state `from` (LEX_DEAD if refused). */

@@ -4,13 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The transition not in the table yet: derive it (which may move the
+ * table), and answer with the next row offset. */
+static __attribute__((noinline)) uint32_t slow_next(lex_rec_t *r, uint32_t row, uint8_t b)
+{
+    uint32_t s = lex_dfa_step_slow(r->dfa, row / r->ncls, r->cls[b]);
+    r->trans = r->dfa->trans;
+    return s * r->ncls;
+}
+
 static int rec_push(trie_rec_t *tr, uint8_t b)
 {
     lex_rec_t *r = (lex_rec_t *)tr;
-    uint32_t next = lex_dfa_next(r->dfa, r->stack[r->depth], b);
+    uint32_t next = r->trans[r->stack[r->depth] + r->cls[b]];
+    if (__builtin_expect(next == LEX_UNKNOWN, 0))
+        next = slow_next(r, r->stack[r->depth], b);
     /* The depth check cannot fire under a trie no deeper than promised;
      * it keeps a wrong promise from writing past the stack. */
-    if (next == LEX_DEAD || r->depth + 1 >= r->cap)
+    if (next == 0 || r->depth + 1 >= r->cap) /* row 0: the dead state */
         return 0;
     r->stack[++r->depth] = next;
     return 1;
@@ -25,7 +36,8 @@ static void rec_pop(trie_rec_t *tr, uint32_t n)
 static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
 {
     lex_rec_t *r = (lex_rec_t *)tr;
-    memcpy(set, lex_dfa_allowed(r->dfa, r->stack[r->depth]), 4 * sizeof *set);
+    memcpy(set, lex_dfa_allowed(r->dfa, r->stack[r->depth] / r->ncls), 4 * sizeof *set);
+    r->trans = r->dfa->trans;
 }
 
 int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
@@ -38,7 +50,7 @@ int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
     r->stack = malloc(r->cap * sizeof *r->stack);
     if (!r->stack)
         return tb_fail(err, "out of memory");
-    r->stack[0] = LEX_START;
+    lex_rec_reset(r, LEX_START);
     return 0;
 }
 
@@ -51,8 +63,11 @@ void lex_rec_free(lex_rec_t *r)
 
 void lex_rec_reset(lex_rec_t *r, uint32_t state)
 {
+    r->trans = r->dfa->trans;
+    r->cls = r->dfa->cls;
+    r->ncls = r->dfa->ncls;
     r->depth = 0;
-    r->stack[0] = state;
+    r->stack[0] = state * r->ncls;
 }
 
 int lex_mask(const trie_t *t, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,

@@ -20,13 +20,20 @@
 #include "../trie/trie.h"
 #include "deriv.h"
 
-/* stack[0..depth] are the states along the walk's path; stack[0] is the
- * state the walk started from.  cap bounds depth + 1. */
+/* stack[0..depth] are the states along the walk's path as row offsets
+ * into the DFA's table (state * ncls, see deriv.h); stack[0] is the state
+ * the walk started from.  cap bounds depth + 1.  trans and cls copy the
+ * DFA's pointers so push_byte does not go through dfa; they are refreshed
+ * whenever this recognizer grows the DFA, and by lex_rec_reset (so grow the
+ * DFA elsewhere only between a reset and the next walk). */
 typedef struct {
     trie_rec_t rec; /* first, so the callbacks can cast back */
-    lex_dfa_t *dfa; /* not owned */
+    const uint32_t *trans;
+    const uint8_t *cls;
     uint32_t *stack;
     size_t depth, cap;
+    uint32_t ncls;
+    lex_dfa_t *dfa; /* not owned */
 } lex_rec_t;
 
 /* A recognizer over dfa for walks at most max_depth bytes deep (the trie's
