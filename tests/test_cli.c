@@ -22,7 +22,7 @@ static char bin[512];
 /* Runs `tokbench ARGS`; returns the exit status, output (malloc'd) in *out. */
 static int run(const char *args, char **out)
 {
-    char cmd[2048];
+    char cmd[8800];
     snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
@@ -80,7 +80,7 @@ static void encode_then_decode_round_trips(void **state)
     tok_ids_t ids = {0};
     tb_err_t err;
     assert_int_equal(tok_encode(t, (const uint8_t *)text, strlen(text), &ids, &err), 0);
-    char args[4096], *out;
+    char args[8192], *out;
     snprintf(args, sizeof args, "encode " LLAMA3 " '%s'", text);
     assert_int_equal(run(args, &out), 0);
     char want[4096] = {0};
