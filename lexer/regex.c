@@ -476,6 +476,7 @@ typedef struct {
     size_t len, pos;
     int icase;
     unsigned depth;
+    size_t open_at; /* the innermost open group's '(' */
     uint8_t *cat; /* loaded on the first \p */
     tb_err_t *err;
 } parser_t;
@@ -841,9 +842,12 @@ static int parse_group(parser_t *ps, lex_term_t *out)
     }
     if (++ps->depth > LEX_MAX_NEST)
         return perr(ps, at, "groups nested too deeply", NULL);
+    size_t outer = ps->open_at;
+    ps->open_at = at;
     if (parse_alt(ps, out))
         return -1;
     ps->depth--;
+    ps->open_at = outer;
     if (ps->pos >= ps->len || ps->p[ps->pos] != ')')
         return perr(ps, at, "unbalanced parenthesis", NULL);
     ps->pos++;
@@ -992,6 +996,9 @@ static int parse_seq(parser_t *ps, lex_term_t *out)
     }
     if (!any) {
         free(l.v);
+        /* "(a|" ran out inside a group: the group is what is wrong. */
+        if (ps->pos >= ps->len && ps->depth > 0)
+            return perr(ps, ps->open_at, "unbalanced parenthesis", NULL);
         return perr(ps, start, "empty alternative", NULL);
     }
     lex_term_t acc = LEX_EPSILON;

@@ -9,7 +9,8 @@
  *   - PCRE2 partial matching (PCRE2_PARTIAL_HARD: is prefix + token the
  *     prefix of some match?), for tokens where prefix + token is valid UTF-8.
  * Masks are checked from the start and from states reached by consuming
- * prefixes, for real-world regexes and for random ones.
+ * prefixes, for real-world regexes and for random ones.  Last, `tokbench
+ * mask` ($BUILD/tokbench) on good and bad input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -52,6 +55,9 @@ static void parse_errors_name_the_position(void **state)
         const char *pattern, *want;
     } cases[] = {
         {"a(b", "unbalanced parenthesis at offset 1"},
+        {"a(", "unbalanced parenthesis at offset 1"},
+        {"x(a|", "unbalanced parenthesis at offset 1"},
+        {"((a)", "unbalanced parenthesis at offset 0"},
         {"ab)", "unbalanced parenthesis at offset 2"},
         {"a|", "empty alternative at offset 2"},
         {"|a", "empty alternative at offset 0"},
@@ -734,6 +740,66 @@ static void simplification_shares_states(void **state)
     lex_dfa_free(d);
 }
 
+/* ---- tokbench mask ------------------------------------------------------------- */
+
+/* Runs `tokbench mask ARGS` and returns its exit status, output in out. */
+static int run_mask(const char *args, char *out, size_t size)
+{
+    const char *build = getenv("BUILD");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s/tokbench", build && *build ? build : "build");
+    if (access(cmd, X_OK))
+        fail_msg("%s is missing: build it first (make BUILD=...)", cmd);
+    snprintf(cmd, sizeof cmd, "%s/tokbench mask %s 2>&1",
+             build && *build ? build : "build", args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void mask_command(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    /* The count it prints is the library's mask count. */
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new("[0-9]+", NULL, &err);
+    lex_rec_t r;
+    tb_bitset_t m;
+    assert_int_equal(tb_bitset_init(&m, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+    uint32_t st = lex_dfa_feed(d, LEX_START, (const uint8_t *)"12", 2);
+    assert_int_equal(lex_mask(fx.tries[0], &r, st, &m, NULL, &err), 0);
+    char want[64];
+    snprintf(want, sizeof want, "allowed    %zu of %u tokens", tb_bitset_count(&m),
+             tok_vocab(fx.tok)->size);
+    lex_rec_free(&r);
+    lex_dfa_free(d);
+    tb_bitset_free(&m);
+    assert_int_equal(run_mask(LLAMA3 " --regex '[0-9]+' --after 12 --layout map --reps 2",
+                              out, sizeof out), 0);
+    if (!strstr(out, want) || !strstr(out, "visited") || !strstr(out, "per node"))
+        fail_msg("want \"%s\" in:\n%s", want, out);
+    /* Bad input: a message naming the pattern and position, exit 1. */
+    assert_int_equal(run_mask(LLAMA3 " --regex 'a{1000000}'", out, sizeof out), 1);
+    assert_non_null(strstr(out, "regex 'a{1000000}': repetition bound 1000000"));
+    assert_int_equal(run_mask(LLAMA3 " --regex 'ab(?=c)'", out, sizeof out), 1);
+    assert_non_null(strstr(out, "look-around assertions are not supported at offset 2"));
+    assert_int_equal(run_mask(LLAMA3 " --regex '[0-9]+' --after 12x", out, sizeof out), 1);
+    assert_non_null(strstr(out, "refused at byte 2"));
+    char args[4096];
+    int n = snprintf(args, sizeof args, "%s --max-states 300 --regex '(a|b)*a(a|b){20}' "
+                     "--after ", LLAMA3);
+    for (int i = 0; i < 2000; i++)
+        args[n++] = rnd(2) ? 'a' : 'b';
+    args[n] = 0;
+    assert_int_equal(run_mask(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "the DFA needs more than 300 states"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -744,6 +810,7 @@ int main(void)
         cmocka_unit_test(random_regexes),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),
+        cmocka_unit_test(mask_command),
     };
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
 }
