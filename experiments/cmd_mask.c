@@ -28,7 +28,11 @@ static int mask_usage(FILE *out)
             "prefix of a string R matches.  Prints the allowed count, a sample of\n"
             "them (default 10), nodes visited, the time of the first (cold) mask\n"
             "and min/median of N warm ones (default 21), ns and TSC reference\n"
-            "cycles per visited node, and the DFA's size.\n");
+            "cycles per visited node, and the DFA's size.  R is matched whole\n"
+            "(JSON-schema and pre-tokenizer syntax, \\p{..} general categories;\n"
+            "lexer/regex.h lists what is supported); --max-states caps the lazy\n"
+            "DFA (default %d), which fails with an error past it.\n",
+            LEX_DEFAULT_MAX_STATES);
     return out == stdout ? 0 : 2;
 }
 
