@@ -111,6 +111,30 @@ static int get_stat(report_t *r, int64_t case_id, const char *source, const char
     return found;
 }
 
+/* A static or build figure of one case, whichever impl recorded it: the
+ * lookup driver files an external library's figures under its own name
+ * (darts, marisa), tokbench's layouts under "tokbench". */
+static int get_stat_any(report_t *r, int64_t case_id, const char *source,
+                        const char *metric, stat_t *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT median, min, max, bytes, nodes FROM"
+                           " metric_stats WHERE case_id = ? AND source = ? AND"
+                           " metric = ? ORDER BY impl LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, case_id);
+    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, metric, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (found)
+        *s = (stat_t){sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
+                      sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
+                      sqlite3_column_double(st, 4)};
+    sqlite3_finalize(st);
+    return found;
+}
+
 static void tab_init(table_t *t, int ncols, ...)
 {
     va_list ap;
@@ -403,6 +427,44 @@ static double vocab_tokens(report_t *r, const char *vocab)
     return tokens;
 }
 
+/* Ids of a vocabulary, as its walks record them (metric vocab_size,
+ * whatever the pattern); runs from before that metric fall back to the
+ * tokens a walk under "any" allows.  NAN when the run has neither. */
+static double vocab_size(report_t *r, const char *vocab)
+{
+    sqlite3_stmt *st;
+    double size = NAN;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT max(s.median) FROM metric_stats s JOIN"
+                           " cases c ON c.id = s.case_id WHERE c.run_id = ? AND"
+                           " c.experiment = 'walk' AND c.vocabulary = ? AND"
+                           " c.status = 'ok' AND s.source = 'static' AND"
+                           " s.metric = 'vocab_size'", -1, &st, NULL) != SQLITE_OK)
+        return size;
+    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        size = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return isfinite(size) ? size : vocab_tokens(r, vocab);
+}
+
+/* How many walk cases of the run measured a synthetic vocabulary
+ * (data/manifest kind synth-vocab, named synth-*). */
+static int synth_walks(report_t *r)
+{
+    sqlite3_stmt *st;
+    int n = 0;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT count(*) FROM cases WHERE run_id = ? AND"
+                           " experiment = 'walk' AND status = 'ok' AND"
+                           " vocabulary LIKE 'synth-%'", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, r->run);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* Bars on a log scale when they span more than 30x: else the small ones,
  * often the interesting ones, are flat against the axis. */
 static int spread(double lo, double hi)
@@ -595,8 +657,8 @@ static int point_cmp(const void *a, const void *b)
 static int sec_mask_time(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "mask_time", "Time per mask against vocabulary size");
-    tab_init(&s->tab, 5, "case", "tokens", "time per mask (us, median)", "min..max",
-             "nodes visited");
+    tab_init(&s->tab, 5, "case", "vocabulary size (ids)", "time per mask (us, median)",
+             "min..max", "nodes visited");
     sqlite3_stmt *st;
     if (prep(r, WALK_CASES, &st, err))
         return -1;
@@ -609,7 +671,7 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
         stat_t ns;
         int ok = !strcmp(col(st, 4), "ok");
         int have = ok && get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns", &ns);
-        double tokens = ok ? vocab_tokens(r, col(st, 1)) : NAN;
+        double tokens = vocab_size(r, col(st, 1)); /* known from other walks too */
         fmt(tok, sizeof tok, "%.0f", tokens);
         if (!ok) {
             failed_text(st, why, sizeof why);
@@ -624,7 +686,8 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
         snprintf(range, sizeof range, "%.1f..%.1f", ns.min / 1e3, ns.max / 1e3);
         fmt(nodes, sizeof nodes, "%.0f", ns.nodes);
         rc = tab_row(&s->tab, err, label, isfinite(tokens) ? tok :
-                     "not measured (no 'any' walk of this vocabulary)", med, range, nodes);
+                     "not measured (no walk recorded the vocabulary's size)", med, range,
+                     nodes);
         if (!rc && isfinite(tokens)) {
             point_t p = {.tokens = tokens, .median = ns.median / 1e3,
                          .min = ns.min / 1e3, .max = ns.max / 1e3};
@@ -639,9 +702,22 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
         return -1;
     }
     caption(r, s, "time: TSC, converted with the measured TSC frequency");
-    snprintf(s->note, sizeof s->note, "Synthetic vocabularies (up to a million tokens): "
-             "not measured, the run has none.  Vocabulary size is the number of "
-             "tokens in the trie, as a walk under 'any' allows them all.");
+    int synth = synth_walks(r);
+    char synthnote[160] = "";
+    if (synth)
+        snprintf(s->note, sizeof s->note, "Synthetic vocabularies (synth-*: distinct "
+                 "substrings of the multi corpus, up to a million tokens; data/manifest "
+                 "kind synth-vocab): %d walk%s measured.", synth, synth == 1 ? "" : "s");
+    else {
+        snprintf(synthnote, sizeof synthnote,
+                 "synthetic vocabularies (up to 1M tokens): " NOT_MEASURED);
+        snprintf(s->note, sizeof s->note, "Synthetic vocabularies (up to a million "
+                 "tokens): " NOT_MEASURED ", the run has none.");
+    }
+    snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
+             "  Vocabulary size is the number of ids the walk driver loaded "
+             "(specials included); a case that failed (a layout that cannot hold "
+             "the vocabulary) is in the table with its reason, not on the plot.");
     if (!pts.len) {
         snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
                  "  Not measured: the run has no timed walk of a vocabulary of known size.");
@@ -671,7 +747,8 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
         return -1;
     tb_buf_t v = {0};
     gp_num(&v, "nseries", nseries);
-    gp_str(&v, "xlab", "vocabulary size (tokens in the trie, log scale)");
+    gp_str(&v, "xlab", "vocabulary size (ids, log scale)");
+    gp_str(&v, "synthnote", synthnote);
     rc = draw(r, s, "lines", "time per mask (microseconds, log scale)", &v, err);
     tb_buf_free(&v);
     return rc;
@@ -790,30 +867,34 @@ static int name_index(names_t *n, const char *s)
     return n->n++;
 }
 
-typedef struct {
-    names_t vocabs, layouts;
-    double bytes_per_token[MAXNAMES][MAXNAMES], build_ms[MAXNAMES][MAXNAMES];
-} matrix_t;
+typedef double grid_t[MAXNAMES][MAXNAMES];
 
-/* A vocabulary x layout matrix as clustered-bar data: '?' where missing. */
-static int write_matrix(report_t *r, const char *name, const matrix_t *m,
-                        double v[MAXNAMES][MAXNAMES], tb_err_t *err)
+static void grid_clear(grid_t g)
+{
+    for (int i = 0; i < MAXNAMES; i++)
+        for (int l = 0; l < MAXNAMES; l++)
+            g[i][l] = NAN;
+}
+
+/* A rows x columns grid as clustered-bar data: '?' where missing. */
+static int write_grid(report_t *r, const char *name, const char *corner, const names_t *rows,
+                      const names_t *cols, grid_t v, tb_err_t *err)
 {
     FILE *f = open_out(r, name, ".dat", err);
     if (!f)
         return -1;
-    fprintf(f, "vocabulary");
-    for (int l = 0; l < m->layouts.n; l++) {
+    fprintf(f, "%s", corner);
+    for (int l = 0; l < cols->n; l++) {
         char q[80];
-        dat_label(q, sizeof q, m->layouts.name[l]);
+        dat_label(q, sizeof q, cols->name[l]);
         fprintf(f, " \"%s\"", q);
     }
     fprintf(f, "\n");
-    for (int i = 0; i < m->vocabs.n; i++) {
+    for (int i = 0; i < rows->n; i++) {
         char q[80];
-        dat_label(q, sizeof q, m->vocabs.name[i]);
+        dat_label(q, sizeof q, rows->name[i]);
         fprintf(f, "\"%s\"", q);
-        for (int l = 0; l < m->layouts.n; l++)
+        for (int l = 0; l < cols->n; l++)
             if (isfinite(v[i][l]))
                 fprintf(f, " %.6g", v[i][l]);
             else
@@ -823,25 +904,68 @@ static int write_matrix(report_t *r, const char *name, const matrix_t *m,
     return close_out(r, f, name, err);
 }
 
+/* The smallest and largest finite values of a grid, for spread(). */
+static void grid_range(grid_t v, int nrows, int ncols, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (int i = 0; i < nrows; i++)
+        for (int l = 0; l < ncols; l++)
+            if (isfinite(v[i][l])) {
+                *lo = fmin(*lo, v[i][l]);
+                *hi = fmax(*hi, v[i][l]);
+            }
+}
+
+typedef struct {
+    names_t vocabs, layouts;
+    grid_t bytes_per_key, build_ms;
+} matrix_t;
+
+/* Draws a grid with the clustered template, on a log scale where it
+ * spans orders of magnitude. */
+static int draw_grid(report_t *r, section_t *s, const char *ylab, int ncols, grid_t v,
+                     int nrows, tb_err_t *err)
+{
+    double lo, hi;
+    grid_range(v, nrows, ncols, &lo, &hi);
+    char label[160];
+    snprintf(label, sizeof label, "%s%s", ylab, spread(lo, hi) ? " (log scale)" : "");
+    tb_buf_t b = {0};
+    gp_num(&b, "ncols", ncols + 1);
+    gp_num(&b, "logy", spread(lo, hi));
+    int rc = draw(r, s, "clustered", label, &b, err);
+    tb_buf_free(&b);
+    return rc;
+}
+
+/* One case per vocabulary and layout: a lookup case where the run has one
+ * (the structure over every token, with nodes and bytes per key and the
+ * median of several builds, and the external Darts and MARISA beside
+ * tokbench's layouts), else a walk case (one build; specials left out). */
+#define MEMORY_CASES                                                          \
+    "SELECT id, vocabulary, layout, experiment FROM (SELECT id, vocabulary,"  \
+    " layout, experiment, ROW_NUMBER() OVER (PARTITION BY vocabulary, layout" \
+    " ORDER BY experiment = 'lookup' DESC, seq) AS k, min(seq) OVER"          \
+    " (PARTITION BY vocabulary, layout) AS first FROM cases WHERE run_id = ?" \
+    " AND experiment IN ('lookup', 'walk') AND status = 'ok' AND layout <> '')" \
+    " WHERE k = 1 ORDER BY first"
+
 static int sec_memory(report_t *r, tb_err_t *err)
 {
     section_t *mem = new_section(r, "trie_memory", "Trie memory per token");
     section_t *bld = new_section(r, "build_time", "Trie build time");
-    tab_init(&mem->tab, 6, "vocabulary", "layout", "tokens", "trie MiB", "bytes/token",
-             "trie nodes");
-    tab_init(&bld->tab, 3, "vocabulary", "layout", "build ms (one build, wall clock)");
+    tab_init(&mem->tab, 7, "vocabulary", "layout", "keys", "trie MiB", "bytes/key",
+             "nodes/key", "from");
+    tab_init(&bld->tab, 5, "vocabulary", "layout", "build ms (median)", "min..max",
+             "from");
     matrix_t *m = calloc(1, sizeof *m);
     if (!m)
         return tb_fail(err, "out of memory");
-    for (int i = 0; i < MAXNAMES; i++)
-        for (int l = 0; l < MAXNAMES; l++)
-            m->bytes_per_token[i][l] = m->build_ms[i][l] = NAN;
+    grid_clear(m->bytes_per_key);
+    grid_clear(m->build_ms);
     sqlite3_stmt *st;
-    /* one case per vocabulary and layout: the memory does not depend on
-     * the pattern walked */
-    if (prep(r, "SELECT min(id), vocabulary, layout FROM cases WHERE run_id = ? AND"
-                " experiment = 'walk' AND status = 'ok' GROUP BY vocabulary, layout"
-                " ORDER BY min(seq)", &st, err)) {
+    if (prep(r, MEMORY_CASES, &st, err)) {
         free(m);
         return -1;
     }
@@ -849,24 +973,48 @@ static int sec_memory(report_t *r, tb_err_t *err)
     int rc = 0, nmem = 0, nbld = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
-        int vi = name_index(&m->vocabs, col(st, 1)), li = name_index(&m->layouts, col(st, 2));
-        stat_t b, n, t;
-        int hb = get_stat(r, id, "static", "tokbench", "trie_bytes", &b);
-        int hn = get_stat(r, id, "static", "tokbench", "trie_nodes", &n);
-        int ht = get_stat(r, id, "wallclock", "tokbench", "build_ns", &t);
-        double tokens = vocab_tokens(r, col(st, 1));
-        char tok[32], mib[32], bpt[32], nodes[32], ms[32];
-        fmt(tok, sizeof tok, "%.0f", tokens);
-        fmt(mib, sizeof mib, "%.2f", hb ? b.median / 1048576.0 : NAN);
-        fmt(bpt, sizeof bpt, "%.1f", hb ? b.median / tokens : NAN);
-        fmt(nodes, sizeof nodes, "%.0f", hn ? n.median : NAN);
+        int lookup = !strcmp(col(st, 3), "lookup");
+        stat_t b, n, t, k;
+        double keys = NAN, bpk = NAN, npk = NAN, bytes = NAN;
+        if (lookup) {
+            if (get_stat_any(r, id, "static", "keys", &k))
+                keys = k.median;
+            if (get_stat_any(r, id, "static", "bytes_per_key", &b))
+                bpk = b.median;
+            if (get_stat_any(r, id, "static", "nodes_per_key", &n))
+                npk = n.median;
+            if (get_stat_any(r, id, "static", "trie_bytes", &b))
+                bytes = b.median;
+        } else {
+            /* a walk's trie holds what a walk under "any" allows */
+            keys = vocab_tokens(r, col(st, 1));
+            if (get_stat(r, id, "static", "tokbench", "trie_bytes", &b)) {
+                bytes = b.median;
+                bpk = b.median / keys;
+            }
+            if (get_stat(r, id, "static", "tokbench", "trie_nodes", &n))
+                npk = n.median / keys;
+        }
+        int ht = get_stat_any(r, id, "wallclock", "build_ns", &t);
+        const char *from = lookup ? "lookup (every token)" : "walk (specials left out)";
+        char kk[32], mib[32], bp[32], np[32], ms[32], range[64];
+        fmt(kk, sizeof kk, "%.0f", keys);
+        fmt(mib, sizeof mib, "%.2f", bytes / 1048576.0);
+        fmt(bp, sizeof bp, "%.2f", bpk);
+        fmt(np, sizeof np, "%.3f", npk);
         fmt(ms, sizeof ms, "%.2f", ht ? t.median / 1e6 : NAN);
-        rc = tab_row(&mem->tab, err, col(st, 1), col(st, 2), tok, mib, bpt, nodes) ||
-             tab_row(&bld->tab, err, col(st, 1), col(st, 2), ms);
+        if (ht)
+            snprintf(range, sizeof range, "%.2f..%.2f", t.min / 1e6, t.max / 1e6);
+        else
+            snprintf(range, sizeof range, "%s", "");
+        rc = tab_row(&mem->tab, err, col(st, 1), col(st, 2), kk, mib, bp, np, from) ||
+             tab_row(&bld->tab, err, col(st, 1), col(st, 2), ms, range,
+                     lookup ? "lookup (median of the builds)" : "walk (one build)");
+        int vi = name_index(&m->vocabs, col(st, 1)), li = name_index(&m->layouts, col(st, 2));
         if (vi < 0 || li < 0)
             continue; /* in the tables, too many to draw */
-        if (hb && isfinite(tokens)) {
-            m->bytes_per_token[vi][li] = b.median / tokens;
+        if (isfinite(bpk)) {
+            m->bytes_per_key[vi][li] = bpk;
             nmem++;
         }
         if (ht) {
@@ -879,33 +1027,165 @@ static int sec_memory(report_t *r, tb_err_t *err)
         free(m);
         return -1;
     }
-    caption(r, mem, "bytes: as each layout reports them; tokens: a walk under 'any'");
-    caption(r, bld, "build time: wall clock, one build per case");
+    caption(r, mem, "bytes: as each structure reports them, from the lookup cases "
+            "(else the walks)");
+    caption(r, bld, "build time: wall clock, from the lookup cases (else the walks)");
     if (nmem)
-        rc = write_matrix(r, mem->name, m, m->bytes_per_token, err);
+        rc = write_grid(r, mem->name, "vocabulary", &m->vocabs, &m->layouts,
+                        m->bytes_per_key, err);
     if (!rc && nbld)
-        rc = write_matrix(r, bld->name, m, m->build_ms, err);
+        rc = write_grid(r, bld->name, "vocabulary", &m->vocabs, &m->layouts, m->build_ms,
+                        err);
     if (!rc && nmem) {
-        tb_buf_t v = {0};
-        gp_num(&v, "ncols", m->layouts.n + 1);
-        rc = draw(r, mem, "clustered", "trie bytes per token", &v, err);
-        tb_buf_free(&v);
+        snprintf(mem->note, sizeof mem->note, "darts (Darts 0.32) and marisa (libmarisa) "
+                 "are external libraries, measured by the lookup driver on the same keys.");
+        rc = draw_grid(r, mem, "trie bytes per key", m->layouts.n, m->bytes_per_key,
+                       m->vocabs.n, err);
     } else if (!rc) {
-        snprintf(mem->note, sizeof mem->note, "Not measured: no walk case of this run "
-                 "has both the trie's bytes and its vocabulary's size (a walk under 'any').");
+        snprintf(mem->note, sizeof mem->note, "Not measured: no lookup or walk case of "
+                 "this run has the structure's bytes and its number of keys.");
         remove_plot(r, mem->name);
     }
-    if (!rc && nbld) {
-        tb_buf_t v = {0};
-        gp_num(&v, "ncols", m->layouts.n + 1);
-        rc = draw(r, bld, "clustered", "build time (milliseconds)", &v, err);
-        tb_buf_free(&v);
-    } else if (!rc) {
-        snprintf(bld->note, sizeof bld->note, "Not measured: no walk case of this run "
-                 "timed its build.");
+    if (!rc && nbld)
+        rc = draw_grid(r, bld, "build time (milliseconds)", m->layouts.n, m->build_ms,
+                       m->vocabs.n, err);
+    else if (!rc) {
+        snprintf(bld->note, sizeof bld->note, "Not measured: no lookup or walk case of "
+                 "this run timed its build.");
         remove_plot(r, bld->name);
     }
     free(m);
+    return rc;
+}
+
+/* --- lookup and prefix search per key, with ratios to Darts and MARISA -- */
+
+/* The time per key of a lookup case: TSC median over the keys (or corpus
+ * positions) one repetition handles; 1 if the run has it. */
+static int per_key(report_t *r, int64_t id, stat_t *ns)
+{
+    return get_stat(r, id, "tsc", "tokbench", "ns", ns) && ns->min > 0;
+}
+
+/* Items of the case's timed metric (keys or positions per repetition). */
+static double items_of(report_t *r, int64_t id)
+{
+    sqlite3_stmt *st;
+    double items = NAN;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT items FROM metric_stats WHERE case_id = ?"
+                           " AND source = 'tsc' AND impl = 'tokbench' AND metric = 'ns'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return items;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 0) > 0)
+        items = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return items;
+}
+
+/* Time per key of the same work (vocabulary, pattern, options) done by
+ * another implementation in this run: NAN when it was not measured. */
+static double other_per_key(report_t *r, sqlite3_stmt *c, const char *impl)
+{
+    sqlite3_stmt *st;
+    double v = NAN;
+    if (sqlite3_prepare_v2(r->db->db, "SELECT id FROM cases WHERE run_id = ? AND"
+                           " experiment = 'lookup' AND status = 'ok' AND vocabulary = ?"
+                           " AND layout = ? AND ifnull(pattern, '') = ? AND"
+                           " ifnull(corpus, '') = ? AND ifnull(options, '') = ?"
+                           " ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return v;
+    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_bind_text(st, 2, col(c, 1), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, col(c, 3), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, col(c, 4), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 6, col(c, 5), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        stat_t ns;
+        double items = items_of(r, id);
+        if (per_key(r, id, &ns) && isfinite(items))
+            v = ns.median / items;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int sec_lookup(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "lookup_time",
+                               "Exact lookup and prefix search: time per key");
+    tab_init(&s->tab, 6, "work", "implementation", "ns per key (median)", "min..max",
+             "x darts", "x marisa");
+    sqlite3_stmt *st;
+    if (prep(r, "SELECT id, vocabulary, layout, pattern, corpus, options, status,"
+                " ifnull(message, '') FROM cases WHERE run_id = ? AND"
+                " experiment = 'lookup' ORDER BY seq", &st, err))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run);
+    names_t *works = calloc(1, sizeof *works), *impls = calloc(1, sizeof *impls);
+    double (*grid)[MAXNAMES] = malloc(sizeof(grid_t));
+    if (!works || !impls || !grid) {
+        free(works);
+        free(impls);
+        free(grid);
+        sqlite3_finalize(st);
+        return tb_fail(err, "out of memory");
+    }
+    grid_clear(grid);
+    int rc = 0, cases = 0, drawn = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char work[200], med[32], range[64], xd[32], xm[32];
+        /* "llama3 exact order=random", "gemma3 prefixes multi max_bytes=200000" */
+        snprintf(work, sizeof work, "%s %s%s%s%s%s", col(st, 1), col(st, 3),
+                 *col(st, 4) ? " " : "", col(st, 4), *col(st, 5) ? " " : "", col(st, 5));
+        cases++;
+        if (strcmp(col(st, 6), "ok")) {
+            char why[200];
+            snprintf(why, sizeof why, "%s: %.120s", col(st, 6), col(st, 7));
+            rc = tab_row(&s->tab, err, work, col(st, 2), NOT_MEASURED, why, "", "");
+            continue;
+        }
+        int64_t id = sqlite3_column_int64(st, 0);
+        stat_t ns;
+        double items = items_of(r, id);
+        if (!per_key(r, id, &ns) || !isfinite(items)) {
+            rc = tab_row(&s->tab, err, work, col(st, 2), NOT_MEASURED, "", "", "");
+            continue;
+        }
+        double own = ns.median / items;
+        double darts = other_per_key(r, st, "darts"), marisa = other_per_key(r, st, "marisa");
+        fmt(med, sizeof med, "%.1f", own);
+        snprintf(range, sizeof range, "%.1f..%.1f", ns.min / items, ns.max / items);
+        fmt(xd, sizeof xd, "%.2f", own / darts);
+        fmt(xm, sizeof xm, "%.2f", own / marisa);
+        rc = tab_row(&s->tab, err, work, col(st, 2), med, range, xd, xm);
+        int wi = name_index(works, work), li = name_index(impls, col(st, 2));
+        if (wi >= 0 && li >= 0) {
+            grid[wi][li] = own;
+            drawn++;
+        }
+    }
+    sqlite3_finalize(st);
+    caption(r, s, "time: TSC median over the keys (exact) or corpus positions (prefixes) "
+            "of one repetition");
+    if (!rc && drawn) {
+        snprintf(s->note, sizeof s->note, "x darts, x marisa: time per key over that of "
+                 "Darts 0.32 / libmarisa on the same keys in the same loop (below 1: "
+                 "faster than the library).  exact looks every token up; prefixes runs "
+                 "a common-prefix search at every byte of the corpus.");
+        rc = write_grid(r, s->name, "work", works, impls, grid, err);
+        if (!rc)
+            rc = draw_grid(r, s, "nanoseconds per key", impls->n, grid, works->n, err);
+    } else if (!rc) {
+        snprintf(s->note, sizeof s->note, "Not measured: the run has no lookup case%s.",
+                 cases ? " with a timed repetition" : "");
+        remove_plot(r, s->name);
+    }
+    free(works);
+    free(impls);
+    free(grid);
     return rc;
 }
 
@@ -1363,8 +1643,11 @@ static void usage(FILE *out)
             "                   (PAPI, else callgrind's simulation)\n"
             "  mask_time        time per mask against vocabulary size\n"
             "  throughput       tokenizer MB/s over each reference's\n"
-            "  trie_memory      trie bytes per token, per vocabulary and layout\n"
+            "  trie_memory      trie bytes per key, per vocabulary and layout (the lookup\n"
+            "                   cases' figures, Darts and MARISA included; else the walks')\n"
             "  build_time       trie build time, per vocabulary and layout\n"
+            "  lookup_time      exact lookup and prefix search, ns per key per\n"
+            "                   implementation, with ratios to Darts and MARISA\n"
             "  machines         cycles per node of the same walks on every machine in\n"
             "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
@@ -1433,7 +1716,8 @@ int xp_cmd_report(int argc, char **argv)
     }
     if (!rc)
         rc = sec_cycles(r, &err) || sec_misses(r, &err) || sec_mask_time(r, &err) ||
-             sec_throughput(r, &err) || sec_memory(r, &err) || sec_machines(r, &err) ||
+             sec_throughput(r, &err) || sec_memory(r, &err) || sec_lookup(r, &err) ||
+             sec_machines(r, &err) ||
              (r->vs && sec_compare(r, &err));
     if (!rc && !r->vs)
         remove_plot(r, "compare");

@@ -16,7 +16,8 @@
  * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
  * hundreds of thousands of branches, far more than a predictor can learn
  * between repetitions, so the input is not varied.  extra() records the
- * trie's node count and bytes, and its build time.
+ * trie's node count and bytes, its build time, and the vocabulary's size
+ * (ids), which the report plots mask time against whatever the pattern.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,7 @@ typedef struct {
     table_rec_t rec;
     uint64_t allowed;   /* tokens one walk allows: the same every time */
     double build_ns;
+    double vocab_size;  /* ids in the vocabulary, specials included */
 } walk_t;
 
 static void walk_teardown(void *state)
@@ -162,6 +164,7 @@ static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max
         return -1;
     trie_keys_t keys;
     int rc = trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
+    s->vocab_size = (double)tok_vocab(tok)->size;
     tok_free(tok);
     if (rc)
         return -1;
@@ -226,7 +229,8 @@ static int walk_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
     walk_t *s = state;
     if (record_static(env, "static", "trie_nodes", (double)trie_nodes(s->trie), err) ||
         record_static(env, "static", "trie_bytes", (double)trie_bytes(s->trie), err) ||
-        record_static(env, "static", "tokens_allowed", (double)s->allowed, err))
+        record_static(env, "static", "tokens_allowed", (double)s->allowed, err) ||
+        record_static(env, "static", "vocab_size", s->vocab_size, err))
         return -1;
     return record_static(env, "wallclock", "build_ns", s->build_ns, err);
 }

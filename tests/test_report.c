@@ -1,8 +1,11 @@
 /* test_report: `tokbench report`, `export` and `merge` on a fixture
  * database made here by running a tiny suite twice (a selftest, two walks
- * of the small Unigram vocabulary, one under callgrind, and a tokenize case
- * against spm_encode): every plot is a real PNG and SVG and the page
- * references each; what a run lacks is "not measured"; the CSV export
+ * of the small Unigram vocabulary, one under callgrind, lookups by dat
+ * and the external Darts and MARISA, and a tokenize case against
+ * spm_encode): every plot is a real PNG and SVG and the page references
+ * each; mask time is plotted against the vocabulary size the walks
+ * record; memory and lookup figures come from the lookup cases, with
+ * ratios to Darts; what a run lacks is "not measured"; the CSV export
  * parses back with libcsv to the same values; merging twice adds nothing;
  * an empty database is a clear error. */
 #include <setjmp.h>
@@ -31,11 +34,15 @@ static const char *const suite =
     "selftest,,,,,3,tsc,n=10000\n"
     "walk,spm-unigram,dfs,any,,3,all,\n"
     "walk,spm-unigram,map,any,,3,tsc,\n"
+    "lookup,spm-unigram,dat,exact,,3,tsc,order=random\n"
+    "lookup,spm-unigram,darts,exact,,3,tsc,order=random\n"
+    "lookup,spm-unigram,dat,prefixes,multi,2,tsc,max_bytes=20000\n"
+    "lookup,spm-unigram,marisa,prefixes,multi,2,tsc,max_bytes=20000\n"
     "tokenize,spm-unigram,,,multi,2,tsc,max_bytes=20000 reference=auto\n";
 
 static const char *const plots[] = {
     "cycles_per_node", "misses_per_node", "mask_time", "throughput",
-    "trie_memory", "build_time", "compare",
+    "trie_memory", "build_time", "lookup_time", "compare",
 };
 
 static void path_in(const char *name, char *out, size_t size)
@@ -195,6 +202,44 @@ static void test_report_every_plot(void **state)
         snprintf(ref, sizeof ref, "(%s.png)", plots[i]);
         assert_non_null(strstr(md, ref));
     }
+    /* mask time is drawn at the vocabulary size the walk recorded */
+    long long ids = db_int(fixture, "SELECT CAST(median AS INTEGER) FROM metric_stats"
+                           " WHERE run_id = 2 AND source = 'static' AND"
+                           " metric = 'vocab_size' LIMIT 1");
+    assert_true(ids > 1000);
+    assert_true(ids >= db_int(fixture, "SELECT CAST(max(median) AS INTEGER) FROM"
+                              " metric_stats WHERE run_id = 2 AND"
+                              " metric = 'tokens_allowed'"));
+    char want[64];
+    snprintf(p, sizeof p, "%s/mask_time.dat", out);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    snprintf(want, sizeof want, "\n%lld ", ids);
+    if (!strstr(dat, want))
+        fail_msg("mask_time.dat has no point at %lld ids:\n%s", ids, dat);
+    free(dat);
+    assert_non_null(strstr(html, "Synthetic vocabularies (up to a million tokens): "
+                           "not measured, the run has none."));
+    /* memory from the lookup cases, Darts beside dat */
+    assert_non_null(strstr(html, "lookup (every token)"));
+    snprintf(p, sizeof p, "%s/trie_memory.dat", out);
+    dat = slurp(p, NULL);
+    assert_non_null(dat);
+    assert_non_null(strstr(dat, "\"darts\""));
+    assert_non_null(strstr(dat, "\"marisa\""));
+    free(dat);
+    /* lookup time per key: both kinds of work, every implementation, and
+     * the ratio columns; darts against itself is 1 */
+    snprintf(p, sizeof p, "%s/lookup_time.dat", out);
+    dat = slurp(p, NULL);
+    assert_non_null(dat);
+    assert_non_null(strstr(dat, "\"spm-unigram exact order=random\""));
+    assert_non_null(strstr(dat, "\"spm-unigram prefixes multi max_bytes=20000\""));
+    assert_non_null(strstr(dat, "work \"dat\" \"darts\" \"marisa\""));
+    free(dat);
+    assert_non_null(strstr(html, "<th>x darts</th><th>x marisa</th>"));
+    assert_non_null(strstr(html, "<td>spm-unigram exact order=random</td><td>darts</td>"));
+    assert_non_null(strstr(md, "| spm-unigram prefixes multi max_bytes=20000 | marisa |"));
     /* provenance in the page: the run, its status and the machine */
     assert_non_null(strstr(html, "run 2 (complete)"));
     assert_non_null(strstr(html, "13-cycle baseline"));
@@ -221,8 +266,14 @@ static void test_report_not_measured(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "not measured"));
     assert_null(strstr(html, "cycles_per_node.png"));
+    /* no lookup rows: the lookup plot is named, not drawn */
+    assert_non_null(strstr(html, "<h2 id=\"lookup_time\">"));
+    assert_non_null(strstr(html, "Not measured: the run has no lookup case."));
+    assert_null(strstr(html, "lookup_time.png"));
     free(html);
     path_in("small-report/cycles_per_node.png", p, sizeof p);
+    assert_int_not_equal(access(p, F_OK), 0);
+    path_in("small-report/lookup_time.png", p, sizeof p);
     assert_int_not_equal(access(p, F_OK), 0);
 }
 

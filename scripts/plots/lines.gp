@@ -1,14 +1,16 @@
 # lines.gp: time per mask against vocabulary size, one line per series.
 # Each series is a block (two blank lines apart) whose first line is its
-# title; rows: tokens median min max.
-# Variables: xlab, nseries.
+# title; rows: vocabulary size (ids) median min max.
+# Variables: xlab, nseries, synthnote (shown in the corner when not
+# empty: the run has no synthetic vocabulary).
 load plots.'/common.gp'
 set bmargin -1
 set ylabel ylab
 set xlabel xlab
 set logscale xy
-set xrange [*:1500000]
-set xtics ("4k" 4000, "8k" 8000, "16k" 16000, "32k" 32000, "64k" 64000, "128k" 128000, "262k" 262144, "512k" 524288, "1M" 1000000)
-set label 1 "synthetic vocabularies (up to 1M tokens): not measured" at graph 0.98, graph 0.05 right textcolor rgb '#777777'
+set xrange [*:1600000]
+set xtics ("4k" 4000, "8k" 8000, "16k" 16000, "32k" 32000, "64k" 64000, "128k" 128000, "262k" 262144, "512k" 524288, "1M" 1048576)
+if (!exists("synthnote")) synthnote = ""
+if (strlen(synthnote) > 0) set label 1 synthnote at graph 0.98, graph 0.05 right textcolor rgb '#777777'
 plot for [i=0:nseries-1] datafile index i using 1:2:3:4 with yerrorlines lw 2 pt 7 title columnheader(1)
 load plots.'/svg.gp'
