@@ -349,6 +349,12 @@ static void check_all_walks(const trie_keys_t *k, const tok_vocab_t *v,
     check_walks(t, k, v, sp, tr, hookless);
     memset(t, 0, sizeof t); /* every byte, one state */
     check_walks(t, k, v, sp, tr, hookless);
+    /* after a walk, `dat` holds its child chain: validate checks it */
+    for (int i = 0; i < NLAYOUTS; i++) {
+        tb_err_t err;
+        if (tr->t[i] && trie_validate(tr->t[i], &err))
+            fail_msg("after walks: %s", err.msg);
+    }
 }
 
 /* ---- hand-made cases ---------------------------------------------------- */
@@ -814,9 +820,14 @@ static void double_array_child_chain(void **state)
     /* A chain that skips a child, or starts at the wrong one, is caught. */
     trie_da_t da;
     uint32_t values[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    assert_int_equal(trie_da_build(&da, k.keys, k.n, values,
-                                   TRIE_DA_NUL_FAR | TRIE_DA_CHAIN, &err), 0);
+    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, TRIE_DA_NUL_FAR,
+                                   &err), 0);
+    assert_null(da.chain); /* the build makes none: walks ask for it */
+    assert_int_equal(trie_da_build_chain(&da, &err), 0);
     assert_non_null(da.chain);
+    uint16_t *built = da.chain;
+    assert_int_equal(trie_da_build_chain(&da, &err), 0); /* once only */
+    assert_ptr_equal(da.chain, built);
     assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), 0);
     /* an even number of blocks: the direct readers' NUL slots are inside */
     assert_true(da.direct);
@@ -841,11 +852,127 @@ static void double_array_child_chain(void **state)
     assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), -1);
     assert_non_null(strstr(err.msg, "the next child has label 122"));
     trie_da_free(&da);
-    /* without the flag there is no chain, and walks probe (xcda's case) */
-    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, TRIE_DA_NUL_FAR, &err), 0);
-    assert_null(da.chain);
-    trie_da_free(&da);
     trie_keys_free(&k);
+}
+
+/* The query strings of lazy_walk_structures: every key, and each key with
+ * a byte added, changed and dropped. */
+static size_t lazy_queries(const trie_keys_t *k, size_t i, uint8_t *buf)
+{
+    const trie_key_t *key = &k->keys[i / 4];
+    size_t n = key->len;
+    memcpy(buf, key->s, n);
+    if (i % 4 == 1)
+        buf[n++] = (uint8_t)(i * 37);
+    else if (i % 4 == 2)
+        buf[(i * 7) % n] ^= (uint8_t)(1 + i % 255);
+    else if (i % 4 == 3)
+        n--;
+    return n;
+}
+
+/* `dat` builds its child chain and walk frames on the first walk, not with
+ * the units: trie_bytes counts the units alone before, and 2 bytes a unit
+ * plus the frames more after; lookups and prefix searches answer the same
+ * before and after; validate checks the chain once it is there; later
+ * walks and trie_prepare_walk add nothing; the other layouts' bytes do not
+ * move with a walk. */
+static void lazy_walk_structures(void **state)
+{
+    (void)state;
+    rng_state = 0xC0FFEEull;
+    tok_vocab_t v;
+    random_vocab(&v, 3000, "abc\0\xff xyz.", 10);
+    trie_keys_t k;
+    tb_err_t err;
+    if (trie_keys_from_vocab(&k, &v, TRIE_SPECIALS_OMIT, &err))
+        fail_msg("%s", err.msg);
+    tries_t tr;
+    build_all(&k, &tr);
+    expect_built(&k, &tr);
+    int d = 1;
+    assert_ptr_equal(trie_layouts[d], &trie_layout_dat);
+    trie_t *t = tr.t[d];
+    size_t before[NLAYOUTS];
+    for (int i = 0; i < NLAYOUTS; i++)
+        before[i] = tr.t[i] ? trie_bytes(tr.t[i]) : 0;
+    size_t units = trie_nodes(t);
+    assert_true(before[d] >= units * sizeof(uint32_t));
+    assert_true(before[d] < units * (sizeof(uint32_t) + sizeof(uint16_t)));
+    assert_int_equal(trie_validate(t, &err), 0);
+
+    size_t nq = 4 * k.n;
+    int32_t *ids = malloc(sizeof *ids * nq);
+    size_t *npre = malloc(sizeof *npre * nq);
+    assert_non_null(ids);
+    assert_non_null(npre);
+    uint8_t buf[2048];
+    trie_match_t m[64];
+    for (size_t i = 0; i < nq; i++) {
+        size_t n = lazy_queries(&k, i, buf);
+        ids[i] = trie_lookup(t, buf, n);
+        npre[i] = trie_prefixes(t, buf, n, m, 64);
+    }
+
+    dfa_table_t all;
+    memset(all, 0, sizeof all); /* every byte: the walk follows the chain */
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(t)), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(t)), 0);
+    brute_mask(all, &k, &v, TRIE_SPECIALS_OMIT, &want);
+    size_t after = 0;
+    for (int w = 0; w < 2; w++) {
+        dfa_rec_t r;
+        dfa_init(&r, (const uint8_t(*)[256])all, 1);
+        tb_bitset_clear_all(&got);
+        assert_true(trie_walk(t, &r.rec, &got) != UINT64_MAX);
+        free(r.stack);
+        assert_true(tb_bitset_equal(&got, &want));
+        if (w == 0)
+            after = trie_bytes(t);
+        assert_int_equal(trie_bytes(t), after); /* the second walk adds none */
+    }
+    assert_true(after > before[d]);
+    assert_int_equal(after - before[d],
+                     units * sizeof(uint16_t) +
+                     ((size_t)k.max_len + 1) * sizeof(trie_da_frame_t));
+    assert_int_equal(trie_prepare_walk(t, &err), 0);
+    assert_int_equal(trie_bytes(t), after);
+    assert_int_equal(trie_validate(t, &err), 0);
+
+    for (size_t i = 0; i < nq; i++) {
+        size_t n = lazy_queries(&k, i, buf);
+        assert_int_equal(trie_lookup(t, buf, n), ids[i]);
+        assert_int_equal(trie_prefixes(t, buf, n, m, 64), npre[i]);
+    }
+    check_agreement(&k, &tr, 3000);
+    for (int i = 0; i < NLAYOUTS; i++) {
+        if (i == d || !tr.t[i])
+            continue;
+        dfa_rec_t r;
+        dfa_init(&r, (const uint8_t(*)[256])all, 1);
+        tb_bitset_clear_all(&got);
+        trie_walk(tr.t[i], &r.rec, &got);
+        free(r.stack);
+        assert_int_equal(trie_bytes(tr.t[i]), before[i]);
+    }
+    free_all(&tr);
+
+    /* trie_prepare_walk builds the same without a walk. */
+    t = trie_build(&trie_layout_dat, &k, &err);
+    assert_non_null(t);
+    assert_int_equal(trie_bytes(t), before[d]);
+    assert_int_equal(trie_prepare_walk(t, &err), 0);
+    assert_int_equal(trie_bytes(t), after);
+    assert_int_equal(trie_validate(t, &err), 0);
+    trie_free(t);
+
+    free(ids);
+    free(npre);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    trie_keys_free(&k);
+    tok_vocab_free(&v);
 }
 
 int main(void)
@@ -859,6 +986,7 @@ int main(void)
         cmocka_unit_test(double_array_nul_rules),
         cmocka_unit_test(double_array_validate_catches_damage),
         cmocka_unit_test(double_array_child_chain),
+        cmocka_unit_test(lazy_walk_structures),
         cmocka_unit_test(every_manifest_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

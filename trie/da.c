@@ -82,11 +82,7 @@ static int grow(builder_t *b, size_t need)
     uint8_t *in_list = realloc(b->in_list, cap);
     if (in_list)
         b->in_list = in_list;
-    uint16_t *chain = b->da->chain;
-    if (chain && (chain = realloc(chain, cap * sizeof *chain)))
-        b->da->chain = chain;
-    if (!units || !used || !used_base || !next || !prev || !in_list ||
-        (b->da->chain && !chain))
+    if (!units || !used || !used_base || !next || !prev || !in_list)
         return -1;
     b->cap = cap;
     return 0;
@@ -103,8 +99,6 @@ static int add_block(builder_t *b, tb_err_t *err)
                        OFFSET_MAX);
     for (size_t p = start; p < start + BLOCK; p++) {
         b->da->units[p] = TRIE_DA_FREE;
-        if (b->da->chain)
-            b->da->chain[p] = 0;
         b->used[p] = b->used_base[p] = 0;
         link_free(b, (int32_t)p);
     }
@@ -246,10 +240,6 @@ static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
         take(b, base);
         units[base] = TRIE_DA_LEAF_BIT | values[f->lo];
     }
-    uint16_t *chain = b->da->chain;
-    if (chain && nl > (size_t)leaf) /* the first child's label; NUL is 0 */
-        chain[f->node] = (uint16_t)((chain[f->node] & 0xFF00u) |
-                                    (uint8_t)labels[leaf]);
     size_t i = f->lo + (size_t)leaf;
     for (size_t l = (size_t)leaf; l < nl; l++) {
         uint32_t c = base ^ labels[l];
@@ -258,8 +248,6 @@ static int place(builder_t *b, const trie_key_t *keys, const uint32_t *values,
         if (labels[l] == TRIE_DA_NUL_SLOT)
             b->used_base[c] = 1; /* so no node probes it as its value unit */
         units[c] = byte;
-        if (chain) /* the next sibling's label, 0 after the last */
-            chain[c] = (uint16_t)(l + 1 < nl ? (uint8_t)labels[l + 1] << 8 : 0);
         size_t j = i;
         while (j < f->hi && keys[j].s[f->depth] == byte)
             j++;
@@ -315,9 +303,6 @@ int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
     da->nul_far = (flags & TRIE_DA_NUL_FAR) != 0;
     if (check_values(keys, n, values, err))
         return -1;
-    /* A placeholder that grow() reallocates along with the units. */
-    if ((flags & TRIE_DA_CHAIN) && !(da->chain = malloc(sizeof *da->chain)))
-        return tb_fail(err, "out of memory");
     builder_t b = {.da = da, .head = -1, .tail = -1};
     int rc = run(&b, keys, n, values, err);
     /* An even number of blocks puts every NUL slot (base ^ 0x100, the
@@ -349,6 +334,78 @@ void trie_da_free(trie_da_t *da)
     free(da->units);
     free(da->chain);
     memset(da, 0, sizeof *da);
+}
+
+/* ---- the child chain ------------------------------------------------- */
+
+/* Built from the units alone, after the fact, so that an array that is only
+ * looked up carries none (da.h).  Every unit with bit 31 clear but the root
+ * is a child, and its label gives its base (slot ^ label); so no walk from
+ * the root, and no scan of 256 slots per node (which took twice the build's
+ * time on Llama 3), but two passes over the array:
+ *   1. per block (the children of a base other than its NUL child share the
+ *      base's block), the block's children sorted by label, then linked in
+ *      that order to the previous child of the same base, the first one
+ *      noted as its base's first non-NUL label;
+ *   2. per node, the first label goes into the node's entry, unless a NUL
+ *      child (at base ^ TRIE_DA_NUL_SLOT) comes first: then the NUL child
+ *      links on to that label.
+ * A child is recognized by the label check that trie_da_walk's probes
+ * make, so the chain lists what they find. */
+int trie_da_build_chain(trie_da_t *da, tb_err_t *err)
+{
+    if (da->chain)
+        return 0;
+    size_t n = da->n;
+    const uint32_t *units = da->units;
+    uint16_t *chain = calloc(n ? n : 1, sizeof *chain);
+    uint8_t *first = calloc(n ? n : 1, 1); /* per base; 0: no such child */
+    if (!chain || !first) {
+        free(chain);
+        free(first);
+        return tb_fail(err, "out of memory for the child chain of %zu units", n);
+    }
+    for (size_t blk = 0; blk < n; blk += 256) {
+        size_t end = blk + 256 < n ? blk + 256 : n;
+        uint32_t at[257] = {0}, sorted[256], last[256];
+        for (size_t q = blk; q < end; q++) /* at[c + 1]: children labelled c */
+            if (q && !(units[q] & TRIE_DA_LEAF_BIT) && (units[q] & 0xFFu))
+                at[(units[q] & 0xFFu) + 1]++;
+        for (int c = 1; c <= 256; c++) /* at[c]: where label c's start */
+            at[c] += at[c - 1];
+        size_t m = at[256];
+        for (size_t q = blk; q < end; q++)
+            if (q && !(units[q] & TRIE_DA_LEAF_BIT) && (units[q] & 0xFFu))
+                sorted[at[units[q] & 0xFFu]++] = (uint32_t)q;
+        memset(last, 0xFF, sizeof last); /* by the base's low byte */
+        for (size_t i = 0; i < m; i++) {
+            uint32_t q = sorted[i], c = units[q] & 0xFFu, base = q ^ c;
+            if (base >= n) /* only in an array of no whole blocks */
+                continue;
+            uint32_t *prev = &last[base & 0xFFu];
+            if (*prev == UINT32_MAX)
+                first[base] = (uint8_t)c;
+            else /* the next sibling's label; the last child's stays 0 */
+                chain[*prev] = (uint16_t)(chain[*prev] | c << 8);
+            *prev = q;
+        }
+    }
+    for (size_t p = 0; p < n; p++) {
+        uint32_t u = units[p];
+        if (u & TRIE_DA_LEAF_BIT)
+            continue;
+        uint32_t base = (uint32_t)p ^ trie_da_offset(u);
+        if (base >= n)
+            continue;
+        uint32_t nul = trie_da_slot(da, base, 0);
+        if (nul < n && trie_da_label(units[nul]) == 0) /* first label 0 */
+            chain[nul] = (uint16_t)(chain[nul] | first[base] << 8);
+        else
+            chain[p] = (uint16_t)(chain[p] | first[base]);
+    }
+    free(first);
+    da->chain = chain;
+    return 0;
 }
 
 /* ---- validation -------------------------------------------------------- */

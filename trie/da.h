@@ -22,7 +22,7 @@
  * unit is reserved as a base so that no other node reads it as its value.
  * Without nul_far (charsmaps) a NUL byte never matches, as in darts-clone.
  *
- * Child chain.  With TRIE_DA_CHAIN the builder also fills `chain`, one
+ * Child chain.  trie_da_build_chain() fills `chain` after the build, one
  * 16-bit entry per unit beside the units (2 more bytes per unit, half
  * again the units' size): bits 0-7 the label of the unit's first child,
  * bits 8-15 the label of its next sibling (0: none; children come in label
@@ -30,7 +30,9 @@
  * 0 on a node without a NUL child means no children: the probe of that
  * label fails.  The walk follows the chain where the recognizer allows many
  * bytes, so it reads a node's children, not 256 empty slots; lookups never
- * read it.
+ * read it.  It is derived from the units alone, so a layout builds it only
+ * when it is first walked (the `dat` layout's prepare_walk): an array that
+ * is only looked up never pays its bytes.
  *
  * The builder places each node's children at a free "base", every base
  * used by one node only, so a matching label can only be the probing
@@ -76,11 +78,10 @@ static inline uint32_t trie_da_value(uint32_t u)
 
 /* trie_da_build flags. */
 #define TRIE_DA_NUL_FAR 1 /* NUL children at base ^ TRIE_DA_NUL_SLOT */
-#define TRIE_DA_CHAIN 2   /* fill the child chain (see above) */
 
 typedef struct {
     uint32_t *units;
-    uint16_t *chain;  /* n entries with TRIE_DA_CHAIN, else NULL */
+    uint16_t *chain;  /* n entries once trie_da_build_chain ran, else NULL */
     size_t n;         /* a multiple of 256 when built here */
     uint32_t max_len; /* the longest key */
     size_t nkeys;
@@ -100,12 +101,17 @@ static inline uint32_t trie_da_slot(const trie_da_t *da, uint32_t base, uint8_t 
 }
 
 /* Builds the units for the sorted, unique keys, key i carrying values[i]
- * (below 2^31); `flags` is a set of TRIE_DA_* (1 alone is NUL_FAR, as it
- * always was).  Fails on a NUL byte in a key unless TRIE_DA_NUL_FAR, or on
- * an array too large to encode its offsets. */
+ * (below 2^31); `flags` is 0 or TRIE_DA_NUL_FAR.  Builds no chain.  Fails
+ * on a NUL byte in a key unless TRIE_DA_NUL_FAR, or on an array too large
+ * to encode its offsets. */
 int trie_da_build(trie_da_t *da, const trie_key_t *keys, size_t n,
                   const uint32_t *values, int flags, tb_err_t *err);
 void trie_da_free(trie_da_t *da);
+
+/* Fills da->chain from the units (see "Child chain" above); does nothing if
+ * there is one.  For arrays that trie_da_build made (every base owned by one
+ * node).  Fails only for memory, leaving no chain. */
+int trie_da_build_chain(trie_da_t *da, tb_err_t *err);
 
 /* Value of exactly s[0..n), or -1. */
 int64_t trie_da_lookup(const trie_da_t *da, const uint8_t *s, size_t n);

@@ -7,8 +7,15 @@
  * the recognizer allows (its allowed_bytes hook; all 256 without one), so
  * unlike `dfs` it never offers a byte that has no child.  Where few bytes
  * are allowed it probes them; where many are, it follows the child chain
- * (da.h), 2 bytes per unit beside the 4-byte units, which bytes() counts.  NUL bytes, which darts-clone cannot hold, are labels here too:
- * their child sits in the neighbouring block (see da.h).
+ * (da.h), 2 bytes per unit beside the 4-byte units.  NUL bytes, which
+ * darts-clone cannot hold, are labels here too: their child sits in the
+ * neighbouring block (see da.h).
+ *
+ * The chain and the walk's frames serve walks only, so the build makes
+ * neither: dat_prepare_walk does, on the first trie_walk (or an explicit
+ * trie_prepare_walk).  A trie that is only looked up, as a tokenizer's is,
+ * holds the 4-byte units alone, which is what its comparison with Darts
+ * (8-byte units, no walk) is about.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +23,18 @@
 #include "da.h"
 #include "trie.h"
 
+/* What trie_bytes counts (dat_bytes): this struct and the units, and once
+ * a walk has been prepared, the chain (2 bytes per unit) and the frames
+ * too.  So a trie's bytes grow on its first walk: figures taken before any
+ * walk are the lookup structure's, figures taken after are what a walking
+ * trie holds.  The fields that prepare_walk fills (da.chain, frames) are
+ * not read by lookup or prefixes, so lookups from other threads may run
+ * while the first walk builds them; a walk, bytes or validate may not. */
 typedef struct {
     trie_da_t da;
     uint32_t id_limit;
-    trie_da_frame_t *frames; /* max_len + 1 walk frames, scratch */
+    trie_da_frame_t *frames; /* max_len + 1 walk frames, scratch; NULL
+                              * until prepare_walk */
 } dat_t;
 
 static void dat_free(void *impl)
@@ -44,20 +59,13 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
     }
     for (size_t i = 0; i < k->n; i++)
         ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&t->da, k->keys, k->n, ids,
-                           TRIE_DA_NUL_FAR | TRIE_DA_CHAIN, err);
+    int rc = trie_da_build(&t->da, k->keys, k->n, ids, TRIE_DA_NUL_FAR, err);
     free(ids);
     if (rc) {
         free(t);
         return NULL;
     }
     t->id_limit = k->id_limit;
-    t->frames = malloc(sizeof *t->frames * ((size_t)k->max_len + 1));
-    if (!t->frames) {
-        dat_free(t);
-        tb_fail(err, "out of memory");
-        return NULL;
-    }
     return t;
 }
 
@@ -76,6 +84,19 @@ static size_t dat_prefixes(const void *impl, const uint8_t *s, size_t n,
                       : trie_da_prefixes(da, s, n, out, max);
 }
 
+/* The frames and the chain, once; later calls check two pointers.  On
+ * failure the trie is left as it was (a later call tries again). */
+static int dat_prepare_walk(void *impl, tb_err_t *err)
+{
+    dat_t *t = impl;
+    if (!t->frames &&
+        !(t->frames = malloc(sizeof *t->frames * ((size_t)t->da.max_len + 1))))
+        return tb_fail(err, "out of memory for %u walk frames",
+                       t->da.max_len + 1);
+    return trie_da_build_chain(&t->da, err);
+}
+
+/* Only after dat_prepare_walk (trie_walk sees to it): frames are needed. */
 static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const dat_t *t = impl;
@@ -90,10 +111,16 @@ static size_t dat_nodes(const void *impl)
 static size_t dat_bytes(const void *impl)
 {
     const dat_t *t = impl;
-    return sizeof *t + t->da.n * (sizeof *t->da.units + sizeof *t->da.chain) +
-           sizeof *t->frames * ((size_t)t->da.max_len + 1);
+    size_t bytes = sizeof *t + t->da.n * sizeof *t->da.units;
+    if (t->da.chain)
+        bytes += t->da.n * sizeof *t->da.chain;
+    if (t->frames)
+        bytes += sizeof *t->frames * ((size_t)t->da.max_len + 1);
+    return bytes;
 }
 
+/* The chain is checked where it has been built (trie_da_validate reads it
+ * whenever it is there). */
 static int dat_validate(const void *impl, tb_err_t *err)
 {
     const dat_t *t = impl;
@@ -104,12 +131,13 @@ static int dat_validate(const void *impl, tb_err_t *err)
 
 const trie_layout_t trie_layout_dat = {
     .name = "dat",
-    .about = "darts-clone double array, 32-bit units, child chain for walks",
+    .about = "darts-clone double array, 32-bit units, child chain built on the first walk",
     .build = dat_build,
     .free = dat_free,
     .lookup = dat_lookup,
     .prefixes = dat_prefixes,
     .walk = dat_walk,
+    .prepare_walk = dat_prepare_walk,
     .nodes = dat_nodes,
     .bytes = dat_bytes,
     .validate = dat_validate,

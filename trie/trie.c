@@ -235,9 +235,22 @@ size_t trie_mask_bits(const trie_t *t)
     return (size_t)t->id_limit + 1;
 }
 
+int trie_prepare_walk(trie_t *t, tb_err_t *err)
+{
+    if (t->layout->prepare_walk && t->layout->prepare_walk(t->impl, err))
+        return tb_wrap(err, "%s trie: preparing walks", t->layout->name);
+    return 0;
+}
+
 uint64_t trie_walk(const trie_t *t, trie_rec_t *rec, tb_bitset_t *mask)
 {
     if (mask->nbits < trie_mask_bits(t))
+        return UINT64_MAX;
+    /* The lazy build (trie.h): t is const to callers, who only ask for a
+     * mask, but impl is the trie's own mutable structure, which the hook
+     * may extend; after the first walk the hook returns at once.  No
+     * message (tb_fail takes NULL): trie_prepare_walk is there for it. */
+    if (t->layout->prepare_walk && t->layout->prepare_walk(t->impl, NULL))
         return UINT64_MAX;
     uint64_t visited = t->layout->walk(t->impl, rec, mask);
     tb_bitset_clear(mask, t->id_limit);

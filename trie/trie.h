@@ -103,8 +103,25 @@ typedef struct {
  *   walk      sets in mask the bit of every token whose bytes the
  *             recognizer accepts (the mask has at least id_limit + 1 bits:
  *             bit id_limit is scratch), returns the nodes it offered to the
- *             recognizer;
- *   validate  checks the layout's invariants, naming the node at fault.
+ *             recognizer; runs only after prepare_walk (if any) succeeded;
+ *   bytes     what the layout holds now: with a prepare_walk, the walk's
+ *             own structures count only once they have been built;
+ *   validate  checks the layout's invariants, naming the node at fault;
+ *   prepare_walk  optional (NULL: nothing to prepare): builds what only
+ *             walks need (`dat`: the child chain and the walk frames), so
+ *             that a trie that is only looked up never holds it.  Called
+ *             before every walk by trie_walk, so it must be cheap and do
+ *             nothing once done; fails only for memory.
+ *
+ * Why a separate hook rather than a walk that builds on first use (or a
+ * non-const walk): walk takes `const void *`, as lookups do, and is the
+ * measured loop; building inside it would mean casting const away in each
+ * layout that builds, and no way to report a failure (walk returns a node
+ * count), while making walk non-const would change trie_walk and every
+ * caller's const trie_t.  The hook is the one place that mutates, takes a
+ * non-const impl and a tb_err_t, and can be called on its own
+ * (trie_prepare_walk) before a timed region or before threads share the
+ * trie; walk stays a reader of what was prepared (bar its scratch frames).
  */
 typedef struct {
     const char *name;
@@ -118,6 +135,7 @@ typedef struct {
     size_t (*nodes)(const void *impl);
     size_t (*bytes)(const void *impl);
     int (*validate)(const void *impl, tb_err_t *err);
+    int (*prepare_walk)(void *impl, tb_err_t *err);
 } trie_layout_t;
 
 /* Every layout, NULL-terminated. */
@@ -141,12 +159,28 @@ size_t trie_prefixes(const trie_t *t, const uint8_t *s, size_t n,
                      trie_match_t *out, size_t max);
 /* Bits a mask for trie_walk needs: the id limit plus one scratch bit. */
 size_t trie_mask_bits(const trie_t *t);
+/* Builds what the layout's walks need and its lookups do not (its
+ * prepare_walk; nothing for layouts without one), if not built yet.
+ * trie_walk does this itself on the first walk; call it first to pay the
+ * cost outside a timed region, to see why it failed (memory), or before
+ * other threads may touch the trie.  trie_bytes() counts these structures
+ * once they are built, so it grows here. */
+int trie_prepare_walk(trie_t *t, tb_err_t *err);
 /* ORs the allowed tokens (aliases included) into mask; the scratch bit is
  * left clear.  Returns the nodes offered to the recognizer, or UINT64_MAX
- * without walking if the mask has fewer than trie_mask_bits(t) bits.
- * A walk uses scratch memory inside the trie: one walk per trie at a time. */
+ * without walking if the mask has fewer than trie_mask_bits(t) bits or the
+ * walk's structures could not be built (trie_prepare_walk says why).
+ * A walk writes inside the trie although `t` is const: scratch memory on
+ * every walk, and on the first walk the structures of trie_prepare_walk.
+ * So one walk per trie at a time, and until the first walk (or
+ * trie_prepare_walk) has returned, nothing else may walk the trie or call
+ * trie_bytes or trie_validate on it; lookups and prefix searches read none
+ * of what a walk writes and may run alongside. */
 uint64_t trie_walk(const trie_t *t, trie_rec_t *rec, tb_bitset_t *mask);
 size_t trie_nodes(const trie_t *t);
+/* The bytes the layout holds now: for `dat`, the units alone until the
+ * first walk (or trie_prepare_walk), units, child chain and walk frames
+ * after (see trie_layout_t.bytes). */
 size_t trie_bytes(const trie_t *t);
 int trie_validate(const trie_t *t, tb_err_t *err);
 
