@@ -614,7 +614,10 @@ static void check_real_vocabulary(const char *name, const tok_vocab_t *v)
 }
 
 /* data/cache/NAME/FILE for every vocabulary line of data/manifest (FILE is
- * the last component of the member column). */
+ * the last component of the member column).  Synthetic vocabularies are
+ * left to the walk experiment: synth-1m is past dfs's id limit, which
+ * dfs_limits_are_clear_errors checks, and checking a million tokens on
+ * every layout would dominate the test run. */
 static void every_manifest_vocabulary(void **state)
 {
     (void)state;
@@ -626,7 +629,7 @@ static void every_manifest_vocabulary(void **state)
         char name[64], kind[64], source[256], member[256];
         if (line[0] == '#' ||
             sscanf(line, "%63s %63s %255s %255s", name, kind, source, member) != 4 ||
-            strcmp(kind, "corpus") == 0)
+            strcmp(kind, "corpus") == 0 || strcmp(kind, "synth-vocab") == 0)
             continue;
         const char *file = strrchr(member, '/') ? strrchr(member, '/') + 1 : member;
         char path[512];
