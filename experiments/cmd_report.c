@@ -407,44 +407,43 @@ static void failed_text(sqlite3_stmt *st, char *buf, size_t n)
     snprintf(buf, n, "%s: %.120s%s", col(st, 4), msg, strlen(msg) > 120 ? "..." : "");
 }
 
+/* The one number `sql` selects for this run (?1) and a vocabulary (?2),
+ * or NAN when the run has none. */
+static double run_vocab_number(report_t *r, const char *sql, const char *vocab)
+{
+    sqlite3_stmt *st;
+    double v = NAN;
+    if (sqlite3_prepare_v2(r->db->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return v;
+    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 /* Tokens of a vocabulary: what a walk under "any" allows is every token
  * in the trie; the run has it only if it walked that vocabulary so. */
 static double vocab_tokens(report_t *r, const char *vocab)
 {
-    sqlite3_stmt *st;
-    double tokens = NAN;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT max(s.median) FROM metric_stats s JOIN"
-                           " cases c ON c.id = s.case_id WHERE c.run_id = ? AND"
-                           " c.experiment = 'walk' AND c.vocabulary = ? AND"
-                           " c.pattern = 'any' AND c.status = 'ok' AND"
-                           " s.metric = 'tokens_allowed'", -1, &st, NULL) != SQLITE_OK)
-        return tokens;
-    sqlite3_bind_int64(st, 1, r->run);
-    sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        tokens = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return tokens;
+    return run_vocab_number(
+        r, "SELECT max(s.median) FROM metric_stats s JOIN cases c ON"
+           " c.id = s.case_id WHERE c.run_id = ? AND c.experiment = 'walk' AND"
+           " c.vocabulary = ? AND c.pattern = 'any' AND c.status = 'ok' AND"
+           " s.metric = 'tokens_allowed'", vocab);
 }
 
 /* Ids of a vocabulary, as its walks record them (metric vocab_size,
- * whatever the pattern); runs from before that metric fall back to the
- * tokens a walk under "any" allows.  NAN when the run has neither. */
+ * whatever the pattern); runs from before that metric fall back to
+ * vocab_tokens.  NAN when the run has neither. */
 static double vocab_size(report_t *r, const char *vocab)
 {
-    sqlite3_stmt *st;
-    double size = NAN;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT max(s.median) FROM metric_stats s JOIN"
-                           " cases c ON c.id = s.case_id WHERE c.run_id = ? AND"
-                           " c.experiment = 'walk' AND c.vocabulary = ? AND"
-                           " c.status = 'ok' AND s.source = 'static' AND"
-                           " s.metric = 'vocab_size'", -1, &st, NULL) != SQLITE_OK)
-        return size;
-    sqlite3_bind_int64(st, 1, r->run);
-    sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        size = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
+    double size = run_vocab_number(
+        r, "SELECT max(s.median) FROM metric_stats s JOIN cases c ON"
+           " c.id = s.case_id WHERE c.run_id = ? AND c.experiment = 'walk' AND"
+           " c.vocabulary = ? AND c.status = 'ok' AND s.source = 'static' AND"
+           " s.metric = 'vocab_size'", vocab);
     return isfinite(size) ? size : vocab_tokens(r, vocab);
 }
 
