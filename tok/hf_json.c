@@ -564,24 +564,29 @@ static int base64_decode(const char *s, size_t len, tb_buf_t *out, size_t *bad)
     return 0;
 }
 
-static int read_normalizer(ctx_t *c, json_t *o, const char *where);
+typedef int (*component_reader_t)(ctx_t *c, json_t *o, const char *where);
 
-static int read_norm_sequence(ctx_t *c, json_t *o, const char *where)
+/* A "Sequence" normalizer, pre-tokenizer or decoder: its array `key` of
+ * components, each read in order by `read`. */
+static int read_sequence(ctx_t *c, json_t *o, const char *where,
+                         const char *key, component_reader_t read)
 {
-    json_t *a = json_object_get(o, "normalizers");
+    json_t *a = json_object_get(o, key);
     if (!json_is_array(a))
-        return fail(c, "%s.normalizers: expected an array", where);
+        return fail(c, "%s.%s: expected an array", where, key);
     size_t i;
     json_t *x;
     json_array_foreach(a, i, x)
     {
         char sub[256];
-        snprintf(sub, sizeof sub, "%s.normalizers[%zu]", where, i);
-        if (read_normalizer(c, x, sub))
+        snprintf(sub, sizeof sub, "%s.%s[%zu]", where, key, i);
+        if (read(c, x, sub))
             return -1;
     }
     return 0;
 }
+
+static int read_normalizer(ctx_t *c, json_t *o, const char *where);
 
 static int read_norm_replace(ctx_t *c, json_t *o, const char *where)
 {
@@ -650,7 +655,7 @@ static int read_normalizer(ctx_t *c, json_t *o, const char *where)
         if (!strcmp(type, simple[i].name))
             return push_norm(c, simple[i].kind, &n);
     if (!strcmp(type, "Sequence"))
-        return read_norm_sequence(c, o, where);
+        return read_sequence(c, o, where, "normalizers", read_normalizer);
     if (!strcmp(type, "Replace"))
         return read_norm_replace(c, o, where);
     if (!strcmp(type, "Precompiled"))
@@ -763,21 +768,8 @@ static int read_pretokenizer(ctx_t *c, json_t *o, const char *where)
     tok_pre_t *p;
     if (get_type(c, o, where, &type))
         return -1;
-    if (!strcmp(type, "Sequence")) {
-        json_t *a = json_object_get(o, "pretokenizers");
-        if (!json_is_array(a))
-            return fail(c, "%s.pretokenizers: expected an array", where);
-        size_t i;
-        json_t *x;
-        json_array_foreach(a, i, x)
-        {
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s.pretokenizers[%zu]", where, i);
-            if (read_pretokenizer(c, x, sub))
-                return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence"))
+        return read_sequence(c, o, where, "pretokenizers", read_pretokenizer);
     if (!strcmp(type, "Split"))
         return read_pre_split(c, o, where);
     if (!strcmp(type, "Metaspace"))
@@ -821,21 +813,8 @@ static int read_decoder(ctx_t *c, json_t *o, const char *where)
     const char *type;
     if (get_type(c, o, where, &type))
         return -1;
-    if (!strcmp(type, "Sequence")) {
-        json_t *a = json_object_get(o, "decoders");
-        if (!json_is_array(a))
-            return fail(c, "%s.decoders: expected an array", where);
-        size_t i;
-        json_t *x;
-        json_array_foreach(a, i, x)
-        {
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s.decoders[%zu]", where, i);
-            if (read_decoder(c, x, sub))
-                return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence"))
+        return read_sequence(c, o, where, "decoders", read_decoder);
     /* Byte-level strings, byte pieces and fusing are undone at load time:
      * the vocabulary already holds the bytes these decoders produce. */
     if (!strcmp(type, "ByteLevel") || !strcmp(type, "ByteFallback") ||
