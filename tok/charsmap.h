@@ -14,6 +14,12 @@
  * The reader keeps pointers into the blob (it does not copy it), so the
  * blob must outlive the tok_charsmap_t.  Every walk is bounds-checked, so
  * even a blob that passed no validation is never read out of bounds.
+ *
+ * Who reads, who builds: this is tokbench's one reader of the format, for
+ * the normalizers here and for anything in trie/ or above that reads a
+ * blob (tok cannot use trie, trie can use tok).  trie/xcda.h builds blobs
+ * (trie_charsmap_build) and holds the `xcda` trie layout over the same
+ * units; its tests read what it builds with this reader.
  */
 #ifndef TOK_CHARSMAP_H
 #define TOK_CHARSMAP_H
@@ -52,9 +58,11 @@ static inline uint32_t tok_cm_offset(uint32_t u)
 int tok_charsmap_view(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
                       tb_err_t *err);
 
-/* Opens blob[0..len) and validates it: the size field, every leaf's pool
- * offset, and the pool's termination.  An empty blob (len 0) is a valid
- * empty map.  Fails with a message naming the byte offset at fault. */
+/* Opens blob[0..len) and validates it: the size field, every node's
+ * children offset, every leaf's pool offset, the pool's termination, and
+ * that every node reachable from the root (but the root) has children or a
+ * value.  An empty blob (len 0) is a valid empty map.  Fails with a message
+ * naming the byte offset at fault. */
 int tok_charsmap_open(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
                       tb_err_t *err);
 

@@ -1,93 +1,18 @@
-/* xcda: SentencePiece charsmap blobs, read and built, and the `xcda` trie
- * layout over the same format (see xcda.h). */
+/* xcda: the builder of SentencePiece charsmap blobs and the `xcda` trie
+ * layout over the same units (see xcda.h).  tok/charsmap reads the blobs. */
 #include "xcda.h"
 
 #include "../base/hash.h"
+#include "da.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
 
 static int put_le32(tb_buf_t *b, uint32_t v)
 {
     uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
                      (uint8_t)(v >> 24)};
     return tb_buf_put(b, le, 4);
-}
-
-/* ---- reading ----------------------------------------------------------- */
-
-/* One past the last NUL of the pool: a value below it has a terminated
- * string (the first NUL at or after it), a value at or past it has none. */
-static uint32_t terminated_limit(const uint8_t *pool, size_t len)
-{
-    while (len > 0 && pool[len - 1] != 0)
-        len--;
-    return (uint32_t)len;
-}
-
-/* Checks the size field and decodes the units; the pool is what follows. */
-static int decode(trie_xcda_t *x, const uint8_t *blob, size_t len, tb_err_t *err)
-{
-    memset(x, 0, sizeof *x);
-    if (len < 4)
-        return tb_fail(err, "charsmap of %zu bytes is shorter than its 4-byte "
-                       "size field", len);
-    uint32_t size = get_le32(blob);
-    if (size == 0 || size % 4)
-        return tb_fail(err, "charsmap size field %u is no positive multiple "
-                       "of the 4-byte unit", size);
-    if (size > len - 4)
-        return tb_fail(err, "charsmap units (%u bytes from offset 4) run past "
-                       "the end of the %zu-byte blob", size, len);
-    x->da.n = size / 4;
-    x->da.units = malloc(size);
-    if (!x->da.units)
-        return tb_fail(err, "out of memory for %zu charsmap units", x->da.n);
-    for (size_t i = 0; i < x->da.n; i++)
-        x->da.units[i] = get_le32(blob + 4 + 4 * i);
-    x->pool = blob + 4 + size;
-    x->pool_len = len - 4 - size;
-    return 0;
-}
-
-int trie_xcda_open(trie_xcda_t *x, const uint8_t *blob, size_t len,
-                   tb_err_t *err)
-{
-    if (decode(x, blob, len, err))
-        return -1;
-    uint32_t limit = terminated_limit(x->pool, x->pool_len);
-    if (trie_da_validate(&x->da, (size_t)-1, limit, 1, err)) {
-        tb_wrap(err, "charsmap (replacements must start before the pool's "
-                "last NUL, offset %u of %zu)", limit, x->pool_len);
-        trie_xcda_close(x);
-        return -1;
-    }
-    return 0;
-}
-
-void trie_xcda_close(trie_xcda_t *x)
-{
-    trie_da_free(&x->da);
-    x->pool = NULL;
-    x->pool_len = 0;
-}
-
-size_t trie_xcda_longest(const trie_xcda_t *x, const uint8_t *s, size_t n,
-                         const uint8_t **to, size_t *to_len)
-{
-    uint32_t v = 0;
-    size_t len = trie_da_longest(&x->da, s, n, &v);
-    if (len) {
-        *to = x->pool + v;
-        *to_len = strlen((const char *)*to); /* terminated: checked at open */
-    }
-    return len;
 }
 
 /* ---- building ---------------------------------------------------------- */
@@ -138,8 +63,6 @@ static int make_pool(const trie_charsmap_rule_t *rules, size_t n, tb_buf_t *pool
 static int serialize(const trie_da_t *da, const tb_buf_t *pool, tb_buf_t *out,
                      tb_err_t *err)
 {
-    if (da->n > UINT32_MAX / 4)
-        return tb_fail(err, "%zu units do not fit the 32-bit size field", da->n);
     int rc = put_le32(out, (uint32_t)(da->n * 4));
     for (size_t i = 0; !rc && i < da->n; i++)
         rc = put_le32(out, da->units[i]);
@@ -148,7 +71,9 @@ static int serialize(const trie_da_t *da, const tb_buf_t *pool, tb_buf_t *out,
     return 0;
 }
 
-/* The double array over keys whose ids index `at`: values are at[id]. */
+/* The double array over keys whose ids index `at`: values are at[id], or
+ * the ids themselves without `at` (the trie layout).  Both the blobs and
+ * the layout are this format, so both are held to its 32-bit size field. */
 static int build_units(const trie_keys_t *k, const uint32_t *at, trie_da_t *da,
                        tb_err_t *err)
 {
@@ -156,19 +81,23 @@ static int build_units(const trie_keys_t *k, const uint32_t *at, trie_da_t *da,
     if (!values)
         return tb_fail(err, "out of memory");
     for (size_t i = 0; i < k->n; i++)
-        values[i] = at[k->keys[i].id];
+        values[i] = at ? at[k->keys[i].id] : k->keys[i].id;
     int rc = trie_da_build(da, k->keys, k->n, values, 0, err);
     free(values);
+    if (!rc && da->n > UINT32_MAX / 4)
+        rc = tb_fail(err, "%zu units do not fit the 32-bit size field", da->n);
     return rc;
 }
 
 int trie_charsmap_build(const trie_charsmap_rule_t *rules, size_t n,
                         tb_buf_t *out, tb_err_t *err)
 {
-    const uint8_t **from = malloc(sizeof *from * (n ? n : 1));
-    uint32_t *lens = malloc(sizeof *lens * (n ? n : 1));
-    uint32_t *ids = malloc(sizeof *ids * (n ? n : 1));
-    uint32_t *at = malloc(sizeof *at * (n ? n : 1));
+    if (n == 0) /* the empty map (see xcda.h) */
+        return 0;
+    const uint8_t **from = malloc(sizeof *from * n);
+    uint32_t *lens = malloc(sizeof *lens * n);
+    uint32_t *ids = malloc(sizeof *ids * n);
+    uint32_t *at = malloc(sizeof *at * n);
     tb_buf_t pool = {0};
     trie_keys_t k = {0};
     trie_da_t da = {0};
@@ -194,11 +123,12 @@ int trie_charsmap_build(const trie_charsmap_rule_t *rules, size_t n,
 
 /* ---- the trie layout --------------------------------------------------- */
 
+/* The layout keeps the units trie_da_build made, in host order, instead of
+ * serializing them and decoding the blob again: the values are the same
+ * either way, and reading blobs is tok/charsmap's job, not the layout's. */
 typedef struct {
-    tb_buf_t blob;           /* the charsmap-format bytes, empty pool */
-    trie_xcda_t x;           /* the reader over them */
+    trie_da_t da;            /* the blob's units (token ids as values) */
     uint32_t id_limit;
-    size_t nkeys;
     trie_da_frame_t *frames; /* max_len + 1 walk frames, scratch */
 } xcda_t;
 
@@ -207,8 +137,7 @@ static void xcda_free(void *impl)
     xcda_t *t = impl;
     if (!t)
         return;
-    trie_xcda_close(&t->x);
-    tb_buf_free(&t->blob);
+    trie_da_free(&t->da);
     free(t->frames);
     free(t);
 }
@@ -227,21 +156,11 @@ static int refuse_nul(const trie_keys_t *k, tb_err_t *err)
 
 static int xcda_fill(xcda_t *t, const trie_keys_t *k, tb_err_t *err)
 {
-    trie_da_t da = {0};
-    tb_buf_t none = {0};
-    uint32_t *ids = malloc(sizeof *ids * (k->n ? k->n : 1));
-    if (!ids)
+    if (build_units(k, NULL, &t->da, err))
+        return -1;
+    if (!(t->frames = malloc(sizeof *t->frames * ((size_t)k->max_len + 1))))
         return tb_fail(err, "out of memory");
-    for (size_t i = 0; i < k->n; i++)
-        ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&da, k->keys, k->n, ids, 0, err) ||
-             serialize(&da, &none, &t->blob, err) ||
-             decode(&t->x, t->blob.data, t->blob.len, err) ? -1 : 0;
-    free(ids);
-    trie_da_free(&da);
-    if (!rc && !(t->frames = malloc(sizeof *t->frames * ((size_t)k->max_len + 1))))
-        rc = tb_fail(err, "out of memory");
-    return rc;
+    return 0;
 }
 
 static void *xcda_build(const trie_keys_t *k, tb_err_t *err)
@@ -254,7 +173,6 @@ static void *xcda_build(const trie_keys_t *k, tb_err_t *err)
         return NULL;
     }
     t->id_limit = k->id_limit;
-    t->nkeys = k->n;
     if (xcda_fill(t, k, err)) {
         xcda_free(t);
         return NULL;
@@ -264,44 +182,43 @@ static void *xcda_build(const trie_keys_t *k, tb_err_t *err)
 
 static int32_t xcda_lookup(const void *impl, const uint8_t *s, size_t n)
 {
-    return (int32_t)trie_da_lookup(&((const xcda_t *)impl)->x.da, s, n);
+    return (int32_t)trie_da_lookup(&((const xcda_t *)impl)->da, s, n);
 }
 
 static size_t xcda_prefixes(const void *impl, const uint8_t *s, size_t n,
                             trie_match_t *out, size_t max)
 {
-    return trie_da_prefixes(&((const xcda_t *)impl)->x.da, s, n, out, max);
+    return trie_da_prefixes(&((const xcda_t *)impl)->da, s, n, out, max);
 }
 
 static uint64_t xcda_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const xcda_t *t = impl;
-    return trie_da_walk(&t->x.da, t->frames, rec, mask);
+    return trie_da_walk(&t->da, t->frames, rec, mask);
 }
 
 static size_t xcda_nodes(const void *impl)
 {
-    return ((const xcda_t *)impl)->x.da.n;
+    return ((const xcda_t *)impl)->da.n;
 }
 
-/* The blob is the format's size; the reader's host-order copy is counted
- * too, since the layout holds both. */
+/* The format's size: the blob's 4-byte size field and its units (the pool
+ * is empty), which the host-order units held here take too. */
 static size_t xcda_bytes(const void *impl)
 {
     const xcda_t *t = impl;
-    return sizeof *t + t->blob.len + t->x.da.n * sizeof(uint32_t);
+    return sizeof *t + 4 + t->da.n * sizeof(uint32_t);
 }
 
 static int xcda_validate(const void *impl, tb_err_t *err)
 {
     const xcda_t *t = impl;
-    return trie_da_validate(&t->x.da, t->nkeys, t->id_limit, 0,
-                            err);
+    return trie_da_validate(&t->da, t->da.nkeys, t->id_limit, 0, err);
 }
 
 const trie_layout_t trie_layout_xcda = {
     .name = "xcda",
-    .about = "SentencePiece charsmap double array, read through the blob reader",
+    .about = "SentencePiece charsmap double array (its units, token ids as values)",
     .build = xcda_build,
     .free = xcda_free,
     .lookup = xcda_lookup,

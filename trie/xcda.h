@@ -1,6 +1,7 @@
 /*
  * xcda: the XOR-compressed compact double array as SentencePiece stores its
- * precompiled charsmap (the normalizer's rewrite table), read and written.
+ * precompiled charsmap (the normalizer's rewrite table): the builder of such
+ * blobs, and a trie layout over the same units.
  *
  * Blob layout (all integers little-endian):
  *   uint32  size    the byte length of the unit array (4 * units)
@@ -8,12 +9,19 @@
  *                             byte string without NUL, its value the offset
  *                             of its replacement in the pool
  *   bytes   pool    replacement strings, each NUL-terminated
- * The reader trusts nothing in a blob: sizes, offsets and strings are
- * checked when it is opened, and every probe is range-checked.
  *
- * The same format is also a trie layout (`xcda`, token ids as values and an
- * empty pool), so that its lookups run through this reader's code; tokens
- * containing NUL cannot be charsmap keys and are refused.
+ * Who reads, who builds: tok/charsmap.h (tok_charsmap_open, _longest,
+ * _string) is the one reader of this format, the one the Unigram
+ * normalizer uses and the one that checks a blob from a file; since trie
+ * may use tok but not the other way round, the reader lives there and this
+ * module only writes the format.  What trie_charsmap_build writes is read
+ * back with tok's reader in the tests.
+ *
+ * The same format is also a trie layout (`xcda`: token ids as values and an
+ * empty pool).  It holds the units trie_da_build makes, in host order, and
+ * answers through the double-array code of da.h without NUL children, as
+ * a charsmap's units must be; tokens containing NUL cannot be charsmap keys
+ * and are refused.
  */
 #ifndef TRIE_XCDA_H
 #define TRIE_XCDA_H
@@ -23,25 +31,6 @@
 
 #include "../base/buf.h"
 #include "../base/err.h"
-#include "da.h"
-
-typedef struct {
-    trie_da_t da;          /* units decoded to host order */
-    const uint8_t *pool;   /* borrowed from the blob */
-    size_t pool_len;
-} trie_xcda_t;
-
-/* Opens blob[0..len) (which must outlive x): checks the size field, the
- * unit structure, and that every value points at a NUL-terminated string
- * inside the pool. */
-int trie_xcda_open(trie_xcda_t *x, const uint8_t *blob, size_t len,
-                   tb_err_t *err);
-void trie_xcda_close(trie_xcda_t *x);
-
-/* The longest key that is a prefix of s[0..n): returns its length and sets
- * *to / *to_len to its replacement, or returns 0 if no key matches. */
-size_t trie_xcda_longest(const trie_xcda_t *x, const uint8_t *s, size_t n,
-                         const uint8_t **to, size_t *to_len);
 
 /* One rewrite: from[0..from_len) becomes to[0..to_len). */
 typedef struct {
@@ -51,9 +40,11 @@ typedef struct {
     uint32_t to_len;
 } trie_charsmap_rule_t;
 
-/* Appends the charsmap blob of the rules (in any order) to out.  Fails on an
- * empty or repeated `from`, a NUL byte in either string, or a pool past
- * 2^31 bytes, naming the rule. */
+/* Appends the charsmap blob of the rules (in any order) to out, a blob that
+ * tok_charsmap_open accepts; no rules append nothing, the empty blob being
+ * the format's empty map (a unit array of no keys would have an empty
+ * pool, which the reader refuses).  Fails on an empty or repeated `from`, a
+ * NUL byte in either string, or a pool past 2^31 bytes, naming the rule. */
 int trie_charsmap_build(const trie_charsmap_rule_t *rules, size_t n,
                         tb_buf_t *out, tb_err_t *err);
 
