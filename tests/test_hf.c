@@ -780,6 +780,7 @@ static void corrupt_files_are_refused_with_their_place(void **state)
     expect_load_error("hf_unknown_pretok.json",
                       "pre_tokenizer.pretokenizers[1].type: pre-tokenizer \"Punctuation\"");
     expect_load_error("hf_added_no_id.json", "added_tokens[0].id: expected an integer id, got nothing");
+    expect_load_error("hf_bad_charsmap.json", "normalizer.precompiled_charsmap: charsmap");
 }
 
 int main(void)

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "charsmap.h"
 #include "tok_internal.h"
 
 #define META "\xE2\x96\x81" /* U+2581, SentencePiece's word marker */
@@ -633,9 +634,13 @@ static int read_norm_precompiled(ctx_t *c, json_t *o, const char *where)
     if (base64_decode(s, len, &n->blob, &bad))
         return fail(c, "%s.precompiled_charsmap: not base64 at character %zu",
                     where, bad);
-    if (n->blob.len < 4)
-        return fail(c, "%s.precompiled_charsmap: %zu bytes, too short for a "
-                       "charsmap", where, n->blob.len);
+    /* Validated here, once, so a corrupt blob is refused at load time
+     * rather than silently matching nothing while encoding. */
+    tok_charsmap_t cm;
+    tb_err_t why;
+    if (n->blob.len < 4 || tok_charsmap_open(&cm, n->blob.data, n->blob.len, &why))
+        return fail(c, "%s.precompiled_charsmap: %s", where,
+                    n->blob.len < 4 ? "too short for a charsmap" : why.msg);
     return 0;
 }
 
