@@ -11,7 +11,9 @@
  *   utf8     well-formed UTF-8 prefixes (RFC 3629), as a JSON string body
  *            without escapes allows;
  *   letters  ASCII letters and space;
- *   digits   0-9.
+ *   digits   0-9;
+ *   re:R     the regex R through the lexer's DFA recognizer (lexer/rec.h),
+ *            from its start state.
  * One repetition walks once: nodes = what trie_walk reports it offered to
  * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
  * hundreds of thousands of branches, far more than a predictor can learn
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include "../base/bitset.h"
+#include "../lexer/rec.h"
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 #include "cli.h"
@@ -123,6 +126,8 @@ typedef struct {
     trie_t *trie;
     tb_bitset_t mask;
     table_rec_t rec;
+    lex_dfa_t *dfa;     /* for re: patterns, walked by lex instead of rec */
+    lex_rec_t lex;
     uint64_t allowed;   /* tokens one walk allows: the same every time */
     double build_ns;
     double vocab_size;  /* ids in the vocabulary, specials included */
@@ -136,6 +141,8 @@ static void walk_teardown(void *state)
     trie_free(s->trie);
     tb_bitset_free(&s->mask);
     free(s->rec.stack);
+    lex_rec_free(&s->lex);
+    lex_dfa_free(s->dfa);
     free(s);
 }
 
@@ -183,12 +190,18 @@ static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t
         return tb_fail(err, "out of memory");
     size_t max_len = 0;
     int rc = build_trie(s, row, env, &max_len, err);
-    if (!rc)
+    if (!rc && !strncmp(row->pattern, "re:", 3)) {
+        s->dfa = lex_dfa_new(row->pattern + 3, NULL, err);
+        rc = s->dfa ? lex_rec_init(&s->lex, s->dfa, max_len, err) : -1;
+    } else if (!rc)
         rc = rec_init(&s->rec, row->pattern, max_len, err);
     if (!rc && tb_bitset_init(&s->mask, trie_mask_bits(s->trie)))
         rc = tb_fail(err, "out of memory");
-    if (!rc) {
+    if (!rc && s->dfa)
+        rc = lex_mask(s->trie, &s->lex, LEX_START, &s->mask, NULL, err);
+    else if (!rc)
         trie_walk(s->trie, &s->rec.rec, &s->mask);
+    if (!rc) {
         s->allowed = tb_bitset_count(&s->mask);
     }
     if (rc)
@@ -204,7 +217,9 @@ static int walk_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     walk_t *s = state;
     tb_bitset_clear_all(&s->mask);
     s->rec.depth = 0;
-    uint64_t nodes = trie_walk(s->trie, &s->rec.rec, &s->mask);
+    if (s->dfa)
+        lex_rec_reset(&s->lex, LEX_START);
+    uint64_t nodes = trie_walk(s->trie, s->dfa ? &s->lex.rec : &s->rec.rec, &s->mask);
     if (nodes == UINT64_MAX)
         return tb_fail(err, "walk: the mask is smaller than the trie needs");
     q->nodes = nodes;
@@ -237,7 +252,7 @@ static int walk_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
 
 const xp_driver_t xp_driver_walk = {
     .name = "walk",
-    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits)",
+    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits|re:REGEX)",
     .setup = walk_setup,
     .rep = walk_rep,
     .extra = walk_extra,
