@@ -213,6 +213,22 @@ static FILE *open_out(report_t *r, const char *name, const char *ext, tb_err_t *
     return f;
 }
 
+/* Prepares `sql` for this run (?1) and opens the section's .dat file:
+ * the prologue every plotted section shares.  NULL with nothing left open
+ * on failure. */
+static FILE *open_run_query(report_t *r, const char *sql, const char *name,
+                            sqlite3_stmt **st, tb_err_t *err)
+{
+    if (prep(r, sql, st, err))
+        return NULL;
+    sqlite3_bind_int64(*st, 1, r->run);
+    FILE *f = open_out(r, name, ".dat", err);
+    if (!f)
+        sqlite3_finalize(*st);
+    return f;
+}
+
+
 static int close_out(report_t *r, FILE *f, const char *name, tb_err_t *err)
 {
     int bad = ferror(f);
@@ -490,14 +506,9 @@ static int sec_cycles(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "cycles/node (median)", "min..max", "x 13-cycle baseline",
              "counter source");
     sqlite3_stmt *st;
-    if (prep(r, WALK_CASES, &st, err))
+    FILE *f = open_run_query(r, WALK_CASES, s->name, &st, err);
+    if (!f)
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
-    FILE *f = open_out(r, s->name, ".dat", err);
-    if (!f) {
-        sqlite3_finalize(st);
-        return -1;
-    }
     int rows = 0, papi = 0, tsc = 0, rc = 0;
     double lo = INFINITY, hi = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -563,14 +574,9 @@ static int sec_misses(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "source", "L1D misses/node", "LLC misses/node",
              "mispredictions/node");
     sqlite3_stmt *st;
-    if (prep(r, WALK_CASES, &st, err))
+    FILE *f = open_run_query(r, WALK_CASES, s->name, &st, err);
+    if (!f)
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
-    FILE *f = open_out(r, s->name, ".dat", err);
-    if (!f) {
-        sqlite3_finalize(st);
-        return -1;
-    }
     fprintf(f, "case \"L1D misses\" \"LLC misses\" \"branch mispredictions\"\n");
     int rows = 0, real = 0, sim = 0, rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -1246,14 +1252,9 @@ static int sec_machines(report_t *r, tb_err_t *err)
     tab_init(&s->tab, n + 1, "case", name[0], n > 1 ? name[1] : "", n > 2 ? name[2] : "",
              n > 3 ? name[3] : "", n > 4 ? name[4] : "", n > 5 ? name[5] : "",
              n > 6 ? name[6] : "");
-    if (prep(r, WALK_CASES, &st, err))
+    FILE *f = open_run_query(r, WALK_CASES, s->name, &st, err);
+    if (!f)
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
-    FILE *f = open_out(r, s->name, ".dat", err);
-    if (!f) {
-        sqlite3_finalize(st);
-        return -1;
-    }
     fprintf(f, "case");
     for (int m = 0; m < n; m++) {
         char q[80];
