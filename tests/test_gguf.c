@@ -290,16 +290,26 @@ static void encode_is(tok_tokenizer_t *t, const char *text,
     free(ids.data);
 }
 
+/* Builds the small file of `o`, writes it to `path` and loads it; fails
+ * the test with the loader's message if it is refused. */
+static tok_tokenizer_t *load_small(const small_t *o, char *path)
+{
+    gb_t *g = malloc(sizeof *g);
+    assert_non_null(g);
+    build_small(g, o);
+    tb_err_t err;
+    tok_tokenizer_t *t = load_bytes(g->d, g->n, path, &err);
+    free(g);
+    if (!t)
+        fail_msg("%s", err.msg);
+    return t;
+}
+
 static void small_gpt2_file(void **state)
 {
     (void)state;
-    gb_t *g = malloc(sizeof *g);
-    build_small(g, &GPT2);
     char path[512];
-    tb_err_t err;
-    tok_tokenizer_t *t = load_bytes(g->d, g->n, path, &err);
-    if (!t)
-        fail_msg("%s", err.msg);
+    tok_tokenizer_t *t = load_small(&GPT2, path);
     const tok_vocab_t *v = tok_vocab(t);
     assert_int_equal(v->size, 257);
     assert_int_equal(tok_vocab_find(v, (const uint8_t *)"ab", 2), 256);
@@ -309,19 +319,13 @@ static void small_gpt2_file(void **state)
     encode_is(t, "abab abc", want, 5);
     tok_free(t);
     unlink(path);
-    free(g);
 }
 
 static void small_llama_file(void **state)
 {
     (void)state;
-    gb_t *g = malloc(sizeof *g);
-    build_small(g, &LLAMA);
     char path[512];
-    tb_err_t err;
-    tok_tokenizer_t *t = load_bytes(g->d, g->n, path, &err);
-    if (!t)
-        fail_msg("%s", err.msg);
+    tok_tokenizer_t *t = load_small(&LLAMA, path);
     const tok_vocab_t *v = tok_vocab(t);
     assert_int_equal(v->size, 264);
     assert_int_equal(v->kind[0], TOK_UNKNOWN);
@@ -333,7 +337,6 @@ static void small_llama_file(void **state)
     encode_is(t, "c", fallback, 2);
     tok_free(t);
     unlink(path);
-    free(g);
 }
 
 /* Every proper prefix of a valid file is refused, naming file and byte. */
