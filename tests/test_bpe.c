@@ -17,6 +17,7 @@
 
 #include "../base/file.h"
 #include "../tok/tok_internal.h"
+#include "support.h"
 
 /* ---- hand-made vocabularies ------------------------------------------ */
 
@@ -347,11 +348,31 @@ static tok_tokenizer_t *load(const char *name)
 {
     char path[256];
     snprintf(path, sizeof path, "data/cache/%s/tokenizer.json", name);
+    return test_load(path);
+}
+
+/* Real text: the fortunes file, or the test fails saying what to fetch. */
+static uint8_t *read_fortunes(size_t *len)
+{
+    uint8_t *text;
     tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
-    if (!t)
-        fail_msg("%s (run `make data` from the repository root)", err.msg);
-    return t;
+    if (tb_read_file("/usr/share/games/fortunes/fortunes", &text, len, &err))
+        fail_msg("%s (the fortunes package: run `make data`)", err.msg);
+    return text;
+}
+
+/* The engine's ids for the n bytes w are the naive loop's merge of sym,
+ * the k symbols w starts as. */
+static void engine_matches_naive(tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                                 uint32_t *sym, size_t k)
+{
+    naive_merge(&t->bpe.merges, sym, &k);
+    tok_ids_t ids = {0};
+    tb_err_t err;
+    assert_int_equal(tok_bpe_word(t, w, n, &ids, &err), 0);
+    assert_int_equal(ids.len, k);
+    assert_memory_equal(ids.data, sym, k * sizeof *sym);
+    free(ids.data);
 }
 
 /* The id of the ordinary (not byte-piece) token spelled s. */
@@ -448,12 +469,9 @@ static void test_long_runs_gemma3(void **state)
 static void test_real_words_llama3(void **state)
 {
     (void)state;
-    const char *path = "/usr/share/games/fortunes/fortunes";
-    uint8_t *text;
     size_t len;
+    uint8_t *text = read_fortunes(&len);
     tb_err_t err;
-    if (tb_read_file(path, &text, &len, &err))
-        fail_msg("%s (the fortunes package: run `make data`)", err.msg);
     tok_tokenizer_t *t = load("llama3");
     tb_buf_t buf = {0};
     tok_spans_t words = {0};
@@ -483,15 +501,11 @@ static void test_real_words_llama3(void **state)
     /* a long made-up word exercises the heap on real merges */
     const char *lw = "Pneumonoultramicroscopicsilicovolcanoconiosis"
                      "Supercalifragilisticexpialidocious-antidisestablishment";
-    size_t n = strlen(lw), k = n;
+    size_t n = strlen(lw);
     sym = realloc(sym, n * sizeof *sym);
     for (size_t j = 0; j < n; j++)
         sym[j] = (uint32_t)t->vocab.byte_id[(uint8_t)lw[j]];
-    naive_merge(&t->bpe.merges, sym, &k);
-    ids.len = 0;
-    assert_int_equal(tok_bpe_word(t, (const uint8_t *)lw, n, &ids, &err), 0);
-    assert_int_equal(ids.len, k);
-    assert_memory_equal(ids.data, sym, k * sizeof *sym);
+    engine_matches_naive(t, (const uint8_t *)lw, n, sym, n);
     free(sym);
     free(ids.data);
     tb_buf_free(&buf);
@@ -506,31 +520,22 @@ static void test_real_words_llama3(void **state)
 static void test_text_gemma3(void **state)
 {
     (void)state;
-    const char *path = "/usr/share/games/fortunes/fortunes";
-    uint8_t *text;
     size_t len;
-    tb_err_t err;
-    if (tb_read_file(path, &text, &len, &err))
-        fail_msg("%s (the fortunes package: run `make data`)", err.msg);
+    uint8_t *text = read_fortunes(&len);
     tok_tokenizer_t *t = load("gemma3");
     uint32_t ascii[128];
     for (int c = 32; c < 127; c++) {
         char one[2] = {(char)c, 0};
         ascii[c] = plain_id(&t->vocab, one);
     }
-    size_t n = len < 3000 ? len : 3000, k = n;
+    size_t n = len < 3000 ? len : 3000;
     uint32_t *sym = malloc(n * sizeof *sym);
     for (size_t i = 0; i < n; i++) {
         if (text[i] < 32 || text[i] > 126)
             text[i] = ' '; /* printable ASCII only, for plain_id */
         sym[i] = ascii[text[i]];
     }
-    naive_merge(&t->bpe.merges, sym, &k);
-    tok_ids_t ids = {0};
-    assert_int_equal(tok_bpe_word(t, text, n, &ids, &err), 0);
-    assert_int_equal(ids.len, k);
-    assert_memory_equal(ids.data, sym, k * sizeof *sym);
-    free(ids.data);
+    engine_matches_naive(t, text, n, sym, n);
     free(sym);
     free(text);
     tok_free(t);
