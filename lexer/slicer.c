@@ -1,0 +1,438 @@
+/* slicer: per-slice tries and precomputed masks, taken whole where the lexer
+ * state subsumes the slice (see slicer.h). */
+#include "slicer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../base/hash.h"
+
+const char *const lex_slicer_default[] = {
+    "[^\"\\\\\\x00-\\x1F\\x7F]{1,10}",
+    "[^\"\\\\\\x00-\\x1F\\x7F]{1,30}",
+    "[^\"\\\\\\x00-\\x1F\\x7F]+",
+    NULL,
+};
+
+#define GROUP_NONE UINT16_MAX
+
+/* ---- building ------------------------------------------------------------ */
+
+/* The slice (index < n) that claims key, n for the residual, or -1 with err
+ * if a slice DFA passed its limits. */
+static long slice_of(lex_slicer_t *s, const trie_key_t *key, tb_err_t *err)
+{
+    for (size_t i = 0; i < s->nslice; i++) {
+        lex_dfa_t *d = s->slice[i].dfa;
+        uint32_t st = lex_dfa_feed(d, LEX_START, key->s, key->len);
+        if (lex_dfa_error(d, err))
+            return -1;
+        if (st != LEX_DEAD && lex_dfa_accepting(d, st))
+            return (long)i;
+    }
+    return (long)s->nslice;
+}
+
+/* The keys of group g (group[] per key of k), with k's id limit so that
+ * every trie's mask has the full vocabulary's bits, and the aliases whose
+ * primary id is in the group.  Sets the group's bits in mask. */
+static int subset_keys(const trie_keys_t *k, const uint16_t *group, const uint16_t *id_group,
+                       uint16_t g, trie_keys_t *out, tb_bitset_t *mask, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = 0, bytes = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (group[i] == g)
+            n++, bytes += k->keys[i].len;
+    out->keys = malloc((n ? n : 1) * sizeof *out->keys);
+    out->pool = malloc(bytes ? bytes : 1);
+    out->alias = malloc((k->nalias ? k->nalias : 1) * 2 * sizeof *out->alias);
+    if (!out->keys || !out->pool || !out->alias) {
+        trie_keys_free(out);
+        return tb_fail(err, "out of memory for a slice's %zu keys", n);
+    }
+    out->id_limit = k->id_limit;
+    size_t at = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        const trie_key_t *key = &k->keys[i];
+        if (group[i] != g)
+            continue;
+        memcpy(out->pool + at, key->s, key->len);
+        out->keys[out->n++] = (trie_key_t){.s = out->pool + at, .len = key->len, .id = key->id};
+        at += key->len;
+        if (key->len > out->max_len)
+            out->max_len = key->len;
+        tb_bitset_set(mask, key->id);
+    }
+    for (size_t a = 0; a < k->nalias; a++)
+        if (id_group[k->alias[2 * a + 1]] == g) {
+            out->alias[2 * out->nalias] = k->alias[2 * a];
+            out->alias[2 * out->nalias + 1] = k->alias[2 * a + 1];
+            out->nalias++;
+            tb_bitset_set(mask, k->alias[2 * a]);
+        }
+    return 0;
+}
+
+/* The trie over group g's keys (NULL in *t when the group is empty). */
+static int group_trie(const trie_keys_t *k, const trie_layout_t *layout, const uint16_t *group,
+                      const uint16_t *id_group, uint16_t g, trie_t **t, size_t *ntokens,
+                      tb_bitset_t *mask, tb_err_t *err)
+{
+    trie_keys_t sub;
+    if (subset_keys(k, group, id_group, g, &sub, mask, err))
+        return -1;
+    *ntokens = sub.n;
+    *t = NULL;
+    int rc = 0;
+    if (sub.n) {
+        *t = trie_build(layout, &sub, err);
+        rc = !*t || trie_prepare_walk(*t, err) ? -1 : 0;
+    }
+    trie_keys_free(&sub);
+    return rc;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Which group every key and every id falls in. */
+static int assign_groups(lex_slicer_t *s, const trie_keys_t *k, uint16_t *group,
+                         uint16_t *id_group, tb_err_t *err)
+{
+    for (size_t i = 0; i < k->id_limit; i++)
+        id_group[i] = GROUP_NONE;
+    for (size_t i = 0; i < k->n; i++) {
+        long g = slice_of(s, &k->keys[i], err);
+        if (g < 0)
+            return -1;
+        group[i] = (uint16_t)g;
+        id_group[k->keys[i].id] = (uint16_t)g;
+    }
+    return 0;
+}
+
+static int build_parts(lex_slicer_t *s, const trie_keys_t *k, const trie_layout_t *layout,
+                       tb_err_t *err)
+{
+    uint16_t *group = malloc((k->n ? k->n : 1) * sizeof *group);
+    uint16_t *id_group = malloc((k->id_limit ? k->id_limit : 1) * sizeof *id_group);
+    tb_bitset_t rest_mask = {0};
+    int rc = -1;
+    if (!group || !id_group || tb_bitset_init(&rest_mask, s->mask_bits)) {
+        tb_fail(err, "out of memory for the slicer over %zu keys", k->n);
+        goto out;
+    }
+    if (assign_groups(s, k, group, id_group, err))
+        goto out;
+    for (size_t i = 0; i < s->nslice; i++) {
+        lex_slice_t *sl = &s->slice[i];
+        if (group_trie(k, layout, group, id_group, (uint16_t)i, &sl->trie, &sl->ntokens,
+                       &sl->mask, err)) {
+            tb_wrap(err, "slice %zu '%s'", i + 1, sl->regex);
+            goto out;
+        }
+    }
+    if (group_trie(k, layout, group, id_group, (uint16_t)s->nslice, &s->rest, &s->nrest,
+                   &rest_mask, err)) {
+        tb_wrap(err, "the slicer's residual tokens");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(group);
+    free(id_group);
+    tb_bitset_free(&rest_mask);
+    return rc;
+}
+
+lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
+                             const char *const *regexes, size_t n, tb_err_t *err)
+{
+    double t0 = now_ns();
+    if (!regexes)
+        for (regexes = lex_slicer_default, n = 0; regexes[n]; n++)
+            ;
+    if (n >= GROUP_NONE) {
+        tb_fail(err, "slicer: %zu slices, at most %u", n, GROUP_NONE - 1);
+        return NULL;
+    }
+    lex_slicer_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->slice = calloc(n ? n : 1, sizeof *s->slice))) {
+        free(s);
+        tb_fail(err, "out of memory for the slicer");
+        return NULL;
+    }
+    s->nslice = n;
+    s->mask_bits = (size_t)k->id_limit + 1;
+    s->max_len = k->max_len;
+    s->budget = LEX_SLICER_DEFAULT_BUDGET;
+    for (size_t i = 0; i < n; i++) {
+        lex_slice_t *sl = &s->slice[i];
+        sl->regex = strdup(regexes[i]);
+        if (!sl->regex || tb_bitset_init(&sl->mask, s->mask_bits)) {
+            tb_fail(err, "out of memory for the slicer");
+            goto fail;
+        }
+        if (!(sl->dfa = lex_dfa_new(regexes[i], NULL, err))) {
+            tb_wrap(err, "slice %zu", i + 1);
+            goto fail;
+        }
+    }
+    if (build_parts(s, k, layout, err))
+        goto fail;
+    s->build_ns = now_ns() - t0;
+    return s;
+fail:
+    lex_slicer_free(s);
+    return NULL;
+}
+
+void lex_slicer_free(lex_slicer_t *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nslice; i++) {
+        free(s->slice[i].regex);
+        lex_dfa_free(s->slice[i].dfa);
+        trie_free(s->slice[i].trie);
+        tb_bitset_free(&s->slice[i].mask);
+    }
+    free(s->slice);
+    trie_free(s->rest);
+    free(s->verdict);
+    free(s->jrep);
+    free(s->njrep);
+    free(s->seen);
+    free(s->todo);
+    free(s);
+}
+
+int lex_slicer_parse_list(const char *spec, char ***out, size_t *n, tb_err_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!strcmp(spec, "default"))
+        spec = "[^\"\\\\\\x00-\\x1F\\x7F]{1,10};[^\"\\\\\\x00-\\x1F\\x7F]{1,30};"
+               "[^\"\\\\\\x00-\\x1F\\x7F]+";
+    size_t len = strlen(spec), parts = 1;
+    for (size_t i = 0; i < len; i++)
+        if (spec[i] == ';' && !(i && spec[i - 1] == '\\'))
+            parts++;
+    /* One block: the pointers, then the strings. */
+    char **v = malloc(parts * sizeof *v + len + parts);
+    if (!v)
+        return tb_fail(err, "out of memory");
+    char *w = (char *)(v + parts);
+    size_t k = 0;
+    v[k] = w;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && spec[i] == '\\' && spec[i + 1] == ';')
+            continue; /* "\;" is a literal ';' */
+        if (i == len || (spec[i] == ';' && !(i && spec[i - 1] == '\\'))) {
+            *w++ = 0;
+            if (!*v[k]) {
+                free(v);
+                return tb_fail(err, "slicer list '%s': slice %zu is empty", spec, k + 1);
+            }
+            if (i < len)
+                v[++k] = w;
+            continue;
+        }
+        *w++ = spec[i];
+    }
+    *out = v;
+    *n = k + 1;
+    return 0;
+}
+
+/* ---- subsumption ------------------------------------------------------------ */
+
+int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
+{
+    /* Always from scratch: a new DFA may sit at a freed one's address. */
+    free(s->verdict);
+    s->verdict = NULL;
+    s->nverdict_states = 0;
+    if (!s->jrep) {
+        s->jrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->jrep);
+        s->njrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->njrep);
+        s->seen_cap = 1;
+        while (s->seen_cap < 2 * s->budget + 2)
+            s->seen_cap <<= 1;
+        s->seen = malloc(s->seen_cap * sizeof *s->seen);
+        s->todo = malloc((s->budget + 1) * sizeof *s->todo);
+        if (!s->jrep || !s->njrep || !s->seen || !s->todo)
+            return tb_fail(err, "out of memory for the slicer's verdicts");
+    }
+    /* One representative byte per joint class: bytes that neither DFA tells
+     * apart lead both to the same places. */
+    for (size_t i = 0; i < s->nslice; i++) {
+        const lex_dfa_t *sd = s->slice[i].dfa;
+        static _Thread_local uint8_t seen[256 * 256 / 8];
+        memset(seen, 0, sizeof seen);
+        s->njrep[i] = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            unsigned key = sd->cls[b] * 256u + d->cls[b];
+            if (seen[key >> 3] & (1u << (key & 7)))
+                continue;
+            seen[key >> 3] |= (uint8_t)(1u << (key & 7));
+            s->jrep[i][s->njrep[i]++] = (uint8_t)b;
+        }
+    }
+    s->bound = d;
+    return 0;
+}
+
+/* Inserts pair into the visited set; 1 if it was new. */
+static int seen_insert(lex_slicer_t *s, uint64_t pair)
+{
+    size_t m = s->seen_cap - 1;
+    for (size_t h = tb_hash_u64(pair) & m;; h = (h + 1) & m) {
+        if (s->seen[h] == pair + 1)
+            return 0;
+        if (!s->seen[h]) {
+            s->seen[h] = pair + 1;
+            return 1;
+        }
+    }
+}
+
+/* The product of slice i's DFA and the lexer's from (start, state): WALK as
+ * soon as a live slice state meets a dead lexer state or the budget runs
+ * out, WHOLE when every reachable pair is live on the lexer's side. */
+static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
+{
+    lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
+    const uint8_t *rep = s->jrep[i];
+    unsigned nrep = s->njrep[i];
+    memset(s->seen, 0, s->seen_cap * sizeof *s->seen);
+    size_t top = 0, count = 1;
+    s->todo[top++] = (uint64_t)LEX_START << 32 | state;
+    seen_insert(s, s->todo[0]);
+    while (top) {
+        uint64_t pair = s->todo[--top];
+        uint32_t p = (uint32_t)(pair >> 32), q = (uint32_t)pair;
+        for (unsigned c = 0; c < nrep; c++) {
+            uint32_t p2 = lex_dfa_next(sd, p, rep[c]);
+            if (p2 == LEX_DEAD)
+                continue;
+            uint32_t q2 = lex_dfa_next(ld, q, rep[c]);
+            if (q2 == LEX_DEAD)
+                return LEX_SLICE_WALK;
+            uint64_t np = (uint64_t)p2 << 32 | q2;
+            if (seen_insert(s, np)) {
+                if (++count > s->budget)
+                    return LEX_SLICE_WALK;
+                s->todo[top++] = np;
+            }
+        }
+    }
+    return LEX_SLICE_WHOLE;
+}
+
+/* Makes room for verdicts of states below `need`. */
+static int grow_verdicts(lex_slicer_t *s, size_t need, tb_err_t *err)
+{
+    if (need <= s->nverdict_states)
+        return 0;
+    size_t n = s->nverdict_states ? s->nverdict_states : 64;
+    while (n < need)
+        n *= 2;
+    uint8_t *v = realloc(s->verdict, n * (s->nslice ? s->nslice : 1));
+    if (!v)
+        return tb_fail(err, "out of memory for the slicer's verdicts");
+    memset(v + s->nverdict_states * s->nslice, LEX_SLICE_UNKNOWN,
+           (n - s->nverdict_states) * s->nslice);
+    s->verdict = v;
+    s->nverdict_states = n;
+    return 0;
+}
+
+int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
+{
+    if (!s->bound)
+        return tb_fail(err, "slicer: no lexer DFA bound");
+    if (grow_verdicts(s, (size_t)state + 1, err))
+        return -1;
+    uint8_t *v = &s->verdict[(size_t)state * s->nslice + i];
+    if (*v == LEX_SLICE_UNKNOWN) {
+        uint8_t verdict = explore(s, i, state);
+        /* A lexer DFA past its limits answers dead: no verdict to keep. */
+        if (lex_dfa_error(s->bound, err))
+            return -1;
+        *v = verdict;
+    }
+    return *v == LEX_SLICE_WHOLE;
+}
+
+/* ---- the mask ----------------------------------------------------------------- */
+
+static void or_words(tb_bitset_t *dst, const tb_bitset_t *src)
+{
+    size_t n = tb_bitset_words(src->nbits);
+    for (size_t w = 0; w < n; w++)
+        dst->words[w] |= src->words[w];
+}
+
+static uint64_t walk_part(const trie_t *t, lex_rec_t *r, uint32_t state, tb_bitset_t *mask)
+{
+    lex_rec_reset(r, state);
+    return trie_walk(t, &r->rec, mask);
+}
+
+int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
+                    lex_slice_stats_t *st, tb_err_t *err)
+{
+    lex_slice_stats_t local = {0};
+    if (!s->bound && lex_slicer_bind(s, r->dfa, err))
+        return -1;
+    if (r->dfa != s->bound)
+        return tb_fail(err, "slicer: the recognizer's DFA is not the one bound");
+    if (mask->nbits < s->mask_bits)
+        return tb_fail(err, "slicer mask: %zu bits, the vocabulary needs %zu", mask->nbits,
+                       s->mask_bits);
+    tb_bitset_clear_all(mask);
+    for (size_t i = 0; i < s->nslice; i++) {
+        const lex_slice_t *sl = &s->slice[i];
+        if (!sl->trie)
+            continue;
+        int whole = lex_slicer_subsumes(s, i, state, err);
+        if (whole < 0)
+            return -1;
+        if (whole) {
+            or_words(mask, &sl->mask);
+            local.whole++;
+        } else {
+            local.nodes += walk_part(sl->trie, r, state, mask);
+            local.walked++;
+        }
+    }
+    if (s->rest)
+        local.nodes += walk_part(s->rest, r, state, mask);
+    if (st)
+        *st = local;
+    return lex_dfa_error(r->dfa, err);
+}
+
+size_t lex_slicer_bytes(const lex_slicer_t *s)
+{
+    size_t b = sizeof *s + s->nslice * sizeof *s->slice;
+    for (size_t i = 0; i < s->nslice; i++) {
+        const lex_slice_t *sl = &s->slice[i];
+        b += tb_bitset_words(sl->mask.nbits) * sizeof(uint64_t);
+        b += sl->trie ? trie_bytes(sl->trie) : 0;
+        b += sl->dfa->nstates * sl->dfa->ncls * sizeof(uint32_t);
+    }
+    b += s->rest ? trie_bytes(s->rest) : 0;
+    b += s->nverdict_states * s->nslice;
+    if (s->jrep)
+        b += s->nslice * (sizeof *s->jrep + sizeof *s->njrep) +
+             s->seen_cap * sizeof *s->seen + (s->budget + 1) * sizeof *s->todo;
+    return b;
+}

@@ -1,0 +1,143 @@
+/*
+ * slicer: token masks that skip the parts of the vocabulary a lexer state
+ * is known to allow whole.
+ *
+ * A mask in an unconstrained context (inside a JSON string, a comment)
+ * allows most of the vocabulary, and a plain walk visits most of the trie.
+ * The slicer splits the vocabulary once, at build time, into slices
+ * described by regexes and a residual part:
+ *   - the slices are taken in the order given; a token belongs to the first
+ *     slice whose regex matches all of its bytes (a full match), so each
+ *     token is in exactly one slice or in the residual;
+ *   - every slice gets its own trie (in the layout asked for) over its
+ *     tokens and a precomputed mask: the bits of its tokens and of their
+ *     aliases (trie.h), over the full vocabulary's ids;
+ *   - the residual (tokens no slice matches) gets a trie too.
+ * The mask at lexer state s is then, for each slice, its precomputed mask
+ * if s subsumes the slice (every string of the slice's language, appended
+ * to the text so far, keeps the lexer's DFA live), else the walk of the
+ * slice's trie; plus the walk of the residual trie.  It is exactly the mask
+ * of a plain walk of the full trie: a subsumed slice's tokens are all
+ * allowed, and a walked slice answers token by token.
+ *
+ * Subsumption is decided by exploring the product of the slice's DFA and
+ * the lexer's DFA from (slice start, s) over the joint byte classes of the
+ * two: s subsumes the slice iff no reachable pair has a live slice state
+ * and a dead lexer state (a live slice state always has a string of the
+ * slice below it, deriv.h).  The exploration stops after a budget of pairs
+ * and then answers "not subsumed", which only costs a walk.  Verdicts are
+ * cached per lexer state, so the product is explored once per state.
+ *
+ * The default slices, for JSON-ish use (a string body excludes '"', '\\'
+ * and the control characters; 0x7F is left out as well):
+ *   [^"\\\x00-\x1F\x7F]{1,10}   short string pieces (most tokens)
+ *   [^"\\\x00-\x1F\x7F]{1,30}   with first-match order: lengths 11..30
+ *   [^"\\\x00-\x1F\x7F]+        the longer ones
+ * The bounded slices are subsumed by a string body with a maxLength of at
+ * least 10 (30) characters left, not only by an unbounded one.
+ */
+#ifndef LEX_SLICER_H
+#define LEX_SLICER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/bitset.h"
+#include "../base/err.h"
+#include "../trie/trie.h"
+#include "deriv.h"
+#include "rec.h"
+
+/* The default slice regexes, in order, NULL-terminated. */
+extern const char *const lex_slicer_default[];
+
+/* One slice.  trie is NULL when no token falls in the slice. */
+typedef struct {
+    char *regex;
+    lex_dfa_t *dfa;   /* the slice's own DFA */
+    trie_t *trie;
+    tb_bitset_t mask; /* its tokens and their aliases */
+    size_t ntokens;   /* keys in the slice (aliases not counted) */
+} lex_slice_t;
+
+/* Per lexer state and slice: not decided yet, subsumed, or not. */
+enum { LEX_SLICE_UNKNOWN = 0, LEX_SLICE_WHOLE = 1, LEX_SLICE_WALK = 2 };
+
+/*
+ * The slicer.  verdict is a grid of nverdict_states rows of nslice bytes
+ * (row = lexer DFA state), grown as states appear; it belongs to the lexer
+ * DFA `bound` (lex_slicer_bind).  jrep lists one byte per joint class of
+ * (slice DFA class, lexer DFA class), per slice, computed at bind time:
+ * jrep[i][0..njrep[i]).
+ */
+typedef struct {
+    lex_slice_t *slice;
+    size_t nslice;
+    trie_t *rest;      /* the residual tokens; NULL if none */
+    size_t nrest;
+    size_t mask_bits;  /* bits of every mask (the full trie's) */
+    uint32_t max_len;  /* the longest key, for recognizers */
+    size_t budget;     /* product pairs explored per verdict at most */
+    double build_ns;   /* what lex_slicer_new took */
+    lex_dfa_t *bound;
+    uint8_t *verdict;
+    size_t nverdict_states;
+    uint8_t (*jrep)[256];
+    uint16_t *njrep;
+    /* scratch of the product exploration: a set of visited pairs and a
+     * stack of pairs still to expand (pair = slice state << 32 | lexer
+     * state) */
+    uint64_t *seen;
+    size_t seen_cap;
+    uint64_t *todo;
+} lex_slicer_t;
+
+/* What one sliced mask did. */
+typedef struct {
+    uint32_t whole;  /* slices OR-ed in from their precomputed mask */
+    uint32_t walked; /* slices walked */
+    uint64_t nodes;  /* nodes the walks offered (residual included) */
+} lex_slice_stats_t;
+
+#define LEX_SLICER_DEFAULT_BUDGET 4096
+
+/*
+ * Builds the slicer over keys k (the whole vocabulary's, as for the full
+ * trie) with `layout` for every trie.  regexes: n slice patterns (NULL, 0:
+ * the default set).  NULL with err naming the slice regex on failure (bad
+ * pattern, a slice DFA past its limits, a trie that cannot be built).
+ */
+lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
+                             const char *const *regexes, size_t n, tb_err_t *err);
+void lex_slicer_free(lex_slicer_t *s);
+
+/* Parses "R1;R2;..." (or "default") into the slicer's regexes: *out gets
+ * n malloc'd strings in one block (free(*out) frees them).  A ';' inside a
+ * regex is written "\;".  -1 with err on an empty list or empty regex. */
+int lex_slicer_parse_list(const char *spec, char ***out, size_t *n, tb_err_t *err);
+
+/* Ties the verdict cache to lexer DFA d and clears it.  Call it whenever
+ * the masks are to come from another DFA (a new DFA may reuse a freed one's
+ * address, so the slicer cannot tell by itself). */
+int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err);
+
+/* 1 if lexer state `state` of the bound DFA subsumes slice i (deciding and
+ * caching it if needed), 0 if not or not within the budget, -1 with err on
+ * a lexer DFA past its limits. */
+int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err);
+
+/*
+ * The mask at lexer state `state`, equal to lex_mask over the full trie:
+ * clears mask (of s->mask_bits bits at least), takes or walks every slice,
+ * walks the residual.  r must be a recognizer over the bound DFA (r's DFA
+ * is bound first if none is), deep enough for s->max_len.  st (may be
+ * NULL) gets what was done.  -1 with err if the lexer DFA passed a limit or
+ * the mask is too small.
+ */
+int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
+                    lex_slice_stats_t *st, tb_err_t *err);
+
+/* Bytes the slicer holds: tries, masks, slice DFAs' tables, verdicts. */
+size_t lex_slicer_bytes(const lex_slicer_t *s);
+
+#endif

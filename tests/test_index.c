@@ -1,0 +1,220 @@
+/*
+ * Tests of lexer/index: the precomputed token index over Llama 3 must
+ * answer what walking would, for a set of real-world regexes (email, phone,
+ * date, time, IPv4, URL, SSN, a JSON object with string and number fields,
+ * a long alternation of words), from the start and from a state after a
+ * consumed prefix:
+ *   - the mask of every indexed state equals lex_mask there and a
+ *     brute-force oracle (lex_dfa_feed over each token's bytes);
+ *   - next(s, t) of every entry is the DFA state lex_dfa_feed reaches, and
+ *     tokens outside the mask have no next state;
+ *   - the indexed states are closed: every next state is indexed.
+ * Then the state cap fails cleanly, naming the regex, and `tokbench mask
+ * --index` prints what it built.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../lexer/deriv.h"
+#include "../lexer/index.h"
+#include "../lexer/rec.h"
+#include "../trie/trie.h"
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+static tok_tokenizer_t *tok;
+static trie_keys_t keys;
+static trie_t *trie;
+
+static int setup(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    if (!(tok = tok_load(LLAMA3, &err))) {
+        fprintf(stderr, "%s: %s (run 'make data')\n", LLAMA3, err.msg);
+        return -1;
+    }
+    if (trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
+        !(trie = trie_build(&trie_layout_dfs, &keys, &err))) {
+        fprintf(stderr, "%s: %s\n", LLAMA3, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    trie_free(trie);
+    trie_keys_free(&keys);
+    tok_free(tok);
+    return 0;
+}
+
+#define WORDS "the|quick|brown|fox|jumps|over|lazy|dog|and|then|there|these|those|" \
+              "this|that|what|when|where|which|while|who|whom|whose|why|how|into|" \
+              "onto|upon|under|about|above|after|again|against|all|am|an|any|are|" \
+              "because|been|before|being|below|between|both|but|by|could|did|do"
+
+static const struct {
+    const char *pattern, *prefix;
+} cases[] = {
+    {"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}", "john@"},
+    {"\\(?\\d{3}\\)?[-. ]?\\d{3}[-. ]?\\d{4}", "(555) "},
+    {"\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])", "2024-"},
+    {"([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?", "12:"},
+    {"((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)",
+     "192.168."},
+    {"https?://[a-zA-Z0-9.-]+(:\\d{1,5})?(/[a-zA-Z0-9._~%!$&'()*+,;=:@-]*)*"
+     "(\\?[a-zA-Z0-9._~%&=+-]*)?", "https://"},
+    {"\\d{3}-\\d{2}-\\d{4}", "123-"},
+    {"\\{\\s*\"name\"\\s*:\\s*\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\""
+     "\\s*,\\s*\"age\"\\s*:\\s*-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?\\s*\\}",
+     "{\"name\": \"Jo"},
+    {"(" WORDS ")( (" WORDS "))*", "the quick "},
+};
+
+static void oracle_mask(lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
+{
+    tb_bitset_clear_all(m);
+    for (size_t i = 0; i < keys.n; i++)
+        if (lex_dfa_feed(d, state, keys.keys[i].s, keys.keys[i].len) != LEX_DEAD)
+            tb_bitset_set(m, keys.keys[i].id);
+}
+
+/* Builds the index from the state after prefix and checks every state. */
+static void check_index(const char *pattern, const char *prefix, size_t *states,
+                        size_t *entries)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    uint32_t start = lex_dfa_feed(d, LEX_START, (const uint8_t *)prefix, strlen(prefix));
+    assert_int_not_equal(start, LEX_DEAD);
+    lex_index_t *x = lex_index_build(trie, &keys, d, start, 0, &err);
+    if (!x)
+        fail_msg("'%s': %s", pattern, err.msg);
+    assert_int_equal(lex_index_state(x, start), 0);
+    tb_bitset_t got, walk, want;
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(trie)), 0);
+    assert_int_equal(tb_bitset_init(&walk, trie_mask_bits(trie)), 0);
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(trie)), 0);
+    lex_rec_t r;
+    assert_int_equal(lex_rec_init(&r, d, keys.max_len, &err), 0);
+    for (uint32_t i = 0; i < x->nstates; i++) {
+        uint32_t s = x->dfa_state[i];
+        assert_int_equal(lex_index_state(x, s), i);
+        lex_index_mask(x, i, &got);
+        assert_int_equal(lex_mask(trie, &r, s, &walk, NULL, &err), 0);
+        oracle_mask(d, s, &want);
+        if (!tb_bitset_equal(&walk, &want) || !tb_bitset_equal(&got, &want))
+            fail_msg("'%s' index state %u (DFA %u): mask differs (index %zu, walk %zu, "
+                     "oracle %zu tokens)", pattern, i, s, tb_bitset_count(&got),
+                     tb_bitset_count(&walk), tb_bitset_count(&want));
+        for (size_t k = 0; k < keys.n; k++) {
+            const trie_key_t *key = &keys.keys[k];
+            uint32_t n = lex_index_next(x, i, key->id);
+            if (!tb_bitset_get(&want, key->id)) {
+                assert_int_equal(n, LEX_INDEX_NONE);
+                continue;
+            }
+            assert_true(n < x->nstates);
+            uint32_t fed = lex_dfa_feed(d, s, key->s, key->len);
+            if (x->dfa_state[n] != fed)
+                fail_msg("'%s' state %u token '%.*s': index says DFA state %u, feeding %u",
+                         pattern, i, (int)key->len, key->s, x->dfa_state[n], fed);
+        }
+    }
+    *states += x->nstates;
+    *entries += lex_index_entries(x);
+    assert_true(lex_index_bytes(x) >= lex_index_entries(x) * 2 * sizeof(uint32_t));
+    lex_rec_free(&r);
+    tb_bitset_free(&got);
+    tb_bitset_free(&walk);
+    tb_bitset_free(&want);
+    lex_index_free(x);
+    lex_dfa_free(d);
+}
+
+static void index_matches_walks(void **state)
+{
+    (void)state;
+    size_t states = 0, entries = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        check_index(cases[i].pattern, "", &states, &entries);
+        check_index(cases[i].pattern, cases[i].prefix, &states, &entries);
+    }
+    print_message("%zu index states, %zu entries checked against walks and the oracle\n",
+                  states, entries);
+    assert_true(states > 2 * sizeof cases / sizeof *cases);
+}
+
+static void state_cap_fails_cleanly(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new("[0-9]{0,300}x", NULL, &err);
+    assert_non_null(d);
+    lex_index_t *x = lex_index_build(trie, &keys, d, LEX_START, 20, &err);
+    assert_null(x);
+    assert_non_null(strstr(err.msg, "[0-9]{0,300}x"));
+    assert_non_null(strstr(err.msg, "more than 20 DFA states"));
+    /* With room enough it builds, and the cap was the only problem. */
+    x = lex_index_build(trie, &keys, d, LEX_START, 1000, &err);
+    assert_non_null(x);
+    assert_true(x->nstates > 20);
+    lex_index_free(x);
+    lex_dfa_free(d);
+}
+
+static int run_tokbench(const char *args, char *out, size_t size)
+{
+    const char *build = getenv("BUILD");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s/tokbench", build && *build ? build : "build");
+    if (access(cmd, X_OK))
+        fail_msg("%s is missing: build it first (make BUILD=...)", cmd);
+    snprintf(cmd, sizeof cmd, "%s/tokbench mask %s 2>&1", build && *build ? build : "build",
+             args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void mask_command(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '\\d{3}-\\d{2}-\\d{4}' --index --reps 2",
+                                  out, sizeof out), 0);
+    if (!strstr(out, "index      built in") || !strstr(out, "equals the walk"))
+        fail_msg("%s", out);
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]{0,300}x' --index-states 5 --reps 2",
+                                  out, sizeof out), 1);
+    if (!strstr(out, "more than 5 DFA states"))
+        fail_msg("%s", out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(index_matches_walks),
+        cmocka_unit_test(state_cap_fails_cleanly),
+        cmocka_unit_test(mask_command),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,508 @@
+/*
+ * Tests of lexer/slicer: the sliced mask must be exactly the plain walk's
+ * mask.  For Llama 3 and Gemma 3 (Gemma has aliases: byte pieces with the
+ * same bytes as plain tokens), every layout that builds, real-world regexes
+ * from the start and from states after consumed prefixes, custom slice sets
+ * and random regexes, each mask is compared with
+ *   - lex_mask over the full trie of the same layout, and
+ *   - a brute-force oracle: lex_dfa_feed over each token's bytes from the
+ *     state, the alias ids following their primary.
+ * The subsumption verdicts are checked on cases whose answer follows from
+ * the languages (a string body with room for 20 characters subsumes the
+ * 1..10 slice but not the 1..30 one), and against sampled strings of the
+ * slice.  Last, bad slice lists and `tokbench mask --slicer`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../lexer/deriv.h"
+#include "../lexer/rec.h"
+#include "../lexer/slicer.h"
+#include "../trie/trie.h"
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+#define GEMMA3 "data/cache/gemma3/tokenizer.json"
+#define MAX_LAYOUTS 8
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((rng >> 33) % n);
+}
+
+/* One vocabulary: its keys, every layout that builds, and a default slicer
+ * over each. */
+typedef struct {
+    const char *path;
+    tok_tokenizer_t *tok;
+    trie_keys_t keys;
+    trie_t *trie[MAX_LAYOUTS];
+    lex_slicer_t *slicer[MAX_LAYOUTS];
+    const char *name[MAX_LAYOUTS];
+    size_t n;
+} vocab_t;
+
+static vocab_t vocabs[2] = {{.path = LLAMA3}, {.path = GEMMA3}};
+
+static int load_vocab(vocab_t *v)
+{
+    tb_err_t err;
+    if (!(v->tok = tok_load(v->path, &err))) {
+        fprintf(stderr, "%s: %s (run 'make data')\n", v->path, err.msg);
+        return -1;
+    }
+    if (trie_keys_from_vocab(&v->keys, tok_vocab(v->tok), TRIE_SPECIALS_OMIT, &err))
+        return -1;
+    for (size_t i = 0; trie_layouts[i] && v->n < MAX_LAYOUTS; i++) {
+        const trie_layout_t *l = trie_layouts[i];
+        trie_t *t = trie_build(l, &v->keys, &err);
+        if (!t) {
+            /* xcda refuses keys with a NUL byte (byte pieces); the others
+             * must build. */
+            if (strcmp(l->name, "xcda")) {
+                fprintf(stderr, "%s %s: %s\n", v->path, l->name, err.msg);
+                return -1;
+            }
+            continue;
+        }
+        lex_slicer_t *s = lex_slicer_new(&v->keys, l, NULL, 0, &err);
+        if (!s) {
+            fprintf(stderr, "%s %s slicer: %s\n", v->path, l->name, err.msg);
+            trie_free(t);
+            return -1;
+        }
+        v->trie[v->n] = t;
+        v->slicer[v->n] = s;
+        v->name[v->n++] = l->name;
+    }
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 2; i++)
+        if (load_vocab(&vocabs[i]))
+            return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        vocab_t *v = &vocabs[i];
+        for (size_t l = 0; l < v->n; l++) {
+            trie_free(v->trie[l]);
+            lex_slicer_free(v->slicer[l]);
+        }
+        trie_keys_free(&v->keys);
+        tok_free(v->tok);
+    }
+    return 0;
+}
+
+/* The oracle: every key fed through the DFA from `state`; aliases follow
+ * their primary id. */
+static void oracle_mask(const trie_keys_t *k, lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
+{
+    tb_bitset_clear_all(m);
+    for (size_t i = 0; i < k->n; i++)
+        if (lex_dfa_feed(d, state, k->keys[i].s, k->keys[i].len) != LEX_DEAD)
+            tb_bitset_set(m, k->keys[i].id);
+    for (size_t a = 0; a < k->nalias; a++)
+        if (tb_bitset_get(m, k->alias[2 * a + 1]))
+            tb_bitset_set(m, k->alias[2 * a]);
+}
+
+static void fail_diff(const vocab_t *v, const char *what, const char *pattern, const char *prefix,
+                      size_t plen, const tb_bitset_t *got, const tb_bitset_t *want)
+{
+    for (size_t id = 0; id < want->nbits; id++)
+        if (tb_bitset_get(got, id) != tb_bitset_get(want, id)) {
+            size_t n = 0;
+            const uint8_t *s = id < tok_vocab(v->tok)->size
+                                   ? tok_vocab_token(tok_vocab(v->tok), (uint32_t)id, &n) : NULL;
+            fail_msg("%s, '%s' after '%.*s': %s has token %zu '%.*s' %s, the oracle %s",
+                     v->path, pattern, (int)plen, prefix, what, id, (int)n, s ? (const char *)s : "",
+                     tb_bitset_get(got, id) ? "in" : "out",
+                     tb_bitset_get(want, id) ? "in" : "out");
+        }
+}
+
+typedef struct {
+    size_t masks, whole, walked;
+} tally_t;
+
+/* Checks plain and sliced masks of every layout of v at the state after
+ * prefix against the oracle.  slicers: one per layout (v->slicer when
+ * NULL).  Returns the DFA state (LEX_DEAD if the prefix is refused). */
+static uint32_t check_masks(vocab_t *v, lex_slicer_t **slicers, const char *pattern,
+                            const char *prefix, size_t plen, tally_t *t)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    uint32_t state = lex_dfa_feed(d, LEX_START, (const uint8_t *)prefix, plen);
+    if (state == LEX_DEAD) {
+        lex_dfa_free(d);
+        return LEX_DEAD;
+    }
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, v->keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&got, v->keys.id_limit + 1), 0);
+    oracle_mask(&v->keys, d, state, &want);
+    for (size_t l = 0; l < v->n; l++) {
+        lex_slicer_t *s = slicers ? slicers[l] : v->slicer[l];
+        lex_rec_t r;
+        assert_int_equal(lex_rec_init(&r, d, v->keys.max_len, &err), 0);
+        if (lex_mask(v->trie[l], &r, state, &got, NULL, &err))
+            fail_msg("%s", err.msg);
+        if (!tb_bitset_equal(&got, &want))
+            fail_diff(v, v->name[l], pattern, prefix, plen, &got, &want);
+        lex_slice_stats_t st;
+        if (lex_slicer_bind(s, d, &err) || lex_slicer_mask(s, &r, state, &got, &st, &err))
+            fail_msg("%s", err.msg);
+        if (!tb_bitset_equal(&got, &want)) {
+            char what[64];
+            snprintf(what, sizeof what, "sliced %s", v->name[l]);
+            fail_diff(v, what, pattern, prefix, plen, &got, &want);
+        }
+        /* Again, now from cached verdicts. */
+        assert_int_equal(lex_slicer_mask(s, &r, state, &got, NULL, &err), 0);
+        assert_true(tb_bitset_equal(&got, &want));
+        lex_rec_free(&r);
+        t->masks++;
+        t->whole += st.whole;
+        t->walked += st.walked;
+    }
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    lex_dfa_free(d);
+    return state;
+}
+
+#define JSON_BODY "[^\"\\\\\\x00-\\x1f]*\""
+#define JSON_STRING "\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\""
+#define JSON_OBJECT                                                                         \
+    "\\{\\s*\"name\"\\s*:\\s*\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"" \
+    "\\s*,\\s*\"age\"\\s*:\\s*-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?\\s*\\}"
+
+static const struct {
+    const char *pattern;
+    const char *prefixes[4];
+} real_world[] = {
+    {JSON_BODY, {"", "abc", "h\xc3\xa9llo"}},
+    {JSON_STRING, {"", "\"", "\"abc\\", "\"\\u00"}},
+    {JSON_OBJECT, {"", "{\"name\": \"Jo", "{\"name\": \"Jo\", \"age\": 4"}},
+    {"[^\"\\\\\\x00-\\x1f]{0,20}\"", {"", "abcdefghijklmn"}},
+    {"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}", {"", "john.doe", "john@example.c"}},
+    {"\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])", {"", "2024-1"}},
+    {"[0-9]+", {"", "12"}},
+    {"\\p{L}+( \\p{L}+)*", {"", "caf\xc3\xa9 "}},
+    {"(.|\\n)*", {""}},
+};
+
+static void real_world_regexes(void **state)
+{
+    (void)state;
+    tally_t t = {0};
+    for (size_t vi = 0; vi < 2; vi++)
+        for (size_t i = 0; i < sizeof real_world / sizeof *real_world; i++)
+            for (size_t p = 0; p < 4 && real_world[i].prefixes[p]; p++) {
+                const char *pre = real_world[i].prefixes[p];
+                if (check_masks(&vocabs[vi], NULL, real_world[i].pattern, pre, strlen(pre),
+                                &t) == LEX_DEAD)
+                    fail_msg("'%s': prefix '%s' is refused", real_world[i].pattern, pre);
+            }
+    print_message("%zu masks equal to the plain walk and the oracle; slices taken whole "
+                  "%zu times, walked %zu\n", t.masks, t.whole, t.walked);
+    /* Both ways of answering must have been exercised. */
+    assert_true(t.whole > 0 && t.walked > 0);
+}
+
+/* The verdict of every default slice at the state after prefix. */
+static void verdicts(const char *pattern, const char *prefix, int v[3])
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    assert_non_null(d);
+    uint32_t s = lex_dfa_feed(d, LEX_START, (const uint8_t *)prefix, strlen(prefix));
+    assert_int_not_equal(s, LEX_DEAD);
+    lex_slicer_t *sl = vocabs[0].slicer[0];
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    for (size_t i = 0; i < 3; i++)
+        v[i] = lex_slicer_subsumes(sl, i, s, &err);
+    lex_dfa_free(d);
+}
+
+/* A random string of slice i's language, at most max bytes: random live
+ * bytes of its DFA, stopping at an accepting state. */
+static size_t slice_sample(lex_dfa_t *d, uint8_t *out, size_t max)
+{
+    for (;;) {
+        uint32_t s = LEX_START;
+        size_t n = 0;
+        while (n < max) {
+            const uint64_t *al = lex_dfa_allowed(d, s);
+            uint8_t c[256];
+            unsigned nc = 0;
+            for (unsigned b = 0; b < 256; b++)
+                if ((al[b >> 6] >> (b & 63)) & 1)
+                    c[nc++] = (uint8_t)b;
+            if (!nc)
+                break;
+            out[n++] = c[rnd(nc)];
+            s = lex_dfa_next(d, s, out[n - 1]);
+            if (lex_dfa_accepting(d, s) && rnd(4) == 0)
+                return n;
+        }
+        if (n && lex_dfa_accepting(d, s))
+            return n;
+    }
+}
+
+static void subsumption_verdicts(void **state)
+{
+    (void)state;
+    int v[3];
+    /* An unbounded string body takes every slice. */
+    verdicts(JSON_BODY, "", v);
+    assert_true(v[0] == 1 && v[1] == 1 && v[2] == 1);
+    /* Room for 20 characters: 1..10 fits, 1..30 and 1.. do not. */
+    verdicts("[^\"\\\\\\x00-\\x1f]{0,20}\"", "", v);
+    assert_true(v[0] == 1 && v[1] == 0 && v[2] == 0);
+    /* 14 used, 6 left: not even 1..10. */
+    verdicts("[^\"\\\\\\x00-\\x1f]{0,20}\"", "abcdefghijklmn", v);
+    assert_true(v[0] == 0);
+    /* Inside the object's string: yes; before its opening quote: no. */
+    verdicts(JSON_OBJECT, "{\"name\": \"Jo", v);
+    assert_true(v[0] == 1 && v[1] == 1 && v[2] == 1);
+    verdicts(JSON_OBJECT, "{\"name\": ", v);
+    assert_true(v[0] == 0 && v[1] == 0 && v[2] == 0);
+    verdicts("[0-9]+", "", v);
+    assert_true(v[0] == 0 && v[2] == 0);
+    /* A whole verdict holds for sampled strings of the slice, beyond the
+     * vocabulary's tokens: they keep the lexer live. */
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new("[^\"\\\\\\x00-\\x1f]{0,20}\"", NULL, &err);
+    lex_dfa_t *slice = vocabs[0].slicer[0]->slice[0].dfa;
+    for (int i = 0; i < 2000; i++) {
+        uint8_t buf[64];
+        size_t n = slice_sample(slice, buf, 40);
+        assert_int_not_equal(lex_dfa_feed(d, LEX_START, buf, n), LEX_DEAD);
+    }
+    lex_dfa_free(d);
+}
+
+/* A budget too small to finish the product answers "walk", and the mask
+ * stays exact. */
+static void small_budget_walks(void **state)
+{
+    (void)state;
+    vocab_t *v = &vocabs[0];
+    lex_slicer_t *s[MAX_LAYOUTS];
+    size_t keep[MAX_LAYOUTS];
+    for (size_t l = 0; l < v->n; l++) {
+        s[l] = v->slicer[l];
+        keep[l] = s[l]->budget;
+        s[l]->budget = 3;
+    }
+    tally_t t = {0};
+    check_masks(v, s, JSON_BODY, "", 0, &t);
+    /* Every slice's product with the string body has more than 3 pairs. */
+    assert_int_equal(t.whole, 0);
+    assert_int_equal(t.walked, 3 * v->n);
+    for (size_t l = 0; l < v->n; l++)
+        s[l]->budget = keep[l];
+}
+
+/* ---- custom slices and random regexes ------------------------------------------ */
+
+static void random_regex(char *out, size_t cap, int depth)
+{
+    static const char *const leaf[] = {
+        "[a-z]", "[a-z]+", "\\d", "\\d{1,3}", " ", "[^\"\\\\]", "\\p{L}", "e", "th", "[A-Z]",
+        "(.|\\n)", "[^a-z]", "\\s", "ing", ".",
+    };
+    static const char *const rep[] = {"*", "+", "?", "{0,4}", "{1,12}", "{3}", "{2,}"};
+    char a[256], b[256];
+    switch (depth > 0 ? rnd(6) : 0) {
+    case 0:
+        snprintf(out, cap, "%s", leaf[rnd(sizeof leaf / sizeof *leaf)]);
+        break;
+    case 1:
+    case 2:
+        random_regex(a, sizeof a, depth - 1);
+        random_regex(b, sizeof b, depth - 1);
+        snprintf(out, cap, "%s%s", a, b);
+        break;
+    case 3:
+        random_regex(a, sizeof a, depth - 1);
+        random_regex(b, sizeof b, depth - 1);
+        snprintf(out, cap, "(?:%s|%s)", a, b);
+        break;
+    default:
+        random_regex(a, sizeof a, depth - 1);
+        snprintf(out, cap, "(?:%s)%s", a, rep[rnd(sizeof rep / sizeof *rep)]);
+    }
+}
+
+static void custom_slices_and_random_regexes(void **state)
+{
+    (void)state;
+    static const char *const slices[] = {"[a-z]{1,4}", "[a-z]+", "\\d+", " ?\\p{L}+",
+                                         "(.|\\n){1,3}"};
+    tb_err_t err;
+    tally_t t = {0};
+    for (size_t vi = 0; vi < 2; vi++) {
+        vocab_t *v = &vocabs[vi];
+        lex_slicer_t *s[MAX_LAYOUTS];
+        for (size_t l = 0; l < v->n; l++)
+            if (!(s[l] = lex_slicer_new(&v->keys, trie_layout(v->trie[l]), slices, 5, &err)))
+                fail_msg("%s", err.msg);
+        for (int i = 0; i < 12; i++) {
+            char pat[1024];
+            random_regex(pat, sizeof pat, 4);
+            check_masks(v, s, pat, "", 0, &t);
+            /* and from a state a few random live bytes in */
+            lex_dfa_t *d = lex_dfa_new(pat, NULL, &err);
+            assert_non_null(d);
+            char pre[8];
+            size_t n = 0;
+            for (uint32_t st = LEX_START; n < 1 + rnd(6); n++) {
+                const uint64_t *al = lex_dfa_allowed(d, st);
+                unsigned b = rnd(256), tries = 0;
+                while (!((al[b >> 6] >> (b & 63)) & 1) && tries++ < 256)
+                    b = (b + 1) & 255;
+                if (tries > 256)
+                    break;
+                pre[n] = (char)b;
+                st = lex_dfa_next(d, st, (uint8_t)b);
+            }
+            lex_dfa_free(d);
+            check_masks(v, s, pat, pre, n, &t);
+        }
+        check_masks(v, s, "[a-z]*", "", 0, &t);
+        check_masks(v, s, "(.|\\n)*", "", 0, &t);
+        for (size_t l = 0; l < v->n; l++)
+            lex_slicer_free(s[l]);
+    }
+    print_message("%zu masks; slices taken whole %zu times, walked %zu\n", t.masks, t.whole,
+                  t.walked);
+    assert_true(t.whole > 0 && t.walked > 0);
+}
+
+/* Every token is in exactly one part: the slices' masks and the residual's
+ * tokens partition the vocabulary. */
+static void slices_partition_the_keys(void **state)
+{
+    (void)state;
+    for (size_t vi = 0; vi < 2; vi++) {
+        const lex_slicer_t *s = vocabs[vi].slicer[0];
+        const trie_keys_t *k = &vocabs[vi].keys;
+        size_t in = 0;
+        for (size_t i = 0; i < k->n; i++) {
+            int hits = 0;
+            for (size_t j = 0; j < s->nslice; j++)
+                hits += tb_bitset_get(&s->slice[j].mask, k->keys[i].id);
+            assert_true(hits <= 1);
+            in += (size_t)hits;
+        }
+        size_t total = s->nrest;
+        for (size_t j = 0; j < s->nslice; j++)
+            total += s->slice[j].ntokens;
+        assert_int_equal(total, k->n);
+        assert_int_equal(in + s->nrest, k->n);
+    }
+}
+
+/* ---- bad input ------------------------------------------------------------------- */
+
+static void bad_slice_lists(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    char **v;
+    size_t n;
+    assert_int_equal(lex_slicer_parse_list("a;;b", &v, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "slice 2 is empty"));
+    assert_int_equal(lex_slicer_parse_list("a\\;b;c", &v, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0], "a;b");
+    assert_string_equal(v[1], "c");
+    free(v);
+    assert_int_equal(lex_slicer_parse_list("default", &v, &n, &err), 0);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(v[i], lex_slicer_default[i]);
+    free(v);
+    const char *bad[] = {"[a-z]+", "a(b"};
+    lex_slicer_t *s = lex_slicer_new(&vocabs[0].keys, &trie_layout_dfs, bad, 2, &err);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "slice 2"));
+    assert_non_null(strstr(err.msg, "a(b"));
+    assert_non_null(strstr(err.msg, "offset 1"));
+}
+
+static int run_tokbench(const char *args, char *out, size_t size)
+{
+    const char *build = getenv("BUILD");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s/tokbench", build && *build ? build : "build");
+    if (access(cmd, X_OK))
+        fail_msg("%s is missing: build it first (make BUILD=...)", cmd);
+    snprintf(cmd, sizeof cmd, "%s/tokbench mask %s 2>&1", build && *build ? build : "build",
+             args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void mask_command(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '[^\"\\\\\\x00-\\x1f]*\"' --slicer default "
+                                  "--reps 3", out, sizeof out), 0);
+    if (!strstr(out, "3 slices taken whole, 0 walked") || !strstr(out, "equals the plain"))
+        fail_msg("%s", out);
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]+' --layout map --reps 3 "
+                                  "--slicer '[a-z]{1,2};\\p{L}+'", out, sizeof out), 0);
+    if (!strstr(out, "0 slices taken whole, 2 walked") || !strstr(out, "equals the plain"))
+        fail_msg("%s", out);
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]+' --slicer 'a{1,3}b;[x-'",
+                                  out, sizeof out), 1);
+    if (!strstr(out, "slice 2") || !strstr(out, "[x-"))
+        fail_msg("%s", out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(slices_partition_the_keys),
+        cmocka_unit_test(real_world_regexes),
+        cmocka_unit_test(subsumption_verdicts),
+        cmocka_unit_test(small_budget_walks),
+        cmocka_unit_test(custom_slices_and_random_regexes),
+        cmocka_unit_test(bad_slice_lists),
+        cmocka_unit_test(mask_command),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
