@@ -4,6 +4,9 @@
  * sample), nodes visited, time per mask and reference cycles per visited
  * node.  The first mask is timed apart, since it also builds the DFA states
  * it reaches; the figures after it are the warm walk the benchmark is about.
+ * --slicer adds the sliced mask (lexer/slicer.h) over the same layout,
+ * checked equal to the plain one and timed in the same loop; --index
+ * builds the precomputed token index (lexer/index.h) from the same state.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -11,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lexer/index.h"
 #include "../lexer/rec.h"
+#include "../lexer/slicer.h"
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 #include "cli.h"
@@ -21,7 +26,8 @@ static int mask_usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench mask SPEC --regex R [--layout L] [--after TEXT]\n"
-            "                     [--reps N] [--sample N] [--max-states N]\n\n"
+            "                     [--reps N] [--sample N] [--max-states N]\n"
+            "                     [--slicer default|R1;R2;...] [--index]\n\n"
             "Builds layout L (default dfs) over the tokens of SPEC, feeds TEXT (raw\n"
             "bytes) to the DFA of R, and computes the mask of the tokens that can\n"
             "come next: a token is allowed iff TEXT followed by its bytes is a\n"
@@ -31,8 +37,17 @@ static int mask_usage(FILE *out)
             "cycles per visited node, and the DFA's size.  R is matched whole\n"
             "(JSON-schema and pre-tokenizer syntax, \\p{..} general categories;\n"
             "lexer/regex.h lists what is supported); --max-states caps the lazy\n"
-            "DFA (default %d), which fails with an error past it.\n",
-            LEX_DEFAULT_MAX_STATES);
+            "DFA (default %d), which fails with an error past it.\n\n"
+            "--slicer splits the tokens into slices (each token goes to the first\n"
+            "slice regex it fully matches, the rest to a residual trie; 'default' is\n"
+            "the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
+            "computes the same mask taking subsumed slices whole: prints slices\n"
+            "taken whole and walked, nodes walked, the sliced mask's time beside the\n"
+            "plain walk's (same loop), the slicer's build time and bytes.\n"
+            "--index builds the precomputed token index from the state after TEXT\n"
+            "(at most --index-states N states, default %d) and prints its build\n"
+            "time, states, entries and bytes.\n",
+            LEX_DEFAULT_MAX_STATES, LEX_INDEX_DEFAULT_MAX_STATES);
     return out == stdout ? 0 : 2;
 }
 
@@ -67,9 +82,10 @@ static void print_token(const uint8_t *s, size_t n)
 }
 
 typedef struct {
-    const char *spec, *regex, *layout, *after;
+    const char *spec, *regex, *layout, *after, *slicer;
     unsigned reps, sample;
-    size_t max_states;
+    size_t max_states, index_states;
+    int index;
 } mask_args_t;
 
 static int parse_args(int argc, char **argv, mask_args_t *a)
@@ -89,6 +105,12 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->sample = (unsigned)strtoul(v, NULL, 10), i++;
         else if (!strcmp(argv[i], "--max-states") && v)
             a->max_states = strtoul(v, NULL, 10), i++;
+        else if (!strcmp(argv[i], "--slicer") && v)
+            a->slicer = v, i++;
+        else if (!strcmp(argv[i], "--index"))
+            a->index = 1;
+        else if (!strcmp(argv[i], "--index-states") && v)
+            a->index_states = strtoul(v, NULL, 10), a->index = 1, i++;
         else if (argv[i][0] != '-' && !a->spec)
             a->spec = argv[i];
         else
@@ -101,8 +123,9 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
     return 0;
 }
 
-/* The trie of SPEC's tokens in layout `name`; *max_len gets the longest. */
-static trie_t *load_trie(const char *spec, const char *name, uint32_t *max_len,
+/* The trie of SPEC's tokens in layout `name`; keys gets the keys it was
+ * built from (freed by the caller, also on failure). */
+static trie_t *load_trie(const char *spec, const char *name, trie_keys_t *keys,
                          tok_tokenizer_t **tok, tb_err_t *err)
 {
     const trie_layout_t *layout = trie_layout_find(name);
@@ -113,13 +136,103 @@ static trie_t *load_trie(const char *spec, const char *name, uint32_t *max_len,
     char path[PATH_MAX];
     if (xp_resolve_spec(spec, path, sizeof path, err) || !(*tok = tok_load(path, err)))
         return NULL;
-    trie_keys_t keys;
-    if (trie_keys_from_vocab(&keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
+    if (trie_keys_from_vocab(keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
         return NULL;
-    trie_t *t = trie_build(layout, &keys, err);
-    *max_len = keys.max_len;
-    trie_keys_free(&keys);
-    return t;
+    return trie_build(layout, keys, err);
+}
+
+/* Median of n samples (sorts them). */
+static uint64_t median(uint64_t *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    return v[n / 2];
+}
+
+/* The sliced mask beside the plain one: built over the same keys and
+ * layout, checked equal to `plain`, both timed alternately in one loop so
+ * that the ratio is taken under the same conditions. */
+static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_t *keys,
+                      lex_rec_t *rec, uint32_t state, const tb_bitset_t *plain,
+                      double ns_per_tick, tb_err_t *err)
+{
+    char **regexes = NULL;
+    size_t n = 0;
+    if (lex_slicer_parse_list(a->slicer, &regexes, &n, err))
+        return -1;
+    lex_slicer_t *sl = lex_slicer_new(keys, trie_layout(trie), (const char *const *)regexes,
+                                      n, err);
+    tb_bitset_t m = {0}, p = {0};
+    uint64_t *ts = malloc(2 * a->reps * sizeof *ts), *tp = ts ? ts + a->reps : NULL;
+    int rc = -1;
+    lex_slice_stats_t st = {0};
+    if (!sl)
+        goto out;
+    if (!ts || tb_bitset_init(&m, sl->mask_bits) || tb_bitset_init(&p, plain->nbits)) {
+        tb_fail(err, "out of memory");
+        goto out;
+    }
+    double c0 = now_ns();
+    if (lex_slicer_mask(sl, rec, state, &m, &st, err))
+        goto out;
+    double cold_us = (now_ns() - c0) / 1e3;
+    for (unsigned r = 0; r < a->reps; r++) {
+        uint64_t b = xp_tsc_begin();
+        if (lex_slicer_mask(sl, rec, state, &m, &st, err))
+            goto out;
+        ts[r] = xp_tsc_end() - b;
+        b = xp_tsc_begin();
+        if (lex_mask(trie, rec, state, &p, NULL, err))
+            goto out;
+        tp[r] = xp_tsc_end() - b;
+    }
+    int same = tb_bitset_equal(&m, plain);
+    double ms = median(ts, a->reps) * ns_per_tick, mp = median(tp, a->reps) * ns_per_tick;
+    printf("slicer     %zu slices + residual (%zu tokens), built in %.1f ms, %zu bytes\n",
+           sl->nslice, sl->nrest, sl->build_ns / 1e6, lex_slicer_bytes(sl));
+    for (size_t i = 0; i < sl->nslice; i++)
+        printf("  slice %zu  %s: %zu tokens, %s\n", i + 1, sl->slice[i].regex,
+               sl->slice[i].ntokens, !sl->slice[i].trie ? "empty"
+               : lex_slicer_subsumes(sl, i, state, err) > 0 ? "taken whole" : "walked");
+    printf("sliced     %u slices taken whole, %u walked, %llu nodes walked; mask %s the "
+           "plain walk's\n", st.whole, st.walked, (unsigned long long)st.nodes,
+           same ? "equals" : "DIFFERS FROM");
+    printf("sliced time cold %.1f us (decides subsumption); warm median %.1f us against "
+           "%.1f us plain: %.1fx\n", cold_us, ms / 1e3, mp / 1e3, ms > 0 ? mp / ms : 0);
+    rc = same ? 0 : tb_fail(err, "the sliced mask differs from the plain walk's");
+out:
+    free(ts);
+    tb_bitset_free(&m);
+    tb_bitset_free(&p);
+    lex_slicer_free(sl);
+    free(regexes);
+    return rc;
+}
+
+/* The precomputed token index from `state`, checked against the plain mask
+ * there. */
+static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t *keys,
+                     lex_dfa_t *dfa, uint32_t state, const tb_bitset_t *plain, tb_err_t *err)
+{
+    lex_index_t *x = lex_index_build(trie, keys, dfa, state, a->index_states, err);
+    if (!x)
+        return -1;
+    tb_bitset_t m = {0};
+    int rc = tb_bitset_init(&m, plain->nbits) ? tb_fail(err, "out of memory") : 0;
+    if (!rc) {
+        double t0 = now_ns();
+        lex_index_mask(x, 0, &m);
+        double q_us = (now_ns() - t0) / 1e3;
+        int same = tb_bitset_equal(&m, plain);
+        printf("index      built in %.1f ms: %zu states, %llu entries, %zu bytes, %llu nodes "
+               "walked; its mask here (%.1f us) %s the walk's\n", x->build_ns / 1e6,
+               x->nstates, (unsigned long long)lex_index_entries(x), lex_index_bytes(x),
+               (unsigned long long)x->walk_nodes, q_us, same ? "equals" : "DIFFERS FROM");
+        if (!same)
+            rc = tb_fail(err, "the index's mask differs from the plain walk's");
+    }
+    tb_bitset_free(&m);
+    lex_index_free(x);
+    return rc;
 }
 
 int xp_cmd_mask(int argc, char **argv)
@@ -136,15 +249,15 @@ int xp_cmd_mask(int argc, char **argv)
     if (!dfa)
         return xp_die(&err);
     tok_tokenizer_t *tok = NULL;
-    uint32_t max_len = 0;
+    trie_keys_t keys = {0};
     double t0 = now_ns();
-    trie_t *trie = load_trie(a.spec, a.layout, &max_len, &tok, &err);
+    trie_t *trie = load_trie(a.spec, a.layout, &keys, &tok, &err);
     double build_ms = (now_ns() - t0) / 1e6;
     lex_rec_t rec = {0};
     tb_bitset_t mask = {0};
     uint64_t *ticks = NULL;
     int status = 1;
-    if (!trie || lex_rec_init(&rec, dfa, max_len, &err))
+    if (!trie || lex_rec_init(&rec, dfa, keys.max_len, &err))
         goto out;
     size_t alen = strlen(a.after);
     /* Byte by byte, so that a refusal or a passed limit names its offset. */
@@ -219,6 +332,10 @@ int xp_cmd_mask(int argc, char **argv)
         printf("per node   %.2f ns, %.1f TSC cycles (median mask%s)\n",
                (double)med * ns_per_tick / (double)nodes, (double)med / (double)nodes,
                hz > 0 ? "" : "; TSC frequency unknown");
+    if (a.slicer && run_slicer(&a, trie, &keys, &rec, state, &mask, ns_per_tick, &err))
+        goto out;
+    if (a.index && run_index(&a, trie, &keys, dfa, state, &mask, &err))
+        goto out;
     printf("dfa        %zu states, %u byte classes, %zu terms\n", dfa->nstates,
            dfa->ncls, dfa->terms.n);
     status = 0;
@@ -229,6 +346,7 @@ out:
     tb_bitset_free(&mask);
     lex_rec_free(&rec);
     trie_free(trie);
+    trie_keys_free(&keys);
     tok_free(tok);
     lex_dfa_free(dfa);
     return status;
