@@ -536,7 +536,7 @@ static void decode_matches_the_reference(void **state)
 
 /* A generated vocabulary with added tokens of every flavour (lstrip, rstrip,
  * single_word, normalized, longest match) against the reference. */
-static void write_added_fixture(const char *path)
+static json_t *added_fixture(void)
 {
     json_t *vocab = json_object();
     int id = 0;
@@ -568,13 +568,32 @@ static void write_added_fixture(const char *path)
                             "rstrip", added[i].rstrip, "single_word",
                             added[i].single_word, "normalized",
                             added[i].normalized));
-    json_t *root = json_pack("{s:s, s:o, s:{s:s}, s:n, s:n, s:o}", "version",
-                             "1.0", "added_tokens", list, "normalizer", "type",
-                             "Lowercase", "pre_tokenizer", "decoder", "model",
-                             model);
+    return json_pack("{s:s, s:o, s:{s:s}, s:n, s:n, s:o}", "version", "1.0",
+                     "added_tokens", list, "normalizer", "type", "Lowercase",
+                     "pre_tokenizer", "decoder", "model", model);
+}
+
+/* Writes a generated tokenizer.json (root, which it frees) to a new
+ * temporary file named from the mkstemp template path. */
+static void dump_fixture(json_t *root, char *path)
+{
     assert_non_null(root);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
     assert_int_equal(json_dump_file(root, path, 0), 0);
     json_decref(root);
+}
+
+/* Every line gets the same ids from us and from the reference with the
+ * fixture at path, which is removed. */
+static void lines_match_reference(const char *path, const char *const *lines, size_t n)
+{
+    size_t compared = 0;
+    size_t bad = compare_with_reference(path, (char **)lines, n, &compared);
+    unlink(path);
+    assert_int_equal(compared, n);
+    assert_int_equal(bad, 0);
 }
 
 static void added_token_flags_match_the_reference(void **state)
@@ -582,26 +601,18 @@ static void added_token_flags_match_the_reference(void **state)
     (void)state;
     need_reference();
     char path[] = "/tmp/tokbench-test-hf-added-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_added_fixture(path);
+    dump_fixture(added_fixture(), path);
     static const char *const lines[] = {
         "x[AB]y[A]z[ABC]", "a  <L>  b", "a  <R>  b", "  <L><R>  ", "<R>\t\t<L>",
         "sword word words word_ word", "word", "HI there hi Hi", "[A][AB][A",
         "The the THE", "a \xC2\xA0<LR>\xE3\x80\x80 b", "<L>", "", "x<LR>",
     };
-    size_t compared = 0;
-    size_t bad = compare_with_reference(path, (char **)lines,
-                                        sizeof lines / sizeof *lines, &compared);
-    unlink(path);
-    assert_int_equal(compared, sizeof lines / sizeof *lines);
-    assert_int_equal(bad, 0);
+    lines_match_reference(path, lines, sizeof lines / sizeof *lines);
 }
 
 /* A generated Unigram vocabulary (Metaspace pre-tokenizer, byte fallback,
  * a Precompiled-free NFKC normalizer) against the reference. */
-static void write_unigram_fixture(const char *path)
+static json_t *unigram_fixture(void)
 {
     static const struct {
         const char *piece;
@@ -621,7 +632,7 @@ static void write_unigram_fixture(const char *path)
         snprintf(name, sizeof name, "<0x%02X>", b);
         json_array_append_new(vocab, json_pack("[sf]", name, 0.0));
     }
-    json_t *root = json_pack(
+    return json_pack(
         "{s:s, s:[], s:{s:s}, s:{s:s, s:s, s:s, s:b}, s:{s:s, s:s, s:s, s:b},"
         " s:{s:s, s:i, s:o, s:b}}",
         "version", "1.0", "added_tokens", "normalizer", "type", "NFKC",
@@ -630,9 +641,6 @@ static void write_unigram_fixture(const char *path)
         "replacement", "\xE2\x96\x81", "prepend_scheme", "always", "split", 1,
         "model", "type", "Unigram", "unk_id", 0, "vocab", vocab,
         "byte_fallback", 1);
-    assert_non_null(root);
-    assert_int_equal(json_dump_file(root, path, 0), 0);
-    json_decref(root);
 }
 
 static void unigram_matches_the_reference(void **state)
@@ -640,10 +648,7 @@ static void unigram_matches_the_reference(void **state)
     (void)state;
     need_reference();
     char path[] = "/tmp/tokbench-test-hf-unigram-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_unigram_fixture(path);
+    dump_fixture(unigram_fixture(), path);
     tb_err_t err;
     tok_tokenizer_t *t = tok_load(path, &err);
     if (!t)
@@ -657,12 +662,7 @@ static void unigram_matches_the_reference(void **state)
         "abc", "ab ab", "abcde dead", " cde  ea", "xyz", "a\xC3\xA9" "b",
         "\xEF\xAC\x81" "de", "deadbeef", "", "e a d",
     };
-    size_t compared = 0;
-    size_t bad = compare_with_reference(path, (char **)lines,
-                                        sizeof lines / sizeof *lines, &compared);
-    unlink(path);
-    assert_int_equal(compared, sizeof lines / sizeof *lines);
-    assert_int_equal(bad, 0);
+    lines_match_reference(path, lines, sizeof lines / sizeof *lines);
 }
 
 /* ---- normalizers --------------------------------------------------------------- */
