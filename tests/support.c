@@ -5,9 +5,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "../tok/charsmap.h"
 
 void test_need_file(const char *path)
 {
@@ -23,4 +26,14 @@ tok_tokenizer_t *test_load(const char *path)
     if (!t)
         fail_msg("loading %s: %s", path, err.msg);
     return t;
+}
+
+void test_charsmap_refused(const uint8_t *blob, size_t len, const char *want)
+{
+    tok_charsmap_t cm;
+    tb_err_t err;
+    if (tok_charsmap_open(&cm, blob, len, &err) == 0)
+        fail_msg("a charsmap that should be refused (for '%s') was accepted", want);
+    if (!strstr(err.msg, want))
+        fail_msg("expected a charsmap error containing '%s', got '%s'", want, err.msg);
 }

@@ -14,4 +14,8 @@ void test_need_file(const char *path);
 /* Loads a tokenizer or fails the test with the loader's message. */
 tok_tokenizer_t *test_load(const char *path);
 
+/* Fails the test unless tok/charsmap refuses the blob with a message
+ * that contains `want`. */
+void test_charsmap_refused(const uint8_t *blob, size_t len, const char *want);
+
 #endif

@@ -17,6 +17,7 @@
 #include "../base/file.h"
 #include "../tok/charsmap.h"
 #include "../trie/xcda.h"
+#include "support.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 
@@ -153,15 +154,6 @@ static void bad_rules_are_refused(void **state)
 
 /* ---- corrupt blobs ------------------------------------------------------ */
 
-static void expect_refused(const uint8_t *blob, size_t len, const char *what)
-{
-    tok_charsmap_t x;
-    tb_err_t err;
-    assert_int_equal(tok_charsmap_open(&x, blob, len, &err), -1);
-    if (!strstr(err.msg, what))
-        fail_msg("expected '%s' in: %s", what, err.msg);
-}
-
 static uint32_t unit_at(const tb_buf_t *blob, size_t i)
 {
     const uint8_t *p = blob->data + 4 + 4 * i;
@@ -187,13 +179,13 @@ static void corrupt_blobs_are_refused(void **state)
     tb_buf_t blob = {0};
     build_small(&blob);
     uint8_t *b = malloc(blob.len);
-    expect_refused(blob.data, 3, "too short for the 4-byte size at byte 0");
+    test_charsmap_refused(blob.data, 3, "too short for the 4-byte size at byte 0");
     memcpy(b, blob.data, blob.len);
     b[1] = 0x40; /* size field 16384 + the real low byte */
-    expect_refused(b, blob.len, "runs past the end");
+    test_charsmap_refused(b, blob.len, "runs past the end");
     memcpy(b, blob.data, blob.len);
     b[0] |= 2;
-    expect_refused(b, blob.len, "not a positive multiple of 4");
+    test_charsmap_refused(b, blob.len, "not a positive multiple of 4");
     /* an offset that sends a value unit past the end */
     memcpy(b, blob.data, blob.len);
     size_t at = 4 + 4 * first_leaf_owner(&blob);
@@ -201,15 +193,15 @@ static void corrupt_blobs_are_refused(void **state)
     memcpy(&u, b + at, 4);
     u = (u & 0x3FF) | (0x1FFFFFu << 10);
     memcpy(b + at, &u, 4);
-    expect_refused(b, blob.len, "has its children offset at unit");
-    expect_refused(b, blob.len, "past the");
+    test_charsmap_refused(b, blob.len, "has its children offset at unit");
+    test_charsmap_refused(b, blob.len, "past the");
     /* the pool without its last NUL: the last replacement is unterminated */
-    expect_refused(blob.data, blob.len - 1, "does not end with a NUL");
-    expect_refused(blob.data, blob.len - 1, "unterminated");
+    test_charsmap_refused(blob.data, blob.len - 1, "does not end with a NUL");
+    test_charsmap_refused(blob.data, blob.len - 1, "unterminated");
     /* an empty pool: every value is out of range */
     uint32_t size;
     memcpy(&size, blob.data, 4);
-    expect_refused(blob.data, 4 + size, "empty string pool");
+    test_charsmap_refused(blob.data, 4 + size, "empty string pool");
     /* a value pointing past the pool (bit 31 kept: still a leaf unit) */
     memcpy(b, blob.data, blob.len);
     size_t owner = first_leaf_owner(&blob);
@@ -217,13 +209,13 @@ static void corrupt_blobs_are_refused(void **state)
     uint32_t pool_len = (uint32_t)(blob.len - 4 - size);
     u = TOK_CM_LEAF_BIT | pool_len;
     memcpy(b + 4 + 4 * leaf, &u, 4);
-    expect_refused(b, blob.len, "points at pool offset");
-    expect_refused(b, blob.len, "past the");
+    test_charsmap_refused(b, blob.len, "points at pool offset");
+    test_charsmap_refused(b, blob.len, "past the");
     /* the value unit without bit 31: no leaf */
     memcpy(b, blob.data, blob.len);
     u = unit_at(&blob, leaf) & ~TOK_CM_LEAF_BIT;
     memcpy(b + 4 + 4 * leaf, &u, 4);
-    expect_refused(b, blob.len, "which is not a leaf unit");
+    test_charsmap_refused(b, blob.len, "which is not a leaf unit");
     free(b);
     tb_buf_free(&blob);
 }
@@ -245,7 +237,7 @@ static void dangling_nodes_are_refused(void **state)
     char want[96];
     snprintf(want, sizeof want, "unit %zu (byte %zu) is reached from the root "
              "but has neither children nor a value", owner, 4 + 4 * owner);
-    expect_refused(blob.data, blob.len, want);
+    test_charsmap_refused(blob.data, blob.len, want);
     tb_buf_free(&blob);
 }
 
