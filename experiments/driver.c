@@ -13,6 +13,8 @@ const xp_driver_t *const xp_drivers[] = {
     &xp_driver_conform,
     &xp_driver_walk,
     &xp_driver_lookup,
+    &xp_driver_slice,
+    &xp_driver_index,
     NULL,
 };
 

@@ -93,5 +93,7 @@ extern const xp_driver_t xp_driver_tokenize;
 extern const xp_driver_t xp_driver_conform;
 extern const xp_driver_t xp_driver_walk;
 extern const xp_driver_t xp_driver_lookup;
+extern const xp_driver_t xp_driver_slice;
+extern const xp_driver_t xp_driver_index;
 
 #endif
