@@ -4,40 +4,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(LEX_UNKNOWN == TRIE_REC_UNKNOWN && LEX_DEAD == 0,
+               "the DFA's table is a trie_rec_table_t as it stands");
+
 /* The transition not in the table yet: derive it (which may move the
  * table), and answer with the next row offset. */
 static __attribute__((noinline)) uint32_t slow_next(lex_rec_t *r, uint32_t row, uint8_t b)
 {
-    uint32_t s = lex_dfa_step_slow(r->dfa, row / r->ncls, r->cls[b]);
-    r->trans = r->dfa->trans;
+    uint32_t s = lex_dfa_step_slow(r->dfa, row / r->ncls, r->dfa->cls[b]);
+    r->rec.tab.table = r->dfa->trans;
     return s * r->ncls;
 }
 
 static int rec_push(trie_rec_t *tr, uint8_t b)
 {
     lex_rec_t *r = (lex_rec_t *)tr;
-    uint32_t next = r->trans[r->stack[r->depth] + r->cls[b]];
+    trie_rec_table_t *t = &tr->tab;
+    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
     if (__builtin_expect(next == LEX_UNKNOWN, 0))
-        next = slow_next(r, r->stack[r->depth], b);
+        next = slow_next(r, t->stack[t->depth], b);
     /* The depth check cannot fire under a trie no deeper than promised;
      * it keeps a wrong promise from writing past the stack. */
-    if (next == 0 || r->depth + 1 >= r->cap) /* row 0: the dead state */
+    if (next == 0 || t->depth + 1 >= t->cap) /* row 0: the dead state */
         return 0;
-    r->stack[++r->depth] = next;
+    t->stack[++t->depth] = next;
     return 1;
 }
 
 static void rec_pop(trie_rec_t *tr, uint32_t n)
 {
-    lex_rec_t *r = (lex_rec_t *)tr;
-    r->depth -= n <= r->depth ? n : r->depth;
+    trie_rec_table_t *t = &tr->tab;
+    t->depth -= n <= t->depth ? n : t->depth;
 }
 
 static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
 {
     lex_rec_t *r = (lex_rec_t *)tr;
-    memcpy(set, lex_dfa_allowed(r->dfa, r->stack[r->depth] / r->ncls), 4 * sizeof *set);
-    r->trans = r->dfa->trans;
+    trie_rec_table_t *t = &tr->tab;
+    memcpy(set, lex_dfa_allowed(r->dfa, t->stack[t->depth] / r->ncls), 4 * sizeof *set);
+    t->table = r->dfa->trans;
 }
 
 int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
@@ -46,9 +51,9 @@ int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
     r->rec = (trie_rec_t){.push_byte = rec_push, .pop_bytes = rec_pop,
                           .allowed_bytes = rec_allowed};
     r->dfa = dfa;
-    r->cap = max_depth + 2;
-    r->stack = malloc(r->cap * sizeof *r->stack);
-    if (!r->stack)
+    r->rec.tab.cap = max_depth + 2;
+    r->rec.tab.stack = malloc(r->rec.tab.cap * sizeof *r->rec.tab.stack);
+    if (!r->rec.tab.stack)
         return tb_fail(err, "out of memory");
     lex_rec_reset(r, LEX_START);
     return 0;
@@ -56,18 +61,18 @@ int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
 
 void lex_rec_free(lex_rec_t *r)
 {
-    free(r->stack);
-    r->stack = NULL;
-    r->cap = r->depth = 0;
+    free(r->rec.tab.stack);
+    r->rec.tab = (trie_rec_table_t){0};
 }
 
 void lex_rec_reset(lex_rec_t *r, uint32_t state)
 {
-    r->trans = r->dfa->trans;
-    r->cls = r->dfa->cls;
+    trie_rec_table_t *t = &r->rec.tab;
+    t->table = r->dfa->trans;
+    t->cls = r->dfa->cls;
     r->ncls = r->dfa->ncls;
-    r->depth = 0;
-    r->stack[0] = state * r->ncls;
+    t->depth = 0;
+    t->stack[0] = state * r->ncls;
 }
 
 int lex_mask(const trie_t *t, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,

@@ -4,10 +4,14 @@
  *
  * lex_rec_t implements trie_rec_t: push_byte looks up the transition of the
  * state on top (two loads when cached) and pushes the next state unless it
- * is dead; pop_bytes only moves the top.  A token is allowed iff the text so
- * far followed by its bytes is a prefix of some string of the language,
- * which is exactly "every push along its path succeeded" since the DFA's
- * only empty-language state is the dead one.
+ * is dead; pop_bytes only moves the top.  It also hands the walks its DFA
+ * as a dense table (trie_rec_table_t): the DFA's entries already are next
+ * row offsets with 0 for the dead state and LEX_UNKNOWN (= TRIE_REC_UNKNOWN)
+ * for a transition not derived yet, so a trie walk runs the table inline
+ * and calls push_byte only to derive a missing entry.  A token is allowed
+ * iff the text so far followed by its bytes is a prefix of some string of
+ * the language, which is exactly "every push along its path succeeded"
+ * since the DFA's only empty-language state is the dead one.
  */
 #ifndef LEX_REC_H
 #define LEX_REC_H
@@ -20,18 +24,16 @@
 #include "../trie/trie.h"
 #include "deriv.h"
 
-/* stack[0..depth] are the states along the walk's path as row offsets
- * into the DFA's table (state * ncls, see deriv.h); stack[0] is the state
- * the walk started from.  cap bounds depth + 1.  trans and cls copy the
- * DFA's pointers so push_byte does not go through dfa; they are refreshed
- * whenever this recognizer grows the DFA, and by lex_rec_reset (so grow the
- * DFA elsewhere only between a reset and the next walk). */
+/* The stack lives in rec.tab (trie.h): tab.stack[0..tab.depth] are the
+ * states along the walk's path as row offsets into the DFA's table (state
+ * * ncls, see deriv.h), tab.stack[0] the state the walk started from;
+ * tab.cap bounds depth + 1.  tab.table and tab.cls copy the DFA's trans
+ * and cls pointers so that neither push_byte nor a walk goes through dfa;
+ * they are refreshed whenever this recognizer grows the DFA, and by
+ * lex_rec_reset (so grow the DFA elsewhere only between a reset and the
+ * next walk). */
 typedef struct {
     trie_rec_t rec; /* first, so the callbacks can cast back */
-    const uint32_t *trans;
-    const uint8_t *cls;
-    uint32_t *stack;
-    size_t depth, cap;
     uint32_t ncls;
     lex_dfa_t *dfa; /* not owned */
 } lex_rec_t;

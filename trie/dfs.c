@@ -35,7 +35,14 @@
 typedef struct {
     uint64_t *nodes;
     size_t n;
-    uint32_t none; /* the id of nodes that are no token */
+    uint32_t none;    /* the id of nodes that are no token */
+    uint32_t max_len; /* the deepest node's depth: what a walk pushes */
+    /* root[0..nroot): where each first byte's subtree starts, so that a
+     * walk tests the root's children from this 1 KB array instead of
+     * chasing subtree sizes across the whole node array (one dependent
+     * load each, most of a narrow mask's time: see walk_table). */
+    uint32_t nroot;
+    uint32_t root[256];
 } dfs_t;
 
 static inline uint8_t n_byte(uint64_t x) { return (uint8_t)x; }
@@ -130,6 +137,8 @@ static int pack_nodes(dfs_t *t, const dfs_tmp_vec_t *v, tb_err_t *err)
         uint32_t next_depth = next < v->len ? v->data[next].depth : 1;
         t->nodes[i] = pack(x->byte, x->id, x->sub, x->depth - next_depth + 1);
     }
+    for (size_t p = 0; p < t->n; p += n_sub(t->nodes[p]))
+        t->root[t->nroot++] = (uint32_t)p; /* at most 256: bytes differ */
     return 0;
 }
 
@@ -153,6 +162,7 @@ static void *dfs_build(const trie_keys_t *k, tb_err_t *err)
         return NULL;
     }
     t->none = k->id_limit;
+    t->max_len = k->max_len;
     if (lay_out(k, &v, err) || pack_nodes(t, &v, err)) {
         free(v.data);
         dfs_free(t);
@@ -211,9 +221,10 @@ static size_t dfs_prefixes(const void *impl, const uint8_t *s, size_t n,
     return found;
 }
 
-static uint64_t dfs_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
+/* The walk through the recognizer's callbacks, for recognizers without a
+ * table (and tables too shallow for the trie). */
+static uint64_t walk_calls(const dfs_t *t, trie_rec_t *rec, tb_bitset_t *mask)
 {
-    const dfs_t *t = impl;
     const uint64_t *nodes = t->nodes;
     size_t p = 0, n = t->n;
     uint64_t visited = 0;
@@ -231,6 +242,101 @@ static uint64_t dfs_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
         }
     }
     return visited;
+}
+
+/*
+ * The walk over the recognizer's table (trie_rec_table_t), the hot loop of
+ * a token mask.  Per node: the node word (a forward stream), the class of
+ * its byte, the transition entry, then either
+ *   accepted: the mask word (the bit of the id, or of the scratch id for a
+ *             node that is no token: no branch) and the stack slot of the
+ *             new state; a leaf pops num_parents states;
+ *   refused:  skip the subtree, pop num_parents - 1;
+ * and the row of the next node's parent, read back from the stack.
+ * Reading it back rather than keeping it in a register (or selecting
+ * between the new row and the stack's with a mask) is what keeps the
+ * nodes apart: only a child waits for its parent's transition (through
+ * the store), while a sibling after a leaf reads a slot written long
+ * before, so the loads of successive nodes overlap (2.1 against 3.4 ns a
+ * node on Llama 3's JSON-string mask).  The test of `next` is the one
+ * data-dependent branch: a select would make the next node's address wait
+ * for the transition.  0 and TRIE_REC_UNKNOWN share one test (next + 1 <
+ * 2), an entry not computed yet going to push_byte (trie_rec_compute) on
+ * the refused side.  *skipped adds up sub - 1 over refused nodes: the
+ * nodes offered are the range's size less those.
+ * Walks [p, end), a range of whole subtrees whose parent's row is on top
+ * of the stack at depth d, and leaves the stack at d.
+ */
+static inline void walk_range(const dfs_t *t, trie_rec_t *rec, uint64_t *words,
+                              size_t p, size_t end, size_t d, uint64_t *skipped)
+{
+    const uint64_t *nodes = t->nodes;
+    const uint32_t *table = rec->tab.table;
+    const uint8_t *cls = rec->tab.cls;
+    uint32_t *stack = rec->tab.stack;
+    uint32_t row = stack[d];
+    while (p < end) {
+        uint64_t x = nodes[p];
+        uint32_t next = table[row + cls[n_byte(x)]];
+        uint32_t sub = n_sub(x), par = n_par(x);
+        if (__builtin_expect(next + 1u < 2u, 0)) {
+            if (next == TRIE_REC_UNKNOWN) {
+                next = trie_rec_compute(rec, d, n_byte(x));
+                table = rec->tab.table;
+                cls = rec->tab.cls;
+            }
+            if (!next) {
+                d = d + 1 - par;
+                p += sub;
+                *skipped += sub - 1;
+                row = stack[d];
+                continue;
+            }
+        }
+        uint32_t id = n_id(x);
+        words[id >> 6] |= (uint64_t)1 << (id & 63);
+        stack[d + 1] = next;
+        /* Leaf or not is as random as the vocabulary: a mask, not a
+         * branch (which the compiler writes for a ?: here). */
+        d = d + 1 - (par & -(uint32_t)(sub == 1));
+        p++;
+        row = stack[d];
+    }
+}
+
+/* The root's children come from t->root, each tested from the start row;
+ * only an accepted one with children walks its subtree (walk_range). */
+static uint64_t walk_table(const dfs_t *t, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    size_t d = rec->tab.depth;
+    uint64_t *words = mask->words, skipped = 0;
+    for (uint32_t k = 0; k < t->nroot; k++) {
+        size_t p = t->root[k];
+        uint64_t x = t->nodes[p];
+        uint32_t next = rec->tab.table[rec->tab.stack[d] + rec->tab.cls[n_byte(x)]];
+        if (next == TRIE_REC_UNKNOWN)
+            next = trie_rec_compute(rec, d, n_byte(x));
+        if (!next) {
+            skipped += n_sub(x) - 1;
+            continue;
+        }
+        uint32_t id = n_id(x);
+        words[id >> 6] |= (uint64_t)1 << (id & 63);
+        if (n_sub(x) == 1)
+            continue;
+        rec->tab.stack[d + 1] = next;
+        walk_range(t, rec, words, p + 1, p + n_sub(x), d + 1, &skipped);
+    }
+    rec->tab.depth = d;
+    return t->n - skipped;
+}
+
+static uint64_t dfs_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const dfs_t *t = impl;
+    if (trie_rec_inline(rec, t->max_len))
+        return walk_table(t, rec, mask);
+    return walk_calls(t, rec, mask);
 }
 
 static size_t dfs_nodes(const void *impl)

@@ -82,11 +82,65 @@ void trie_keys_free(trie_keys_t *k);
  *                 few, and to filter a node's children when they are many.
  */
 typedef struct trie_rec trie_rec_t;
+
+/*
+ * Optional: the recognizer as a dense table, which a walk may run itself
+ * instead of calling push_byte and pop_bytes for every byte (two indirect
+ * calls per node were most of a walk's cost).  Generic: the trie knows
+ * rows and offsets, not what a state means.  A state is a row offset r
+ * into `table`; byte b leads to
+ *     next = table[r + cls[b]]
+ *     next == 0                 b is refused (so row offset 0 is never a
+ *                               live state: it is the dead state's row)
+ *     next == TRIE_REC_UNKNOWN  not computed yet: the walk sets `depth`
+ *                               and calls push_byte(b), which computes it
+ *                               (it may reallocate the table: the walk
+ *                               reloads table and cls after every callback)
+ *                               and pushes as usual;
+ *     otherwise                 the next state's row offset, pushed as
+ *                               stack[depth + 1].
+ * stack[0..depth] are the states along the path, stack[depth] on top;
+ * stack has `cap` entries.  A recognizer with a table keeps its own state
+ * in these fields, so its callbacks and a table walk see one stack.  While
+ * a table walk runs, `depth` is up to date only when a callback is called
+ * and when the walk returns.  A walk uses the table only where its deepest
+ * path fits (depth + max key length < cap); otherwise it calls back, and
+ * push_byte refuses what would overflow.
+ */
+#define TRIE_REC_UNKNOWN UINT32_MAX
+typedef struct {
+    const uint32_t *table; /* NULL: no table, callbacks only */
+    const uint8_t *cls;    /* 256 entries: byte -> column */
+    uint32_t *stack;
+    size_t depth, cap;
+} trie_rec_table_t;
+
 struct trie_rec {
     int (*push_byte)(trie_rec_t *r, uint8_t b);
     void (*pop_bytes)(trie_rec_t *r, uint32_t n);
     void (*allowed_bytes)(trie_rec_t *r, uint64_t set[4]);
+    trie_rec_table_t tab; /* zeroed (no table) unless the recognizer has one */
 };
+
+/* Whether a walk whose paths are at most max_len bytes long may run rec's
+ * table itself (see trie_rec_table_t). */
+static inline int trie_rec_inline(const trie_rec_t *rec, size_t max_len)
+{
+    return rec->tab.table && rec->tab.depth + max_len < rec->tab.cap;
+}
+
+/* A table walk's slow path: the entry for b was TRIE_REC_UNKNOWN.  Calls
+ * push_byte at `depth` and answers the next row offset (0: refused); the
+ * callback's push is undone, the caller pushes itself.  Reload tab.table
+ * and tab.cls after it. */
+static inline uint32_t trie_rec_compute(trie_rec_t *rec, size_t depth, uint8_t b)
+{
+    rec->tab.depth = depth;
+    if (!rec->push_byte(rec, b))
+        return 0;
+    rec->tab.depth = depth;
+    return rec->tab.stack[depth + 1];
+}
 
 typedef struct {
     uint32_t id;  /* the token */
