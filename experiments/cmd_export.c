@@ -19,10 +19,10 @@ static int known_names(xp_db_t *db, tb_buf_t *buf, const char *want, int *found,
                        tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->db, "SELECT name FROM sqlite_master WHERE type IN"
-                           " ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE"
-                           " '\\' ORDER BY type, name", -1, &st, NULL) != SQLITE_OK)
-        return tb_fail(err, "%s: %s", db->path, sqlite3_errmsg(db->db));
+    if (xp_db_prepare(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                          " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name",
+                      &st, err))
+        return -1;
     *found = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);

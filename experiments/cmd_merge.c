@@ -108,8 +108,8 @@ static int64_t insert_select(xp_db_t *out, const char *sql, int64_t a, int64_t b
                              tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(out->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_fail(err, "%s: %s", out->path, sqlite3_errmsg(out->db));
+    if (xp_db_prepare(out, sql, &st, err))
+        return -1;
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
     int rc = sqlite3_step(st);
@@ -130,9 +130,9 @@ static int copy_run(xp_db_t *out, int64_t old, counts_t *n, tb_err_t *err)
                       old, run, err) < 0)
         return -1;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(out->db, "SELECT id FROM src.cases WHERE run_id = ? ORDER BY"
-                           " id", -1, &st, NULL) != SQLITE_OK)
-        return tb_fail(err, "%s: %s", out->path, sqlite3_errmsg(out->db));
+    if (xp_db_prepare(out, "SELECT id FROM src.cases WHERE run_id = ? ORDER BY id", &st,
+                      err))
+        return -1;
     sqlite3_bind_int64(st, 1, old);
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -182,13 +182,13 @@ static int merge_one(xp_db_t *out, const char *tmp, counts_t *n, tb_err_t *err)
     sqlite3_stmt *st = NULL;
     /* a run OUT holds is skipped, unless OUT's copy was taken while it ran
      * and the source has more of it: then the source's copy replaces it */
-    if (!rc && sqlite3_prepare_v2(out->db, "SELECT s.id, m.id, m.status = 'incomplete'"
-                                  " AND (s.status = 'complete' OR (SELECT count(*) FROM"
-                                  " src.cases c WHERE c.run_id = s.id) > (SELECT count(*)"
-                                  " FROM main.cases c WHERE c.run_id = m.id)) FROM"
-                                  " src.runs s LEFT JOIN main.runs m ON m.run_key ="
-                                  " s.run_key ORDER BY s.id", -1, &st, NULL) != SQLITE_OK)
-        rc = tb_fail(err, "%s: %s", out->path, sqlite3_errmsg(out->db));
+    if (!rc)
+        rc = xp_db_prepare(out, "SELECT s.id, m.id, m.status = 'incomplete'"
+                                " AND (s.status = 'complete' OR (SELECT count(*) FROM"
+                                " src.cases c WHERE c.run_id = s.id) > (SELECT count(*)"
+                                " FROM main.cases c WHERE c.run_id = m.id)) FROM"
+                                " src.runs s LEFT JOIN main.runs m ON m.run_key ="
+                                " s.run_key ORDER BY s.id", &st, err);
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         int held = sqlite3_column_type(st, 1) != SQLITE_NULL;
         if (held && !sqlite3_column_int(st, 2)) {

@@ -82,13 +82,6 @@ static const char *col(sqlite3_stmt *st, int i)
     return s ? (const char *)s : "";
 }
 
-static int prep(report_t *r, const char *sql, sqlite3_stmt **st, tb_err_t *err)
-{
-    if (sqlite3_prepare_v2(r->db->db, sql, -1, st, NULL) != SQLITE_OK)
-        return tb_fail(err, "%s: %s", r->db->path, sqlite3_errmsg(r->db->db));
-    return 0;
-}
-
 /* One metric of one case from metric_stats; 1 if the run has it. */
 static int get_stat(report_t *r, int64_t case_id, const char *source, const char *impl,
                     const char *metric, stat_t *s)
@@ -219,7 +212,7 @@ static FILE *open_out(report_t *r, const char *name, const char *ext, tb_err_t *
 static FILE *open_run_query(report_t *r, const char *sql, const char *name,
                             sqlite3_stmt **st, tb_err_t *err)
 {
-    if (prep(r, sql, st, err))
+    if (xp_db_prepare(r->db, sql, st, err))
         return NULL;
     sqlite3_bind_int64(*st, 1, r->run);
     FILE *f = open_out(r, name, ".dat", err);
@@ -361,9 +354,10 @@ static int draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
 static int load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (prep(r, "SELECT status, suite, started, ifnull(ended, ''), git_commit,"
-                " git_dirty, host, cpu_model, cores, tsc_hz, sources, compiler,"
-                " kernel, virt FROM runs WHERE id = ?", &st, err))
+    if (xp_db_prepare(r->db, "SELECT status, suite, started, ifnull(ended, ''),"
+                             " git_commit, git_dirty, host, cpu_model, cores, tsc_hz,"
+                             " sources, compiler, kernel, virt FROM runs WHERE id = ?",
+                          &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, id);
     int found = sqlite3_step(st) == SQLITE_ROW;
@@ -665,7 +659,7 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "vocabulary size (ids)", "time per mask (us, median)",
              "min..max", "nodes visited");
     sqlite3_stmt *st;
-    if (prep(r, WALK_CASES, &st, err))
+    if (xp_db_prepare(r->db, WALK_CASES, &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, r->run);
     TB_VEC(point_t) pts = {0};
@@ -767,12 +761,13 @@ static int sec_throughput(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "tokbench MB/s", "reference", "reference MB/s",
              "speedup (min..max)");
     sqlite3_stmt *st, *refs;
-    if (prep(r, "SELECT id, vocabulary, corpus, '', status, ifnull(message, '') FROM"
-                " cases WHERE run_id = ? AND experiment = 'tokenize' ORDER BY seq", &st, err))
+    if (xp_db_prepare(r->db, "SELECT id, vocabulary, corpus, '', status,"
+                             " ifnull(message, '') FROM cases WHERE run_id = ? AND"
+                             " experiment = 'tokenize' ORDER BY seq", &st, err))
         return -1;
-    if (prep(r, "SELECT impl, median, min, max, bytes FROM metric_stats WHERE"
-                " case_id = ? AND source = 'wallclock' AND metric = 'ns' AND"
-                " bytes > 0 AND min > 0 ORDER BY impl", &refs, err)) {
+    if (xp_db_prepare(r->db, "SELECT impl, median, min, max, bytes FROM metric_stats WHERE"
+                             " case_id = ? AND source = 'wallclock' AND metric = 'ns' AND"
+                             " bytes > 0 AND min > 0 ORDER BY impl", &refs, err)) {
         sqlite3_finalize(st);
         return -1;
     }
@@ -970,7 +965,7 @@ static int sec_memory(report_t *r, tb_err_t *err)
     grid_clear(m->bytes_per_key);
     grid_clear(m->build_ms);
     sqlite3_stmt *st;
-    if (prep(r, MEMORY_CASES, &st, err)) {
+    if (xp_db_prepare(r->db, MEMORY_CASES, &st, err)) {
         free(m);
         return -1;
     }
@@ -1124,9 +1119,9 @@ static int sec_lookup(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 6, "work", "implementation", "ns per key (median)", "min..max",
              "x darts", "x marisa");
     sqlite3_stmt *st;
-    if (prep(r, "SELECT id, vocabulary, layout, pattern, corpus, options, status,"
-                " ifnull(message, '') FROM cases WHERE run_id = ? AND"
-                " experiment = 'lookup' ORDER BY seq", &st, err))
+    if (xp_db_prepare(r->db, "SELECT id, vocabulary, layout, pattern, corpus, options,"
+                             " status, ifnull(message, '') FROM cases WHERE run_id = ? AND"
+                             " experiment = 'lookup' ORDER BY seq", &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, r->run);
     names_t *works = calloc(1, sizeof *works), *impls = calloc(1, sizeof *impls);
@@ -1224,10 +1219,12 @@ static int sec_machines(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "machines", "Machines side by side");
     sqlite3_stmt *st;
-    if (prep(r, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
-                " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND r.host IS me.host"
-                " THEN ?1 ELSE max(r.id) END AS rid, r.cpu_model, r.host FROM runs r,"
-                " me GROUP BY r.cpu_model, r.host ORDER BY rid <> ?1, rid", &st, err))
+    if (xp_db_prepare(r->db, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
+                             " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND"
+                             " r.host IS me.host THEN ?1 ELSE max(r.id) END AS rid,"
+                             " r.cpu_model, r.host FROM runs r, me"
+                             " GROUP BY r.cpu_model, r.host ORDER BY rid <> ?1, rid",
+                      &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, r->run);
     int64_t run[MAXMACHINES];
@@ -1332,14 +1329,15 @@ static int sec_compare(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", hv, hr, "ratio (noise band)", "verdict");
     /* the headline of every case: tokbench's time by the TSC */
     sqlite3_stmt *st;
-    if (prep(r, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
-                " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
-                " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
-                " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"
-                "  AND x.impl = 'tokbench' AND x.metric = 'ns'"
-                " JOIN metric_stats y ON y.case_id = cb.id AND y.source = 'tsc'"
-                "  AND y.impl = 'tokbench' AND y.metric = 'ns'"
-                " WHERE x.min > 0 AND y.min > 0 ORDER BY ca.seq", &st, err))
+    if (xp_db_prepare(r->db,
+                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
+                      " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
+                      " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"
+                      "  AND x.impl = 'tokbench' AND x.metric = 'ns'"
+                      " JOIN metric_stats y ON y.case_id = cb.id AND y.source = 'tsc'"
+                      "  AND y.impl = 'tokbench' AND y.metric = 'ns'"
+                      " WHERE x.min > 0 AND y.min > 0 ORDER BY ca.seq", &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, r->run);
     sqlite3_bind_int64(st, 2, r->vs);
@@ -1605,7 +1603,7 @@ static int pick_run(report_t *r, int64_t *run, tb_err_t *err)
     if (*run > 0)
         return 0;
     sqlite3_stmt *st;
-    if (prep(r, "SELECT max(id) FROM runs", &st, err))
+    if (xp_db_prepare(r->db, "SELECT max(id) FROM runs", &st, err))
         return -1;
     int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (found)

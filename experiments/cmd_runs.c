@@ -21,13 +21,6 @@ const char *xp_take_db_arg(int *argc, char **argv)
     return db;
 }
 
-static int prep(xp_db_t *db, const char *sql, sqlite3_stmt **st, tb_err_t *err)
-{
-    if (sqlite3_prepare_v2(db->db, sql, -1, st, NULL) != SQLITE_OK)
-        return tb_fail(err, "%s: %s", db->path, sqlite3_errmsg(db->db));
-    return 0;
-}
-
 static const char *col(sqlite3_stmt *st, int i)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
@@ -128,9 +121,9 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (prep(db, "SELECT id, experiment, vocabulary, trim(layout || ' ' || pattern),"
-                 " corpus, status, message FROM cases WHERE run_id = ? ORDER BY seq",
-             &st, err))
+    if (xp_db_prepare(db, "SELECT id, experiment, vocabulary,"
+                          " trim(layout || ' ' || pattern), corpus, status, message"
+                          " FROM cases WHERE run_id = ? ORDER BY seq", &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, run);
     fprintf(out, "%-34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", "case", "status", "MB/s",
@@ -169,11 +162,11 @@ int xp_cmd_runs(int argc, char **argv)
         return 1;
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT r.id, r.started, r.status, substr(r.git_commit, 1, 10),"
-                 " r.git_dirty, r.suite, (SELECT count(*) FROM cases c WHERE c.run_id ="
-                 " r.id AND c.status = 'ok'), (SELECT count(*) FROM cases c WHERE"
-                 " c.run_id = r.id AND c.status <> 'ok'), r.cpu_model FROM runs r"
-                 " ORDER BY r.id", &st, &err)) {
+    if (xp_db_prepare(db, "SELECT r.id, r.started, r.status, substr(r.git_commit, 1, 10),"
+                          " r.git_dirty, r.suite, (SELECT count(*) FROM cases c WHERE"
+                          " c.run_id = r.id AND c.status = 'ok'), (SELECT count(*) FROM"
+                          " cases c WHERE c.run_id = r.id AND c.status <> 'ok'),"
+                          " r.cpu_model FROM runs r ORDER BY r.id", &st, &err)) {
         xp_db_close(db);
         return xp_die(&err);
     }
@@ -210,9 +203,10 @@ static int show_provenance(xp_db_t *db, int64_t run)
     };
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT suite, started, ended, status, note, git_commit, git_dirty,"
-                 " compiler, cflags, cpu_model, cores, tsc_hz, kernel, virt, sources,"
-                 " pinned_cpu, host, sources_detail FROM runs WHERE id = ?", &st, &err))
+    if (xp_db_prepare(db, "SELECT suite, started, ended, status, note, git_commit,"
+                          " git_dirty, compiler, cflags, cpu_model, cores, tsc_hz, kernel,"
+                          " virt, sources, pinned_cpu, host, sources_detail FROM runs"
+                          " WHERE id = ?", &st, &err))
         return xp_die(&err);
     sqlite3_bind_int64(st, 1, run);
     int found = sqlite3_step(st) == SQLITE_ROW;
@@ -228,8 +222,8 @@ static void show_inputs(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT role, sha256, path FROM inputs WHERE run_id = ? ORDER BY role,"
-                 " path", &st, &err))
+    if (xp_db_prepare(db, "SELECT role, sha256, path FROM inputs WHERE run_id = ? ORDER BY"
+                          " role, path", &st, &err))
         return;
     sqlite3_bind_int64(st, 1, run);
     printf("\ninputs:\n");
@@ -242,9 +236,9 @@ static void show_case_stats(xp_db_t *db, int64_t case_id)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT source, impl, metric, reps, min, median, max, bytes, nodes"
-                 " FROM metric_stats WHERE case_id = ? AND metric NOT LIKE 'cg\\_%'"
-                 " ESCAPE '\\' ORDER BY source, impl, metric", &st, &err))
+    if (xp_db_prepare(db, "SELECT source, impl, metric, reps, min, median, max, bytes,"
+                          " nodes FROM metric_stats WHERE case_id = ? AND metric NOT LIKE"
+                          " 'cg\\_%' ESCAPE '\\' ORDER BY source, impl, metric", &st, &err))
         return;
     sqlite3_bind_int64(st, 1, case_id);
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -266,9 +260,9 @@ static void show_cases(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT id, seq, experiment, vocabulary, layout, pattern, corpus,"
-                 " options, status, message, sources FROM cases WHERE run_id = ?"
-                 " ORDER BY seq", &st, &err))
+    if (xp_db_prepare(db, "SELECT id, seq, experiment, vocabulary, layout, pattern,"
+                          " corpus, options, status, message, sources FROM cases WHERE"
+                          " run_id = ? ORDER BY seq", &st, &err))
         return;
     sqlite3_bind_int64(st, 1, run);
     printf("\ncases (source impl metric reps min median max):\n");
@@ -333,15 +327,16 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
-                 " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min, x.max,"
-                 " y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb ON"
-                 " ca.k = cb.k AND ca.occ = cb.occ"
-                 " JOIN metric_stats x ON x.case_id = ca.id"
-                 " JOIN metric_stats y ON y.case_id = cb.id AND y.source = x.source"
-                 " AND y.impl = x.impl AND y.metric = x.metric"
-                 " WHERE x.metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
-                 " ORDER BY ca.id, x.source, x.impl, x.metric", &st, &err))
+    if (xp_db_prepare(db,
+                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min, x.max,"
+                      " y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb ON"
+                      " ca.k = cb.k AND ca.occ = cb.occ"
+                      " JOIN metric_stats x ON x.case_id = ca.id"
+                      " JOIN metric_stats y ON y.case_id = cb.id AND y.source = x.source"
+                      " AND y.impl = x.impl AND y.metric = x.metric"
+                      " WHERE x.metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
+                      " ORDER BY ca.id, x.source, x.impl, x.metric", &st, &err))
         return xp_die(&err);
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
@@ -367,9 +362,10 @@ static void diff_unmatched(xp_db_t *db, int64_t a, int64_t b, const char *label)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
-                 " SELECT ca.k FROM ca LEFT JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
-                 " WHERE cb.id IS NULL ORDER BY ca.id", &st, &err))
+    if (xp_db_prepare(db,
+                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      " SELECT ca.k FROM ca LEFT JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
+                      " WHERE cb.id IS NULL ORDER BY ca.id", &st, &err))
         return;
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
@@ -382,7 +378,7 @@ static int run_exists(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (prep(db, "SELECT 1 FROM runs WHERE id = ?", &st, &err))
+    if (xp_db_prepare(db, "SELECT 1 FROM runs WHERE id = ?", &st, &err))
         return 0;
     sqlite3_bind_int64(st, 1, run);
     int found = sqlite3_step(st) == SQLITE_ROW;

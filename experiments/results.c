@@ -248,7 +248,7 @@ void xp_now_iso(char buf[32])
     snprintf(buf + n, 32 - n, ".%03ldZ", (long)(tv.tv_usec / 1000));
 }
 
-static int prepare(xp_db_t *d, sqlite3_stmt **st, const char *sql, tb_err_t *err)
+int xp_db_prepare(xp_db_t *d, const char *sql, sqlite3_stmt **st, tb_err_t *err)
 {
     if (sqlite3_prepare_v2(d->db, sql, -1, st, NULL) != SQLITE_OK)
         return tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
@@ -276,11 +276,12 @@ int64_t xp_db_run_begin(xp_db_t *d, const char *suite, const xp_prov_t *p,
     sqlite3_stmt *st;
     char now[32], sources[64];
     xp_now_iso(now);
-    if (prepare(d, &st,
-                "INSERT INTO runs(suite, started, status, git_commit, git_dirty,"
-                " compiler, cflags, cpu_model, cores, tsc_hz, kernel, virt, sources,"
-                " sources_detail, pinned_cpu, host, pid) VALUES"
-                " (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err))
+    if (xp_db_prepare(d,
+                      "INSERT INTO runs(suite, started, status, git_commit, git_dirty,"
+                      " compiler, cflags, cpu_model, cores, tsc_hz, kernel, virt, sources,"
+                      " sources_detail, pinned_cpu, host, pid) VALUES"
+                      " (?, ?, 'incomplete', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      &st, err))
         return -1;
     bind_text(st, 1, suite);
     bind_text(st, 2, now);
@@ -312,7 +313,8 @@ int xp_db_run_end(xp_db_t *d, int64_t run, const char *status,
     sqlite3_stmt *st;
     char now[32];
     xp_now_iso(now);
-    if (prepare(d, &st, "UPDATE runs SET ended = ?, status = ?, note = ? WHERE id = ?", err))
+    if (xp_db_prepare(d, "UPDATE runs SET ended = ?, status = ?, note = ? WHERE id = ?",
+                      &st, err))
         return -1;
     bind_text(st, 1, now);
     bind_text(st, 2, status);
@@ -329,8 +331,8 @@ static int insert_inputs(xp_db_t *d, int64_t run, const xp_input_t *in, size_t n
 {
     for (size_t i = 0; i < n; i++) {
         sqlite3_stmt *st;
-        if (prepare(d, &st, "INSERT OR IGNORE INTO inputs(run_id, role, path, sha256)"
-                            " VALUES (?, ?, ?, ?)", err))
+        if (xp_db_prepare(d, "INSERT OR IGNORE INTO inputs(run_id, role, path, sha256)"
+                          " VALUES (?, ?, ?, ?)", &st, err))
             return -1;
         sqlite3_bind_int64(st, 1, run);
         bind_text(st, 2, in[i].role);
@@ -359,10 +361,11 @@ static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     sqlite3_stmt *st;
     char now[32];
     xp_now_iso(now);
-    if (prepare(d, &st,
-                "INSERT INTO cases(run_id, seq, line, experiment, vocabulary, layout,"
-                " pattern, corpus, options, reps, sources, status, message, started,"
-                " ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err))
+    if (xp_db_prepare(d,
+                      "INSERT INTO cases(run_id, seq, line, experiment, vocabulary, layout,"
+                      " pattern, corpus, options, reps, sources, status, message, started,"
+                      " ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      &st, err))
         return -1;
     const xp_row_t *r = c->row;
     sqlite3_bind_int64(st, 1, c->run);
@@ -392,10 +395,10 @@ static int insert_measurements(xp_db_t *d, int64_t case_id, const xp_env_t *env,
                                tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (prepare(d, &st,
-                "INSERT INTO measurements(case_id, source, impl, metric, rep, value,"
-                " overhead, bytes, nodes, items) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                err))
+    if (xp_db_prepare(d,
+                      "INSERT INTO measurements(case_id, source, impl, metric, rep, value,"
+                      " overhead, bytes, nodes, items)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; !rc && i < env->meas.len; i++) {
