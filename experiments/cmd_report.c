@@ -1309,15 +1309,6 @@ static int sec_machines(report_t *r, tb_err_t *err)
 
 /* --- one run against another -------------------------------------------- */
 
-/* Cases match by their suite row and, for repeated rows, by order. */
-#define CASE_KEYS(run)                                                        \
-    "SELECT id, experiment || ifnull(' ' || nullif(vocabulary, ''), '') ||"  \
-    " ifnull(' ' || nullif(layout, ''), '') || ifnull(' ' || nullif(pattern,"\
-    " ''), '') || ifnull(' ' || nullif(corpus, ''), '') || ifnull(' ' ||"    \
-    " nullif(options, ''), '') AS k, ROW_NUMBER() OVER (PARTITION BY"         \
-    " experiment, vocabulary, layout, pattern, corpus, options ORDER BY seq)" \
-    " AS occ, seq FROM cases WHERE status = 'ok' AND run_id = " run
-
 static int sec_compare(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "compare", "");
@@ -1330,7 +1321,8 @@ static int sec_compare(report_t *r, tb_err_t *err)
     /* the headline of every case: tokbench's time by the TSC */
     sqlite3_stmt *st;
     if (xp_db_prepare(r->db,
-                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      "WITH ca AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?1") "),"
+                      " cb AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?2") ")"
                       " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
                       " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
                       " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"

@@ -15,6 +15,18 @@
 
 #define XP_DEFAULT_DB "results/tokbench.db"
 
+/* The cases that the SQL condition `where` selects (one run's), each with
+ * a key k made of its suite row's fields and occ, its occurrence among
+ * repeated rows: a case of one run is the same case of another when k and
+ * occ are equal.  Columns: id, k, occ, seq.  For diff and report --vs. */
+#define XP_CASE_KEYS(where)                                                   \
+    "SELECT id, experiment || ifnull(' ' || nullif(vocabulary, ''), '') ||"  \
+    " ifnull(' ' || nullif(layout, ''), '') || ifnull(' ' || nullif(pattern,"\
+    " ''), '') || ifnull(' ' || nullif(corpus, ''), '') || ifnull(' ' ||"    \
+    " nullif(options, ''), '') AS k, ROW_NUMBER() OVER (PARTITION BY"         \
+    " experiment, vocabulary, layout, pattern, corpus, options ORDER BY seq)" \
+    " AS occ, seq FROM cases WHERE " where
+
 /* The end-of-run table: one line per case with its headline figures. */
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err);
 

@@ -303,15 +303,6 @@ int xp_cmd_show(int argc, char **argv)
     return rc;
 }
 
-/* Cases match by their row's fields and, for repeated rows, by order. */
-#define CASE_KEYS(run)                                                        \
-    "SELECT id, experiment || ifnull(' ' || nullif(vocabulary, ''), '') ||"  \
-    " ifnull(' ' || nullif(layout, ''), '') || ifnull(' ' || nullif(pattern,"\
-    " ''), '') || ifnull(' ' || nullif(corpus, ''), '') || ifnull(' ' ||"    \
-    " nullif(options, ''), '') AS k, ROW_NUMBER() OVER (PARTITION BY"         \
-    " experiment, vocabulary, layout, pattern, corpus, options ORDER BY seq)" \
-    " AS occ FROM cases WHERE run_id = " run
-
 /* A change counts only when the two runs' [min, max] ranges do not
  * overlap: inside the measured spread it is noise. */
 static const char *verdict(double amin, double amax, double bmin, double bmax)
@@ -328,7 +319,8 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
     sqlite3_stmt *st;
     tb_err_t err;
     if (xp_db_prepare(db,
-                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
+                      " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
                       " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min, x.max,"
                       " y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb ON"
                       " ca.k = cb.k AND ca.occ = cb.occ"
@@ -363,7 +355,8 @@ static void diff_unmatched(xp_db_t *db, int64_t a, int64_t b, const char *label)
     sqlite3_stmt *st;
     tb_err_t err;
     if (xp_db_prepare(db,
-                      "WITH ca AS (" CASE_KEYS("?1") "), cb AS (" CASE_KEYS("?2") ")"
+                      "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
+                      " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
                       " SELECT ca.k FROM ca LEFT JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
                       " WHERE cb.id IS NULL ORDER BY ca.id", &st, &err))
         return;
