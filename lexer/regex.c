@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/file.h"
 #include "../base/utf8.h"
 
 /* ---- the term store ------------------------------------------------------ */
@@ -315,26 +316,6 @@ static int cps_negate(cp_set_t *s)
     return rc;
 }
 
-/* Adds the other ASCII case of every ASCII letter in the set. */
-static int cps_fold(cp_set_t *s)
-{
-    size_t n = s->n;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t lo = s->r[i].lo, hi = s->r[i].hi;
-        for (uint32_t c = lo < 'A' ? 'A' : lo; c <= hi && c <= 'z'; c++) {
-            int rc = 0;
-            if (c >= 'A' && c <= 'Z')
-                rc = cps_add(s, c + 32, c + 32);
-            else if (c >= 'a' && c <= 'z')
-                rc = cps_add(s, c - 32, c - 32);
-            if (rc)
-                return -1;
-        }
-    }
-    cps_norm(s);
-    return 0;
-}
-
 /* ---- code-point sets to UTF-8 byte sequences ------------------------------ */
 
 typedef struct {
@@ -415,7 +396,140 @@ static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
     return rc;
 }
 
-/* ---- Unicode general categories ------------------------------------------ */
+/* ---- Unicode data files ---------------------------------------------------- */
+
+/*
+ * The Unicode tables are read at run time from the unicode-data package's
+ * files (see regex.h for the files and the environment variables that move
+ * them) and kept for the rest of the process: every later pattern that needs
+ * the same file, from the same path, reuses the table.  A table whose path
+ * changed (the environment variable was set or changed) is read again.  The
+ * cache makes lex_regex_parse not thread-safe on its first use of a table.
+ */
+
+/* The path of data file `file` (a name in the Unicode data directory). */
+static void data_path(const char *file, char *out, size_t cap)
+{
+    const char *p = !strcmp(file, "UnicodeData.txt") ? getenv("TOKBENCH_UNICODE_DATA") : NULL;
+    if (p && *p) {
+        snprintf(out, cap, "%s", p);
+        return;
+    }
+    const char *dir = getenv("TOKBENCH_UNICODE_DIR");
+    snprintf(out, cap, "%s/%s", dir && *dir ? dir : LEX_UNICODE_DIR, file);
+}
+
+/* A data file read whole, handed out one line at a time. */
+typedef struct {
+    char path[512];
+    char *text, *p, *end;
+    size_t line;
+    tb_err_t *err;
+} ucd_file_t;
+
+static int ucd_open(ucd_file_t *f, const char *file, const char *why, tb_err_t *err)
+{
+    memset(f, 0, sizeof *f);
+    data_path(file, f->path, sizeof f->path);
+    f->err = err;
+    size_t len;
+    uint8_t *data;
+    if (tb_read_file(f->path, &data, &len, err))
+        return tb_wrap(err, "%s needs the Unicode data file %s (package unicode-data, or "
+                       "see lexer/regex.h for the override)", why, f->path);
+    f->text = f->p = (char *)data;
+    f->end = f->text + len;
+    return 0;
+}
+
+static void ucd_close(ucd_file_t *f)
+{
+    free(f->text);
+    f->text = NULL;
+}
+
+static int ucd_bad(ucd_file_t *f, const char *what)
+{
+    return tb_fail(f->err, "malformed Unicode data file %s, line %zu: %s", f->path, f->line,
+                   what);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+/* The next line that has data, cut at '#' and split at ';' into at most
+ * maxf trimmed fields (the file's text is modified).  Returns the number of
+ * fields, 0 at the end of the file. */
+static int ucd_next(ucd_file_t *f, char **field, int maxf)
+{
+    while (f->p < f->end) {
+        char *line = f->p, *nl = memchr(line, '\n', (size_t)(f->end - line));
+        if (!nl)
+            nl = f->end;
+        *nl = 0;
+        f->p = nl < f->end ? nl + 1 : f->end;
+        f->line++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        if (!*trim(line))
+            continue;
+        int n = 0;
+        for (char *s = line; n < maxf;) {
+            char *semi = strchr(s, ';');
+            if (semi)
+                *semi = 0;
+            field[n++] = trim(s);
+            if (!semi)
+                break;
+            s = semi + 1;
+        }
+        return n;
+    }
+    return 0;
+}
+
+/* "XXXX" or "XXXX..YYYY" into lo, hi; -1 unless well formed. */
+static int parse_cps(const char *s, uint32_t *lo, uint32_t *hi)
+{
+    char *e;
+    unsigned long a = strtoul(s, &e, 16), b = a;
+    if (e == s)
+        return -1;
+    if (e[0] == '.' && e[1] == '.') {
+        const char *t = e + 2;
+        b = strtoul(t, &e, 16);
+        if (e == t)
+            return -1;
+    }
+    if (*e || a > b || b > CP_MAX)
+        return -1;
+    *lo = (uint32_t)a;
+    *hi = (uint32_t)b;
+    return 0;
+}
+
+/* Loose matching of property names, as PCRE2 and UAX #44 do: case, spaces,
+ * hyphens and underscores do not count.  out has room for cap bytes. */
+static void loose_name(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; *in && n + 1 < cap; in++) {
+        if (*in == ' ' || *in == '-' || *in == '_')
+            continue;
+        out[n++] = (char)(*in >= 'A' && *in <= 'Z' ? *in + 32 : *in);
+    }
+    out[n] = 0;
+}
+
+/* ---- general categories (UnicodeData.txt) -------------------------------- */
 
 static const char *const cat_names[] = {
     "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
@@ -425,46 +539,351 @@ static const char *const cat_names[] = {
 #define NCATS (sizeof cat_names / sizeof *cat_names)
 #define CAT_CN (NCATS - 1)
 
-/* Code point -> category index, from UnicodeData.txt (unlisted = Cn). */
-static int load_categories(uint8_t **out, tb_err_t *err)
+/* Code point -> index in cat_names (unlisted code points are Cn). */
+static struct {
+    char src[512];
+    uint8_t *cat;
+} cats;
+
+static int load_categories(tb_err_t *err)
 {
-    const char *path = getenv("TOKBENCH_UNICODE_DATA");
-    if (!path || !*path)
-        path = LEX_UNICODE_DATA;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return tb_fail(err, "cannot read %s (package unicode-data), needed for \\p{...}",
-                       path);
+    char path[512];
+    data_path("UnicodeData.txt", path, sizeof path);
+    if (cats.cat && !strcmp(cats.src, path))
+        return 0;
+    ucd_file_t f;
+    if (ucd_open(&f, "UnicodeData.txt", "\\p{<general category>}", err))
+        return -1;
     uint8_t *cat = malloc(CP_MAX + 1);
     if (!cat) {
-        fclose(f);
+        ucd_close(&f);
         return tb_fail(err, "out of memory");
     }
     memset(cat, CAT_CN, CP_MAX + 1);
-    char line[512];
+    char *fl[4];
+    int nf, rc = 0;
     long first = -1; /* the start of a "<..., First>" range */
-    while (fgets(line, sizeof line, f)) {
-        char *f1 = strchr(line, ';');
-        char *f2 = f1 ? strchr(f1 + 1, ';') : NULL;
-        if (!f2)
-            continue;
-        unsigned long cp = strtoul(line, NULL, 16);
+    while (!rc && (nf = ucd_next(&f, fl, 4)) > 0) {
+        uint32_t cp, hi;
         unsigned c = 0;
-        while (c < NCATS && strncmp(f2 + 1, cat_names[c], 2))
+        while (nf == 4 && c < NCATS && strcmp(fl[2], cat_names[c]))
             c++;
-        if (cp > CP_MAX || c == NCATS)
-            continue;
-        if (strstr(f1, ", First>")) {
-            first = (long)cp;
+        if (nf < 4 || parse_cps(fl[0], &cp, &hi) || hi != cp || c == NCATS) {
+            rc = ucd_bad(&f, "expected code;name;general category;...");
+            break;
+        }
+        size_t nl = strlen(fl[1]);
+        if (nl > 8 && !strcmp(fl[1] + nl - 8, ", First>")) {
+            first = cp;
             continue;
         }
-        unsigned long from = strstr(f1, ", Last>") && first >= 0 ? (unsigned long)first : cp;
-        for (unsigned long x = from; x <= cp; x++)
-            cat[x] = (uint8_t)c;
+        uint32_t from = nl > 7 && !strcmp(fl[1] + nl - 7, ", Last>") && first >= 0
+                            ? (uint32_t)first : cp;
+        memset(cat + from, (int)c, cp - from + 1);
         first = -1;
     }
-    fclose(f);
-    *out = cat;
+    ucd_close(&f);
+    if (rc) {
+        free(cat);
+        return -1;
+    }
+    free(cats.cat);
+    cats.cat = cat;
+    snprintf(cats.src, sizeof cats.src, "%s", f.path);
+    return 0;
+}
+
+/* ---- scripts (PropertyValueAliases.txt, Scripts.txt, ScriptExtensions.txt) */
+
+#define MAX_SCRIPTS 255 /* script indexes fit a byte; SC_NONE marks "unlisted" */
+#define SC_NONE 255
+#define SC_ALIASES 4
+
+/* A run of code points and the scripts in their Script_Extensions (bit i of
+ * bits[i / 64] for script index i). */
+typedef struct {
+    uint32_t lo, hi;
+    uint64_t bits[4];
+} scx_run_t;
+
+static struct {
+    char src[512];                          /* the Scripts.txt it came from */
+    size_t n;                               /* scripts */
+    char alias[MAX_SCRIPTS][SC_ALIASES][48]; /* loose names, "" when unused */
+    uint8_t *sc;                            /* code point -> script index */
+    scx_run_t *scx;
+    size_t nscx;
+    size_t unknown;                         /* Zzzz, the script of unlisted code points */
+} scr;
+
+/* The index of the script called `loose` (a loose name), or -1. */
+static int script_find(const char *loose)
+{
+    for (size_t i = 0; i < scr.n; i++)
+        for (int a = 0; a < SC_ALIASES; a++)
+            if (scr.alias[i][a][0] && !strcmp(scr.alias[i][a], loose))
+                return (int)i;
+    return -1;
+}
+
+/* The "sc ; Short ; Long ; Other..." lines of PropertyValueAliases.txt. */
+static int load_script_names(tb_err_t *err)
+{
+    ucd_file_t f;
+    if (ucd_open(&f, "PropertyValueAliases.txt", "\\p{<script>}", err))
+        return -1;
+    char *fl[2 + SC_ALIASES];
+    int nf, rc = 0;
+    scr.n = 0;
+    while (!rc && (nf = ucd_next(&f, fl, 2 + SC_ALIASES)) > 0) {
+        if (strcmp(fl[0], "sc"))
+            continue;
+        if (nf < 3 || !*fl[1] || !*fl[2])
+            rc = ucd_bad(&f, "expected sc ; short name ; long name");
+        else if (scr.n == MAX_SCRIPTS - 1)
+            rc = ucd_bad(&f, "more scripts than this parser has room for");
+        else {
+            for (int a = 0; a < SC_ALIASES; a++)
+                scr.alias[scr.n][a][0] = 0;
+            for (int a = 1; a < nf && a <= SC_ALIASES; a++)
+                loose_name(fl[a], scr.alias[scr.n][a - 1], sizeof scr.alias[0][0]);
+            scr.n++;
+        }
+    }
+    ucd_close(&f);
+    if (rc)
+        return -1;
+    int z = script_find("zzzz");
+    if (z < 0)
+        return tb_fail(err, "malformed Unicode data file %s: no script Zzzz (Unknown)", f.path);
+    scr.unknown = (size_t)z;
+    return 0;
+}
+
+static int load_script_values(tb_err_t *err)
+{
+    ucd_file_t f;
+    if (ucd_open(&f, "Scripts.txt", "\\p{<script>}", err))
+        return -1;
+    memset(scr.sc, (int)scr.unknown, CP_MAX + 1);
+    char *fl[2], name[64];
+    int nf, rc = 0;
+    while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
+        uint32_t lo, hi;
+        loose_name(nf == 2 ? fl[1] : "", name, sizeof name);
+        int s = script_find(name);
+        if (nf != 2 || parse_cps(fl[0], &lo, &hi))
+            rc = ucd_bad(&f, "expected code point(s) ; script");
+        else if (s < 0)
+            rc = ucd_bad(&f, "a script that PropertyValueAliases.txt does not name");
+        else
+            memset(scr.sc + lo, s, hi - lo + 1);
+    }
+    ucd_close(&f);
+    return rc;
+}
+
+static int load_script_extensions(tb_err_t *err)
+{
+    ucd_file_t f;
+    if (ucd_open(&f, "ScriptExtensions.txt", "\\p{<script>}", err))
+        return -1;
+    char *fl[2], name[64];
+    int nf, rc = 0;
+    size_t cap = 0;
+    scr.nscx = 0;
+    while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
+        scx_run_t run = {0};
+        if (nf != 2 || parse_cps(fl[0], &run.lo, &run.hi) || !*fl[1]) {
+            rc = ucd_bad(&f, "expected code point(s) ; script names");
+            break;
+        }
+        /* The value is a space-separated list of short script names. */
+        for (char *tok = strtok(fl[1], " \t"); tok && !rc; tok = strtok(NULL, " \t")) {
+            loose_name(tok, name, sizeof name);
+            int s = script_find(name);
+            if (s < 0)
+                rc = ucd_bad(&f, "a script that PropertyValueAliases.txt does not name");
+            else
+                run.bits[s >> 6] |= 1ull << (s & 63);
+        }
+        if (!rc && scr.nscx == cap) {
+            cap = cap ? 2 * cap : 256;
+            scx_run_t *v = realloc(scr.scx, cap * sizeof *v);
+            if (!v)
+                rc = tb_fail(err, "out of memory");
+            else
+                scr.scx = v;
+        }
+        if (!rc)
+            scr.scx[scr.nscx++] = run;
+    }
+    ucd_close(&f);
+    return rc;
+}
+
+static int load_scripts(tb_err_t *err)
+{
+    char path[512];
+    data_path("Scripts.txt", path, sizeof path);
+    if (scr.sc && !strcmp(scr.src, path))
+        return 0;
+    scr.src[0] = 0;
+    if (!scr.sc && !(scr.sc = malloc(CP_MAX + 1)))
+        return tb_fail(err, "out of memory");
+    if (load_script_names(err) || load_script_values(err) ||
+        load_script_extensions(err))
+        return -1;
+    snprintf(scr.src, sizeof scr.src, "%s", path);
+    return 0;
+}
+
+/* ---- case folding (CaseFolding.txt) ---------------------------------------- */
+
+/*
+ * PCRE2 in UTF mode matches a character caselessly against every character
+ * with the same simple case folding (CaseFolding.txt, statuses C and S):
+ * k, K and U+212A KELVIN SIGN; s, S and U+017F LONG S; sigma, final sigma
+ * and capital sigma.  Those sets ("orbits") are kept as one array sorted by
+ * code point, each entry linking to the next member of its orbit, so that
+ * folding a range visits only the cased code points inside it.
+ */
+typedef struct {
+    uint32_t cp;
+    uint32_t next; /* index of the next member of the orbit (circular) */
+    uint32_t key;  /* the folded form, while building */
+} orbit_t;
+
+static struct {
+    char src[512];
+    orbit_t *o;
+    size_t n;
+} fold;
+
+static int cmp_orbit_key(const void *x, const void *y)
+{
+    const orbit_t *a = x, *b = y;
+    if (a->key != b->key)
+        return (a->key > b->key) - (a->key < b->key);
+    return (a->cp > b->cp) - (a->cp < b->cp);
+}
+
+static int cmp_orbit_cp(const void *x, const void *y)
+{
+    const orbit_t *a = x, *b = y;
+    return (a->cp > b->cp) - (a->cp < b->cp);
+}
+
+/* Links each orbit (entries sorted by cp, key = folded form) into a cycle. */
+static int link_orbits(orbit_t *o, size_t n)
+{
+    /* A copy sorted by orbit, whose next fields say where each entry is in o. */
+    orbit_t *byk = malloc(n * sizeof *byk);
+    if (!byk)
+        return -1;
+    memcpy(byk, o, n * sizeof *o);
+    for (size_t i = 0; i < n; i++)
+        byk[i].next = (uint32_t)i; /* where the entry is in o */
+    qsort(byk, n, sizeof *byk, cmp_orbit_key);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && byk[j + 1].key == byk[i].key)
+            j++;
+        for (size_t k = i; k <= j; k++)
+            o[byk[k].next].next = byk[k < j ? k + 1 : i].next;
+        i = j + 1;
+    }
+    free(byk);
+    return 0;
+}
+
+static int load_folding(tb_err_t *err)
+{
+    char path[512];
+    data_path("CaseFolding.txt", path, sizeof path);
+    if (fold.o && !strcmp(fold.src, path))
+        return 0;
+    ucd_file_t f;
+    if (ucd_open(&f, "CaseFolding.txt", "(?i) (caseless matching)", err))
+        return -1;
+    orbit_t *o = NULL;
+    size_t n = 0, cap = 0;
+    char *fl[4];
+    int nf, rc = 0;
+    while (!rc && (nf = ucd_next(&f, fl, 4)) > 0) {
+        uint32_t from, x, to;
+        if (nf < 3 || parse_cps(fl[0], &from, &x) || x != from || !*fl[1] || fl[1][1]) {
+            rc = ucd_bad(&f, "expected code; status; mapping");
+            break;
+        }
+        if (strcmp(fl[1], "C") && strcmp(fl[1], "S"))
+            continue; /* full (F) and Turkic (T) foldings: not simple */
+        if (parse_cps(fl[2], &to, &x) || x != to || to == from) {
+            rc = ucd_bad(&f, "a simple folding must map to one other code point");
+            break;
+        }
+        if (n + 2 > cap) {
+            cap = cap ? 2 * cap : 4096;
+            orbit_t *v = realloc(o, cap * sizeof *v);
+            if (!v) {
+                rc = tb_fail(err, "out of memory");
+                break;
+            }
+            o = v;
+        }
+        /* The folded form belongs to its own orbit; duplicates go below. */
+        o[n++] = (orbit_t){.cp = from, .key = to};
+        o[n++] = (orbit_t){.cp = to, .key = to};
+    }
+    if (!rc && n) {
+        qsort(o, n, sizeof *o, cmp_orbit_key);
+        size_t u = 1;
+        for (size_t i = 1; i < n; i++)
+            if (o[i].cp != o[u - 1].cp || o[i].key != o[u - 1].key)
+                o[u++] = o[i];
+        n = u;
+        qsort(o, n, sizeof *o, cmp_orbit_cp);
+        for (size_t i = 1; i < n && !rc; i++)
+            if (o[i].cp == o[i - 1].cp)
+                rc = tb_fail(err, "malformed Unicode data file %s: U+%04X folds two ways",
+                             f.path, o[i].cp);
+        if (!rc && link_orbits(o, n))
+            rc = tb_fail(err, "out of memory");
+    }
+    ucd_close(&f);
+    if (rc) {
+        free(o);
+        return -1;
+    }
+    free(fold.o);
+    fold.o = o;
+    fold.n = n;
+    snprintf(fold.src, sizeof fold.src, "%s", f.path);
+    return 0;
+}
+
+/* Adds to s every code point caselessly equal to one already in it. */
+static int cps_fold(cp_set_t *s, tb_err_t *err)
+{
+    if (load_folding(err))
+        return -1;
+    size_t n = s->n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t lo = s->r[i].lo, hi = s->r[i].hi;
+        size_t a = 0, b = fold.n; /* first entry with cp >= lo */
+        while (a < b) {
+            size_t m = (a + b) / 2;
+            if (fold.o[m].cp < lo)
+                a = m + 1;
+            else
+                b = m;
+        }
+        for (size_t j = a; j < fold.n && fold.o[j].cp <= hi; j++)
+            for (size_t k = fold.o[j].next; k != j; k = fold.o[k].next)
+                if (cps_add(s, fold.o[k].cp, fold.o[k].cp))
+                    return tb_fail(err, "out of memory");
+    }
+    cps_norm(s);
     return 0;
 }
 
@@ -477,7 +896,6 @@ typedef struct {
     int icase;
     unsigned depth;
     size_t open_at; /* the innermost open group's '(' */
-    uint8_t *cat; /* loaded on the first \p */
     tb_err_t *err;
 } parser_t;
 
@@ -487,6 +905,14 @@ static int perr(parser_t *ps, size_t at, const char *fmt, const char *detail)
     snprintf(what, sizeof what, fmt, detail ? detail : "");
     return tb_fail(ps->err, "regex '%.*s': %s at offset %zu", (int)(ps->len > 300 ? 300 : ps->len),
                    ps->p, what, at);
+}
+
+/* Puts the pattern and offset in front of an error raised below the parser
+ * (a Unicode data file that is missing or malformed). */
+static int perr_wrap(parser_t *ps, size_t at)
+{
+    return tb_wrap(ps->err, "regex '%.*s' at offset %zu", (int)(ps->len > 300 ? 300 : ps->len),
+                   ps->p, at);
 }
 
 static int full_check(parser_t *ps)
@@ -547,11 +973,46 @@ static int add_perl_class(cp_set_t *s, char c)
     }
 }
 
+/* The general categories a loose name stands for (want[c] = 1 for index c
+ * of cat_names): a letter for a group, two for a category, l& and lc for
+ * cased letters, any.  0 if the name is none of those. */
+static int gc_want(const char *name, uint8_t want[256])
+{
+    size_t n = strlen(name);
+    int cased = !strcmp(name, "l&") || !strcmp(name, "lc"), any = !strcmp(name, "any");
+    int found = 0;
+    for (size_t c = 0; c < NCATS; c++) {
+        char lc[3] = {(char)(cat_names[c][0] + 32), cat_names[c][1], 0};
+        if ((n == 1 && lc[0] == name[0]) || (n == 2 && !strcmp(lc, name)) ||
+            (cased && c <= 2) || any)
+            want[c] = found = 1;
+    }
+    return found;
+}
+
+/* Adds the runs of code points c with want[tab[c]] to s. */
+static int add_runs(cp_set_t *s, const uint8_t *tab, const uint8_t want[256])
+{
+    for (uint32_t c = 0; c <= CP_MAX;) {
+        if (!want[tab[c]]) {
+            c++;
+            continue;
+        }
+        uint32_t e = c;
+        while (e < CP_MAX && want[tab[e + 1]])
+            e++;
+        if (cps_add(s, c, e))
+            return -1;
+        c = e + 1;
+    }
+    return 0;
+}
+
 /* \p{..} / \P{..} / \pX, after the 'p' or 'P'. */
 static int parse_property(parser_t *ps, int negate, cp_set_t *s)
 {
     size_t start = ps->pos - 2;
-    char name[32];
+    char name[72];
     size_t n = 0;
     if (ps->pos < ps->len && ps->p[ps->pos] == '{') {
         ps->pos++;
@@ -568,35 +1029,50 @@ static int parse_property(parser_t *ps, int negate, cp_set_t *s)
     } else
         return perr(ps, start, "\\p needs a property name", NULL);
     name[n] = 0;
-    if (name[0] == '^') { /* \p{^L} is PCRE's spelling of \P{L} */
+    char key[sizeof name];
+    loose_name(name, key, sizeof key);
+    char *val = key;
+    if (*val == '^') { /* \p{^L} is PCRE's spelling of \P{L} */
         negate = !negate;
-        memmove(name, name + 1, n--);
+        val++;
     }
-    int want[NCATS] = {0}, found = 0;
-    for (size_t c = 0; c < NCATS; c++)
-        if ((n == 1 && cat_names[c][0] == name[0]) ||
-            (n == 2 && !strcmp(cat_names[c], name)))
-            want[c] = found = 1;
-    if (n == 3 && !strcmp(name, "Any"))
-        for (size_t c = 0; c < NCATS; c++)
-            want[c] = found = 1;
-    if (!found)
-        return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
-    if (!ps->cat && load_categories(&ps->cat, ps->err))
-        return -1;
+    /* sc=X (or script=X, sc:X) is the Script property; scx=X and a bare
+     * script name are Script_Extensions as PCRE2 10.40+ reads them. */
+    int by_sc = 0, prefixed = 0;
+    char *eq = strpbrk(val, "=:");
+    if (eq) {
+        *eq = 0;
+        if (!strcmp(val, "sc") || !strcmp(val, "script"))
+            by_sc = 1;
+        else if (strcmp(val, "scx") && strcmp(val, "scriptextensions"))
+            return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
+        val = eq + 1;
+        prefixed = 1;
+    }
+    uint8_t want[256] = {0};
     cp_set_t mine = {0};
-    int rc = 0;
-    for (uint32_t c = 0; c <= CP_MAX && !rc;) {
-        if (!want[ps->cat[c]]) {
-            c++;
-            continue;
+    int rc;
+    if (!prefixed && gc_want(val, want)) {
+        if (load_categories(ps->err))
+            return perr_wrap(ps, start);
+        rc = add_runs(&mine, cats.cat, want);
+    } else {
+        if (load_scripts(ps->err))
+            return perr_wrap(ps, start);
+        int x = script_find(val);
+        if (x < 0)
+            return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
+        want[x] = 1;
+        rc = add_runs(&mine, scr.sc, want);
+        for (size_t i = 0; i < scr.nscx && !rc && !by_sc; i++)
+            if ((scr.scx[i].bits[x >> 6] >> (x & 63)) & 1)
+                rc = cps_add(&mine, scr.scx[i].lo, scr.scx[i].hi);
+        if (!rc && !mine.n) { /* Katakana_Or_Hiragana: named, given to nothing */
+            free(mine.r);
+            return perr(ps, start, "Unicode script '%s' has no characters", name);
         }
-        uint32_t e = c;
-        while (e < CP_MAX && want[ps->cat[e + 1]])
-            e++;
-        rc = cps_add(&mine, c, e);
-        c = e + 1;
     }
+    cps_norm(&mine);
     if (!rc && negate)
         rc = cps_negate(&mine);
     for (size_t i = 0; i < mine.n && !rc; i++)
@@ -671,15 +1147,10 @@ static int read_literal(parser_t *ps, uint32_t *cp)
     return 0;
 }
 
-/* [...] after the '['. */
-static int parse_class(parser_t *ps, cp_set_t *s)
+/* The items of a class up to and past its ']': literals and ranges go to
+ * lit, escaped classes to sets. */
+static int parse_class_items(parser_t *ps, size_t start, cp_set_t *lit, cp_set_t *sets)
 {
-    size_t start = ps->pos - 1;
-    int negate = 0;
-    if (ps->pos < ps->len && ps->p[ps->pos] == '^') {
-        negate = 1;
-        ps->pos++;
-    }
     int first = 1;
     for (;;) {
         if (ps->pos >= ps->len)
@@ -687,27 +1158,29 @@ static int parse_class(parser_t *ps, cp_set_t *s)
         char c = ps->p[ps->pos];
         if (c == ']' && !first) {
             ps->pos++;
-            break;
+            return 0;
         }
         first = 0;
         if (c == '[' && ps->pos + 1 < ps->len && ps->p[ps->pos + 1] == ':')
             return perr(ps, ps->pos, "POSIX classes [:name:] are not supported", NULL);
         uint32_t lo;
         size_t at = ps->pos;
-        ps->pos++;
-        int kind = 0;
-        if (c == '\\')
-            kind = parse_escape(ps, &lo, s);
-        else {
-            ps->pos--;
+        int kind;
+        if (c == '\\') {
+            ps->pos++;
+            kind = parse_escape(ps, &lo, sets);
+        } else
             kind = read_literal(ps, &lo);
-        }
         if (kind < 0)
             return -1;
-        if (kind == 1)
+        int dash = ps->pos + 1 < ps->len && ps->p[ps->pos] == '-' && ps->p[ps->pos + 1] != ']';
+        if (kind == 1) {
+            if (dash) /* [\d-z]: PCRE2 refuses it too */
+                return perr(ps, at, "a class cannot start a range", NULL);
             continue;
+        }
         uint32_t hi = lo;
-        if (ps->pos + 1 < ps->len && ps->p[ps->pos] == '-' && ps->p[ps->pos + 1] != ']') {
+        if (dash) {
             ps->pos++;
             char d = ps->p[ps->pos];
             if (d == '\\') {
@@ -724,11 +1197,32 @@ static int parse_class(parser_t *ps, cp_set_t *s)
             if (hi < lo)
                 return perr(ps, at, "range out of order", NULL);
         }
-        if (cps_add(s, lo, hi))
+        if (cps_add(lit, lo, hi))
             return tb_fail(ps->err, "out of memory");
     }
-    if (ps->icase && cps_fold(s))
-        return tb_fail(ps->err, "out of memory");
+}
+
+/* [...] after the '['.  Under (?i) the literals and ranges are folded, the
+ * escaped classes (\d \w \s \p{..} and their negations) are not, as PCRE2
+ * does it; then the whole class is negated if it starts with ^. */
+static int parse_class(parser_t *ps, cp_set_t *s)
+{
+    size_t start = ps->pos - 1;
+    int negate = 0;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '^') {
+        negate = 1;
+        ps->pos++;
+    }
+    cp_set_t lit = {0};
+    int rc = parse_class_items(ps, start, &lit, s);
+    if (!rc && ps->icase && lit.n)
+        rc = cps_fold(&lit, ps->err);
+    for (size_t i = 0; i < lit.n && !rc; i++)
+        if (cps_add(s, lit.r[i].lo, lit.r[i].hi))
+            rc = tb_fail(ps->err, "out of memory");
+    free(lit.r);
+    if (rc)
+        return -1;
     cps_norm(s);
     if (negate && cps_negate(s))
         return tb_fail(ps->err, "out of memory");
@@ -820,6 +1314,10 @@ static int parse_group(parser_t *ps, lex_term_t *out)
             int on = 1;
             for (; ps->pos < ps->len; ps->pos++) {
                 c = ps->p[ps->pos];
+                /* The folding table is loaded here so that a missing
+                 * CaseFolding.txt is reported where (?i) is. */
+                if (c == 'i' && on && load_folding(ps->err))
+                    return perr_wrap(ps, at);
                 if (c == 'i')
                     ps->icase = on;
                 else if (c == '-')
@@ -855,15 +1353,17 @@ static int parse_group(parser_t *ps, lex_term_t *out)
     return 0;
 }
 
-static int cps_term(parser_t *ps, cp_set_t *s, lex_term_t *out)
+/* The term for the code points of s (freed); folded first when `fold`. */
+static int cps_term(parser_t *ps, cp_set_t *s, int fold, lex_term_t *out)
 {
-    if (ps->icase && cps_fold(s))
-        return tb_fail(ps->err, "out of memory");
-    cps_norm(s);
-    int rc = cps_to_term(ps->t, s, out);
+    int rc = fold && ps->icase ? cps_fold(s, ps->err) : 0;
+    if (!rc) {
+        cps_norm(s);
+        rc = cps_to_term(ps->t, s, out) ? tb_fail(ps->err, "out of memory") : full_check(ps);
+    }
     free(s->r);
     s->r = NULL;
-    return rc ? tb_fail(ps->err, "out of memory") : full_check(ps);
+    return rc;
 }
 
 /* One atom and its quantifiers; *out = LEX_EPSILON for (?i). Returns 1
@@ -895,7 +1395,7 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
     }
     case '[':
         ps->pos++;
-        if (parse_class(ps, &s) || cps_term(ps, &s, &atom)) {
+        if (parse_class(ps, &s) || cps_term(ps, &s, 0, &atom)) {
             free(s.r);
             return -1;
         }
@@ -904,7 +1404,7 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
         ps->pos++;
         if (cps_add(&s, '\n', '\n') || cps_negate(&s))
             return tb_fail(ps->err, "out of memory");
-        if (cps_term(ps, &s, &atom))
+        if (cps_term(ps, &s, 0, &atom))
             return -1;
         break;
     case '^':
@@ -933,7 +1433,8 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
         }
         if (kind == 0 && cps_add(&s, cp, cp))
             return tb_fail(ps->err, "out of memory");
-        if (cps_term(ps, &s, &atom))
+        /* A literal folds under (?i); \d, \p{..} and the like do not. */
+        if (cps_term(ps, &s, kind == 0, &atom))
             return -1;
     }
     }
@@ -1034,6 +1535,5 @@ int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
     int rc = parse_alt(&ps, out);
     if (!rc && ps.pos < len)
         rc = perr(&ps, ps.pos, "unbalanced parenthesis", NULL);
-    free(ps.cat);
     return rc;
 }

@@ -84,24 +84,63 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 /*
  * Parses pattern[0..len) into *out.  The whole pattern must match (as in
  * JSON schema's implicit anchoring for a lexeme); a leading ^ and a
- * trailing $ are accepted and mean nothing more.  Supported: literals (UTF-8
- * in the pattern), escapes \xHH \x{H..} \uHHHH \u{H..} \n \r \t \f \v \0 \e
- * \a and escaped punctuation, classes [...] with ranges and negation, . (any
- * code point but \n), \d \w \s \D \W \S (ASCII, as PCRE without UCP),
- * \p{..} \P{..} \pL over Unicode general categories (L Lu Ll Lt Lm Lo M Mn
- * Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf
- * Co Cn, read at run time from UnicodeData.txt), groups ( ), (?: ),
- * (?<name> ), (?i: ) and (?i) (ASCII case folding), | * + ? {n} {n,} {n,m}
- * and lazy quantifiers (same language).  Errors (position = byte offset in
- * the pattern): back-references, look-around, \b and other assertions,
- * possessive quantifiers, empty alternatives, bounds above LEX_MAX_REPEAT,
- * a pattern whose terms pass the store's limit.
+ * trailing $ are accepted and mean nothing more.  The dialect is PCRE2's
+ * with PCRE2_UTF (and without PCRE2_UCP); tests/test_regex_unicode.c holds
+ * the Unicode parts to PCRE2 10.42 code point by code point.  Supported:
+ *  - literals (UTF-8 in the pattern), escapes \xHH \x{H..} \uHHHH \u{H..}
+ *    \n \r \t \f \v \0 \e \a and escaped punctuation;
+ *  - classes [...] with ranges and negation; . (any code point but \n);
+ *    \d \w \s \D \W \S (ASCII, as PCRE2 without UCP);
+ *  - \p{..} \P{..} \pL \p{^..}, also inside classes, with names matched
+ *    loosely (case, spaces, '-' and '_' ignored, as PCRE2 does):
+ *      general categories L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd
+ *      Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Cs Co Cn, L& (= LC),
+ *      Any, from UnicodeData.txt;
+ *      scripts by long or short name (\p{Greek}, \p{Grek}, \p{Han},
+ *      \p{Old_Italic}, \p{Unknown}...: any script that
+ *      PropertyValueAliases.txt names and Scripts.txt gives to some
+ *      character).  A bare name, scx=Name and Script_Extensions=Name match
+ *      what PCRE2 10.40 and later match for a bare name: the characters
+ *      whose Script is Name plus those whose Script_Extensions
+ *      (ScriptExtensions.txt) list Name, so \p{Greek} has U+0342 (Script
+ *      Inherited, extensions Greek) and \p{Inherited} keeps it too;
+ *      sc=Name and Script=Name are the Script property alone;
+ *  - groups ( ), (?: ), (?<name> ), (?P<name> ), | * + ? {n} {n,} {n,m}
+ *    and lazy quantifiers (same language);
+ *  - (?i) (to the end of the enclosing group), (?-i), (?i: ) and (?-i: ):
+ *    Unicode simple case folding as PCRE2 does it in UTF mode: a literal,
+ *    and each literal and range of a class, also match every character
+ *    with the same simple case folding (CaseFolding.txt statuses C and S:
+ *    k K and U+212A KELVIN SIGN; s S and U+017F LONG S; Greek sigma in its
+ *    three forms); not the Turkic or the full (multi-character) foldings.
+ *    Escaped classes (\d \w \s \p{..} and their negations) and . are not
+ *    folded, as in PCRE2: (?i)\p{Lu} matches upper case letters only.  A
+ *    negated class is folded before it is negated: (?i)[^k] refuses U+212A.
+ * Errors (position = byte offset in the pattern): back-references,
+ * look-around, \b and other assertions, possessive quantifiers, empty
+ * alternatives, bounds above LEX_MAX_REPEAT, a class at either end of a
+ * range, unknown property or script names, a pattern whose terms pass the
+ * store's limit, and a Unicode data file that is missing or malformed (the
+ * message names the file, and the line).
+ *
+ * The Unicode data is read when a pattern first needs it and kept for the
+ * process (read again if its path changes), so this function is not
+ * thread-safe.  The files come from the unicode-data package:
+ *   $TOKBENCH_UNICODE_DIR (default LEX_UNICODE_DIR) is the directory of
+ *     UnicodeData.txt (\p{<category>}), PropertyValueAliases.txt,
+ *     Scripts.txt and ScriptExtensions.txt (\p{<script>}) and
+ *     CaseFolding.txt ((?i));
+ *   $TOKBENCH_UNICODE_DATA, when set, is the path of UnicodeData.txt
+ *     itself, over the directory (kept from before the directory variable).
+ * Debian 12 ships Unicode 15.0 data while its PCRE2 10.42 was built with
+ * Unicode 14.0: the characters assigned in 15.0 are unassigned to PCRE2.
  */
 int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
                     lex_term_t *out, tb_err_t *err);
 
-/* Where the Unicode general categories are read from; $TOKBENCH_UNICODE_DATA
- * overrides it. */
-#define LEX_UNICODE_DATA "/usr/share/unicode/UnicodeData.txt"
+#define LEX_UNICODE_DIR "/usr/share/unicode"
+/* Where the general categories are read from unless $TOKBENCH_UNICODE_DATA
+ * or $TOKBENCH_UNICODE_DIR says otherwise. */
+#define LEX_UNICODE_DATA LEX_UNICODE_DIR "/UnicodeData.txt"
 
 #endif
