@@ -705,7 +705,7 @@ static void dfs_limits_are_clear_errors(void **state)
     assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);
     assert_null(trie_build(&trie_layout_dfs, &k, &err));
     assert_string_equal(err.msg, "dfs trie: token id 0 is 16384 bytes long, past "
-                        "the depth limit of 16383 (14-bit num_parents field)");
+                        "the depth limit of 16383 (14-bit depth field)");
     trie_keys_free(&k);
     lens[0] = 16383;
     assert_int_equal(trie_keys_from_list(&k, strs, lens, ids, 2, &err), 0);

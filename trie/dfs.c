@@ -5,19 +5,25 @@
  * Every node but the root is one 64-bit word, nodes in depth-first order,
  * siblings in byte order:
  *   bits  0-7   edge byte (the last byte of the node's string)
- *   bits  8-26  token id (19 bits); `none` (= the keys' id_limit) marks a
+ *   bits  8-30  subtree size (23 bits), the node itself included
+ *   bits 31-44  depth (14 bits): the length of the node's string
+ *   bits 45-63  token id (19 bits); `none` (= the keys' id_limit) marks a
  *               node that is no token, so that the walk can set its mask bit
  *               without a branch and the caller clears that scratch bit
- *   bits 27-49  subtree size (23 bits), the node itself included
- *   bits 50-63  num_parents (14 bits): depth(node) - depth(next) + 1, where
- *               next is the node after the subtree (depth 1 past the end)
  * Limits that follow: ids below 2^19 - 1 (a 262144-token vocabulary fits
  * twice), 2^23 - 1 nodes under any first byte, tokens of up to 16383 bytes
  * (the longest runs of spaces in real vocabularies are about 1000).
  *
- * The walk is one forward pass: an accepted byte pushes and moves to the
- * next node, popping num_parents states after a leaf; a refused byte skips
- * its subtree and pops num_parents - 1.
+ * The published layout stores num_parents = depth(node) - depth(next) + 1
+ * (next: the node after the subtree) where this one stores the depth; the
+ * two say the same, but with the depth a walk finds the state of a node's
+ * parent at stack[depth - 1] from the node alone, where num_parents makes
+ * every node's stack position wait for the previous node's (walk_range).
+ * The id sits in the top bits so that its mask word is one shift (x >> 51)
+ * and its bit another (the shift count's low 6 bits of x >> 45).
+ *
+ * The walk is one forward pass: an accepted byte pushes its state at its
+ * depth and moves to the next node; a refused byte skips its subtree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +33,10 @@
 
 #define DFS_ID_BITS 19
 #define DFS_SUB_BITS 23
-#define DFS_PAR_BITS 14
+#define DFS_DEPTH_BITS 14
 #define DFS_ID_MAX ((1u << DFS_ID_BITS) - 1)
 #define DFS_SUB_MAX ((1u << DFS_SUB_BITS) - 1)
-#define DFS_PAR_MAX ((1u << DFS_PAR_BITS) - 1)
+#define DFS_DEPTH_MAX ((1u << DFS_DEPTH_BITS) - 1)
 
 typedef struct {
     uint64_t *nodes;
@@ -46,14 +52,14 @@ typedef struct {
 } dfs_t;
 
 static inline uint8_t n_byte(uint64_t x) { return (uint8_t)x; }
-static inline uint32_t n_id(uint64_t x) { return (uint32_t)(x >> 8) & DFS_ID_MAX; }
-static inline uint32_t n_sub(uint64_t x) { return (uint32_t)(x >> 27) & DFS_SUB_MAX; }
-static inline uint32_t n_par(uint64_t x) { return (uint32_t)(x >> 50); }
+static inline uint32_t n_sub(uint64_t x) { return (uint32_t)(x >> 8) & DFS_SUB_MAX; }
+static inline uint32_t n_depth(uint64_t x) { return (uint32_t)(x >> 31) & DFS_DEPTH_MAX; }
+static inline uint32_t n_id(uint64_t x) { return (uint32_t)(x >> 45); }
 
-static uint64_t pack(uint8_t byte, uint32_t id, uint32_t sub, uint32_t par)
+static uint64_t pack(uint8_t byte, uint32_t id, uint32_t sub, uint32_t depth)
 {
-    return (uint64_t)byte | (uint64_t)id << 8 | (uint64_t)sub << 27 |
-           (uint64_t)par << 50;
+    return (uint64_t)byte | (uint64_t)sub << 8 | (uint64_t)depth << 31 |
+           (uint64_t)id << 45;
 }
 
 /* The node fields before packing, while the subtree sizes are open. */
@@ -70,11 +76,11 @@ static int check_limits(const trie_keys_t *k, tb_err_t *err)
         return tb_fail(err, "token id %u is past the limit of %u ids (%d-bit "
                        "id field)", k->id_limit - 1, DFS_ID_MAX, DFS_ID_BITS);
     for (size_t i = 0; i < k->n; i++)
-        if (k->keys[i].len > DFS_PAR_MAX)
+        if (k->keys[i].len > DFS_DEPTH_MAX)
             return tb_fail(err, "token id %u is %u bytes long, past the depth "
-                           "limit of %u (%d-bit num_parents field)",
-                           k->keys[i].id, k->keys[i].len, DFS_PAR_MAX,
-                           DFS_PAR_BITS);
+                           "limit of %u (%d-bit depth field)",
+                           k->keys[i].id, k->keys[i].len, DFS_DEPTH_MAX,
+                           DFS_DEPTH_BITS);
     return 0;
 }
 
@@ -133,9 +139,7 @@ static int pack_nodes(dfs_t *t, const dfs_tmp_vec_t *v, tb_err_t *err)
                            "nodes under it, past the limit of %u (%d-bit "
                            "subtree size)", i, x->byte, x->depth, x->sub,
                            DFS_SUB_MAX, DFS_SUB_BITS);
-        size_t next = i + x->sub;
-        uint32_t next_depth = next < v->len ? v->data[next].depth : 1;
-        t->nodes[i] = pack(x->byte, x->id, x->sub, x->depth - next_depth + 1);
+        t->nodes[i] = pack(x->byte, x->id, x->sub, x->depth);
     }
     for (size_t p = 0; p < t->n; p += n_sub(t->nodes[p]))
         t->root[t->nroot++] = (uint32_t)p; /* at most 256: bytes differ */
@@ -222,85 +226,86 @@ static size_t dfs_prefixes(const void *impl, const uint8_t *s, size_t n,
 }
 
 /* The walk through the recognizer's callbacks, for recognizers without a
- * table (and tables too shallow for the trie). */
+ * table (and tables too shallow for the trie): before a node at depth k,
+ * the stack goes back to its parent, k - 1 states above where it began. */
 static uint64_t walk_calls(const dfs_t *t, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const uint64_t *nodes = t->nodes;
     size_t p = 0, n = t->n;
+    uint32_t pushed = 0;
     uint64_t visited = 0;
     while (p < n) {
         uint64_t x = nodes[p];
-        uint32_t sub = n_sub(x), par = n_par(x);
+        uint32_t k = n_depth(x);
+        if (pushed >= k) {
+            rec->pop_bytes(rec, pushed - k + 1);
+            pushed = k - 1;
+        }
         visited++;
         if (rec->push_byte(rec, n_byte(x))) {
             tb_bitset_set(mask, n_id(x));
-            rec->pop_bytes(rec, sub == 1 ? par : 0);
+            pushed = k;
             p++;
-        } else {
-            rec->pop_bytes(rec, par - 1);
-            p += sub;
-        }
+        } else
+            p += n_sub(x);
     }
+    if (pushed)
+        rec->pop_bytes(rec, pushed);
     return visited;
 }
 
 /*
  * The walk over the recognizer's table (trie_rec_table_t), the hot loop of
- * a token mask.  Per node: the node word (a forward stream), the class of
- * its byte, the transition entry, then either
+ * a token mask.  Per node: the node word (a forward stream), the row of its
+ * parent from the stack slot its depth names, the class of its byte, the
+ * transition entry, then either
  *   accepted: the mask word (the bit of the id, or of the scratch id for a
- *             node that is no token: no branch) and the stack slot of the
- *             new state; a leaf pops num_parents states;
- *   refused:  skip the subtree, pop num_parents - 1;
- * and the row of the next node's parent, read back from the stack.
- * Reading it back rather than keeping it in a register (or selecting
- * between the new row and the stack's with a mask) is what keeps the
- * nodes apart: only a child waits for its parent's transition (through
- * the store), while a sibling after a leaf reads a slot written long
- * before, so the loads of successive nodes overlap (2.1 against 3.4 ns a
- * node on Llama 3's JSON-string mask).  The test of `next` is the one
- * data-dependent branch: a select would make the next node's address wait
- * for the transition.  0 and TRIE_REC_UNKNOWN share one test (next + 1 <
- * 2), an entry not computed yet going to push_byte (trie_rec_compute) on
- * the refused side.  *skipped adds up sub - 1 over refused nodes: the
- * nodes offered are the range's size less those.
- * Walks [p, end), a range of whole subtrees whose parent's row is on top
- * of the stack at depth d, and leaves the stack at d.
+ *             node that is no token: no branch) and the stack slot at the
+ *             node's depth (its children read it);
+ *   refused:  skip the subtree.
+ * Nothing carries from one node to the next but p: the parent's row comes
+ * from a slot the node names itself, so only a child waits for its
+ * parent's transition (through the store), while siblings and the nodes
+ * after a leaf read slots written earlier and overlap.  (Keeping the top
+ * row in a register, or a depth updated from num_parents, chains every
+ * node to the one before: 3.4 ns a node on Llama 3's JSON-string mask,
+ * against 2.1 with num_parents and a stack read, and less here.)  The test
+ * of `next` is the one data-dependent branch: a select would make the next
+ * node's address wait for the transition.  0 and TRIE_REC_UNKNOWN share
+ * one test (next + 1 < 2), an entry not computed yet going to push_byte
+ * (trie_rec_compute) on the refused side.  *skipped adds up sub - 1 over
+ * refused nodes: the nodes offered are the range's size less those.
+ * Walks [p, end), whole subtrees of nodes deeper than 1 whose states go at
+ * base[depth]; base[1] is the state their first byte leaves.
  */
 static inline void walk_range(const dfs_t *t, trie_rec_t *rec, uint64_t *words,
-                              size_t p, size_t end, size_t d, uint64_t *skipped)
+                              size_t p, size_t end, uint32_t *base,
+                              uint64_t *skipped)
 {
     const uint64_t *nodes = t->nodes;
     const uint32_t *table = rec->tab.table;
     const uint8_t *cls = rec->tab.cls;
-    uint32_t *stack = rec->tab.stack;
-    uint32_t row = stack[d];
     while (p < end) {
         uint64_t x = nodes[p];
+        uint32_t k = n_depth(x);
+        size_t row = base[k - 1];
         uint32_t next = table[row + cls[n_byte(x)]];
-        uint32_t sub = n_sub(x), par = n_par(x);
         if (__builtin_expect(next + 1u < 2u, 0)) {
             if (next == TRIE_REC_UNKNOWN) {
-                next = trie_rec_compute(rec, d, n_byte(x));
+                next = trie_rec_compute(rec, (size_t)(base - rec->tab.stack) + k - 1,
+                                        n_byte(x));
                 table = rec->tab.table;
                 cls = rec->tab.cls;
             }
             if (!next) {
-                d = d + 1 - par;
-                p += sub;
-                *skipped += sub - 1;
-                row = stack[d];
+                p += n_sub(x);
+                *skipped += n_sub(x) - 1;
                 continue;
             }
         }
-        uint32_t id = n_id(x);
-        words[id >> 6] |= (uint64_t)1 << (id & 63);
-        stack[d + 1] = next;
-        /* Leaf or not is as random as the vocabulary: a mask, not a
-         * branch (which the compiler writes for a ?: here). */
-        d = d + 1 - (par & -(uint32_t)(sub == 1));
+        words[x >> 51] |= (uint64_t)1 << ((x >> 45) & 63);
+        base[k] = next;
         p++;
-        row = stack[d];
     }
 }
 
@@ -309,23 +314,23 @@ static inline void walk_range(const dfs_t *t, trie_rec_t *rec, uint64_t *words,
 static uint64_t walk_table(const dfs_t *t, trie_rec_t *rec, tb_bitset_t *mask)
 {
     size_t d = rec->tab.depth;
+    uint32_t *base = rec->tab.stack + d;
     uint64_t *words = mask->words, skipped = 0;
     for (uint32_t k = 0; k < t->nroot; k++) {
         size_t p = t->root[k];
         uint64_t x = t->nodes[p];
-        uint32_t next = rec->tab.table[rec->tab.stack[d] + rec->tab.cls[n_byte(x)]];
+        uint32_t next = rec->tab.table[base[0] + rec->tab.cls[n_byte(x)]];
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d, n_byte(x));
         if (!next) {
             skipped += n_sub(x) - 1;
             continue;
         }
-        uint32_t id = n_id(x);
-        words[id >> 6] |= (uint64_t)1 << (id & 63);
+        tb_bitset_set(mask, n_id(x));
         if (n_sub(x) == 1)
             continue;
-        rec->tab.stack[d + 1] = next;
-        walk_range(t, rec, words, p + 1, p + n_sub(x), d + 1, &skipped);
+        base[1] = next;
+        walk_range(t, rec, words, p + 1, p + n_sub(x), base, &skipped);
     }
     rec->tab.depth = d;
     return t->n - skipped;
@@ -369,7 +374,8 @@ static int check_node(const dfs_t *t, size_t p, size_t parent_end, int prev_byte
 }
 
 /* Recomputes every depth from the subtree sizes (a stack of open ends),
- * checking nesting and sibling order, then checks num_parents. */
+ * checking nesting and sibling order, and checks the depth fields and the
+ * root index. */
 static int dfs_validate(const void *impl, tb_err_t *err)
 {
     const dfs_t *t = impl;
@@ -391,13 +397,18 @@ static int dfs_validate(const void *impl, tb_err_t *err)
         end[++top] = p + n_sub(t->nodes[p]);
         last[top] = -1;
     }
-    for (size_t p = 0; !rc && p < t->n; p++) {
-        size_t next = p + n_sub(t->nodes[p]);
-        uint32_t want = depth[p] - (next < t->n ? depth[next] : 1) + 1;
-        if (n_par(t->nodes[p]) != want)
-            rc = tb_fail(err, "node %zu: num_parents is %u, the depths say %u",
-                         p, n_par(t->nodes[p]), want);
-    }
+    for (size_t p = 0; !rc && p < t->n; p++)
+        if (n_depth(t->nodes[p]) != depth[p])
+            rc = tb_fail(err, "node %zu: depth field %u, the subtree sizes "
+                         "say %u", p, n_depth(t->nodes[p]), depth[p]);
+    size_t r = 0;
+    for (size_t p = 0; !rc && p < t->n; p += n_sub(t->nodes[p]), r++)
+        if (r >= t->nroot || t->root[r] != p)
+            rc = tb_fail(err, "root index: child %zu of the root is node %zu, "
+                         "the index says %s", r, p, r < t->nroot ? "another" : "none");
+    if (!rc && r != t->nroot)
+        rc = tb_fail(err, "root index: %u entries, the root has %zu children",
+                     t->nroot, r);
     free(depth);
     free(end);
     free(last);
