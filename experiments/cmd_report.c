@@ -82,19 +82,32 @@ static const char *col(sqlite3_stmt *st, int i)
     return s ? (const char *)s : "";
 }
 
-/* One metric of one case from metric_stats; 1 if the run has it. */
-static int get_stat(report_t *r, int64_t case_id, const char *source, const char *impl,
-                    const char *metric, stat_t *s)
+/* A query for one figure, with `id` (a run's or a case's) bound to ?1;
+ * NULL if it cannot be prepared, which leaves the figure "not measured". */
+static sqlite3_stmt *figure_query(report_t *r, const char *sql, int64_t id)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT median, min, max, bytes, nodes FROM"
-                           " metric_stats WHERE case_id = ? AND source = ? AND"
-                           " impl = ? AND metric = ?", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, case_id);
-    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
+    if (sqlite3_prepare_v2(r->db->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_int64(st, 1, id);
+    return st;
+}
+
+/* The first column of the query's first row, NAN when there is none or
+ * it is NULL; finalizes the query. */
+static double first_number(sqlite3_stmt *st)
+{
+    double v = NAN;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Reads median, min, max, bytes, nodes from the query's first row and
+ * finalizes it; 1 if there was a row with a median. */
+static int stat_row(sqlite3_stmt *st, stat_t *s)
+{
     int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (found)
         *s = (stat_t){sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
@@ -104,28 +117,35 @@ static int get_stat(report_t *r, int64_t case_id, const char *source, const char
     return found;
 }
 
+/* One metric of one case from metric_stats; 1 if the run has it. */
+static int get_stat(report_t *r, int64_t case_id, const char *source, const char *impl,
+                    const char *metric, stat_t *s)
+{
+    sqlite3_stmt *st = figure_query(r, "SELECT median, min, max, bytes, nodes FROM"
+                                    " metric_stats WHERE case_id = ?1 AND source = ?2 AND"
+                                    " impl = ?3 AND metric = ?4", case_id);
+    if (!st)
+        return 0;
+    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
+    return stat_row(st, s);
+}
+
 /* A static or build figure of one case, whichever impl recorded it: the
  * lookup driver files an external library's figures under its own name
  * (darts, marisa), tokbench's layouts under "tokbench". */
 static int get_stat_any(report_t *r, int64_t case_id, const char *source,
                         const char *metric, stat_t *s)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT median, min, max, bytes, nodes FROM"
-                           " metric_stats WHERE case_id = ? AND source = ? AND"
-                           " metric = ? ORDER BY impl LIMIT 1", -1, &st,
-                           NULL) != SQLITE_OK)
+    sqlite3_stmt *st = figure_query(r, "SELECT median, min, max, bytes, nodes FROM"
+                                    " metric_stats WHERE case_id = ?1 AND source = ?2 AND"
+                                    " metric = ?3 ORDER BY impl LIMIT 1", case_id);
+    if (!st)
         return 0;
-    sqlite3_bind_int64(st, 1, case_id);
     sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, metric, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
-    if (found)
-        *s = (stat_t){sqlite3_column_double(st, 0), sqlite3_column_double(st, 1),
-                      sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
-                      sqlite3_column_double(st, 4)};
-    sqlite3_finalize(st);
-    return found;
+    return stat_row(st, s);
 }
 
 static void tab_init(table_t *t, int ncols, ...)
@@ -206,15 +226,23 @@ static FILE *open_out(report_t *r, const char *name, const char *ext, tb_err_t *
     return f;
 }
 
+/* Prepares a query of this run: r->run bound to ?1. */
+static int run_query(report_t *r, const char *sql, sqlite3_stmt **st, tb_err_t *err)
+{
+    if (xp_db_prepare(r->db, sql, st, err))
+        return -1;
+    sqlite3_bind_int64(*st, 1, r->run);
+    return 0;
+}
+
 /* Prepares `sql` for this run (?1) and opens the section's .dat file:
  * the prologue every plotted section shares.  NULL with nothing left open
  * on failure. */
 static FILE *open_run_query(report_t *r, const char *sql, const char *name,
                             sqlite3_stmt **st, tb_err_t *err)
 {
-    if (xp_db_prepare(r->db, sql, st, err))
+    if (run_query(r, sql, st, err))
         return NULL;
-    sqlite3_bind_int64(*st, 1, r->run);
     FILE *f = open_out(r, name, ".dat", err);
     if (!f)
         sqlite3_finalize(*st);
@@ -357,7 +385,7 @@ static int load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
     if (xp_db_prepare(r->db, "SELECT status, suite, started, ifnull(ended, ''),"
                              " git_commit, git_dirty, host, cpu_model, cores, tsc_hz,"
                              " sources, compiler, kernel, virt FROM runs WHERE id = ?",
-                          &st, err))
+                      &st, err))
         return -1;
     sqlite3_bind_int64(st, 1, id);
     int found = sqlite3_step(st) == SQLITE_ROW;
@@ -421,16 +449,11 @@ static void failed_text(sqlite3_stmt *st, char *buf, size_t n)
  * or NAN when the run has none. */
 static double run_vocab_number(report_t *r, const char *sql, const char *vocab)
 {
-    sqlite3_stmt *st;
-    double v = NAN;
-    if (sqlite3_prepare_v2(r->db->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return v;
-    sqlite3_bind_int64(st, 1, r->run);
+    sqlite3_stmt *st = figure_query(r, sql, r->run);
+    if (!st)
+        return NAN;
     sqlite3_bind_text(st, 2, vocab, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return first_number(st);
 }
 
 /* Tokens of a vocabulary: what a walk under "any" allows is every token
@@ -461,17 +484,11 @@ static double vocab_size(report_t *r, const char *vocab)
  * (data/manifest kind synth-vocab, named synth-*). */
 static int synth_walks(report_t *r)
 {
-    sqlite3_stmt *st;
-    int n = 0;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT count(*) FROM cases WHERE run_id = ? AND"
-                           " experiment = 'walk' AND status = 'ok' AND"
-                           " vocabulary LIKE 'synth-%'", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, r->run);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    sqlite3_stmt *st = figure_query(r, "SELECT count(*) FROM cases WHERE run_id = ? AND"
+                                    " experiment = 'walk' AND status = 'ok' AND"
+                                    " vocabulary LIKE 'synth-%'", r->run);
+    double n = st ? first_number(st) : NAN;
+    return isfinite(n) ? (int)n : 0;
 }
 
 /* Bars on a log scale when they span more than 30x: else the small ones,
@@ -659,9 +676,8 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "vocabulary size (ids)", "time per mask (us, median)",
              "min..max", "nodes visited");
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db, WALK_CASES, &st, err))
+    if (run_query(r, WALK_CASES, &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
     TB_VEC(point_t) pts = {0};
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -761,9 +777,9 @@ static int sec_throughput(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", "tokbench MB/s", "reference", "reference MB/s",
              "speedup (min..max)");
     sqlite3_stmt *st, *refs;
-    if (xp_db_prepare(r->db, "SELECT id, vocabulary, corpus, '', status,"
-                             " ifnull(message, '') FROM cases WHERE run_id = ? AND"
-                             " experiment = 'tokenize' ORDER BY seq", &st, err))
+    if (run_query(r, "SELECT id, vocabulary, corpus, '', status,"
+                     " ifnull(message, '') FROM cases WHERE run_id = ? AND"
+                     " experiment = 'tokenize' ORDER BY seq", &st, err))
         return -1;
     if (xp_db_prepare(r->db, "SELECT impl, median, min, max, bytes FROM metric_stats WHERE"
                              " case_id = ? AND source = 'wallclock' AND metric = 'ns' AND"
@@ -771,7 +787,6 @@ static int sec_throughput(report_t *r, tb_err_t *err)
         sqlite3_finalize(st);
         return -1;
     }
-    sqlite3_bind_int64(st, 1, r->run);
     FILE *f = open_out(r, s->name, ".dat", err);
     if (!f) {
         sqlite3_finalize(st);
@@ -965,11 +980,10 @@ static int sec_memory(report_t *r, tb_err_t *err)
     grid_clear(m->bytes_per_key);
     grid_clear(m->build_ms);
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db, MEMORY_CASES, &st, err)) {
+    if (run_query(r, MEMORY_CASES, &st, err)) {
         free(m);
         return -1;
     }
-    sqlite3_bind_int64(st, 1, r->run);
     int rc = 0, nmem = 0, nbld = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
@@ -1070,32 +1084,26 @@ static int per_key(report_t *r, int64_t id, stat_t *ns)
 /* Items of the case's timed metric (keys or positions per repetition). */
 static double items_of(report_t *r, int64_t id)
 {
-    sqlite3_stmt *st;
-    double items = NAN;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT items FROM metric_stats WHERE case_id = ?"
-                           " AND source = 'tsc' AND impl = 'tokbench' AND metric = 'ns'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return items;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 0) > 0)
-        items = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return items;
+    sqlite3_stmt *st = figure_query(r, "SELECT items FROM metric_stats WHERE case_id = ?"
+                                    " AND source = 'tsc' AND impl = 'tokbench' AND"
+                                    " metric = 'ns'", id);
+    double items = st ? first_number(st) : NAN;
+    return items > 0 ? items : NAN;
 }
 
 /* Time per key of the same work (vocabulary, pattern, options) done by
  * another implementation in this run: NAN when it was not measured. */
 static double other_per_key(report_t *r, sqlite3_stmt *c, const char *impl)
 {
-    sqlite3_stmt *st;
     double v = NAN;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT id FROM cases WHERE run_id = ? AND"
-                           " experiment = 'lookup' AND status = 'ok' AND vocabulary = ?"
-                           " AND layout = ? AND ifnull(pattern, '') = ? AND"
-                           " ifnull(corpus, '') = ? AND ifnull(options, '') = ?"
-                           " ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = figure_query(r, "SELECT id FROM cases WHERE run_id = ? AND"
+                                    " experiment = 'lookup' AND status = 'ok' AND"
+                                    " vocabulary = ? AND layout = ? AND"
+                                    " ifnull(pattern, '') = ? AND ifnull(corpus, '') = ?"
+                                    " AND ifnull(options, '') = ? ORDER BY seq LIMIT 1",
+                                    r->run);
+    if (!st)
         return v;
-    sqlite3_bind_int64(st, 1, r->run);
     sqlite3_bind_text(st, 2, col(c, 1), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, col(c, 3), -1, SQLITE_TRANSIENT);
@@ -1119,11 +1127,10 @@ static int sec_lookup(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 6, "work", "implementation", "ns per key (median)", "min..max",
              "x darts", "x marisa");
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db, "SELECT id, vocabulary, layout, pattern, corpus, options,"
-                             " status, ifnull(message, '') FROM cases WHERE run_id = ? AND"
-                             " experiment = 'lookup' ORDER BY seq", &st, err))
+    if (run_query(r, "SELECT id, vocabulary, layout, pattern, corpus, options,"
+                     " status, ifnull(message, '') FROM cases WHERE run_id = ? AND"
+                     " experiment = 'lookup' ORDER BY seq", &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
     names_t *works = calloc(1, sizeof *works), *impls = calloc(1, sizeof *impls);
     double (*grid)[MAXNAMES] = malloc(sizeof(grid_t));
     if (!works || !impls || !grid) {
@@ -1196,14 +1203,13 @@ static int sec_lookup(report_t *r, tb_err_t *err)
 /* The walk case of run `run` with the same row as the reported run's. */
 static int64_t same_case(report_t *r, int64_t run, sqlite3_stmt *walk)
 {
-    sqlite3_stmt *st;
     int64_t id = -1;
-    if (sqlite3_prepare_v2(r->db->db, "SELECT id FROM cases WHERE run_id = ? AND"
-                           " experiment = 'walk' AND vocabulary = ? AND layout = ? AND"
-                           " pattern = ? AND status = 'ok' ORDER BY seq LIMIT 1", -1,
-                           &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = figure_query(r, "SELECT id FROM cases WHERE run_id = ? AND"
+                                    " experiment = 'walk' AND vocabulary = ? AND"
+                                    " layout = ? AND pattern = ? AND status = 'ok'"
+                                    " ORDER BY seq LIMIT 1", run);
+    if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     for (int i = 1; i <= 3; i++)
         sqlite3_bind_text(st, i + 1, col(walk, i), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -1219,14 +1225,13 @@ static int sec_machines(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "machines", "Machines side by side");
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
-                             " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND"
-                             " r.host IS me.host THEN ?1 ELSE max(r.id) END AS rid,"
-                             " r.cpu_model, r.host FROM runs r, me"
-                             " GROUP BY r.cpu_model, r.host ORDER BY rid <> ?1, rid",
-                      &st, err))
+    if (run_query(r, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
+                     " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND"
+                     " r.host IS me.host THEN ?1 ELSE max(r.id) END AS rid,"
+                     " r.cpu_model, r.host FROM runs r, me"
+                     " GROUP BY r.cpu_model, r.host ORDER BY rid <> ?1, rid",
+              &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
     int64_t run[MAXMACHINES];
     char name[MAXMACHINES][64];
     int n = 0;
@@ -1320,18 +1325,17 @@ static int sec_compare(report_t *r, tb_err_t *err)
     tab_init(&s->tab, 5, "case", hv, hr, "ratio (noise band)", "verdict");
     /* the headline of every case: tokbench's time by the TSC */
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db,
-                      "WITH ca AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?1") "),"
-                      " cb AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?2") ")"
-                      " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
-                      " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
-                      " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"
-                      "  AND x.impl = 'tokbench' AND x.metric = 'ns'"
-                      " JOIN metric_stats y ON y.case_id = cb.id AND y.source = 'tsc'"
-                      "  AND y.impl = 'tokbench' AND y.metric = 'ns'"
-                      " WHERE x.min > 0 AND y.min > 0 ORDER BY ca.seq", &st, err))
+    if (run_query(r,
+                  "WITH ca AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?1") "),"
+                  " cb AS (" XP_CASE_KEYS("status = 'ok' AND run_id = ?2") ")"
+                  " SELECT ca.k, x.median, x.min, x.max, y.median, y.min, y.max"
+                  " FROM ca JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
+                  " JOIN metric_stats x ON x.case_id = ca.id AND x.source = 'tsc'"
+                  "  AND x.impl = 'tokbench' AND x.metric = 'ns'"
+                  " JOIN metric_stats y ON y.case_id = cb.id AND y.source = 'tsc'"
+                  "  AND y.impl = 'tokbench' AND y.metric = 'ns'"
+                  " WHERE x.min > 0 AND y.min > 0 ORDER BY ca.seq", &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, r->run);
     sqlite3_bind_int64(st, 2, r->vs);
     FILE *f = open_out(r, s->name, ".dat", err);
     if (!f) {
