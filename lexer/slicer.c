@@ -184,8 +184,15 @@ lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
             goto fail;
         }
     }
+    if (tb_bitset_init(&s->all, s->mask_bits)) {
+        tb_fail(err, "out of memory for the slicer");
+        goto fail;
+    }
     if (build_parts(s, k, layout, err))
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        for (size_t w = 0; w < tb_bitset_words(s->mask_bits); w++)
+            s->all.words[w] |= s->slice[i].mask.words[w];
     s->build_ns = now_ns() - t0;
     return s;
 fail:
@@ -204,6 +211,7 @@ void lex_slicer_free(lex_slicer_t *s)
         tb_bitset_free(&s->slice[i].mask);
     }
     free(s->slice);
+    tb_bitset_free(&s->all);
     trie_free(s->rest);
     free(s->verdict);
     free(s->jrep);
@@ -397,20 +405,38 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
     if (mask->nbits < s->mask_bits)
         return tb_fail(err, "slicer mask: %zu bits, the vocabulary needs %zu", mask->nbits,
                        s->mask_bits);
-    tb_bitset_clear_all(mask);
+    /* Verdicts first: when every slice is whole, one copy of their union
+     * replaces the clear and the ORs. */
+    size_t nwhole = 0, nparts = 0;
     for (size_t i = 0; i < s->nslice; i++) {
-        const lex_slice_t *sl = &s->slice[i];
-        if (!sl->trie)
+        if (!s->slice[i].trie)
             continue;
         int whole = lex_slicer_subsumes(s, i, state, err);
         if (whole < 0)
             return -1;
-        if (whole) {
-            or_words(mask, &sl->mask);
-            local.whole++;
-        } else {
-            local.nodes += walk_part(sl->trie, r, state, mask);
-            local.walked++;
+        nparts++;
+        nwhole += (size_t)whole;
+    }
+    if (nparts && nwhole == nparts) {
+        memcpy(mask->words, s->all.words, tb_bitset_words(s->mask_bits) * sizeof *mask->words);
+        if (tb_bitset_words(mask->nbits) > tb_bitset_words(s->mask_bits))
+            memset(mask->words + tb_bitset_words(s->mask_bits), 0,
+                   (tb_bitset_words(mask->nbits) - tb_bitset_words(s->mask_bits)) *
+                       sizeof *mask->words);
+        local.whole = (uint32_t)nwhole;
+    } else {
+        tb_bitset_clear_all(mask);
+        for (size_t i = 0; i < s->nslice; i++) {
+            const lex_slice_t *sl = &s->slice[i];
+            if (!sl->trie)
+                continue;
+            if (s->verdict[(size_t)state * s->nslice + i] == LEX_SLICE_WHOLE) {
+                or_words(mask, &sl->mask);
+                local.whole++;
+            } else {
+                local.nodes += walk_part(sl->trie, r, state, mask);
+                local.walked++;
+            }
         }
     }
     if (s->rest)
@@ -423,6 +449,7 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
 size_t lex_slicer_bytes(const lex_slicer_t *s)
 {
     size_t b = sizeof *s + s->nslice * sizeof *s->slice;
+    b += tb_bitset_words(s->all.nbits) * sizeof(uint64_t);
     for (size_t i = 0; i < s->nslice; i++) {
         const lex_slice_t *sl = &s->slice[i];
         b += tb_bitset_words(sl->mask.nbits) * sizeof(uint64_t);

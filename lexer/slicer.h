@@ -73,6 +73,9 @@ enum { LEX_SLICE_UNKNOWN = 0, LEX_SLICE_WHOLE = 1, LEX_SLICE_WALK = 2 };
 typedef struct {
     lex_slice_t *slice;
     size_t nslice;
+    tb_bitset_t all;   /* the union of the slices' masks: copied in one pass
+                        * when every slice is taken whole (the common case
+                        * inside a string) instead of clearing and OR-ing */
     trie_t *rest;      /* the residual tokens; NULL if none */
     size_t nrest;
     size_t mask_bits;  /* bits of every mask (the full trie's) */
