@@ -270,6 +270,15 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
     sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
 }
 
+/* For what may be absent (a run's note, a case's message): NULL, not "". */
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        bind_text(st, i, s);
+    else
+        sqlite3_bind_null(st, i);
+}
+
 int64_t xp_db_run_begin(xp_db_t *d, const char *suite, const xp_prov_t *p,
                         tb_err_t *err)
 {
@@ -318,10 +327,7 @@ int xp_db_run_end(xp_db_t *d, int64_t run, const char *status,
         return -1;
     bind_text(st, 1, now);
     bind_text(st, 2, status);
-    if (note)
-        bind_text(st, 3, note);
-    else
-        sqlite3_bind_null(st, 3);
+    bind_text_or_null(st, 3, note);
     sqlite3_bind_int64(st, 4, run);
     return step_done(d, st, err);
 }
@@ -380,10 +386,7 @@ static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     sqlite3_bind_int(st, 10, (int)r->reps);
     bind_text(st, 11, c->sources);
     bind_text(st, 12, c->status);
-    if (c->message)
-        bind_text(st, 13, c->message);
-    else
-        sqlite3_bind_null(st, 13);
+    bind_text_or_null(st, 13, c->message);
     bind_text(st, 14, c->started);
     bind_text(st, 15, now);
     if (step_done(d, st, err))
