@@ -40,10 +40,7 @@ static int setup(void **state)
 {
     (void)state;
     tb_err_t err;
-    if (!(tok = tok_load(LLAMA3, &err))) {
-        fprintf(stderr, "%s: %s (run 'make data')\n", LLAMA3, err.msg);
-        return -1;
-    }
+    tok = test_load(LLAMA3);
     if (trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
         !(trie = trie_build(&trie_layout_dfs, &keys, &err))) {
         fprintf(stderr, "%s: %s\n", LLAMA3, err.msg);

@@ -59,10 +59,7 @@ static vocab_t vocabs[2] = {{.path = LLAMA3}, {.path = GEMMA3}};
 static int load_vocab(vocab_t *v)
 {
     tb_err_t err;
-    if (!(v->tok = tok_load(v->path, &err))) {
-        fprintf(stderr, "%s: %s (run 'make data')\n", v->path, err.msg);
-        return -1;
-    }
+    v->tok = test_load(v->path);
     if (trie_keys_from_vocab(&v->keys, tok_vocab(v->tok), TRIE_SPECIALS_OMIT, &err))
         return -1;
     for (size_t i = 0; trie_layouts[i] && v->n < MAX_LAYOUTS; i++) {
