@@ -529,6 +529,42 @@ static void loose_name(const char *in, char *out, size_t cap)
     out[n] = 0;
 }
 
+/*
+ * A property table as runs: code points lo..hi have value v (a category or
+ * script index); sorted, together they cover 0..CP_MAX.  Some thousands of
+ * runs stand for a 1.1 MB table, and \p{..} scans them, not the table.
+ */
+typedef struct {
+    uint32_t lo, hi, v;
+} prop_run_t;
+
+typedef struct {
+    prop_run_t *r;
+    size_t n;
+} prop_runs_t;
+
+/* Compresses tab[0..CP_MAX] into runs (replacing out's); -1 out of memory. */
+static int runs_from_table(const uint8_t *tab, prop_runs_t *out)
+{
+    size_t n = 1;
+    for (uint32_t c = 1; c <= CP_MAX; c++)
+        n += tab[c] != tab[c - 1];
+    prop_run_t *r = malloc(n * sizeof *r);
+    if (!r)
+        return -1;
+    n = 0;
+    for (uint32_t c = 0; c <= CP_MAX; c++) {
+        if (c && tab[c] == tab[c - 1])
+            r[n - 1].hi = c;
+        else
+            r[n++] = (prop_run_t){c, c, tab[c]};
+    }
+    free(out->r);
+    out->r = r;
+    out->n = n;
+    return 0;
+}
+
 /* ---- general categories (UnicodeData.txt) -------------------------------- */
 
 static const char *const cat_names[] = {
@@ -539,17 +575,18 @@ static const char *const cat_names[] = {
 #define NCATS (sizeof cat_names / sizeof *cat_names)
 #define CAT_CN (NCATS - 1)
 
-/* Code point -> index in cat_names (unlisted code points are Cn). */
+/* The category of every code point (v = index in cat_names; unlisted code
+ * points are Cn). */
 static struct {
     char src[512];
-    uint8_t *cat;
+    prop_runs_t runs;
 } cats;
 
 static int load_categories(tb_err_t *err)
 {
     char path[512];
     data_path("UnicodeData.txt", path, sizeof path);
-    if (cats.cat && !strcmp(cats.src, path))
+    if (cats.runs.r && !strcmp(cats.src, path))
         return 0;
     ucd_file_t f;
     if (ucd_open(&f, "UnicodeData.txt", "\\p{<general category>}", err))
@@ -583,20 +620,18 @@ static int load_categories(tb_err_t *err)
         first = -1;
     }
     ucd_close(&f);
-    if (rc) {
-        free(cat);
+    if (!rc && runs_from_table(cat, &cats.runs))
+        rc = tb_fail(err, "out of memory");
+    free(cat);
+    if (rc)
         return -1;
-    }
-    free(cats.cat);
-    cats.cat = cat;
     snprintf(cats.src, sizeof cats.src, "%s", f.path);
     return 0;
 }
 
 /* ---- scripts (PropertyValueAliases.txt, Scripts.txt, ScriptExtensions.txt) */
 
-#define MAX_SCRIPTS 255 /* script indexes fit a byte; SC_NONE marks "unlisted" */
-#define SC_NONE 255
+#define MAX_SCRIPTS 255 /* script indexes fit the byte table read from Scripts.txt */
 #define SC_ALIASES 4
 
 /* A run of code points and the scripts in their Script_Extensions (bit i of
@@ -610,7 +645,7 @@ static struct {
     char src[512];                          /* the Scripts.txt it came from */
     size_t n;                               /* scripts */
     char alias[MAX_SCRIPTS][SC_ALIASES][48]; /* loose names, "" when unused */
-    uint8_t *sc;                            /* code point -> script index */
+    prop_runs_t runs;                       /* the Script of every code point */
     scx_run_t *scx;
     size_t nscx;
     size_t unknown;                         /* Zzzz, the script of unlisted code points */
@@ -660,12 +695,13 @@ static int load_script_names(tb_err_t *err)
     return 0;
 }
 
-static int load_script_values(tb_err_t *err)
+/* Scripts.txt into sc[code point] = script index. */
+static int load_script_values(tb_err_t *err, uint8_t *sc)
 {
     ucd_file_t f;
     if (ucd_open(&f, "Scripts.txt", "\\p{<script>}", err))
         return -1;
-    memset(scr.sc, (int)scr.unknown, CP_MAX + 1);
+    memset(sc, (int)scr.unknown, CP_MAX + 1);
     char *fl[2], name[64];
     int nf, rc = 0;
     while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
@@ -677,7 +713,7 @@ static int load_script_values(tb_err_t *err)
         else if (s < 0)
             rc = ucd_bad(&f, "a script that PropertyValueAliases.txt does not name");
         else
-            memset(scr.sc + lo, s, hi - lo + 1);
+            memset(sc + lo, s, hi - lo + 1);
     }
     ucd_close(&f);
     return rc;
@@ -726,13 +762,18 @@ static int load_scripts(tb_err_t *err)
 {
     char path[512];
     data_path("Scripts.txt", path, sizeof path);
-    if (scr.sc && !strcmp(scr.src, path))
+    if (scr.runs.r && !strcmp(scr.src, path))
         return 0;
     scr.src[0] = 0;
-    if (!scr.sc && !(scr.sc = malloc(CP_MAX + 1)))
+    uint8_t *sc = malloc(CP_MAX + 1);
+    if (!sc)
         return tb_fail(err, "out of memory");
-    if (load_script_names(err) || load_script_values(err) ||
-        load_script_extensions(err))
+    int rc = load_script_names(err) || load_script_values(err, sc) ||
+             load_script_extensions(err);
+    if (!rc && runs_from_table(sc, &scr.runs))
+        rc = tb_fail(err, "out of memory");
+    free(sc);
+    if (rc)
         return -1;
     snprintf(scr.src, sizeof scr.src, "%s", path);
     return 0;
@@ -990,21 +1031,12 @@ static int gc_want(const char *name, uint8_t want[256])
     return found;
 }
 
-/* Adds the runs of code points c with want[tab[c]] to s. */
-static int add_runs(cp_set_t *s, const uint8_t *tab, const uint8_t want[256])
+/* Adds the runs whose value v has want[v] to s. */
+static int add_runs(cp_set_t *s, const prop_runs_t *runs, const uint8_t want[256])
 {
-    for (uint32_t c = 0; c <= CP_MAX;) {
-        if (!want[tab[c]]) {
-            c++;
-            continue;
-        }
-        uint32_t e = c;
-        while (e < CP_MAX && want[tab[e + 1]])
-            e++;
-        if (cps_add(s, c, e))
+    for (size_t i = 0; i < runs->n; i++)
+        if (want[runs->r[i].v] && cps_add(s, runs->r[i].lo, runs->r[i].hi))
             return -1;
-        c = e + 1;
-    }
     return 0;
 }
 
@@ -1055,7 +1087,7 @@ static int parse_property(parser_t *ps, int negate, cp_set_t *s)
     if (!prefixed && gc_want(val, want)) {
         if (load_categories(ps->err))
             return perr_wrap(ps, start);
-        rc = add_runs(&mine, cats.cat, want);
+        rc = add_runs(&mine, &cats.runs, want);
     } else {
         if (load_scripts(ps->err))
             return perr_wrap(ps, start);
@@ -1063,7 +1095,7 @@ static int parse_property(parser_t *ps, int negate, cp_set_t *s)
         if (x < 0)
             return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
         want[x] = 1;
-        rc = add_runs(&mine, scr.sc, want);
+        rc = add_runs(&mine, &scr.runs, want);
         for (size_t i = 0; i < scr.nscx && !rc && !by_sc; i++)
             if ((scr.scx[i].bits[x >> 6] >> (x & 63)) & 1)
                 rc = cps_add(&mine, scr.scx[i].lo, scr.scx[i].hi);
