@@ -11,7 +11,7 @@
 /* The growing parts of an index under construction. */
 typedef struct {
     lex_index_t *x;
-    size_t dfa_state_cap, off_cap, tok_cap, next_cap, max_states;
+    size_t dfa_state_cap, off_cap, tok_cap, next_cap, dense_cap, words_cap, max_states;
     uint64_t nentries;
     uint32_t *key_of; /* token id -> index into k->keys (aliases: their primary's) */
     lex_dfa_t *dfa;
@@ -55,6 +55,7 @@ static uint32_t state_for(build_t *b, uint32_t s, tb_err_t *err)
     }
     if (grow((void **)&x->dfa_state, &b->dfa_state_cap, x->nstates + 1,
              sizeof *x->dfa_state) ||
+        grow((void **)&x->dense, &b->dense_cap, x->nstates + 1, sizeof *x->dense) ||
         grow((void **)&x->off, &b->off_cap, x->nstates + 2, sizeof *x->off)) {
         tb_fail(err, "out of memory for the index");
         return LEX_INDEX_NONE;
@@ -74,6 +75,23 @@ static int add_entry(build_t *b, uint32_t tok, uint32_t next, tb_err_t *err)
     x->tok[e] = tok;
     x->next[e] = next;
     b->nentries = e + 1;
+    return 0;
+}
+
+/* A wide state keeps its mask as a bitset too (see index.h). */
+static int keep_dense(build_t *b, const tb_bitset_t *mask, uint32_t i, tb_err_t *err)
+{
+    lex_index_t *x = b->x;
+    size_t nw = tb_bitset_words(mask->nbits);
+    x->dense[i] = LEX_INDEX_NONE;
+    if ((x->off[i + 1] - x->off[i]) * 32 <= mask->nbits)
+        return 0;
+    if (x->ndense >= UINT32_MAX / nw ||
+        grow((void **)&x->words, &b->words_cap, (x->ndense + 1) * nw, sizeof *x->words))
+        return tb_fail(err, "out of memory for the index's dense masks");
+    x->dense[i] = (uint32_t)(x->ndense * nw);
+    memcpy(x->words + x->dense[i], mask->words, nw * sizeof *x->words);
+    x->ndense++;
     return 0;
 }
 
@@ -101,7 +119,7 @@ static int index_state(build_t *b, const trie_t *t, const trie_keys_t *k, lex_re
     /* off[i + 1] may not exist before state i + 1 is queued: store after
      * state_for grew it, i.e. now. */
     x->off[i + 1] = b->nentries;
-    return 0;
+    return keep_dense(b, mask, i, err);
 }
 
 static double now_ns(void)
@@ -168,11 +186,20 @@ void lex_index_free(lex_index_t *x)
     free(x->tok);
     free(x->next);
     free(x->of_dfa);
+    free(x->dense);
+    free(x->words);
     free(x);
 }
 
 void lex_index_mask(const lex_index_t *x, uint32_t i, tb_bitset_t *mask)
 {
+    if (x->dense[i] != LEX_INDEX_NONE) {
+        size_t nw = tb_bitset_words(x->mask_bits);
+        memcpy(mask->words, x->words + x->dense[i], nw * sizeof *mask->words);
+        if (tb_bitset_words(mask->nbits) > nw)
+            memset(mask->words + nw, 0, (tb_bitset_words(mask->nbits) - nw) * sizeof *mask->words);
+        return;
+    }
     tb_bitset_clear_all(mask);
     for (uint64_t e = x->off[i]; e < x->off[i + 1]; e++)
         tb_bitset_set(mask, x->tok[e]);
@@ -196,5 +223,6 @@ size_t lex_index_bytes(const lex_index_t *x)
     uint64_t e = lex_index_entries(x);
     return sizeof *x + x->nstates * (sizeof *x->dfa_state + sizeof *x->off) +
            sizeof *x->off + (size_t)e * (sizeof *x->tok + sizeof *x->next) +
-           x->nof_dfa * sizeof *x->of_dfa;
+           x->nof_dfa * sizeof *x->of_dfa + x->nstates * sizeof *x->dense +
+           x->ndense * tb_bitset_words(x->mask_bits) * sizeof *x->words;
 }

@@ -34,7 +34,11 @@
  * the start).  Entries of index state i are [off[i], off[i+1]): tok[e] a
  * token id (aliases included, ascending), next[e] the index state after it.
  * dfa_state[i] is the DFA state of index state i; of_dfa maps DFA states
- * below nof_dfa back (LEX_INDEX_NONE: not in the index).
+ * below nof_dfa back (LEX_INDEX_NONE: not in the index).  A wide state (one
+ * whose entries outweigh a bitset: more than mask_bits / 32 of them) also
+ * keeps its mask as a bitset, dense[i] = its first word in words[] (else
+ * LEX_INDEX_NONE), so that its mask query is one copy rather than a bit
+ * set per token.
  */
 typedef struct {
     size_t nstates;
@@ -44,6 +48,9 @@ typedef struct {
     uint32_t *next;
     uint32_t *of_dfa;
     size_t nof_dfa;
+    uint32_t *dense;
+    uint64_t *words;
+    size_t ndense;
     size_t mask_bits; /* the trie's mask bits */
     double build_ns;
     uint64_t walk_nodes; /* nodes the build's walks visited, in all */

@@ -5,7 +5,8 @@
  * a long alternation of words), from the start and from a state after a
  * consumed prefix:
  *   - the mask of every indexed state equals lex_mask there and a
- *     brute-force oracle (lex_dfa_feed over each token's bytes);
+ *     brute-force oracle (lex_dfa_feed over each token's bytes), for narrow
+ *     states (a token list) and wide ones (kept as a bitset);
  *   - next(s, t) of every entry is the DFA state lex_dfa_feed reaches, and
  *     tokens outside the mask have no next state;
  *   - the indexed states are closed: every next state is indexed.
@@ -81,6 +82,10 @@ static const struct {
     {"(" WORDS ")( (" WORDS "))*", "the quick "},
 };
 
+/* Indexed states that keep their mask as a bitset (wide ones): both kinds
+ * of mask query must be exercised. */
+static size_t dense_states;
+
 static void oracle_mask(lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
 {
     tb_bitset_clear_all(m);
@@ -112,6 +117,7 @@ static void check_index(const char *pattern, const char *prefix, size_t *states,
     for (uint32_t i = 0; i < x->nstates; i++) {
         uint32_t s = x->dfa_state[i];
         assert_int_equal(lex_index_state(x, s), i);
+        dense_states += x->dense[i] != LEX_INDEX_NONE;
         lex_index_mask(x, i, &got);
         assert_int_equal(lex_mask(trie, &r, s, &walk, NULL, &err), 0);
         oracle_mask(d, s, &want);
@@ -152,9 +158,10 @@ static void index_matches_walks(void **state)
         check_index(cases[i].pattern, "", &states, &entries);
         check_index(cases[i].pattern, cases[i].prefix, &states, &entries);
     }
-    print_message("%zu index states, %zu entries checked against walks and the oracle\n",
-                  states, entries);
+    print_message("%zu index states (%zu wide, kept as bitsets), %zu entries checked against "
+                  "walks and the oracle\n", states, dense_states, entries);
     assert_true(states > 2 * sizeof cases / sizeof *cases);
+    assert_true(dense_states > 0 && dense_states < states);
 }
 
 static void state_cap_fails_cleanly(void **state)
