@@ -19,8 +19,9 @@ const char *const lex_slicer_default[] = {
 
 /* ---- building ------------------------------------------------------------ */
 
-/* The slice (index < n) that claims key, n for the residual, or -1 with err
- * if a slice DFA passed its limits. */
+/* The slice (index < n) that claims key (the first it is a prefix of, or
+ * the first that matches it whole), n for the residual, or -1 with err if a
+ * slice DFA passed its limits. */
 static long slice_of(lex_slicer_t *s, const trie_key_t *key, tb_err_t *err)
 {
     for (size_t i = 0; i < s->nslice; i++) {
@@ -28,7 +29,7 @@ static long slice_of(lex_slicer_t *s, const trie_key_t *key, tb_err_t *err)
         uint32_t st = lex_dfa_feed(d, LEX_START, key->s, key->len);
         if (lex_dfa_error(d, err))
             return -1;
-        if (st != LEX_DEAD && lex_dfa_accepting(d, st))
+        if (st != LEX_DEAD && (s->prefixes || lex_dfa_accepting(d, st)))
             return (long)i;
     }
     return (long)s->nslice;
@@ -154,6 +155,13 @@ out:
 lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
                              const char *const *regexes, size_t n, tb_err_t *err)
 {
+    return lex_slicer_new_as(k, layout, regexes, n, LEX_SLICE_PREFIX, err);
+}
+
+lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layout,
+                                const char *const *regexes, size_t n, int membership,
+                                tb_err_t *err)
+{
     double t0 = now_ns();
     if (!regexes)
         for (regexes = lex_slicer_default, n = 0; regexes[n]; n++)
@@ -172,6 +180,7 @@ lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
     s->mask_bits = (size_t)k->id_limit + 1;
     s->max_len = k->max_len;
     s->budget = LEX_SLICER_DEFAULT_BUDGET;
+    s->prefixes = membership == LEX_SLICE_PREFIX;
     for (size_t i = 0; i < n; i++) {
         lex_slice_t *sl = &s->slice[i];
         sl->regex = strdup(regexes[i]);

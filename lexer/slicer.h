@@ -7,8 +7,12 @@
  * The slicer splits the vocabulary once, at build time, into slices
  * described by regexes and a residual part:
  *   - the slices are taken in the order given; a token belongs to the first
- *     slice whose regex matches all of its bytes (a full match), so each
- *     token is in exactly one slice or in the residual;
+ *     slice whose language has a string that starts with the token's bytes
+ *     (the token is a prefix of the slice: full matches included, and also
+ *     a token that ends inside a UTF-8 character the slice allows, which no
+ *     code-point regex can match whole), so each token is in exactly one
+ *     slice or in the residual.  LEX_SLICE_FULL asks for full matches
+ *     instead (a token the slice's regex matches whole), for comparison;
  *   - every slice gets its own trie (in the layout asked for) over its
  *     tokens and a precomputed mask: the bits of its tokens and of their
  *     aliases (trie.h), over the full vocabulary's ids;
@@ -24,7 +28,10 @@
  * the lexer's DFA from (slice start, s) over the joint byte classes of the
  * two: s subsumes the slice iff no reachable pair has a live slice state
  * and a dead lexer state (a live slice state always has a string of the
- * slice below it, deriv.h).  The exploration stops after a budget of pairs
+ * slice below it, deriv.h).  That covers every prefix of the slice's
+ * strings, not only the strings, which is why membership by prefix is
+ * exact: a member token's path through the slice's DFA stays live, so the
+ * product visits it, so the lexer is live after it.  The exploration stops after a budget of pairs
  * and then answers "not subsumed", which only costs a walk.  Verdicts are
  * cached per lexer state, so the product is explored once per state.
  *
@@ -81,6 +88,7 @@ typedef struct {
     size_t mask_bits;  /* bits of every mask (the full trie's) */
     uint32_t max_len;  /* the longest key, for recognizers */
     size_t budget;     /* product pairs explored per verdict at most */
+    int prefixes;      /* membership by prefix (LEX_SLICE_PREFIX) */
     double build_ns;   /* what lex_slicer_new took */
     lex_dfa_t *bound;
     uint8_t *verdict;
@@ -112,6 +120,12 @@ typedef struct {
  */
 lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
                              const char *const *regexes, size_t n, tb_err_t *err);
+/* The same with the membership rule chosen: LEX_SLICE_PREFIX (what
+ * lex_slicer_new does) or LEX_SLICE_FULL. */
+enum { LEX_SLICE_FULL = 0, LEX_SLICE_PREFIX = 1 };
+lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layout,
+                                const char *const *regexes, size_t n, int membership,
+                                tb_err_t *err);
 void lex_slicer_free(lex_slicer_t *s);
 
 /* Parses "R1;R2;..." (or "default") into the slicer's regexes: *out gets

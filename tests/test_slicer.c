@@ -7,8 +7,10 @@
  *   - lex_mask over the full trie of the same layout, and
  *   - a brute-force oracle: lex_dfa_feed over each token's bytes from the
  *     state, the alias ids following their primary.
- * The subsumption verdicts are checked on cases whose answer follows from
- * the languages (a string body with room for 20 characters subsumes the
+ * Both membership rules (by prefix, the default, and by full match) are
+ * checked: the parts partition the keys as the rule says, and the masks are
+ * exact.  The subsumption verdicts are checked on cases whose answer
+ * follows from the languages (a string body with room for 20 characters subsumes the
  * 1..10 slice but not the 1..30 one), and against sampled strings of the
  * slice.  Last, bad slice lists and `tokbench mask --slicer`.
  */
@@ -403,28 +405,68 @@ static void custom_slices_and_random_regexes(void **state)
     assert_true(t.whole > 0 && t.walked > 0);
 }
 
-/* Every token is in exactly one part: the slices' masks and the residual's
- * tokens partition the vocabulary. */
+/* Every token is in exactly one part, the one the membership rule names:
+ * the first slice whose DFA is still live after the token's bytes (by
+ * prefix), or whose DFA accepts them (full match). */
+static void check_partition(const lex_slicer_t *s, const trie_keys_t *k)
+{
+    size_t in = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        const trie_key_t *key = &k->keys[i];
+        size_t want = s->nslice;
+        for (size_t j = 0; j < s->nslice && want == s->nslice; j++) {
+            uint32_t st = lex_dfa_feed(s->slice[j].dfa, LEX_START, key->s, key->len);
+            if (st != LEX_DEAD && (s->prefixes || lex_dfa_accepting(s->slice[j].dfa, st)))
+                want = j;
+        }
+        for (size_t j = 0; j < s->nslice; j++)
+            if (tb_bitset_get(&s->slice[j].mask, key->id) != (j == want))
+                fail_msg("token %u '%.*s': slice %zu says %d, it belongs to part %zu",
+                         key->id, (int)key->len, key->s, j + 1,
+                         tb_bitset_get(&s->slice[j].mask, key->id), want + 1);
+        in += want < s->nslice;
+    }
+    size_t total = s->nrest;
+    for (size_t j = 0; j < s->nslice; j++)
+        total += s->slice[j].ntokens;
+    assert_int_equal(total, k->n);
+    assert_int_equal(in + s->nrest, k->n);
+}
+
 static void slices_partition_the_keys(void **state)
 {
     (void)state;
+    tb_err_t err;
     for (size_t vi = 0; vi < 2; vi++) {
-        const lex_slicer_t *s = vocabs[vi].slicer[0];
-        const trie_keys_t *k = &vocabs[vi].keys;
-        size_t in = 0;
-        for (size_t i = 0; i < k->n; i++) {
-            int hits = 0;
-            for (size_t j = 0; j < s->nslice; j++)
-                hits += tb_bitset_get(&s->slice[j].mask, k->keys[i].id);
-            assert_true(hits <= 1);
-            in += (size_t)hits;
-        }
-        size_t total = s->nrest;
-        for (size_t j = 0; j < s->nslice; j++)
-            total += s->slice[j].ntokens;
-        assert_int_equal(total, k->n);
-        assert_int_equal(in + s->nrest, k->n);
+        check_partition(vocabs[vi].slicer[0], &vocabs[vi].keys);
+        lex_slicer_t *full = lex_slicer_new_as(&vocabs[vi].keys, &trie_layout_dfs, NULL, 0,
+                                               LEX_SLICE_FULL, &err);
+        assert_non_null(full);
+        check_partition(full, &vocabs[vi].keys);
+        /* By prefix, the tokens that end inside a character join a slice. */
+        assert_true(full->nrest > vocabs[vi].slicer[0]->nrest);
+        lex_slicer_free(full);
     }
+}
+
+/* Full-match membership gives exact masks too. */
+static void full_match_slices(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    vocab_t *v = &vocabs[0];
+    lex_slicer_t *s[MAX_LAYOUTS];
+    for (size_t l = 0; l < v->n; l++)
+        assert_non_null(s[l] = lex_slicer_new_as(&v->keys, trie_layout(v->trie[l]), NULL, 0,
+                                                 LEX_SLICE_FULL, &err));
+    tally_t t = {0};
+    check_masks(v, s, JSON_BODY, "", 0, &t);
+    check_masks(v, s, JSON_OBJECT, "{\"name\": \"Jo", strlen("{\"name\": \"Jo"), &t);
+    check_masks(v, s, "[^\"\\\\\\x00-\\x1f]{0,20}\"", "abc", 3, &t);
+    check_masks(v, s, "[0-9]+", "", 0, &t);
+    assert_true(t.whole > 0 && t.walked > 0);
+    for (size_t l = 0; l < v->n; l++)
+        lex_slicer_free(s[l]);
 }
 
 /* ---- bad input ------------------------------------------------------------------- */
@@ -498,6 +540,7 @@ int main(void)
         cmocka_unit_test(subsumption_verdicts),
         cmocka_unit_test(small_budget_walks),
         cmocka_unit_test(custom_slices_and_random_regexes),
+        cmocka_unit_test(full_match_slices),
         cmocka_unit_test(bad_slice_lists),
         cmocka_unit_test(mask_command),
     };
