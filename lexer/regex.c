@@ -531,8 +531,8 @@ static void loose_name(const char *in, char *out, size_t cap)
 
 /*
  * A property table as runs: code points lo..hi have value v (a category or
- * script index); sorted, together they cover 0..CP_MAX.  Some thousands of
- * runs stand for a 1.1 MB table, and \p{..} scans them, not the table.
+ * script index); once finished, sorted and covering 0..CP_MAX exactly once.
+ * Some thousands of runs stand for a 1.1 MB table; \p{..} scans them.
  */
 typedef struct {
     uint32_t lo, hi, v;
@@ -540,29 +540,69 @@ typedef struct {
 
 typedef struct {
     prop_run_t *r;
-    size_t n;
+    size_t n, cap;
 } prop_runs_t;
 
-/* Compresses tab[0..CP_MAX] into runs (replacing out's); -1 out of memory. */
-static int runs_from_table(const uint8_t *tab, prop_runs_t *out)
+/* Appends lo..hi = v, merged into the last run when it continues it. */
+static int runs_push(prop_runs_t *rs, uint32_t lo, uint32_t hi, uint32_t v)
 {
-    size_t n = 1;
-    for (uint32_t c = 1; c <= CP_MAX; c++)
-        n += tab[c] != tab[c - 1];
-    prop_run_t *r = malloc(n * sizeof *r);
-    if (!r)
-        return -1;
-    n = 0;
-    for (uint32_t c = 0; c <= CP_MAX; c++) {
-        if (c && tab[c] == tab[c - 1])
-            r[n - 1].hi = c;
-        else
-            r[n++] = (prop_run_t){c, c, tab[c]};
+    prop_run_t *last = rs->n ? &rs->r[rs->n - 1] : NULL;
+    if (last && last->v == v && last->hi + 1 == lo) {
+        last->hi = hi;
+        return 0;
     }
-    free(out->r);
-    out->r = r;
-    out->n = n;
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 1024;
+        prop_run_t *r = realloc(rs->r, cap * sizeof *r);
+        if (!r)
+            return -1;
+        rs->r = r;
+        rs->cap = cap;
+    }
+    rs->r[rs->n++] = (prop_run_t){lo, hi, v};
     return 0;
+}
+
+static int cmp_run(const void *x, const void *y)
+{
+    const prop_run_t *a = x, *b = y;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Sorts the runs and fills the gaps between them with value dflt.  1 when
+ * two runs overlap (*dup: a code point the file gave twice), -1 out of
+ * memory. */
+static int runs_finish(prop_runs_t *rs, uint32_t dflt, uint32_t *dup)
+{
+    qsort(rs->r, rs->n, sizeof *rs->r, cmp_run);
+    prop_runs_t out = {0};
+    uint32_t next = 0;
+    int rc = 0;
+    for (size_t i = 0; i < rs->n && !rc; i++) {
+        const prop_run_t *x = &rs->r[i];
+        if (x->lo < next) {
+            *dup = x->lo;
+            rc = 1;
+        } else if ((x->lo > next && runs_push(&out, next, x->lo - 1, dflt)) ||
+                   runs_push(&out, x->lo, x->hi, x->v))
+            rc = -1;
+        next = x->hi + 1;
+    }
+    if (!rc && next <= CP_MAX && runs_push(&out, next, CP_MAX, dflt))
+        rc = -1;
+    free(rs->r);
+    *rs = out;
+    return rc;
+}
+
+/* runs_finish, with its failures as messages about `path`. */
+static int runs_finish_file(prop_runs_t *rs, uint32_t dflt, const char *path, tb_err_t *err)
+{
+    uint32_t dup = 0;
+    int rc = runs_finish(rs, dflt, &dup);
+    if (rc > 0)
+        return tb_fail(err, "malformed Unicode data file %s: U+%04X is given twice", path, dup);
+    return rc ? tb_fail(err, "out of memory") : 0;
 }
 
 /* ---- general categories (UnicodeData.txt) -------------------------------- */
@@ -591,19 +631,15 @@ static int load_categories(tb_err_t *err)
     ucd_file_t f;
     if (ucd_open(&f, "UnicodeData.txt", "\\p{<general category>}", err))
         return -1;
-    uint8_t *cat = malloc(CP_MAX + 1);
-    if (!cat) {
-        ucd_close(&f);
-        return tb_fail(err, "out of memory");
-    }
-    memset(cat, CAT_CN, CP_MAX + 1);
+    prop_runs_t runs = {0};
     char *fl[4];
     int nf, rc = 0;
     long first = -1; /* the start of a "<..., First>" range */
     while (!rc && (nf = ucd_next(&f, fl, 4)) > 0) {
         uint32_t cp, hi;
         unsigned c = 0;
-        while (nf == 4 && c < NCATS && strcmp(fl[2], cat_names[c]))
+        while (nf == 4 && c < NCATS && (fl[2][0] != cat_names[c][0] ||
+                                        fl[2][1] != cat_names[c][1] || fl[2][2]))
             c++;
         if (nf < 4 || parse_cps(fl[0], &cp, &hi) || hi != cp || c == NCATS) {
             rc = ucd_bad(&f, "expected code;name;general category;...");
@@ -616,15 +652,19 @@ static int load_categories(tb_err_t *err)
         }
         uint32_t from = nl > 7 && !strcmp(fl[1] + nl - 7, ", Last>") && first >= 0
                             ? (uint32_t)first : cp;
-        memset(cat + from, (int)c, cp - from + 1);
+        if (runs_push(&runs, from, cp, c))
+            rc = tb_fail(err, "out of memory");
         first = -1;
     }
     ucd_close(&f);
-    if (!rc && runs_from_table(cat, &cats.runs))
-        rc = tb_fail(err, "out of memory");
-    free(cat);
-    if (rc)
+    if (!rc)
+        rc = runs_finish_file(&runs, CAT_CN, f.path, err);
+    if (rc) {
+        free(runs.r);
         return -1;
+    }
+    free(cats.runs.r);
+    cats.runs = runs;
     snprintf(cats.src, sizeof cats.src, "%s", f.path);
     return 0;
 }
@@ -695,13 +735,12 @@ static int load_script_names(tb_err_t *err)
     return 0;
 }
 
-/* Scripts.txt into sc[code point] = script index. */
-static int load_script_values(tb_err_t *err, uint8_t *sc)
+/* Scripts.txt into runs of script indexes. */
+static int load_script_values(tb_err_t *err, prop_runs_t *runs)
 {
     ucd_file_t f;
     if (ucd_open(&f, "Scripts.txt", "\\p{<script>}", err))
         return -1;
-    memset(sc, (int)scr.unknown, CP_MAX + 1);
     char *fl[2], name[64];
     int nf, rc = 0;
     while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
@@ -712,9 +751,11 @@ static int load_script_values(tb_err_t *err, uint8_t *sc)
             rc = ucd_bad(&f, "expected code point(s) ; script");
         else if (s < 0)
             rc = ucd_bad(&f, "a script that PropertyValueAliases.txt does not name");
-        else
-            memset(sc + lo, s, hi - lo + 1);
+        else if (runs_push(runs, lo, hi, (uint32_t)s))
+            rc = tb_fail(err, "out of memory");
     }
+    if (!rc)
+        rc = runs_finish_file(runs, (uint32_t)scr.unknown, f.path, err);
     ucd_close(&f);
     return rc;
 }
@@ -765,16 +806,14 @@ static int load_scripts(tb_err_t *err)
     if (scr.runs.r && !strcmp(scr.src, path))
         return 0;
     scr.src[0] = 0;
-    uint8_t *sc = malloc(CP_MAX + 1);
-    if (!sc)
-        return tb_fail(err, "out of memory");
-    int rc = load_script_names(err) || load_script_values(err, sc) ||
-             load_script_extensions(err);
-    if (!rc && runs_from_table(sc, &scr.runs))
-        rc = tb_fail(err, "out of memory");
-    free(sc);
-    if (rc)
+    prop_runs_t runs = {0};
+    if (load_script_names(err) || load_script_values(err, &runs) ||
+        load_script_extensions(err)) {
+        free(runs.r);
         return -1;
+    }
+    free(scr.runs.r);
+    scr.runs = runs;
     snprintf(scr.src, sizeof scr.src, "%s", path);
     return 0;
 }

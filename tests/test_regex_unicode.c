@@ -879,6 +879,9 @@ static void data_file_errors_name_the_file(void **state)
     write_file(dir, "Scripts.txt", "0041..005A ; Latin\n0370 ; Klingon\n");
     snprintf(want, sizeof want, "%s/Scripts.txt, line 2: a script that", dir);
     expect_error("\\p{Latin}", want);
+    write_file(dir, "Scripts.txt", "0041..005A ; Latin\n0391..03A9 ; Greek\n0050 ; Greek\n");
+    snprintf(want, sizeof want, "%s/Scripts.txt: U+0050 is given twice", dir);
+    expect_error("\\p{Latin}", want);
     write_file(dir, "Scripts.txt", "0041..005A ; Latin\n0391..03A9 ; Greek\n");
     write_file(dir, "ScriptExtensions.txt", "0342 ; Grek\n0343 ; Grek Xyzw\n");
     snprintf(want, sizeof want, "%s/ScriptExtensions.txt, line 2", dir);
