@@ -1,11 +1,13 @@
 /* test_report: `tokbench report`, `export` and `merge` on a fixture
  * database made here by running a tiny suite twice (a selftest, two walks
- * of the small Unigram vocabulary, one under callgrind, lookups by dat
- * and the external Darts and MARISA, and a tokenize case against
- * spm_encode): every plot is a real PNG and SVG and the page references
- * each; mask time is plotted against the vocabulary size the walks
- * record; memory and lookup figures come from the lookup cases, with
- * ratios to Darts; what a run lacks is "not measured"; the CSV export
+ * of the small Unigram vocabulary, one under callgrind, two walks of it
+ * under the lexer's regexes, lookups by dat and the external Darts and
+ * MARISA, and a tokenize case against spm_encode): every plot is a real
+ * PNG and SVG and the page references each; mask time is plotted against
+ * the vocabulary size the walks record; the lexer section has the regex
+ * walks alone, their figures as the store has them, and labels that
+ * gnuplot can read; memory and lookup figures come from the lookup cases,
+ * with ratios to Darts; what a run lacks is "not measured"; the CSV export
  * parses back with libcsv to the same values; merging twice adds nothing;
  * an empty database is a clear error. */
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -34,6 +37,8 @@ static const char *const suite =
     "selftest,,,,,3,tsc,n=10000\n"
     "walk,spm-unigram,dfs,any,,3,all,\n"
     "walk,spm-unigram,map,any,,3,tsc,\n"
+    "walk,spm-unigram,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,3,tsc,\n"
+    "walk,spm-unigram,map,re:[0-9]+,,3,tsc,\n"
     "lookup,spm-unigram,dat,exact,,3,tsc,order=random\n"
     "lookup,spm-unigram,darts,exact,,3,tsc,order=random\n"
     "lookup,spm-unigram,dat,prefixes,multi,2,tsc,max_bytes=20000\n"
@@ -41,7 +46,7 @@ static const char *const suite =
     "tokenize,spm-unigram,,,multi,2,tsc,max_bytes=20000 reference=auto\n";
 
 static const char *const plots[] = {
-    "cycles_per_node", "misses_per_node", "mask_time", "throughput",
+    "cycles_per_node", "misses_per_node", "mask_time", "lexer_masks", "throughput",
     "trie_memory", "build_time", "lookup_time", "compare",
 };
 
@@ -154,6 +159,35 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* NAME.png is a PNG, NAME.svg an SVG, and both pages show them. */
+static void plot_is_shown(const char *out, const char *name, const char *html,
+                          const char *md)
+{
+    char p[700], ref[128];
+    size_t n = 0;
+    snprintf(p, sizeof p, "%s/%s.png", out, name);
+    char *png = slurp(p, &n);
+    if (!png)
+        fail_msg("%s was not written", p);
+    assert_true(n > 100);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    free(png);
+    snprintf(p, sizeof p, "%s/%s.svg", out, name);
+    char *svg = slurp(p, &n);
+    if (!svg)
+        fail_msg("%s was not written", p);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, "</svg>"));
+    free(svg);
+    snprintf(ref, sizeof ref, "src=\"%s.png\"", name);
+    if (!strstr(html, ref))
+        fail_msg("index.html does not show %s.png", name);
+    snprintf(ref, sizeof ref, "href=\"%s.svg\"", name);
+    assert_non_null(strstr(html, ref));
+    snprintf(ref, sizeof ref, "(%s.png)", name);
+    assert_non_null(strstr(md, ref));
+}
+
 static void test_report_every_plot(void **state)
 {
     (void)state;
@@ -174,33 +208,11 @@ static void test_report_every_plot(void **state)
     int simulated = db_int(fixture, "SELECT count(*) FROM measurements WHERE"
                            " source = 'callgrind'") > 0;
     for (size_t i = 0; i < sizeof plots / sizeof *plots; i++) {
-        size_t n = 0;
         if (!simulated && !strcmp(plots[i], "misses_per_node")) {
             assert_non_null(strstr(html, "no PAPI or callgrind counts"));
             continue;
         }
-        snprintf(p, sizeof p, "%s/%s.png", out, plots[i]);
-        char *png = slurp(p, &n);
-        if (!png)
-            fail_msg("%s was not written", p);
-        assert_true(n > 100);
-        assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
-        free(png);
-        snprintf(p, sizeof p, "%s/%s.svg", out, plots[i]);
-        char *svg = slurp(p, &n);
-        if (!svg)
-            fail_msg("%s was not written", p);
-        assert_non_null(strstr(svg, "<svg"));
-        assert_non_null(strstr(svg, "</svg>"));
-        free(svg);
-        char ref[128];
-        snprintf(ref, sizeof ref, "src=\"%s.png\"", plots[i]);
-        if (!strstr(html, ref))
-            fail_msg("index.html does not show %s.png", plots[i]);
-        snprintf(ref, sizeof ref, "href=\"%s.svg\"", plots[i]);
-        assert_non_null(strstr(html, ref));
-        snprintf(ref, sizeof ref, "(%s.png)", plots[i]);
-        assert_non_null(strstr(md, ref));
+        plot_is_shown(out, plots[i], html, md);
     }
     /* mask time is drawn at the vocabulary size the walk recorded */
     long long ids = db_int(fixture, "SELECT CAST(median AS INTEGER) FROM metric_stats"
@@ -249,6 +261,73 @@ static void test_report_every_plot(void **state)
     free(md);
 }
 
+/* The walks under the lexer's regexes, and only those, with the store's
+ * figures; patterns full of quotes and backslashes reach gnuplot as
+ * plain labels and the page as escaped text. */
+static void test_report_lexer_masks(void **state)
+{
+    (void)state;
+    if (!have_data)
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
+    char out[600], p[700];
+    path_in("lexer-report", out, sizeof out);
+    assert_int_equal(tokbench(NULL, "report", "--db", fixture, "--run", "2", "--out", out,
+                              NULL), 0);
+    snprintf(p, sizeof p, "%s/index.html", out);
+    char *html = slurp(p, NULL);
+    snprintf(p, sizeof p, "%s/index.md", out);
+    char *md = slurp(p, NULL);
+    assert_non_null(html);
+    assert_non_null(md);
+    plot_is_shown(out, "lexer_masks", html, md);
+    assert_non_null(strstr(html, "<td>spm-unigram dfs"
+                           " re:[^&quot;\\\\\\x00-\\x1f]*&quot;</td>"));
+    assert_non_null(strstr(html, "<td>spm-unigram map re:[0-9]+</td>"));
+    assert_non_null(strstr(html, "The lexer and token masks"));
+    /* one line per regex walk, in suite order; a label is one quoted
+     * string with no quote or backslash inside */
+    snprintf(p, sizeof p, "%s/lexer_masks.dat", out);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    long long walks = db_int(fixture, "SELECT count(*) FROM cases WHERE run_id = 2 AND"
+                             " experiment = 'walk' AND pattern LIKE 're:%'");
+    assert_int_equal(walks, 2);
+    long long lines = 0;
+    for (const char *l = dat; *l; l = strchr(l, '\n') + 1, lines++) {
+        const char *end = strchr(l, '\n');
+        assert_non_null(end);
+        int quotes = 0;
+        for (const char *c = l; c < end; c++) {
+            quotes += *c == '"';
+            assert_int_not_equal(*c, '\\');
+        }
+        assert_int_equal(quotes, 2);
+    }
+    assert_int_equal(lines, walks);
+    assert_int_equal(strncmp(dat, "\"spm-unigram dfs re:", 20), 0);
+    assert_non_null(strstr(strchr(dat, '\n'), "\"spm-unigram map re:[0-9]+\""));
+    /* the first walk's time per mask and per node, as the store has them */
+    double us, lo, hi, per_node;
+    assert_int_equal(sscanf(strchr(dat + 1, '"') + 1, "%lf %lf %lf %lf", &us, &lo, &hi,
+                            &per_node), 4);
+    long long want_ns = db_int(fixture, "SELECT CAST(round(s.median) AS INTEGER) FROM"
+                               " metric_stats s JOIN cases c ON c.id = s.case_id WHERE"
+                               " c.run_id = 2 AND c.layout = 'dfs' AND c.pattern LIKE"
+                               " 're:%' AND s.source = 'tsc' AND s.metric = 'ns'");
+    long long want_pn = db_int(fixture, "SELECT CAST(round(s.median * 1000 / s.nodes) AS"
+                               " INTEGER) FROM metric_stats s JOIN cases c ON c.id ="
+                               " s.case_id WHERE c.run_id = 2 AND c.layout = 'dfs' AND"
+                               " c.pattern LIKE 're:%' AND s.source = 'tsc' AND"
+                               " s.metric = 'ns'");
+    assert_true(want_ns > 0 && want_pn > 0);
+    assert_true(lo <= us && us <= hi);
+    assert_true(fabs(us * 1000 - (double)want_ns) <= 1 + want_ns * 1e-5);
+    assert_true(fabs(per_node * 1000 - (double)want_pn) <= 1 + want_pn * 1e-5);
+    free(dat);
+    free(html);
+    free(md);
+}
+
 /* The latest run by default; what it lacks is named, not drawn. */
 static void test_report_not_measured(void **state)
 {
@@ -270,6 +349,9 @@ static void test_report_not_measured(void **state)
     assert_non_null(strstr(html, "<h2 id=\"lookup_time\">"));
     assert_non_null(strstr(html, "Not measured: the run has no lookup case."));
     assert_null(strstr(html, "lookup_time.png"));
+    assert_non_null(strstr(html, "<h2 id=\"lexer_masks\">"));
+    assert_non_null(strstr(html, "Not measured: the run has no walk under the lexer"));
+    assert_null(strstr(html, "lexer_masks.png"));
     free(html);
     path_in("small-report/cycles_per_node.png", p, sizeof p);
     assert_int_not_equal(access(p, F_OK), 0);
@@ -527,6 +609,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_every_plot),
+        cmocka_unit_test(test_report_lexer_masks),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),
         cmocka_unit_test(test_report_empty_database),
