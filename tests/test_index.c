@@ -10,8 +10,9 @@
  *   - next(s, t) of every entry is the DFA state lex_dfa_feed reaches, and
  *     tokens outside the mask have no next state;
  *   - the indexed states are closed: every next state is indexed.
- * Then the state cap fails cleanly, naming the regex, and `tokbench mask
- * --index` prints what it built.
+ * Then the state cap fails cleanly, naming the regex, `tokbench mask
+ * --index` prints what it built, and the slice and index experiments run
+ * through `tokbench run` and store their figures.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -182,21 +183,65 @@ static void state_cap_fails_cleanly(void **state)
     lex_dfa_free(d);
 }
 
-static int run_tokbench(const char *args, char *out, size_t size)
+/* Runs `tokbench CMD ARGS` (CMD: mask, run, ...); exit status, output in
+ * out. */
+static int run_tokbench_cmd(const char *cmdname, const char *args, char *out, size_t size)
 {
     const char *build = getenv("BUILD");
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "%s/tokbench", build && *build ? build : "build");
     if (access(cmd, X_OK))
         fail_msg("%s is missing: build it first (make BUILD=...)", cmd);
-    snprintf(cmd, sizeof cmd, "%s/tokbench mask %s 2>&1", build && *build ? build : "build",
-             args);
+    snprintf(cmd, sizeof cmd, "%s/tokbench %s %s 2>&1", build && *build ? build : "build",
+             cmdname, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, size - 1, p);
     out[n] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_tokbench(const char *args, char *out, size_t size)
+{
+    return run_tokbench_cmd("mask", args, out, size);
+}
+
+/* The slice and index experiments run through the runner and store their
+ * figures (setup checks the sliced mask against the plain walk and the
+ * index against the DFA along the sample). */
+static void experiments_run(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    char dir[] = "/tmp/test_index.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char suite[256], db[256], args[1024];
+    snprintf(suite, sizeof suite, "%s/suite.csv", dir);
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
+          "slice,llama3,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,2,tsc,\n"
+          "index,llama3,dfs,\"\\d{3}-\\d{2}-\\d{4}\",,2,tsc,\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "%s --db %s", suite, db);
+    int rc = run_tokbench_cmd("run", args, out, sizeof out);
+    if (rc != 0 || !strstr(out, "2 ok, 0 failed"))
+        fail_msg("exit %d:\n%s", rc, out);
+    snprintf(args, sizeof args, "1 --db %s", db);
+    assert_int_equal(run_tokbench_cmd("show", args, out, sizeof out), 0);
+    if (!strstr(out, "slicer_gain") || !strstr(out, "breakeven_steps") ||
+        !strstr(out, "ns_per_step"))
+        fail_msg("%s", out);
+    unlink(suite);
+    unlink(db);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    rmdir(dir);
 }
 
 static void mask_command(void **state)
@@ -219,6 +264,7 @@ int main(void)
         cmocka_unit_test(index_matches_walks),
         cmocka_unit_test(state_cap_fails_cleanly),
         cmocka_unit_test(mask_command),
+        cmocka_unit_test(experiments_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
