@@ -405,6 +405,11 @@ int trie_da_build_chain(trie_da_t *da, tb_err_t *err)
     }
     free(first);
     da->chain = chain;
+    da->root_kids = 0;
+    for (unsigned c = 0; c < 256; c++) {
+        uint32_t p = trie_da_slot(da, trie_da_offset(units[0]), (uint8_t)c);
+        da->root_kids += p < n && trie_da_label(units[p]) == c;
+    }
     return 0;
 }
 
@@ -655,9 +660,127 @@ static int next_chained(const trie_da_t *da, trie_da_frame_t *f)
     return -1;
 }
 
+/* ---- the walk over a recognizer's table --------------------------------- */
+
+/*
+ * With a table (trie_rec_table_t) the walk runs the transitions itself and
+ * needs the recognizer's allowed bytes only to choose, per node, between
+ * probing them and following the chain; that choice and the set depend on
+ * the state alone, so they are cached per state (row offset) for the walk:
+ * a JSON-string body has a handful of states, and its nodes then cost no
+ * callback at all.  Direct-mapped, by a multiplicative hash of the row;
+ * row 0 (the dead state) marks a free entry, never a state pushed.
+ */
+#define ALLOW_CACHE_BITS 4
+
+typedef struct {
+    uint32_t row, count; /* count: bytes in allowed */
+    uint64_t allowed[4];
+} da_allow_t;
+
+static const da_allow_t *allowed_of(trie_rec_t *rec, size_t depth,
+                                    da_allow_t *cache)
+{
+    uint32_t row = rec->tab.stack[depth];
+    da_allow_t *e = &cache[(row * 0x9E3779B1u) >> (32 - ALLOW_CACHE_BITS)];
+    if (e->row == row)
+        return e;
+    e->row = row;
+    if (rec->allowed_bytes) {
+        rec->tab.depth = depth;
+        rec->allowed_bytes(rec, e->allowed);
+    } else
+        memset(e->allowed, 0xFF, sizeof e->allowed);
+    e->count = 0;
+    for (int w = 0; w < 4; w++)
+        for (uint64_t bits = e->allowed[w]; bits; bits &= bits - 1)
+            e->count++;
+    return e;
+}
+
+/* enter() for a table walk: the state is the row at stack[depth].  A
+ * probe per allowed byte or a step per child: the root's children are
+ * counted (every first byte, where a narrow state such as digits allows
+ * ten), other nodes have a few, so from CHAIN_FROM allowed bytes on the
+ * chain is the shorter way.  In chain mode the frame needs no set: each
+ * child's transition says. */
+static void enter_table(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
+                        uint32_t base, trie_rec_t *rec, size_t depth,
+                        da_allow_t *cache)
+{
+    const da_allow_t *a = allowed_of(rec, depth, cache);
+    f->node = node;
+    f->base = base;
+    f->chained = da->chain && a->count >= (node == 0 ? da->root_kids : CHAIN_FROM);
+    if (!f->chained) {
+        memcpy(f->allowed, a->allowed, sizeof f->allowed);
+        f->next = 0;
+        return;
+    }
+    uint32_t c = da->chain[node] & 0xFFu;
+    uint32_t p = trie_da_slot(da, base, (uint8_t)c);
+    f->next = p < da->n && trie_da_label(da->units[p]) == c ? c : 256;
+}
+
+/* The next child along the chain, or -1. */
+static int next_child(const trie_da_t *da, trie_da_frame_t *f)
+{
+    if (f->next >= 256)
+        return -1;
+    uint32_t c = f->next;
+    uint32_t sib = da->chain[trie_da_slot(da, f->base, (uint8_t)c)] >> 8;
+    f->next = sib ? sib : 256;
+    return (int)c;
+}
+
+/* Per child offered: its label's class and transition entry from the
+ * table; if accepted, its unit (the value unit too when it has one), the
+ * mask word and the stack slot, then the new frame.  Nodes offered: each
+ * probe that found a child and each child along a chain. */
+static uint64_t walk_table(const trie_da_t *da, trie_da_frame_t *f,
+                           trie_rec_t *rec, tb_bitset_t *mask)
+{
+    da_allow_t cache[1u << ALLOW_CACHE_BITS];
+    for (size_t i = 0; i < sizeof cache / sizeof *cache; i++)
+        cache[i].row = 0;
+    size_t d0 = rec->tab.depth, top = 0;
+    uint32_t *stack = rec->tab.stack + d0;
+    const uint32_t *units = da->units;
+    uint64_t visited = 0;
+    enter_table(da, &f[0], 0, trie_da_offset(units[0]), rec, d0, cache);
+    for (;;) {
+        int c = f[top].chained ? next_child(da, &f[top]) : next_probed(da, &f[top]);
+        if (c < 0) {
+            if (top == 0)
+                break;
+            top--;
+            continue;
+        }
+        visited++;
+        uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[c]];
+        if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0))
+            next = trie_rec_compute(rec, d0 + top, (uint8_t)c);
+        if (!next)
+            continue;
+        uint32_t node = trie_da_slot(da, f[top].base, (uint8_t)c);
+        uint32_t u = units[node];
+        int64_t v = value_of(da, node, u);
+        if (v >= 0)
+            tb_bitset_set(mask, (size_t)v);
+        stack[top + 1] = next;
+        enter_table(da, &f[top + 1], node, node ^ trie_da_offset(u), rec,
+                    d0 + top + 1, cache);
+        top++;
+    }
+    rec->tab.depth = d0;
+    return visited;
+}
+
 uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
                       tb_bitset_t *mask)
 {
+    if (trie_rec_inline(rec, da->max_len))
+        return walk_table(da, f, rec, mask);
     size_t top = 0;
     uint64_t visited = 0;
     enter(da, &f[0], 0, trie_da_offset(da->units[0]), rec);

@@ -82,6 +82,7 @@ static inline uint32_t trie_da_value(uint32_t u)
 typedef struct {
     uint32_t *units;
     uint16_t *chain;  /* n entries once trie_da_build_chain ran, else NULL */
+    uint32_t root_kids; /* the root's children, counted with the chain */
     size_t n;         /* a multiple of 256 when built here */
     uint32_t max_len; /* the longest key */
     size_t nkeys;

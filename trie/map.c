@@ -32,7 +32,7 @@ typedef struct {
 typedef struct {
     map_node_t *root;
     size_t nodes, bytes;
-    uint32_t id_limit;
+    uint32_t id_limit, max_len;
     map_frame_t *frames; /* max_len + 1 walk frames, scratch */
 } map_t;
 
@@ -132,6 +132,7 @@ static void *map_build(const trie_keys_t *k, tb_err_t *err)
         return NULL;
     }
     t->id_limit = k->id_limit;
+    t->max_len = k->max_len;
     t->bytes += sizeof *t + sizeof *t->frames * ((size_t)k->max_len + 1);
     for (size_t i = 0; i < k->n; i++)
         if (insert(t, &k->keys[i])) {
@@ -165,9 +166,60 @@ static size_t map_prefixes(const void *impl, const uint8_t *s, size_t n,
     return found;
 }
 
+/*
+ * The walk over the recognizer's table (trie_rec_table_t): per child
+ * offered, its label (the node's label array), class and transition entry;
+ * if accepted, the child pointer and the child's id and child count (one
+ * line of the child: the pointer chase the layout is measured for), the
+ * mask word (the id, or the scratch bit id_limit for a node that is no
+ * token) and the stack slot; a child with children of its own gets a
+ * frame.  stack[depth] is the row of frame `depth`'s node.
+ */
+static uint64_t walk_table(const map_t *t, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    map_frame_t *f = t->frames;
+    size_t d0 = rec->tab.depth, top = 0;
+    uint32_t *stack = rec->tab.stack + d0;
+    const uint32_t *table = rec->tab.table;
+    const uint8_t *cls = rec->tab.cls;
+    uint64_t visited = 0;
+    f[0] = (map_frame_t){.node = t->root, .next = 0};
+    for (;;) {
+        const map_node_t *x = f[top].node;
+        uint32_t i = f[top].next;
+        if (i == x->n) {
+            if (top == 0)
+                break;
+            top--;
+            continue;
+        }
+        f[top].next = i + 1;
+        visited++;
+        uint8_t b = x->labels[i];
+        uint32_t next = table[stack[top] + cls[b]];
+        if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0)) {
+            next = trie_rec_compute(rec, d0 + top, b);
+            table = rec->tab.table;
+            cls = rec->tab.cls;
+        }
+        if (!next)
+            continue;
+        const map_node_t *c = x->kids[i];
+        tb_bitset_set(mask, c->id >= 0 ? (size_t)c->id : t->id_limit);
+        if (c->n == 0)
+            continue;
+        stack[top + 1] = next;
+        f[++top] = (map_frame_t){.node = c, .next = 0};
+    }
+    rec->tab.depth = d0;
+    return visited;
+}
+
 static uint64_t map_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const map_t *t = impl;
+    if (trie_rec_inline(rec, t->max_len))
+        return walk_table(t, rec, mask);
     map_frame_t *f = t->frames;
     size_t top = 0;
     uint64_t visited = 0;
