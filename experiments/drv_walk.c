@@ -13,7 +13,11 @@
  *   letters  ASCII letters and space;
  *   digits   0-9;
  *   re:R     the regex R through the lexer's DFA recognizer (lexer/rec.h),
- *            from its start state.
+ *            from its start state;
+ *   lex:FILE the multi-lexeme lexer of spec FILE (lexer/lexemes.h, e.g.
+ *            experiments/lexers/json.lex) through the same recognizer, from
+ *            its start state: side by side with a re: row of the same
+ *            language it gives the cost of lexeme bookkeeping per node.
  * One repetition walks once: nodes = what trie_walk reports it offered to
  * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
  * hundreds of thousands of branches, far more than a predictor can learn
@@ -27,6 +31,7 @@
 #include <time.h>
 
 #include "../base/bitset.h"
+#include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
@@ -126,7 +131,7 @@ typedef struct {
     trie_t *trie;
     tb_bitset_t mask;
     table_rec_t rec;
-    lex_dfa_t *dfa;     /* for re: patterns, walked by lex instead of rec */
+    lex_dfa_t *dfa;     /* for re: and lex: patterns, walked by lex instead of rec */
     lex_rec_t lex;
     uint64_t allowed;   /* tokens one walk allows: the same every time */
     double build_ns;
@@ -193,6 +198,10 @@ static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t
     if (!rc && !strncmp(row->pattern, "re:", 3)) {
         s->dfa = lex_dfa_new(row->pattern + 3, NULL, err);
         rc = s->dfa ? lex_rec_init(&s->lex, s->dfa, max_len, err) : -1;
+    } else if (!rc && !strncmp(row->pattern, "lex:", 4)) {
+        rc = xp_env_input(env, "lexer", row->pattern + 4, err);
+        s->dfa = rc ? NULL : lex_lexer_load(row->pattern + 4, NULL, err);
+        rc = s->dfa ? lex_rec_init(&s->lex, s->dfa, max_len, err) : -1;
     } else if (!rc)
         rc = rec_init(&s->rec, row->pattern, max_len, err);
     if (!rc && tb_bitset_init(&s->mask, trie_mask_bits(s->trie)))
@@ -252,7 +261,7 @@ static int walk_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
 
 const xp_driver_t xp_driver_walk = {
     .name = "walk",
-    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits|re:REGEX)",
+    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits|re:REGEX|lex:FILE)",
     .setup = walk_setup,
     .rep = walk_rep,
     .extra = walk_extra,

@@ -141,8 +141,25 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
 static void dfa_fail(lex_dfa_t *d, const char *what)
 {
     if (!d->failed)
-        tb_fail(&d->err, "regex '%.300s': %s", d->pattern, what);
+        tb_fail(&d->err, "%s '%.300s': %s", d->lx ? "lexer" : "regex", d->pattern, what);
     d->failed = 1;
+}
+
+/* The hash of a lexer state's pair set. */
+static uint64_t pairs_hash(const lex_pair_t *p, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++)
+        h = memo_hash(h ^ (((uint64_t)p[i].lexeme << 32) | p[i].term)) + i;
+    return h;
+}
+
+/* The key that by_term hashes state s by: its term, or its pair set. */
+static uint64_t state_hash(const lex_dfa_t *d, size_t s)
+{
+    if (!d->lx)
+        return memo_hash(d->term[s]);
+    return pairs_hash(d->pair + d->pair_off[s], d->pair_n[s]);
 }
 
 static uint32_t by_term_find(const lex_dfa_t *d, lex_term_t x, size_t *slot)
@@ -164,7 +181,7 @@ static int by_term_grow(lex_dfa_t *d)
         return -1;
     memset(tab, 0xFF, cap * sizeof *tab);
     for (size_t s = 0; s < d->nstates; s++) {
-        size_t h = memo_hash(d->term[s]) & (cap - 1);
+        size_t h = state_hash(d, s) & (cap - 1);
         while (tab[h] != UINT32_MAX)
             h = (h + 1) & (cap - 1);
         tab[h] = (uint32_t)s;
@@ -173,6 +190,33 @@ static int by_term_grow(lex_dfa_t *d)
     d->by_term = tab;
     d->by_cap = cap;
     return 0;
+}
+
+static int grow_states(lex_dfa_t *d);
+
+/* A new state of term x, accepting or not, entered into by_term at slot;
+ * LEX_DEAD with the sticky error set if the state limit is reached. */
+static uint32_t state_add(lex_dfa_t *d, lex_term_t x, int accept, size_t slot)
+{
+    if (d->nstates >= d->max_states) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the DFA needs more than %zu states (the limit)",
+                 d->max_states);
+        dfa_fail(d, msg);
+        return LEX_DEAD;
+    }
+    if (d->nstates == d->cap && grow_states(d)) {
+        dfa_fail(d, "out of memory");
+        return LEX_DEAD;
+    }
+    uint32_t s = (uint32_t)d->nstates++;
+    d->term[s] = x;
+    d->accept[s] = (uint8_t)accept;
+    d->allowed_ok[s] = 0;
+    for (size_t c = 0; c < d->ncls; c++)
+        d->trans[(size_t)s * d->ncls + c] = s == LEX_DEAD ? LEX_DEAD : LEX_UNKNOWN;
+    d->by_term[slot] = s;
+    return s;
 }
 
 /* The state of term x, made if new; LEX_DEAD with the sticky error set if
@@ -185,52 +229,180 @@ static uint32_t state_of(lex_dfa_t *d, lex_term_t x)
     uint32_t s = by_term_find(d, x, &slot);
     if (s != UINT32_MAX)
         return s;
-    if (d->nstates >= d->max_states) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the DFA needs more than %zu states (the limit)",
-                 d->max_states);
-        dfa_fail(d, msg);
+    s = state_add(d, x, lex_node(&d->terms, x)->nullable, slot);
+    if (d->failed)
         return LEX_DEAD;
-    }
-    if (d->nstates == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        uint32_t *tr = realloc(d->trans, cap * d->ncls * sizeof *tr);
-        if (tr)
-            d->trans = tr;
-        lex_term_t *te = realloc(d->term, cap * sizeof *te);
-        if (te)
-            d->term = te;
-        uint8_t *ac = realloc(d->accept, cap);
-        if (ac)
-            d->accept = ac;
-        uint64_t(*al)[4] = realloc(d->allowed, cap * sizeof *al);
-        if (al)
-            d->allowed = al;
-        uint8_t *ok = realloc(d->allowed_ok, cap);
-        if (ok)
-            d->allowed_ok = ok;
-        if (!tr || !te || !ac || !al || !ok) {
-            dfa_fail(d, "out of memory");
-            return LEX_DEAD;
-        }
-        d->cap = cap;
-    }
-    s = (uint32_t)d->nstates++;
-    d->term[s] = x;
-    d->accept[s] = lex_node(&d->terms, x)->nullable;
-    d->allowed_ok[s] = 0;
-    for (size_t c = 0; c < d->ncls; c++)
-        d->trans[(size_t)s * d->ncls + c] = s == LEX_DEAD ? LEX_DEAD : LEX_UNKNOWN;
-    d->by_term[slot] = s;
     if (d->nstates * 2 > d->by_cap && by_term_grow(d))
         dfa_fail(d, "out of memory");
     return s;
+}
+
+/* Room for twice the states (and their pair lists in a lexer DFA). */
+static int grow_states(lex_dfa_t *d)
+{
+    size_t cap = d->cap ? d->cap * 2 : 64;
+    uint32_t *tr = realloc(d->trans, cap * d->ncls * sizeof *tr);
+    if (tr)
+        d->trans = tr;
+    lex_term_t *te = realloc(d->term, cap * sizeof *te);
+    if (te)
+        d->term = te;
+    uint8_t *ac = realloc(d->accept, cap);
+    if (ac)
+        d->accept = ac;
+    uint64_t(*al)[4] = realloc(d->allowed, cap * sizeof *al);
+    if (al)
+        d->allowed = al;
+    uint8_t *ok = realloc(d->allowed_ok, cap);
+    if (ok)
+        d->allowed_ok = ok;
+    if (!tr || !te || !ac || !al || !ok)
+        return -1;
+    if (d->lx) {
+        uint32_t *po = realloc(d->pair_off, cap * sizeof *po);
+        if (po)
+            d->pair_off = po;
+        uint32_t *pn = realloc(d->pair_n, cap * sizeof *pn);
+        if (pn)
+            d->pair_n = pn;
+        if (!po || !pn)
+            return -1;
+    }
+    d->cap = cap;
+    return 0;
+}
+
+/* ---- lexer states --------------------------------------------------------------- */
+
+static uint32_t by_pairs_find(const lex_dfa_t *d, const lex_pair_t *p, size_t n,
+                              size_t *slot)
+{
+    size_t m = d->by_cap - 1;
+    size_t h = pairs_hash(p, n) & m;
+    for (; d->by_term[h] != UINT32_MAX; h = (h + 1) & m) {
+        uint32_t s = d->by_term[h];
+        if (d->pair_n[s] == n && (!n || !memcmp(d->pair + d->pair_off[s], p, n * sizeof *p)))
+            return s;
+    }
+    *slot = h;
+    return UINT32_MAX;
+}
+
+/* The state of the sorted pair set p[0..n), made if new (state 0, the dead
+ * one, is the empty set); LEX_DEAD with the sticky error set on failure. */
+static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
+{
+    if (n == 0 && d->nstates > 0)
+        return LEX_DEAD;
+    size_t slot = 0;
+    uint32_t s = by_pairs_find(d, p, n, &slot);
+    if (s != UINT32_MAX)
+        return s;
+    if (d->npair + n > d->pair_cap || !d->pair) {
+        size_t cap = d->pair_cap ? d->pair_cap : 256;
+        while (cap < d->npair + n)
+            cap *= 2;
+        lex_pair_t *np = realloc(d->pair, cap * sizeof *np);
+        if (!np) {
+            dfa_fail(d, "out of memory");
+            return LEX_DEAD;
+        }
+        d->pair = np;
+        d->pair_cap = cap;
+    }
+    /* term: the union of the remainders; acc doubles as lex_or_n's input
+     * (it is all LEX_NOTHING between transitions). */
+    lex_term_t *u = d->lx->acc;
+    int accept = 0;
+    for (size_t i = 0; i < n; i++) {
+        u[i] = p[i].term;
+        accept |= lex_node(&d->terms, p[i].term)->nullable &&
+                  ((d->lx->end[p[i].lexeme >> 6] >> (p[i].lexeme & 63)) & 1);
+    }
+    lex_term_t x = lex_or_n(&d->terms, u, n);
+    for (size_t i = 0; i < n; i++)
+        u[i] = LEX_NOTHING;
+    if (d->terms.full) {
+        dfa_fail(d, "the lexer states need more terms than the limit");
+        return LEX_DEAD;
+    }
+    s = state_add(d, x, accept, slot);
+    if (d->failed)
+        return LEX_DEAD;
+    d->pair_off[s] = (uint32_t)d->npair;
+    d->pair_n[s] = (uint32_t)n;
+    if (n)
+        memcpy(d->pair + d->npair, p, n * sizeof *p);
+    d->npair += n;
+    if (d->nstates * 2 > d->by_cap && by_term_grow(d))
+        dfa_fail(d, "out of memory");
+    return s;
+}
+
+/* Adds term x to lexeme i's next term. */
+static void acc_add(lex_dfa_t *d, size_t *nt, uint32_t i, lex_term_t x)
+{
+    lex_lexemes_t *lx = d->lx;
+    if (x == LEX_NOTHING)
+        return;
+    if (lx->acc[i] == LEX_NOTHING) {
+        lx->touched[(*nt)++] = i;
+        lx->acc[i] = x;
+    } else
+        lx->acc[i] = lex_or(&d->terms, lx->acc[i], x);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pair set after reading a byte of class c from state s: each lexeme
+ * reads on, and each one that may end here also hands over to the lexemes
+ * that may follow it (both are kept: ending and going on). */
+static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
+{
+    lex_lexemes_t *lx = d->lx;
+    uint8_t b = d->rep[c];
+    size_t nt = 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_pair_t p = d->pair[d->pair_off[s] + k];
+        acc_add(d, &nt, p.lexeme, deriv(d, p.term, c, b));
+        if (!lex_node(&d->terms, p.term)->nullable)
+            continue;
+        const uint64_t *row = lx->follow + (size_t)p.lexeme * lx->words;
+        for (size_t w = 0; w < lx->words; w++)
+            for (uint64_t bits = row[w]; bits; bits &= bits - 1) {
+                uint32_t j = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+                acc_add(d, &nt, j, deriv(d, lx->root[j], c, b));
+            }
+    }
+    qsort(lx->touched, nt, sizeof *lx->touched, cmp_u32);
+    for (size_t k = 0; k < nt; k++) {
+        uint32_t i = lx->touched[k];
+        lx->next[k] = (lex_pair_t){.lexeme = i, .term = lx->acc[i]};
+        lx->acc[i] = LEX_NOTHING;
+    }
+    return nt;
 }
 
 uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
 {
     if (d->failed)
         return LEX_DEAD;
+    if (d->lx) {
+        size_t n = lexer_next_pairs(d, s, c);
+        if (d->terms.full) {
+            dfa_fail(d, "the derivatives need more terms than the limit");
+            return LEX_DEAD;
+        }
+        uint32_t ns = state_of_pairs(d, d->lx->next, n);
+        if (d->failed)
+            return LEX_DEAD;
+        d->trans[(size_t)s * d->ncls + c] = ns * d->ncls;
+        return ns;
+    }
     lex_term_t x = deriv(d, d->term[s], c, d->rep[c]);
     if (d->terms.full) {
         dfa_fail(d, "the derivatives need more terms than the limit");
@@ -305,6 +477,43 @@ static void byte_classes(lex_dfa_t *d)
         d->rep[d->cls[b]] = (uint8_t)b;
 }
 
+/* Byte classes, the derivative cache and the state map, once the terms of
+ * every pattern are in the store. */
+static int dfa_tables(lex_dfa_t *d, tb_err_t *err)
+{
+    byte_classes(d);
+    /* Table entries are row offsets (state * ncls), which must fit. */
+    if (d->max_states > (UINT32_MAX - 1) / d->ncls)
+        d->max_states = (UINT32_MAX - 1) / d->ncls;
+    d->memo_cap = 1024;
+    d->memo_key = malloc(d->memo_cap * sizeof *d->memo_key);
+    d->memo_val = malloc(d->memo_cap * sizeof *d->memo_val);
+    if (!d->memo_key || !d->memo_val || by_term_grow(d))
+        return tb_fail(err, "out of memory");
+    memset(d->memo_key, 0xFF, d->memo_cap * sizeof *d->memo_key);
+    return 0;
+}
+
+/* State 1 for an empty language: the start is dead too, but it needs its
+ * own number; a fresh dead row does it (state 0 exists, so there is room). */
+static void dead_start(lex_dfa_t *d)
+{
+    if (d->failed || (d->nstates == d->cap && grow_states(d))) {
+        dfa_fail(d, "out of memory");
+        return;
+    }
+    d->nstates++;
+    d->term[1] = LEX_NOTHING;
+    d->accept[1] = 0;
+    d->allowed_ok[1] = 0;
+    if (d->lx) {
+        d->pair_off[1] = (uint32_t)d->npair;
+        d->pair_n[1] = 0;
+    }
+    for (size_t c = 0; c < d->ncls; c++)
+        d->trans[d->ncls + c] = LEX_DEAD;
+}
+
 lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err)
 {
     lex_dfa_t *d = calloc(1, sizeof *d);
@@ -324,41 +533,128 @@ lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t
         free(d);
         return NULL;
     }
-    if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err)) {
+    if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err) ||
+        dfa_tables(d, err)) {
         lex_dfa_free(d);
         return NULL;
     }
-    byte_classes(d);
-    /* Table entries are row offsets (state * ncls), which must fit. */
-    if (d->max_states > (UINT32_MAX - 1) / d->ncls)
-        d->max_states = (UINT32_MAX - 1) / d->ncls;
-    d->memo_cap = 1024;
-    d->memo_key = malloc(d->memo_cap * sizeof *d->memo_key);
-    d->memo_val = malloc(d->memo_cap * sizeof *d->memo_val);
-    if (!d->memo_key || !d->memo_val || by_term_grow(d)) {
-        tb_fail(err, "out of memory");
-        lex_dfa_free(d);
-        return NULL;
-    }
-    memset(d->memo_key, 0xFF, d->memo_cap * sizeof *d->memo_key);
     /* State 0 must be the dead state and 1 the start, whatever the root. */
     state_of(d, LEX_NOTHING);
-    if (d->root == LEX_NOTHING) {
-        /* An empty language ([^\x00-\x{10FFFF}]): the start is dead too,
-         * but it needs its own number; a fresh dead row does it. */
-        d->nstates++;
-        d->term[1] = LEX_NOTHING;
-        d->accept[1] = 0;
-        d->allowed_ok[1] = 0;
-        for (size_t c = 0; c < d->ncls; c++)
-            d->trans[d->ncls + c] = LEX_DEAD;
-    } else
+    if (d->root == LEX_NOTHING)
+        dead_start(d);
+    else
         state_of(d, d->root);
     if (lex_dfa_error(d, err)) {
         lex_dfa_free(d);
         return NULL;
     }
     return d;
+}
+
+/* Marks lexemes that cannot lead to the end of a text (empty, or no
+ * follower leads there) and removes them from start, end and follow. */
+static void prune_lexemes(lex_lexemes_t *lx)
+{
+    size_t w = lx->words;
+    uint64_t *useful = calloc(w, sizeof *useful);
+    if (!useful)
+        return; /* then nothing is pruned: masks stay right, only liveness is loose */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < lx->n; i++) {
+            if ((useful[i >> 6] >> (i & 63)) & 1 || lx->root[i] == LEX_NOTHING)
+                continue;
+            int u = (lx->end[i >> 6] >> (i & 63)) & 1;
+            for (size_t k = 0; k < w && !u; k++)
+                u = (lx->follow[i * w + k] & useful[k]) != 0;
+            if (u) {
+                useful[i >> 6] |= 1ull << (i & 63);
+                changed = 1;
+            }
+        }
+    }
+    for (size_t k = 0; k < w; k++) {
+        lx->start[k] &= useful[k];
+        lx->end[k] &= useful[k];
+        for (size_t i = 0; i < lx->n; i++)
+            lx->follow[i * w + k] &= useful[k];
+    }
+    free(useful);
+}
+
+lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *label,
+                             const lex_dfa_opts_t *opts, tb_err_t *err)
+{
+    lex_dfa_t *d = calloc(1, sizeof *d);
+    if (d) {
+        d->terms = *terms;
+        d->lx = lx;
+        d->pattern = strdup(label);
+    }
+    if (!d || !d->pattern) {
+        tb_fail(err, "out of memory");
+        lex_terms_free(terms);
+        lex_lexemes_free(lx);
+        if (d)
+            free(d);
+        return NULL;
+    }
+    d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
+    if (d->max_states < 2)
+        d->max_states = 2;
+    for (size_t i = 0; i < lx->n; i++)
+        if (lex_node(&d->terms, lx->root[i])->nullable) {
+            tb_fail(err, "lexer '%s': lexeme '%s' matches the empty string", label,
+                    lx->name[i]);
+            lex_dfa_free(d);
+            return NULL;
+        }
+    lx->acc = malloc((lx->n + 1) * sizeof *lx->acc);
+    lx->touched = malloc((lx->n + 1) * sizeof *lx->touched);
+    lx->next = malloc((lx->n + 1) * sizeof *lx->next);
+    if (!lx->acc || !lx->touched || !lx->next) {
+        tb_fail(err, "out of memory");
+        lex_dfa_free(d);
+        return NULL;
+    }
+    for (size_t i = 0; i <= lx->n; i++)
+        lx->acc[i] = LEX_NOTHING;
+    prune_lexemes(lx);
+    if (dfa_tables(d, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    state_of_pairs(d, NULL, 0);
+    size_t n = 0;
+    for (uint32_t i = 0; i < lx->n; i++)
+        if ((lx->start[i >> 6] >> (i & 63)) & 1)
+            lx->next[n++] = (lex_pair_t){.lexeme = i, .term = lx->root[i]};
+    if (n == 0)
+        dead_start(d);
+    else
+        state_of_pairs(d, lx->next, n);
+    if (lex_dfa_error(d, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void lex_lexemes_free(lex_lexemes_t *lx)
+{
+    if (!lx)
+        return;
+    for (size_t i = 0; lx->name && i < lx->n; i++)
+        free(lx->name[i]);
+    free(lx->name);
+    free(lx->root);
+    free(lx->start);
+    free(lx->end);
+    free(lx->follow);
+    free(lx->acc);
+    free(lx->touched);
+    free(lx->next);
+    free(lx);
 }
 
 void lex_dfa_free(lex_dfa_t *d)
@@ -375,5 +671,9 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->by_term);
     free(d->memo_key);
     free(d->memo_val);
+    lex_lexemes_free(d->lx);
+    free(d->pair_off);
+    free(d->pair_n);
+    free(d->pair);
     free(d);
 }

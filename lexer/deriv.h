@@ -16,6 +16,11 @@
  * The number of states (and of terms) is capped: passing the cap makes the
  * step return the dead state and leaves a sticky error naming the pattern,
  * which lex_dfa_error reports; memory stays bounded.
+ *
+ * The same table also serves a lexer over several lexemes (lexemes.h): there
+ * a state is a hash-consed set of (lexeme, term) pairs instead of one term,
+ * and only the slow path (lex_dfa_step_slow) knows the difference, so the
+ * recognizer and every trie walk run a lexer exactly as they run a regex.
  */
 #ifndef LEX_DERIV_H
 #define LEX_DERIV_H
@@ -71,7 +76,54 @@ typedef struct {
     size_t memo_cap, memo_n;
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
+    /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
+     * s's pairs are pair[pair_off[s] .. pair_off[s] + pair_n[s]), sorted by
+     * lexeme, one pair per lexeme (two remainders of one lexeme are merged
+     * by union: what may follow depends on the lexeme only).  There term[s]
+     * is the union of the pairs' terms: what the current lexeme may still
+     * read, ignoring what may follow it, and by_term is keyed by pair sets. */
+    struct lex_lexemes *lx;
+    uint32_t *pair_off, *pair_n;
+    struct lex_pair *pair;
+    size_t npair, pair_cap;
 } lex_dfa_t;
+
+/* One pair of a lexer state: lexeme `lexeme` has read part of its text
+ * and `term` is what it may still read (nullable: it may end here). */
+typedef struct lex_pair {
+    uint32_t lexeme;
+    lex_term_t term;
+} lex_pair_t;
+
+/*
+ * The lexemes of a lexer DFA.  root[i] is lexeme i's term (never nullable,
+ * never empty), name[i] its name; start, end and the rows of follow are
+ * bitsets of n bits in words of 64 (row i at follow[i * words]): the
+ * lexemes that may begin the text, may end it, and may come right after
+ * lexeme i.  Lexemes that cannot lead to the end of a text are left out of
+ * all three, so that every live state is a prefix of some text.
+ */
+typedef struct lex_lexemes {
+    size_t n, words;
+    lex_term_t *root;
+    char **name;
+    uint64_t *start, *end, *follow;
+    /* Scratch of one transition (n entries each, owned by the DFA): acc[i]
+     * gathers lexeme i's next term, touched the lexemes with one. */
+    lex_term_t *acc;
+    uint32_t *touched;
+    lex_pair_t *next;
+} lex_lexemes_t;
+
+/* Most lexemes a lexer may have. */
+#define LEX_MAX_LEXEMES 4096
+
+/* Sets up a lexer DFA over lexemes whose terms live in *terms; takes
+ * ownership of both (on failure too).  label names the lexer in errors (its
+ * file).  NULL with err set on failure. */
+lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *label,
+                             const lex_dfa_opts_t *opts, tb_err_t *err);
+void lex_lexemes_free(lex_lexemes_t *lx);
 
 /* Parses pattern (NUL-terminated) and sets up the DFA with its start
  * state.  NULL with err naming the pattern and position on failure. */
