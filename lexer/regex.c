@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/buf.h"
 #include "../base/file.h"
 #include "../base/utf8.h"
 
@@ -538,29 +539,17 @@ typedef struct {
     uint32_t lo, hi, v;
 } prop_run_t;
 
-typedef struct {
-    prop_run_t *r;
-    size_t n, cap;
-} prop_runs_t;
+typedef TB_VEC(prop_run_t) prop_runs_t;
 
 /* Appends lo..hi = v, merged into the last run when it continues it. */
 static int runs_push(prop_runs_t *rs, uint32_t lo, uint32_t hi, uint32_t v)
 {
-    prop_run_t *last = rs->n ? &rs->r[rs->n - 1] : NULL;
+    prop_run_t *last = rs->len ? &rs->data[rs->len - 1] : NULL;
     if (last && last->v == v && last->hi + 1 == lo) {
         last->hi = hi;
         return 0;
     }
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 1024;
-        prop_run_t *r = realloc(rs->r, cap * sizeof *r);
-        if (!r)
-            return -1;
-        rs->r = r;
-        rs->cap = cap;
-    }
-    rs->r[rs->n++] = (prop_run_t){lo, hi, v};
-    return 0;
+    return tb_vec_push(rs, ((prop_run_t){lo, hi, v}));
 }
 
 static int cmp_run(const void *x, const void *y)
@@ -574,12 +563,12 @@ static int cmp_run(const void *x, const void *y)
  * memory. */
 static int runs_finish(prop_runs_t *rs, uint32_t dflt, uint32_t *dup)
 {
-    qsort(rs->r, rs->n, sizeof *rs->r, cmp_run);
+    qsort(rs->data, rs->len, sizeof *rs->data, cmp_run);
     prop_runs_t out = {0};
     uint32_t next = 0;
     int rc = 0;
-    for (size_t i = 0; i < rs->n && !rc; i++) {
-        const prop_run_t *x = &rs->r[i];
+    for (size_t i = 0; i < rs->len && !rc; i++) {
+        const prop_run_t *x = &rs->data[i];
         if (x->lo < next) {
             *dup = x->lo;
             rc = 1;
@@ -590,7 +579,7 @@ static int runs_finish(prop_runs_t *rs, uint32_t dflt, uint32_t *dup)
     }
     if (!rc && next <= CP_MAX && runs_push(&out, next, CP_MAX, dflt))
         rc = -1;
-    free(rs->r);
+    free(rs->data);
     *rs = out;
     return rc;
 }
@@ -626,7 +615,7 @@ static int load_categories(tb_err_t *err)
 {
     char path[512];
     data_path("UnicodeData.txt", path, sizeof path);
-    if (cats.runs.r && !strcmp(cats.src, path))
+    if (cats.runs.data && !strcmp(cats.src, path))
         return 0;
     ucd_file_t f;
     if (ucd_open(&f, "UnicodeData.txt", "\\p{<general category>}", err))
@@ -660,10 +649,10 @@ static int load_categories(tb_err_t *err)
     if (!rc)
         rc = runs_finish_file(&runs, CAT_CN, f.path, err);
     if (rc) {
-        free(runs.r);
+        free(runs.data);
         return -1;
     }
-    free(cats.runs.r);
+    free(cats.runs.data);
     cats.runs = runs;
     snprintf(cats.src, sizeof cats.src, "%s", f.path);
     return 0;
@@ -686,8 +675,7 @@ static struct {
     size_t n;                               /* scripts */
     char alias[MAX_SCRIPTS][SC_ALIASES][48]; /* loose names, "" when unused */
     prop_runs_t runs;                       /* the Script of every code point */
-    scx_run_t *scx;
-    size_t nscx;
+    TB_VEC(scx_run_t) scx;
     size_t unknown;                         /* Zzzz, the script of unlisted code points */
 } scr;
 
@@ -767,8 +755,7 @@ static int load_script_extensions(tb_err_t *err)
         return -1;
     char *fl[2], name[64];
     int nf, rc = 0;
-    size_t cap = 0;
-    scr.nscx = 0;
+    scr.scx.len = 0;
     while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
         scx_run_t run = {0};
         if (nf != 2 || parse_cps(fl[0], &run.lo, &run.hi) || !*fl[1]) {
@@ -784,16 +771,8 @@ static int load_script_extensions(tb_err_t *err)
             else
                 run.bits[s >> 6] |= 1ull << (s & 63);
         }
-        if (!rc && scr.nscx == cap) {
-            cap = cap ? 2 * cap : 256;
-            scx_run_t *v = realloc(scr.scx, cap * sizeof *v);
-            if (!v)
-                rc = tb_fail(err, "out of memory");
-            else
-                scr.scx = v;
-        }
-        if (!rc)
-            scr.scx[scr.nscx++] = run;
+        if (!rc && tb_vec_push(&scr.scx, run))
+            rc = tb_fail(err, "out of memory");
     }
     ucd_close(&f);
     return rc;
@@ -803,16 +782,16 @@ static int load_scripts(tb_err_t *err)
 {
     char path[512];
     data_path("Scripts.txt", path, sizeof path);
-    if (scr.runs.r && !strcmp(scr.src, path))
+    if (scr.runs.data && !strcmp(scr.src, path))
         return 0;
     scr.src[0] = 0;
     prop_runs_t runs = {0};
     if (load_script_names(err) || load_script_values(err, &runs) ||
         load_script_extensions(err)) {
-        free(runs.r);
+        free(runs.data);
         return -1;
     }
-    free(scr.runs.r);
+    free(scr.runs.data);
     scr.runs = runs;
     snprintf(scr.src, sizeof scr.src, "%s", path);
     return 0;
@@ -886,8 +865,7 @@ static int load_folding(tb_err_t *err)
     ucd_file_t f;
     if (ucd_open(&f, "CaseFolding.txt", "(?i) (caseless matching)", err))
         return -1;
-    orbit_t *o = NULL;
-    size_t n = 0, cap = 0;
+    TB_VEC(orbit_t) v = {0};
     char *fl[4];
     int nf, rc = 0;
     while (!rc && (nf = ucd_next(&f, fl, 4)) > 0) {
@@ -902,19 +880,13 @@ static int load_folding(tb_err_t *err)
             rc = ucd_bad(&f, "a simple folding must map to one other code point");
             break;
         }
-        if (n + 2 > cap) {
-            cap = cap ? 2 * cap : 4096;
-            orbit_t *v = realloc(o, cap * sizeof *v);
-            if (!v) {
-                rc = tb_fail(err, "out of memory");
-                break;
-            }
-            o = v;
-        }
         /* The folded form belongs to its own orbit; duplicates go below. */
-        o[n++] = (orbit_t){.cp = from, .key = to};
-        o[n++] = (orbit_t){.cp = to, .key = to};
+        if (tb_vec_push(&v, ((orbit_t){.cp = from, .key = to})) ||
+            tb_vec_push(&v, ((orbit_t){.cp = to, .key = to})))
+            rc = tb_fail(err, "out of memory");
     }
+    orbit_t *o = v.data;
+    size_t n = v.len;
     if (!rc && n) {
         qsort(o, n, sizeof *o, cmp_orbit_key);
         size_t u = 1;
@@ -1073,8 +1045,8 @@ static int gc_want(const char *name, uint8_t want[256])
 /* Adds the runs whose value v has want[v] to s. */
 static int add_runs(cp_set_t *s, const prop_runs_t *runs, const uint8_t want[256])
 {
-    for (size_t i = 0; i < runs->n; i++)
-        if (want[runs->r[i].v] && cps_add(s, runs->r[i].lo, runs->r[i].hi))
+    for (size_t i = 0; i < runs->len; i++)
+        if (want[runs->data[i].v] && cps_add(s, runs->data[i].lo, runs->data[i].hi))
             return -1;
     return 0;
 }
@@ -1135,9 +1107,9 @@ static int parse_property(parser_t *ps, int negate, cp_set_t *s)
             return perr(ps, start, "unknown or unsupported Unicode property '%s'", name);
         want[x] = 1;
         rc = add_runs(&mine, &scr.runs, want);
-        for (size_t i = 0; i < scr.nscx && !rc && !by_sc; i++)
-            if ((scr.scx[i].bits[x >> 6] >> (x & 63)) & 1)
-                rc = cps_add(&mine, scr.scx[i].lo, scr.scx[i].hi);
+        for (size_t i = 0; i < scr.scx.len && !rc && !by_sc; i++)
+            if ((scr.scx.data[i].bits[x >> 6] >> (x & 63)) & 1)
+                rc = cps_add(&mine, scr.scx.data[i].lo, scr.scx.data[i].hi);
         if (!rc && !mine.n) { /* Katakana_Or_Hiragana: named, given to nothing */
             free(mine.r);
             return perr(ps, start, "Unicode script '%s' has no characters", name);
