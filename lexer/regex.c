@@ -5,6 +5,10 @@
  * everything that denotes one character, and turns each set into UTF-8 byte
  * sequences only when the atom is complete, so that negation and case
  * folding happen on code points, where they mean what the user wrote.
+ * The Unicode tables behind \p{..} and (?i) (general categories, scripts
+ * and their extensions, simple case folding) are read from the
+ * unicode-data package's files on first use and kept (see "Unicode data
+ * files" below), so a pattern pays for the files only once per process.
  */
 #include "regex.h"
 
