@@ -9,8 +9,10 @@
  *   - PCRE2 partial matching (PCRE2_PARTIAL_HARD: is prefix + token the
  *     prefix of some match?), for tokens where prefix + token is valid UTF-8.
  * Masks are checked from the start and from states reached by consuming
- * prefixes, for real-world regexes and for random ones.  Last, `tokbench
- * mask` ($BUILD/tokbench) on good and bad input.
+ * prefixes, for real-world regexes and for random ones, and through each
+ * of a walk's paths (the table inline, transitions derived mid-walk as the
+ * table grows, a recognizer without a table).  Last, `tokbench mask`
+ * ($BUILD/tokbench) on good and bad input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -635,6 +637,123 @@ static void random_regexes(void **state)
                   st.masks, st.allowed_total, st.pcre_checked);
 }
 
+/* ---- the walk's three paths ---------------------------------------------------- */
+
+/* lex_rec_t without its table: the same callbacks behind a trie_rec_t whose
+ * tab is zero, so that every layout walks through push_byte and pop_bytes
+ * (the generic path of recognizers that have no table). */
+typedef struct {
+    trie_rec_t rec;
+    lex_rec_t *inner;
+} bare_rec_t;
+
+static int bare_push(trie_rec_t *r, uint8_t b)
+{
+    trie_rec_t *in = &((bare_rec_t *)r)->inner->rec;
+    return in->push_byte(in, b);
+}
+
+static void bare_pop(trie_rec_t *r, uint32_t n)
+{
+    trie_rec_t *in = &((bare_rec_t *)r)->inner->rec;
+    in->pop_bytes(in, n);
+}
+
+static void bare_allowed(trie_rec_t *r, uint64_t set[4])
+{
+    trie_rec_t *in = &((bare_rec_t *)r)->inner->rec;
+    in->allowed_bytes(in, set);
+}
+
+/* The NFA oracle's mask from the start. */
+static void oracle_mask(const char *pattern, tb_bitset_t *want)
+{
+    nfa_t a;
+    uint32_t start;
+    nfa_build(&a, pattern, &start);
+    nset_t cur = {malloc((a.n + 1) * sizeof(uint32_t)), 0};
+    a.gen++;
+    closure_add(&a, &cur, start);
+    tb_bitset_clear_all(want);
+    nfa_mask(&a, &cur, &fx.keys, want);
+    free(cur.v);
+    nfa_free(&a);
+}
+
+static void expect_mask(const tb_bitset_t *got, const tb_bitset_t *want,
+                        const char *pattern, const char *layout, const char *path)
+{
+    if (!tb_bitset_equal(got, want))
+        fail_msg("'%s', layout %s, %s: %zu tokens, the NFA oracle %zu", pattern,
+                 layout, path, tb_bitset_count(got), tb_bitset_count(want));
+}
+
+/*
+ * Every layout, three ways, against the NFA oracle:
+ *   lazy    a fresh DFA, so the walk meets transitions not derived yet and
+ *           goes through push_byte mid-walk; the patterns reach more states
+ *           than the fresh DFA has room for, so its table is reallocated
+ *           during the walk (under ASan, always moved), and the walk must
+ *           reload it;
+ *   inline  the same DFA again, now complete: the table alone;
+ *   calls   a fresh DFA behind a recognizer without a table (bare_rec_t).
+ * Each path leaves the recognizer's stack where it found it.
+ */
+static void walk_paths_agree(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "[a-z ]*[aeiou][a-z ]{6}", /* 2^7 ways to place the vowels: >100 states */
+        "[^\"\\\\\\x00-\\x1f]*\"",
+        "[0-9]+",
+        "(\\p{L}|[0-9]){2,5}[ .]",
+    };
+    tb_err_t err;
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(fx.tries[0])), 0);
+    int grew = 0;
+    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+        oracle_mask(patterns[i], &want);
+        for (size_t l = 0; l < fx.ntries; l++) {
+            lex_dfa_t *d = lex_dfa_new(patterns[i], NULL, &err);
+            assert_non_null(d);
+            size_t cap = d->cap, states = d->nstates;
+            lex_rec_t r;
+            assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+            if (lex_mask(fx.tries[l], &r, LEX_START, &got, NULL, &err))
+                fail_msg("%s", err.msg);
+            expect_mask(&got, &want, patterns[i], fx.names[l], "lazy");
+            assert_true(d->nstates > states);
+            grew += d->nstates > cap;
+            assert_int_equal(r.rec.tab.depth, 0);
+            if (lex_mask(fx.tries[l], &r, LEX_START, &got, NULL, &err))
+                fail_msg("%s", err.msg);
+            expect_mask(&got, &want, patterns[i], fx.names[l], "inline");
+            lex_rec_free(&r);
+            lex_dfa_free(d);
+
+            d = lex_dfa_new(patterns[i], NULL, &err);
+            assert_non_null(d);
+            assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+            bare_rec_t b = {.rec = {.push_byte = bare_push, .pop_bytes = bare_pop,
+                                    .allowed_bytes = bare_allowed},
+                            .inner = &r};
+            tb_bitset_clear_all(&got);
+            assert_true(trie_walk(fx.tries[l], &b.rec, &got) != UINT64_MAX);
+            assert_int_equal(lex_dfa_error(d, &err), 0);
+            expect_mask(&got, &want, patterns[i], fx.names[l], "calls");
+            assert_int_equal(r.rec.tab.depth, 0);
+            lex_rec_free(&r);
+            lex_dfa_free(d);
+        }
+    }
+    /* The first pattern outgrew the fresh table on every layout. */
+    assert_true(grew >= (int)fx.ntries);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+}
+
 /* ---- limits ---------------------------------------------------------------------- */
 
 static void explosion_fails_cleanly(void **state)
@@ -808,6 +927,7 @@ int main(void)
         cmocka_unit_test(simplification_shares_states),
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),
+        cmocka_unit_test(walk_paths_agree),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),
         cmocka_unit_test(mask_command),

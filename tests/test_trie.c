@@ -192,60 +192,120 @@ static void check_agreement(const trie_keys_t *k, const tries_t *tr, size_t nran
 /* ---- recognizers ----------------------------------------------------- */
 
 /* A DFA over bytes with a stack of states.  delta[s][b] is the next state,
- * or DEAD.  Also counts pushes and pops so a walk can be checked to leave
+ * or DEAD.  Its stack is trie_rec_table_t's (trie.h): state s is row
+ * (s + 1) * 256, byte b its column (cls is the identity), so that it can
+ * hand walks its table in three ways:
+ *   DFA_CALLS  no table: the walk calls push_byte and pop_bytes;
+ *   DFA_TABLE  the whole table: the walk runs it and never calls push_byte
+ *              (counted in `calls`);
+ *   DFA_LAZY   every entry TRIE_REC_UNKNOWN at first: push_byte derives the
+ *              entry and moves the table to fresh memory each time, so a
+ *              walk that kept the old pointer reads freed memory (which
+ *              ASan reports) or stale entries (which the masks show).
+ * Also notes a pop past the bottom, so that a walk can be checked to leave
  * the stack as it found it. */
 #define DEAD 0xFF
+enum { DFA_CALLS, DFA_TABLE, DFA_LAZY };
+#define DFA_STATES 5
+#define DFA_TABLE_LEN ((DFA_STATES + 1) * 256)
 typedef struct {
     trie_rec_t rec;
     const uint8_t (*delta)[256];
-    uint8_t *stack;
-    size_t depth, cap;
+    uint32_t *table; /* owned; NULL for DFA_CALLS */
+    uint8_t cls[256];
+    int mode;
+    size_t calls, computed;
     int underflow;
 } dfa_rec_t;
+
+static uint32_t dfa_row(uint8_t state)
+{
+    return state == DEAD ? 0 : (state + 1u) * 256u;
+}
 
 static int dfa_push(trie_rec_t *r, uint8_t b)
 {
     dfa_rec_t *d = (dfa_rec_t *)r;
-    uint8_t next = d->delta[d->stack[d->depth]][b];
+    trie_rec_table_t *t = &r->tab;
+    uint32_t row = t->stack[t->depth];
+    uint8_t next = d->delta[row / 256 - 1][b];
+    d->calls++;
+    if (d->mode == DFA_LAZY && d->table[row + b] == TRIE_REC_UNKNOWN) {
+        uint32_t *moved = malloc(DFA_TABLE_LEN * sizeof *moved);
+        assert_non_null(moved);
+        memcpy(moved, d->table, DFA_TABLE_LEN * sizeof *moved);
+        moved[row + b] = dfa_row(next);
+        free(d->table);
+        d->table = moved;
+        t->table = moved;
+        d->computed++;
+    }
     if (next == DEAD)
         return 0;
-    assert_true(d->depth + 1 < d->cap);
-    d->stack[++d->depth] = next;
+    assert_true(t->depth + 1 < t->cap);
+    t->stack[++t->depth] = dfa_row(next);
     return 1;
 }
 
 static void dfa_pop(trie_rec_t *r, uint32_t n)
 {
     dfa_rec_t *d = (dfa_rec_t *)r;
-    if (n > d->depth) {
+    if (n > r->tab.depth) {
         d->underflow = 1;
-        n = (uint32_t)d->depth;
+        n = (uint32_t)r->tab.depth;
     }
-    d->depth -= n;
+    r->tab.depth -= n;
 }
 
 static void dfa_allowed(trie_rec_t *r, uint64_t set[4])
 {
     dfa_rec_t *d = (dfa_rec_t *)r;
+    uint32_t row = r->tab.stack[r->tab.depth];
     memset(set, 0, 4 * sizeof *set);
     for (int b = 0; b < 256; b++)
-        if (d->delta[d->stack[d->depth]][b] != DEAD)
+        if (d->delta[row / 256 - 1][b] != DEAD)
             set[b >> 6] |= 1ull << (b & 63);
+}
+
+static void dfa_init_mode(dfa_rec_t *d, const uint8_t (*delta)[256], int with_hook,
+                          int mode)
+{
+    memset(d, 0, sizeof *d);
+    d->rec = (trie_rec_t){.push_byte = dfa_push, .pop_bytes = dfa_pop,
+                          .allowed_bytes = with_hook ? dfa_allowed : NULL};
+    d->delta = delta;
+    d->mode = mode;
+    d->rec.tab.cap = 70000;
+    d->rec.tab.stack = calloc(d->rec.tab.cap, sizeof *d->rec.tab.stack);
+    assert_non_null(d->rec.tab.stack);
+    d->rec.tab.stack[0] = dfa_row(0);
+    if (mode == DFA_CALLS)
+        return;
+    d->table = malloc(DFA_TABLE_LEN * sizeof *d->table);
+    assert_non_null(d->table);
+    for (size_t i = 0; i < DFA_TABLE_LEN; i++)
+        d->table[i] = i < 256 ? 0
+                    : mode == DFA_LAZY ? TRIE_REC_UNKNOWN
+                                       : dfa_row(delta[i / 256 - 1][i % 256]);
+    for (int b = 0; b < 256; b++)
+        d->cls[b] = (uint8_t)b;
+    d->rec.tab.table = d->table;
+    d->rec.tab.cls = d->cls;
 }
 
 static void dfa_init(dfa_rec_t *d, const uint8_t (*delta)[256], int with_hook)
 {
-    d->rec = (trie_rec_t){.push_byte = dfa_push, .pop_bytes = dfa_pop,
-                          .allowed_bytes = with_hook ? dfa_allowed : NULL};
-    d->delta = delta;
-    d->cap = 70000;
-    d->stack = calloc(d->cap, 1);
-    d->depth = 0;
-    d->underflow = 0;
+    dfa_init_mode(d, delta, with_hook, DFA_CALLS);
+}
+
+static void dfa_free(dfa_rec_t *d)
+{
+    free(d->rec.tab.stack);
+    free(d->table);
 }
 
 /* Recognizers for the tests: a table of up to 5 states. */
-typedef uint8_t dfa_table_t[5][256];
+typedef uint8_t dfa_table_t[DFA_STATES][256];
 
 /* "Allowed bytes = a set, at any depth": one state. */
 static void set_dfa(dfa_table_t t, const char *bytes, size_t n)
@@ -306,31 +366,45 @@ static void brute_mask(const dfa_table_t t, const trie_keys_t *k,
             tb_bitset_set(mask, k->keys[i].id);
 }
 
-/* Every built layout's walk (with and without the allowed-bytes hook) gives
- * the brute-force mask and leaves the recognizer's stack empty. */
+/* Every built layout's walk, through each of the recognizer's paths (calls,
+ * with and without the allowed-bytes hook; its whole table; its table
+ * filled in while walking, with and without the hook), gives the
+ * brute-force mask and leaves the recognizer's stack empty.  The table
+ * paths call push_byte only for entries not computed yet. */
 static void check_walks(const dfa_table_t t, const trie_keys_t *k,
                         const tok_vocab_t *v, trie_specials_t sp,
                         const tries_t *tr, int hookless)
 {
+    static const struct {
+        int mode, hook;
+    } paths[] = {{DFA_CALLS, 0}, {DFA_CALLS, 1}, {DFA_TABLE, 1},
+                 {DFA_LAZY, 1}, {DFA_LAZY, 0}};
     tb_bitset_t want, got;
     size_t bits = (size_t)k->id_limit + 1;
     assert_int_equal(tb_bitset_init(&want, bits), 0);
     assert_int_equal(tb_bitset_init(&got, bits), 0);
     brute_mask(t, k, v, sp, &want);
     for (int i = 0; i < NLAYOUTS; i++) {
-        for (int hook = hookless ? 0 : 1; hook <= 1 && tr->t[i]; hook++) {
+        for (size_t w = hookless ? 0 : 1; w < sizeof paths / sizeof *paths && tr->t[i]; w++) {
             dfa_rec_t d;
-            dfa_init(&d, (const uint8_t(*)[256])t, hook);
+            dfa_init_mode(&d, (const uint8_t(*)[256])t, paths[w].hook, paths[w].mode);
             tb_bitset_clear_all(&got);
             uint64_t visited = trie_walk(tr->t[i], &d.rec, &got);
             assert_true(visited <= trie_nodes(tr->t[i]) * 256);
             if (!tb_bitset_equal(&got, &want))
-                fail_msg("%s walk (hook %d): %zu tokens, brute force %zu",
-                         trie_layouts[i]->name, hook, tb_bitset_count(&got),
-                         tb_bitset_count(&want));
-            assert_int_equal(d.depth, 0);
+                fail_msg("%s walk (mode %d, hook %d): %zu tokens, brute force %zu",
+                         trie_layouts[i]->name, paths[w].mode, paths[w].hook,
+                         tb_bitset_count(&got), tb_bitset_count(&want));
+            assert_int_equal(d.rec.tab.depth, 0);
             assert_false(d.underflow);
-            free(d.stack);
+            if (paths[w].mode == DFA_TABLE)
+                assert_int_equal(d.calls, 0);
+            if (paths[w].mode == DFA_LAZY) {
+                assert_int_equal(d.calls, d.computed);
+                /* the first byte offered from a state computes its entry */
+                assert_int_equal(d.computed > 0, visited > 0);
+            }
+            dfa_free(&d);
         }
     }
     tb_bitset_free(&want);
@@ -461,7 +535,7 @@ static void walk_sets_aliases_and_skips_specials(void **state)
         assert_int_equal(trie_walk(tr.t[i], &d.rec, &small), UINT64_MAX);
         tb_bitset_free(&small);
         tb_bitset_free(&mask);
-        free(d.stack);
+        dfa_free(&d);
     }
     free_all(&tr);
     trie_keys_free(&k);
@@ -549,7 +623,7 @@ static void report_walks(const char *name, const tries_t *tr)
                           "tokens allowed\n", name, trie_layouts[i]->name,
                           r ? "number" : "letters", (unsigned long long)visited,
                           tb_bitset_count(&mask));
-            free(d.stack);
+            dfa_free(&d);
             tb_bitset_free(&mask);
         }
 }
@@ -812,7 +886,7 @@ static void double_array_child_chain(void **state)
         dfa_rec_t d;
         dfa_init(&d, (const uint8_t(*)[256])t, 1);
         visited[i] = trie_walk(tr.t[i], &d.rec, &mask);
-        free(d.stack);
+        dfa_free(&d);
     }
     assert_int_equal(visited[1], visited[0]);
     /* 13 edges: \0 \0 \0 x, a \0 b, b \0, \xff \x01, z z */
@@ -929,7 +1003,7 @@ static void lazy_walk_structures(void **state)
         dfa_init(&r, (const uint8_t(*)[256])all, 1);
         tb_bitset_clear_all(&got);
         assert_true(trie_walk(t, &r.rec, &got) != UINT64_MAX);
-        free(r.stack);
+        dfa_free(&r);
         assert_true(tb_bitset_equal(&got, &want));
         if (w == 0)
             after = trie_bytes(t);
@@ -956,7 +1030,7 @@ static void lazy_walk_structures(void **state)
         dfa_init(&r, (const uint8_t(*)[256])all, 1);
         tb_bitset_clear_all(&got);
         trie_walk(tr.t[i], &r.rec, &got);
-        free(r.stack);
+        dfa_free(&r);
         assert_int_equal(trie_bytes(tr.t[i]), before[i]);
     }
     free_all(&tr);
