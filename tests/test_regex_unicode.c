@@ -189,6 +189,9 @@ static void load_cased(void)
 static int setup(void **state)
 {
     (void)state;
+    /* The parser is to read the files this test reads. */
+    unsetenv("TOKBENCH_UNICODE_DIR");
+    unsetenv("TOKBENCH_UNICODE_DATA");
     char v[64];
     if (pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, v) < 0) {
         fprintf(stderr, "PCRE2 has no Unicode support\n");
@@ -917,9 +920,23 @@ static void data_file_errors_name_the_file(void **state)
     assert_true(dfa_match(d, (const uint8_t *)"K", 1));
     assert_true(dfa_match(d, (const uint8_t *)"\xce\xb1", 2));
     lex_dfa_free(d);
+    /* $TOKBENCH_UNICODE_DATA names UnicodeData.txt itself. */
+    char ud[600];
+    snprintf(ud, sizeof ud, "%s/ud.txt", dir);
+    write_file(dir, "ud.txt", "0041;LATIN CAPITAL LETTER A;Lu;0;L;;;;;N;;;;0061;\n");
+    setenv("TOKBENCH_UNICODE_DATA", ud, 1);
+    for (int real = 0; real < 2; real++) {
+        d = lex_dfa_new("\\p{Lu}", NULL, &err);
+        if (!d)
+            fail_msg("%s", err.msg);
+        assert_true(dfa_match(d, (const uint8_t *)"A", 1));
+        assert_int_equal(dfa_match(d, (const uint8_t *)"B", 1), real);
+        lex_dfa_free(d);
+        unsetenv("TOKBENCH_UNICODE_DATA");
+    }
     static const char *const names[] = {"PropertyValueAliases.txt", "Scripts.txt",
                                         "ScriptExtensions.txt", "CaseFolding.txt",
-                                        "UnicodeData.txt"};
+                                        "UnicodeData.txt", "ud.txt"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
