@@ -733,12 +733,16 @@ static int load_script_values(tb_err_t *err, prop_runs_t *runs)
     ucd_file_t f;
     if (ucd_open(&f, "Scripts.txt", "\\p{<script>}", err))
         return -1;
-    char *fl[2], name[64];
-    int nf, rc = 0;
+    char *fl[2], name[64], last[64] = "";
+    int nf, rc = 0, s = -1;
     while (!rc && (nf = ucd_next(&f, fl, 2)) > 0) {
         uint32_t lo, hi;
         loose_name(nf == 2 ? fl[1] : "", name, sizeof name);
-        int s = script_find(name);
+        /* The file groups its lines by script: look a name up once. */
+        if (strcmp(name, last)) {
+            s = script_find(name);
+            memcpy(last, name, sizeof last);
+        }
         if (nf != 2 || parse_cps(fl[0], &lo, &hi))
             rc = ucd_bad(&f, "expected code point(s) ; script");
         else if (s < 0)
