@@ -526,6 +526,11 @@ static void mask_command(void **state)
                                   "--slicer '[a-z]{1,2};\\p{L}+'", out, sizeof out), 0);
     if (!strstr(out, "0 slices taken whole, 2 walked") || !strstr(out, "equals the plain"))
         fail_msg("%s", out);
+    /* From the state after --after: inside the object's string value. */
+    assert_int_equal(run_tokbench(LLAMA3 " --regex '" JSON_OBJECT "' --after '{\"name\": \"Jo' "
+                                  "--slicer default --reps 3", out, sizeof out), 0);
+    if (!strstr(out, "3 slices taken whole, 0 walked") || !strstr(out, "equals the plain"))
+        fail_msg("%s", out);
     assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]+' --slicer 'a{1,3}b;[x-'",
                                   out, sizeof out), 1);
     if (!strstr(out, "slice 2") || !strstr(out, "[x-"))
