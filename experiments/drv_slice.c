@@ -4,7 +4,9 @@
  *
  * slice   Row: vocabulary, layout (a trie_layouts[] name), pattern (the
  *         regex, "re:" optional), options: slices=R1;R2;... (default: the
- *         JSON string set of slicer.h).  One repetition computes the sliced
+ *         JSON string set of slicer.h), membership=prefix (default) or full
+ *         (a token joins the first slice it is a prefix of, or only one it
+ *         matches whole: slicer.h).  One repetition computes the sliced
  *         mask at the regex's start state: nodes = nodes the walks of the
  *         walked slices and the residual offered, items = tokens allowed.
  *         Setup checks the sliced mask equals the plain walk's.  extra()
@@ -151,8 +153,15 @@ static int slice_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_
     int rc = common_setup(s, row, env, err);
     if (!rc && xp_row_option(row, "slices", spec, sizeof spec))
         rc = lex_slicer_parse_list(spec, &regexes, &n, err) ? tb_wrap(err, "option 'slices'") : 0;
-    if (!rc && !(s->slicer = lex_slicer_new(&s->keys, trie_layout(s->trie),
-                                            (const char *const *)regexes, n, err)))
+    char how[16] = "prefix";
+    xp_row_option(row, "membership", how, sizeof how);
+    if (!rc && strcmp(how, "prefix") && strcmp(how, "full"))
+        rc = tb_fail(err, "option 'membership': '%s' is not prefix or full", how);
+    if (!rc && !(s->slicer = lex_slicer_new_as(&s->keys, trie_layout(s->trie),
+                                               (const char *const *)regexes, n,
+                                               strcmp(how, "full") ? LEX_SLICE_PREFIX
+                                                                   : LEX_SLICE_FULL,
+                                               err)))
         rc = -1;
     free(regexes);
     if (!rc)
@@ -226,7 +235,7 @@ static int slice_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
 const xp_driver_t xp_driver_slice = {
     .name = "slice",
     .summary = "sliced token mask against the plain walk (pattern: REGEX; options: "
-               "slices=R1;R2;..)",
+               "slices=R1;R2;.. membership=prefix|full)",
     .setup = slice_setup,
     .rep = slice_rep,
     .extra = slice_extra,
