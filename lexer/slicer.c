@@ -227,6 +227,7 @@ void lex_slicer_free(lex_slicer_t *s)
     free(s->njrep);
     free(s->seen);
     free(s->todo);
+    free(s->used);
     free(s);
 }
 
@@ -279,13 +280,26 @@ int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
     if (!s->jrep) {
         s->jrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->jrep);
         s->njrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->njrep);
+        if (!s->jrep || !s->njrep)
+            return tb_fail(err, "out of memory for the slicer's verdicts");
+    }
+    /* The exploration's scratch, sized for the budget as it is now. */
+    if (s->scratch_for != s->budget || !s->seen) {
+        free(s->seen);
+        free(s->todo);
+        free(s->used);
         s->seen_cap = 1;
         while (s->seen_cap < 2 * s->budget + 2)
             s->seen_cap <<= 1;
-        s->seen = malloc(s->seen_cap * sizeof *s->seen);
+        s->seen = calloc(s->seen_cap, sizeof *s->seen);
         s->todo = malloc((s->budget + 1) * sizeof *s->todo);
-        if (!s->jrep || !s->njrep || !s->seen || !s->todo)
+        s->used = malloc((s->budget + 1) * sizeof *s->used);
+        s->nused = 0;
+        s->scratch_for = s->budget;
+        if (!s->seen || !s->todo || !s->used) {
+            s->scratch_for = 0;
             return tb_fail(err, "out of memory for the slicer's verdicts");
+        }
     }
     /* One representative byte per joint class: bytes that neither DFA tells
      * apart lead both to the same places. */
@@ -306,7 +320,8 @@ int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
     return 0;
 }
 
-/* Inserts pair into the visited set; 1 if it was new. */
+/* Inserts pair into the visited set; 1 if it was new.  New slots are
+ * listed in used[] so that the next exploration clears only those. */
 static int seen_insert(lex_slicer_t *s, uint64_t pair)
 {
     size_t m = s->seen_cap - 1;
@@ -315,6 +330,7 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
             return 0;
         if (!s->seen[h]) {
             s->seen[h] = pair + 1;
+            s->used[s->nused++] = (uint32_t)h;
             return 1;
         }
     }
@@ -328,11 +344,11 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
-    memset(s->seen, 0, s->seen_cap * sizeof *s->seen);
-    size_t top = 0, count = 1;
+    size_t top = 0;
     s->todo[top++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
-    while (top) {
+    uint8_t verdict = LEX_SLICE_WHOLE;
+    while (top && verdict == LEX_SLICE_WHOLE) {
         uint64_t pair = s->todo[--top];
         uint32_t p = (uint32_t)(pair >> 32), q = (uint32_t)pair;
         for (unsigned c = 0; c < nrep; c++) {
@@ -340,17 +356,24 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
             if (p2 == LEX_DEAD)
                 continue;
             uint32_t q2 = lex_dfa_next(ld, q, rep[c]);
-            if (q2 == LEX_DEAD)
-                return LEX_SLICE_WALK;
+            if (q2 == LEX_DEAD) {
+                verdict = LEX_SLICE_WALK;
+                break;
+            }
             uint64_t np = (uint64_t)p2 << 32 | q2;
             if (seen_insert(s, np)) {
-                if (++count > s->budget)
-                    return LEX_SLICE_WALK;
+                if (s->nused > s->scratch_for) {
+                    verdict = LEX_SLICE_WALK;
+                    break;
+                }
                 s->todo[top++] = np;
             }
         }
     }
-    return LEX_SLICE_WHOLE;
+    for (size_t u = 0; u < s->nused; u++)
+        s->seen[s->used[u]] = 0;
+    s->nused = 0;
+    return verdict;
 }
 
 /* Makes room for verdicts of states below `need`. */
@@ -469,6 +492,7 @@ size_t lex_slicer_bytes(const lex_slicer_t *s)
     b += s->nverdict_states * s->nslice;
     if (s->jrep)
         b += s->nslice * (sizeof *s->jrep + sizeof *s->njrep) +
-             s->seen_cap * sizeof *s->seen + (s->budget + 1) * sizeof *s->todo;
+             s->seen_cap * sizeof *s->seen +
+             (s->scratch_for + 1) * (sizeof *s->todo + sizeof *s->used);
     return b;
 }

@@ -87,7 +87,9 @@ typedef struct {
     size_t nrest;
     size_t mask_bits;  /* bits of every mask (the full trie's) */
     uint32_t max_len;  /* the longest key, for recognizers */
-    size_t budget;     /* product pairs explored per verdict at most */
+    size_t budget;     /* product pairs explored per verdict at most; a
+                        * change takes effect at the next lex_slicer_bind */
+    size_t scratch_for; /* the budget the exploration's scratch is sized for */
     int prefixes;      /* membership by prefix (LEX_SLICE_PREFIX) */
     double build_ns;   /* what lex_slicer_new took */
     lex_dfa_t *bound;
@@ -95,11 +97,15 @@ typedef struct {
     size_t nverdict_states;
     uint8_t (*jrep)[256];
     uint16_t *njrep;
-    /* scratch of the product exploration: a set of visited pairs and a
-     * stack of pairs still to expand (pair = slice state << 32 | lexer
-     * state) */
+    /* scratch of the product exploration: a set of visited pairs (pair + 1
+     * per slot, 0 free), the slots it filled (cleared after each
+     * exploration, so that clearing costs what was visited, not the set's
+     * size) and a stack of pairs still to expand (pair = slice state << 32
+     * | lexer state) */
     uint64_t *seen;
     size_t seen_cap;
+    uint32_t *used;
+    size_t nused;
     uint64_t *todo;
 } lex_slicer_t;
 
