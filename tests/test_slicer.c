@@ -327,6 +327,11 @@ static void small_budget_walks(void **state)
     assert_int_equal(t.walked, 3 * v->n);
     for (size_t l = 0; l < v->n; l++)
         s[l]->budget = keep[l];
+    /* Raised again: the next bind resizes the scratch, and slices are taken
+     * whole again. */
+    tally_t again = {0};
+    check_masks(v, s, JSON_BODY, "", 0, &again);
+    assert_int_equal(again.whole, 3 * v->n);
 }
 
 /* ---- custom slices and random regexes ------------------------------------------ */
