@@ -237,10 +237,8 @@ static uint64_t walk_calls(const dfs_t *t, trie_rec_t *rec, tb_bitset_t *mask)
     while (p < n) {
         uint64_t x = nodes[p];
         uint32_t k = n_depth(x);
-        if (pushed >= k) {
-            rec->pop_bytes(rec, pushed - k + 1);
-            pushed = k - 1;
-        }
+        rec->pop_bytes(rec, pushed + 1 - k); /* pushed >= k - 1: the parent's */
+        pushed = k - 1;
         visited++;
         if (rec->push_byte(rec, n_byte(x))) {
             tb_bitset_set(mask, n_id(x));
