@@ -5,7 +5,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,4 +39,28 @@ void test_charsmap_refused(const uint8_t *blob, size_t len, const char *want)
         fail_msg("a charsmap that should be refused (for '%s') was accepted", want);
     if (!strstr(err.msg, want))
         fail_msg("expected a charsmap error containing '%s', got '%s'", want, err.msg);
+}
+
+long long test_sql_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+int test_tokbench(const char *args, char *out, size_t size)
+{
+    const char *build = getenv("BUILD");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/tokbench %s 2>&1", build && *build ? build : "build",
+             args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -26,6 +26,7 @@
 #include <csv.h>
 
 #include "../experiments/results.h"
+#include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-report-XXXXXX";
 static char fixture[600];   /* two runs of the suite below */
@@ -106,23 +107,13 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static long long q_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return v;
-}
-
 static long long db_int(const char *path, const char *sql)
 {
     tb_err_t err;
     xp_db_t *d = xp_db_open(path, 0, &err);
     if (!d)
         fail_msg("%s", err.msg);
-    long long v = q_int(d->db, sql);
+    long long v = test_sql_int(d->db, sql);
     xp_db_close(d);
     return v;
 }

@@ -20,22 +20,13 @@
 #include "../experiments/counters.h"
 #include "../experiments/results.h"
 #include "../experiments/runner.h"
+#include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-results-XXXXXX";
 
 static void db_path(const char *name, char *out, size_t size)
 {
     snprintf(out, size, "%s/%s", dir, name);
-}
-
-static long long q_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    long long v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return v;
 }
 
 static void q_text(sqlite3 *db, const char *sql, char *out, size_t size)
@@ -57,18 +48,19 @@ static void test_fresh_schema_wal_busy(void **state)
     db_path("fresh.db", p, sizeof p);
     xp_db_t *d = xp_db_open(p, 1, &err);
     assert_non_null(d);
-    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
-    assert_int_equal(q_int(d->db, "PRAGMA application_id"), XP_DB_APP_ID);
-    assert_int_equal(q_int(d->db, "PRAGMA busy_timeout"), XP_DB_BUSY_MS);
+    assert_int_equal(test_sql_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    assert_int_equal(test_sql_int(d->db, "PRAGMA application_id"), XP_DB_APP_ID);
+    assert_int_equal(test_sql_int(d->db, "PRAGMA busy_timeout"), XP_DB_BUSY_MS);
     q_text(d->db, "PRAGMA journal_mode", mode, sizeof mode);
     assert_string_equal(mode, "wal");
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM sqlite_master WHERE name IN"
-                                  " ('runs','cases','measurements','inputs','metric_stats')"), 5);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+                                         " ('runs', 'cases', 'measurements', 'inputs',"
+                                         " 'metric_stats')"), 5);
     xp_db_close(d);
     /* reopening an up-to-date database changes nothing */
     d = xp_db_open(p, 0, &err);
     assert_non_null(d);
-    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    assert_int_equal(test_sql_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
     xp_db_close(d);
     db_path("missing.db", p, sizeof p);
     assert_null(xp_db_open(p, 0, &err));
@@ -84,8 +76,9 @@ static void test_migration_keeps_data(void **state)
     assert_int_equal(xp_db_create_at(p, 1, &err), 0);
     sqlite3 *raw;
     assert_int_equal(sqlite3_open(p, &raw), SQLITE_OK);
-    assert_int_equal(q_int(raw, "PRAGMA user_version"), 1);
-    assert_int_equal(q_int(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'metric_stats'"), 0);
+    assert_int_equal(test_sql_int(raw, "PRAGMA user_version"), 1);
+    assert_int_equal(test_sql_int(raw, "SELECT count(*) FROM sqlite_master WHERE name ="
+                                       " 'metric_stats'"), 0);
     assert_int_equal(sqlite3_exec(raw,
         "INSERT INTO runs(id, suite, started, status) VALUES (1, 's', 't', 'complete');"
         "INSERT INTO cases(id, run_id, seq, experiment, status) VALUES (1, 1, 0, 'selftest', 'ok');"
@@ -95,13 +88,15 @@ static void test_migration_keeps_data(void **state)
     sqlite3_close(raw);
     xp_db_t *d = xp_db_open(p, 0, &err);
     assert_non_null(d);
-    assert_int_equal(q_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
+    assert_int_equal(test_sql_int(d->db, "PRAGMA user_version"), XP_DB_SCHEMA);
     /* the v2 view computes the median of the rows stored under v1 */
-    assert_int_equal(q_int(d->db, "SELECT median FROM metric_stats WHERE case_id = 1"), 20);
-    assert_int_equal(q_int(d->db, "SELECT min FROM metric_stats WHERE case_id = 1"), 10);
+    assert_int_equal(test_sql_int(d->db, "SELECT median FROM metric_stats WHERE"
+                                         " case_id = 1"), 20);
+    assert_int_equal(test_sql_int(d->db, "SELECT min FROM metric_stats WHERE"
+                                         " case_id = 1"), 10);
     /* and the v3 views exist over it */
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM reference_ratios"), 0);
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM per_node_stats"), 0);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM reference_ratios"), 0);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM per_node_stats"), 0);
     xp_db_close(d);
 }
 
@@ -196,9 +191,10 @@ static void test_failing_cases_recorded(void **state)
     q_text(d->db, "SELECT message FROM cases WHERE seq = 3", msg, sizeof msg);
     assert_non_null(strstr(msg, "fail=rep"));
     /* the cases after the failures were measured in full: 4 reps, 2 metrics */
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
-                                  " c.id = m.case_id WHERE c.seq = 4 AND m.source = 'tsc'"), 8);
-    assert_int_equal(q_int(d->db, "SELECT min(nodes) FROM measurements"), 1000);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c"
+                                         " ON c.id = m.case_id WHERE c.seq = 4 AND m.source"
+                                         " = 'tsc'"), 8);
+    assert_int_equal(test_sql_int(d->db, "SELECT min(nodes) FROM measurements"), 1000);
     /* the suite file's checksum is part of the run */
     char want[65];
     assert_int_equal(tb_file_sha256(o.suite_path, want, &err), 0);
@@ -242,13 +238,15 @@ static void test_two_runs_at_once(void **state)
     assert_int_equal(exit_status(b), 0);
     xp_db_t *d = xp_db_open(p, 0, &err);
     assert_non_null(d);
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM runs WHERE status = 'complete'"), 2);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM runs WHERE status ="
+                                         " 'complete'"), 2);
     /* each run: 2 cases; 5 + 3 repetitions of 2 TSC metrics */
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM cases WHERE status = 'ok'"), 4);
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
-                                  " c.id = m.case_id WHERE c.run_id = 1"), 16);
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
-                                  " c.id = m.case_id WHERE c.run_id = 2"), 16);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM cases WHERE status ="
+                                         " 'ok'"), 4);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c"
+                                         " ON c.id = m.case_id WHERE c.run_id = 1"), 16);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c"
+                                         " ON c.id = m.case_id WHERE c.run_id = 2"), 16);
     xp_db_close(d);
 }
 
@@ -265,7 +263,7 @@ static void test_interrupt_keeps_finished_cases(void **state)
         usleep(100000);
         xp_db_t *d = xp_db_open(p, 0, &err);
         if (d)
-            stored = q_int(d->db, "SELECT count(*) FROM cases");
+            stored = test_sql_int(d->db, "SELECT count(*) FROM cases");
         xp_db_close(d);
     }
     assert_true(stored >= 1);
@@ -277,32 +275,18 @@ static void test_interrupt_keeps_finished_cases(void **state)
     assert_string_equal(note, "incomplete");
     q_text(d->db, "SELECT note FROM runs", note, sizeof note);
     assert_non_null(strstr(note, "by a signal"));
-    assert_int_equal(q_int(d->db, "SELECT ended IS NOT NULL FROM runs"), 1);
-    long long cases = q_int(d->db, "SELECT count(*) FROM cases");
+    assert_int_equal(test_sql_int(d->db, "SELECT ended IS NOT NULL FROM runs"), 1);
+    long long cases = test_sql_int(d->db, "SELECT count(*) FROM cases");
     assert_true(cases >= 1 && cases < 8);
     /* the first case is whole: 3 repetitions of 2 metrics */
-    assert_int_equal(q_int(d->db, "SELECT status = 'ok' FROM cases WHERE seq = 0"), 1);
-    assert_int_equal(q_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c ON"
-                                  " c.id = m.case_id WHERE c.seq = 0"), 6);
+    assert_int_equal(test_sql_int(d->db, "SELECT status = 'ok' FROM cases WHERE seq"
+                                         " = 0"), 1);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM measurements m JOIN cases c"
+                                         " ON c.id = m.case_id WHERE c.seq = 0"), 6);
     char ok[16];
     q_text(d->db, "PRAGMA integrity_check", ok, sizeof ok);
     assert_string_equal(ok, "ok");
     xp_db_close(d);
-}
-
-/* Runs `tokbench ARGS` through the shell; returns its exit status and
- * its stdout in out. */
-static int tokbench(const char *args, char *out, size_t size)
-{
-    const char *build = getenv("BUILD");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/tokbench %s 2>&1", build && *build ? build : "build", args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* diff flags a change only where the min..max ranges do not overlap. */
@@ -329,14 +313,14 @@ static void test_diff_flags_beyond_noise(void **state)
         &err), 0);
     xp_db_close(d);
     snprintf(args, sizeof args, "diff 1 2 --db %s", p);
-    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
     /* case a doubled beyond its spread; case b moved inside it */
     assert_non_null(strstr(out, "2.000  HIGHER"));
     assert_non_null(strstr(out, "1.167  \n"));
     assert_non_null(strstr(out, "only in run B: selftest c"));
     assert_non_null(strstr(out, "1 figure changed beyond the measured noise"));
     snprintf(args, sizeof args, "diff 1 9 --db %s", p);
-    assert_int_equal(tokbench(args, out, sizeof out), 1);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "no run 9"));
 }
 
@@ -355,14 +339,16 @@ static void test_callgrind_rows_stored(void **state)
     char msg[512];
     q_text(d->db, "SELECT ifnull(message, '') FROM cases", msg, sizeof msg);
     assert_string_equal(msg, "");
-    long long ins = q_int(d->db, "SELECT value FROM measurements WHERE source = 'callgrind'"
-                                 " AND metric = 'instructions'");
-    long long ir = q_int(d->db, "SELECT value FROM measurements WHERE metric = 'cg_Ir'");
+    long long ins = test_sql_int(d->db, "SELECT value FROM measurements WHERE source ="
+                                        " 'callgrind' AND metric = 'instructions'");
+    long long ir = test_sql_int(d->db, "SELECT value FROM measurements WHERE metric ="
+                                       " 'cg_Ir'");
     assert_int_equal(ins, ir);
     assert_true(ins > 30000 * 4 && ins < 30000 * 64);
-    assert_int_equal(q_int(d->db, "SELECT nodes FROM measurements WHERE metric = 'cg_Ir'"), 30000);
-    long long misp = q_int(d->db, "SELECT value FROM measurements WHERE source = 'callgrind'"
-                                  " AND metric = 'br_misp'");
+    assert_int_equal(test_sql_int(d->db, "SELECT nodes FROM measurements WHERE metric ="
+                                         " 'cg_Ir'"), 30000);
+    long long misp = test_sql_int(d->db, "SELECT value FROM measurements WHERE source ="
+                                         " 'callgrind' AND metric = 'br_misp'");
     assert_true(misp > 30000 / 4 && misp < 30000);
     xp_db_close(d);
 }
@@ -374,16 +360,16 @@ static void test_listing_commands(void **state)
     char p[512], args[700], out[16384];
     db_path("shared.db", p, sizeof p); /* written by test_two_runs_at_once */
     snprintf(args, sizeof args, "runs --db %s", p);
-    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "complete"));
     assert_non_null(strstr(out, "tests/fixtures/xp_small.csv"));
     snprintf(args, sizeof args, "show 2 --db %s", p);
-    assert_int_equal(tokbench(args, out, sizeof out), 0);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "tsc_hz"));
     assert_non_null(strstr(out, "git_commit"));
     assert_non_null(strstr(out, "ref_cycles"));
     assert_non_null(strstr(out, "/node"));
-    assert_int_equal(tokbench("counters", out, sizeof out), 0);
+    assert_int_equal(test_tokbench("counters", out, sizeof out), 0);
     assert_non_null(strstr(out, "\ntsc "));
     assert_non_null(strstr(out, "\npapi "));
     assert_non_null(strstr(out, "\ncallgrind "));
