@@ -298,6 +298,13 @@ static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
     uint32_t s = by_pairs_find(d, p, n, &slot);
     if (s != UINT32_MAX)
         return s;
+    if (d->npair + n > d->max_pairs) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the lexer states need more than %zu (lexeme, term) "
+                 "pairs (the limit)", d->max_pairs);
+        dfa_fail(d, msg);
+        return LEX_DEAD;
+    }
     if (d->npair + n > d->pair_cap || !d->pair) {
         size_t cap = d->pair_cap ? d->pair_cap : 256;
         while (cap < d->npair + n)
@@ -602,6 +609,7 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
     d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
     if (d->max_states < 2)
         d->max_states = 2;
+    d->max_pairs = LEX_PAIRS_PER_TERM * d->terms.max_nodes;
     for (size_t i = 0; i < lx->n; i++)
         if (lex_node(&d->terms, lx->root[i])->nullable) {
             tb_fail(err, "lexer '%s': lexeme '%s' matches the empty string", label,

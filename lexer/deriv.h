@@ -85,7 +85,7 @@ typedef struct {
     struct lex_lexemes *lx;
     uint32_t *pair_off, *pair_n;
     struct lex_pair *pair;
-    size_t npair, pair_cap;
+    size_t npair, pair_cap, max_pairs; /* max_pairs: LEX_PAIRS_PER_TERM * max_terms */
 } lex_dfa_t;
 
 /* One pair of a lexer state: lexeme `lexeme` has read part of its text
@@ -115,8 +115,11 @@ typedef struct lex_lexemes {
     lex_pair_t *next;
 } lex_lexemes_t;
 
-/* Most lexemes a lexer may have. */
+/* Most lexemes a lexer may have.  The pairs of all states together are
+ * capped at LEX_PAIRS_PER_TERM times the term limit, so that memory stays
+ * bounded when many lexemes stay possible in many states. */
 #define LEX_MAX_LEXEMES 4096
+#define LEX_PAIRS_PER_TERM 8
 
 /* Sets up a lexer DFA over lexemes whose terms live in *terms; takes
  * ownership of both (on failure too).  label names the lexer in errors (its

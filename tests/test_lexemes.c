@@ -445,14 +445,21 @@ static void json_spec(spec_t *sp)
     sp->follow[J_WS] = (uint64_t)((1u << J_N) - 1) & ~ws;
 }
 
+/* The JSON spec, its DFA through the spec text, and its oracle. */
+static lex_dfa_t *json_setup(spec_t *sp, oracle_t *o)
+{
+    json_spec(sp);
+    lex_dfa_t *d = spec_dfa(sp, NULL);
+    oracle_init(o, sp);
+    return d;
+}
+
 static void json_lexer(void **state)
 {
     (void)state;
     spec_t sp;
-    json_spec(&sp);
-    lex_dfa_t *d = spec_dfa(&sp, NULL);
     oracle_t o;
-    oracle_init(&o, &sp);
+    lex_dfa_t *d = json_setup(&sp, &o);
     static const char *const texts[] = {"",       "{",        "{\"a",     "{\"a\"",
                                         "[12",    "[1.5e",    "{\"k\": t", "[\"x\\u00",
                                         "[1, 2] ", "{\"\xc3\xa9", "nul", "[-"};
@@ -518,10 +525,8 @@ static void tokens_span_lexemes(void **state)
 {
     (void)state;
     spec_t sp;
-    json_spec(&sp);
-    lex_dfa_t *d = spec_dfa(&sp, NULL);
     oracle_t o;
-    oracle_init(&o, &sp);
+    lex_dfa_t *d = json_setup(&sp, &o);
     /* One LLM token, two or three lexemes: string then colon, comma or
      * closer, two closers, closer then comma, string-colon-bracket. */
     static const char *const cases[][2] = {
@@ -765,6 +770,22 @@ static void limits(void **state)
         lex_dfa_free(d);
     }
     assert_non_null(strstr(err.msg, "tiny.lex"));
+    /* Many lexemes possible in every state: the pair limit (8 per term
+     * allowed, 16 terms here) stops the second state, cleanly. */
+    char many[4096];
+    size_t o = 0;
+    for (int i = 0; i < 100; i++)
+        o += (size_t)snprintf(many + o, sizeof many - o, "l%d = [a-z]+\n", i);
+    snprintf(many + o, sizeof many - o, "start: *\n");
+    lex_dfa_opts_t few = {.max_terms = 16};
+    d = lex_lexer_parse(many, strlen(many), "many.lex", &few, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    assert_int_equal(lex_dfa_next(d, LEX_START, 'a'), LEX_DEAD);
+    assert_int_equal(lex_dfa_error(d, &err), -1);
+    assert_non_null(strstr(err.msg, "lexer 'many.lex'"));
+    assert_non_null(strstr(err.msg, "pairs"));
+    lex_dfa_free(d);
     /* Lexemes that cannot reach the end are dropped: here b leads nowhere. */
     const char *dead = "a = x\nb = y\nstart: a b\nend: a\nb ->\na -> a b\n";
     d = lex_lexer_parse(dead, strlen(dead), "dead.lex", NULL, &err);
