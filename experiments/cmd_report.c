@@ -117,34 +117,23 @@ static int stat_row(sqlite3_stmt *st, stat_t *s)
     return found;
 }
 
-/* One metric of one case from metric_stats; 1 if the run has it. */
+/* One metric of one case from metric_stats; 1 if the run has it.  impl
+ * NULL: whichever impl recorded it (the first by name), for the static and
+ * build figures that the lookup driver files under an external library's
+ * name (darts, marisa) and under "tokbench" for tokbench's layouts. */
 static int get_stat(report_t *r, int64_t case_id, const char *source, const char *impl,
                     const char *metric, stat_t *s)
 {
     sqlite3_stmt *st = figure_query(r, "SELECT median, min, max, bytes, nodes FROM"
                                     " metric_stats WHERE case_id = ?1 AND source = ?2 AND"
-                                    " impl = ?3 AND metric = ?4", case_id);
+                                    " (?3 IS NULL OR impl = ?3) AND metric = ?4"
+                                    " ORDER BY impl LIMIT 1", case_id);
     if (!st)
         return 0;
     sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
+    if (impl)
+        sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
-    return stat_row(st, s);
-}
-
-/* A static or build figure of one case, whichever impl recorded it: the
- * lookup driver files an external library's figures under its own name
- * (darts, marisa), tokbench's layouts under "tokbench". */
-static int get_stat_any(report_t *r, int64_t case_id, const char *source,
-                        const char *metric, stat_t *s)
-{
-    sqlite3_stmt *st = figure_query(r, "SELECT median, min, max, bytes, nodes FROM"
-                                    " metric_stats WHERE case_id = ?1 AND source = ?2 AND"
-                                    " metric = ?3 ORDER BY impl LIMIT 1", case_id);
-    if (!st)
-        return 0;
-    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, metric, -1, SQLITE_STATIC);
     return stat_row(st, s);
 }
 
@@ -1163,13 +1152,13 @@ static int sec_memory(report_t *r, tb_err_t *err)
         stat_t b, n, t, k;
         double keys = NAN, bpk = NAN, npk = NAN, bytes = NAN;
         if (lookup) {
-            if (get_stat_any(r, id, "static", "keys", &k))
+            if (get_stat(r, id, "static", NULL, "keys", &k))
                 keys = k.median;
-            if (get_stat_any(r, id, "static", "bytes_per_key", &b))
+            if (get_stat(r, id, "static", NULL, "bytes_per_key", &b))
                 bpk = b.median;
-            if (get_stat_any(r, id, "static", "nodes_per_key", &n))
+            if (get_stat(r, id, "static", NULL, "nodes_per_key", &n))
                 npk = n.median;
-            if (get_stat_any(r, id, "static", "trie_bytes", &b))
+            if (get_stat(r, id, "static", NULL, "trie_bytes", &b))
                 bytes = b.median;
         } else {
             /* a walk's trie holds what a walk under "any" allows */
@@ -1181,7 +1170,7 @@ static int sec_memory(report_t *r, tb_err_t *err)
             if (get_stat(r, id, "static", "tokbench", "trie_nodes", &n))
                 npk = n.median / keys;
         }
-        int ht = get_stat_any(r, id, "wallclock", "build_ns", &t);
+        int ht = get_stat(r, id, "wallclock", NULL, "build_ns", &t);
         const char *from = lookup ? "lookup (every token)" : "walk (specials left out)";
         char kk[32], mib[32], bp[32], np[32], ms[32], range[64];
         fmt(kk, sizeof kk, "%.0f", keys);
