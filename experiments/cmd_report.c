@@ -258,6 +258,22 @@ static void remove_plot(report_t *r, const char *name)
     }
 }
 
+/* A section with nothing to draw: "Not measured: " and why (printf-style)
+ * end its note, and what an earlier report drew for it goes.  Returns 0,
+ * for `return not_measured(...)`. */
+static int not_measured(report_t *r, section_t *s, const char *why, ...)
+{
+    size_t used = strlen(s->note);
+    snprintf(s->note + used, sizeof s->note - used, "%sNot measured: ", used ? "  " : "");
+    used = strlen(s->note);
+    va_list ap;
+    va_start(ap, why);
+    vsnprintf(s->note + used, sizeof s->note - used, why, ap);
+    va_end(ap);
+    remove_plot(r, s->name);
+    return 0;
+}
+
 /* --- gnuplot ------------------------------------------------------------ */
 
 /* Appends name='value' to a gnuplot -e line; single quotes are doubled,
@@ -546,12 +562,8 @@ static int sec_cycles(report_t *r, tb_err_t *err)
              papi && tsc ? ", " : "",
              tsc ? "TSC reference cycles (green), not core cycles" : "");
     caption(r, s, rows ? src : "no cycle counts");
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no walk case "
-                 "with cycle counts.");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "the run has no walk case with cycle counts.");
     snprintf(s->note, sizeof s->note, "The dashed line is the published baseline of "
              "the flat depth-first trie: 13 cycles per node on an AMD EPYC 7V13.");
     tb_buf_t v = {0};
@@ -631,13 +643,10 @@ static int sec_misses(report_t *r, tb_err_t *err)
     snprintf(src, sizeof src, "counts: %s%s%s", real ? "PAPI (real hardware)" : "",
              real && sim ? " and " : "", sim ? "callgrind (simulated caches and branches)" : "");
     caption(r, s, rows ? src : "no cache or branch counts");
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: no walk case of this run has "
-                 "PAPI or callgrind counts (the machine has no PMU and no case asked "
-                 "for callgrind, or there is no walk case).");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "no walk case of this run has PAPI or callgrind counts "
+                            "(the machine has no PMU and no case asked for callgrind, or "
+                            "there is no walk case).");
     tb_buf_t v = {0};
     gp_num(&v, "ncols", 4);
     rc = draw(r, s, "clustered", "events per visited node", &v, err);
@@ -723,9 +732,7 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
              "(specials included); a case that failed (a layout that cannot hold "
              "the vocabulary) is in the table with its reason, not on the plot.");
     if (!pts.len) {
-        snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
-                 "  Not measured: the run has no timed walk of a vocabulary of known size.");
-        remove_plot(r, s->name);
+        not_measured(r, s, "the run has no timed walk of a vocabulary of known size.");
         free(pts.data);
         return 0;
     }
@@ -912,12 +919,9 @@ static int sec_lexer(report_t *r, tb_err_t *err)
         return -1;
     caption(r, s, "time: TSC median of the repetitions, one mask from the lexer's start "
             "state each; per node: over the nodes that mask visited");
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no%s walk under the "
-                 "lexer (pattern re:REGEX or lex:SPEC).", cases ? " timed" : "");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "the run has no%s walk under the lexer (pattern re:REGEX "
+                            "or lex:SPEC).", cases ? " timed" : "");
     lexer_note(r, s);
     tb_buf_t v = {0};
     gp_num(&v, "logy", spread(lo, hi));
@@ -1004,12 +1008,9 @@ static int sec_throughput(report_t *r, tb_err_t *err)
     if (close_out(r, f, s->name, err) || rc)
         return -1;
     caption(r, s, "tokbench: TSC; references: wall clock as each reports it");
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no tokenize case "
-                 "timed against a reference.");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "the run has no tokenize case timed against a "
+                            "reference.");
     snprintf(s->note, sizeof s->note, "Speedup is tokbench's MB/s over the reference's "
              "on the same bytes: above 1, tokbench is faster; red bars are slower.");
     tb_buf_t v = {0};
@@ -1217,18 +1218,14 @@ static int sec_memory(report_t *r, tb_err_t *err)
         rc = draw_grid(r, mem, "trie bytes per key", m->layouts.n, m->bytes_per_key,
                        m->vocabs.n, err);
     } else if (!rc) {
-        snprintf(mem->note, sizeof mem->note, "Not measured: no lookup or walk case of "
-                 "this run has the structure's bytes and its number of keys.");
-        remove_plot(r, mem->name);
+        not_measured(r, mem, "no lookup or walk case of this run has the structure's "
+                     "bytes and its number of keys.");
     }
     if (!rc && nbld)
         rc = draw_grid(r, bld, "build time (milliseconds)", m->layouts.n, m->build_ms,
                        m->vocabs.n, err);
-    else if (!rc) {
-        snprintf(bld->note, sizeof bld->note, "Not measured: no lookup or walk case of "
-                 "this run timed its build.");
-        remove_plot(r, bld->name);
-    }
+    else if (!rc)
+        not_measured(r, bld, "no lookup or walk case of this run timed its build.");
     free(m);
     return rc;
 }
@@ -1347,9 +1344,8 @@ static int sec_lookup(report_t *r, tb_err_t *err)
         if (!rc)
             rc = draw_grid(r, s, "nanoseconds per key", impls->n, grid, works->n, err);
     } else if (!rc) {
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no lookup case%s.",
-                 cases ? " with a timed repetition" : "");
-        remove_plot(r, s->name);
+        not_measured(r, s, "the run has no lookup case%s.",
+                     cases ? " with a timed repetition" : "");
     }
     free(works);
     free(impls);
@@ -1405,13 +1401,10 @@ static int sec_machines(report_t *r, tb_err_t *err)
     sqlite3_finalize(st);
     caption(r, s, "cycles per node: PAPI where a machine counts them, else TSC "
             "reference cycles, from each machine's latest run");
-    if (n < 2) {
-        snprintf(s->note, sizeof s->note, "Not measured: the database holds runs of "
-                 "one machine only; `tokbench merge` the databases of others to "
-                 "compare machines here.");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (n < 2)
+        return not_measured(r, s, "the database holds runs of one machine only; "
+                            "`tokbench merge` the databases of others to compare "
+                            "machines here.");
     tab_init(&s->tab, n + 1, "case", name[0], n > 1 ? name[1] : "", n > 2 ? name[2] : "",
              n > 3 ? name[3] : "", n > 4 ? name[4] : "", n > 5 ? name[5] : "",
              n > 6 ? name[6] : "");
@@ -1457,12 +1450,8 @@ static int sec_machines(report_t *r, tb_err_t *err)
     sqlite3_finalize(st);
     if (close_out(r, f, s->name, err) || rc)
         return -1;
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: no other machine ran the "
-                 "walks of this run.");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "no other machine ran the walks of this run.");
     snprintf(s->note, sizeof s->note, "TSC reference cycles tick at each machine's "
              "own TSC frequency: compare them across machines with care.");
     tb_buf_t v = {0};
@@ -1533,12 +1522,8 @@ static int sec_compare(report_t *r, tb_err_t *err)
              (long long)o->id, *o->commit ? o->commit : "unknown", o->dirty ? "+dirty" : "",
              strcmp(o->cpu, r->info.cpu) ? o->cpu : "the same CPU");
     caption(r, s, other);
-    if (!rows) {
-        snprintf(s->note, sizeof s->note, "Not measured: the two runs have no "
-                 "successful case in common.");
-        remove_plot(r, s->name);
-        return 0;
-    }
+    if (!rows)
+        return not_measured(r, s, "the two runs have no successful case in common.");
     snprintf(s->note, sizeof s->note, "Ratio: time in run %lld over time in run %lld "
              "(above 1: slower).  The band goes from fastest/slowest to slowest/fastest "
              "repetition; a case is a regression (red) only when its whole range is "
