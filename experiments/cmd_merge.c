@@ -108,9 +108,8 @@ static int64_t insert_select(xp_db_t *out, const char *sql, int64_t a, int64_t b
                              tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (xp_db_prepare(out, sql, &st, err))
+    if (xp_db_prepare_id(out, sql, a, &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -130,10 +129,9 @@ static int copy_run(xp_db_t *out, int64_t old, counts_t *n, tb_err_t *err)
                       old, run, err) < 0)
         return -1;
     sqlite3_stmt *st;
-    if (xp_db_prepare(out, "SELECT id FROM src.cases WHERE run_id = ? ORDER BY id", &st,
-                      err))
+    if (xp_db_prepare_id(out, "SELECT id FROM src.cases WHERE run_id = ? ORDER BY id", old,
+                         &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, old);
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         int64_t c = insert_select(out, "INSERT INTO main.cases(run_id, " CASE_COLS ")"

@@ -87,10 +87,7 @@ static const char *col(sqlite3_stmt *st, int i)
 static sqlite3_stmt *figure_query(report_t *r, const char *sql, int64_t id)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_int64(st, 1, id);
-    return st;
+    return xp_db_prepare_id(r->db, sql, id, &st, NULL) ? NULL : st;
 }
 
 /* The first column of the query's first row, NAN when there is none or
@@ -218,10 +215,7 @@ static FILE *open_out(report_t *r, const char *name, const char *ext, tb_err_t *
 /* Prepares a query of this run: r->run bound to ?1. */
 static int run_query(report_t *r, const char *sql, sqlite3_stmt **st, tb_err_t *err)
 {
-    if (xp_db_prepare(r->db, sql, st, err))
-        return -1;
-    sqlite3_bind_int64(*st, 1, r->run);
-    return 0;
+    return xp_db_prepare_id(r->db, sql, r->run, st, err);
 }
 
 /* Prepares `sql` for this run (?1) and opens the section's .dat file:
@@ -387,12 +381,11 @@ static int draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
 static int load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (xp_db_prepare(r->db, "SELECT status, suite, started, ifnull(ended, ''),"
-                             " git_commit, git_dirty, host, cpu_model, cores, tsc_hz,"
-                             " sources, compiler, kernel, virt FROM runs WHERE id = ?",
-                      &st, err))
+    if (xp_db_prepare_id(r->db, "SELECT status, suite, started, ifnull(ended, ''),"
+                                " git_commit, git_dirty, host, cpu_model, cores, tsc_hz,"
+                                " sources, compiler, kernel, virt FROM runs WHERE id = ?",
+                         id, &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     int found = sqlite3_step(st) == SQLITE_ROW;
     if (found) {
         ri->id = id;

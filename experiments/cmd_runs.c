@@ -38,12 +38,10 @@ static int get_stat(xp_db_t *db, int64_t case_id, const char *source,
                     const char *impl, const char *metric, stat_t *s)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->db,
-                           "SELECT median, min, max, bytes, nodes, reps FROM metric_stats"
-                           " WHERE case_id = ? AND source = ? AND impl = ? AND metric = ?",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (xp_db_prepare_id(db, "SELECT median, min, max, bytes, nodes, reps FROM"
+                             " metric_stats WHERE case_id = ? AND source = ? AND"
+                             " impl = ? AND metric = ?", case_id, &st, NULL))
         return -1;
-    sqlite3_bind_int64(st, 1, case_id);
     sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, impl, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, metric, -1, SQLITE_STATIC);
@@ -71,11 +69,10 @@ static void per_node(xp_db_t *db, int64_t id, const char *metric, char *buf, siz
 static int reference_mbps(xp_db_t *db, int64_t id, char *impl, size_t n, double *mbps)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->db, "SELECT impl, median, bytes FROM metric_stats WHERE"
-                           " case_id = ? AND source = 'wallclock' AND metric = 'ns'"
-                           " ORDER BY impl LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+    if (xp_db_prepare_id(db, "SELECT impl, median, bytes FROM metric_stats WHERE"
+                             " case_id = ? AND source = 'wallclock' AND metric = 'ns'"
+                             " ORDER BY impl LIMIT 1", id, &st, NULL))
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 1) > 0;
     if (found) {
         snprintf(impl, n, "%s", col(st, 0));
@@ -121,11 +118,10 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
 {
     sqlite3_stmt *st;
-    if (xp_db_prepare(db, "SELECT id, experiment, vocabulary,"
-                          " trim(layout || ' ' || pattern), corpus, status, message"
-                          " FROM cases WHERE run_id = ? ORDER BY seq", &st, err))
+    if (xp_db_prepare_id(db, "SELECT id, experiment, vocabulary,"
+                             " trim(layout || ' ' || pattern), corpus, status, message"
+                             " FROM cases WHERE run_id = ? ORDER BY seq", run, &st, err))
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     fprintf(out, "%-34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", "case", "status", "MB/s",
             "reference MB/s", "speedup", "mask us", "cyc/node", "x13cyc", "l1d/node",
             "misp/node");
@@ -203,12 +199,11 @@ static int show_provenance(xp_db_t *db, int64_t run)
     };
     sqlite3_stmt *st;
     tb_err_t err;
-    if (xp_db_prepare(db, "SELECT suite, started, ended, status, note, git_commit,"
-                          " git_dirty, compiler, cflags, cpu_model, cores, tsc_hz, kernel,"
-                          " virt, sources, pinned_cpu, host, sources_detail FROM runs"
-                          " WHERE id = ?", &st, &err))
+    if (xp_db_prepare_id(db, "SELECT suite, started, ended, status, note, git_commit,"
+                             " git_dirty, compiler, cflags, cpu_model, cores, tsc_hz,"
+                             " kernel, virt, sources, pinned_cpu, host, sources_detail"
+                             " FROM runs WHERE id = ?", run, &st, &err))
         return xp_die(&err);
-    sqlite3_bind_int64(st, 1, run);
     int found = sqlite3_step(st) == SQLITE_ROW;
     for (int i = 0; found && i < (int)(sizeof names / sizeof *names); i++)
         printf("%-15s %s\n", names[i], col(st, i));
@@ -221,11 +216,9 @@ static int show_provenance(xp_db_t *db, int64_t run)
 static void show_inputs(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
-    tb_err_t err;
-    if (xp_db_prepare(db, "SELECT role, sha256, path FROM inputs WHERE run_id = ? ORDER BY"
-                          " role, path", &st, &err))
+    if (xp_db_prepare_id(db, "SELECT role, sha256, path FROM inputs WHERE run_id = ?"
+                             " ORDER BY role, path", run, &st, NULL))
         return;
-    sqlite3_bind_int64(st, 1, run);
     printf("\ninputs:\n");
     while (sqlite3_step(st) == SQLITE_ROW)
         printf("  %-10s %.16s  %s\n", col(st, 0), col(st, 1), col(st, 2));
@@ -235,12 +228,11 @@ static void show_inputs(xp_db_t *db, int64_t run)
 static void show_case_stats(xp_db_t *db, int64_t case_id)
 {
     sqlite3_stmt *st;
-    tb_err_t err;
-    if (xp_db_prepare(db, "SELECT source, impl, metric, reps, min, median, max, bytes,"
-                          " nodes FROM metric_stats WHERE case_id = ? AND metric NOT LIKE"
-                          " 'cg\\_%' ESCAPE '\\' ORDER BY source, impl, metric", &st, &err))
+    if (xp_db_prepare_id(db, "SELECT source, impl, metric, reps, min, median, max, bytes,"
+                             " nodes FROM metric_stats WHERE case_id = ? AND metric NOT"
+                             " LIKE 'cg\\_%' ESCAPE '\\' ORDER BY source, impl, metric",
+                         case_id, &st, NULL))
         return;
-    sqlite3_bind_int64(st, 1, case_id);
     while (sqlite3_step(st) == SQLITE_ROW) {
         double med = sqlite3_column_double(st, 5), bytes = sqlite3_column_double(st, 7),
                nodes = sqlite3_column_double(st, 8);
@@ -259,12 +251,10 @@ static void show_case_stats(xp_db_t *db, int64_t case_id)
 static void show_cases(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
-    tb_err_t err;
-    if (xp_db_prepare(db, "SELECT id, seq, experiment, vocabulary, layout, pattern,"
-                          " corpus, options, status, message, sources FROM cases WHERE"
-                          " run_id = ? ORDER BY seq", &st, &err))
+    if (xp_db_prepare_id(db, "SELECT id, seq, experiment, vocabulary, layout, pattern,"
+                             " corpus, options, status, message, sources FROM cases WHERE"
+                             " run_id = ? ORDER BY seq", run, &st, NULL))
         return;
-    sqlite3_bind_int64(st, 1, run);
     printf("\ncases (source impl metric reps min median max):\n");
     while (sqlite3_step(st) == SQLITE_ROW) {
         printf("  #%d %s vocab=%s layout=%s pattern=%s corpus=%s options=%s [%s] %s\n",
@@ -318,19 +308,19 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
 {
     sqlite3_stmt *st;
     tb_err_t err;
-    if (xp_db_prepare(db,
-                      "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
-                      " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
-                      " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min, x.max,"
-                      " y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb ON"
-                      " ca.k = cb.k AND ca.occ = cb.occ"
-                      " JOIN metric_stats x ON x.case_id = ca.id"
-                      " JOIN metric_stats y ON y.case_id = cb.id AND y.source = x.source"
-                      " AND y.impl = x.impl AND y.metric = x.metric"
-                      " WHERE x.metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
-                      " ORDER BY ca.id, x.source, x.impl, x.metric", &st, &err))
+    if (xp_db_prepare_id(db,
+                         "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
+                         " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
+                         " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min,"
+                         " x.max, y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb"
+                         " ON ca.k = cb.k AND ca.occ = cb.occ"
+                         " JOIN metric_stats x ON x.case_id = ca.id"
+                         " JOIN metric_stats y ON y.case_id = cb.id"
+                         " AND y.source = x.source AND y.impl = x.impl"
+                         " AND y.metric = x.metric"
+                         " WHERE x.metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
+                         " ORDER BY ca.id, x.source, x.impl, x.metric", a, &st, &err))
         return xp_die(&err);
-    sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
     printf("%-40s %-9s %-14s %-12s %14s %14s %8s  %s\n", "case", "source", "impl",
            "metric", "median A", "median B", "B/A", "beyond noise");
@@ -353,14 +343,13 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
 static void diff_unmatched(xp_db_t *db, int64_t a, int64_t b, const char *label)
 {
     sqlite3_stmt *st;
-    tb_err_t err;
-    if (xp_db_prepare(db,
-                      "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
-                      " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
-                      " SELECT ca.k FROM ca LEFT JOIN cb ON ca.k = cb.k AND ca.occ = cb.occ"
-                      " WHERE cb.id IS NULL ORDER BY ca.id", &st, &err))
+    if (xp_db_prepare_id(db,
+                         "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
+                         " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
+                         " SELECT ca.k FROM ca LEFT JOIN cb"
+                         " ON ca.k = cb.k AND ca.occ = cb.occ"
+                         " WHERE cb.id IS NULL ORDER BY ca.id", a, &st, NULL))
         return;
-    sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
     while (sqlite3_step(st) == SQLITE_ROW)
         printf("only in run %s: %s\n", label, col(st, 0));
@@ -370,10 +359,8 @@ static void diff_unmatched(xp_db_t *db, int64_t a, int64_t b, const char *label)
 static int run_exists(xp_db_t *db, int64_t run)
 {
     sqlite3_stmt *st;
-    tb_err_t err;
-    if (xp_db_prepare(db, "SELECT 1 FROM runs WHERE id = ?", &st, &err))
+    if (xp_db_prepare_id(db, "SELECT 1 FROM runs WHERE id = ?", run, &st, NULL))
         return 0;
-    sqlite3_bind_int64(st, 1, run);
     int found = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     if (!found)

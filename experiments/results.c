@@ -255,6 +255,15 @@ int xp_db_prepare(xp_db_t *d, const char *sql, sqlite3_stmt **st, tb_err_t *err)
     return 0;
 }
 
+int xp_db_prepare_id(xp_db_t *d, const char *sql, int64_t id, sqlite3_stmt **st,
+                     tb_err_t *err)
+{
+    if (xp_db_prepare(d, sql, st, err))
+        return -1;
+    sqlite3_bind_int64(*st, 1, id);
+    return 0;
+}
+
 /* Steps a write statement and finalizes it. */
 static int step_done(xp_db_t *d, sqlite3_stmt *st, tb_err_t *err)
 {

@@ -53,8 +53,13 @@ int xp_db_create_at(const char *path, int version, tb_err_t *err);
 /* Runs one statement with no result rows. */
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err);
 
-/* Prepares one statement; on failure err names the database and says why. */
+/* Prepares one statement; on failure err (if not NULL) names the database
+ * and says why. */
 int xp_db_prepare(xp_db_t *d, const char *sql, sqlite3_stmt **st, tb_err_t *err);
+
+/* The same, with `id` (a run's or a case's) bound to ?1. */
+int xp_db_prepare_id(xp_db_t *d, const char *sql, int64_t id, sqlite3_stmt **st,
+                     tb_err_t *err);
 
 int64_t xp_db_run_begin(xp_db_t *d, const char *suite, const xp_prov_t *p,
                         tb_err_t *err);
