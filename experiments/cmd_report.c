@@ -426,10 +426,12 @@ static void caption(report_t *r, section_t *s, const char *sources)
     snprintf(s->caption, sizeof s->caption, "%s; %s", base, sources);
 }
 
-/* The walk cases of the run, in suite order. */
-#define WALK_CASES                                                            \
+/* The walk cases of the run that also meet `cond` (SQL, "" for all), in
+ * suite order. */
+#define WALK_CASES_IF(cond)                                                   \
     "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
-    " FROM cases WHERE run_id = ? AND experiment = 'walk' ORDER BY seq"
+    " FROM cases WHERE run_id = ? AND experiment = 'walk'" cond " ORDER BY seq"
+#define WALK_CASES WALK_CASES_IF("")
 
 static void case_label(sqlite3_stmt *st, char *buf, size_t n)
 {
@@ -859,10 +861,8 @@ static void lexer_note(report_t *r, section_t *s)
 
 /* The walks under the lexer: re:REGEX, and lex:SPEC for several lexemes. */
 #define LEXER_CASES                                                           \
-    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
-    " FROM cases WHERE run_id = ? AND experiment = 'walk' AND"                \
-    " (substr(pattern, 1, 3) = 're:' OR substr(pattern, 1, 4) = 'lex:')"      \
-    " ORDER BY seq"
+    WALK_CASES_IF(" AND (substr(pattern, 1, 3) = 're:' OR"                    \
+                  " substr(pattern, 1, 4) = 'lex:')")
 
 static int sec_lexer(report_t *r, tb_err_t *err)
 {
