@@ -183,28 +183,12 @@ static void state_cap_fails_cleanly(void **state)
     lex_dfa_free(d);
 }
 
-/* Runs `tokbench CMD ARGS` (CMD: mask, run, ...); exit status, output in
- * out. */
-static int run_tokbench_cmd(const char *cmdname, const char *args, char *out, size_t size)
-{
-    const char *build = getenv("BUILD");
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s/tokbench", build && *build ? build : "build");
-    if (access(cmd, X_OK))
-        fail_msg("%s is missing: build it first (make BUILD=...)", cmd);
-    snprintf(cmd, sizeof cmd, "%s/tokbench %s %s 2>&1", build && *build ? build : "build",
-             cmdname, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
+/* `tokbench mask ARGS`: exit status, output in out. */
 static int run_tokbench(const char *args, char *out, size_t size)
 {
-    return run_tokbench_cmd("mask", args, out, size);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mask %s", args);
+    return test_tokbench(cmd, out, size);
 }
 
 /* The slice and index experiments run through the runner and store their
@@ -216,7 +200,7 @@ static void experiments_run(void **state)
     static char out[1 << 16];
     char dir[] = "/tmp/test_index.XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char suite[256], db[256], args[1024];
+    char suite[256], db[256], cmd[600];
     snprintf(suite, sizeof suite, "%s/suite.csv", dir);
     snprintf(db, sizeof db, "%s/r.db", dir);
     FILE *f = fopen(suite, "w");
@@ -225,12 +209,12 @@ static void experiments_run(void **state)
           "slice,llama3,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,2,tsc,\n"
           "index,llama3,dfs,\"\\d{3}-\\d{2}-\\d{4}\",,2,tsc,\n", f);
     fclose(f);
-    snprintf(args, sizeof args, "%s --db %s", suite, db);
-    int rc = run_tokbench_cmd("run", args, out, sizeof out);
+    snprintf(cmd, sizeof cmd, "run %s --db %s", suite, db);
+    int rc = test_tokbench(cmd, out, sizeof out);
     if (rc != 0 || !strstr(out, "2 ok, 0 failed"))
         fail_msg("exit %d:\n%s", rc, out);
-    snprintf(args, sizeof args, "1 --db %s", db);
-    assert_int_equal(run_tokbench_cmd("show", args, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "show 1 --db %s", db);
+    assert_int_equal(test_tokbench(cmd, out, sizeof out), 0);
     if (!strstr(out, "slicer_gain") || !strstr(out, "breakeven_steps") ||
         !strstr(out, "ns_per_step"))
         fail_msg("%s", out);
