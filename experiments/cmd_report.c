@@ -825,11 +825,18 @@ static void dat_num(FILE *f, double v)
 
 /* One walk's line of lexer.gp's data: label, time per mask median min
  * max (us), the same per node (ns), the two targets ('?': none), the two
- * bars' colours. */
-static void lexer_dat_line(FILE *f, const char *label, const stat_t *ns,
+ * bars' colours.  A lex: spec is labelled by its file name alone: the
+ * folder would crowd the axis. */
+static void lexer_dat_line(FILE *f, sqlite3_stmt *walk, const stat_t *ns,
                            const lexer_target_t *t)
 {
-    char q[200];
+    char label[200], q[200];
+    const char *pattern = col(walk, 3), *slash = strrchr(pattern, '/');
+    if (!strncmp(pattern, "lex:", 4) && slash)
+        snprintf(label, sizeof label, "%s %s lex:%s", col(walk, 1), col(walk, 2),
+                 slash + 1);
+    else
+        case_label(walk, label, sizeof label);
     double us = ns->median / 1e3, per_node = ns->median / ns->nodes;
     double goal_us = t ? t->us_per_mask : NAN, goal_node = t ? t->ns_per_node : NAN;
     dat_label(q, sizeof q, label);
@@ -900,7 +907,7 @@ static int sec_lexer(report_t *r, tb_err_t *err)
         if (t)
             target_text(t, us, per_node, goal, sizeof goal);
         rc = tab_row(&s->tab, err, label, med, range, nodes, per, goal);
-        lexer_dat_line(f, label, &ns, t);
+        lexer_dat_line(f, st, &ns, t);
         rows++;
         lo = fmin(lo, us);
         hi = fmax(hi, us);
