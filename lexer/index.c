@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rec.h"
 
@@ -122,13 +121,6 @@ static int index_state(build_t *b, const trie_t *t, const trie_keys_t *k, lex_re
     return keep_dense(b, mask, i, err);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static uint32_t *key_index(const trie_keys_t *k)
 {
     uint32_t *key_of = malloc((k->id_limit ? k->id_limit : 1) * sizeof *key_of);
@@ -144,7 +136,6 @@ static uint32_t *key_index(const trie_keys_t *k)
 lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *dfa,
                              uint32_t start, size_t max_states, tb_err_t *err)
 {
-    double t0 = now_ns();
     build_t b = {.max_states = max_states ? max_states : LEX_INDEX_DEFAULT_MAX_STATES,
                  .dfa = dfa};
     lex_index_t *x = b.x = calloc(1, sizeof *x);
@@ -164,7 +155,6 @@ lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *d
     for (uint32_t i = 0; i < x->nstates; i++)
         if (index_state(&b, t, k, &r, &mask, i, err))
             goto out;
-    x->build_ns = now_ns() - t0;
     rc = 0;
 out:
     free(b.key_of);

@@ -52,7 +52,6 @@ typedef struct {
     uint64_t *words;
     size_t ndense;
     size_t mask_bits; /* the trie's mask bits */
-    double build_ns;
     uint64_t walk_nodes; /* nodes the build's walks visited, in all */
 } lex_index_t;
 

@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../base/hash.h"
 
@@ -95,13 +94,6 @@ static int group_trie(const trie_keys_t *k, const trie_layout_t *layout, const u
     return rc;
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Which group every key and every id falls in. */
 static int assign_groups(lex_slicer_t *s, const trie_keys_t *k, uint16_t *group,
                          uint16_t *id_group, tb_err_t *err)
@@ -162,7 +154,6 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
                                 const char *const *regexes, size_t n, int membership,
                                 tb_err_t *err)
 {
-    double t0 = now_ns();
     if (!regexes)
         for (regexes = lex_slicer_default, n = 0; regexes[n]; n++)
             ;
@@ -202,7 +193,6 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
     for (size_t i = 0; i < n; i++)
         for (size_t w = 0; w < tb_bitset_words(s->mask_bits); w++)
             s->all.words[w] |= s->slice[i].mask.words[w];
-    s->build_ns = now_ns() - t0;
     return s;
 fail:
     lex_slicer_free(s);

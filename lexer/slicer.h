@@ -91,7 +91,6 @@ typedef struct {
                         * change takes effect at the next lex_slicer_bind */
     size_t scratch_for; /* the budget the exploration's scratch is sized for */
     int prefixes;      /* membership by prefix (LEX_SLICE_PREFIX) */
-    double build_ns;   /* what lex_slicer_new took */
     lex_dfa_t *bound;
     uint8_t *verdict;
     size_t nverdict_states;
