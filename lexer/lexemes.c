@@ -132,7 +132,7 @@ static int add_lexeme(spec_t *sp, const line_t *l, size_t name_at, size_t name_l
         return spec_fail(sp, l, pat_at,
                          "lexeme '%s' matches the empty string; a lexeme must read at "
                          "least one byte (+ rather than *?)", name);
-    if (!(sp->name[sp->n] = strdup(name)))
+    if (!(sp->name[sp->n] = strndup(l->s + name_at, name_len)))
         return tb_fail(sp->err, "out of memory");
     sp->root[sp->n] = root;
     sp->def_line[sp->n++] = l->no;
@@ -354,6 +354,9 @@ lex_dfa_t *lex_lexer_parse(const char *text, size_t len, const char *source,
         rc = for_each_line(&sp, text, len, pass_directives);
     if (!rc && !sp.seen_start)
         rc = tb_fail(err, "%s: no 'start:' line (which lexemes may begin the text)", source);
+    for (size_t w = 0; !rc && w < sp.lx->words && !sp.lx->start[w]; w++)
+        if (w + 1 == sp.lx->words)
+            rc = tb_fail(err, "%s: the 'start:' lines list no lexeme", source);
     if (rc) {
         spec_free(&sp);
         return NULL;

@@ -44,7 +44,7 @@
  * in any order and the same directive may be repeated (the sets add up).
  * Errors name the file, line and column: unknown or duplicate names, a bad
  * regex (column of the fault inside the pattern), a lexeme that matches
- * the empty string, a missing start line, too many lexemes.
+ * the empty string, a missing or empty start line, too many lexemes.
  */
 #ifndef LEX_LEXEMES_H
 #define LEX_LEXEMES_H

@@ -33,6 +33,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "../base/file.h"
 #include "../base/utf8.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
@@ -700,6 +701,7 @@ static void spec_errors(void **state)
     expect_error("a = x\na = y\nstart: a\n", "t.lex:2:1: lexeme 'a' is already defined at line 1");
     expect_error("a = x\n", "t.lex: no 'start:' line");
     expect_error("# nothing\n\n", "t.lex: no lexemes");
+    expect_error("a = x\nstart:\n", "t.lex: the 'start:' lines list no lexeme");
     expect_error("a = x\nstart: a b\n", "t.lex:2:10: unknown lexeme 'b'");
     expect_error("ws = [ ]*\nstart: ws\n", "t.lex:1:6: lexeme 'ws' matches the empty string");
     expect_error("a =   \nstart: a\n", "t.lex:1:7: lexeme 'a' has an empty pattern");
@@ -820,6 +822,19 @@ static void committed_specs(void **state)
         assert_string_equal(lex_dfa_lexeme_name(d, i), sp.name[i]);
     check_after(d, &o, (const uint8_t *)"[1, {\"a\"", 8);
     oracle_free(&o);
+    /* A real JSON document (llama3's tokenizer.json, valid JSON since the
+     * fixture loaded it) is in json.lex's language: live at every byte, and
+     * accepted at its end. */
+    uint8_t *doc;
+    size_t len;
+    if (tb_read_file(LLAMA3, &doc, &len, &err))
+        fail_msg("%s", err.msg);
+    uint32_t s = LEX_START;
+    for (size_t i = 0; i < len; i++)
+        if ((s = lex_dfa_next(d, s, doc[i])) == LEX_DEAD)
+            fail_msg("json.lex refuses %s at byte %zu", LLAMA3, i);
+    assert_true(lex_dfa_accepting(d, s));
+    free(doc);
     lex_dfa_free(d);
 }
 
