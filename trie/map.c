@@ -168,12 +168,15 @@ static size_t map_prefixes(const void *impl, const uint8_t *s, size_t n,
 
 /*
  * The walk over the recognizer's table (trie_rec_table_t): per child
- * offered, its label (the node's label array), class and transition entry;
- * if accepted, the child pointer and the child's id and child count (one
- * line of the child: the pointer chase the layout is measured for), the
- * mask word (the id, or the scratch bit id_limit for a node that is no
- * token) and the stack slot; a child with children of its own gets a
- * frame.  stack[depth] is the row of frame `depth`'s node.
+ * offered, its label, class and transition entry; if accepted, the child
+ * pointer and the child's id and child count (one line of the child: the
+ * pointer chase the layout is measured for), the mask word (the id, or the
+ * scratch bit id_limit for a node that is no token) and the stack slot; a
+ * child with children of its own is entered, its parent and next index
+ * saved in a frame.  The node being read (its child count, label and child
+ * arrays, the next index) stays in registers; frames are written on the way
+ * down and read on the way up only.  stack[depth] is the row of the node
+ * at that depth.
  */
 static uint64_t walk_table(const map_t *t, trie_rec_t *rec, tb_bitset_t *mask)
 {
@@ -183,20 +186,22 @@ static uint64_t walk_table(const map_t *t, trie_rec_t *rec, tb_bitset_t *mask)
     const uint32_t *table = rec->tab.table;
     const uint8_t *cls = rec->tab.cls;
     uint64_t visited = 0;
-    f[0] = (map_frame_t){.node = t->root, .next = 0};
+    const map_node_t *x = t->root;
+    uint32_t i = 0, n = x->n, row = stack[0];
     for (;;) {
-        const map_node_t *x = f[top].node;
-        uint32_t i = f[top].next;
-        if (i == x->n) {
+        if (i == n) {
             if (top == 0)
                 break;
             top--;
+            x = f[top].node;
+            i = f[top].next;
+            n = x->n;
+            row = stack[top];
             continue;
         }
-        f[top].next = i + 1;
         visited++;
-        uint8_t b = x->labels[i];
-        uint32_t next = table[stack[top] + cls[b]];
+        uint8_t b = x->labels[i++];
+        uint32_t next = table[row + cls[b]];
         if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0)) {
             next = trie_rec_compute(rec, d0 + top, b);
             table = rec->tab.table;
@@ -204,12 +209,15 @@ static uint64_t walk_table(const map_t *t, trie_rec_t *rec, tb_bitset_t *mask)
         }
         if (!next)
             continue;
-        const map_node_t *c = x->kids[i];
+        const map_node_t *c = x->kids[i - 1];
         tb_bitset_set(mask, c->id >= 0 ? (size_t)c->id : t->id_limit);
         if (c->n == 0)
             continue;
-        stack[top + 1] = next;
-        f[++top] = (map_frame_t){.node = c, .next = 0};
+        f[top++] = (map_frame_t){.node = x, .next = i};
+        stack[top] = row = next;
+        x = c;
+        i = 0;
+        n = c->n;
     }
     rec->tab.depth = d0;
     return visited;
