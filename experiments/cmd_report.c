@@ -256,6 +256,9 @@ static void remove_plot(report_t *r, const char *name)
  * end its note, and what an earlier report drew for it goes.  Returns 0,
  * for `return not_measured(...)`. */
 static int not_measured(report_t *r, section_t *s, const char *why, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int not_measured(report_t *r, section_t *s, const char *why, ...)
 {
     size_t used = strlen(s->note);
     snprintf(s->note + used, sizeof s->note - used, "%sNot measured: ", used ? "  " : "");
