@@ -159,7 +159,7 @@ static uint64_t state_hash(const lex_dfa_t *d, size_t s)
 {
     if (!d->lx)
         return memo_hash(d->term[s]);
-    return pairs_hash(d->pair + d->pair_off[s], d->pair_n[s]);
+    return pairs_hash(d->pair.data + d->pair_off[s], d->pair_n[s]);
 }
 
 static uint32_t by_term_find(const lex_dfa_t *d, lex_term_t x, size_t *slot)
@@ -281,7 +281,7 @@ static uint32_t by_pairs_find(const lex_dfa_t *d, const lex_pair_t *p, size_t n,
     size_t h = pairs_hash(p, n) & m;
     for (; d->by_term[h] != UINT32_MAX; h = (h + 1) & m) {
         uint32_t s = d->by_term[h];
-        if (d->pair_n[s] == n && (!n || !memcmp(d->pair + d->pair_off[s], p, n * sizeof *p)))
+        if (d->pair_n[s] == n && (!n || !memcmp(d->pair.data + d->pair_off[s], p, n * sizeof *p)))
             return s;
     }
     *slot = h;
@@ -298,24 +298,17 @@ static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
     uint32_t s = by_pairs_find(d, p, n, &slot);
     if (s != UINT32_MAX)
         return s;
-    if (d->npair + n > d->max_pairs) {
+    if (d->pair.len + n > d->max_pairs) {
         char msg[128];
         snprintf(msg, sizeof msg, "the lexer states need more than %zu (lexeme, term) "
                  "pairs (the limit)", d->max_pairs);
         dfa_fail(d, msg);
         return LEX_DEAD;
     }
-    if (d->npair + n > d->pair_cap || !d->pair) {
-        size_t cap = d->pair_cap ? d->pair_cap : 256;
-        while (cap < d->npair + n)
-            cap *= 2;
-        lex_pair_t *np = realloc(d->pair, cap * sizeof *np);
-        if (!np) {
-            dfa_fail(d, "out of memory");
-            return LEX_DEAD;
-        }
-        d->pair = np;
-        d->pair_cap = cap;
+    /* At least one, so that even the dead state's pointer is not null. */
+    if (tb_vec_reserve(&d->pair, n ? n : 1)) {
+        dfa_fail(d, "out of memory");
+        return LEX_DEAD;
     }
     /* term: the union of the remainders; acc doubles as lex_or_n's input
      * (it is all LEX_NOTHING between transitions). */
@@ -336,11 +329,11 @@ static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
     s = state_add(d, x, accept, slot);
     if (d->failed)
         return LEX_DEAD;
-    d->pair_off[s] = (uint32_t)d->npair;
+    d->pair_off[s] = (uint32_t)d->pair.len;
     d->pair_n[s] = (uint32_t)n;
     if (n)
-        memcpy(d->pair + d->npair, p, n * sizeof *p);
-    d->npair += n;
+        memcpy(d->pair.data + d->pair.len, p, n * sizeof *p);
+    d->pair.len += n;
     if (d->nstates * 2 > d->by_cap && by_term_grow(d))
         dfa_fail(d, "out of memory");
     return s;
@@ -374,7 +367,7 @@ static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
     uint8_t b = d->rep[c];
     size_t nt = 0;
     for (uint32_t k = 0; k < d->pair_n[s]; k++) {
-        lex_pair_t p = d->pair[d->pair_off[s] + k];
+        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
         acc_add(d, &nt, p.lexeme, deriv(d, p.term, c, b));
         if (!lex_node(&d->terms, p.term)->nullable)
             continue;
@@ -514,7 +507,7 @@ static void dead_start(lex_dfa_t *d)
     d->accept[1] = 0;
     d->allowed_ok[1] = 0;
     if (d->lx) {
-        d->pair_off[1] = (uint32_t)d->npair;
+        d->pair_off[1] = (uint32_t)d->pair.len;
         d->pair_n[1] = 0;
     }
     for (size_t c = 0; c < d->ncls; c++)
@@ -610,6 +603,8 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
     if (d->max_states < 2)
         d->max_states = 2;
     d->max_pairs = LEX_PAIRS_PER_TERM * d->terms.max_nodes;
+    if (d->max_pairs > UINT32_MAX) /* pair_off entries are 32 bits */
+        d->max_pairs = UINT32_MAX;
     for (size_t i = 0; i < lx->n; i++)
         if (lex_node(&d->terms, lx->root[i])->nullable) {
             tb_fail(err, "lexer '%s': lexeme '%s' matches the empty string", label,
@@ -682,6 +677,6 @@ void lex_dfa_free(lex_dfa_t *d)
     lex_lexemes_free(d->lx);
     free(d->pair_off);
     free(d->pair_n);
-    free(d->pair);
+    free(d->pair.data);
     free(d);
 }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/buf.h"
 #include "../base/err.h"
 #include "regex.h"
 
@@ -42,6 +43,13 @@ typedef struct {
 
 #define LEX_DEFAULT_MAX_STATES 20000
 #define LEX_DEFAULT_MAX_TERMS (1u << 19)
+
+/* One pair of a lexer state: lexeme `lexeme` has read part of its text
+ * and `term` is what it may still read (nullable: it may end here). */
+typedef struct lex_pair {
+    uint32_t lexeme;
+    lex_term_t term;
+} lex_pair_t;
 
 /*
  * The DFA.  Data layout: trans is nstates rows of ncls uint32 entries, row
@@ -77,23 +85,16 @@ typedef struct {
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
     /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
-     * s's pairs are pair[pair_off[s] .. pair_off[s] + pair_n[s]), sorted by
+     * s's pairs are pair.data[pair_off[s] .. + pair_n[s]), sorted by
      * lexeme, one pair per lexeme (two remainders of one lexeme are merged
      * by union: what may follow depends on the lexeme only).  There term[s]
      * is the union of the pairs' terms: what the current lexeme may still
      * read, ignoring what may follow it, and by_term is keyed by pair sets. */
     struct lex_lexemes *lx;
     uint32_t *pair_off, *pair_n;
-    struct lex_pair *pair;
-    size_t npair, pair_cap, max_pairs; /* max_pairs: LEX_PAIRS_PER_TERM * max_terms */
+    TB_VEC(lex_pair_t) pair;
+    size_t max_pairs; /* LEX_PAIRS_PER_TERM * max_terms, below 2^32 */
 } lex_dfa_t;
-
-/* One pair of a lexer state: lexeme `lexeme` has read part of its text
- * and `term` is what it may still read (nullable: it may end here). */
-typedef struct lex_pair {
-    uint32_t lexeme;
-    lex_term_t term;
-} lex_pair_t;
 
 /*
  * The lexemes of a lexer DFA.  root[i] is lexeme i's term (never nullable,

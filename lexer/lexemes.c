@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/buf.h"
 #include "../base/file.h"
 
 /* One line of the spec, and the reader's position. */
@@ -14,14 +15,19 @@ typedef struct {
     size_t len, no;
 } line_t;
 
+/* A lexeme as defined: its name (moved to the lexemes by make_lexemes),
+ * term, and line (for duplicate errors). */
+typedef struct {
+    char *name;
+    lex_term_t root;
+    size_t line;
+} def_t;
+
 typedef struct {
     const char *source;
     tb_err_t *err;
     lex_terms_t terms;
-    size_t n, cap;
-    char **name;
-    lex_term_t *root;
-    size_t *def_line; /* where each lexeme is defined, for duplicate errors */
+    TB_VEC(def_t) def;
     int seen_start, seen_end;
     uint8_t *has_follow; /* lexeme i has a `->` line of its own (or `* ->`) */
     lex_lexemes_t *lx;
@@ -70,10 +76,12 @@ static size_t name_end(const line_t *l, size_t i)
 
 static long find_name(const spec_t *sp, const char *s, size_t n)
 {
-    char **name = sp->lx ? sp->lx->name : sp->name; /* make_lexemes moves them */
-    for (size_t i = 0; i < sp->n; i++)
-        if (strlen(name[i]) == n && !memcmp(name[i], s, n))
+    for (size_t i = 0; i < sp->def.len; i++) {
+        /* make_lexemes moves the names */
+        const char *name = sp->lx ? sp->lx->name[i] : sp->def.data[i].name;
+        if (strlen(name) == n && !memcmp(name, s, n))
             return (long)i;
+    }
     return -1;
 }
 
@@ -98,29 +106,14 @@ static int add_lexeme(spec_t *sp, const line_t *l, size_t name_at, size_t name_l
     long dup = find_name(sp, l->s + name_at, name_len);
     if (dup >= 0) {
         return spec_fail(sp, l, name_at, "lexeme '%s' is already defined at line %zu", name,
-                         sp->def_line[dup]);
+                         sp->def.data[dup].line);
     }
-    if (sp->n == LEX_MAX_LEXEMES) {
+    if (sp->def.len == LEX_MAX_LEXEMES) {
         return spec_fail(sp, l, name_at, "lexeme '%s': more than %d lexemes", name,
                          LEX_MAX_LEXEMES);
     }
     if (pat_len == 0)
         return spec_fail(sp, l, pat_at, "lexeme '%s' has an empty pattern", name);
-    if (sp->n == sp->cap) {
-        size_t cap = sp->cap ? sp->cap * 2 : 16;
-        char **nm = realloc(sp->name, cap * sizeof *nm);
-        if (nm)
-            sp->name = nm;
-        lex_term_t *rt = realloc(sp->root, cap * sizeof *rt);
-        if (rt)
-            sp->root = rt;
-        size_t *dl = realloc(sp->def_line, cap * sizeof *dl);
-        if (dl)
-            sp->def_line = dl;
-        if (!nm || !rt || !dl)
-            return tb_fail(sp->err, "out of memory");
-        sp->cap = cap;
-    }
     tb_err_t rerr;
     lex_term_t root;
     if (lex_regex_parse(&sp->terms, l->s + pat_at, pat_len, &root, &rerr)) {
@@ -132,10 +125,11 @@ static int add_lexeme(spec_t *sp, const line_t *l, size_t name_at, size_t name_l
         return spec_fail(sp, l, pat_at,
                          "lexeme '%s' matches the empty string; a lexeme must read at "
                          "least one byte (+ rather than *?)", name);
-    if (!(sp->name[sp->n] = strndup(l->s + name_at, name_len)))
+    def_t def = {.name = strndup(l->s + name_at, name_len), .root = root, .line = l->no};
+    if (!def.name || tb_vec_push(&sp->def, def)) {
+        free(def.name);
         return tb_fail(sp->err, "out of memory");
-    sp->root[sp->n] = root;
-    sp->def_line[sp->n++] = l->no;
+    }
     return 0;
 }
 
@@ -206,7 +200,7 @@ static int read_names(spec_t *sp, const line_t *l, size_t i, uint64_t *set)
         if (l->s[i] == '#')
             break;
         if (l->s[i] == '*') {
-            for (size_t k = 0; k < sp->n; k++)
+            for (size_t k = 0; k < sp->def.len; k++)
                 set_bit(set, k);
             i++;
             continue;
@@ -295,20 +289,21 @@ static int make_lexemes(spec_t *sp)
     if (!lx)
         return tb_fail(sp->err, "out of memory");
     sp->lx = lx;
-    lx->n = sp->n;
-    lx->words = (sp->n + 63) / 64;
-    lx->root = malloc(sp->n * sizeof *lx->root);
-    lx->name = calloc(sp->n, sizeof *lx->name);
+    size_t n = sp->def.len;
+    lx->n = n;
+    lx->words = (n + 63) / 64;
+    lx->root = malloc(n * sizeof *lx->root);
+    lx->name = calloc(n, sizeof *lx->name);
     lx->start = calloc(lx->words, sizeof *lx->start);
     lx->end = calloc(lx->words, sizeof *lx->end);
-    lx->follow = calloc(sp->n * lx->words, sizeof *lx->follow);
-    sp->has_follow = calloc(sp->n, 1);
+    lx->follow = calloc(n * lx->words, sizeof *lx->follow);
+    sp->has_follow = calloc(n, 1);
     if (!lx->root || !lx->name || !lx->start || !lx->end || !lx->follow || !sp->has_follow)
         return tb_fail(sp->err, "out of memory");
-    for (size_t i = 0; i < sp->n; i++) {
-        lx->root[i] = sp->root[i];
-        lx->name[i] = sp->name[i];
-        sp->name[i] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        lx->root[i] = sp->def.data[i].root;
+        lx->name[i] = sp->def.data[i].name;
+        sp->def.data[i].name = NULL;
     }
     return 0;
 }
@@ -328,11 +323,9 @@ static void fill_defaults(spec_t *sp)
 
 static void spec_free(spec_t *sp)
 {
-    for (size_t i = 0; i < sp->n; i++)
-        free(sp->name[i]);
-    free(sp->name);
-    free(sp->root);
-    free(sp->def_line);
+    for (size_t i = 0; i < sp->def.len; i++)
+        free(sp->def.data[i].name);
+    free(sp->def.data);
     free(sp->has_follow);
     lex_lexemes_free(sp->lx);
     lex_terms_free(&sp->terms);
@@ -346,7 +339,7 @@ lex_dfa_t *lex_lexer_parse(const char *text, size_t len, const char *source,
     if (lex_terms_init(&sp.terms, max_terms, err))
         return NULL;
     int rc = for_each_line(&sp, text, len, pass_definitions);
-    if (!rc && sp.n == 0)
+    if (!rc && sp.def.len == 0)
         rc = tb_fail(err, "%s: no lexemes (lines NAME = REGEX)", source);
     if (!rc)
         rc = make_lexemes(&sp);
@@ -411,7 +404,7 @@ static void pair_lexemes(const lex_dfa_t *d, uint32_t s, int nullable_only, tb_b
             tb_bitset_set(out, 0);
         return;
     }
-    const lex_pair_t *p = d->pair + d->pair_off[s];
+    const lex_pair_t *p = d->pair.data + d->pair_off[s];
     for (uint32_t k = 0; k < d->pair_n[s]; k++)
         if (!nullable_only || lex_node(&d->terms, p[k].term)->nullable)
             tb_bitset_set(out, p[k].lexeme);
@@ -433,7 +426,7 @@ void lex_dfa_may_start(const lex_dfa_t *d, uint32_t s, tb_bitset_t *out)
     if (!d->lx)
         return;
     const lex_lexemes_t *lx = d->lx;
-    const lex_pair_t *p = d->pair + d->pair_off[s];
+    const lex_pair_t *p = d->pair.data + d->pair_off[s];
     for (uint32_t k = 0; k < d->pair_n[s]; k++) {
         if (!lex_node(&d->terms, p[k].term)->nullable)
             continue;
