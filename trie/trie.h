@@ -105,7 +105,9 @@ typedef struct trie_rec trie_rec_t;
  * a table walk runs, `depth` is up to date only when a callback is called
  * and when the walk returns.  A walk uses the table only where its deepest
  * path fits (depth + max key length < cap); otherwise it calls back, and
- * push_byte refuses what would overflow.
+ * push_byte refuses what would overflow.  With a table, allowed_bytes
+ * must depend on the row on top alone: a walk may keep its answer per row
+ * for the length of the walk (dat does).
  */
 #define TRIE_REC_UNKNOWN UINT32_MAX
 typedef struct {
