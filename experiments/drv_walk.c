@@ -18,6 +18,8 @@
  *            experiments/lexers/json.lex) through the same recognizer, from
  *            its start state: side by side with a re: row of the same
  *            language it gives the cost of lexeme bookkeeping per node.
+ * Option after=TEXT (re: and lex: rows; no blanks or ';' in TEXT) walks
+ * from the state after TEXT instead, e.g. inside a string after=["
  * One repetition walks once: nodes = what trie_walk reports it offered to
  * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
  * hundreds of thousands of branches, far more than a predictor can learn
@@ -133,6 +135,7 @@ typedef struct {
     table_rec_t rec;
     lex_dfa_t *dfa;     /* for re: and lex: patterns, walked by lex instead of rec */
     lex_rec_t lex;
+    uint32_t from;      /* the DFA state the walk starts from (after=) */
     uint64_t allowed;   /* tokens one walk allows: the same every time */
     double build_ns;
     double vocab_size;  /* ids in the vocabulary, specials included */
@@ -188,6 +191,24 @@ static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max
     return s->trie ? 0 : -1;
 }
 
+/* The state after the row's after= text (LEX_START without one). */
+static int walk_from(walk_t *s, const xp_row_t *row, tb_err_t *err)
+{
+    char after[1024];
+    s->from = LEX_START;
+    if (!xp_row_option(row, "after", after, sizeof after))
+        return 0;
+    for (size_t i = 0; after[i]; i++) {
+        s->from = lex_dfa_next(s->dfa, s->from, (uint8_t)after[i]);
+        if (lex_dfa_error(s->dfa, err))
+            return tb_wrap(err, "option after, at byte %zu", i);
+        if (s->from == LEX_DEAD)
+            return tb_fail(err, "option after: '%s' is refused at byte %zu by '%s'", after, i,
+                           row->pattern);
+    }
+    return 0;
+}
+
 static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
 {
     walk_t *s = calloc(1, sizeof *s);
@@ -207,7 +228,9 @@ static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t
     if (!rc && tb_bitset_init(&s->mask, trie_mask_bits(s->trie)))
         rc = tb_fail(err, "out of memory");
     if (!rc && s->dfa)
-        rc = lex_mask(s->trie, &s->lex, LEX_START, &s->mask, NULL, err);
+        rc = walk_from(s, row, err);
+    if (!rc && s->dfa)
+        rc = lex_mask(s->trie, &s->lex, s->from, &s->mask, NULL, err);
     else if (!rc)
         trie_walk(s->trie, &s->rec.rec, &s->mask);
     if (!rc) {
@@ -227,7 +250,7 @@ static int walk_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     tb_bitset_clear_all(&s->mask);
     s->rec.depth = 0;
     if (s->dfa)
-        lex_rec_reset(&s->lex, LEX_START);
+        lex_rec_reset(&s->lex, s->from);
     uint64_t nodes = trie_walk(s->trie, s->dfa ? &s->lex.rec : &s->rec.rec, &s->mask);
     if (nodes == UINT64_MAX)
         return tb_fail(err, "walk: the mask is smaller than the trie needs");

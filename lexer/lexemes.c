@@ -246,9 +246,10 @@ static int pass_directives(spec_t *sp, const line_t *l)
         return read_names(sp, l, rest, start ? lx->start : lx->end);
     }
     /* NAME... -> NAME...: every lexeme on the left gets the right's set. */
-    uint64_t *lhs = calloc(2 * lx->words, sizeof *lhs), *rhs = lhs + lx->words;
+    uint64_t *lhs = calloc(2 * lx->words, sizeof *lhs);
     if (!lhs)
         return tb_fail(sp->err, "out of memory");
+    uint64_t *rhs = lhs + lx->words;
     line_t left = *l;
     left.len = head_end;
     int rc = read_names(sp, &left, at, lhs) || read_names(sp, l, rest, rhs);
