@@ -708,18 +708,30 @@ static void enter_table(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
                         uint32_t base, trie_rec_t *rec, size_t depth,
                         da_allow_t *cache)
 {
-    const da_allow_t *a = allowed_of(rec, depth, cache);
     f->node = node;
     f->base = base;
+    uint32_t first = 256;
+    if (da->chain) {
+        /* The first child along the chain, if any: a node without
+         * children (a leaf, most of the nodes entered) needs no state. */
+        uint32_t c = da->chain[node] & 0xFFu;
+        uint32_t p = trie_da_slot(da, base, (uint8_t)c);
+        if (p < da->n && trie_da_label(da->units[p]) == c)
+            first = c;
+        else {
+            f->chained = 1;
+            f->next = 256;
+            return;
+        }
+    }
+    const da_allow_t *a = allowed_of(rec, depth, cache);
     f->chained = da->chain && a->count >= (node == 0 ? da->root_kids : CHAIN_FROM);
     if (!f->chained) {
         memcpy(f->allowed, a->allowed, sizeof f->allowed);
         f->next = 0;
         return;
     }
-    uint32_t c = da->chain[node] & 0xFFu;
-    uint32_t p = trie_da_slot(da, base, (uint8_t)c);
-    f->next = p < da->n && trie_da_label(da->units[p]) == c ? c : 256;
+    f->next = first;
 }
 
 /* The next child along the chain, or -1. */
