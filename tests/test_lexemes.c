@@ -18,7 +18,10 @@
  * Cases: a JSON-ish lexer, keywords overlapping identifiers, random lexeme
  * sets with random follow relations; explicitly, tokens spanning two
  * lexemes, a lexeme that may end or go on, keyword prefixes, spec errors
- * with their line and column, and DFA limits.
+ * with their line and column, and DFA limits.  Last, the committed spec
+ * files (json.lex against llama3's tokenizer.json; the measurement specs
+ * against the regexes their rows stand beside) and `tokbench run` with
+ * lex: walk rows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -883,6 +887,72 @@ static void measured_specs_match_their_regex(void **state)
     }
 }
 
+/* `tokbench run` with lex: walk rows ($BUILD/tokbench): the tokens each row
+ * records are the library's mask count after its after= text on that
+ * layout, and a refused after= text fails its row with the offset. */
+static void walk_rows(void **state)
+{
+    (void)state;
+    static const char *const rows[][2] = {{"dfs", "[\""}, {"map", "[12"}, {"dat", "{\"a\":t"}};
+    char dir[] = "/tmp/test_lexemes.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char suite[256], db[256], cmd[600];
+    snprintf(suite, sizeof suite, "%s/suite.csv", dir);
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n", f);
+    for (size_t i = 0; i < 3; i++) {
+        fprintf(f, "walk,llama3,%s,lex:experiments/lexers/json.lex,,2,tsc,\"after=", rows[i][0]);
+        for (const char *c = rows[i][1]; *c; c++)
+            fprintf(f, *c == '"' ? "\"\"" : "%c", *c);
+        fputs("\"\n", f);
+    }
+    fputs("walk,llama3,dfs,lex:experiments/lexers/json.lex,,2,tsc,after=[x\n", f);
+    fclose(f);
+    static char out[1 << 16];
+    snprintf(cmd, sizeof cmd, "run %s --db %s --quiet", suite, db);
+    test_tokbench(cmd, out, sizeof out);
+    if (!strstr(out, "3 ok, 1 failed"))
+        fail_msg("%s", out);
+    sqlite3 *sq;
+    assert_int_equal(sqlite3_open(db, &sq), SQLITE_OK);
+    tb_err_t err;
+    lex_dfa_t *d = lex_lexer_load("experiments/lexers/json.lex", NULL, &err);
+    assert_non_null(d);
+    tb_bitset_t m;
+    assert_int_equal(tb_bitset_init(&m, trie_mask_bits(fx.tries[0])), 0);
+    for (size_t i = 0; i < 3; i++) {
+        size_t l = 0;
+        while (l < fx.ntries && strcmp(fx.names[l], rows[i][0]))
+            l++;
+        assert_true(l < fx.ntries);
+        lex_rec_t r;
+        assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+        assert_int_equal(lex_mask(fx.tries[l], &r, feed(d, rows[i][1]), &m, NULL, &err), 0);
+        lex_rec_free(&r);
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT CAST(m.value AS INTEGER) FROM measurements m JOIN "
+                 "cases c ON c.id = m.case_id WHERE c.seq = %zu AND m.metric = "
+                 "'tokens_allowed'", i);
+        assert_int_equal(test_sql_int(sq, sql), (long long)tb_bitset_count(&m));
+    }
+    assert_int_equal(test_sql_int(sq, "SELECT COUNT(*) FROM cases WHERE seq = 3 AND status = "
+                                      "'failed' AND message LIKE '%''[x'' is refused at byte 1%'"),
+                     1);
+    sqlite3_close(sq);
+    tb_bitset_free(&m);
+    lex_dfa_free(d);
+    unlink(suite);
+    unlink(db);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -893,6 +963,7 @@ int main(void)
         cmocka_unit_test(json_lexer),
         cmocka_unit_test(committed_specs),
         cmocka_unit_test(measured_specs_match_their_regex),
+        cmocka_unit_test(walk_rows),
         cmocka_unit_test(random_lexers),
     };
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
