@@ -1,4 +1,5 @@
-/* deriv: derivatives, byte classes and the lazy DFA (see deriv.h). */
+/* deriv: derivatives, byte classes and the lazy DFA, over one regex or over
+ * the (lexeme, term) pair sets of a lexer (see deriv.h). */
 #include "deriv.h"
 
 #include <stdio.h>
