@@ -943,13 +943,12 @@ static void walk_rows(void **state)
     sqlite3_close(sq);
     tb_bitset_free(&m);
     lex_dfa_free(d);
-    unlink(suite);
-    unlink(db);
-    char side[300];
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
+    static const char *const made[] = {"suite.csv", "r.db", "r.db-wal", "r.db-shm"};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, made[i]);
+        unlink(path);
+    }
     rmdir(dir);
 }
 
