@@ -752,6 +752,40 @@ static void walk_paths_agree(void **state)
     tb_bitset_free(&got);
 }
 
+/* A recognizer promised a shallower trie than it walks: no layout may run
+ * its table (the stack would overflow), each calls back, and push_byte
+ * refuses what does not fit, so the mask is the oracle's tokens that fit
+ * the stack (depth + 1 < cap: lex_rec_init's max_depth + 1 bytes). */
+static void shallow_stack_calls_back(void **state)
+{
+    (void)state;
+    const char *pattern = "[^\"\\\\\\x00-\\x1f]*\"";
+    const size_t max_depth = 3;
+    tb_err_t err;
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(fx.tries[0])), 0);
+    oracle_mask(pattern, &want);
+    for (size_t i = 0; i < fx.keys.n; i++)
+        if (fx.keys.keys[i].len > max_depth + 1)
+            tb_bitset_clear(&want, fx.keys.keys[i].id);
+    for (size_t l = 0; l < fx.ntries; l++) {
+        lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+        assert_non_null(d);
+        lex_rec_t r;
+        assert_int_equal(lex_rec_init(&r, d, max_depth, &err), 0);
+        assert_false(trie_rec_inline(&r.rec, fx.keys.max_len));
+        if (lex_mask(fx.tries[l], &r, LEX_START, &got, NULL, &err))
+            fail_msg("%s", err.msg);
+        expect_mask(&got, &want, pattern, fx.names[l], "shallow stack");
+        assert_int_equal(r.rec.tab.depth, 0);
+        lex_rec_free(&r);
+        lex_dfa_free(d);
+    }
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+}
+
 /* ---- limits ---------------------------------------------------------------------- */
 
 static void explosion_fails_cleanly(void **state)
@@ -917,6 +951,7 @@ int main(void)
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),
         cmocka_unit_test(walk_paths_agree),
+        cmocka_unit_test(shallow_stack_calls_back),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),
         cmocka_unit_test(mask_command),
