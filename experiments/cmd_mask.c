@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../lexer/index.h"
+#include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
 #include "../lexer/slicer.h"
 #include "../tok/tokenizer.h"
@@ -25,7 +26,8 @@
 static int mask_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tokbench mask SPEC --regex R [--layout L] [--after TEXT]\n"
+            "usage: tokbench mask SPEC (--regex R | --lexer FILE) [--layout L]\n"
+            "                     [--after TEXT]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
             "Builds layout L (default dfs) over the tokens of SPEC, feeds TEXT (raw\n"
@@ -35,9 +37,13 @@ static int mask_usage(FILE *out)
             "them (default 10), nodes visited, the time of the first (cold) mask\n"
             "and min/median of N warm ones (default 21), ns and TSC reference\n"
             "cycles per visited node, and the DFA's size.  R is matched whole\n"
-            "(JSON-schema and pre-tokenizer syntax, \\p{..} general categories;\n"
+            "(JSON-schema and pre-tokenizer syntax, \\p{..} general categories and\n"
+            "scripts, (?i) with Unicode simple case folding;\n"
             "lexer/regex.h lists what is supported); --max-states caps the lazy\n"
             "DFA (default %d), which fails with an error past it.\n\n"
+            "--lexer FILE takes a multi-lexeme lexer spec (docs/lexemes.md)\n"
+            "instead of R: a token may span lexeme boundaries; also prints the\n"
+            "lexemes possible and ending after TEXT.\n\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -81,8 +87,26 @@ static void print_token(const uint8_t *s, size_t n)
     putchar('\'');
 }
 
+/* The lexemes possible and ending at state s of a lexer DFA. */
+static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
+{
+    tb_bitset_t set;
+    if (tb_bitset_init(&set, lex_dfa_nlexemes(d)))
+        return tb_fail(err, "out of memory");
+    for (int k = 0; k < 2; k++) {
+        (k ? lex_dfa_ending : lex_dfa_possible)(d, s, &set);
+        printf("%s", k ? "ending    " : "possible  ");
+        for (size_t i = 0; i < set.nbits; i++)
+            if (tb_bitset_get(&set, i))
+                printf(" %s", lex_dfa_lexeme_name(d, i));
+        printf("\n");
+    }
+    tb_bitset_free(&set);
+    return 0;
+}
+
 typedef struct {
-    const char *spec, *regex, *layout, *after, *slicer;
+    const char *spec, *regex, *lexer, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
     int index;
@@ -95,6 +119,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--regex") && v)
             a->regex = v, i++;
+        else if (!strcmp(argv[i], "--lexer") && v)
+            a->lexer = v, i++;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -116,7 +142,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         else
             return -1;
     }
-    if (!a->spec || !a->regex)
+    if (!a->spec || !a->regex == !a->lexer) /* one of the two */
         return -1;
     if (a->reps == 0)
         a->reps = 1;
@@ -249,7 +275,8 @@ int xp_cmd_mask(int argc, char **argv)
     tb_err_t err;
     /* The pattern first: a bad one fails before the vocabulary loads. */
     lex_dfa_opts_t opts = {.max_states = a.max_states};
-    lex_dfa_t *dfa = lex_dfa_new(a.regex, &opts, &err);
+    lex_dfa_t *dfa = a.lexer ? lex_lexer_load(a.lexer, &opts, &err)
+                             : lex_dfa_new(a.regex, &opts, &err);
     if (!dfa)
         return xp_die(&err);
     tok_tokenizer_t *tok = NULL;
@@ -273,8 +300,9 @@ int xp_cmd_mask(int argc, char **argv)
             goto out;
         }
         if (state == LEX_DEAD) {
-            tb_fail(&err, "regex '%s': --after text is refused at byte %zu: it is not "
-                    "a prefix of any string the regex matches", a.regex, i);
+            tb_fail(&err, "%s '%s': --after text is refused at byte %zu: it is not "
+                    "a prefix of any string the %s matches", a.lexer ? "lexer" : "regex",
+                    a.lexer ? a.lexer : a.regex, i, a.lexer ? "lexer" : "regex");
             goto out;
         }
     }
@@ -311,9 +339,14 @@ int xp_cmd_mask(int argc, char **argv)
 
     const tok_vocab_t *v = tok_vocab(tok);
     size_t allowed = tb_bitset_count(&mask);
-    printf("regex      %s\n", a.regex);
+    if (a.lexer)
+        printf("lexer      %s (%zu lexemes)\n", a.lexer, lex_dfa_nlexemes(dfa));
+    else
+        printf("regex      %s\n", a.regex);
     printf("after      %zu bytes -> state %u%s\n", alen, state,
            lex_dfa_accepting(dfa, state) ? " (accepting)" : "");
+    if (a.lexer && print_lexemes(dfa, state, &err))
+        goto out;
     printf("layout     %s: %zu nodes, %zu bytes, built in %.1f ms (with loading)\n",
            a.layout, trie_nodes(trie), trie_bytes(trie), build_ms);
     printf("allowed    %zu of %u tokens\n", allowed, v->size);
