@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../lexer/deriv.h"
 #include "../tok/charsmap.h"
 
 void test_need_file(const char *path)
@@ -63,4 +64,91 @@ int test_tokbench(const char *args, char *out, size_t size)
     out[n] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+uint64_t test_rng = 0x9e3779b97f4a7c15ull;
+
+uint32_t test_rnd(uint32_t n)
+{
+    test_rng ^= test_rng << 13;
+    test_rng ^= test_rng >> 7;
+    test_rng ^= test_rng << 17;
+    return (uint32_t)(test_rng % n);
+}
+
+void test_regex_refused(const char *pattern, const char *want)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    if (d) {
+        lex_dfa_free(d);
+        fail_msg("'%s' was accepted", pattern);
+    }
+    if (!strstr(err.msg, want) || !strstr(err.msg, "regex '"))
+        fail_msg("'%s': got \"%s\", want \"%s\"", pattern, err.msg, want);
+}
+
+int test_tries_load(test_tries_t *t, const char *path)
+{
+    tb_err_t err;
+    t->tok = test_load(path);
+    if (trie_keys_from_vocab(&t->keys, tok_vocab(t->tok), TRIE_SPECIALS_OMIT, &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+        return -1;
+    }
+    for (size_t i = 0; trie_layouts[i] && t->ntries < TEST_MAX_LAYOUTS; i++) {
+        const char *name = trie_layouts[i]->name;
+        trie_t *trie = trie_build(trie_layouts[i], &t->keys, &err);
+        if (!trie && strcmp(name, "xcda")) {
+            fprintf(stderr, "%s %s: %s\n", path, name, err.msg);
+            return -1;
+        }
+        if (trie) {
+            t->names[t->ntries] = name;
+            t->tries[t->ntries++] = trie;
+        }
+    }
+    return 0;
+}
+
+void test_tries_free(test_tries_t *t)
+{
+    for (size_t i = 0; i < t->ntries; i++)
+        trie_free(t->tries[i]);
+    trie_keys_free(&t->keys);
+    tok_free(t->tok);
+}
+
+void test_tmpdir(char *tmpl)
+{
+    if (!mkdtemp(tmpl))
+        fail_msg("mkdtemp %s failed", tmpl);
+}
+
+void test_rmdir(const char *dir, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+FILE *test_run_dir(char *tmpl, char *suite, char *db, size_t size)
+{
+    test_tmpdir(tmpl);
+    snprintf(suite, size, "%s/suite.csv", tmpl);
+    snprintf(db, size, "%s/r.db", tmpl);
+    FILE *f = fopen(suite, "w");
+    if (!f)
+        fail_msg("cannot write %s", suite);
+    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n", f);
+    return f;
+}
+
+void test_run_dir_remove(const char *dir)
+{
+    static const char *const made[] = {"suite.csv", "r.db", "r.db-wal", "r.db-shm"};
+    test_rmdir(dir, made, sizeof made / sizeof *made);
 }

@@ -8,8 +8,11 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "../tok/tokenizer.h"
+#include "../trie/trie.h"
 
 /* Fails the test unless path is readable ("run 'make data'"). */
 void test_need_file(const char *path);
@@ -29,5 +32,50 @@ long long test_sql_int(sqlite3 *db, const char *sql);
  * shell; its stdout and stderr, up to size - 1 bytes, go into out.
  * Returns its exit status, -1 if a signal ended it. */
 int test_tokbench(const char *args, char *out, size_t size);
+
+/* The xorshift generator of the randomized tests: a number below n.  Its
+ * state starts at a fixed seed, so every run draws the same cases; a
+ * program that wants other cases sets test_rng before its tests run. */
+extern uint64_t test_rng;
+uint32_t test_rnd(uint32_t n);
+
+/* Fails the test unless lex_dfa_new refuses the pattern with a message
+ * that names it ("regex '...") and contains `want`. */
+void test_regex_refused(const char *pattern, const char *want);
+
+/* A vocabulary's keys (specials omitted) and one trie of every layout in
+ * trie_layouts[] that can hold them, in that order. */
+#define TEST_MAX_LAYOUTS 8
+typedef struct {
+    tok_tokenizer_t *tok;
+    trie_keys_t keys;
+    trie_t *tries[TEST_MAX_LAYOUTS];
+    const char *names[TEST_MAX_LAYOUTS];
+    size_t ntries;
+} test_tries_t;
+
+/* Loads the tokenizer at path (failing the test when it is missing) and
+ * builds the tries.  xcda refuses keys with a NUL byte (byte pieces, as in
+ * llama3) and is left out then; every other layout must build.  Returns 0,
+ * or -1 after saying why on stderr, for a cmocka group setup. */
+int test_tries_load(test_tries_t *t, const char *path);
+void test_tries_free(test_tries_t *t);
+
+/* Makes a fresh directory from a mkdtemp template ("/tmp/name.XXXXXX"),
+ * failing the test when it cannot. */
+void test_tmpdir(char *tmpl);
+
+/* The scratch directory of a `tokbench run`: made fresh from tmpl, with
+ * dir/suite.csv open for writing and its header line written (the caller
+ * adds the rows and closes it; its path goes to suite) and dir/r.db named
+ * for the results (in db).  test_run_dir_remove removes all a run leaves
+ * there, then the directory. */
+FILE *test_run_dir(char *tmpl, char *suite, char *db, size_t size);
+void test_run_dir_remove(const char *dir);
+
+/* Removes the named files from dir, then dir itself: what a test made
+ * there and the side files of a SQLite database ("r.db-wal"), present
+ * or not. */
+void test_rmdir(const char *dir, const char *const *names, size_t n);
 
 #endif

@@ -198,15 +198,9 @@ static void experiments_run(void **state)
 {
     (void)state;
     static char out[1 << 16];
-    char dir[] = "/tmp/test_index.XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char suite[256], db[256], cmd[600];
-    snprintf(suite, sizeof suite, "%s/suite.csv", dir);
-    snprintf(db, sizeof db, "%s/r.db", dir);
-    FILE *f = fopen(suite, "w");
-    assert_non_null(f);
-    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
-          "slice,llama3,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,2,tsc,\n"
+    char dir[] = "/tmp/test_index.XXXXXX", suite[256], db[256], cmd[600];
+    FILE *f = test_run_dir(dir, suite, db, sizeof suite);
+    fputs("slice,llama3,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,2,tsc,\n"
           "index,llama3,dfs,\"\\d{3}-\\d{2}-\\d{4}\",,2,tsc,\n", f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "run %s --db %s", suite, db);
@@ -218,14 +212,7 @@ static void experiments_run(void **state)
     if (!strstr(out, "slicer_gain") || !strstr(out, "breakeven_steps") ||
         !strstr(out, "ns_per_step"))
         fail_msg("%s", out);
-    unlink(suite);
-    unlink(db);
-    char side[300];
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-    rmdir(dir);
+    test_run_dir_remove(dir);
 }
 
 static void mask_command(void **state)

@@ -268,50 +268,18 @@ static verdict_t oracle_run(oracle_t *o, const uint8_t *text, size_t n, int want
 
 /* ---- fixture: llama3 and a trie of every layout -------------------------------------- */
 
-typedef struct {
-    tok_tokenizer_t *tok;
-    trie_keys_t keys;
-    trie_t *tries[8];
-    const char *names[8];
-    size_t ntries;
-} fixture_t;
-
-static fixture_t fx;
+static test_tries_t fx;
 
 static int setup_vocab(void **state)
 {
     (void)state;
-    tb_err_t err;
-    fx.tok = tok_load(LLAMA3, &err);
-    if (!fx.tok) {
-        fprintf(stderr, "%s: %s (run 'make data')\n", LLAMA3, err.msg);
-        return -1;
-    }
-    if (trie_keys_from_vocab(&fx.keys, tok_vocab(fx.tok), TRIE_SPECIALS_OMIT, &err))
-        return -1;
-    for (size_t i = 0; trie_layouts[i] && fx.ntries < 8; i++) {
-        trie_t *t = trie_build(trie_layouts[i], &fx.keys, &err);
-        /* xcda cannot hold keys with a NUL byte (llama3 has one): it is
-         * left out, as in test_lexer; every other layout must build. */
-        if (!t && strcmp(trie_layouts[i]->name, "xcda")) {
-            fprintf(stderr, "%s: %s\n", trie_layouts[i]->name, err.msg);
-            return -1;
-        }
-        if (t) {
-            fx.names[fx.ntries] = trie_layouts[i]->name;
-            fx.tries[fx.ntries++] = t;
-        }
-    }
-    return 0;
+    return test_tries_load(&fx, LLAMA3);
 }
 
 static int teardown_vocab(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < fx.ntries; i++)
-        trie_free(fx.tries[i]);
-    trie_keys_free(&fx.keys);
-    tok_free(fx.tok);
+    test_tries_free(&fx);
     return 0;
 }
 
@@ -614,16 +582,6 @@ static void keywords_and_identifiers(void **state)
 
 /* ---- random lexeme sets ------------------------------------------------------------------ */
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state % n);
-}
-
 /* A random pattern over a few ASCII bytes that never matches the empty
  * string: one to three atoms, the first with no ? or *. */
 static void gen_pattern(char *out, size_t cap)
@@ -631,10 +589,10 @@ static void gen_pattern(char *out, size_t cap)
     static const char *const atoms[] = {"a", "b", "c", "ab", "ba", "0", "1", "[ab]", "[0-9]",
                                         "[a-c]", "(a|bc)", "(0|1a)", "[ ]", ",", "[^ab,]"};
     static const char *const suffix[] = {"", "", "+", "?", "*"};
-    size_t o = 0, n = 1 + rnd(3);
+    size_t o = 0, n = 1 + test_rnd(3);
     for (size_t i = 0; i < n; i++)
-        o += (size_t)snprintf(out + o, cap - o, "%s%s", atoms[rnd(sizeof atoms / sizeof *atoms)],
-                              i ? suffix[rnd(5)] : suffix[rnd(3)]);
+        o += (size_t)snprintf(out + o, cap - o, "%s%s", atoms[test_rnd(sizeof atoms / sizeof *atoms)],
+                              i ? suffix[test_rnd(5)] : suffix[test_rnd(3)]);
 }
 
 static void random_lexers(void **state)
@@ -645,16 +603,16 @@ static void random_lexers(void **state)
     for (int round = 0; round < 12; round++) {
         spec_t sp;
         memset(&sp, 0, sizeof sp);
-        sp.n = 2 + rnd(5);
+        sp.n = 2 + test_rnd(5);
         for (size_t i = 0; i < sp.n; i++) {
             sp.name[i] = names[i];
             gen_pattern(sp.pattern[i], sizeof sp.pattern[i]);
             for (size_t j = 0; j < sp.n; j++)
-                if (rnd(2))
+                if (test_rnd(2))
                     sp.follow[i] |= 1ull << j;
         }
-        sp.start = 1ull << rnd((uint32_t)sp.n) | (rnd(2) ? 1ull << rnd((uint32_t)sp.n) : 0);
-        sp.end = 1ull << rnd((uint32_t)sp.n) | (rnd(2) ? 1ull << rnd((uint32_t)sp.n) : 0);
+        sp.start = 1ull << test_rnd((uint32_t)sp.n) | (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
+        sp.end = 1ull << test_rnd((uint32_t)sp.n) | (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
         lex_dfa_t *d = spec_dfa(&sp, NULL);
         oracle_t o;
         oracle_init(&o, &sp);
@@ -663,7 +621,7 @@ static void random_lexers(void **state)
          * independently whether they are live. */
         for (int k = 0; k < 3; k++) {
             uint8_t p[12];
-            size_t n = 0, len = 1 + rnd(sizeof p);
+            size_t n = 0, len = 1 + test_rnd(sizeof p);
             for (uint32_t s = LEX_START; n < len;) {
                 const uint64_t *al = lex_dfa_allowed(d, s);
                 uint8_t cand[256];
@@ -673,7 +631,7 @@ static void random_lexers(void **state)
                         cand[nc++] = (uint8_t)b;
                 if (!nc)
                     break;
-                p[n++] = cand[rnd(nc)];
+                p[n++] = cand[test_rnd(nc)];
                 s = lex_dfa_next(d, s, p[n - 1]);
             }
             allowed += check_after(d, &o, p, n);
@@ -756,7 +714,7 @@ static void limits(void **state)
         fail_msg("%s", err.msg);
     uint32_t s = LEX_START;
     for (int i = 0; i < 4000 && s != LEX_DEAD; i++)
-        s = lex_dfa_next(d, s, rnd(2) ? 'a' : 'b');
+        s = lex_dfa_next(d, s, test_rnd(2) ? 'a' : 'b');
     assert_int_equal(s, LEX_DEAD);
     assert_int_equal(lex_dfa_error(d, &err), -1);
     assert_non_null(strstr(err.msg, "lexer 'big.lex'"));
@@ -894,14 +852,8 @@ static void walk_rows(void **state)
 {
     (void)state;
     static const char *const rows[][2] = {{"dfs", "[\""}, {"map", "[12"}, {"dat", "{\"a\":t"}};
-    char dir[] = "/tmp/test_lexemes.XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char suite[256], db[256], cmd[600];
-    snprintf(suite, sizeof suite, "%s/suite.csv", dir);
-    snprintf(db, sizeof db, "%s/r.db", dir);
-    FILE *f = fopen(suite, "w");
-    assert_non_null(f);
-    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n", f);
+    char dir[] = "/tmp/test_lexemes.XXXXXX", suite[256], db[256], cmd[600];
+    FILE *f = test_run_dir(dir, suite, db, sizeof suite);
     for (size_t i = 0; i < 3; i++) {
         fprintf(f, "walk,llama3,%s,lex:experiments/lexers/json.lex,,2,tsc,\"after=", rows[i][0]);
         for (const char *c = rows[i][1]; *c; c++)
@@ -943,13 +895,7 @@ static void walk_rows(void **state)
     sqlite3_close(sq);
     tb_bitset_free(&m);
     lex_dfa_free(d);
-    static const char *const made[] = {"suite.csv", "r.db", "r.db-wal", "r.db-shm"};
-    for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
-        char path[300];
-        snprintf(path, sizeof path, "%s/%s", dir, made[i]);
-        unlink(path);
-    }
-    rmdir(dir);
+    test_run_dir_remove(dir);
 }
 
 int main(void)
@@ -965,5 +911,6 @@ int main(void)
         cmocka_unit_test(walk_rows),
         cmocka_unit_test(random_lexers),
     };
+    test_rng = 0x2545f4914f6cdd1dull;
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
 }

@@ -36,16 +36,6 @@
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state % n);
-}
-
 /* ---- parser errors -------------------------------------------------------- */
 
 static void parse_errors_name_the_position(void **state)
@@ -87,15 +77,8 @@ static void parse_errors_name_the_position(void **state)
         {"[[:alpha:]]", "POSIX classes [:name:] are not supported at offset 1"},
         {"(a{1000}){1000}", "pattern too large"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        tb_err_t err = {{0}};
-        lex_dfa_t *d = lex_dfa_new(cases[i].pattern, NULL, &err);
-        if (d)
-            fail_msg("'%s' was accepted", cases[i].pattern);
-        if (!strstr(err.msg, cases[i].want) || !strstr(err.msg, "regex '"))
-            fail_msg("'%s': got \"%s\", want \"%s\"", cases[i].pattern, err.msg,
-                     cases[i].want);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        test_regex_refused(cases[i].pattern, cases[i].want);
 }
 
 /* ---- full matches against PCRE2 ------------------------------------------------ */
@@ -343,51 +326,18 @@ static void nfa_mask(nfa_t *a, const nset_t *from, const trie_keys_t *k, tb_bits
 
 /* ---- the mask checks ------------------------------------------------------------ */
 
-typedef struct {
-    tok_tokenizer_t *tok;
-    trie_keys_t keys;
-    trie_t *tries[8];
-    const char *names[8];
-    size_t ntries;
-} fixture_t;
-
-static fixture_t fx;
+static test_tries_t fx;
 
 static int setup_vocab(void **state)
 {
     (void)state;
-    tb_err_t err;
-    fx.tok = tok_load(LLAMA3, &err);
-    if (!fx.tok) {
-        fprintf(stderr, "%s: %s (run 'make data')\n", LLAMA3, err.msg);
-        return -1;
-    }
-    if (trie_keys_from_vocab(&fx.keys, tok_vocab(fx.tok), TRIE_SPECIALS_OMIT, &err))
-        return -1;
-    static const char *const layouts[] = {"dfs", "dat", "map", "xcda"};
-    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
-        const trie_layout_t *l = trie_layout_find(layouts[i]);
-        trie_t *t = l ? trie_build(l, &fx.keys, &err) : NULL;
-        /* dfs, dat and map must build; xcda joins when it can. */
-        if (!t && i < 3) {
-            fprintf(stderr, "%s: %s\n", layouts[i], err.msg);
-            return -1;
-        }
-        if (t) {
-            fx.names[fx.ntries] = layouts[i];
-            fx.tries[fx.ntries++] = t;
-        }
-    }
-    return 0;
+    return test_tries_load(&fx, LLAMA3);
 }
 
 static int teardown_vocab(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < fx.ntries; i++)
-        trie_free(fx.tries[i]);
-    trie_keys_free(&fx.keys);
-    tok_free(fx.tok);
+    test_tries_free(&fx);
     return 0;
 }
 
@@ -497,7 +447,7 @@ static size_t random_prefix(lex_dfa_t *d, uint8_t *out, size_t len)
                 cand[nc++] = (uint8_t)b;
         if (!nc)
             break;
-        out[n++] = cand[rnd(nc)];
+        out[n++] = cand[test_rnd(nc)];
         s = lex_dfa_next(d, s, out[n - 1]);
     }
     return n;
@@ -524,7 +474,7 @@ static void check_pattern(const char *pattern, const char *const *prefixes, size
                     strlen(prefixes[i]), st);
     for (int i = 0; i < random_prefixes; i++) {
         uint8_t p[16];
-        size_t n = random_prefix(d, p, 1 + rnd(sizeof p));
+        size_t n = random_prefix(d, p, 1 + test_rnd(sizeof p));
         /* Random bytes may stop inside a UTF-8 sequence, so PCRE2 (which
          * wants valid UTF-8) only checks the named prefixes. */
         check_after(pattern, d, &a, start, NULL, NULL, p, n, st);
@@ -596,10 +546,10 @@ static void gen_regex(char *out, size_t cap, int depth)
         "\\p{Lu}", "[0-5]", "\\W",
     };
     char a[512], b[512];
-    int k = depth <= 0 ? 0 : (int)rnd(7);
+    int k = depth <= 0 ? 0 : (int)test_rnd(7);
     switch (k) {
     case 0:
-        snprintf(out, cap, "%s", atoms[rnd(sizeof atoms / sizeof *atoms)]);
+        snprintf(out, cap, "%s", atoms[test_rnd(sizeof atoms / sizeof *atoms)]);
         return;
     case 1:
     case 2:
@@ -615,7 +565,7 @@ static void gen_regex(char *out, size_t cap, int depth)
     default: {
         static const char *const q[] = {"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"};
         gen_regex(a, sizeof a, depth - 1);
-        snprintf(out, cap, "(?:%s)%s", a, q[rnd(sizeof q / sizeof *q)]);
+        snprintf(out, cap, "(?:%s)%s", a, q[test_rnd(sizeof q / sizeof *q)]);
         return;
     }
     }
@@ -797,7 +747,7 @@ static void explosion_fails_cleanly(void **state)
     assert_non_null(d);
     uint8_t s[20000];
     for (size_t i = 0; i < sizeof s; i++)
-        s[i] = rnd(2) ? 'a' : 'b';
+        s[i] = test_rnd(2) ? 'a' : 'b';
     uint32_t st = lex_dfa_feed(d, LEX_START, s, sizeof s);
     assert_int_equal(st, LEX_DEAD);
     assert_int_equal(lex_dfa_error(d, &err), -1);
@@ -936,7 +886,7 @@ static void mask_command(void **state)
     int n = snprintf(args, sizeof args, "%s --max-states 300 --regex '(a|b)*a(a|b){20}' "
                      "--after ", LLAMA3);
     for (int i = 0; i < 800; i++) /* each new 21-byte window: a new state */
-        args[n++] = rnd(2) ? 'a' : 'b';
+        args[n++] = test_rnd(2) ? 'a' : 'b';
     args[n] = 0;
     assert_int_equal(run_mask(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "the DFA needs more than 300 states"));

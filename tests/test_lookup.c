@@ -130,16 +130,6 @@ static void externals_absent_from_the_library(void **state)
     finish_row(&c);
 }
 
-static int count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 /* The binary runs Darts and MARISA rows beside dat: every case ok (setup
  * compared both with dat on every key), figures under the libraries'
  * names, measurements from the tsc source. */
@@ -147,42 +137,32 @@ static void tokbench_runs_external_rows(void **state)
 {
     (void)state;
     test_need_file(LLAMA3);
-    char dir[] = "/tmp/tb_lookup_XXXXXX", suite[64], db[64], exe[512];
-    assert_non_null(mkdtemp(dir));
-    snprintf(suite, sizeof suite, "%s/s.csv", dir);
-    snprintf(db, sizeof db, "%s/r.db", dir);
-    FILE *f = fopen(suite, "w");
-    assert_non_null(f);
-    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
-          "lookup,llama3,darts,exact,,1,tsc,order=sorted\n"
+    char dir[] = "/tmp/tb_lookup_XXXXXX", suite[64], db[64];
+    FILE *f = test_run_dir(dir, suite, db, sizeof suite);
+    fputs("lookup,llama3,darts,exact,,1,tsc,order=sorted\n"
           "lookup,llama3,marisa,exact,,1,tsc,order=random\n"
           "lookup,llama3,darts,prefixes,multi,1,tsc,max_bytes=20000\n"
           "lookup,llama3,marisa,prefixes,,1,tsc,nul=omit\n"
           "lookup,llama3,dat,exact,,1,tsc,order=random\n", f);
     fclose(f);
-    const char *build = getenv("BUILD");
-    snprintf(exe, sizeof exe, "%s/tokbench", build && *build ? build : "build");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s run %s --db %s --quiet >/dev/null 2>&1", exe,
-             suite, db);
-    assert_int_equal(system(cmd), 0);
+    char cmd[256];
+    static char out[1 << 16];
+    snprintf(cmd, sizeof cmd, "run %s --db %s --quiet", suite, db);
+    if (test_tokbench(cmd, out, sizeof out) != 0)
+        fail_msg("%s", out);
     sqlite3 *d;
     assert_int_equal(sqlite3_open(db, &d), SQLITE_OK);
-    assert_int_equal(count(d, "SELECT count(*) FROM cases WHERE status = 'ok'"), 5);
-    assert_int_equal(count(d, "SELECT count(DISTINCT case_id) FROM measurements "
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM cases WHERE status = 'ok'"), 5);
+    assert_int_equal(test_sql_int(d, "SELECT count(DISTINCT case_id) FROM measurements "
                            "WHERE impl = 'darts' AND metric = 'trie_bytes'"), 2);
-    assert_int_equal(count(d, "SELECT count(DISTINCT case_id) FROM measurements "
+    assert_int_equal(test_sql_int(d, "SELECT count(DISTINCT case_id) FROM measurements "
                            "WHERE impl = 'marisa' AND metric = 'build_ns'"), 2);
-    assert_int_equal(count(d, "SELECT count(*) FROM measurements WHERE "
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements WHERE "
                            "metric = 'keys_left_out' AND value > 0"), 1);
-    assert_int_equal(count(d, "SELECT count(*) FROM measurements WHERE "
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements WHERE "
                            "source = 'tsc' AND metric = 'ns'"), 5);
     sqlite3_close(d);
-    unlink(suite);
-    unlink(db);
-    snprintf(cmd, sizeof cmd, "rm -f %s/r.db-*", dir);
-    assert_int_equal(system(cmd), 0);
-    rmdir(dir);
+    test_run_dir_remove(dir);
 }
 
 int main(void)

@@ -65,16 +65,6 @@
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
 #define CP_MAX 0x10FFFFu
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state % n);
-}
-
 /* ---- the Unicode data the test reads for itself ------------------------------ */
 
 /* What the test knows about the two Unicode versions and the code space. */
@@ -516,7 +506,7 @@ static void caseless_classes_over_the_code_space(void **state)
         snprintf(pats[np], sizeof pats[np], "%s", fixed[np]);
     /* Random ranges that start on a cased character. */
     while (np < sizeof pats / sizeof *pats) {
-        uint32_t lo = U.cased[rnd((uint32_t)U.ncased)], hi = lo + rnd(400);
+        uint32_t lo = U.cased[test_rnd((uint32_t)U.ncased)], hi = lo + test_rnd(400);
         if (hi > CP_MAX || !comparable(lo) || !comparable(hi) ||
             (hi >= 0xD800 && lo <= 0xDFFF))
             continue;
@@ -597,7 +587,7 @@ static void pool_add_cases(pool_t *p, uint32_t c)
 static uint32_t some_char(void)
 {
     for (;;) {
-        uint32_t c = rnd(3) ? U.cased[rnd((uint32_t)U.ncased)] : 0x20 + rnd(0x5F);
+        uint32_t c = test_rnd(3) ? U.cased[test_rnd((uint32_t)U.ncased)] : 0x20 + test_rnd(0x5F);
         if (comparable(c))
             return c;
     }
@@ -613,17 +603,17 @@ static size_t gen_class(char *o, pool_t *pool)
 {
     size_t n = 0;
     o[n++] = '[';
-    int neg = rnd(3) == 0;
+    int neg = test_rnd(3) == 0;
     if (neg)
         o[n++] = '^';
-    for (int k = 1 + (int)rnd(3); k-- > 0;) {
+    for (int k = 1 + (int)test_rnd(3); k-- > 0;) {
         uint32_t a = some_char();
         pool_add_cases(pool, a);
-        switch (rnd(5)) {
-        case 0: n += (size_t)sprintf(o + n, "\\p{%s}", rnd(2) ? "Greek" : "Lu"); break;
-        case 1: n += (size_t)sprintf(o + n, "%s", rnd(2) || neg ? "\\d" : "\\W"); break;
+        switch (test_rnd(5)) {
+        case 0: n += (size_t)sprintf(o + n, "\\p{%s}", test_rnd(2) ? "Greek" : "Lu"); break;
+        case 1: n += (size_t)sprintf(o + n, "%s", test_rnd(2) || neg ? "\\d" : "\\W"); break;
         case 2: {
-            uint32_t b = a + 1 + rnd(40);
+            uint32_t b = a + 1 + test_rnd(40);
             if (comparable(b) && !(b >= 0xD800 && a <= 0xDFFF)) {
                 n += put_char(o + n, a, 0);
                 o[n++] = '-';
@@ -633,7 +623,7 @@ static size_t gen_class(char *o, pool_t *pool)
                 break;
             }
         } /* fall through */
-        default: n += put_char(o + n, a, rnd(4) == 0);
+        default: n += put_char(o + n, a, test_rnd(4) == 0);
         }
     }
     o[n++] = ']';
@@ -643,17 +633,17 @@ static size_t gen_class(char *o, pool_t *pool)
 static size_t gen_seq(char *o, pool_t *pool, int depth)
 {
     size_t n = 0;
-    for (int k = 1 + (int)rnd(3); k-- > 0;) {
-        uint32_t r = rnd(10);
+    for (int k = 1 + (int)test_rnd(3); k-- > 0;) {
+        uint32_t r = test_rnd(10);
         if (r < 4) {
             uint32_t c = some_char();
             pool_add_cases(pool, c);
-            n += put_char(o + n, c, rnd(4) == 0);
+            n += put_char(o + n, c, test_rnd(4) == 0);
         } else if (r < 7) {
             n += gen_class(o + n, pool);
         } else if (depth < 2) {
             static const char *const open[] = {"(", "(?:", "(?i:", "(?-i:"};
-            n += (size_t)sprintf(o + n, "%s", open[rnd(4)]);
+            n += (size_t)sprintf(o + n, "%s", open[test_rnd(4)]);
             n += gen_seq(o + n, pool, depth + 1);
             o[n++] = '|';
             n += gen_seq(o + n, pool, depth + 1);
@@ -661,7 +651,7 @@ static size_t gen_seq(char *o, pool_t *pool, int depth)
         } else
             n += (size_t)sprintf(o + n, "\\x{%X}", some_char());
         static const char *const q[] = {"", "", "", "?", "*", "+", "{1,2}"};
-        n += (size_t)sprintf(o + n, "%s", q[rnd(7)]);
+        n += (size_t)sprintf(o + n, "%s", q[test_rnd(7)]);
     }
     o[n] = 0;
     return n;
@@ -677,14 +667,14 @@ static void random_caseless_patterns(void **state)
         char pat[2048] = "(?i)";
         gen_seq(pat + 4, &pool, 0);
         for (int k = 0; k < 8; k++)
-            pool_add(&pool, U.sample[rnd((uint32_t)U.nsample)]);
+            pool_add(&pool, U.sample[test_rnd((uint32_t)U.nsample)]);
         both_t b;
         both_new(&b, pat);
         for (int s = 0; s < 400; s++) {
             uint8_t str[64];
             size_t n = 0;
-            for (int len = (int)rnd(6); len-- > 0;)
-                n += tb_utf8_encode(pool.v[rnd((uint32_t)pool.n)], str + n);
+            for (int len = (int)test_rnd(6); len-- > 0;)
+                n += tb_utf8_encode(pool.v[test_rnd((uint32_t)pool.n)], str + n);
             yes += both_check(&b, str, n);
             total++;
         }
@@ -827,28 +817,18 @@ static void left_out_code_points_are_new_to_pcre2(void **state)
 
 /* ---- errors --------------------------------------------------------------------- */
 
-static void expect_error(const char *pattern, const char *want)
-{
-    tb_err_t err;
-    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
-    if (d)
-        fail_msg("'%s' was accepted", pattern);
-    if (!strstr(err.msg, want) || !strstr(err.msg, "regex '"))
-        fail_msg("'%s': got \"%s\", want \"%s\"", pattern, err.msg, want);
-}
-
 static void unknown_names_are_errors(void **state)
 {
     (void)state;
-    expect_error("ab\\p{Gruk}", "unknown or unsupported Unicode property 'Gruk' at offset 2");
-    expect_error("[a\\P{Latn}\\p{Nope}]", "property 'Nope' at offset 10");
-    expect_error("\\p{sc=Lu}", "property 'sc=Lu' at offset 0");
-    expect_error("x\\p{bogus=Greek}", "property 'bogus=Greek' at offset 1");
-    expect_error("\\p{IsGreek}", "property 'IsGreek' at offset 0");
-    expect_error("\\p{Hrkt}", "Unicode script 'Hrkt' has no characters at offset 0");
-    expect_error("(?i)[\\p{Greek}-z]", "a class cannot start a range at offset 5");
-    expect_error("[a-\\d]", "a class cannot end a range at offset 1");
-    expect_error("\\p{Greek", "unterminated \\p{ at offset 0");
+    test_regex_refused("ab\\p{Gruk}", "unknown or unsupported Unicode property 'Gruk' at offset 2");
+    test_regex_refused("[a\\P{Latn}\\p{Nope}]", "property 'Nope' at offset 10");
+    test_regex_refused("\\p{sc=Lu}", "property 'sc=Lu' at offset 0");
+    test_regex_refused("x\\p{bogus=Greek}", "property 'bogus=Greek' at offset 1");
+    test_regex_refused("\\p{IsGreek}", "property 'IsGreek' at offset 0");
+    test_regex_refused("\\p{Hrkt}", "Unicode script 'Hrkt' has no characters at offset 0");
+    test_regex_refused("(?i)[\\p{Greek}-z]", "a class cannot start a range at offset 5");
+    test_regex_refused("[a-\\d]", "a class cannot end a range at offset 1");
+    test_regex_refused("\\p{Greek", "unterminated \\p{ at offset 0");
 }
 
 /* Writes a file (name under dir) with the given text. */
@@ -883,18 +863,18 @@ static void data_file_errors_name_the_file(void **state)
 {
     (void)state;
     char dir[] = "/tmp/tokbench-unicode-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    test_tmpdir(dir);
     setenv("TOKBENCH_UNICODE_DIR", dir, 1);
     char want[600];
     /* Missing files: named, with the pattern and where it needed them. */
     snprintf(want, sizeof want, "regex '\\p{Greek}' at offset 0: \\p{<script>} needs the "
              "Unicode data file %s/PropertyValueAliases.txt", dir);
-    expect_error("\\p{Greek}", want);
+    test_regex_refused("\\p{Greek}", want);
     snprintf(want, sizeof want, "at offset 1: (?i) (caseless matching) needs the Unicode "
              "data file %s/CaseFolding.txt", dir);
-    expect_error("a(?i)b", want);
+    test_regex_refused("a(?i)b", want);
     snprintf(want, sizeof want, "%s/UnicodeData.txt", dir);
-    expect_error("\\p{Lu}", want);
+    test_regex_refused("\\p{Lu}", want);
     /* Malformed files: named, with the line or the code point at fault.  A
      * row without a pattern writes a good file that later rows rely on. */
     static const struct {
@@ -920,7 +900,7 @@ static void data_file_errors_name_the_file(void **state)
         if (!bad[i].pattern)
             continue;
         snprintf(want, sizeof want, "malformed Unicode data file %s/%s", dir, bad[i].want);
-        expect_error(bad[i].pattern, want);
+        test_regex_refused(bad[i].pattern, want);
     }
     /* Good small files from the directory are used (not the cached real
      * tables), and the real ones come back when the variable goes. */
@@ -958,12 +938,7 @@ static void data_file_errors_name_the_file(void **state)
     static const char *const names[] = {"PropertyValueAliases.txt", "Scripts.txt",
                                         "ScriptExtensions.txt", "CaseFolding.txt",
                                         "UnicodeData.txt", "ud.txt"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
+    test_rmdir(dir, names, sizeof names / sizeof *names);
 }
 
 int main(void)
@@ -980,5 +955,6 @@ int main(void)
         cmocka_unit_test(unknown_names_are_errors),
         cmocka_unit_test(data_file_errors_name_the_file),
     };
+    test_rng = 0x2545f4914f6cdd1dull;
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,7 +34,6 @@
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
 #define GEMMA3 "data/cache/gemma3/tokenizer.json"
-#define MAX_LAYOUTS 8
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -48,43 +47,23 @@ static uint32_t rnd(uint32_t n)
  * over each. */
 typedef struct {
     const char *path;
-    tok_tokenizer_t *tok;
-    trie_keys_t keys;
-    trie_t *trie[MAX_LAYOUTS];
-    lex_slicer_t *slicer[MAX_LAYOUTS];
-    const char *name[MAX_LAYOUTS];
-    size_t n;
+    test_tries_t t;
+    lex_slicer_t *slicer[TEST_MAX_LAYOUTS];
 } vocab_t;
 
 static vocab_t vocabs[2] = {{.path = LLAMA3}, {.path = GEMMA3}};
 
 static int load_vocab(vocab_t *v)
 {
-    tb_err_t err;
-    v->tok = test_load(v->path);
-    if (trie_keys_from_vocab(&v->keys, tok_vocab(v->tok), TRIE_SPECIALS_OMIT, &err))
+    if (test_tries_load(&v->t, v->path))
         return -1;
-    for (size_t i = 0; trie_layouts[i] && v->n < MAX_LAYOUTS; i++) {
-        const trie_layout_t *l = trie_layouts[i];
-        trie_t *t = trie_build(l, &v->keys, &err);
-        if (!t) {
-            /* xcda refuses keys with a NUL byte (byte pieces); the others
-             * must build. */
-            if (strcmp(l->name, "xcda")) {
-                fprintf(stderr, "%s %s: %s\n", v->path, l->name, err.msg);
-                return -1;
-            }
-            continue;
-        }
-        lex_slicer_t *s = lex_slicer_new(&v->keys, l, NULL, 0, &err);
-        if (!s) {
+    for (size_t i = 0; i < v->t.ntries; i++) {
+        tb_err_t err;
+        const trie_layout_t *l = trie_layout(v->t.tries[i]);
+        if (!(v->slicer[i] = lex_slicer_new(&v->t.keys, l, NULL, 0, &err))) {
             fprintf(stderr, "%s %s slicer: %s\n", v->path, l->name, err.msg);
-            trie_free(t);
             return -1;
         }
-        v->trie[v->n] = t;
-        v->slicer[v->n] = s;
-        v->name[v->n++] = l->name;
     }
     return 0;
 }
@@ -103,12 +82,9 @@ static int teardown(void **state)
     (void)state;
     for (size_t i = 0; i < 2; i++) {
         vocab_t *v = &vocabs[i];
-        for (size_t l = 0; l < v->n; l++) {
-            trie_free(v->trie[l]);
+        for (size_t l = 0; l < v->t.ntries; l++)
             lex_slicer_free(v->slicer[l]);
-        }
-        trie_keys_free(&v->keys);
-        tok_free(v->tok);
+        test_tries_free(&v->t);
     }
     return 0;
 }
@@ -132,8 +108,8 @@ static void fail_diff(const vocab_t *v, const char *what, const char *pattern, c
     for (size_t id = 0; id < want->nbits; id++)
         if (tb_bitset_get(got, id) != tb_bitset_get(want, id)) {
             size_t n = 0;
-            const uint8_t *s = id < tok_vocab(v->tok)->size
-                                   ? tok_vocab_token(tok_vocab(v->tok), (uint32_t)id, &n) : NULL;
+            const uint8_t *s = id < tok_vocab(v->t.tok)->size
+                                   ? tok_vocab_token(tok_vocab(v->t.tok), (uint32_t)id, &n) : NULL;
             fail_msg("%s, '%s' after '%.*s': %s has token %zu '%.*s' %s, the oracle %s",
                      v->path, pattern, (int)plen, prefix, what, id, (int)n, s ? (const char *)s : "",
                      tb_bitset_get(got, id) ? "in" : "out",
@@ -161,23 +137,23 @@ static uint32_t check_masks(vocab_t *v, lex_slicer_t **slicers, const char *patt
         return LEX_DEAD;
     }
     tb_bitset_t want, got;
-    assert_int_equal(tb_bitset_init(&want, v->keys.id_limit + 1), 0);
-    assert_int_equal(tb_bitset_init(&got, v->keys.id_limit + 1), 0);
-    oracle_mask(&v->keys, d, state, &want);
-    for (size_t l = 0; l < v->n; l++) {
+    assert_int_equal(tb_bitset_init(&want, v->t.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    oracle_mask(&v->t.keys, d, state, &want);
+    for (size_t l = 0; l < v->t.ntries; l++) {
         lex_slicer_t *s = slicers ? slicers[l] : v->slicer[l];
         lex_rec_t r;
-        assert_int_equal(lex_rec_init(&r, d, v->keys.max_len, &err), 0);
-        if (lex_mask(v->trie[l], &r, state, &got, NULL, &err))
+        assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
+        if (lex_mask(v->t.tries[l], &r, state, &got, NULL, &err))
             fail_msg("%s", err.msg);
         if (!tb_bitset_equal(&got, &want))
-            fail_diff(v, v->name[l], pattern, prefix, plen, &got, &want);
+            fail_diff(v, v->t.names[l], pattern, prefix, plen, &got, &want);
         lex_slice_stats_t st;
         if (lex_slicer_bind(s, d, &err) || lex_slicer_mask(s, &r, state, &got, &st, &err))
             fail_msg("%s", err.msg);
         if (!tb_bitset_equal(&got, &want)) {
             char what[64];
-            snprintf(what, sizeof what, "sliced %s", v->name[l]);
+            snprintf(what, sizeof what, "sliced %s", v->t.names[l]);
             fail_diff(v, what, pattern, prefix, plen, &got, &want);
         }
         /* Again, now from cached verdicts. */
@@ -313,9 +289,9 @@ static void small_budget_walks(void **state)
 {
     (void)state;
     vocab_t *v = &vocabs[0];
-    lex_slicer_t *s[MAX_LAYOUTS];
-    size_t keep[MAX_LAYOUTS];
-    for (size_t l = 0; l < v->n; l++) {
+    lex_slicer_t *s[TEST_MAX_LAYOUTS];
+    size_t keep[TEST_MAX_LAYOUTS];
+    for (size_t l = 0; l < v->t.ntries; l++) {
         s[l] = v->slicer[l];
         keep[l] = s[l]->budget;
         s[l]->budget = 3;
@@ -324,14 +300,14 @@ static void small_budget_walks(void **state)
     check_masks(v, s, JSON_BODY, "", 0, &t);
     /* Every slice's product with the string body has more than 3 pairs. */
     assert_int_equal(t.whole, 0);
-    assert_int_equal(t.walked, 3 * v->n);
-    for (size_t l = 0; l < v->n; l++)
+    assert_int_equal(t.walked, 3 * v->t.ntries);
+    for (size_t l = 0; l < v->t.ntries; l++)
         s[l]->budget = keep[l];
     /* Raised again: the next bind resizes the scratch, and slices are taken
      * whole again. */
     tally_t again = {0};
     check_masks(v, s, JSON_BODY, "", 0, &again);
-    assert_int_equal(again.whole, 3 * v->n);
+    assert_int_equal(again.whole, 3 * v->t.ntries);
 }
 
 /* ---- custom slices and random regexes ------------------------------------------ */
@@ -374,9 +350,9 @@ static void custom_slices_and_random_regexes(void **state)
     tally_t t = {0};
     for (size_t vi = 0; vi < 2; vi++) {
         vocab_t *v = &vocabs[vi];
-        lex_slicer_t *s[MAX_LAYOUTS];
-        for (size_t l = 0; l < v->n; l++)
-            if (!(s[l] = lex_slicer_new(&v->keys, trie_layout(v->trie[l]), slices, 5, &err)))
+        lex_slicer_t *s[TEST_MAX_LAYOUTS];
+        for (size_t l = 0; l < v->t.ntries; l++)
+            if (!(s[l] = lex_slicer_new(&v->t.keys, trie_layout(v->t.tries[l]), slices, 5, &err)))
                 fail_msg("%s", err.msg);
         for (int i = 0; i < 12; i++) {
             char pat[1024];
@@ -402,7 +378,7 @@ static void custom_slices_and_random_regexes(void **state)
         }
         check_masks(v, s, "[a-z]*", "", 0, &t);
         check_masks(v, s, "(.|\\n)*", "", 0, &t);
-        for (size_t l = 0; l < v->n; l++)
+        for (size_t l = 0; l < v->t.ntries; l++)
             lex_slicer_free(s[l]);
     }
     print_message("%zu masks; slices taken whole %zu times, walked %zu\n", t.masks, t.whole,
@@ -443,11 +419,11 @@ static void slices_partition_the_keys(void **state)
     (void)state;
     tb_err_t err;
     for (size_t vi = 0; vi < 2; vi++) {
-        check_partition(vocabs[vi].slicer[0], &vocabs[vi].keys);
-        lex_slicer_t *full = lex_slicer_new_as(&vocabs[vi].keys, &trie_layout_dfs, NULL, 0,
+        check_partition(vocabs[vi].slicer[0], &vocabs[vi].t.keys);
+        lex_slicer_t *full = lex_slicer_new_as(&vocabs[vi].t.keys, &trie_layout_dfs, NULL, 0,
                                                LEX_SLICE_FULL, &err);
         assert_non_null(full);
-        check_partition(full, &vocabs[vi].keys);
+        check_partition(full, &vocabs[vi].t.keys);
         /* By prefix, the tokens that end inside a character join a slice. */
         assert_true(full->nrest > vocabs[vi].slicer[0]->nrest);
         lex_slicer_free(full);
@@ -460,9 +436,9 @@ static void full_match_slices(void **state)
     (void)state;
     tb_err_t err;
     vocab_t *v = &vocabs[0];
-    lex_slicer_t *s[MAX_LAYOUTS];
-    for (size_t l = 0; l < v->n; l++)
-        assert_non_null(s[l] = lex_slicer_new_as(&v->keys, trie_layout(v->trie[l]), NULL, 0,
+    lex_slicer_t *s[TEST_MAX_LAYOUTS];
+    for (size_t l = 0; l < v->t.ntries; l++)
+        assert_non_null(s[l] = lex_slicer_new_as(&v->t.keys, trie_layout(v->t.tries[l]), NULL, 0,
                                                  LEX_SLICE_FULL, &err));
     tally_t t = {0};
     check_masks(v, s, JSON_BODY, "", 0, &t);
@@ -470,7 +446,7 @@ static void full_match_slices(void **state)
     check_masks(v, s, "[^\"\\\\\\x00-\\x1f]{0,20}\"", "abc", 3, &t);
     check_masks(v, s, "[0-9]+", "", 0, &t);
     assert_true(t.whole > 0 && t.walked > 0);
-    for (size_t l = 0; l < v->n; l++)
+    for (size_t l = 0; l < v->t.ntries; l++)
         lex_slicer_free(s[l]);
 }
 
@@ -495,7 +471,7 @@ static void bad_slice_lists(void **state)
         assert_string_equal(v[i], lex_slicer_default[i]);
     free(v);
     const char *bad[] = {"[a-z]+", "a(b"};
-    lex_slicer_t *s = lex_slicer_new(&vocabs[0].keys, &trie_layout_dfs, bad, 2, &err);
+    lex_slicer_t *s = lex_slicer_new(&vocabs[0].t.keys, &trie_layout_dfs, bad, 2, &err);
     assert_null(s);
     assert_non_null(strstr(err.msg, "slice 2"));
     assert_non_null(strstr(err.msg, "a(b"));
