@@ -591,7 +591,8 @@ static void gen_pattern(char *out, size_t cap)
     static const char *const suffix[] = {"", "", "+", "?", "*"};
     size_t o = 0, n = 1 + test_rnd(3);
     for (size_t i = 0; i < n; i++)
-        o += (size_t)snprintf(out + o, cap - o, "%s%s", atoms[test_rnd(sizeof atoms / sizeof *atoms)],
+        o += (size_t)snprintf(out + o, cap - o, "%s%s",
+                              atoms[test_rnd(sizeof atoms / sizeof *atoms)],
                               i ? suffix[test_rnd(5)] : suffix[test_rnd(3)]);
 }
 
@@ -611,8 +612,10 @@ static void random_lexers(void **state)
                 if (test_rnd(2))
                     sp.follow[i] |= 1ull << j;
         }
-        sp.start = 1ull << test_rnd((uint32_t)sp.n) | (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
-        sp.end = 1ull << test_rnd((uint32_t)sp.n) | (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
+        sp.start = 1ull << test_rnd((uint32_t)sp.n) |
+                   (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
+        sp.end = 1ull << test_rnd((uint32_t)sp.n) |
+                 (test_rnd(2) ? 1ull << test_rnd((uint32_t)sp.n) : 0);
         lex_dfa_t *d = spec_dfa(&sp, NULL);
         oracle_t o;
         oracle_init(&o, &sp);
