@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../lexer/index.h"
 #include "../lexer/lexemes.h"
@@ -22,6 +21,7 @@
 #include "../trie/trie.h"
 #include "cli.h"
 #include "counters.h"
+#include "setup.h"
 
 static int mask_usage(FILE *out)
 {
@@ -55,13 +55,6 @@ static int mask_usage(FILE *out)
             "time, states, entries and bytes.\n",
             LEX_DEFAULT_MAX_STATES, LEX_INDEX_DEFAULT_MAX_STATES);
     return out == stdout ? 0 : 2;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -185,10 +178,10 @@ static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_
     size_t n = 0;
     if (lex_slicer_parse_list(a->slicer, &regexes, &n, err))
         return -1;
-    double b0 = now_ns();
+    double b0 = xp_now_ns();
     lex_slicer_t *sl = lex_slicer_new(keys, trie_layout(trie), (const char *const *)regexes,
                                       n, err);
-    double build_ms = (now_ns() - b0) / 1e6;
+    double build_ms = (xp_now_ns() - b0) / 1e6;
     tb_bitset_t m = {0}, p = {0};
     uint64_t *ts = malloc(2 * a->reps * sizeof *ts), *tp = ts ? ts + a->reps : NULL;
     int rc = -1;
@@ -199,10 +192,10 @@ static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_
         tb_fail(err, "out of memory");
         goto out;
     }
-    double c0 = now_ns();
+    double c0 = xp_now_ns();
     if (lex_slicer_mask(sl, rec, state, &m, &st, err))
         goto out;
-    double cold_us = (now_ns() - c0) / 1e3;
+    double cold_us = (xp_now_ns() - c0) / 1e3;
     for (unsigned r = 0; r < a->reps; r++) {
         uint64_t b = xp_tsc_begin();
         if (lex_slicer_mask(sl, rec, state, &m, &st, err))
@@ -241,17 +234,17 @@ out:
 static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t *keys,
                      lex_dfa_t *dfa, uint32_t state, const tb_bitset_t *plain, tb_err_t *err)
 {
-    double b0 = now_ns();
+    double b0 = xp_now_ns();
     lex_index_t *x = lex_index_build(trie, keys, dfa, state, a->index_states, err);
-    double build_ms = (now_ns() - b0) / 1e6;
+    double build_ms = (xp_now_ns() - b0) / 1e6;
     if (!x)
         return -1;
     tb_bitset_t m = {0};
     int rc = tb_bitset_init(&m, plain->nbits) ? tb_fail(err, "out of memory") : 0;
     if (!rc) {
-        double t0 = now_ns();
+        double t0 = xp_now_ns();
         lex_index_mask(x, 0, &m);
-        double q_us = (now_ns() - t0) / 1e3;
+        double q_us = (xp_now_ns() - t0) / 1e3;
         int same = tb_bitset_equal(&m, plain);
         printf("index      built in %.1f ms: %zu states, %llu entries, %zu bytes, %llu nodes "
                "walked; its mask here (%.1f us) %s the walk's\n", build_ms,
@@ -281,9 +274,9 @@ int xp_cmd_mask(int argc, char **argv)
         return xp_die(&err);
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
-    double t0 = now_ns();
+    double t0 = xp_now_ns();
     trie_t *trie = load_trie(a.spec, a.layout, &keys, &tok, &err);
-    double build_ms = (now_ns() - t0) / 1e6;
+    double build_ms = (xp_now_ns() - t0) / 1e6;
     lex_rec_t rec = {0};
     tb_bitset_t mask = {0};
     uint64_t *ticks = NULL;
@@ -312,13 +305,13 @@ int xp_cmd_mask(int argc, char **argv)
         goto out;
     }
     uint64_t nodes = 0;
-    double c0 = now_ns();
+    double c0 = xp_now_ns();
     if (lex_mask(trie, &rec, state, &mask, &nodes, &err)) {
         tb_wrap(&err, "mask walk");
         goto out;
     }
-    double cold_us = (now_ns() - c0) / 1e3;
-    double w0 = now_ns();
+    double cold_us = (xp_now_ns() - c0) / 1e3;
+    double w0 = xp_now_ns();
     uint64_t tsc_sum = 0;
     for (unsigned r = 0; r < a.reps; r++) {
         uint64_t b = xp_tsc_begin();
@@ -327,7 +320,7 @@ int xp_cmd_mask(int argc, char **argv)
         ticks[r] = xp_tsc_end() - b;
         tsc_sum += ticks[r];
     }
-    double wall_per = (now_ns() - w0) / a.reps;
+    double wall_per = (xp_now_ns() - w0) / a.reps;
     double hz = xp_tsc_measure_hz(50);
     /* ns per tick from the same loop's wall clock, so a failed frequency
      * measurement still leaves usable times. */

@@ -35,14 +35,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../base/file.h"
-#include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 #include "cli.h"
 #include "driver.h"
 #include "ext/ext.h"
+#include "setup.h"
 
 #define MAX_MATCHES 64
 #define BUILD_REPS 3
@@ -159,13 +158,6 @@ static void lookup_teardown(void *state)
     free(s);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Drops the keys with a NUL byte when asked to, counting them either way;
  * the keys stay sorted. */
 static void filter_nul(lookup_t *s, int omit)
@@ -186,19 +178,12 @@ static void filter_nul(lookup_t *s, int omit)
 static int load_keys(lookup_t *s, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
 {
     char path[4096], buf[16];
-    if (!row->vocab[0])
-        return tb_fail(err, "field 'vocabulary' is empty");
-    if (xp_resolve_spec(row->vocab, path, sizeof path, err) ||
-        xp_env_input(env, "vocabulary", path, err))
-        return tb_wrap(err, "vocabulary '%s'", row->vocab);
+    if (xp_row_vocab(row, env, path, sizeof path, err))
+        return -1;
     const char *nul = xp_row_option(row, "nul", buf, sizeof buf);
     if (nul && strcmp(nul, "omit") && strcmp(nul, "keep"))
         return tb_fail(err, "option nul=%s: expected omit or keep", nul);
-    tok_tokenizer_t *tok = tok_load(path, err);
-    if (!tok)
-        return -1;
-    int rc = trie_keys_from_vocab(&s->keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
-    tok_free(tok);
+    int rc = xp_vocab_keys(path, &s->keys, NULL, err);
     if (!rc)
         filter_nul(s, nul && !strcmp(nul, "omit"));
     return rc;
@@ -319,10 +304,8 @@ static int lookup_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err
     s->prefixes = prefixes;
     int rc = load_keys(s, row, env, err);
     if (!rc) {
-        double t0 = now_ns();
-        if (!(s->trie = trie_build(layout, &s->keys, err)))
+        if (!(s->trie = xp_build_timed(layout, &s->keys, &s->build_ns, err)))
             rc = -1;
-        s->build_ns = now_ns() - t0;
     }
     if (!rc)
         rc = check_exact(s, err);
@@ -432,9 +415,9 @@ static int lookup_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_
         return -1;
     /* More builds: one is too noisy to compare layouts by. */
     for (unsigned r = 1; r < BUILD_REPS; r++) {
-        double t0 = now_ns();
+        double t0 = xp_now_ns();
         trie_t *t = trie_build(s->layout, &s->keys, err);
-        double ns = now_ns() - t0;
+        double ns = xp_now_ns() - t0;
         if (!t)
             return -1;
         trie_free(t);

@@ -31,16 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../base/bitset.h"
 #include "../lexer/index.h"
 #include "../lexer/rec.h"
 #include "../lexer/slicer.h"
-#include "../tok/tokenizer.h"
 #include "../trie/trie.h"
-#include "cli.h"
 #include "driver.h"
+#include "setup.h"
 
 #define TIMED_REPS 9
 #define BUILD_REPS 5
@@ -63,13 +61,6 @@ typedef struct {
     uint32_t *toks;  /* the sample's tokens */
     size_t nsteps, sample_len;
 } slice_t;
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void slice_teardown(void *state)
 {
@@ -99,19 +90,9 @@ static int common_setup(slice_t *s, const xp_row_t *row, xp_env_t *env, tb_err_t
         return tb_fail(err, "field 'pattern': a regex is needed");
     if (!(s->dfa = lex_dfa_new(re, NULL, err)))
         return tb_wrap(err, "field 'pattern'");
-    char path[4096];
-    if (!row->vocab[0])
-        return tb_fail(err, "field 'vocabulary' is empty");
-    if (xp_resolve_spec(row->vocab, path, sizeof path, err) ||
-        xp_env_input(env, "vocabulary", path, err))
-        return tb_wrap(err, "vocabulary '%s'", row->vocab);
-    tok_tokenizer_t *tok = tok_load(path, err);
-    if (!tok)
-        return -1;
-    int rc = trie_keys_from_vocab(&s->keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
-    tok_free(tok);
-    if (rc || !(s->trie = trie_build(layout, &s->keys, err)) ||
-        trie_prepare_walk(s->trie, err) || lex_rec_init(&s->rec, s->dfa, s->keys.max_len, err))
+    if (xp_row_keys(row, env, &s->keys, NULL, err) ||
+        !(s->trie = trie_build(layout, &s->keys, err)) || trie_prepare_walk(s->trie, err) ||
+        lex_rec_init(&s->rec, s->dfa, s->keys.max_len, err))
         return -1;
     if (tb_bitset_init(&s->mask, trie_mask_bits(s->trie)) ||
         tb_bitset_init(&s->check, trie_mask_bits(s->trie)))
@@ -158,14 +139,14 @@ static int slice_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_
     xp_row_option(row, "membership", how, sizeof how);
     if (!rc && strcmp(how, "prefix") && strcmp(how, "full"))
         rc = tb_fail(err, "option 'membership': '%s' is not prefix or full", how);
-    double t0 = now_ns();
+    double t0 = xp_now_ns();
     if (!rc && !(s->slicer = lex_slicer_new_as(&s->keys, trie_layout(s->trie),
                                                (const char *const *)regexes, n,
                                                strcmp(how, "full") ? LEX_SLICE_PREFIX
                                                                    : LEX_SLICE_FULL,
                                                err)))
         rc = -1;
-    s->slicer_ns = now_ns() - t0;
+    s->slicer_ns = xp_now_ns() - t0;
     free(regexes);
     if (!rc)
         rc = lex_mask(s->trie, &s->rec, LEX_START, &s->check, &s->plain_nodes, err);
@@ -200,14 +181,14 @@ static int slice_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
     slice_t *s = state;
     double sliced[TIMED_REPS], plain[TIMED_REPS];
     for (unsigned r = 0; r < TIMED_REPS; r++) {
-        double t0 = now_ns();
+        double t0 = xp_now_ns();
         if (lex_slicer_mask(s->slicer, &s->rec, LEX_START, &s->mask, NULL, err))
             return -1;
-        double t1 = now_ns();
+        double t1 = xp_now_ns();
         if (lex_mask(s->trie, &s->rec, LEX_START, &s->check, NULL, err))
             return -1;
         sliced[r] = t1 - t0;
-        plain[r] = now_ns() - t1;
+        plain[r] = xp_now_ns() - t1;
         if (record(env, "wallclock", "tokbench", "ns", r, sliced[r], s->st.nodes, s->allowed,
                    err) ||
             record(env, "wallclock", "plain", "ns", r, plain[r], s->plain_nodes, s->allowed,
@@ -411,24 +392,24 @@ static int index_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
     double build[BUILD_REPS], walk[TIMED_REPS], idx[TIMED_REPS];
     for (unsigned r = 0; r < BUILD_REPS; r++) {
         lex_index_free(x);
-        double t0 = now_ns();
+        double t0 = xp_now_ns();
         if (!(x = lex_index_build(s->trie, &s->keys, s->dfa, LEX_START, 0, err)))
             return -1;
-        build[r] = now_ns() - t0;
+        build[r] = xp_now_ns() - t0;
         if (record(env, "wallclock", "index", "build_ns", r, build[r], x->walk_nodes,
                    x->nstates, err))
             goto fail;
     }
     for (unsigned r = 0; r < TIMED_REPS; r++) {
         xp_qty_t q = {0};
-        double t0 = now_ns();
+        double t0 = xp_now_ns();
         if (index_rep(s, r, &q, err))
             goto fail;
-        double t1 = now_ns();
+        double t1 = xp_now_ns();
         if (index_steps(s, x, err))
             goto fail;
         walk[r] = (t1 - t0) / (double)s->nsteps;
-        idx[r] = (now_ns() - t1) / (double)s->nsteps;
+        idx[r] = (xp_now_ns() - t1) / (double)s->nsteps;
         /* per step: nodes are one step's average, items one step */
         if (record(env, "wallclock", "walk", "ns_per_step", r, walk[r], q.nodes / s->nsteps, 1,
                    err) ||

@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../base/file.h"
@@ -44,6 +43,7 @@
 #include "cli.h"
 #include "conform.h"
 #include "driver.h"
+#include "setup.h"
 
 typedef struct {
     tok_tokenizer_t *tok;
@@ -174,8 +174,7 @@ static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
     int pfd[2];
     if (pipe(pfd))
         return tb_fail(err, "pipe: %s", strerror(errno));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = xp_now_ns();
     pid_t pid = fork();
     if (pid == 0) {
         close(pfd[0]);
@@ -196,8 +195,7 @@ static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    *seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    *seconds = (xp_now_ns() - t0) * 1e-9;
     if (!rc && tb_buf_putc(out, 0))
         rc = tb_fail(err, "out of memory");
     if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))

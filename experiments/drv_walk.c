@@ -30,15 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../base/bitset.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
-#include "../tok/tokenizer.h"
 #include "../trie/trie.h"
-#include "cli.h"
 #include "driver.h"
+#include "setup.h"
 
 #define DEAD 0xFF
 #define MAX_STATES 8
@@ -154,13 +152,6 @@ static void walk_teardown(void *state)
     free(s);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Loads the vocabulary and builds the layout over its keys. */
 static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max_len,
                       tb_err_t *err)
@@ -168,24 +159,13 @@ static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max
     const trie_layout_t *layout = trie_layout_find(row->layout);
     if (!layout)
         return tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
-    char path[4096];
-    if (!row->vocab[0])
-        return tb_fail(err, "field 'vocabulary' is empty");
-    if (xp_resolve_spec(row->vocab, path, sizeof path, err) ||
-        xp_env_input(env, "vocabulary", path, err))
-        return tb_wrap(err, "vocabulary '%s'", row->vocab);
-    tok_tokenizer_t *tok = tok_load(path, err);
-    if (!tok)
-        return -1;
     trie_keys_t keys;
-    int rc = trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
-    s->vocab_size = (double)tok_vocab(tok)->size;
-    tok_free(tok);
+    size_t vocab_size = 0;
+    int rc = xp_row_keys(row, env, &keys, &vocab_size, err);
+    s->vocab_size = (double)vocab_size;
     if (rc)
         return -1;
-    double t0 = now_ns();
-    s->trie = trie_build(layout, &keys, err);
-    s->build_ns = now_ns() - t0;
+    s->trie = xp_build_timed(layout, &keys, &s->build_ns, err);
     *max_len = keys.max_len;
     trie_keys_free(&keys);
     return s->trie ? 0 : -1;

@@ -1,0 +1,46 @@
+/* setup: see setup.h. */
+#include "setup.h"
+
+#include "../tok/tokenizer.h"
+#include "cli.h"
+
+int xp_row_vocab(const xp_row_t *row, xp_env_t *env, char *path, size_t size,
+                 tb_err_t *err)
+{
+    if (!row->vocab[0])
+        return tb_fail(err, "field 'vocabulary' is empty");
+    if (xp_resolve_spec(row->vocab, path, size, err) ||
+        xp_env_input(env, "vocabulary", path, err))
+        return tb_wrap(err, "vocabulary '%s'", row->vocab);
+    return 0;
+}
+
+int xp_vocab_keys(const char *path, trie_keys_t *keys, size_t *vocab_size, tb_err_t *err)
+{
+    tok_tokenizer_t *tok = tok_load(path, err);
+    if (!tok)
+        return -1;
+    int rc = trie_keys_from_vocab(keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, err);
+    if (vocab_size)
+        *vocab_size = tok_vocab(tok)->size;
+    tok_free(tok);
+    return rc;
+}
+
+int xp_row_keys(const xp_row_t *row, xp_env_t *env, trie_keys_t *keys, size_t *vocab_size,
+                tb_err_t *err)
+{
+    char path[4096];
+    if (xp_row_vocab(row, env, path, sizeof path, err))
+        return -1;
+    return xp_vocab_keys(path, keys, vocab_size, err);
+}
+
+trie_t *xp_build_timed(const trie_layout_t *layout, const trie_keys_t *keys, double *ns,
+                       tb_err_t *err)
+{
+    double t0 = xp_now_ns();
+    trie_t *t = trie_build(layout, keys, err);
+    *ns = xp_now_ns() - t0;
+    return t;
+}
