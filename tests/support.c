@@ -66,6 +66,14 @@ int test_tokbench(const char *args, char *out, size_t size)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int test_tokbench_mask(const char *args, char *out, size_t size)
+{
+    char cmd[1024];
+    if ((size_t)snprintf(cmd, sizeof cmd, "mask %s", args) >= sizeof cmd)
+        fail_msg("tokbench mask arguments longer than %zu bytes", sizeof cmd);
+    return test_tokbench(cmd, out, size);
+}
+
 uint64_t test_rng = 0x9e3779b97f4a7c15ull;
 
 uint32_t test_rnd(uint32_t n)

@@ -33,6 +33,9 @@ long long test_sql_int(sqlite3 *db, const char *sql);
  * Returns its exit status, -1 if a signal ended it. */
 int test_tokbench(const char *args, char *out, size_t size);
 
+/* test_tokbench("mask ARGS"). */
+int test_tokbench_mask(const char *args, char *out, size_t size);
+
 /* The xorshift generator of the randomized tests: a number below n.  Its
  * state starts at a fixed seed, so every run draws the same cases; a
  * program that wants other cases sets test_rng before its tests run. */

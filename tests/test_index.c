@@ -183,14 +183,6 @@ static void state_cap_fails_cleanly(void **state)
     lex_dfa_free(d);
 }
 
-/* `tokbench mask ARGS`: exit status, output in out. */
-static int run_tokbench(const char *args, char *out, size_t size)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "mask %s", args);
-    return test_tokbench(cmd, out, size);
-}
-
 /* The slice and index experiments run through the runner and store their
  * figures (setup checks the sliced mask against the plain walk and the
  * index against the DFA along the sample). */
@@ -219,12 +211,12 @@ static void mask_command(void **state)
 {
     (void)state;
     static char out[1 << 16];
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '\\d{3}-\\d{2}-\\d{4}' --index --reps 2",
-                                  out, sizeof out), 0);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '\\d{3}-\\d{2}-\\d{4}' --index "
+                                        "--reps 2", out, sizeof out), 0);
     if (!strstr(out, "index      built in") || !strstr(out, "equals the walk"))
         fail_msg("%s", out);
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]{0,300}x' --index-states 5 --reps 2",
-                                  out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[0-9]{0,300}x' --index-states 5 "
+                                        "--reps 2", out, sizeof out), 1);
     if (!strstr(out, "more than 5 DFA states"))
         fail_msg("%s", out);
 }

@@ -843,15 +843,6 @@ static void simplification_shares_states(void **state)
 
 /* ---- tokbench mask ------------------------------------------------------------- */
 
-/* Runs `tokbench mask ARGS` and returns its exit status, output in out. */
-static int run_mask(const char *args, char *out, size_t size)
-{
-    char cmd[1024];
-    if ((size_t)snprintf(cmd, sizeof cmd, "mask %s", args) >= sizeof cmd)
-        fail_msg("tokbench mask arguments longer than %zu bytes", sizeof cmd);
-    return test_tokbench(cmd, out, size);
-}
-
 static void mask_command(void **state)
 {
     (void)state;
@@ -871,16 +862,17 @@ static void mask_command(void **state)
     lex_rec_free(&r);
     lex_dfa_free(d);
     tb_bitset_free(&m);
-    assert_int_equal(run_mask(LLAMA3 " --regex '[0-9]+' --after 12 --layout map --reps 2",
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[0-9]+' --after 12 --layout map --reps 2",
                               out, sizeof out), 0);
     if (!strstr(out, want) || !strstr(out, "visited") || !strstr(out, "per node"))
         fail_msg("want \"%s\" in:\n%s", want, out);
     /* Bad input: a message naming the pattern and position, exit 1. */
-    assert_int_equal(run_mask(LLAMA3 " --regex 'a{1000000}'", out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex 'a{1000000}'", out, sizeof out), 1);
     assert_non_null(strstr(out, "regex 'a{1000000}': repetition bound 1000000"));
-    assert_int_equal(run_mask(LLAMA3 " --regex 'ab(?=c)'", out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex 'ab(?=c)'", out, sizeof out), 1);
     assert_non_null(strstr(out, "look-around assertions are not supported at offset 2"));
-    assert_int_equal(run_mask(LLAMA3 " --regex '[0-9]+' --after 12x", out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[0-9]+' --after 12x", out, sizeof out),
+                     1);
     assert_non_null(strstr(out, "refused at byte 2"));
     char args[1000];
     int n = snprintf(args, sizeof args, "%s --max-states 300 --regex '(a|b)*a(a|b){20}' "
@@ -888,7 +880,7 @@ static void mask_command(void **state)
     for (int i = 0; i < 800; i++) /* each new 21-byte window: a new state */
         args[n++] = test_rnd(2) ? 'a' : 'b';
     args[n] = 0;
-    assert_int_equal(run_mask(args, out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "the DFA needs more than 300 states"));
 }
 

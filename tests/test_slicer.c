@@ -478,33 +478,26 @@ static void bad_slice_lists(void **state)
     assert_non_null(strstr(err.msg, "offset 1"));
 }
 
-/* `tokbench mask ARGS`: exit status, output in out. */
-static int run_tokbench(const char *args, char *out, size_t size)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "mask %s", args);
-    return test_tokbench(cmd, out, size);
-}
-
 static void mask_command(void **state)
 {
     (void)state;
     static char out[1 << 16];
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '[^\"\\\\\\x00-\\x1f]*\"' --slicer default "
-                                  "--reps 3", out, sizeof out), 0);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[^\"\\\\\\x00-\\x1f]*\"' "
+                                        "--slicer default --reps 3", out, sizeof out), 0);
     if (!strstr(out, "3 slices taken whole, 0 walked") || !strstr(out, "equals the plain"))
         fail_msg("%s", out);
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]+' --layout map --reps 3 "
-                                  "--slicer '[a-z]{1,2};\\p{L}+'", out, sizeof out), 0);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[0-9]+' --layout map --reps 3 "
+                                        "--slicer '[a-z]{1,2};\\p{L}+'", out, sizeof out), 0);
     if (!strstr(out, "0 slices taken whole, 2 walked") || !strstr(out, "equals the plain"))
         fail_msg("%s", out);
     /* From the state after --after: inside the object's string value. */
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '" JSON_OBJECT "' --after '{\"name\": \"Jo' "
-                                  "--slicer default --reps 3", out, sizeof out), 0);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '" JSON_OBJECT "' "
+                                        "--after '{\"name\": \"Jo' --slicer default --reps 3",
+                                        out, sizeof out), 0);
     if (!strstr(out, "3 slices taken whole, 0 walked") || !strstr(out, "equals the plain"))
         fail_msg("%s", out);
-    assert_int_equal(run_tokbench(LLAMA3 " --regex '[0-9]+' --slicer 'a{1,3}b;[x-'",
-                                  out, sizeof out), 1);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --regex '[0-9]+' --slicer 'a{1,3}b;[x-'",
+                                        out, sizeof out), 1);
     if (!strstr(out, "slice 2") || !strstr(out, "[x-"))
         fail_msg("%s", out);
 }
