@@ -65,7 +65,7 @@ typedef struct {
     char plots[4096];    /* the folder of the gnuplot templates */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[12];
+    section_t sec[16];
     int nsec;
     int failed_plots;
 } report_t;
@@ -431,9 +431,11 @@ static void caption(report_t *r, section_t *s, const char *sources)
 
 /* The walk cases of the run that also meet `cond` (SQL, "" for all), in
  * suite order. */
-#define WALK_CASES_IF(cond)                                                   \
+#define CASES_IF(experiment, cond)                                            \
     "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
-    " FROM cases WHERE run_id = ? AND experiment = 'walk'" cond " ORDER BY seq"
+    " FROM cases WHERE run_id = ? AND experiment = '" experiment "'" cond     \
+    " ORDER BY seq"
+#define WALK_CASES_IF(cond) CASES_IF("walk", cond)
 #define WALK_CASES WALK_CASES_IF("")
 
 static void case_label(sqlite3_stmt *st, char *buf, size_t n)
@@ -772,21 +774,27 @@ static int sec_mask_time(report_t *r, tb_err_t *err)
 typedef struct {
     const char *vocab, *layout, *pattern;
     double us_per_mask, ns_per_node;
+    double us_sliced; /* the same mask through the slicer (slice cases) */
 } lexer_target_t;
 
 static const lexer_target_t lexer_targets[] = {
-    /* an unconstrained JSON-string body: most of the trie is visited */
-    {"llama3", "dfs", "re:[^\"\\\\\\x00-\\x1f]*\"", 600, 2.2},
+    /* an unconstrained JSON-string body: most of the trie is visited,
+     * unless the slicer takes the string's slices whole */
+    {"llama3", "dfs", "re:[^\"\\\\\\x00-\\x1f]*\"", 600, 2.2, 25},
     /* a narrow regex */
-    {"llama3", "dfs", "re:[0-9]+", 3, NAN},
+    {"llama3", "dfs", "re:[0-9]+", 3, NAN, NAN},
 };
 
-static const lexer_target_t *lexer_target(sqlite3_stmt *walk)
+/* The target of a walk or slice case (columns of CASES_IF); a slice
+ * case's pattern may leave out the "re:". */
+static const lexer_target_t *lexer_target(sqlite3_stmt *c)
 {
+    const char *pattern = col(c, 3);
     for (size_t i = 0; i < sizeof lexer_targets / sizeof *lexer_targets; i++) {
         const lexer_target_t *t = &lexer_targets[i];
-        if (!strcmp(col(walk, 1), t->vocab) && !strcmp(col(walk, 2), t->layout) &&
-            !strcmp(col(walk, 3), t->pattern))
+        if (!strcmp(col(c, 1), t->vocab) && !strcmp(col(c, 2), t->layout) &&
+            (!strcmp(pattern, t->pattern) ||
+             (strncmp(pattern, "re:", 3) && !strcmp(pattern, t->pattern + 3))))
             return t;
     }
     return NULL;
@@ -935,6 +943,193 @@ static int sec_lexer(report_t *r, tb_err_t *err)
               "time per mask (microseconds)", &v, err);
     tb_buf_free(&v);
     return rc;
+}
+
+/* --- the slicer and the token index ------------------------------------- */
+
+/* One figure's median, NAN when the case has none. */
+static double stat_median(report_t *r, int64_t id, const char *source, const char *impl,
+                          const char *metric)
+{
+    stat_t v;
+    return get_stat(r, id, source, impl, metric, &v) ? v.median : NAN;
+}
+
+/* One case's line of pairs.gp's data: label, the two bars' median min max
+ * divided by `scale`, the first bar's target ('?': none). */
+static void pair_dat_line(FILE *f, const char *label, const stat_t *a, const stat_t *b,
+                          double scale, double target)
+{
+    char q[200];
+    dat_label(q, sizeof q, label);
+    fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g", q, a->median / scale, a->min / scale,
+            a->max / scale, b->median / scale, b->min / scale, b->max / scale);
+    dat_num(f, target);
+    fputc('\n', f);
+}
+
+/* Draws a section's pairs.gp plot on a log scale: the two ways differ by
+ * orders of magnitude. */
+static int draw_pairs(report_t *r, section_t *s, const char *ylab, const char *title1,
+                      const char *title2, int targets, tb_err_t *err)
+{
+    tb_buf_t v = {0};
+    gp_str(&v, "title1", title1);
+    gp_str(&v, "title2", title2);
+    gp_num(&v, "targets", targets);
+    gp_num(&v, "logy", 1);
+    int rc = draw(r, s, "pairs", ylab, &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* What a section writes for one successful case: its table row and its
+ * line of data.  -1 on error, 0 when the case lacks the figures (nothing
+ * written), 1 when written, 2 when written with a target. */
+typedef int (*case_row_t)(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f,
+                          tb_err_t *err);
+
+/* How many cases a section had, drew, and drew with a target. */
+typedef struct {
+    int cases, rows, targets;
+} case_count_t;
+
+/* Runs row() on every case of `sql` (columns of CASES_IF) in suite order,
+ * into the section's table and NAME.dat; a failed case, or one without
+ * row()'s figures, gets a "not measured" row with its status. */
+static int case_rows(report_t *r, section_t *s, const char *sql, case_row_t row,
+                     case_count_t *n, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    FILE *f = open_run_query(r, sql, s->name, &st, err);
+    if (!f)
+        return -1;
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char label[200], why[200] = "";
+        n->cases++;
+        int done = strcmp(col(st, 4), "ok") ? 0 : row(r, s, st, f, err);
+        if (done < 0) {
+            rc = -1;
+        } else if (done) {
+            n->rows++;
+            n->targets += done == 2;
+        } else {
+            case_label(st, label, sizeof label);
+            if (strcmp(col(st, 4), "ok"))
+                failed_text(st, why, sizeof why);
+            rc = tab_row(&s->tab, err, label, NOT_MEASURED, why, "", "", "", "", "");
+        }
+    }
+    sqlite3_finalize(st);
+    return close_out(r, f, s->name, err) || rc ? -1 : 0;
+}
+
+/* A slice case: the sliced mask and the plain walk by wall clock, the
+ * gain, the slicer's build and size, its target. */
+static int slice_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err_t *err)
+{
+    int64_t id = sqlite3_column_int64(c, 0);
+    stat_t sl, pl;
+    if (!get_stat(r, id, "wallclock", "tokbench", "ns", &sl) ||
+        !get_stat(r, id, "wallclock", "plain", "ns", &pl))
+        return 0;
+    char label[200], sliced[32], plain[32], gain[32], build[32], bytes[32], parts[96];
+    char goal[96] = "none";
+    case_label(c, label, sizeof label);
+    fmt(sliced, sizeof sliced, "%.2f", sl.median / 1e3);
+    fmt(plain, sizeof plain, "%.2f", pl.median / 1e3);
+    fmt(gain, sizeof gain, "%.1f", stat_median(r, id, "static", "tokbench", "slicer_gain"));
+    fmt(build, sizeof build, "%.2f",
+        stat_median(r, id, "wallclock", "tokbench", "build_ns") / 1e6);
+    fmt(bytes, sizeof bytes, "%.0f", stat_median(r, id, "static", "tokbench", "slicer_bytes"));
+    snprintf(parts, sizeof parts, "%.0f / %.0f, %.0f",
+             stat_median(r, id, "static", "tokbench", "slices_whole"),
+             stat_median(r, id, "static", "tokbench", "slices_walked"),
+             stat_median(r, id, "static", "tokbench", "residual_tokens"));
+    const lexer_target_t *t = lexer_target(c);
+    double target = t ? t->us_sliced : NAN;
+    if (isfinite(target))
+        snprintf(goal, sizeof goal, "at most %g us per mask: %s", target,
+                 sl.median / 1e3 <= target ? "met" : "missed");
+    pair_dat_line(f, label, &sl, &pl, 1e3, target);
+    return tab_row(&s->tab, err, label, sliced, plain, gain, build, bytes, parts, goal) ? -1 :
+           isfinite(target) ? 2 : 1;
+}
+
+/* The note under the slicer's plot: its targets, and where they come from. */
+static void slicer_note(section_t *s)
+{
+    snprintf(s->note, sizeof s->note, "Targets of the issue \"The lexer and token masks\" "
+             "for the sliced mask (red marks), on its development machine:");
+    for (size_t i = 0; i < sizeof lexer_targets / sizeof *lexer_targets; i++) {
+        const lexer_target_t *t = &lexer_targets[i];
+        size_t used = strlen(s->note);
+        if (isfinite(t->us_sliced))
+            snprintf(s->note + used, sizeof s->note - used, " %s %s %s: at most %g us per "
+                     "mask.", t->vocab, t->layout, t->pattern, t->us_sliced);
+    }
+}
+
+static int sec_slicer(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "slicer", "Slicer: sliced mask against the plain walk");
+    tab_init(&s->tab, 8, "case", "sliced (us, median)", "plain walk (us, median)",
+             "gain (plain / sliced)", "slicer build (ms)", "slicer bytes",
+             "slices whole / walked, residual tokens", "target of the issue");
+    case_count_t n = {0};
+    if (case_rows(r, s, CASES_IF("slice", ""), slice_row, &n, err))
+        return -1;
+    caption(r, s, "wall-clock medians, sliced and plain timed alternately, one mask from "
+            "the start state; gain: plain over sliced");
+    if (!n.rows)
+        return not_measured(r, s, "the run has no%s slice case.", n.cases ? " timed" : "");
+    slicer_note(s);
+    return draw_pairs(r, s, "time per mask (microseconds, log scale)", "sliced mask",
+                      "plain walk", n.targets > 0, err);
+}
+
+/* An index case: its size and build, the cost of a step by walking and
+ * through the index, and the steps that pay for the build. */
+static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err_t *err)
+{
+    int64_t id = sqlite3_column_int64(c, 0);
+    stat_t walk, idx;
+    if (!get_stat(r, id, "wallclock", "walk", "ns_per_step", &walk) ||
+        !get_stat(r, id, "wallclock", "index", "ns_per_step", &idx))
+        return 0;
+    char label[200], states[32], entries[32], bytes[32], build[32], w[32], x[32], even[48];
+    case_label(c, label, sizeof label);
+    fmt(states, sizeof states, "%.0f", stat_median(r, id, "static", "index", "states"));
+    fmt(entries, sizeof entries, "%.0f", stat_median(r, id, "static", "index", "entries"));
+    fmt(bytes, sizeof bytes, "%.0f", stat_median(r, id, "static", "index", "bytes"));
+    fmt(build, sizeof build, "%.2f", stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
+    fmt(w, sizeof w, "%.1f", walk.median);
+    fmt(x, sizeof x, "%.1f", idx.median);
+    /* the driver stores -1 when the index is no faster per step */
+    double be = stat_median(r, id, "static", "index", "breakeven_steps");
+    if (isfinite(be) && be < 0)
+        snprintf(even, sizeof even, "never (the index is no faster)");
+    else
+        fmt(even, sizeof even, "%.0f", be);
+    pair_dat_line(f, label, &walk, &idx, 1, NAN);
+    return tab_row(&s->tab, err, label, states, entries, bytes, build, w, x, even) ? -1 : 1;
+}
+
+static int sec_index(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "token_index", "Token index: build against walking each step");
+    tab_init(&s->tab, 8, "case", "states", "entries", "bytes", "build (ms, median)",
+             "walk per step (ns)", "index per step (ns)", "break-even steps");
+    case_count_t n = {0};
+    if (case_rows(r, s, CASES_IF("index", ""), index_row, &n, err))
+        return -1;
+    caption(r, s, "wall-clock medians per step along a sample of the regex; break-even: "
+            "build over the per-step saving");
+    if (!n.rows)
+        return not_measured(r, s, "the run has no%s index case.", n.cases ? " timed" : "");
+    return draw_pairs(r, s, "time per decoding step (nanoseconds, log scale)",
+                      "walking the trie", "through the index", 0, err);
 }
 
 /* --- tokenizer throughput against the references ------------------------ */
@@ -1787,6 +1982,10 @@ static void usage(FILE *out)
             "  mask_time        time per mask against vocabulary size\n"
             "  lexer_masks      walks under the lexer (re:, lex:): time per mask and ns\n"
             "                   per visited node, with the lexer issue's targets\n"
+            "  slicer           slice cases: the sliced mask against the plain walk, the\n"
+            "                   gain, the slicer's build time and bytes, the sliced target\n"
+            "  token_index      index cases: states, entries, bytes, build time, per-step\n"
+            "                   cost walking and through the index, break-even steps\n"
             "  throughput       tokenizer MB/s over each reference's\n"
             "  trie_memory      trie bytes per key, per vocabulary and layout (the lookup\n"
             "                   cases' figures, Darts and MARISA included; else the walks')\n"
@@ -1861,7 +2060,8 @@ int xp_cmd_report(int argc, char **argv)
     }
     if (!rc)
         rc = sec_cycles(r, &err) || sec_misses(r, &err) || sec_mask_time(r, &err) ||
-             sec_lexer(r, &err) || sec_throughput(r, &err) || sec_memory(r, &err) ||
+             sec_lexer(r, &err) || sec_slicer(r, &err) || sec_index(r, &err) ||
+             sec_throughput(r, &err) || sec_memory(r, &err) ||
              sec_lookup(r, &err) || sec_machines(r, &err) ||
              (r->vs && sec_compare(r, &err));
     if (!rc && !r->vs)

@@ -1,13 +1,15 @@
 /* test_report: `tokbench report`, `export` and `merge` on a fixture
  * database made here by running a tiny suite twice (a selftest, two walks
  * of the small Unigram vocabulary, one under callgrind, two walks of it
- * under the lexer's regexes, lookups by dat and the external Darts and
- * MARISA, and a tokenize case against spm_encode): every plot is a real
+ * under the lexer's regexes, one sliced mask, one token index, lookups by
+ * dat and the external Darts and MARISA, and a tokenize case against
+ * spm_encode): every plot is a real
  * PNG and SVG and the page references each; mask time is plotted against
  * the vocabulary size the walks record; the lexer section has the regex
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
- * with ratios to Darts; what a run lacks is "not measured"; the CSV export
+ * with ratios to Darts; the slicer and index tables have the store's
+ * figures; what a run lacks is "not measured"; the CSV export
  * parses back with libcsv to the same values; merging twice adds nothing;
  * an empty database is a clear error. */
 #include <setjmp.h>
@@ -40,6 +42,8 @@ static const char *const suite =
     "walk,spm-unigram,map,any,,3,tsc,\n"
     "walk,spm-unigram,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,3,tsc,\n"
     "walk,spm-unigram,map,re:[0-9]+,,3,tsc,\n"
+    "slice,spm-unigram,dfs,\"re:[^\"\"\\\\\\x00-\\x1f]*\"\"\",,3,tsc,\n"
+    "index,spm-unigram,dfs,\"\\d{3}-\\d{2}-\\d{4}\",,3,tsc,\n"
     "lookup,spm-unigram,dat,exact,,3,tsc,order=random\n"
     "lookup,spm-unigram,darts,exact,,3,tsc,order=random\n"
     "lookup,spm-unigram,dat,prefixes,multi,2,tsc,max_bytes=20000\n"
@@ -47,7 +51,8 @@ static const char *const suite =
     "tokenize,spm-unigram,,,multi,2,tsc,max_bytes=20000 reference=auto\n";
 
 static const char *const plots[] = {
-    "cycles_per_node", "misses_per_node", "mask_time", "lexer_masks", "throughput",
+    "cycles_per_node", "misses_per_node", "mask_time", "lexer_masks", "slicer",
+    "token_index", "throughput",
     "trie_memory", "build_time", "lookup_time", "compare",
 };
 
@@ -275,6 +280,34 @@ static void test_report_every_plot(void **state)
     free(md);
 }
 
+/* The report of the fixture's second run in the folder `name`, and its
+ * two pages (to be freed). */
+static void report_run2(const char *name, char *out, size_t size, char **html, char **md)
+{
+    path_in(name, out, size);
+    assert_int_equal(tokbench(NULL, "report", "--db", fixture, "--run", "2", "--out", out,
+                              NULL), 0);
+    read_pages(out, html, md);
+}
+
+/* The lines of a .dat, each checked to have one label that gnuplot reads
+ * as one quoted string: no quote or backslash inside. */
+static long long plain_label_lines(const char *dat)
+{
+    long long lines = 0;
+    for (const char *l = dat; *l; l = strchr(l, '\n') + 1, lines++) {
+        const char *end = strchr(l, '\n');
+        assert_non_null(end);
+        int quotes = 0;
+        for (const char *c = l; c < end; c++) {
+            quotes += *c == '"';
+            assert_int_not_equal(*c, '\\');
+        }
+        assert_int_equal(quotes, 2);
+    }
+    return lines;
+}
+
 /* The walks under the lexer's regexes, and only those, with the store's
  * figures; patterns full of quotes and backslashes reach gnuplot as
  * plain labels and the page as escaped text. */
@@ -283,12 +316,8 @@ static void test_report_lexer_masks(void **state)
     (void)state;
     if (!have_data)
         fail_msg("data/cache/spm-unigram is missing: run 'make data'");
-    char out[600], p[700];
-    path_in("lexer-report", out, sizeof out);
-    assert_int_equal(tokbench(NULL, "report", "--db", fixture, "--run", "2", "--out", out,
-                              NULL), 0);
-    char *html, *md;
-    read_pages(out, &html, &md);
+    char out[600], p[700], *html, *md;
+    report_run2("lexer-report", out, sizeof out, &html, &md);
     plot_is_shown(out, "lexer_masks", html, md);
     assert_non_null(strstr(html, "<td>spm-unigram dfs"
                            " re:[^&quot;\\\\\\x00-\\x1f]*&quot;</td>"));
@@ -302,18 +331,7 @@ static void test_report_lexer_masks(void **state)
     long long walks = db_int(fixture, "SELECT count(*) FROM cases WHERE run_id = 2 AND"
                              " experiment = 'walk' AND pattern LIKE 're:%'");
     assert_int_equal(walks, 2);
-    long long lines = 0;
-    for (const char *l = dat; *l; l = strchr(l, '\n') + 1, lines++) {
-        const char *end = strchr(l, '\n');
-        assert_non_null(end);
-        int quotes = 0;
-        for (const char *c = l; c < end; c++) {
-            quotes += *c == '"';
-            assert_int_not_equal(*c, '\\');
-        }
-        assert_int_equal(quotes, 2);
-    }
-    assert_int_equal(lines, walks);
+    assert_int_equal(plain_label_lines(dat), walks);
     assert_int_equal(strncmp(dat, "\"spm-unigram dfs re:", 20), 0);
     assert_non_null(strstr(strchr(dat, '\n'), "\"spm-unigram map re:[0-9]+\""));
     /* the first walk's time per mask and per node, as the store has them */
@@ -334,6 +352,100 @@ static void test_report_lexer_masks(void **state)
     assert_true(fabs(us * 1000 - (double)want_ns) <= 1 + want_ns * 1e-5);
     assert_true(fabs(per_node * 1000 - (double)want_pn) <= 1 + want_pn * 1e-5);
     free(dat);
+    free(html);
+    free(md);
+}
+
+/* The figures of section's table row of `label` (a cell's text, escaped),
+ * one double per cell after the label; the number of cells read. */
+static int row_figures(const char *html, const char *section, const char *label, double *v,
+                       int n)
+{
+    char cell[300];
+    snprintf(cell, sizeof cell, "<h2 id=\"%s\">", section);
+    const char *p = strstr(html, cell);
+    assert_non_null(p);
+    snprintf(cell, sizeof cell, "<tr><td>%s</td>", label);
+    p = strstr(p, cell);
+    if (!p)
+        fail_msg("no table row for %s", label);
+    p += strlen(cell);
+    int got = 0;
+    for (; got < n && sscanf(p, "<td>%lf</td>", &v[got]) == 1; got++)
+        p = strstr(p, "</td>") + 5;
+    return got;
+}
+
+/* One figure of the run's single case of `experiment`, from metric_stats,
+ * times `scale` and rounded. */
+static long long case_figure(const char *experiment, const char *source, const char *impl,
+                             const char *metric, double scale)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql, "SELECT CAST(round(s.median * %g) AS INTEGER) FROM"
+             " metric_stats s JOIN cases c ON c.id = s.case_id WHERE c.run_id = 2 AND"
+             " c.experiment = '%s' AND s.source = '%s' AND s.impl = '%s' AND"
+             " s.metric = '%s'", scale, experiment, source, impl, metric);
+    return db_int(fixture, sql);
+}
+
+/* NAME.dat has one line per case, each with a plain quoted label. */
+static void pairs_dat_is_plain(const char *out, const char *name, long long cases)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s.dat", out, name);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    assert_int_equal(plain_label_lines(dat), cases);
+    free(dat);
+}
+
+/* The slice and index cases: their plots, and table figures as the store
+ * has them (to the precision printed). */
+static void test_report_slicer_and_index(void **state)
+{
+    (void)state;
+    if (!have_data)
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
+    char out[600], *html, *md;
+    report_run2("slicer-report", out, sizeof out, &html, &md);
+    plot_is_shown(out, "slicer", html, md);
+    plot_is_shown(out, "token_index", html, md);
+    pairs_dat_is_plain(out, "slicer", db_int(fixture, "SELECT count(*) FROM cases WHERE"
+                                             " run_id = 2 AND experiment = 'slice'"));
+    pairs_dat_is_plain(out, "token_index", db_int(fixture, "SELECT count(*) FROM cases"
+                                                  " WHERE run_id = 2 AND"
+                                                  " experiment = 'index'"));
+    /* sliced us, plain us, gain, build ms, bytes */
+    double v[7];
+    assert_int_equal(row_figures(html, "slicer",
+                                 "spm-unigram dfs re:[^&quot;\\\\\\x00-\\x1f]*&quot;", v, 5),
+                     5);
+    assert_true(fabs(v[0] * 1e3 - case_figure("slice", "wallclock", "tokbench", "ns", 1)) <=
+                6);
+    assert_true(fabs(v[1] * 1e3 - case_figure("slice", "wallclock", "plain", "ns", 1)) <= 6);
+    assert_true(fabs(v[2] * 10 - case_figure("slice", "static", "tokbench", "slicer_gain",
+                                             10)) <= 1);
+    assert_true(v[1] / v[0] > 1);
+    assert_true(fabs(v[3] * 1e3 - case_figure("slice", "wallclock", "tokbench", "build_ns",
+                                              1e-3)) <= 6);
+    assert_int_equal((long long)v[4],
+                     case_figure("slice", "static", "tokbench", "slicer_bytes", 1));
+    /* states, entries, bytes, build ms, walk ns, index ns, break-even */
+    assert_int_equal(row_figures(html, "token_index", "spm-unigram dfs \\d{3}-\\d{2}-\\d{4}",
+                                 v, 7),
+                     7);
+    assert_int_equal((long long)v[0], case_figure("index", "static", "index", "states", 1));
+    assert_int_equal((long long)v[1], case_figure("index", "static", "index", "entries", 1));
+    assert_int_equal((long long)v[2], case_figure("index", "static", "index", "bytes", 1));
+    assert_true(fabs(v[3] * 1e3 - case_figure("index", "wallclock", "index", "build_ns",
+                                              1e-3)) <= 6);
+    assert_true(fabs(v[4] * 10 - case_figure("index", "wallclock", "walk", "ns_per_step",
+                                             10)) <= 1);
+    assert_true(fabs(v[5] * 10 - case_figure("index", "wallclock", "index", "ns_per_step",
+                                             10)) <= 1);
+    assert_true(fabs(v[6] - case_figure("index", "static", "index", "breakeven_steps", 1)) <=
+                1);
     free(html);
     free(md);
 }
@@ -362,6 +474,10 @@ static void test_report_not_measured(void **state)
     assert_non_null(strstr(html, "<h2 id=\"lexer_masks\">"));
     assert_non_null(strstr(html, "Not measured: the run has no walk under the lexer"));
     assert_null(strstr(html, "lexer_masks.png"));
+    assert_non_null(strstr(html, "Not measured: the run has no slice case."));
+    assert_null(strstr(html, "slicer.png"));
+    assert_non_null(strstr(html, "Not measured: the run has no index case."));
+    assert_null(strstr(html, "token_index.png"));
     free(html);
     path_in("small-report/cycles_per_node.png", p, sizeof p);
     assert_int_not_equal(access(p, F_OK), 0);
@@ -594,6 +710,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_every_plot),
         cmocka_unit_test(test_report_lexer_masks),
+        cmocka_unit_test(test_report_slicer_and_index),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),
         cmocka_unit_test(test_report_empty_database),
