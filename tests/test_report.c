@@ -9,7 +9,7 @@
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
  * with ratios to Darts; the slicer and index tables have the store's
- * figures; what a run lacks is "not measured"; the CSV export
+ * figures, and the run summary gives a slice case its gain; what a run lacks is "not measured"; the CSV export
  * parses back with libcsv to the same values; merging twice adds nothing;
  * an empty database is a clear error. */
 #include <setjmp.h>
@@ -450,6 +450,33 @@ static void test_report_slicer_and_index(void **state)
     free(md);
 }
 
+/* The run summary (here by `show`): a slice case has no reference
+ * throughput (its plain walk is timed over no bytes), and its speedup
+ * column is the slicer's gain as the store has it. */
+static void test_summary_slice_gain(void **state)
+{
+    (void)state;
+    if (!have_data)
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
+    char log[600];
+    path_in("show.log", log, sizeof log);
+    assert_int_equal(tokbench(log, "show", "2", "--db", fixture, NULL), 0);
+    char *said = slurp(log, NULL);
+    assert_non_null(said);
+    const char *line = strstr(said, "\nslice spm-unigram dfs ");
+    assert_non_null(line);
+    char status[16], mbps[16], ref[16];
+    double gain;
+    /* the case's name fills the first 34 columns */
+    assert_int_equal(sscanf(line + 1 + 35, "%15s %15s %15s %lf", status, mbps, ref, &gain), 4);
+    assert_string_equal(status, "ok");
+    assert_string_equal(ref, "-");
+    assert_true(fabs(gain * 100 - case_figure("slice", "static", "tokbench", "slicer_gain",
+                                              100)) <= 1);
+    assert_non_null(strstr(said, "for a slice case, the slicer's gain"));
+    free(said);
+}
+
 /* The latest run by default; what it lacks is named, not drawn. */
 static void test_report_not_measured(void **state)
 {
@@ -711,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_report_every_plot),
         cmocka_unit_test(test_report_lexer_masks),
         cmocka_unit_test(test_report_slicer_and_index),
+        cmocka_unit_test(test_summary_slice_gain),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),
         cmocka_unit_test(test_report_empty_database),
