@@ -9,9 +9,10 @@
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
  * with ratios to Darts; the slicer and index tables have the store's
- * figures, and the run summary gives a slice case its gain; what a run lacks is "not measured"; the CSV export
- * parses back with libcsv to the same values; merging twice adds nothing;
- * an empty database is a clear error. */
+ * figures, and the run summary gives a slice case its gain; what a run
+ * lacks is "not measured"; the CSV export parses back with libcsv to the
+ * same values; merging twice adds nothing; an empty database is a clear
+ * error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
