@@ -10,6 +10,6 @@ set yrange [0:*]
 if (logy) { set logscale y; set yrange [*:*] }
 set boxwidth 0.6
 ref = (hline == hline) ? sprintf(", %g with lines dt 2 lw 2 lc rgb '#cc3311' title hlabel", hline) : ""
-plot datafile using 0:2:5:xtic(1) with boxes lc rgb variable notitle, \
+plot datafile using 0:2:5:xtic(tic(strcol(1))) with boxes lc rgb variable notitle, \
      '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 0 title 'min..max of the repetitions' @ref
 load plots.'/svg.gp'

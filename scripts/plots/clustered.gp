@@ -10,5 +10,5 @@ set xtics rotate by 30 right scale 0
 set yrange [0:*]
 if (logy) { set logscale y; set yrange [*:*] }
 set key top left autotitle columnheader
-plot for [i=2:ncols] datafile using i:xtic(1)
+plot for [i=2:ncols] datafile using i:xtic(tic(strcol(1)))
 load plots.'/svg.gp'

@@ -20,3 +20,7 @@ set lmargin 14
 set title ptitle."\n".caption."\n".csource font 'sans,10'
 if (!exists("logy")) logy = 0
 set style fill solid 0.85 border -1
+# A tic label of at most 32 characters: regex patterns and lexer spec paths
+# run long and would push the plot off the page; the tables keep them whole.
+set encoding utf8
+tic(s) = strlen(s) > 32 ? s[1:30].'..' : s

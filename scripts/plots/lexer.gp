@@ -37,7 +37,7 @@ do for [term = 1:2] {
     set yrange [0:*]
     if (logy2) { set logscale y; set yrange [*:*] }
     set xtics rotate by 30 right scale 0 format '% h'
-    plot datafile using 0:5:11:xtic(1) with boxes lc rgb variable notitle, \
+    plot datafile using 0:5:11:xtic(tic(strcol(1))) with boxes lc rgb variable notitle, \
          '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt 0 notitle, \
          '' using 0:9:(0.4) with xerrorbars lc rgb '#cc3311' lw 3 pt 0 notitle
     unset multiplot

@@ -18,5 +18,5 @@ plot datafile using ($0-0.19):2 with boxes lc rgb '#4477aa' title title1, \
      '' using ($0+0.19):5 with boxes lc rgb '#44aa99' title title2, \
      '' using ($0-0.19):2:3:4 with yerrorbars lc rgb 'black' pt 0 title 'min..max', \
      '' using ($0+0.19):5:6:7 with yerrorbars lc rgb 'black' pt 0 notitle, \
-     '' using 0:(NaN):xtic(1) with points notitle @mark
+     '' using 0:(NaN):xtic(tic(strcol(1))) with points notitle @mark
 load plots.'/svg.gp'
