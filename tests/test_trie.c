@@ -848,9 +848,9 @@ static void double_array_validate_catches_damage(void **state)
     assert_int_equal(trie_da_validate(&da, 4, 3, 0, &err), -1);
     assert_string_equal(err.msg, "3 values are reachable, 4 keys were built");
     /* drop the has_leaf bit of "b": its value is lost and it dangles */
-    uint32_t root_base = trie_da_offset(da.units[0]);
+    uint32_t root_base = tb_da_offset(da.a.units[0]);
     uint32_t b = root_base ^ 'b';
-    da.units[b] &= ~(1u << 8);
+    da.a.units[b] &= ~(1u << 8);
     assert_int_equal(trie_da_validate(&da, 3, 3, 0, &err), -1);
     assert_non_null(strstr(err.msg, "neither children nor a value"));
     trie_da_free(&da);
@@ -897,7 +897,7 @@ static void double_array_child_chain(void **state)
     /* A chain that skips a child, or starts at the wrong one, is caught. */
     trie_da_t da;
     uint32_t values[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, TRIE_DA_NUL_FAR,
+    assert_int_equal(trie_da_build(&da, k.keys, k.n, values, TB_DA_NUL_FAR,
                                    &err), 0);
     assert_null(da.chain); /* the build makes none: walks ask for it */
     assert_int_equal(trie_da_build_chain(&da, &err), 0);
@@ -907,14 +907,14 @@ static void double_array_child_chain(void **state)
     assert_ptr_equal(da.chain, built);
     assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), 0);
     /* an even number of blocks: the direct readers' NUL slots are inside */
-    assert_true(da.direct);
-    assert_int_equal(da.n % 512, 0);
+    assert_true(da.a.direct);
+    assert_int_equal(da.a.n % 512, 0);
     for (size_t i = 0; i < k.n; i++) /* values[i] went to sorted key i */
-        assert_int_equal(trie_da_lookup_direct(&da, k.keys[i].s, k.keys[i].len), i);
-    assert_int_equal(trie_da_lookup_direct(&da, (const uint8_t *)"\0\0\0", 3), -1);
+        assert_int_equal(tb_da_lookup_direct(&da.a, k.keys[i].s, k.keys[i].len), i);
+    assert_int_equal(tb_da_lookup_direct(&da.a, (const uint8_t *)"\0\0\0", 3), -1);
     trie_match_t m[4];
-    assert_int_equal(trie_da_prefixes_direct(&da, (const uint8_t *)"\0\0\0x", 4,
-                                             m, 4), 3);
+    assert_int_equal(tb_da_prefixes_direct(&da.a, (const uint8_t *)"\0\0\0x", 4,
+                                           m, 4), 3);
     assert_int_equal(m[2].id, 2); /* "\0\0\0x" is the third key in order */
     uint16_t root = da.chain[0];
     assert_int_equal(root & 0xFF, 0); /* the NUL child comes first */
@@ -922,7 +922,7 @@ static void double_array_child_chain(void **state)
     assert_int_equal(trie_da_validate(&da, 8, 8, 0, &err), -1);
     assert_non_null(strstr(err.msg, "its chain starts at label 97"));
     da.chain[0] = root;
-    uint32_t a = trie_da_offset(da.units[0]) ^ 'a';
+    uint32_t a = tb_da_offset(da.a.units[0]) ^ 'a';
     uint16_t sib = da.chain[a];
     assert_int_equal(sib >> 8, 'z');
     da.chain[a] = (uint16_t)((sib & 0xFF) | (0xFF << 8));

@@ -19,6 +19,7 @@
 #include <pcre2.h>
 
 #include "../base/buf.h"
+#include "../base/da.h"
 #include "../base/hash.h"
 #include "tokenizer.h"
 
@@ -108,10 +109,7 @@ typedef struct {
  * An index must hold exactly the NORMAL and USER pieces (by their own ids,
  * not the <0xNN> piece of the same byte), so that every one gives the same
  * ids (tok_unigram_indexed() says which pieces). */
-typedef struct {
-    int32_t id;
-    uint32_t len;
-} tok_prefix_hit_t;
+typedef tb_da_match_t tok_prefix_hit_t; /* the default index writes these */
 typedef size_t (*tok_prefix_fn)(const void *index, const uint8_t *s, size_t n,
                                 tok_prefix_hit_t *out, size_t max);
 

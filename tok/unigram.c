@@ -15,7 +15,7 @@
  *   - unknowns become their UTF-8 byte pieces with byte fallback, and runs
  *     of unknowns one unk id without.
  * The prefix search is pluggable (tok_prefix_fn); the default index here is
- * a plain double array (base + label, check) built at load time.
+ * base/da's double array, built at load time.
  */
 #include <float.h>
 #include <stdlib.h>
@@ -25,168 +25,41 @@
 
 /* ---- default prefix index: a double array --------------------------- */
 
-typedef struct {
-    int32_t base;  /* children of this node are at base + byte */
-    int32_t check; /* parent node, -1 for a free cell */
-    int32_t value; /* piece id ending here, or -1 */
-} da_cell_t;
-
-typedef struct {
-    da_cell_t *cell;
-    uint32_t size;
-} da_t;
-
-/* A temporary linked trie the double array is laid out from. */
-typedef struct {
-    int32_t child, sibling, value;
-    uint8_t label;
-} lt_node_t;
-typedef TB_VEC(lt_node_t) lt_t;
-
-static int lt_insert(lt_t *t, const uint8_t *s, size_t n, int32_t id)
+/* Sorts the keys by their bytes, a prefix first, then by value (id), so
+ * that of equal pieces the lowest id comes first and is kept. */
+static int key_cmp(const void *pa, const void *pb)
 {
-    int32_t node = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t c = t->data[node].child;
-        while (c >= 0 && t->data[c].label != s[i])
-            c = t->data[c].sibling;
-        if (c < 0) {
-            lt_node_t nn = {-1, t->data[node].child, -1, s[i]};
-            if (tb_vec_push(t, nn))
-                return -1;
-            c = (int32_t)t->len - 1;
-            t->data[node].child = c;
-        }
-        node = c;
-    }
-    if (t->data[node].value < 0) /* the lowest id wins, as in SentencePiece */
-        t->data[node].value = id;
-    return 0;
+    const tb_da_key_t *a = pa, *b = pb;
+    uint32_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->s, b->s, n);
+    if (c)
+        return c;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return a->value < b->value ? -1 : a->value > b->value;
 }
 
-/* The builder: the array being filled, and for every cell the smallest
- * free cell at or after it (a union-find with path halving), so that the
- * search for a base only ever looks at free cells. */
-typedef struct {
-    da_t *d;
-    uint32_t *next_free;
-} da_builder_t;
-
-static int da_reserve(da_builder_t *bd, uint32_t need)
+/* Keeps the first of each run of equal keys; returns the count left. */
+static size_t drop_duplicates(tb_da_key_t *k, size_t n)
 {
-    da_t *d = bd->d;
-    if (need <= d->size)
-        return 0;
-    uint32_t cap = d->size ? d->size : 1024;
-    while (cap < need)
-        cap *= 2;
-    da_cell_t *c = realloc(d->cell, (size_t)cap * sizeof *c);
-    if (!c)
-        return -1;
-    d->cell = c;
-    uint32_t *nf = realloc(bd->next_free, (size_t)(cap + 1) * sizeof *nf);
-    if (!nf)
-        return -1;
-    bd->next_free = nf;
-    for (uint32_t i = d->size; i < cap; i++) {
-        c[i] = (da_cell_t){0, -1, -1};
-        nf[i] = i;
-    }
-    nf[cap] = cap; /* past the end: free, grown on demand */
-    d->size = cap;
-    return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m || k[m - 1].len != k[i].len ||
+            memcmp(k[m - 1].s, k[i].s, k[i].len))
+            k[m++] = k[i];
+    return m;
 }
 
-static uint32_t da_free_from(da_builder_t *bd, uint32_t i)
-{
-    uint32_t *nf = bd->next_free;
-    while (nf[i] != i) {
-        nf[i] = nf[nf[i]];
-        i = nf[i];
-    }
-    return i;
-}
-
-static void da_occupy(da_builder_t *bd, uint32_t i, da_cell_t cell)
-{
-    bd->d->cell[i] = cell;
-    bd->next_free[i] = i + 1;
-}
-
-/* Finds a base where every child label of lt node `n` lands on a free
- * cell, trying only bases that put the smallest label on a free cell. */
-static int da_place(da_builder_t *bd, const lt_t *t, int32_t n, int32_t *base)
-{
-    uint8_t min = 255;
-    for (int32_t c = t->data[n].child; c >= 0; c = t->data[c].sibling)
-        min = t->data[c].label < min ? t->data[c].label : min;
-    for (uint32_t p = da_free_from(bd, (uint32_t)min + 1);;
-         p = da_free_from(bd, p + 1)) {
-        uint32_t b = p - min;
-        if (da_reserve(bd, b + 256))
-            return -1;
-        int ok = 1;
-        for (int32_t c = t->data[n].child; ok && c >= 0; c = t->data[c].sibling)
-            ok = bd->d->cell[b + t->data[c].label].check < 0;
-        if (ok) {
-            *base = (int32_t)b;
-            return 0;
-        }
-    }
-}
-
-/* Lays the linked trie out breadth first; da index of lt node i in map[i]. */
-static int da_build(da_t *d, const lt_t *t)
-{
-    da_builder_t bd = {d, NULL};
-    int32_t *map = malloc(t->len * sizeof *map);
-    int32_t *queue = malloc(t->len * sizeof *queue);
-    int rc = -1;
-    if (!map || !queue || da_reserve(&bd, 256))
-        goto out;
-    da_occupy(&bd, 0, (da_cell_t){0, 0, t->data[0].value});
-    map[0] = 0;
-    size_t head = 0, tail = 0;
-    queue[tail++] = 0;
-    while (head < tail) {
-        int32_t n = queue[head++];
-        if (t->data[n].child < 0)
-            continue;
-        int32_t base;
-        if (da_place(&bd, t, n, &base))
-            goto out;
-        d->cell[map[n]].base = base;
-        for (int32_t c = t->data[n].child; c >= 0; c = t->data[c].sibling) {
-            int32_t at = base + t->data[c].label;
-            da_occupy(&bd, (uint32_t)at, (da_cell_t){0, map[n], t->data[c].value});
-            map[c] = at;
-            queue[tail++] = c;
-        }
-    }
-    rc = 0;
-out:
-    free(bd.next_free);
-    free(map);
-    free(queue);
-    return rc;
-}
-
+/* The search over the array built below: with TB_DA_NUL_FAR (a piece may
+ * hold any bytes, NUL too) it is direct below 2^21 units.  The base
+ * readers count matches past `max`; tok_prefix_fn returns those written. */
 static size_t da_prefixes(const void *index, const uint8_t *s, size_t n,
                           tok_prefix_hit_t *out, size_t max)
 {
-    const da_t *d = index;
-    const da_cell_t *cell = d->cell;
-    size_t hits = 0;
-    uint32_t node = 0;
-    for (size_t i = 0; i < n && hits < max; i++) {
-        uint32_t next = (uint32_t)cell[node].base + s[i];
-        if (next >= d->size || cell[next].check != (int32_t)node)
-            break;
-        node = next;
-        if (cell[node].value >= 0)
-            out[hits++] = (tok_prefix_hit_t){cell[node].value, (uint32_t)i + 1};
-    }
-    return hits;
+    const tb_da_t *d = index;
+    size_t found = d->direct ? tb_da_prefixes_direct(d, s, n, out, max)
+                             : tb_da_prefixes(d, s, n, out, max);
+    return found < max ? found : max;
 }
 
 int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id)
@@ -198,38 +71,39 @@ int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id)
 int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
-    lt_t lt = {0};
-    da_t *d = calloc(1, sizeof *d);
-    lt_node_t root = {-1, -1, -1, 0};
-    int rc = -1;
-    if (!d || tb_vec_push(&lt, root))
-        goto out;
+    tb_da_key_t *keys = malloc(sizeof *keys * (v->size ? v->size : 1));
+    tb_da_t *d = calloc(1, sizeof *d);
+    if (!keys || !d) {
+        free(keys);
+        free(d);
+        return tb_fail(err, "unigram: out of memory building the index");
+    }
+    size_t n = 0;
     for (uint32_t id = 0; id < v->size; id++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
-        if (tok_unigram_indexed(v, id) && lt_insert(&lt, s, len, (int32_t)id))
-            goto out;
+        if (tok_unigram_indexed(v, id))
+            keys[n++] = (tb_da_key_t){s, (uint32_t)len, id};
     }
-    if (da_build(d, &lt))
-        goto out;
+    qsort(keys, n, sizeof *keys, key_cmp);
+    n = drop_duplicates(keys, n);
+    int rc = tb_da_build(d, keys, n, TB_DA_NUL_FAR, err);
+    free(keys);
+    if (rc) {
+        free(d);
+        return tb_wrap(err, "unigram: building the prefix index");
+    }
     t->unigram.own_index = d;
     t->unigram.prefix_index = d;
     t->unigram.prefix = da_prefixes;
-    d = NULL;
-    rc = 0;
-out:
-    free(lt.data);
-    if (d)
-        free(d->cell);
-    free(d);
-    return rc ? tb_fail(err, "unigram: out of memory building the index") : 0;
+    return 0;
 }
 
 void tok_unigram_free(tok_unigram_t *u)
 {
-    da_t *d = u->own_index;
+    tb_da_t *d = u->own_index;
     if (d)
-        free(d->cell);
+        tb_da_free(d);
     free(d);
     free(u->scratch);
     u->own_index = u->scratch = NULL;

@@ -59,7 +59,7 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
     }
     for (size_t i = 0; i < k->n; i++)
         ids[i] = k->keys[i].id;
-    int rc = trie_da_build(&t->da, k->keys, k->n, ids, TRIE_DA_NUL_FAR, err);
+    int rc = trie_da_build(&t->da, k->keys, k->n, ids, TB_DA_NUL_FAR, err);
     free(ids);
     if (rc) {
         free(t);
@@ -71,17 +71,17 @@ static void *dat_build(const trie_keys_t *k, tb_err_t *err)
 
 static int32_t dat_lookup(const void *impl, const uint8_t *s, size_t n)
 {
-    const trie_da_t *da = &((const dat_t *)impl)->da;
-    return (int32_t)(da->direct ? trie_da_lookup_direct(da, s, n)
-                                : trie_da_lookup(da, s, n));
+    const tb_da_t *da = &((const dat_t *)impl)->da.a;
+    return (int32_t)(da->direct ? tb_da_lookup_direct(da, s, n)
+                                : tb_da_lookup(da, s, n));
 }
 
 static size_t dat_prefixes(const void *impl, const uint8_t *s, size_t n,
                            trie_match_t *out, size_t max)
 {
-    const trie_da_t *da = &((const dat_t *)impl)->da;
-    return da->direct ? trie_da_prefixes_direct(da, s, n, out, max)
-                      : trie_da_prefixes(da, s, n, out, max);
+    const tb_da_t *da = &((const dat_t *)impl)->da.a;
+    return da->direct ? tb_da_prefixes_direct(da, s, n, out, max)
+                      : tb_da_prefixes(da, s, n, out, max);
 }
 
 /* The frames and the chain, once; later calls check two pointers.  On
@@ -90,9 +90,9 @@ static int dat_prepare_walk(void *impl, tb_err_t *err)
 {
     dat_t *t = impl;
     if (!t->frames &&
-        !(t->frames = malloc(sizeof *t->frames * ((size_t)t->da.max_len + 1))))
+        !(t->frames = malloc(sizeof *t->frames * ((size_t)t->da.a.max_len + 1))))
         return tb_fail(err, "out of memory for %u walk frames",
-                       t->da.max_len + 1);
+                       t->da.a.max_len + 1);
     return trie_da_build_chain(&t->da, err);
 }
 
@@ -105,17 +105,17 @@ static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 
 static size_t dat_nodes(const void *impl)
 {
-    return ((const dat_t *)impl)->da.n;
+    return ((const dat_t *)impl)->da.a.n;
 }
 
 static size_t dat_bytes(const void *impl)
 {
     const dat_t *t = impl;
-    size_t bytes = sizeof *t + t->da.n * sizeof *t->da.units;
+    size_t bytes = sizeof *t + t->da.a.n * sizeof *t->da.a.units;
     if (t->da.chain)
-        bytes += t->da.n * sizeof *t->da.chain;
+        bytes += t->da.a.n * sizeof *t->da.chain;
     if (t->frames)
-        bytes += sizeof *t->frames * ((size_t)t->da.max_len + 1);
+        bytes += sizeof *t->frames * ((size_t)t->da.a.max_len + 1);
     return bytes;
 }
 
@@ -124,9 +124,9 @@ static size_t dat_bytes(const void *impl)
 static int dat_validate(const void *impl, tb_err_t *err)
 {
     const dat_t *t = impl;
-    if (t->da.n % 256)
-        return tb_fail(err, "%zu units is no whole number of blocks", t->da.n);
-    return trie_da_validate(&t->da, t->da.nkeys, t->id_limit, 0, err);
+    if (t->da.a.n % 256)
+        return tb_fail(err, "%zu units is no whole number of blocks", t->da.a.n);
+    return trie_da_validate(&t->da, t->da.a.nkeys, t->id_limit, 0, err);
 }
 
 const trie_layout_t trie_layout_dat = {

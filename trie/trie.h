@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "../base/bitset.h"
+#include "../base/da.h"
 #include "../base/err.h"
 #include "../tok/vocab.h"
 
@@ -144,10 +145,10 @@ static inline uint32_t trie_rec_compute(trie_rec_t *rec, size_t depth, uint8_t b
     return rec->tab.stack[depth + 1];
 }
 
-typedef struct {
-    uint32_t id;  /* the token */
-    uint32_t len; /* its length: it is text[0..len) */
-} trie_match_t;
+/* A token found in a text: `id` the token, `len` its length (it is
+ * text[0..len)); base/da's match type, so that the double array writes
+ * matches for the layouts directly. */
+typedef tb_da_match_t trie_match_t;
 
 /*
  * One layout.  `impl` is the layout's own structure.  The operations:

@@ -47,7 +47,7 @@ static int make_pool(const trie_charsmap_rule_t *rules, size_t n, tb_buf_t *pool
             at[i] = (uint32_t)old;
             continue;
         }
-        if (pool->len + r->to_len + 1 > TRIE_DA_LEAF_BIT) {
+        if (pool->len + r->to_len + 1 > TB_DA_LEAF_BIT) {
             rc = tb_fail(err, "charsmap rule %zu: the pool passes 2^31 bytes", i);
             break;
         }
@@ -63,9 +63,9 @@ static int make_pool(const trie_charsmap_rule_t *rules, size_t n, tb_buf_t *pool
 static int serialize(const trie_da_t *da, const tb_buf_t *pool, tb_buf_t *out,
                      tb_err_t *err)
 {
-    int rc = put_le32(out, (uint32_t)(da->n * 4));
-    for (size_t i = 0; !rc && i < da->n; i++)
-        rc = put_le32(out, da->units[i]);
+    int rc = put_le32(out, (uint32_t)(da->a.n * 4));
+    for (size_t i = 0; !rc && i < da->a.n; i++)
+        rc = put_le32(out, da->a.units[i]);
     if (rc || tb_buf_put(out, pool->data, pool->len))
         return tb_fail(err, "out of memory writing a charsmap");
     return 0;
@@ -84,8 +84,8 @@ static int build_units(const trie_keys_t *k, const uint32_t *at, trie_da_t *da,
         values[i] = at ? at[k->keys[i].id] : k->keys[i].id;
     int rc = trie_da_build(da, k->keys, k->n, values, 0, err);
     free(values);
-    if (!rc && da->n > UINT32_MAX / 4)
-        rc = tb_fail(err, "%zu units do not fit the 32-bit size field", da->n);
+    if (!rc && da->a.n > UINT32_MAX / 4)
+        rc = tb_fail(err, "%zu units do not fit the 32-bit size field", da->a.n);
     return rc;
 }
 
@@ -182,13 +182,13 @@ static void *xcda_build(const trie_keys_t *k, tb_err_t *err)
 
 static int32_t xcda_lookup(const void *impl, const uint8_t *s, size_t n)
 {
-    return (int32_t)trie_da_lookup(&((const xcda_t *)impl)->da, s, n);
+    return (int32_t)tb_da_lookup(&((const xcda_t *)impl)->da.a, s, n);
 }
 
 static size_t xcda_prefixes(const void *impl, const uint8_t *s, size_t n,
                             trie_match_t *out, size_t max)
 {
-    return trie_da_prefixes(&((const xcda_t *)impl)->da, s, n, out, max);
+    return tb_da_prefixes(&((const xcda_t *)impl)->da.a, s, n, out, max);
 }
 
 static uint64_t xcda_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
@@ -199,7 +199,7 @@ static uint64_t xcda_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 
 static size_t xcda_nodes(const void *impl)
 {
-    return ((const xcda_t *)impl)->da.n;
+    return ((const xcda_t *)impl)->da.a.n;
 }
 
 /* The format's size: the blob's 4-byte size field and its units (the pool
@@ -207,13 +207,13 @@ static size_t xcda_nodes(const void *impl)
 static size_t xcda_bytes(const void *impl)
 {
     const xcda_t *t = impl;
-    return sizeof *t + 4 + t->da.n * sizeof(uint32_t);
+    return sizeof *t + 4 + t->da.a.n * sizeof(uint32_t);
 }
 
 static int xcda_validate(const void *impl, tb_err_t *err)
 {
     const xcda_t *t = impl;
-    return trie_da_validate(&t->da, t->da.nkeys, t->id_limit, 0, err);
+    return trie_da_validate(&t->da, t->da.a.nkeys, t->id_limit, 0, err);
 }
 
 const trie_layout_t trie_layout_xcda = {
