@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/buf.h"
 #include "rec.h"
 
 /* The growing parts of an index under construction. */
@@ -16,19 +17,11 @@ typedef struct {
     lex_dfa_t *dfa;
 } build_t;
 
+/* Room for `need` elements in *p: base/buf's doubling growth, asked in the
+ * "at least this many" form the index's arrays want. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
+    return need <= *cap ? 0 : tb_grow(p, cap, *cap, need - *cap, size);
 }
 
 /* The index state of DFA state s, adding it to the queue if new. */

@@ -163,14 +163,9 @@ static int cmp_term(const void *x, const void *y)
 
 static int scratch_push(lex_terms_t *t, size_t *n, lex_term_t v)
 {
-    if (*n == t->scap) {
-        size_t cap = t->scap ? t->scap * 2 : 64;
-        lex_term_t *s = realloc(t->scratch, cap * sizeof *s);
-        if (!s)
-            return -1;
-        t->scratch = s;
-        t->scap = cap;
-    }
+    if (*n == t->scap &&
+        tb_grow((void **)&t->scratch, &t->scap, *n, 1, sizeof *t->scratch))
+        return -1;
     t->scratch[(*n)++] = v;
     return 0;
 }
@@ -267,14 +262,8 @@ typedef struct {
 
 static int cps_add(cp_set_t *s, uint32_t lo, uint32_t hi)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        cp_range_t *r = realloc(s->r, cap * sizeof *r);
-        if (!r)
-            return -1;
-        s->r = r;
-        s->cap = cap;
-    }
+    if (s->n == s->cap && tb_grow((void **)&s->r, &s->cap, s->n, 1, sizeof *s->r))
+        return -1;
     s->r[s->n++] = (cp_range_t){lo, hi};
     return 0;
 }
@@ -330,14 +319,8 @@ typedef struct {
 
 static int tl_push(term_list_t *l, lex_term_t x)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        lex_term_t *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && tb_grow((void **)&l->v, &l->cap, l->n, 1, sizeof *l->v))
+        return -1;
     l->v[l->n++] = x;
     return 0;
 }
