@@ -27,7 +27,7 @@ LDLIBS  += $(shell pkg-config --libs libpcre2-8 jansson sqlite3 2>/dev/null) \
            -lunistring -lcsv -lpapi -lm -lpthread
 LDFLAGS += $(filter -fsanitize=%,$(OPT))
 
-LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c) \
+LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c grammar/*.c) \
            $(filter-out experiments/main.c,$(wildcard experiments/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB     := $(BUILD)/libtokbench.a

@@ -1,0 +1,397 @@
+/*
+ * cfg: building, checking and printing the internal grammar (cfg.h).
+ */
+#include "cfg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+int gr_cfg_init(gr_cfg_t *g, const char *source, tb_err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    g->source = strdup(source ? source : "<grammar>");
+    if (!g->source || tb_strmap_init(&g->lex_by_regex, 64) ||
+        tb_strmap_init(&g->nt_by_name, 64)) {
+        gr_cfg_free(g);
+        return tb_fail(err, "out of memory");
+    }
+    return 0;
+}
+
+void gr_cfg_free(gr_cfg_t *g)
+{
+    for (size_t i = 0; i < g->lex.len; i++) {
+        free(g->lex.data[i].regex);
+        free(g->lex.data[i].name);
+    }
+    for (size_t i = 0; i < g->nt.len; i++)
+        free(g->nt.data[i].name);
+    for (size_t i = 0; i < g->keys.len; i++)
+        free(g->keys.data[i]);
+    free(g->lex.data);
+    free(g->nt.data);
+    free(g->rule.data);
+    free(g->sym.data);
+    free(g->keys.data);
+    tb_strmap_free(&g->lex_by_regex);
+    tb_strmap_free(&g->nt_by_name);
+    free(g->source);
+    memset(g, 0, sizeof *g);
+}
+
+static int too_big(const gr_cfg_t *g, tb_err_t *err)
+{
+    if (g->lex.len + g->nt.len + g->sym.len < GR_MAX_SYMBOLS)
+        return 0;
+    return tb_fail(err, "%s: grammar too large (more than %u symbols)", g->source,
+                   GR_MAX_SYMBOLS);
+}
+
+int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
+                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
+{
+    size_t n = strlen(regex);
+    /* The key is the ignore flag then the regex: one lexeme per pair. */
+    char *key = malloc(n + 2);
+    if (!key)
+        return tb_fail(err, "out of memory");
+    key[0] = ignore ? 'i' : 'l';
+    memcpy(key + 1, regex, n + 1);
+    int32_t found = tb_strmap_get(&g->lex_by_regex, (const uint8_t *)key, n + 1);
+    if (found >= 0) {
+        free(key);
+        *out = (gr_sym_t)found | GR_LEX;
+        return 0;
+    }
+    if (too_big(g, err)) {
+        free(key);
+        return -1;
+    }
+    gr_lexeme_t lx = {.regex = strdup(regex), .name = strdup(name ? name : regex),
+                      .ignore = ignore, .pos = pos};
+    if (!lx.regex || !lx.name || tb_vec_push(&g->keys, key) ||
+        tb_vec_push(&g->lex, lx)) {
+        if (g->keys.len == 0 || g->keys.data[g->keys.len - 1] != key)
+            free(key);
+        free(lx.regex);
+        free(lx.name);
+        return tb_fail(err, "out of memory");
+    }
+    uint32_t id = (uint32_t)(g->lex.len - 1);
+    if (tb_strmap_put(&g->lex_by_regex, (const uint8_t *)key, n + 1, (int32_t)id) < 0)
+        return tb_fail(err, "out of memory");
+    *out = id | GR_LEX;
+    return 0;
+}
+
+int gr_regex_escape(tb_buf_t *b, const uint8_t *s, size_t n)
+{
+    static const char meta[] = "\\^$.|?*+()[]{}/-";
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        int r;
+        if (c < 0x20 || c == 0x7F) {
+            char hex[5];
+            snprintf(hex, sizeof hex, "\\x%02X", c);
+            r = tb_buf_put(b, hex, 4);
+        } else if (c < 0x80 && strchr(meta, c)) {
+            uint8_t e[2] = {'\\', c};
+            r = tb_buf_put(b, e, 2);
+        } else {
+            r = tb_buf_putc(b, c);
+        }
+        if (r)
+            return -1;
+    }
+    return 0;
+}
+
+int gr_cfg_literal(gr_cfg_t *g, const uint8_t *s, size_t n, gr_pos_t pos,
+                   gr_sym_t *out, tb_err_t *err)
+{
+    if (n == 0)
+        return tb_fail(err, "%s:%u:%u: empty literal (a lexeme reads at least one byte)",
+                       g->source, pos.line, pos.col);
+    tb_buf_t re = {0}, name = {0};
+    int r = -1;
+    if (gr_regex_escape(&re, s, n) || tb_buf_putc(&re, 0) || tb_buf_putc(&name, '"') ||
+        tb_buf_put(&name, s, n) || tb_buf_put(&name, "\"", 2))
+        tb_fail(err, "out of memory");
+    else
+        r = gr_cfg_lexeme(g, (char *)re.data, (char *)name.data, 0, pos, out, err);
+    tb_buf_free(&re);
+    tb_buf_free(&name);
+    return r;
+}
+
+static int nonterm_add(gr_cfg_t *g, char *name, gr_pos_t used, gr_sym_t *out, tb_err_t *err)
+{
+    if (too_big(g, err)) {
+        free(name);
+        return -1;
+    }
+    gr_nonterm_t nt = {.name = name, .used = used};
+    if (tb_vec_push(&g->nt, nt)) {
+        free(name);
+        return tb_fail(err, "out of memory");
+    }
+    uint32_t id = (uint32_t)(g->nt.len - 1);
+    if (tb_strmap_put(&g->nt_by_name, (const uint8_t *)name, strlen(name), (int32_t)id) < 0)
+        return tb_fail(err, "out of memory");
+    *out = id;
+    return 0;
+}
+
+int gr_cfg_nonterm(gr_cfg_t *g, const char *name, size_t len, gr_pos_t pos,
+                   gr_sym_t *out, tb_err_t *err)
+{
+    int32_t found = tb_strmap_get(&g->nt_by_name, (const uint8_t *)name, len);
+    if (found >= 0) {
+        gr_nonterm_t *nt = &g->nt.data[found];
+        if (!nt->used.line && pos.line)
+            nt->used = pos;
+        *out = (gr_sym_t)found;
+        return 0;
+    }
+    char *copy = dup_n(name, len);
+    if (!copy)
+        return tb_fail(err, "out of memory");
+    return nonterm_add(g, copy, pos, out, err);
+}
+
+int gr_cfg_fresh(gr_cfg_t *g, const char *base, gr_sym_t *out, tb_err_t *err)
+{
+    /* '#' never appears in a reader's names, so a fresh name is unique. */
+    size_t n = strlen(base) + 16;
+    char *name = malloc(n);
+    if (!name)
+        return tb_fail(err, "out of memory");
+    snprintf(name, n, "%s#%u", base, ++g->fresh);
+    return nonterm_add(g, name, (gr_pos_t){0, 0}, out, err);
+}
+
+int gr_cfg_rule(gr_cfg_t *g, gr_sym_t lhs, const gr_sym_t *rhs, size_t n,
+                gr_pos_t pos, tb_err_t *err)
+{
+    if (gr_is_lex(lhs) || lhs >= g->nt.len)
+        return tb_fail(err, "%s: internal: rule for a non-nonterminal", g->source);
+    if (too_big(g, err))
+        return -1;
+    if (tb_vec_reserve(&g->sym, n ? n : 1) || tb_vec_reserve(&g->rule, 1))
+        return tb_fail(err, "out of memory");
+    gr_rule_t r = {.lhs = lhs, .off = (uint32_t)g->sym.len, .n = (uint32_t)n, .pos = pos};
+    if (n)
+        memcpy(g->sym.data + g->sym.len, rhs, n * sizeof *rhs);
+    g->sym.len += n;
+    g->rule.data[g->rule.len++] = r;
+    gr_nonterm_t *nt = &g->nt.data[lhs];
+    if (!nt->nrules++)
+        nt->def = pos;
+    return 0;
+}
+
+int gr_cfg_opt(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err)
+{
+    gr_pos_t p = {0, 0};
+    if (gr_cfg_fresh(g, base, out, err) || gr_cfg_rule(g, *out, &x, 1, p, err) ||
+        gr_cfg_rule(g, *out, NULL, 0, p, err))
+        return -1;
+    return 0;
+}
+
+int gr_cfg_star(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err)
+{
+    gr_pos_t p = {0, 0};
+    if (gr_cfg_fresh(g, base, out, err))
+        return -1;
+    gr_sym_t rec[2] = {*out, x};
+    if (gr_cfg_rule(g, *out, rec, 2, p, err) || gr_cfg_rule(g, *out, NULL, 0, p, err))
+        return -1;
+    return 0;
+}
+
+int gr_cfg_plus(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err)
+{
+    gr_pos_t p = {0, 0};
+    if (gr_cfg_fresh(g, base, out, err))
+        return -1;
+    gr_sym_t rec[2] = {*out, x};
+    if (gr_cfg_rule(g, *out, rec, 2, p, err) || gr_cfg_rule(g, *out, &x, 1, p, err))
+        return -1;
+    return 0;
+}
+
+/* x{m,n}: m copies of x, then x{0,n-m} as nested optionals (or x* when
+ * unbounded).  Size grows with n, hence GR_MAX_REPEAT. */
+int gr_cfg_repeat(gr_cfg_t *g, gr_sym_t x, uint32_t m, uint32_t n, const char *base,
+                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
+{
+    if (m > GR_MAX_REPEAT || (n != GR_UNBOUNDED && (n > GR_MAX_REPEAT || m > n)))
+        return tb_fail(err, "%s:%u:%u: repetition {%u,%u} out of range (0 <= m <= n <= %u)",
+                       g->source, pos.line, pos.col, m, n == GR_UNBOUNDED ? 0 : n,
+                       GR_MAX_REPEAT);
+    gr_sym_t tail;
+    if (n == GR_UNBOUNDED) {
+        if (gr_cfg_star(g, x, base, &tail, err))
+            return -1;
+    } else {
+        /* tail_k -> x tail_{k-1} | empty, built from k = 1 up. */
+        gr_sym_t prev = 0;
+        int have = 0;
+        for (uint32_t k = 0; k < n - m; k++) {
+            gr_sym_t t;
+            if (gr_cfg_fresh(g, base, &t, err))
+                return -1;
+            gr_sym_t seq[2] = {x, prev};
+            if (gr_cfg_rule(g, t, seq, have ? 2 : 1, pos, err) ||
+                gr_cfg_rule(g, t, NULL, 0, pos, err))
+                return -1;
+            prev = t;
+            have = 1;
+        }
+        if (!have && gr_cfg_fresh(g, base, &prev, err))
+            return -1;
+        if (!have && gr_cfg_rule(g, prev, NULL, 0, pos, err))
+            return -1;
+        tail = prev;
+    }
+    if (gr_cfg_fresh(g, base, out, err))
+        return -1;
+    gr_sym_t *seq = malloc(((size_t)m + 1) * sizeof *seq);
+    if (!seq)
+        return tb_fail(err, "out of memory");
+    for (uint32_t i = 0; i < m; i++)
+        seq[i] = x;
+    seq[m] = tail;
+    int r = gr_cfg_rule(g, *out, seq, (size_t)m + 1, pos, err);
+    free(seq);
+    return r;
+}
+
+const char *gr_sym_name(const gr_cfg_t *g, gr_sym_t s)
+{
+    return gr_is_lex(s) ? g->lex.data[gr_index(s)].name : g->nt.data[s].name;
+}
+
+/* Fixpoints: a nonterminal is nullable (productive) if some rule's every
+ * symbol is nullable (productive); lexemes are productive, never nullable. */
+static void fixpoint(gr_cfg_t *g, int nullable)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t r = 0; r < g->rule.len; r++) {
+            const gr_rule_t *ru = &g->rule.data[r];
+            gr_nonterm_t *lhs = &g->nt.data[ru->lhs];
+            if (nullable ? lhs->nullable : lhs->productive)
+                continue;
+            int all = 1;
+            for (uint32_t i = 0; i < ru->n && all; i++) {
+                gr_sym_t s = g->sym.data[ru->off + i];
+                if (gr_is_lex(s))
+                    all = !nullable;
+                else
+                    all = nullable ? g->nt.data[s].nullable : g->nt.data[s].productive;
+            }
+            if (all) {
+                if (nullable)
+                    lhs->nullable = 1;
+                else
+                    lhs->productive = 1;
+                changed = 1;
+            }
+        }
+    }
+}
+
+/* Marks the nonterminals reachable from start in seen[]. */
+static int reachable(const gr_cfg_t *g, uint32_t start, uint8_t *seen, tb_err_t *err)
+{
+    uint32_t *todo = malloc((g->nt.len + 1) * sizeof *todo);
+    if (!todo)
+        return tb_fail(err, "out of memory");
+    size_t n = 0;
+    todo[n++] = start;
+    seen[start] = 1;
+    /* Rules are scanned per popped nonterminal: O(rules * nonterminals) in
+     * the worst case, paid once per grammar. */
+    while (n) {
+        uint32_t a = todo[--n];
+        for (size_t r = 0; r < g->rule.len; r++) {
+            const gr_rule_t *ru = &g->rule.data[r];
+            if (ru->lhs != a)
+                continue;
+            for (uint32_t i = 0; i < ru->n; i++) {
+                gr_sym_t s = g->sym.data[ru->off + i];
+                if (!gr_is_lex(s) && !seen[s]) {
+                    seen[s] = 1;
+                    todo[n++] = s;
+                }
+            }
+        }
+    }
+    free(todo);
+    return 0;
+}
+
+int gr_cfg_finish(gr_cfg_t *g, gr_sym_t start, tb_err_t *err)
+{
+    if (gr_is_lex(start) || start >= g->nt.len)
+        return tb_fail(err, "%s: no start rule", g->source);
+    for (size_t i = 0; i < g->nt.len; i++) {
+        const gr_nonterm_t *nt = &g->nt.data[i];
+        if (!nt->nrules)
+            return tb_fail(err, "%s:%u:%u: undefined rule '%s'", g->source, nt->used.line,
+                           nt->used.col, nt->name);
+    }
+    fixpoint(g, 1);
+    fixpoint(g, 0);
+    uint8_t *seen = calloc(g->nt.len, 1);
+    if (!seen)
+        return tb_fail(err, "out of memory");
+    if (reachable(g, start, seen, err)) {
+        free(seen);
+        return -1;
+    }
+    if (!g->nt.data[start].productive) {
+        free(seen);
+        return tb_fail(err, "%s: the grammar's language is empty (rule '%s' derives no "
+                       "string)", g->source, g->nt.data[start].name);
+    }
+    for (size_t i = 0; i < g->nt.len; i++) {
+        const gr_nonterm_t *nt = &g->nt.data[i];
+        if (seen[i] && !nt->productive) {
+            free(seen);
+            return tb_fail(err, "%s:%u:%u: rule '%s' derives no finite string "
+                           "(every alternative recurses into itself)", g->source,
+                           nt->def.line, nt->def.col, nt->name);
+        }
+    }
+    free(seen);
+    g->start = start;
+    g->finished = 1;
+    return 0;
+}
+
+void gr_cfg_print(const gr_cfg_t *g, FILE *f)
+{
+    for (size_t r = 0; r < g->rule.len; r++) {
+        const gr_rule_t *ru = &g->rule.data[r];
+        fprintf(f, "%s ->", g->nt.data[ru->lhs].name);
+        for (uint32_t i = 0; i < ru->n; i++)
+            fprintf(f, " %s", gr_sym_name(g, g->sym.data[ru->off + i]));
+        fputs(ru->n ? "\n" : " (empty)\n", f);
+    }
+    for (size_t i = 0; i < g->lex.len; i++)
+        fprintf(f, "lexeme %s%s = %s\n", g->lex.data[i].name,
+                g->lex.data[i].ignore ? " (ignored)" : "", g->lex.data[i].regex);
+}

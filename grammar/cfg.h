@@ -1,0 +1,139 @@
+/*
+ * cfg: the context-free grammar every grammar format compiles to (the
+ * Lark-style format, GBNF, JSON Schema), over lexemes of the lexer.
+ *
+ * Terminals are lexemes: regexes in lexer/regex.h syntax, each matching at
+ * least one byte.  Nonterminals have names; a rule is lhs -> a sequence of
+ * symbols (possibly empty).  Ignored lexemes (Lark's %ignore) appear in no
+ * rule: they may stand between any two lexemes, before the first and after
+ * the last.
+ *
+ * The language (docs/grammars.md): every byte string obtained by taking the
+ * lexeme sequence of a derivation from the start symbol, replacing each
+ * lexeme by some string its regex matches, and inserting strings of ignored
+ * lexemes anywhere between them.  Lexing is not greedy: where a lexeme may
+ * end or go on, both are kept.  So a regular part of a grammar means the
+ * same as a rule or as one lexeme, and a reader may turn a non-recursive
+ * rule into a lexeme as an optimisation without changing the language.
+ *
+ * Readers build a grammar with the functions below and then call
+ * gr_cfg_finish, which checks it (undefined and unproductive nonterminals,
+ * an empty language) and computes what the parser needs (nullable).
+ * Symbols are gr_sym_t: a lexeme is its index with GR_LEX set, a
+ * nonterminal its index.  Positions (line, column; 1-based, 0 unknown) are
+ * kept so that errors found late still name where in the file.
+ */
+#ifndef GR_CFG_H
+#define GR_CFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../base/buf.h"
+#include "../base/err.h"
+#include "../base/hash.h"
+
+typedef uint32_t gr_sym_t;
+#define GR_LEX 0x80000000u
+static inline int gr_is_lex(gr_sym_t s) { return (s & GR_LEX) != 0; }
+static inline uint32_t gr_index(gr_sym_t s) { return s & ~GR_LEX; }
+
+typedef struct {
+    uint32_t line, col;
+} gr_pos_t;
+
+/* A lexeme: regex (regex.h syntax, NUL-terminated), name for messages and
+ * dumps (a Lark terminal's name, or the literal as written). */
+typedef struct {
+    char *regex;
+    char *name;
+    int ignore; /* an ignored lexeme: in no rule */
+    gr_pos_t pos;
+} gr_lexeme_t;
+
+typedef struct {
+    char *name;
+    gr_pos_t used;   /* first reference (0 if never referenced) */
+    gr_pos_t def;    /* first rule */
+    uint32_t nrules;
+    uint8_t nullable, productive; /* set by gr_cfg_finish */
+} gr_nonterm_t;
+
+/* rule r: lhs -> sym[off .. off + n) */
+typedef struct {
+    uint32_t lhs, off, n;
+    gr_pos_t pos;
+} gr_rule_t;
+
+typedef struct {
+    char *source; /* the file (or "<schema>", ...) for messages */
+    TB_VEC(gr_lexeme_t) lex;
+    TB_VEC(gr_nonterm_t) nt;
+    TB_VEC(gr_rule_t) rule;
+    TB_VEC(gr_sym_t) sym;
+    uint32_t start;  /* nonterminal; valid after gr_cfg_finish */
+    int finished;
+    tb_strmap_t lex_by_regex, nt_by_name; /* keys point into the vectors' strings */
+    TB_VEC(char *) keys; /* the strings those maps borrow (owned) */
+    uint32_t fresh;      /* counter for gr_cfg_fresh names */
+} gr_cfg_t;
+
+/* Bounds that keep a grammar (and the memory its reader allocates) small
+ * whatever the input says. */
+#define GR_MAX_SYMBOLS (1u << 24)  /* lexemes + nonterminals + rhs symbols */
+#define GR_MAX_REPEAT 100000u      /* m and n of x{m,n} */
+#define GR_UNBOUNDED UINT32_MAX
+
+int gr_cfg_init(gr_cfg_t *g, const char *source, tb_err_t *err);
+void gr_cfg_free(gr_cfg_t *g);
+
+/* The lexeme of `regex` (made if new; one lexeme per distinct regex and
+ * ignore flag).  name: NULL uses the regex. */
+int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
+                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err);
+/* The lexeme matching exactly the bytes s[0..n) (n > 0), its regex escaped
+ * here; named by the literal in double quotes. */
+int gr_cfg_literal(gr_cfg_t *g, const uint8_t *s, size_t n, gr_pos_t pos,
+                   gr_sym_t *out, tb_err_t *err);
+/* Appends to b the regex that matches exactly s[0..n). */
+int gr_regex_escape(tb_buf_t *b, const uint8_t *s, size_t n);
+
+/* The nonterminal called name[0..len) (made on first use, pos recorded as
+ * where it was first referenced unless it is 0). */
+int gr_cfg_nonterm(gr_cfg_t *g, const char *name, size_t len, gr_pos_t pos,
+                   gr_sym_t *out, tb_err_t *err);
+/* A new nonterminal named after base ("value" -> "value#3"), for groups
+ * and repetitions. */
+int gr_cfg_fresh(gr_cfg_t *g, const char *base, gr_sym_t *out, tb_err_t *err);
+/* lhs -> rhs[0..n) (lhs a nonterminal). */
+int gr_cfg_rule(gr_cfg_t *g, gr_sym_t lhs, const gr_sym_t *rhs, size_t n,
+                gr_pos_t pos, tb_err_t *err);
+
+/* EBNF sugar, each a fresh nonterminal named after base: x?, x*, x+ (left
+ * recursive, the cheap case for Earley), x{m,n} (n = GR_UNBOUNDED for
+ * x{m,}; m <= n <= GR_MAX_REPEAT or an error naming pos). */
+int gr_cfg_opt(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err);
+int gr_cfg_star(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err);
+int gr_cfg_plus(gr_cfg_t *g, gr_sym_t x, const char *base, gr_sym_t *out, tb_err_t *err);
+int gr_cfg_repeat(gr_cfg_t *g, gr_sym_t x, uint32_t m, uint32_t n, const char *base,
+                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err);
+
+/*
+ * Checks the grammar and freezes it with `start` as its start symbol:
+ * every referenced nonterminal has a rule ("FILE:L:C: undefined rule
+ * 'x'"), every nonterminal reachable from start derives some string (an
+ * unproductive one is named with the position of its first rule), the
+ * language is not empty.  Computes nullable and productive.  Left
+ * recursion, nullable rules and ambiguity are fine.
+ */
+int gr_cfg_finish(gr_cfg_t *g, gr_sym_t start, tb_err_t *err);
+
+/* Writes the grammar in a readable form (one rule a line, lexemes by name,
+ * then the lexemes' regexes), for `--dump` and for tests. */
+void gr_cfg_print(const gr_cfg_t *g, FILE *f);
+
+/* The name of symbol s (a lexeme's or a nonterminal's). */
+const char *gr_sym_name(const gr_cfg_t *g, gr_sym_t s);
+
+#endif
