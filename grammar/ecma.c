@@ -1126,6 +1126,21 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
     return r;
 }
 
+int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
+{
+    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern"};
+    ast_t *top = parse(&ps);
+    anch_t q;
+    int r = !top || emit(&ps, top, &q) ? -1 : 0;
+    if (!r) {
+        /* .*N.* with "" in N, S.* with "" in S, .*E with "" in E */
+        r = nul(&q.c[QN]) || nul(&q.c[QS]) || nul(&q.c[QE]);
+        quad_free(&q);
+    }
+    arena_free(&ps);
+    return r;
+}
+
 int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
 {
     int r = tb_buf_putc(out, '"');

@@ -48,6 +48,10 @@
 int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
                    uint32_t hi, tb_err_t *err);
 
+/* 1 if the pattern (a search) is found in every string (".*", "^", "a?"),
+ * 0 if not or not known to, -1 with err set if it is refused. */
+int gr_ecma_matches_all(const char *pattern, tb_err_t *err);
+
 /* The ECMA pattern of a known format (anchored), NULL for an unknown one. */
 const char *gr_ecma_format(const char *format);
 

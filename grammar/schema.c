@@ -894,6 +894,28 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     return r;
 }
 
+/* The schema of patternProperties when one of them matches every name and
+ * all have the same schema (then it applies to every property, and
+ * additionalProperties to none); NULL otherwise. */
+static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
+{
+    const char *k;
+    json_t *v, *first = NULL;
+    int all = 0;
+    *every = NULL;
+    json_object_foreach(pp, k, v) {
+        if (first && !json_equal(first, v))
+            return 0;
+        first = v;
+        int m = gr_ecma_matches_all(k, c->err);
+        if (m < 0)
+            return tb_wrap(c->err, "%s/patternProperties", ptr);
+        all |= m;
+    }
+    *every = all ? first : NULL;
+    return 0;
+}
+
 static int is_true_schema(json_t *s)
 {
     return json_is_true(s) || (json_is_object(s) && json_object_size(s) == 0);
@@ -910,10 +932,12 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 /* The additional members: keys other than the defined names (or matching
  * patternProperties), each with its value; 1 when there are none. */
 static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
-                        gr_sym_t *out)
+                        json_t *every, gr_sym_t *out)
 {
     json_t *addl = json_object_get(s, "additionalProperties"),
            *pp = json_object_get(s, "patternProperties");
+    if (every)
+        addl = every, pp = NULL;
     if (addl && !json_is_boolean(addl) && !json_is_object(addl))
         return fail(c, ptr, "'additionalProperties' must be a schema");
     const char *k;
@@ -975,25 +999,32 @@ static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t 
  * optional) ; U_n -> empty.  sep is "," except before the first member.
  * Additional members come before the next present property only, which
  * keeps the grammar unambiguous. */
-static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, gr_sym_t *out)
+static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int need_one,
+                   gr_sym_t *out)
 {
     gr_sym_t comma, t_next[2] = {0, 0}, u_next[2] = {0, 0};
+    int u_ok[2] = {1, 1}; /* U_{i+1} exists (not when it would derive nothing) */
     if (lit(c, ",", &comma))
         return -1;
     for (size_t i = n + 1; i-- > 0;) {
         gr_sym_t t[2], u[2];
+        int ok[2] = {1, 1};
         for (int f = 0; f < 2; f++) { /* f: no member before (no comma) */
-            if (gr_cfg_fresh(c->g, "props", &u[f], c->err))
+            /* minProperties 1: the end is reached only after a member */
+            ok[f] = !(i == n && f == 1 && need_one);
+            if (ok[f] && gr_cfg_fresh(c->g, "props", &u[f], c->err))
                 return -1;
             gr_sym_t seq[3] = {comma, i < n ? pr[i].member : 0, t_next[0]};
-            if (i == n ? rule(c, u[f], NULL, 0)
-                       : rule(c, u[f], seq + f, 3 - (size_t)f) ||
-                             (!pr[i].required && rule(c, u[f], &u_next[f], 1)))
+            if (ok[f] && (i == n ? rule(c, u[f], NULL, 0)
+                                 : rule(c, u[f], seq + f, 3 - (size_t)f) ||
+                                       (!pr[i].required && u_ok[f] &&
+                                        rule(c, u[f], &u_next[f], 1))))
                 return -1;
             t[f] = u[f];
             if (!have_a)
                 continue;
-            if (gr_cfg_fresh(c->g, "props", &t[f], c->err) || rule(c, t[f], &u[f], 1))
+            if (gr_cfg_fresh(c->g, "props", &t[f], c->err) ||
+                (ok[f] && rule(c, t[f], &u[f], 1)))
                 return -1;
             gr_sym_t extra[3] = {comma, a, t[0]}; /* after a member, commas follow */
             if (rule(c, t[f], extra + f, 3 - (size_t)f))
@@ -1001,14 +1032,16 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, gr_sym
         }
         memcpy(t_next, t, sizeof t);
         memcpy(u_next, u, sizeof u);
+        u_ok[0] = ok[0];
+        u_ok[1] = ok[1];
     }
     *out = t_next[1];
-    return 0;
+    return !u_ok[1] && !have_a; /* nothing at all: no member could come first */
 }
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    static const char *const refused[] = {"maxProperties", "dependencies", "dependentRequired",
+    static const char *const refused[] = {"dependencies", "dependentRequired",
                                           "dependentSchemas", "propertyNames",
                                           "unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
@@ -1053,15 +1086,24 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         }
         pr[j].required = 1;
     }
-    uint64_t minp;
-    if (!r && !count(c, s, "minProperties", ptr, 0, &minp)) {
-        size_t nr = 0;
-        for (size_t j = 0; j < np; j++)
-            nr += (size_t)pr[j].required;
-        if (minp > nr)
-            r = fail(c, ptr, "'minProperties' above the number of required properties is "
-                     "not supported");
-    } else if (!r)
+    uint64_t minp, maxp;
+    size_t nr = 0;
+    for (size_t j = 0; j < np; j++)
+        nr += (size_t)pr[j].required;
+    if (!r && (count(c, s, "minProperties", ptr, 0, &minp) ||
+               count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
+        r = -1;
+    if (!r && minp > nr && minp > 1)
+        r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
+                 "is not supported");
+    json_t *every = NULL;
+    if (!r && pp && json_object_size(pp) && !pattern_every(c, pp, ptr, &every) && every)
+        for (size_t j = 0; j < np && !r; j++) {
+            json_t *m = all_of(pr[j].schema, every);
+            r = keep(c, m);
+            pr[j].schema = m;
+        }
+    else if (!r && c->err->msg[0])
         r = -1;
     /* Members, dropping optional properties that allow nothing. */
     size_t kept = 0;
@@ -1087,13 +1129,18 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, s, ptr, pr, np, &a);
+        r = extra_member(c, s, ptr, pr, np, every, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
     }
+    if (!r && maxp < (have_a ? GR_NO_MAX : kept))
+        r = fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
+                 "not supported");
     if (!r)
-        r = members(c, pr, kept, have_a, a, &body) || lit(c, "{", &lb) || lit(c, "}", &rb) ||
+        r = members(c, pr, kept, have_a, a, minp > nr, &body);
+    if (!r)
+        r = lit(c, "{", &lb) || lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
             rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
     free(pr);
