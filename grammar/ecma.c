@@ -1027,9 +1027,19 @@ static ast_t *as_whole(parser_t *ps, ast_t *top)
         ast_t *cat = node(ps, A_CAT), *pad;
         if (!cat)
             return NULL;
-        for (size_t k = i; k < j; k++)
+        uint32_t lo = 0, hi, l;
+        for (size_t k = i; k < j; k++) {
             if (has_anchor(br->kid[k]))
                 return NULL;
+            lengths(br->kid[k], &l, &hi);
+            lo = sat_add(lo, l);
+        }
+        if (lo == 0 && (!bol || !eol)) {
+            /* found in every string (at the unanchored end) */
+            if (!(pad = any_star(ps)) || add_kid(ps, cat, pad) || add_kid(ps, alt, cat))
+                return NULL;
+            continue;
+        }
         if ((!bol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))))
             return NULL;
         for (size_t k = i; k < j; k++)

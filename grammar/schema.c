@@ -43,6 +43,7 @@ typedef struct {
     json_t *root;
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
+    int draft4;          /* $schema names draft 3 or 4: 3.0 is not an integer */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
     TB_VEC(ref_t) refs;
@@ -109,6 +110,9 @@ static int rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
 
 #define JSON_INT "-?(?:0|[1-9][0-9]*)"
 #define JSON_NUM JSON_INT "(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+/* From draft 6 on an integer is any number without a fractional part:
+ * json.dumps writes such floats as "3.0". */
+#define JSON_INT6 JSON_INT "(?:\\.0+)?"
 
 /* The rules of any JSON value, made once. */
 static int any_value(sc_t *c, gr_sym_t *out)
@@ -217,6 +221,23 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         free(canon);
         *out = c->refs.data[i].sym;
         return c->refs.data[i].state == 2;
+    }
+    /* A chain of bare $refs that comes back to itself has no base case. */
+    json_t *hop = target;
+    for (int n = 0; json_is_object(hop) && json_object_size(hop) == 1 && n <= MAX_DEPTH; n++) {
+        const char *next = json_string_value(json_object_get(hop, "$ref"));
+        json_t *t2;
+        char *c2;
+        if (!next || resolve(c, next, canon, &t2, &c2))
+            break;
+        int loop = t2 == target || n == MAX_DEPTH;
+        free(c2);
+        if (loop) {
+            int r = fail(c, ptr, "$ref '%s' is a cycle of $refs with no base case", ref);
+            free(canon);
+            return r;
+        }
+        hop = t2;
     }
     ref_t rf = {0};
     if (gr_cfg_nonterm(c->g, canon, strlen(canon), nopos, &rf.sym, c->err) ||
@@ -683,6 +704,8 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     if (mo && !(json_is_number(mo) && num(mo) == 1))
         return fail(c, ptr, "'multipleOf' other than 1 is not supported");
     integer |= mo != NULL;
+    if (integer && !c->draft4)
+        integer = 2;
     int hl = bound(c, s, "minimum", ptr, lo, sizeof lo),
         hh = bound(c, s, "maximum", ptr, hi, sizeof hi),
         hxl = bound(c, s, "exclusiveMinimum", ptr, xlo, sizeof xlo),
@@ -699,8 +722,10 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     tb_buf_t re = {0};
     int r;
     if (!hl && !hh)
-        r = tb_buf_put(&re, integer ? JSON_INT : JSON_NUM, strlen(integer ? JSON_INT : JSON_NUM))
-                ? oom(c) : 0;
+    {
+        const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
+        r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
+    }
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);
     else
@@ -1328,14 +1353,17 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         c.opts = *opts;
     err->msg[0] = 0;
     json_error_t je;
-    c.root = json_loadb(json, len, JSON_ALLOW_NUL, &je);
+    c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     if (!c.root && strstr(je.text, "too big")) {
         c.big = 1;
-        c.root = json_loadb(json, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
+        c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                            &je);
     }
     if (!c.root)
         return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
                        je.text);
+    const char *sv = json_string_value(json_object_get(c.root, "$schema"));
+    c.draft4 = sv && (strstr(sv, "draft-04") || strstr(sv, "draft-03"));
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;
