@@ -44,6 +44,7 @@ typedef struct {
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
     int draft4;          /* $schema names draft 3 or 4: 3.0 is not an integer */
+    int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
     TB_VEC(ref_t) refs;
@@ -255,7 +256,9 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         return -1;
     c->refs.data[idx].state = r == 1 ? 2 : 1;
     *out = c->refs.data[idx].sym;
-    return r == 1 ? 1 : rule(c, *out, &x, 1);
+    /* A target that allows nothing keeps a rule that derives nothing, so
+     * that the grammar has no undefined rule (it is never reached). */
+    return r == 1 ? rule(c, *out, out, 1) ? -1 : 1 : rule(c, *out, &x, 1);
 }
 
 /* ---- merging (allOf) ------------------------------------------------------ */
@@ -486,6 +489,30 @@ static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     c->depth--;
     *out = m;
     return 0;
+}
+
+/* Whether the keywords beside a $ref say nothing its target does not (then
+ * the $ref stays a shared, possibly recursive, rule). */
+static int ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr)
+{
+    json_t *t, *ft, *m;
+    char *canon;
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (!ref || resolve(c, ref, ptr, &t, &canon))
+        return 0;
+    int r = 0;
+    if (json_is_object(t) && !json_object_get(t, "allOf") && !json_object_get(t, "$ref")) {
+        json_t *sib = json_copy(s);
+        ft = t;
+        m = t;
+        if (!keep(c, sib)) {
+            json_object_del(sib, "$ref");
+            r = !merge(c, &m, sib, ptr) && json_equal(m, ft);
+        }
+    }
+    free(canon);
+    c->err->msg[0] = 0; /* a merge that fails is no error here */
+    return r;
 }
 
 /* ---- enum and const --------------------------------------------------------- */
@@ -1066,8 +1093,7 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    static const char *const refused[] = {"dependencies", "dependentRequired",
-                                          "dependentSchemas", "propertyNames",
+    static const char *const refused[] = {"propertyNames",
                                           "unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i]) &&
@@ -1148,7 +1174,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
                         tb_buf_putc(&q, 0) ? oom(c)
                 : lit(c, (const char *)q.data, &key) || member(c, key, val, &pr[j].member);
         tb_buf_free(&q);
-        pr[kept++] = pr[j];
+        /* kept first; the dropped stay behind them, still names to exclude */
+        prop_t keep_p = pr[j];
+        pr[j] = pr[kept];
+        pr[kept++] = keep_p;
     }
     gr_sym_t a = 0, body, lb, rb;
     int have_a = 0;
@@ -1251,6 +1280,48 @@ static int allowed_types(sc_t *c, json_t *s, const char *ptr, int *out)
     return 0;
 }
 
+/* dependencies (dependentRequired, dependentSchemas): for the first
+ * entry k -> D, the instance has no k, or has k and D holds (D's names are
+ * required too, or D's schema):  {"anyOf": [s + k: false, s + required k,
+ * D]}, the other entries left in both branches. */
+static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_sym_t *out)
+{
+    json_t *deps = json_object_get(s, kw);
+    if (!json_is_object(deps))
+        return fail(c, ptr, "'%s' must be an object", kw);
+    json_t *rest = json_copy(s), *nd = json_copy(deps);
+    if (keep(c, rest) || keep(c, nd))
+        return -1;
+    void *it = json_object_iter(deps);
+    const char *k = it ? json_object_iter_key(it) : NULL;
+    json_t *d = it ? json_object_iter_value(it) : NULL;
+    if (k)
+        json_object_del(nd, k);
+    if (json_object_size(nd) ? json_object_set(rest, kw, nd) : json_object_del(rest, kw))
+        return oom(c);
+    if (!k)
+        return value(c, rest, ptr, out);
+    json_t *b1 = json_copy(rest), *b2 = json_copy(rest);
+    json_t *props = json_object_get(rest, "properties"), *req = json_object_get(rest, "required");
+    json_t *p1 = props ? json_copy(props) : json_object(), *r2 = req ? json_copy(req) : json_array();
+    if (keep(c, b1) || keep(c, b2) || keep(c, p1) || keep(c, r2))
+        return -1;
+    int r = json_object_set(p1, k, json_false()) || json_object_set(b1, "properties", p1) ||
+            json_array_append_new(r2, json_string(k));
+    size_t i;
+    json_t *x;
+    if (json_is_array(d))
+        json_array_foreach(d, i, x) r |= json_array_append(r2, x);
+    else if (!json_is_object(d) && !json_is_boolean(d))
+        return fail(c, ptr, "'%s' of '%s' must be an array or a schema", kw, k);
+    r |= json_object_set(b2, "required", r2);
+    json_t *second = json_is_array(d) ? json_incref(b2) : all_of(b2, d);
+    json_t *any = second ? json_pack("{s:[O,o]}", "anyOf", b1, second) : NULL;
+    if (r || keep(c, any))
+        return oom(c);
+    return value(c, any, ptr, out);
+}
+
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
 static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
@@ -1281,15 +1352,18 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             seen |= t;
         }
     }
-    int r = gr_cfg_fresh(c->g, kw, out, c->err), any_ok = 0;
+    TB_VEC(gr_sym_t) alts = {0};
+    int r = 0;
     size_t i;
     json_array_foreach(br, i, v) {
         char *p = ptr_index(ptr, kw, i);
         json_t *m = rest, *fv = v;
         gr_sym_t x;
-        if (!p)
-            return oom(c);
-        if (!r && json_is_object(v))
+        if (!p) {
+            r = oom(c);
+            break;
+        }
+        if (json_is_object(v))
             r = flatten(c, v, p, &fv);
         if (!r)
             r = plain ? value(c, v, p, &x) : merge(c, &m, fv, p) ? -1 : value(c, m, p, &x);
@@ -1298,11 +1372,20 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = 0;
             continue;
         }
-        if (r || rule(c, *out, &x, 1))
-            return -1;
-        any_ok = 1;
+        if (r || tb_vec_push(&alts, x)) {
+            r = r ? r : oom(c);
+            break;
+        }
     }
-    return r ? r : !any_ok;
+    /* one nonterminal for several branches; none when they allow nothing */
+    if (!r && alts.len == 1)
+        *out = alts.data[0];
+    else if (!r && alts.len > 1)
+        r = gr_cfg_fresh(c->g, kw, out, c->err);
+    for (size_t j = 0; !r && alts.len > 1 && j < alts.len; j++)
+        r = rule(c, *out, &alts.data[j], 1);
+    free(alts.data);
+    return r ? r : alts.len == 0;
 }
 
 static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -1315,19 +1398,34 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return fail(c, ptr, "a schema must be an object or a boolean");
     if (++c->depth > MAX_DEPTH)
         return fail(c, ptr, "schema nested too deeply");
-    int r;
+    int r = 0;
+    const char *dep;
     json_t *ref = json_object_get(s, "$ref");
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
     json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || is_annotation(k);
-    if (only_ref) {
+    only_ref |= ref && (c->ref_alone || ref_siblings_redundant(c, s, ptr));
+    if (c->err->msg[0])
+        r = -1;
+    else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : fail(c, ptr, "'$ref' must be a string");
     } else if (ref || json_object_get(s, "allOf")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
+                      : json_object_get(s, "dependentRequired") ? "dependentRequired"
+                      : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
+        int types = 0;
+        r = allowed_types(c, s, ptr, &types);
+        if (!r && !(types & T_OBJ)) {
+            /* it speaks of objects only */
+            json_t *rest = json_copy(s);
+            r = keep(c, rest) || json_object_del(rest, dep) ? -1 : value(c, rest, ptr, out);
+        } else if (!r)
+            r = dependencies(c, s, dep, ptr, out);
     } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
         r = alternatives(c, s, ptr, out);
     } else {
@@ -1364,6 +1462,7 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                        je.text);
     const char *sv = json_string_value(json_object_get(c.root, "$schema"));
     c.draft4 = sv && (strstr(sv, "draft-04") || strstr(sv, "draft-03"));
+    c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;

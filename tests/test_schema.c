@@ -505,6 +505,14 @@ static const schema_case_t cases[] = {
      "\"array\", \"items\": {\"$ref\": \"#/definitions/s\"}}",
      I("[\"2024-01-31\"]", "[]", "[\"x\"]")},
     {"{\"type\": \"string\", \"pattern\": \"\\\\d\"}", I("\"a1\"", "\"a\"", "null")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"type\": \"object\", "
+     "\"properties\": {\"a\": {}, \"b\": {}}, \"dependencies\": {\"a\": [\"b\"], \"c\": "
+     "{\"required\": [\"d\"]}}}",
+     I("{}", "{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 2}", "{\"c\": 1}",
+       "{\"c\": 1, \"d\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}")},
+    {"{\"type\": \"object\", \"dependentRequired\": {\"a\": [\"b\"]}, \"dependentSchemas\": "
+     "{\"b\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}}",
+     I("{\"a\": 1}", "{\"a\": \"x\", \"b\": 1}", "{\"a\": 1, \"b\": 1}", "{\"b\": 1}")},
     {"true", I("1", "{\"a\": [null]}", "\"\"")},
     {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
     {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
@@ -650,7 +658,7 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"properties\": {\"a\": {\"not\": {}}}}", "#/properties/a/not: 'not' is not supported"},
         {"{\"if\": {}, \"then\": {}}", "#: 'if'/'then'/'else' is not supported"},
         {"{\"type\": \"string\", \"format\": \"url\"}", "#: format 'url' is not supported"},
-        {"{\"type\": \"object\", \"dependencies\": {}}", "'dependencies' is not supported"},
+        {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
         {"{\"type\": \"array\", \"uniqueItems\": true}", "'uniqueItems' is not supported"},
         {"{\"type\": \"number\", \"multipleOf\": 3}", "'multipleOf' other than 1"},
         {"{\"$ref\": \"#/definitions/nope\"}", "#: $ref '#/definitions/nope' cannot be resolved"},
