@@ -1322,6 +1322,86 @@ static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_
     return value(c, any, ptr, out);
 }
 
+/* The types a flattened schema allows, its enum/const values' included. */
+static int schema_types(json_t *s)
+{
+    int m = type_mask(json_object_get(s, "type"));
+    if (json_is_true(json_object_get(s, "nullable")))
+        m |= T_NULL;
+    json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
+    if (cst || en) {
+        int vt = cst ? json_type_of(cst) : 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(en, i, v) vt |= json_type_of(v);
+        m = type_and(m, vt);
+    }
+    return m;
+}
+
+/* Whether s allows no property p. */
+static int forbids(json_t *s, const char *p)
+{
+    json_t *props = json_object_get(s, "properties"), *v = json_object_get(props, p);
+    if (v)
+        return json_is_false(v);
+    return json_is_false(json_object_get(s, "additionalProperties")) &&
+           !json_object_get(s, "patternProperties");
+}
+
+/* Whether no instance can match both a and b, as far as types, enum/const
+ * values and required versus forbidden or disjoint properties show it (0
+ * when not shown). */
+static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
+{
+    if (json_is_false(a) || json_is_false(b))
+        return 1;
+    if (!json_is_object(a) || !json_is_object(b) || depth > 8 || flatten(c, a, "#", &a) ||
+        flatten(c, b, "#", &b) || json_object_get(a, "anyOf") || json_object_get(b, "anyOf") ||
+        json_object_get(a, "oneOf") || json_object_get(b, "oneOf")) {
+        c->err->msg[0] = 0;
+        return 0;
+    }
+    int both = type_and(schema_types(a), schema_types(b));
+    if (!both)
+        return 1;
+    json_t *va = json_object_get(a, "enum"), *vb = json_object_get(b, "enum");
+    json_t *ca = json_object_get(a, "const"), *cb = json_object_get(b, "const");
+    if ((va || ca) && (vb || cb)) {
+        json_t *la = ca ? json_pack("[O]", ca) : json_incref(va);
+        json_t *lb = cb ? json_pack("[O]", cb) : json_incref(vb);
+        size_t i, j;
+        json_t *x, *y;
+        int common = 0;
+        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= json_equal(x, y);
+        json_decref(la);
+        json_decref(lb);
+        if (!common)
+            return 1;
+    }
+    if (both & ~T_OBJ)
+        return 0;
+    json_t *ra = json_object_get(a, "required"), *rb = json_object_get(b, "required");
+    size_t i, j;
+    json_t *x, *y;
+    json_array_foreach(ra, i, x) {
+        const char *p = json_string_value(x);
+        if (p && forbids(b, p))
+            return 1;
+        json_array_foreach(rb, j, y) {
+            if (p && json_equal(x, y) &&
+                disjoint(c, json_object_get(json_object_get(a, "properties"), p),
+                         json_object_get(json_object_get(b, "properties"), p), depth + 1))
+                return 1;
+        }
+    }
+    json_array_foreach(rb, i, x) {
+        if (json_string_value(x) && forbids(a, json_string_value(x)))
+            return 1;
+    }
+    return 0;
+}
+
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
 static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
@@ -1340,19 +1420,8 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     const char *k;
     json_t *v;
     json_object_foreach(rest, k, v) plain &= is_annotation(k);
-    if (one && c->opts.strict_oneof) {
-        int seen = 0;
-        size_t i;
-        json_array_foreach(br, i, v) {
-            int t = json_is_object(v) ? type_mask(json_object_get(v, "type")) : T_ALL;
-            if (t & T_NUM)
-                t |= T_INT;
-            if (seen & t)
-                return fail(c, ptr, "'oneOf' with branches whose types overlap (strict)");
-            seen |= t;
-        }
-    }
     TB_VEC(gr_sym_t) alts = {0};
+    TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
     int r = 0;
     size_t i;
     json_array_foreach(br, i, v) {
@@ -1365,8 +1434,18 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         }
         if (json_is_object(v))
             r = flatten(c, v, p, &fv);
+        if (!r && !plain)
+            r = merge(c, &m, fv, p);
+        if (!r && one && c->opts.strict_oneof) {
+            json_t *b = plain ? fv : m;
+            for (size_t j = 0; j < seen.len && !r; j++)
+                if (!disjoint(c, seen.data[j], b, 0))
+                    r = fail(c, ptr, "'oneOf' branches %zu and %zu may both match (strict)", j, i);
+            if (!r && tb_vec_push(&seen, b))
+                r = oom(c);
+        }
         if (!r)
-            r = plain ? value(c, v, p, &x) : merge(c, &m, fv, p) ? -1 : value(c, m, p, &x);
+            r = value(c, plain ? v : m, p, &x);
         free(p);
         if (r == 1) {
             r = 0;
@@ -1385,6 +1464,7 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     for (size_t j = 0; !r && alts.len > 1 && j < alts.len; j++)
         r = rule(c, *out, &alts.data[j], 1);
     free(alts.data);
+    free(seen.data);
     return r ? r : alts.len == 0;
 }
 
