@@ -74,6 +74,12 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $< $(TEST_SUPPORT) $(LIB) -o $@ $(LDLIBS) -lcmocka
 
+# Measuring tools run by hand (tools/*.c), not part of `all` or `test`:
+# make build/schema-coverage (docs/json-schema.md).
+$(BUILD)/%: tools/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+
 setup:
 	@scripts/setup.sh
 
