@@ -946,6 +946,40 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     return r;
 }
 
+/* A defined (or required) name's schema with the schemas of the patterns
+ * it matches; for a required name properties does not define, those or
+ * additionalProperties' (absent: true); 1 when it allows nothing. */
+static int pattern_schemas(sc_t *c, json_t *pp, json_t *addl, const char *ptr, prop_t *p)
+{
+    const char *k;
+    json_t *v, *list = json_array();
+    if (keep(c, list))
+        return -1;
+    if (p->schema && json_array_append(list, p->schema))
+        return oom(c);
+    size_t undefined = !p->schema;
+    json_object_foreach(pp, k, v) {
+        int m = pattern_matches(c, k, p->name, ptr);
+        if (m < 0)
+            return -1;
+        if (m && json_array_append(list, v))
+            return oom(c);
+    }
+    if (undefined && !json_array_size(list)) {
+        if (json_is_false(addl))
+            return p->required ? 1 : 0;
+        p->schema = addl ? addl : json_true();
+        return 0;
+    }
+    if (json_array_size(list) == 1) {
+        p->schema = json_array_get(list, 0);
+        return 0;
+    }
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    p->schema = all;
+    return keep(c, all);
+}
+
 /* The schema of patternProperties when one of them matches every name and
  * all have the same schema (then it applies to every property, and
  * additionalProperties to none); NULL otherwise. */
@@ -968,11 +1002,6 @@ static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
     return 0;
 }
 
-static int is_true_schema(json_t *s)
-{
-    return json_is_true(s) || (json_is_object(s) && json_object_size(s) == 0);
-}
-
 /* The member symbol "name": value. */
 static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 {
@@ -983,6 +1012,58 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 
 /* The additional members: keys other than the defined names (or matching
  * patternProperties), each with its value; 1 when there are none. */
+/* The schema of a name class: the allOf of the patterns' schemas in mask,
+ * additionalProperties (absent: true) for none. */
+static json_t *class_schema(sc_t *c, json_t *pp, json_t *addl, uint64_t mask)
+{
+    if (!mask)
+        return addl ? addl : json_true();
+    json_t *list = json_array(), *one = NULL;
+    const char *k;
+    json_t *v;
+    uint64_t bit = 1;
+    json_object_foreach(pp, k, v) {
+        if ((mask & bit) && list && json_array_append(list, v))
+            list = (json_decref(list), NULL);
+        one = mask & bit ? v : one;
+        bit <<= 1;
+    }
+    if (!list || keep(c, list))
+        return NULL;
+    if (json_array_size(list) == 1)
+        return one;
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    return keep(c, all) ? NULL : all;
+}
+
+typedef struct {
+    sc_t *c;
+    json_t *pp, *addl;
+    const char *ptr;
+    TB_VEC(gr_sym_t) members;
+} classes_t;
+
+/* One class of names: a member "name": value for it (none when its
+ * schema allows nothing). */
+static int add_class(void *ctx, uint64_t mask, const char *regex)
+{
+    classes_t *cl = ctx;
+    sc_t *c = cl->c;
+    json_t *sch = class_schema(c, cl->pp, cl->addl, mask);
+    char *p = ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
+    gr_sym_t key, val, m;
+    int r = !sch || !p ? oom(c) : value(c, sch, p, &val);
+    free(p);
+    if (r)
+        return r == 1 ? 0 : -1;
+    return lexeme(c, regex, mask ? NULL : "OTHER_KEY", &key) || member(c, key, val, &m) ||
+                   tb_vec_push(&cl->members, m)
+               ? -1
+               : 0;
+}
+
+/* The additional members: names other than the defined ones, split by the
+ * patterns they match, each with its value; 1 when there are none. */
 static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
                         json_t *every, gr_sym_t *out)
 {
@@ -992,58 +1073,37 @@ static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t 
         addl = every, pp = NULL;
     if (addl && !json_is_boolean(addl) && !json_is_object(addl))
         return fail(c, ptr, "'additionalProperties' must be a schema");
+    const char **names = malloc((n + 1) * sizeof *names);
+    const char **pats = malloc((json_object_size(pp) + 1) * sizeof *pats);
+    classes_t cl = {.c = c, .pp = pp, .addl = addl, .ptr = ptr};
+    int r = names && pats ? 0 : oom(c);
+    for (size_t j = 0; j < n; j++)
+        names[j] = pr[j].name;
+    size_t np = 0;
     const char *k;
-    json_t *v, *pschema = NULL;
-    int trivial = 1;
-    json_object_foreach(pp, k, v) trivial &= is_true_schema(v);
-    if (pp && json_object_size(pp) && !json_is_false(addl) && !(trivial && is_true_schema(addl) ))
-        return fail(c, ptr, "'patternProperties' beside 'additionalProperties' other than "
-                    "false is not supported");
-    tb_buf_t re = {0};
-    gr_sym_t key, val;
-    int r = 0;
-    if (pp && json_object_size(pp) && json_is_false(addl)) {
-        /* the union of the patterns, all of one schema */
-        size_t i = 0;
-        json_object_foreach(pp, k, v) {
-            if (pschema && !json_equal(pschema, v))
-                return tb_buf_free(&re), fail(c, ptr, "patternProperties with patterns of "
-                                              "different schemas are not supported");
-            pschema = v;
-            for (size_t j = 0; j < n; j++) {
-                int m = pattern_matches(c, k, pr[j].name, ptr);
-                if (m)
-                    return tb_buf_free(&re), m < 0 ? -1 : fail(c, ptr, "property '%s' also "
-                        "matches patternProperties '%s' (not supported)", pr[j].name, k);
-            }
-            if (i++ && tb_buf_putc(&re, '|'))
-                return tb_buf_free(&re), oom(c);
-            if (gr_ecma_string(&re, k, NULL, 0, GR_NO_MAX, c->err))
-                return tb_buf_free(&re), tb_wrap(c->err, "%s/patternProperties", ptr);
-        }
-        char *p = ptr_join(ptr, "patternProperties");
-        r = !p ? oom(c) : value(c, pschema, p, &val);
-        free(p);
-    } else if (json_is_false(addl)) {
-        return 1;
-    } else {
-        const char **names = malloc((n + 1) * sizeof *names);
-        if (!names)
-            return oom(c);
-        for (size_t j = 0; j < n; j++)
-            names[j] = pr[j].name;
-        r = gr_ecma_string_except(&re, names, n, c->err);
-        free(names);
-        char *p = ptr_join(ptr, "additionalProperties");
-        r = r ? -1 : !p ? oom(c) : addl ? value(c, addl, p, &val) : any_value(c, &val);
-        free(p);
+    json_t *v;
+    json_object_foreach(pp, k, v) pats[np++] = k;
+    if (!r && np) {
+        r = gr_ecma_key_classes(pats, np, names, n, add_class, &cl, c->err);
+        if (r)
+            tb_wrap(c->err, "%s/patternProperties", ptr);
+    } else if (!r && !json_is_false(addl)) {
+        tb_buf_t re = {0};
+        r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
+            add_class(&cl, 0, (const char *)re.data);
+        tb_buf_free(&re);
     }
-    if (!r)
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data, n ? "OTHER_KEY" : "STRING", &key) ||
-              member(c, key, val, out);
-    tb_buf_free(&re);
-    return r;
+    free(names);
+    free(pats);
+    if (!r && cl.members.len == 1)
+        *out = cl.members.data[0];
+    else if (!r && cl.members.len > 1)
+        r = gr_cfg_fresh(c->g, "extra", out, c->err);
+    for (size_t j = 0; !r && cl.members.len > 1 && j < cl.members.len; j++)
+        r = rule(c, *out, &cl.members.data[j], 1);
+    size_t got = cl.members.len;
+    free(cl.members.data);
+    return r ? -1 : got == 0;
 }
 
 /* The properties in order, with the additional members anywhere between
@@ -1128,12 +1188,8 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         while (j < np && strcmp(pr[j].name, name))
             j++;
         if (j == np) {
-            if (pp && json_object_size(pp))
-                r = fail(c, ptr, "required '%s' is not in 'properties' beside "
-                         "'patternProperties' (not supported)", name);
-            else if (json_is_false(addl))
-                r = 1;
-            pr[np++] = (prop_t){.name = name, .schema = addl ? addl : json_true()};
+            /* its schema: additionalProperties', or the patterns' below */
+            pr[np++] = (prop_t){.name = name, .schema = NULL};
         }
         pr[j].required = 1;
     }
@@ -1148,14 +1204,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported");
     json_t *every = NULL;
-    if (!r && pp && json_object_size(pp) && !pattern_every(c, pp, ptr, &every) && every)
-        for (size_t j = 0; j < np && !r; j++) {
-            json_t *m = all_of(pr[j].schema, every);
-            r = keep(c, m);
-            pr[j].schema = m;
-        }
-    else if (!r && c->err->msg[0])
+    if (!r && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
+    for (size_t j = 0; j < np && !r; j++)
+        r = pattern_schemas(c, pp, addl, ptr, &pr[j]);
     /* Members, dropping optional properties that allow nothing. */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
@@ -1402,6 +1454,94 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
     return 0;
 }
 
+/* The names a branch of only `required` (and annotations) requires; NULL
+ * for other branches. */
+static json_t *required_only(json_t *b)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(b) || !json_is_array(json_object_get(b, "required")))
+        return NULL;
+    json_object_foreach(b, k, v) {
+        if (strcmp(k, "required") && !is_annotation(k))
+            return NULL;
+    }
+    return json_object_get(b, "required");
+}
+
+static int in_array(json_t *a, json_t *x)
+{
+    size_t i;
+    json_t *y;
+    json_array_foreach(a, i, y) {
+        if (json_equal(x, y))
+            return 1;
+    }
+    return 0;
+}
+
+/* oneOf of branches that only require names, exactly: branch i holds and
+ * every other branch j fails, i.e. some name of R_j that R_i does not
+ * require is absent.  One branch per choice of those names (at most 64 in
+ * all); *out NULL when the branches are not all of that kind. */
+static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
+{
+    size_t n = json_array_size(br), i, j;
+    json_t *v;
+    *out = NULL;
+    json_array_foreach(br, i, v) {
+        if (!required_only(v))
+            return 0;
+    }
+    json_t *list = json_array();
+    if (keep(c, list))
+        return -1;
+    for (i = 0; i < n; i++) {
+        json_t *ri = required_only(json_array_get(br, i));
+        size_t total = 1; /* one absent name chosen in each other R_j */
+        int ok = n <= 64;
+        for (j = 0; j < n && ok; j++) {
+            size_t free_names = 0, k;
+            json_t *x;
+            json_array_foreach(required_only(json_array_get(br, j)), k, x)
+                free_names += !in_array(ri, x);
+            if (j != i)
+                total *= free_names, ok = free_names > 0; /* R_j within R_i: i never alone */
+        }
+        if (!ok)
+            continue;
+        if (total > 64)
+            return fail(c, ptr, "'oneOf' of required names needs more than 64 branches");
+        for (size_t t = 0; t < total; t++) {
+            json_t *props = json_object(), *b = json_pack("{s:O,s:o}", "required", ri,
+                                                          "properties", props);
+            if (!props || keep(c, b))
+                return oom(c);
+            size_t rest = t;
+            for (j = 0; j < n; j++) {
+                if (j == i)
+                    continue;
+                json_t *rj = required_only(json_array_get(br, j)), *x, *pick = NULL;
+                size_t nfree = 0, k;
+                json_array_foreach(rj, k, x) nfree += !in_array(ri, x);
+                size_t want = rest % nfree, seen_free = 0;
+                rest /= nfree;
+                json_array_foreach(rj, k, x) {
+                    if (!in_array(ri, x) && seen_free++ == want)
+                        pick = x;
+                }
+                if (json_is_string(pick) && json_object_set(props, json_string_value(pick),
+                                                            json_false()))
+                    return oom(c);
+            }
+            if (json_array_append(list, b))
+                return oom(c);
+        }
+    }
+    *out = list;
+    return 0;
+}
+
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
 static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
@@ -1424,7 +1564,12 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
     int r = 0;
     size_t i;
+    json_t *exact = NULL;
+    if (one && (r = oneof_required(c, br, ptr, &exact)) == 0 && exact)
+        br = exact; /* branches now disjoint by construction */
     json_array_foreach(br, i, v) {
+        if (r)
+            break;
         char *p = ptr_index(ptr, kw, i);
         json_t *m = rest, *fv = v;
         gr_sym_t x;
@@ -1436,7 +1581,7 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = flatten(c, v, p, &fv);
         if (!r && !plain)
             r = merge(c, &m, fv, p);
-        if (!r && one && c->opts.strict_oneof) {
+        if (!r && one && !exact && c->opts.strict_oneof) {
             json_t *b = plain ? fv : m;
             for (size_t j = 0; j < seen.len && !r; j++)
                 if (!disjoint(c, seen.data[j], b, 0))

@@ -493,6 +493,11 @@ static const schema_case_t cases[] = {
      "\"oneOf\": [{\"required\": [\"k\"], \"properties\": {\"k\": {\"maxLength\": 1}}}, "
      "{\"properties\": {\"k\": false}}]}",
      I("{\"k\": \"a\"}", "{}", "{\"k\": \"ab\"}", "{\"j\": 1}")},
+    {"{\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}, \"oneOf\": "
+     "[{\"required\": [\"a\", \"b\"]}, {\"required\": [\"c\"]}, {\"required\": [\"d\"]}]}",
+     I("{\"b\": 2, \"a\": 1}", "{\"c\": 1}", "{\"d\": 1}", "{\"c\": 1, \"d\": 1}",
+       "{\"b\": 2, \"a\": 1, \"c\": 3}", "{\"c\": 3, \"a\": 1}", "{\"b\": 1, \"d\": 3}", "{}",
+       "{\"a\": 1, \"b\": \"x\"}")},
     {"{\"allOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}},"
      " {\"properties\": {\"a\": {\"minimum\": 2}}, \"required\": [\"a\"]}]}",
      I("{\"a\": 2}", "{\"a\": 1}", "{}", "{\"a\": 2, \"b\": 0}")},
