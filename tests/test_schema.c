@@ -473,6 +473,16 @@ static const schema_case_t cases[] = {
      "\"properties\": {\"a\": {\"minimum\": 3}}}",
      I("{\"a\": 3, \"b\": 1}", "{\"a\": 2}", "{\"b\": \"x\"}", "{\"a\": \"x\"}")},
     {"{\"type\": \"object\", \"minProperties\": 1}", I("{}", "{\"a\": 1}")},
+    {"{\"type\": \"object\", \"properties\": {\"ab\": {\"type\": \"integer\"}}, "
+     "\"patternProperties\": {\"^a\": {\"minimum\": 2}, \"b$\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}",
+     I("{\"ab\": 3}", "{\"ab\": 1}", "{\"ax\": 5}", "{\"ax\": \"s\"}", "{\"xb\": \"s\"}",
+       "{\"zz\": \"s\"}", "{\"zz\": 1}", "{\"ab2\": 1}", "{\"axb\": 1}", "{\"axb\": 2}",
+       "{\"axb\": \"s\"}", "{\"\": \"\"}", "{\"b\": 7, \"a\": 2, \"q\": \"r\"}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"\\\"\": {\"type\": \"null\"}, "
+     "\"^[a-z]{2}$\": {\"type\": \"boolean\"}}}",
+     I("{\"a\\\"b\": null}", "{\"a\\\"b\": 1}", "{\"xy\": true}", "{\"xy\": 1}",
+       "{\"xyz\": 1}", "{\"\\\"\\\"\": null}")},
     {"{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": 1, "
      "\"maxItems\": 3}",
      I("[]", "[1]", "[1, 2, 3]", "[1, 2, 3, 4]", "[1, \"a\"]")},
@@ -613,6 +623,36 @@ static char *dump(const char *schema, int compact)
     return text;
 }
 
+/* strict_oneof: overlapping branches refused, disjoint ones kept. */
+static void strict_oneof_refuses_overlaps(void **state)
+{
+    (void)state;
+    gr_schema_opts_t o = {.strict_oneof = 1};
+    static const char *const ok[] = {
+        "{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]}",
+        "{\"oneOf\": [{\"const\": 1}, {\"enum\": [2, 3]}]}",
+        "{\"type\": \"object\", \"oneOf\": [{\"properties\": {\"k\": {\"const\": \"a\"}}, "
+        "\"required\": [\"k\"]}, {\"properties\": {\"k\": {\"const\": \"b\"}}, \"required\": "
+        "[\"k\"]}]}",
+        "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
+    };
+    static const char *const bad[] = {
+        "{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}",
+        "{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok + sizeof bad / sizeof *bad; i++) {
+        int good = i < sizeof ok / sizeof *ok;
+        const char *sch = good ? ok[i] : bad[i - sizeof ok / sizeof *ok];
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        int r = gr_schema_compile(&g, sch, strlen(sch), &o, &err);
+        if (good ? r != 0 : r == 0 || !strstr(err.msg, "may both match"))
+            fail_msg("%s: %s", sch, r ? err.msg : "accepted");
+        gr_cfg_free(&g);
+    }
+}
+
 /* OpenAPI's nullable, which JSON Schema validators do not know. */
 static void nullable_adds_null(void **state)
 {
@@ -708,6 +748,7 @@ int main(void)
         cmocka_unit_test(formats_follow_their_rfcs),
         cmocka_unit_test(number_ranges_are_exact),
         cmocka_unit_test(instances_agree_with_jsonschema),
+        cmocka_unit_test(strict_oneof_refuses_overlaps),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
