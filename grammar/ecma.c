@@ -45,7 +45,8 @@ static int cmp_pair(const void *a, const void *b)
 /* Sorts and merges the pairs, and drops the surrogates. */
 static int cps_norm(cps_t *s)
 {
-    qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
+    if (s->len)
+        qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
     cps_t o = {0};
     for (size_t i = 0; i < s->len; i += 2) {
         uint32_t lo = s->data[i], hi = s->data[i + 1];
@@ -942,7 +943,7 @@ static int comp_set(const cps_t *s, comp_t *o)
     memset(o, 0, sizeof *o);
     o->has = s->len > 0;
     int r = s->len ? put_set(&o->re, s) : 0;
-    o->alt = memchr(o->re.data, '|', o->re.len) != NULL; /* several parts */
+    o->alt = o->re.len && memchr(o->re.data, '|', o->re.len); /* several parts */
     return r;
 }
 
@@ -1316,7 +1317,8 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     comp_t any = {0}, o = {0};
     cps_t all = {0};
     if (!r) {
-        qsort(nm, n, sizeof *nm, cmp_name);
+        if (n)
+            qsort(nm, n, sizeof *nm, cmp_name);
         comp_t c = {0};
         r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
             comp_rep(&c, 0, GR_NO_MAX, &any) || except(nm, n, 0, &any, &o) ||
@@ -1523,7 +1525,8 @@ static void closure(keys_t *k, uint32_t *list, size_t *n, uint8_t *mark)
     }
     for (size_t i = 0; i < *n; i++)
         mark[list[i]] = 0;
-    qsort(list, *n, sizeof *list, cmp_u32);
+    if (*n)
+        qsort(list, *n, sizeof *list, cmp_u32);
 }
 
 static int atoms(keys_t *k)
@@ -1588,7 +1591,8 @@ static int dstate(keys_t *k, tb_strmap_t *by, uint32_t *list, size_t n, uint32_t
         free(copy);
         return tb_fail(k->nfa.err, "out of memory");
     }
-    memcpy(copy, list, n * sizeof *copy);
+    if (n)
+        memcpy(copy, list, n * sizeof *copy);
     for (size_t a = 0; a < k->natoms; a++)
         k->delta.data[k->delta.len++] = UINT32_MAX;
     *id = (uint32_t)k->dset.len - 1;

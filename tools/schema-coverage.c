@@ -43,7 +43,7 @@ static void reason_of(const char *msg, char *out, size_t n)
     size_t len = q ? (size_t)(q - p) : strlen(p);
     if (!strncmp(p, "pattern '", 9) || !strncmp(p, "format '", 8)) {
         const char *r = q ? strstr(q, ": ") : NULL;
-        snprintf(out, n, "pattern: %s", r ? r + 2 : p);
+        snprintf(out, n, "pattern: %.90s", r ? r + 2 : p);
         return;
     }
     snprintf(out, n, "%.*s", (int)(len < 90 ? len : 90), p);
