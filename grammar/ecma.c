@@ -1190,8 +1190,10 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
     comp_t c = {0};
     int r = content(&ps, lo, hi, &c);
     arena_free(&ps);
-    if (!r && is_empty(&c))
-        r = tb_fail(err, "%s '%s' with the length bounds matches no string", ps.what, ps.p);
+    if (!r && is_empty(&c)) {
+        comp_free(&c);
+        return 1; /* no string: not an error, the schema just allows none */
+    }
     if (!r && (put(out, "\"") || put_atom(out, &c) || put(out, "\"")))
         r = tb_fail(err, "out of memory");
     comp_free(&c);

@@ -800,8 +800,10 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return fail(c, ptr, "format '%s' is not supported", fs);
     tb_buf_t re = {0};
     int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
-    if (r)
+    if (r < 0)
         tb_wrap(c->err, "%s", ptr);
+    else if (r == 1)
+        ; /* no string qualifies */
     else
         r = tb_buf_putc(&re, 0) ? oom(c)
             : lexeme(c, (const char *)re.data, ps || fs || lo || hi != GR_NO_MAX ? NULL
@@ -927,8 +929,10 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
 {
     tb_buf_t re = {0}, q = {0};
     int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->err);
-    if (r) {
+    if (r < 0) {
         tb_wrap(c->err, "%s", ptr);
+    } else if (r == 1) {
+        r = 0; /* the pattern matches no name */
     } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
         r = oom(c);
     } else {

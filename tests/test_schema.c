@@ -528,6 +528,7 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"object\", \"dependentRequired\": {\"a\": [\"b\"]}, \"dependentSchemas\": "
      "{\"b\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}}",
      I("{\"a\": 1}", "{\"a\": \"x\", \"b\": 1}", "{\"a\": 1, \"b\": 1}", "{\"b\": 1}")},
+    {"{\"type\": [\"string\", \"null\"], \"pattern\": \"a^\"}", I("null", "\"a\"", "\"\"")},
     {"true", I("1", "{\"a\": [null]}", "\"\"")},
     {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
     {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
