@@ -272,18 +272,23 @@ static int keep(sc_t *c, json_t *j)
     return 0;
 }
 
-/* Keywords that never constrain an instance. */
+/* Keywords that never constrain an instance: all but the assertions and
+ * applicators below (JSON Schema ignores unknown keywords). */
 static int is_annotation(const char *k)
 {
-    static const char *const a[] = {"title", "description", "default", "examples", "example",
-                                    "$comment", "$schema", "$id", "id", "readOnly", "writeOnly",
-                                    "deprecated", "definitions", "$defs", "$anchor",
-                                    "contentEncoding", "contentMediaType", "markdownDescription",
-                                    NULL};
+    static const char *const a[] = {
+        "type", "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$dynamicRef", "$recursiveRef", "properties", "required",
+        "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+        "dependencies", "dependentRequired", "dependentSchemas", "propertyNames",
+        "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "additionalItems",
+        "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable", NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
-            return 1;
-    return !strncmp(k, "x-", 2);
+            return 0;
+    return 1;
 }
 
 /* {"allOf": [a, b]}, new. */
