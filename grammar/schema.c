@@ -423,6 +423,47 @@ static int check_closed(sc_t *c, json_t *a, json_t *b, const char *ptr)
 
 static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
+/* x and y both (NULL: no constraint), new reference or NULL. */
+static json_t *both(json_t *x, json_t *y)
+{
+    if (!x || !y || json_equal(x, y))
+        return x ? json_incref(x) : y ? json_incref(y) : NULL;
+    return all_of(x, y);
+}
+
+/* properties and additionalProperties of a and b into n (no
+ * patternProperties on either side): a name either defines gets the
+ * schema each side gives it (its property, else its additionalProperties),
+ * other names both additionalProperties. */
+static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
+{
+    json_t *pa = json_object_get(a, "properties"), *pb = json_object_get(b, "properties");
+    json_t *xa = json_object_get(a, "additionalProperties"),
+           *xb = json_object_get(b, "additionalProperties");
+    xa = json_is_true(xa) ? NULL : xa;
+    xb = json_is_true(xb) ? NULL : xb;
+    json_t *props = json_object(), *x;
+    if (keep(c, props))
+        return -1;
+    const char *k;
+    json_t *v;
+    for (int side = 0; side < 2; side++) {
+        json_object_foreach(side ? pb : pa, k, v) {
+            if (json_object_get(props, k))
+                continue;
+            json_t *sa = json_object_get(pa, k), *sb = json_object_get(pb, k);
+            x = both(sa ? sa : xa, sb ? sb : xb);
+            if (json_object_set_new(props, k, x ? x : json_true()))
+                return oom(c);
+        }
+    }
+    x = both(xa, xb);
+    if ((json_object_size(props) && json_object_set(n, "properties", props)) ||
+        (x && json_object_set_new(n, "additionalProperties", x)))
+        return oom(c);
+    return 0;
+}
+
 /* *m := merge(*m, b), both flattened. */
 static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
@@ -438,14 +479,17 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     if (!json_is_object(b) || !json_is_object(*m))
         return fail(c, ptr, "allOf: a schema must be an object or a boolean");
-    if (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr))
+    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties");
+    if (pat && (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr)))
         return -1;
     json_t *n = json_copy(*m);
-    if (keep(c, n))
+    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)))
         return -1;
     const char *k;
     json_t *v;
     json_object_foreach(b, k, v) {
+        if (!pat && (!strcmp(k, "properties") || !strcmp(k, "additionalProperties")))
+            continue;
         if (merge_key(c, n, k, v, ptr))
             return -1;
     }

@@ -529,6 +529,13 @@ static const schema_case_t cases[] = {
      "{\"b\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}}",
      I("{\"a\": 1}", "{\"a\": \"x\", \"b\": 1}", "{\"a\": 1, \"b\": 1}", "{\"b\": 1}")},
     {"{\"type\": [\"string\", \"null\"], \"pattern\": \"a^\"}", I("null", "\"a\"", "\"\"")},
+    {"{\"allOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": false}, {\"properties\": {\"b\": {}}}]}",
+     I("{\"a\": 1}", "{\"b\": 1}", "{\"a\": \"x\"}", "{}")},
+    {"{\"allOf\": [{\"properties\": {\"a\": {}}, \"additionalProperties\": {\"type\": \"string\"}}, "
+     "{\"properties\": {\"b\": {\"type\": \"string\"}}, \"additionalProperties\": {\"maxLength\": 2}}]}",
+     I("{\"a\": 5}", "{\"b\": \"xyz\"}", "{\"c\": \"xyz\"}", "{\"c\": \"xy\"}", "{\"b\": 1}",
+       "{\"a\": \"long\", \"b\": \"s\", \"c\": \"s\"}")},
     {"true", I("1", "{\"a\": [null]}", "\"\"")},
     {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
     {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
