@@ -272,6 +272,12 @@ static int keep(sc_t *c, json_t *j)
     return 0;
 }
 
+/* What `not` leaves to the string branch: a pattern strings must not
+ * match, strings they must not be (internal keywords, '$' keeps them apart
+ * from a schema's own). */
+#define NOT_PATTERN "$tb:notPattern"
+#define NOT_STRINGS "$tb:notStrings"
+
 /* Keywords that never constrain an instance: all but the assertions and
  * applicators below (JSON Schema ignores unknown keywords). */
 static int is_annotation(const char *k)
@@ -284,7 +290,8 @@ static int is_annotation(const char *k)
         "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "additionalItems",
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable", NULL};
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
+        NOT_PATTERN, NOT_STRINGS, NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
@@ -829,6 +836,42 @@ static int count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t df
     return 0;
 }
 
+/* The regex of the names of class 0 (matching no pattern). */
+static int class_none(void *ctx, uint64_t mask, const char *regex)
+{
+    tb_buf_t *b = ctx;
+    if (mask)
+        return 0;
+    return tb_buf_put(b, regex, strlen(regex) + 1);
+}
+
+/* Strings that do not match the pattern np, or are none of the strings ns. */
+static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t *out)
+{
+    tb_buf_t re = {0};
+    int r;
+    if (np) {
+        const char *p = json_string_value(np);
+        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, &re, c->err);
+    } else {
+        size_t n = json_array_size(ns), i;
+        const char **names = malloc((n + 1) * sizeof *names);
+        json_t *v;
+        r = names ? 0 : oom(c);
+        json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
+        r = r || gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0);
+        free(names);
+    }
+    if (r)
+        r = tb_wrap(c->err, "%s/not", ptr);
+    else if (!re.len)
+        r = 1; /* every string matches */
+    else
+        r = lexeme(c, (const char *)re.data, NULL, out);
+    tb_buf_free(&re);
+    return r;
+}
+
 static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     uint64_t lo, hi;
@@ -847,6 +890,12 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
     if (fs && !gr_ecma_format(fs))
         return fail(c, ptr, "format '%s' is not supported", fs);
+    json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
+    if (np || ns) {
+        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns))
+            return fail(c, ptr, "'not' beside other string keywords is not supported");
+        return not_string(c, np, ns, ptr, out);
+    }
     tb_buf_t re = {0};
     int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
     if (r < 0)
@@ -1350,7 +1399,7 @@ static int type_alternatives(sc_t *c, json_t *s, const char *ptr, int types, gr_
 
 static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
 {
-    static const char *const refused[] = {"not", "$dynamicRef", "$recursiveRef", NULL};
+    static const char *const refused[] = {"$dynamicRef", "$recursiveRef", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i])) {
             char *p = ptr_join(ptr, refused[i]);
@@ -1362,6 +1411,79 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
         (json_object_get(s, "then") || json_object_get(s, "else")))
         return fail(c, ptr, "'if'/'then'/'else' is not supported");
     return 0;
+}
+
+/* not: rewritten where its complement is written exactly: not {} (or
+ * true) allows nothing; not {required: R} is an object with some name of R
+ * absent; not {type: T} the other types; not {pattern: P} and not {enum or
+ * const of strings} constrain strings only (NOT_PATTERN, NOT_STRINGS). */
+static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n;
+    char *p = ptr_join(ptr, "not");
+    int r = !p ? oom(c) : keep(c, rest);
+    if (!r && json_is_object(n))
+        r = flatten(c, n, p, &fn);
+    if (r)
+        return free(p), -1;
+    json_object_del(rest, "not");
+    const char *k, *only = NULL;
+    json_t *v;
+    int nkw = 0;
+    json_object_foreach(fn, k, v) {
+        if (!is_annotation(k))
+            nkw++, only = k;
+    }
+    json_t *add = NULL; /* the keywords to merge into rest */
+    if (json_is_false(fn)) {
+        add = json_object();
+    } else if (json_is_true(fn) || (json_is_object(fn) && !nkw)) {
+        free(p);
+        return 1;
+    } else if (nkw == 1 && !strcmp(only, "required") && json_is_array(v = json_object_get(fn, only))) {
+        json_t *alts = json_array();
+        size_t i;
+        json_t *name;
+        json_array_foreach(v, i, name) {
+            json_t *b = json_is_string(name) ? json_pack("{s:s,s:{s:b}}", "type", "object",
+                                                          "properties", json_string_value(name), 0)
+                                             : NULL;
+            if (!b || json_array_append_new(alts, b))
+                alts = (json_decref(alts), NULL);
+        }
+        add = alts && json_array_size(alts) ? json_pack("{s:o}", "anyOf", alts) : NULL;
+        if (alts && !json_array_size(alts))
+            json_decref(alts), add = json_pack("{s:b}", "not", 1) ; /* not {required: []} */
+    } else if (nkw == 1 && !strcmp(only, "type")) {
+        int t = type_mask(json_object_get(fn, "type"));
+        int left = T_ALL & ~t & ~(t & T_NUM ? T_INT : 0);
+        if ((left & T_NUM) && (t & T_INT))
+            r = fail(c, p, "'not' of integer among numbers is not supported");
+        add = r ? NULL : json_pack("{s:o}", "type", type_json(left));
+    } else if (nkw == 1 && !strcmp(only, "pattern") && json_is_string(json_object_get(fn, only))) {
+        add = json_pack("{s:O}", NOT_PATTERN, json_object_get(fn, only));
+    } else if (nkw == 1 && (!strcmp(only, "enum") || !strcmp(only, "const"))) {
+        json_t *vals = !strcmp(only, "const") ? json_pack("[O]", json_object_get(fn, only))
+                                              : json_incref(json_object_get(fn, only));
+        size_t i;
+        int strings = json_is_array(vals);
+        json_array_foreach(vals, i, v) strings &= json_is_string(v);
+        if (strings)
+            add = json_pack("{s:o}", NOT_STRINGS, vals);
+        else
+            json_decref(vals);
+    }
+    if (!r && !add)
+        r = fail(c, p, "'not' is not supported");
+    free(p);
+    if (r || keep(c, add))
+        return -1;
+    if (json_object_get(add, "not")) /* not {required: []}: nothing */
+        return 1;
+    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, add);
+    if (keep(c, all))
+        return -1;
+    return value(c, all, ptr, out);
 }
 
 /* The types a schema allows: its type keyword (and nullable). */
@@ -1692,6 +1814,8 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     } else if (ref || json_object_get(s, "allOf")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
+    } else if (json_object_get(s, "not")) {
+        r = negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
     } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
                       : json_object_get(s, "dependentRequired") ? "dependentRequired"

@@ -536,6 +536,13 @@ static const schema_case_t cases[] = {
      "{\"properties\": {\"b\": {\"type\": \"string\"}}, \"additionalProperties\": {\"maxLength\": 2}}]}",
      I("{\"a\": 5}", "{\"b\": \"xyz\"}", "{\"c\": \"xyz\"}", "{\"c\": \"xy\"}", "{\"b\": 1}",
        "{\"a\": \"long\", \"b\": \"s\", \"c\": \"s\"}")},
+    {"{\"properties\": {\"a\": {\"not\": {}}}}", I("{\"a\": 1}", "{}", "3")},
+    {"{\"type\": \"object\", \"not\": {\"required\": [\"b\", \"c\"]}}",
+     I("{}", "{\"b\": 1}", "{\"b\": 1, \"c\": 2}")},
+    {"{\"not\": {\"required\": [\"a\"]}}", I("1", "{}", "{\"a\": 1}")},
+    {"{\"not\": {\"type\": \"string\"}}", I("\"x\"", "1", "null", "[]")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"^a\"}}", I("\"ab\"", "\"ba\"", "\"\"")},
+    {"{\"not\": {\"enum\": [\"x\", \"y\"]}}", I("\"x\"", "\"z\"", "\"xy\"", "1")},
     {"true", I("1", "{\"a\": [null]}", "\"\"")},
     {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
     {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
@@ -708,7 +715,8 @@ static void errors_name_pointer_and_keyword(void **state)
     static const struct {
         const char *schema, *want;
     } cases[] = {
-        {"{\"properties\": {\"a\": {\"not\": {}}}}", "#/properties/a/not: 'not' is not supported"},
+        {"{\"properties\": {\"a\": {\"not\": {\"minimum\": 3}}}}",
+         "#/properties/a/not: 'not' is not supported"},
         {"{\"if\": {}, \"then\": {}}", "#: 'if'/'then'/'else' is not supported"},
         {"{\"type\": \"string\", \"format\": \"url\"}", "#: format 'url' is not supported"},
         {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
