@@ -42,7 +42,8 @@
  *     document; the root's $id as a prefix), recursive.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
- * Refused with "POINTER: reason" naming the keyword: not, if/then/else,
+ *   not of {}, true, false, required, type, pattern, string enum/const.
+ * Refused with "POINTER: reason" naming the keyword: other nots, if/then/else,
  * propertyNames, unevaluated*, contains, other min/maxProperties,
  * multipleOf other than 1, unknown formats, uniqueItems true, patterns the ECMA translation refuses
  * (look-around, \b, back-references, \p), pattern or format combined with
