@@ -40,15 +40,16 @@
  *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
  *     "#/json/pointer" (through $defs, definitions or anywhere in the
  *     document; the root's $id as a prefix), recursive.
+ *   not of {}, true, false, required, type, pattern, string enum/const.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
- *   not of {}, true, false, required, type, pattern, string enum/const.
- * Refused with "POINTER: reason" naming the keyword: other nots, if/then/else,
- * propertyNames, unevaluated*, contains, other min/maxProperties,
- * multipleOf other than 1, unknown formats, uniqueItems true, patterns the ECMA translation refuses
- * (look-around, \b, back-references, \p), pattern or format combined with
- * length bounds where the intersection is not written exactly, allOf
- * branches that cannot be merged, external or anchor $refs, absurd bounds.
+ * Refused with "POINTER: reason" naming the keyword: other nots,
+ * if/then/else, propertyNames, unevaluated*, contains, other
+ * min/maxProperties, multipleOf other than 1, unknown formats, uniqueItems
+ * true, patterns the ECMA translation refuses (look-around, \b,
+ * back-references, \p), pattern or format combined with length bounds
+ * where the intersection is not written exactly, allOf branches that
+ * cannot be merged, external or anchor $refs, absurd bounds.
  * Where JSON Schema treats a keyword as applying to one type only
  * (minLength to strings...), it is checked only when that type is allowed.
  */
