@@ -141,10 +141,24 @@ void gr_matcher_free(gr_matcher_t *m)
     memset(m, 0, sizeof *m);
 }
 
+int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err)
+{
+    if (lex_slicer_bind(s, m->g->dfa, err))
+        return -1;
+    m->slicer = s;
+    return 0;
+}
+
 int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
                     tb_err_t *err)
 {
-    return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
+    if (!m->slicer)
+        return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
+    lex_slice_stats_t st;
+    int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), mask, &st, err);
+    if (nodes)
+        *nodes = st.nodes;
+    return rc;
 }
 
 int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,

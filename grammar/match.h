@@ -53,6 +53,7 @@ typedef struct {
     gr_gram_t *g; /* not owned */
     gr_rec_t rec;
     TB_VEC(uint32_t) hist; /* hist.data[k]: the state after k tokens */
+    lex_slicer_t *slicer;  /* not owned; NULL: masks walk the whole trie */
 } gr_matcher_t;
 
 int gr_matcher_init(gr_matcher_t *m, gr_gram_t *g, size_t max_depth, tb_err_t *err);
@@ -69,7 +70,12 @@ static inline size_t gr_matcher_tokens(const gr_matcher_t *m)
     return m->hist.len - 1;
 }
 
-/* The mask of the tokens allowed next (see gr_mask). */
+/* Masks through slicer s from now on (bound here to the grammar's lexer;
+ * s must be built over the keys of the tries the masks walk). */
+int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err);
+
+/* The mask of the tokens allowed next (see gr_mask): over trie t, or
+ * through the slicer if the matcher has one (t is then not used). */
 int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
                     tb_err_t *err);
 

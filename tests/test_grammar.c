@@ -334,6 +334,47 @@ static void test_json_masks(void **state)
     gr_gram_free(g);
 }
 
+/* The sliced mask equals the plain walk's, inside strings (every slice
+ * taken whole) and elsewhere; the matcher masks through it too. */
+static void test_sliced_masks(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    gr_gram_t *g = build(json_grammar, NULL);
+    lex_slicer_t *sl = lex_slicer_new(&tries.keys, trie_layout(tries.tries[0]), NULL, 0, &err);
+    assert_non_null(sl);
+    assert_int_equal(lex_slicer_bind(sl, g->dfa, &err), 0);
+    gr_rec_t rec;
+    assert_int_equal(gr_rec_init(&rec, g, tries.keys.max_len, &err), 0);
+    tb_bitset_t plain, sliced;
+    assert_int_equal(tb_bitset_init(&plain, trie_mask_bits(tries.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&sliced, trie_mask_bits(tries.tries[0])), 0);
+    const char *afters[] = {"{\"a\": \"", "[\"x", "{\"a\": \"\\n", "", "{\"a\":", "[1"};
+    for (size_t i = 0; i < sizeof afters / sizeof *afters; i++) {
+        uint32_t st = gr_feed(g, GR_START, (const uint8_t *)afters[i], strlen(afters[i]), NULL);
+        lex_slice_stats_t ss;
+        assert_int_equal(gr_mask(tries.tries[0], &rec, st, &plain, NULL, &err), 0);
+        assert_int_equal(gr_mask_sliced(sl, &rec, st, &sliced, &ss, &err), 0);
+        assert_true(tb_bitset_equal(&plain, &sliced));
+        if (i < 3) /* inside a string: every slice is taken whole */
+            assert_int_equal(ss.walked, 0);
+    }
+    gr_matcher_t m;
+    assert_int_equal(gr_matcher_init(&m, g, tries.keys.max_len, &err), 0);
+    assert_int_equal(gr_matcher_use_slicer(&m, sl, &err), 0);
+    assert_int_equal(gr_matcher_consume(&m, (const uint8_t *)"[\"", 2, NULL, &err), 0);
+    assert_int_equal(gr_matcher_mask(&m, NULL, &sliced, NULL, &err), 0);
+    uint32_t st = gr_feed(g, GR_START, (const uint8_t *)"[\"", 2, NULL);
+    assert_int_equal(gr_mask(tries.tries[0], &rec, st, &plain, NULL, &err), 0);
+    assert_true(tb_bitset_equal(&plain, &sliced));
+    gr_matcher_free(&m);
+    tb_bitset_free(&plain);
+    tb_bitset_free(&sliced);
+    gr_rec_free(&rec);
+    lex_slicer_free(sl);
+    gr_gram_free(g);
+}
+
 static void test_ambiguous_masks(void **state)
 {
     (void)state;
@@ -358,6 +399,7 @@ int main(void)
     const struct CMUnitTest masks[] = {
         cmocka_unit_test(test_json_masks),
         cmocka_unit_test(test_ambiguous_masks),
+        cmocka_unit_test(test_sliced_masks),
     };
     int rc = cmocka_run_group_tests_name("grammar", unit, NULL, NULL);
     return rc | cmocka_run_group_tests_name("grammar masks", masks, setup_tries,
