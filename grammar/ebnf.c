@@ -453,7 +453,8 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
             return oom(L);
         in->prec = P_QUANT;
     }
-    in->nullable |= has_eps;
+    if (!seq)
+        in->nullable |= has_eps;
     return 1;
 }
 
@@ -642,6 +643,8 @@ static int show(const gr_expr_t *x, tb_buf_t *b, int nested)
         return tb_buf_put(b, x->text, x->len);
     case GR_X_SEQ:
     case GR_X_ALT: {
+        if (x->kid.len == 1)
+            return show(x->kid.data[0], b, nested);
         int group = nested || x->kind == GR_X_ALT;
         if (group && tb_buf_putc(b, '('))
             return -1;
@@ -702,10 +705,19 @@ static int new_lexeme(lower_t *L, const char *regex, gr_expr_t *const *items, si
     return rc;
 }
 
+/* x without the sequences of one item around it. */
+static const gr_expr_t *unwrap(const gr_expr_t *x)
+{
+    while (x->kind == GR_X_SEQ && x->kid.len == 1)
+        x = x->kid.data[0];
+    return x;
+}
+
 /* 1 if x may join a run of merged items (its regex length in *len), 0 if
  * not, -1 on an error.  Without merging only single lexemes qualify. */
 static int mergeable(lower_t *L, const gr_expr_t *x, rx_info_t *in, size_t *len)
 {
+    x = unwrap(x);
     if (!L->e->merge && x->kind != GR_X_LIT && x->kind != GR_X_REGEX) {
         gr_xrule_t *r = x->kind == GR_X_REF ? find_rule(L->e, x->text) : NULL;
         if (!r || !r->terminal)
@@ -720,36 +732,30 @@ static int mergeable(lower_t *L, const gr_expr_t *x, rx_info_t *in, size_t *len)
 
 /* items[0..n) (regular) as one lexeme appended to syms, made optional
  * when the run matches the empty string; nothing when only that. */
-static int emit_run(lower_t *L, gr_expr_t *const *items, size_t n, const char *base,
-                    tb_buf_t *syms)
+static int emit_run(lower_t *L, gr_expr_t **items, size_t n, const char *base, tb_buf_t *syms)
 {
+    /* The run as a sequence node that borrows the items. */
+    gr_expr_t run = {.kind = GR_X_SEQ, .pos = items[0]->pos};
+    run.kid.data = items;
+    run.kid.len = n;
     tb_buf_t re = {0};
-    int all_null = 1, any = 0, rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        tb_buf_t piece = {0};
-        rx_info_t in;
-        rc = rx_emit(L, items[i], 0, &piece, &in) == 1 ? 0 : -1;
-        if (!rc && !in.eps) {
-            any = 1;
-            all_null &= in.nullable;
-            if (put_piece(&re, (char *)piece.data, piece.len, in.prec, P_SEQ))
-                rc = oom(L);
-        }
-        tb_buf_free(&piece);
-    }
-    if (!rc && any && all_null) {
+    rx_info_t in;
+    gr_sym_t s;
+    int rc = rx_emit(L, &run, 0, &re, &in) == 1 ? 0 : -1;
+    if (!rc && !in.eps && in.nullable) {
         re.len = 0;
         rc = nonnull_seq(L, items, n, 0, &re) == 1 ? 0 : -1;
     }
-    gr_sym_t s;
-    if (!rc && any && tb_buf_putc(&re, 0))
-        rc = oom(L);
-    if (!rc && any)
-        rc = new_lexeme(L, (char *)re.data, items, n, 0, &s);
-    if (!rc && any && all_null)
-        rc = gr_cfg_opt(L->g, s, base, &s, L->err);
-    if (!rc && any && tb_buf_put(syms, &s, sizeof s))
-        rc = oom(L);
+    if (!rc && !in.eps) {
+        if (tb_buf_putc(&re, 0))
+            rc = oom(L);
+        if (!rc)
+            rc = new_lexeme(L, (char *)re.data, items, n, 0, &s);
+        if (!rc && in.nullable)
+            rc = gr_cfg_opt(L->g, s, base, &s, L->err);
+        if (!rc && tb_buf_put(syms, &s, sizeof s))
+            rc = oom(L);
+    }
     tb_buf_free(&re);
     return rc;
 }
@@ -787,7 +793,7 @@ static int item_sym(lower_t *L, const gr_expr_t *x, const char *base, gr_sym_t *
  * lexer's, or when merging is off). */
 static int lower_rep(lower_t *L, const gr_expr_t *x, const char *base, tb_buf_t *syms)
 {
-    const gr_expr_t *k = x->kid.data[0];
+    const gr_expr_t *k = unwrap(x->kid.data[0]);
     uint32_t m = x->m, n = x->n;
     rx_info_t in;
     size_t len;
@@ -802,9 +808,8 @@ static int lower_rep(lower_t *L, const gr_expr_t *x, const char *base, tb_buf_t 
             m = 0; /* x{m,n} with x nullable: nonnull(x){0,n} */
         if (rc == 1 && tb_buf_putc(&re, 0))
             rc = oom(L);
-        rc = rc == 1 ? new_lexeme(L, (char *)re.data, (gr_expr_t *const *)&x->kid.data[0], 1,
-                                  0, &s)
-                     : -1;
+        gr_expr_t *named = (gr_expr_t *)k;
+        rc = rc == 1 ? new_lexeme(L, (char *)re.data, &named, 1, 0, &s) : -1;
         tb_buf_free(&re);
     } else {
         rc = item_sym(L, k, base, &s);
@@ -956,8 +961,8 @@ static int lower_all(lower_t *L, const char *start, gr_sym_t *start_sym)
     gr_expr_t ref = {.kind = GR_X_REF, .pos = r->pos, .text = r->name, .len = strlen(r->name)};
     if (ref_sym(L, &ref, start_sym))
         return -1;
-    while (L->queue.len) {
-        r = &e->rule.data[L->queue.data[--L->queue.len]];
+    for (size_t q = 0; q < L->queue.len; q++) { /* in the order of first use */
+        r = &e->rule.data[L->queue.data[q]];
         gr_sym_t lhs;
         if (gr_cfg_nonterm(L->g, r->name, strlen(r->name), (gr_pos_t){0, 0}, &lhs, L->err) ||
             lower_alts(L, r->body, lhs, r->name, r->pos))

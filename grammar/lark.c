@@ -252,7 +252,7 @@ static int dot_all(const char *s, size_t n, tb_buf_t *b)
  * quantifier may follow as it is. */
 static int regex_is_atom(const char *s, size_t n)
 {
-    if (n == 2 && s[0] == '\\')
+    if ((n == 2 && s[0] == '\\') || (n == 1 && !strchr("^$.|?*+()[]{}\\", s[0])))
         return 1;
     if (n < 2 || s[0] != '[')
         return 0;
@@ -557,6 +557,8 @@ static int parse_definition(lark_t *p)
         if (p->cur.kind != T_NAME)
             return fail_tok(p, "expected a rule name after ? or !");
     }
+    if (p->cur.kind != T_NAME)
+        return fail_tok(p, "expected a rule, a terminal or a directive");
     tok_t name = p->cur;
     int terminal = is_terminal_name(p->t.s + name.at, name.len);
     if (next(p))
