@@ -3,9 +3,11 @@
  * grammar/load.h): every construct of both formats read into the expected
  * CFG, checked through gr_cfg_print's dump; what merged lexemes match,
  * checked with PCRE2 (full, anchored matches) as the reference for the
- * regex syntax; every error with its exact FILE:LINE:COL; the committed
- * example grammars; and truncated or mutated grammars, which must give a
- * grammar or an error, never a crash (run it under make SANITIZE=1).
+ * regex syntax; random grammars whose read CFG must accept exactly the
+ * short strings a direct interpretation of the grammar derives (merging
+ * into lexemes is exact); every error with its exact FILE:LINE:COL; the
+ * committed example grammars; and truncated or mutated grammars, which must
+ * give a grammar or an error, never a crash (run it under make SANITIZE=1).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,8 +95,7 @@ static const char *lexeme_regex(const gr_cfg_t *g, const char *name)
     return NULL;
 }
 
-/* Whether PCRE2 (UTF mode) matches all of s with regex. */
-static int matches(const char *regex, const char *s)
+static pcre2_code *compile(const char *regex)
 {
     int code;
     PCRE2_SIZE off;
@@ -102,11 +103,26 @@ static int matches(const char *regex, const char *s)
                                    &off, NULL);
     if (!re)
         fail_msg("PCRE2 refuses regex %s (offset %zu)", regex, (size_t)off);
+    return re;
+}
+
+/* Whether re matches all of s[0..n). */
+static int full_match(const pcre2_code *re, const char *s, size_t n)
+{
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, md, NULL);
+    assert_non_null(md);
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, md, NULL);
     pcre2_match_data_free(md);
-    pcre2_code_free(re);
     return rc > 0;
+}
+
+/* Whether PCRE2 (UTF mode) matches all of s with regex. */
+static int matches(const char *regex, const char *s)
+{
+    pcre2_code *re = compile(regex);
+    int ok = full_match(re, s, strlen(s));
+    pcre2_code_free(re);
+    return ok;
 }
 
 /* The lexeme `name` (NULL: the only one) of the grammar matches each string of yes (NULL
@@ -499,6 +515,274 @@ static void test_lark_errors(void **state)
     expect_error("lark", "start: \"a\" $\n", "g.lark:1:12: unexpected '$'");
 }
 
+/* ---- random grammars against a direct interpretation ----
+ *
+ * Random grammars over the letters a and b (literals, classes, groups,
+ * alternatives, repetitions, references to rules, recursion included) are
+ * printed as GBNF (merged runs) and as Lark with %ignore " " (no merging;
+ * the test strings hold no blank, so the language is the same).  Every
+ * string of a and b up to MAX_LEN letters must be in the read CFG (checked
+ * by a fixpoint over spans, lexemes by PCRE2) iff the expression trees
+ * derive it (checked by the same kind of fixpoint over the trees, which
+ * shares nothing with the readers). */
+
+#define MAX_LEN 6
+#define MAX_RULES 3
+
+typedef struct rex {
+    enum { R_LIT, R_CLASS, R_REF, R_SEQ, R_ALT, R_REP } kind;
+    char text[4]; /* R_LIT: up to 2 letters; R_CLASS: the letters in it */
+    int neg;      /* R_CLASS: [^...] */
+    int rule, m, n; /* R_REF; R_REP (n < 0: unbounded) */
+    struct rex *kid[3];
+    int nkid;
+} rex_t;
+
+static rex_t *rex_new(int depth)
+{
+    rex_t *x = calloc(1, sizeof *x);
+    assert_non_null(x);
+    int k = depth >= 3 ? (int)test_rnd(3) : (int)test_rnd(6);
+    x->kind = k;
+    if (k == R_LIT) {
+        int n = (int)test_rnd(3);
+        for (int i = 0; i < n; i++)
+            x->text[i] = (char)('a' + test_rnd(2));
+    } else if (k == R_CLASS) {
+        x->neg = (int)test_rnd(2);
+        strcpy(x->text, test_rnd(2) ? "a" : "ab");
+        if (x->neg && x->text[1])
+            x->text[1] = 0; /* [^ab] holds no test letter: keep it useful */
+    } else if (k == R_REF) {
+        x->rule = (int)test_rnd(MAX_RULES);
+    } else if (k == R_REP) {
+        x->m = (int)test_rnd(3);
+        x->n = test_rnd(3) ? x->m + (int)test_rnd(3) : -1;
+        x->kid[x->nkid++] = rex_new(depth + 1);
+    } else {
+        x->nkid = 1 + (int)test_rnd(3);
+        for (int i = 0; i < x->nkid; i++)
+            x->kid[i] = rex_new(depth + 1);
+    }
+    return x;
+}
+
+static void rex_free(rex_t *x)
+{
+    for (int i = 0; i < x->nkid; i++)
+        rex_free(x->kid[i]);
+    free(x);
+}
+
+static void rex_print(const rex_t *x, int lark, FILE *f)
+{
+    switch (x->kind) {
+    case R_LIT:
+        fprintf(f, "\"%s\"", x->text);
+        break;
+    case R_CLASS:
+        fprintf(f, lark ? "/[%s%s]/" : "[%s%s]", x->neg ? "^" : "", x->text);
+        break;
+    case R_REF:
+        if (x->rule)
+            fprintf(f, "r%d", x->rule);
+        else
+            fputs(lark ? "start" : "root", f);
+        break;
+    case R_REP:
+        rex_print(x->kid[0], lark, f);
+        if (x->n < 0)
+            fprintf(f, x->m == 0 ? "*" : x->m == 1 ? "+" : "{%d,}", x->m);
+        else
+            fprintf(f, "{%d,%d}", x->m, x->n);
+        break;
+    case R_SEQ:
+    case R_ALT:
+        fputc('(', f);
+        for (int i = 0; i < x->nkid; i++) {
+            fputs(i ? (x->kind == R_ALT ? " | " : " ") : "", f);
+            rex_print(x->kid[i], lark, f);
+        }
+        fputc(')', f);
+        break;
+    }
+}
+
+/* The spans [i, j) of s that each rule derives, as a least fixpoint. */
+typedef struct {
+    const char *s;
+    size_t len;
+    uint8_t span[MAX_RULES][MAX_LEN + 1][MAX_LEN + 1];
+} oracle_t;
+
+static int rex_match(oracle_t *o, const rex_t *x, size_t i, size_t j);
+
+static int seq_match(oracle_t *o, rex_t *const *kid, int n, size_t i, size_t j)
+{
+    if (n == 0)
+        return i == j;
+    for (size_t mid = i; mid <= j; mid++)
+        if (rex_match(o, kid[0], i, mid) && seq_match(o, kid + 1, n - 1, mid, j))
+            return 1;
+    return 0;
+}
+
+/* lo to hi (hi < 0: any number) copies of x over [i, j). */
+static int rep_match(oracle_t *o, const rex_t *x, int lo, int hi, size_t i, size_t j)
+{
+    if (i == j && lo == 0)
+        return 1;
+    if (hi == 0)
+        return 0;
+    for (size_t mid = i; mid <= j; mid++) {
+        if (mid == i && lo == 0)
+            continue; /* an empty copy adds nothing */
+        if (rex_match(o, x, i, mid) &&
+            rep_match(o, x, lo ? lo - 1 : 0, hi < 0 ? hi : hi - 1, mid, j))
+            return 1;
+    }
+    return 0;
+}
+
+static int rex_match(oracle_t *o, const rex_t *x, size_t i, size_t j)
+{
+    switch (x->kind) {
+    case R_LIT:
+        return j - i == strlen(x->text) && memcmp(o->s + i, x->text, j - i) == 0;
+    case R_CLASS:
+        return j - i == 1 && (strchr(x->text, o->s[i]) != NULL) != x->neg;
+    case R_REF:
+        return o->span[x->rule][i][j];
+    case R_SEQ:
+        return seq_match(o, x->kid, x->nkid, i, j);
+    case R_ALT:
+        for (int k = 0; k < x->nkid; k++)
+            if (rex_match(o, x->kid[k], i, j))
+                return 1;
+        return 0;
+    case R_REP:
+        return rep_match(o, x->kid[0], x->m, x->n, i, j);
+    }
+    return 0;
+}
+
+static int oracle_accepts(rex_t *const *rules, const char *s)
+{
+    oracle_t o = {.s = s, .len = strlen(s)};
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int r = 0; r < MAX_RULES; r++)
+            for (size_t i = 0; i <= o.len; i++)
+                for (size_t j = i; j <= o.len; j++)
+                    if (!o.span[r][i][j] && rex_match(&o, rules[r], i, j))
+                        o.span[r][i][j] = changed = 1;
+    }
+    return o.span[0][0][o.len];
+}
+
+/* The same fixpoint over the read CFG: span[A][i][j] for nonterminals,
+ * lexemes by PCRE2 (re[k]: lexeme k compiled). */
+static int seq_derives(pcre2_code *const *re, uint8_t (*span)[MAX_LEN + 1][MAX_LEN + 1],
+                       const gr_sym_t *sym, uint32_t n, const char *s, size_t i, size_t j)
+{
+    if (n == 0)
+        return i == j;
+    for (size_t mid = i; mid <= j; mid++) {
+        int first = gr_is_lex(sym[0]) ? mid > i && full_match(re[gr_index(sym[0])], s + i, mid - i)
+                                      : span[sym[0]][i][mid];
+        if (first && seq_derives(re, span, sym + 1, n - 1, s, mid, j))
+            return 1;
+    }
+    return 0;
+}
+
+static int cfg_accepts(const gr_cfg_t *g, pcre2_code *const *re, const char *s)
+{
+    size_t len = strlen(s);
+    uint8_t (*span)[MAX_LEN + 1][MAX_LEN + 1] = calloc(g->nt.len, sizeof *span);
+    assert_non_null(span);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t r = 0; r < g->rule.len; r++) {
+            const gr_rule_t *ru = &g->rule.data[r];
+            for (size_t i = 0; i <= len; i++)
+                for (size_t j = i; j <= len; j++)
+                    if (!span[ru->lhs][i][j] &&
+                        seq_derives(re, span, g->sym.data + ru->off, ru->n, s, i, j))
+                        span[ru->lhs][i][j] = changed = 1;
+        }
+    }
+    int ok = span[g->start][0][len];
+    free(span);
+    return ok;
+}
+
+static void check_random(rex_t *const *rules, int lark)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    assert_non_null(f);
+    for (int r = 0; r < MAX_RULES; r++) {
+        if (r)
+            fprintf(f, "r%d", r);
+        else
+            fputs(lark ? "start" : "root", f);
+        fputs(lark ? ": " : " ::= ", f);
+        rex_print(rules[r], lark, f);
+        fputc('\n', f);
+    }
+    if (lark)
+        fputs("%ignore \" \"\n", f);
+    fclose(f);
+    gr_cfg_t g;
+    tb_err_t err;
+    if (gr_cfg_parse(&g, text, tlen, lark ? "r.lark" : "r.gbnf", NULL, &err)) {
+        /* unproductive rules: refused, as they must be */
+        if (!strstr(err.msg, "derives no"))
+            fail_msg("%s\n%s", err.msg, text);
+        free(text);
+        return;
+    }
+    pcre2_code **re = calloc(g.lex.len, sizeof *re);
+    assert_non_null(re);
+    for (size_t k = 0; k < g.lex.len; k++)
+        re[k] = compile(g.lex.data[k].regex);
+    char s[MAX_LEN + 1];
+    for (size_t len = 0; len <= MAX_LEN; len++) {
+        for (uint32_t bits = 0; bits < (1u << len); bits++) {
+            for (size_t i = 0; i < len; i++)
+                s[i] = (char)('a' + ((bits >> i) & 1));
+            s[len] = 0;
+            int want = oracle_accepts(rules, s), got = cfg_accepts(&g, re, s);
+            if (want != got) {
+                char *d = dump(&g);
+                fail_msg("'%s': grammar %s, read CFG %s\n%s\n%s", s,
+                         want ? "accepts" : "refuses", got ? "accepts" : "refuses", text, d);
+            }
+        }
+    }
+    for (size_t k = 0; k < g.lex.len; k++)
+        pcre2_code_free(re[k]);
+    free(re);
+    gr_cfg_free(&g);
+    free(text);
+}
+
+static void test_random_grammars(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 150; t++) {
+        rex_t *rules[MAX_RULES];
+        for (int r = 0; r < MAX_RULES; r++)
+            rules[r] = rex_new(0);
+        check_random(rules, 0);
+        check_random(rules, 1);
+        for (int r = 0; r < MAX_RULES; r++)
+            rex_free(rules[r]);
+    }
+}
+
 /* ---- loading ---- */
 
 static void test_load_files(void **state)
@@ -642,7 +926,8 @@ int main(void)
         cmocka_unit_test(test_gbnf_errors),      cmocka_unit_test(test_lark_rules),
         cmocka_unit_test(test_lark_terminals),   cmocka_unit_test(test_lark_imports),
         cmocka_unit_test(test_lark_errors),      cmocka_unit_test(test_load_files),
-        cmocka_unit_test(test_robustness),       cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_random_grammars),  cmocka_unit_test(test_robustness),
+        cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
