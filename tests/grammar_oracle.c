@@ -42,10 +42,26 @@ typedef struct {
     pcre2_code *all, *anch;
 } lexre_t;
 
+/* What lexeme l's pattern can tell apart among the code points past
+ * ASCII, for the completions of a cut character (viable_tail): the code
+ * points it names (cuts, sorted: literals, \x{..}, \u.... and \o{..}
+ * escapes) and the properties it names (probes: each \p{..} or \P{..}
+ * compiled alone).  Two code points that no cut separates and every probe
+ * classes alike are matched alike by the pattern, so one of them answers
+ * for both.  `every` marks a pattern with a construct this reading does
+ * not follow ((?i), \h \v \R \X \b \N \C \Q, back-references, (*VERB)):
+ * then every code point is tried. */
+typedef struct {
+    TB_VEC(uint32_t) cuts;
+    TB_VEC(pcre2_code *) probes;
+    int every;
+} lexchars_t;
+
 /* A lexeme expected at set j that may still be read past the end of
- * go_mask's prefix. */
+ * go_mask's prefix; on: the bytes that can come next (bit b of on[b / 64]). */
 typedef struct {
     uint32_t j, lex;
+    uint64_t on[4];
 } live_t;
 
 struct go {
@@ -59,6 +75,13 @@ struct go {
     uint32_t nnt, nlex, start_end; /* start_end: S' -> S IGN . */
     uint32_t start_dot;
     lexre_t *re;
+    lexchars_t *chars;
+    uint64_t (*begin)[4]; /* per lexeme: the bytes a match can begin with */
+    /* Representatives of the completions of a cut character: key lexeme
+     * << 32 | bytes << 24 | the bytes -> offset << 32 | count in reps. */
+    tb_u64map_t rep_map;
+    TB_VEC(uint32_t) reps;
+    int exhaustive; /* go_set_exhaustive */
     pcre2_match_data *md, *dmd;
     uint32_t dmd_pairs;
     int *ws;
@@ -78,6 +101,7 @@ struct go {
 };
 
 static int fail(go_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int next_bytes(go_t *o, uint32_t l, const uint8_t *s, size_t m, uint64_t on[4]);
 
 static int fail(go_t *o, const char *fmt, ...)
 {
@@ -91,6 +115,15 @@ static int fail(go_t *o, const char *fmt, ...)
 const char *go_error(const go_t *o)
 {
     return o->err;
+}
+
+int go_set_exhaustive(go_t *o, int on)
+{
+    o->exhaustive = on != 0;
+    for (uint32_t l = 0; l < o->nlex; l++)
+        if (next_bytes(o, l, (const uint8_t *)"", 0, o->begin[l]))
+            return -1;
+    return 0;
 }
 
 void go_set_max_items(go_t *o, size_t max_items)
@@ -300,15 +333,228 @@ static int lex_ends(go_t *o, uint32_t l, size_t p, size_t q, int partial)
     return (int)o->ends.len;
 }
 
+/* ---- a text that ends inside a character ---------------------------------------- */
+
+/* If t[0..k) can begin a character without completing it, the code points
+ * that begin so, [*lo, *hi] (a range: UTF-8 keeps code point order). */
+static int tail_range(const uint8_t *t, size_t k, uint32_t *lo, uint32_t *hi)
+{
+    uint8_t c = t[0];
+    size_t need = tb_utf8_lead_len(c);
+    if (c < 0xC2 || c > 0xF4 || k >= need)
+        return 0;
+    /* The second byte's range excludes overlong forms, surrogates and
+     * code points past U+10FFFF. */
+    uint8_t b2lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    uint8_t b2hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    uint8_t mn[4], mx[4];
+    for (size_t i = 0; i < need; i++) {
+        uint8_t l = i == 0 ? c : i == 1 ? b2lo : 0x80, h = i == 0 ? c : i == 1 ? b2hi : 0xBF;
+        if (i < k && (t[i] < l || t[i] > h))
+            return 0;
+        mn[i] = i < k ? t[i] : l;
+        mx[i] = i < k ? t[i] : h;
+    }
+    tb_utf8_decode(mn, need, lo);
+    tb_utf8_decode(mx, need, hi);
+    return 1;
+}
+
+/* Reads lexeme l's pattern p[0..n) into o->chars[l] (lexchars_t). */
+static int read_chars(go_t *o, uint32_t l, const char *p, size_t n)
+{
+    lexchars_t *lc = &o->chars[l];
+    for (size_t i = 0; i < n && !lc->every;) {
+        uint8_t c = (uint8_t)p[i];
+        uint32_t cp;
+        size_t k;
+        if (c >= 0x80) {
+            k = tb_utf8_decode((const uint8_t *)p + i, n - i, &cp);
+            if (!k || tb_vec_push(&lc->cuts, cp))
+                return k ? fail(o, "out of memory") : fail(o, "lexeme %u: invalid UTF-8", l);
+            i += k;
+        } else if (c == '(' && i + 1 < n && p[i + 1] == '*') {
+            lc->every = 1;
+        } else if (c == '(' && i + 1 < n && p[i + 1] == '?') {
+            for (i += 2; i < n && (strchr("-^", p[i]) || (unsigned)((p[i] | 0x20) - 'a') < 26u); i++)
+                lc->every |= p[i] == 'i';
+        } else if (c != '\\' || i + 1 == n) {
+            i++;
+        } else if (strchr("xuo", p[i + 1])) {
+            /* \xHH \x{H..} \uHHHH \u{H..} \o{O..} */
+            int base = p[i + 1] == 'o' ? 8 : 16;
+            const char *d = p + i + 2 + (i + 2 < n && p[i + 2] == '{');
+            char num[16] = {0};
+            size_t len = p[i + 1] == 'x' && d == p + i + 2 ? 2 : p[i + 1] == 'u' && d == p + i + 2 ? 4 : 12;
+            for (size_t m = 0; m < len && d + m < p + n && d[m] != '}'; m++)
+                num[m] = d[m];
+            unsigned long v = strtoul(num, NULL, base);
+            if (v >= 0x80 && tb_vec_push(&lc->cuts, (uint32_t)v))
+                return fail(o, "out of memory");
+            i += 2;
+        } else if (p[i + 1] == 'p' || p[i + 1] == 'P') {
+            const char *close = p[i + 2] == '{' ? memchr(p + i, '}', n - i) : p + i + 2;
+            int code;
+            PCRE2_SIZE off;
+            pcre2_code *pr = close ? pcre2_compile((PCRE2_SPTR)p + i, (size_t)(close - p - i) + 1,
+                                                   PCRE2_UTF | PCRE2_ANCHORED, &code, &off, NULL)
+                                   : NULL;
+            if (!pr || tb_vec_push(&lc->probes, pr)) {
+                pcre2_code_free(pr);
+                lc->every = 1; /* a name this reading cannot cut out */
+            }
+            i = close ? (size_t)(close - p) + 1 : n;
+        } else if (strchr("hHvVRXbBNCQkg0123456789", p[i + 1])) {
+            lc->every = 1;
+        } else {
+            i += 1 + ((uint8_t)p[i + 1] < 0x80);
+        }
+    }
+    if (lc->probes.len > 64)
+        lc->every = 1;
+    /* Sorted, for reps(). */
+    for (size_t a = 1; a < lc->cuts.len; a++)
+        for (size_t b = a; b > 0 && lc->cuts.data[b - 1] > lc->cuts.data[b]; b--) {
+            uint32_t t = lc->cuts.data[b];
+            lc->cuts.data[b] = lc->cuts.data[b - 1];
+            lc->cuts.data[b - 1] = t;
+        }
+    return 0;
+}
+
+/* Which of lexeme l's probes code point cp has (bit i: probe i). */
+static uint64_t signature(go_t *o, uint32_t l, uint32_t cp)
+{
+    uint8_t u[4];
+    size_t len = tb_utf8_encode(cp, u);
+    uint64_t sig = 0;
+    const lexchars_t *lc = &o->chars[l];
+    for (size_t i = 0; i < lc->probes.len; i++)
+        if (pcre2_match(lc->probes.data[i], u, len, 0, 0, o->md, NULL) >= 0)
+            sig |= 1ull << i;
+    return sig;
+}
+
+static int rep_push(go_t *o, uint32_t cp)
+{
+    return tb_vec_push(&o->reps, cp) ? fail(o, "out of memory") : 0;
+}
+
+/* The code points that stand for all completions of the cut character
+ * t[0..k) in lexeme l's eyes: *first and *count in o->reps (cached). */
+static int reps(go_t *o, uint32_t l, const uint8_t *t, size_t k, size_t *first, size_t *count)
+{
+    uint64_t key = (uint64_t)o->exhaustive << 62 | (uint64_t)l << 32 | (uint64_t)k << 24, val;
+    for (size_t i = 0; i < k; i++)
+        key |= (uint64_t)t[i] << (8 * (2 - i));
+    if (tb_u64map_get(&o->rep_map, key, &val)) {
+        *first = val >> 32;
+        *count = val & 0xffffffffu;
+        return 0;
+    }
+    uint32_t lo, hi;
+    tail_range(t, k, &lo, &hi);
+    const lexchars_t *lc = &o->chars[l];
+    size_t start = o->reps.len, c = 0;
+    for (uint32_t cp = lo; cp <= hi;) {
+        while (c < lc->cuts.len && lc->cuts.data[c] < cp)
+            c++;
+        if (lc->every || o->exhaustive || (c < lc->cuts.len && lc->cuts.data[c] == cp)) {
+            if (rep_push(o, cp++))
+                return -1;
+            continue;
+        }
+        /* cp..end: no cut inside; a new representative where the
+         * probes' verdict changes. */
+        uint32_t end = c < lc->cuts.len && lc->cuts.data[c] <= hi ? lc->cuts.data[c] - 1 : hi;
+        uint64_t sig = signature(o, l, cp);
+        if (rep_push(o, cp))
+            return -1;
+        for (uint32_t x = cp + 1; lc->probes.len && x <= end; x++) {
+            uint64_t sx = signature(o, l, x);
+            if (sx != sig && rep_push(o, x))
+                return -1;
+            sig = sx;
+        }
+        cp = end + 1;
+    }
+    *first = start;
+    *count = o->reps.len - start;
+    if (tb_u64map_put(&o->rep_map, key, (uint64_t)start << 32 | *count) < 0)
+        return fail(o, "out of memory");
+    return 0;
+}
+
+/* Is s[0..m) (valid UTF-8) followed by some completion of the cut
+ * character t[0..k) a prefix of a match of lexeme l?  k == 0: is s. */
+static int viable_tail(go_t *o, uint32_t l, const uint8_t *s, size_t m, const uint8_t *t,
+                       size_t k)
+{
+    int r = anch_match(o, l, s, m, 1, 0);
+    if (k == 0 || r <= 0)
+        return r;
+    size_t first, count;
+    if (reps(o, l, t, k, &first, &count))
+        return -1;
+    o->cbuf.len = 0;
+    if (tb_buf_reserve(&o->cbuf, m + 4))
+        return fail(o, "out of memory");
+    memcpy(o->cbuf.data, s, m);
+    for (size_t i = 0; i < count; i++) {
+        size_t len = tb_utf8_encode(o->reps.data[first + i], o->cbuf.data + m);
+        if ((r = anch_match(o, l, o->cbuf.data, m + len, 1, 0)) != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Is text[j..n) a prefix of a match of lexeme l? */
+static int viable_end(go_t *o, uint32_t l, size_t j)
+{
+    return viable_tail(o, l, o->text.data + j, o->v - j, o->text.data + o->v, o->n - o->v);
+}
+
+/* The bytes that can follow s[0..m) (valid UTF-8) in a match of lexeme l,
+ * into on[]: ASCII, and the lead bytes of characters that can. */
+static int next_bytes(go_t *o, uint32_t l, const uint8_t *s, size_t m, uint64_t on[4])
+{
+    memset(on, 0, 4 * sizeof *on);
+    tb_buf_t b = {0};
+    if (tb_buf_reserve(&b, m + 1))
+        return fail(o, "out of memory");
+    memcpy(b.data, s, m);
+    for (unsigned c = 0; c < 0xF5; c++) {
+        if (c >= 0x80 && c < 0xC2)
+            continue;
+        b.data[m] = (uint8_t)c;
+        int r = c < 0x80 ? anch_match(o, l, b.data, m + 1, 1, 0)
+                         : viable_tail(o, l, b.data, m, b.data + m, 1);
+        if (r < 0) {
+            tb_buf_free(&b);
+            return -1;
+        }
+        on[c / 64] |= (uint64_t)r << (c % 64);
+    }
+    tb_buf_free(&b);
+    return 0;
+}
+
 static int compile_lexemes(go_t *o, const gr_cfg_t *g)
 {
-    o->re = calloc(o->nlex ? o->nlex : 1, sizeof *o->re);
-    if (!o->re)
+    size_t nl = o->nlex ? o->nlex : 1;
+    o->re = calloc(nl, sizeof *o->re);
+    o->chars = calloc(nl, sizeof *o->chars);
+    o->begin = calloc(nl, sizeof *o->begin);
+    if (!o->re || !o->chars || !o->begin || tb_u64map_init(&o->rep_map, 256))
         return fail(o, "out of memory");
     for (uint32_t l = 0; l < o->nlex; l++) {
         const gr_lexeme_t *lx = &g->lex.data[l];
+        size_t b, e;
+        strip_anchors(lx->regex, &b, &e);
         if (!(o->re[l].all = compile(o, lx, "(?:%.*s)")) ||
-            !(o->re[l].anch = compile(o, lx, "(?:%.*s)\\z")))
+            !(o->re[l].anch = compile(o, lx, "(?:%.*s)\\z")) ||
+            read_chars(o, l, lx->regex + b, e - b) ||
+            next_bytes(o, l, (const uint8_t *)"", 0, o->begin[l]))
             return -1;
         int empty = anch_match(o, l, (const uint8_t *)"", 0, 0, 0);
         if (empty)
@@ -362,7 +608,18 @@ void go_free(go_t *o)
         pcre2_code_free(o->re[l].all);
         pcre2_code_free(o->re[l].anch);
     }
+    for (uint32_t l = 0; o->chars && l < o->nlex; l++) {
+        for (size_t i = 0; i < o->chars[l].probes.len; i++)
+            pcre2_code_free(o->chars[l].probes.data[i]);
+        free(o->chars[l].probes.data);
+        free(o->chars[l].cuts.data);
+    }
     free(o->re);
+    free(o->chars);
+    free(o->begin);
+    free(o->reps.data);
+    if (o->rep_map.keys)
+        tb_u64map_free(&o->rep_map);
     pcre2_match_data_free(o->md);
     pcre2_match_data_free(o->dmd);
     free(o->ws);
@@ -567,10 +824,22 @@ static int advance(go_t *o, size_t j, uint32_t l, size_t f)
     return 0;
 }
 
+/* Can a match of lexeme l begin with text[j] (1 at the end of the text)?
+ * A filter that spares PCRE2 runs bound to fail. */
+static int can_begin(const go_t *o, uint32_t l, size_t j)
+{
+    if (j >= o->n)
+        return 1;
+    uint8_t b = o->text.data[j];
+    return (int)(o->begin[l][b / 64] >> (b % 64)) & 1;
+}
+
 /* Advances set j over every match of lexeme l in text[j..v) that ends
  * after byte `after`. */
 static int scan_ends(go_t *o, size_t j, uint32_t l, size_t after)
 {
+    if (!can_begin(o, l, j))
+        return 0;
     int k = lex_ends(o, l, j, o->v, 0);
     for (int i = 0; i < k; i++)
         if (o->ends.data[i] > after && advance(o, j, l, o->ends.data[i]))
@@ -591,56 +860,6 @@ static int build(go_t *o, size_t from)
         for (size_t i = 0; i < o->exp.len; i++)
             if (scan_ends(o, e, o->exp.data[i], e))
                 return -1;
-    }
-    return 0;
-}
-
-/* ---- a text that ends inside a character ---------------------------------------- */
-
-/* If t[0..k) can begin a character without completing it, the code points
- * that begin so, [*lo, *hi] (a range: UTF-8 keeps code point order). */
-static int tail_range(const uint8_t *t, size_t k, uint32_t *lo, uint32_t *hi)
-{
-    uint8_t c = t[0];
-    size_t need = tb_utf8_lead_len(c);
-    if (c < 0xC2 || c > 0xF4 || k >= need)
-        return 0;
-    /* The second byte's range excludes overlong forms, surrogates and
-     * code points past U+10FFFF. */
-    uint8_t b2lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    uint8_t b2hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    uint8_t mn[4], mx[4];
-    for (size_t i = 0; i < need; i++) {
-        uint8_t l = i == 0 ? c : i == 1 ? b2lo : 0x80, h = i == 0 ? c : i == 1 ? b2hi : 0xBF;
-        if (i < k && (t[i] < l || t[i] > h))
-            return 0;
-        mn[i] = i < k ? t[i] : l;
-        mx[i] = i < k ? t[i] : h;
-    }
-    tb_utf8_decode(mn, need, lo);
-    tb_utf8_decode(mx, need, hi);
-    return 1;
-}
-
-/* Is text[j..n) a prefix of a match of lexeme l?  When the text ends
- * inside a character, every completion of it is tried. */
-static int viable_end(go_t *o, uint32_t l, size_t j)
-{
-    const uint8_t *t = o->text.data;
-    int r = anch_match(o, l, t + j, o->v - j, 1, 0);
-    if (o->v == o->n || r <= 0)
-        return r;
-    uint32_t lo, hi;
-    tail_range(t + o->v, o->n - o->v, &lo, &hi);
-    size_t m = o->v - j;
-    o->cbuf.len = 0;
-    if (tb_buf_reserve(&o->cbuf, m + 4))
-        return fail(o, "out of memory");
-    memcpy(o->cbuf.data, t + j, m);
-    for (uint32_t cp = lo; cp <= hi; cp++) {
-        size_t len = tb_utf8_encode(cp, o->cbuf.data + m);
-        if (len && (r = anch_match(o, l, o->cbuf.data, m + len, 1, 0)) != 0)
-            return r;
     }
     return 0;
 }
@@ -694,6 +913,8 @@ int go_prefix(go_t *o, const uint8_t *s, size_t n)
  * past base advance set j's items. */
 static int scan_ext(go_t *o, size_t j, uint32_t l, size_t base)
 {
+    if (!can_begin(o, l, j))
+        return 0;
     if (o->v < o->n)
         return scan_ends(o, j, l, base) ? -1 : viable_end(o, l, j);
     int k = lex_ends(o, l, j, o->n, 1);
@@ -715,8 +936,12 @@ static int extend(go_t *o, size_t base)
 {
     if (o->n == base && o->v == base && o->sets[base].it.len)
         return 1;
+    uint8_t b = o->n > base ? o->text.data[base] : 0;
     for (size_t i = 0; i < o->live.len; i++) {
-        int r = scan_ext(o, o->live.data[i].j, o->live.data[i].lex, base);
+        const live_t *lv = &o->live.data[i];
+        if (o->n > base && !((lv->on[b / 64] >> (b % 64)) & 1))
+            continue; /* its match cannot take the token's first byte */
+        int r = scan_ext(o, lv->j, lv->lex, base);
         if (r)
             return r;
     }
@@ -737,7 +962,9 @@ static int extend(go_t *o, size_t base)
 }
 
 /* The live lexemes of the charted prefix text[0..v): those expected at
- * some set j that can still read text[j..v) as the start of a match. */
+ * some set j that can still read text[j..v) as the start of a match, with
+ * the bytes that can come next (all when the prefix ends inside a
+ * character). */
 static int find_live(go_t *o)
 {
     o->live.len = 0;
@@ -747,8 +974,10 @@ static int find_live(go_t *o)
         if (expected(o, j))
             return -1;
         for (size_t i = 0; i < o->exp.len; i++) {
-            live_t lv = {(uint32_t)j, o->exp.data[i]};
+            live_t lv = {(uint32_t)j, o->exp.data[i], {~0ull, ~0ull, ~0ull, ~0ull}};
             int r = anch_match(o, lv.lex, o->text.data + j, o->v - j, 1, 0);
+            if (r > 0 && o->v == o->n)
+                r = next_bytes(o, lv.lex, o->text.data + j, o->v - j, lv.on) ? -1 : 1;
             if (r < 0)
                 return -1;
             if (r && tb_vec_push(&o->live, lv))

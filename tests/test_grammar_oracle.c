@@ -555,6 +555,65 @@ static void small_vocab_masks(void **state)
     g_end(o);
 }
 
+/* The classes of code points that stand for a cut character's
+ * completions (grammar_oracle.h) answer as trying every code point does:
+ * masks over tokens that are cut characters (every lead byte, and the
+ * lead bytes with a second byte), both ways, after texts that leave each
+ * lexeme expecting its next character. */
+static void completion_classes(void **state)
+{
+    (void)state;
+    g_begin();
+    gr_sym_t s = nt("S"), x = nt("X"), list;
+    static const char *const res[] = {
+        "\\p{Greek}+", "[\\x{1F600}-\\x{1F64F}]+!", "a[^\\p{L}\\p{N}]", "[é-ü]+x",
+        "\\p{Han}{2}", "(?i)straße", "b\\P{Lu}", "c[\\x{10000}-\\x{10FFFF}]",
+    };
+    for (size_t i = 0; i < sizeof res / sizeof *res; i++)
+        RULE(x, lexeme(res[i], 0));
+    tb_err_t err;
+    assert_int_equal(gr_cfg_star(&G, x, "xs", &list, &err), 0);
+    RULE(s, list);
+    go_t *o = g_oracle(s);
+    uint8_t bytes[4096][2];
+    const uint8_t *tok[4096];
+    uint32_t len[4096];
+    size_t ntok = 0;
+    for (unsigned c = 0xC0; c < 0x100; c++) {
+        bytes[ntok][0] = (uint8_t)c;
+        tok[ntok] = bytes[ntok];
+        len[ntok++] = 1;
+        for (unsigned d = 0x80; d < 0xC0; d += 1 + test_rnd(8)) {
+            bytes[ntok][0] = (uint8_t)c;
+            bytes[ntok][1] = (uint8_t)d;
+            tok[ntok] = bytes[ntok];
+            len[ntok++] = 2;
+        }
+    }
+    static const char *const prefixes[] = {"", "\xCE\xB1", "a", "\xC3\xA9", "b", "c", "STRA",
+                                           "\xE4\xB8\xAD", "\xF0\x9F\x98\x80"};
+    uint8_t *fast = malloc(ntok), *slow = malloc(ntok);
+    for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
+        const uint8_t *pre = (const uint8_t *)prefixes[p];
+        size_t n = strlen(prefixes[p]);
+        assert_int_equal(go_set_exhaustive(o, 0), 0);
+        assert_int_equal(go_mask(o, pre, n, tok, len, ntok, fast), 0);
+        assert_int_equal(go_set_exhaustive(o, 1), 0);
+        assert_int_equal(go_mask(o, pre, n, tok, len, ntok, slow), 0);
+        size_t allowed = 0;
+        for (size_t i = 0; i < ntok; i++) {
+            if (fast[i] != slow[i])
+                fail_msg("after '%s': token %02x %02x: classes say %d, every code point %d",
+                         prefixes[p], tok[i][0], len[i] > 1 ? tok[i][1] : 0, fast[i], slow[i]);
+            allowed += fast[i];
+        }
+        assert_true(allowed > 0);
+    }
+    free(fast);
+    free(slow);
+    g_end(o);
+}
+
 /* ---- generated sentences ------------------------------------------------------------- */
 
 static void generated_sentences_are_accepted(go_t *o, int count, uint32_t depth)
@@ -655,6 +714,7 @@ int main(void)
         cmocka_unit_test(anchors_and_bad_lexemes),
         cmocka_unit_test(json_texts),
         cmocka_unit_test(utf8_completions),
+        cmocka_unit_test(completion_classes),
         cmocka_unit_test(deep_nesting),
         cmocka_unit_test(small_vocab_masks),
         cmocka_unit_test(generated_sentences),
