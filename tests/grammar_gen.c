@@ -247,14 +247,22 @@ static int maybe_ignored(gg_t *gen, tb_buf_t *out)
     return gg_lexeme(gen, gen->ign.data[test_rnd((uint32_t)gen->ign.len)], out);
 }
 
-/* A rule of a, drawn among all or among those of least height. */
-static size_t pick_rule(const gg_t *gen, uint32_t a, int shortest)
+enum { PICK_ANY, PICK_SHORTEST, PICK_TALLEST };
+
+/* A rule of a, drawn among all, among those of least height or among
+ * those of greatest height. */
+static size_t pick_rule(const gg_t *gen, uint32_t a, int how)
 {
+    uint32_t tallest = 0;
+    for (size_t r = 0; how == PICK_TALLEST && r < gen->g->rule.len; r++)
+        if (gen->g->rule.data[r].lhs == a && rule_height(gen, r) > tallest)
+            tallest = rule_height(gen, r);
     size_t cand = 0, pick = 0;
     for (size_t r = 0; r < gen->g->rule.len; r++) {
         if (gen->g->rule.data[r].lhs != a)
             continue;
-        if (shortest && rule_height(gen, r) != gen->height[a])
+        if ((how == PICK_SHORTEST && rule_height(gen, r) != gen->height[a]) ||
+            (how == PICK_TALLEST && rule_height(gen, r) != tallest))
             continue;
         if (test_rnd((uint32_t)++cand) == 0) /* reservoir sampling */
             pick = r;
@@ -277,8 +285,10 @@ int gg_sentence(gg_t *gen, uint32_t max_depth, tb_buf_t *out)
                 return -1;
             continue;
         }
-        int shortest = depth >= max_depth / 2 || out->len - from >= GG_SOFT_BYTES;
-        const gr_rule_t *ru = &gen->g->rule.data[pick_rule(gen, s, shortest)];
+        int how = depth >= max_depth || out->len - from >= GG_SOFT_BYTES ? PICK_SHORTEST
+                  : depth < max_depth / 2 && test_rnd(2)                 ? PICK_TALLEST
+                                                                         : PICK_ANY;
+        const gr_rule_t *ru = &gen->g->rule.data[pick_rule(gen, s, how)];
         if (tb_vec_reserve(&gen->stack, ru->n))
             return fail(gen, "out of memory");
         for (uint32_t i = ru->n; i-- > 0;)

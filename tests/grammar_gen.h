@@ -6,9 +6,10 @@
  * test_rnd (tests/support.h: seeded, so every run draws the same ones),
  * each lexeme replaced by a random string it matches, and an ignored
  * lexeme's string inserted before a lexeme (or at the end) one time in
- * four.  Depth is bounded: up to half of max_depth any rule is drawn,
- * deeper (or once the text passes GG_SOFT_BYTES) only rules of least
- * height, those closest to a string of lexemes.
+ * four.  Depth is bounded: from max_depth on (or once the text passes
+ * GG_SOFT_BYTES) only rules of least height are drawn, those closest to a
+ * string of lexemes; in the first half of max_depth, half of the draws
+ * are among the rules of greatest height, so that sentences nest.
  *
  * A lexeme's string is a random walk checked by PCRE2 through the oracle
  * (go_lexeme_viable, go_lexeme_full), so it stays independent of the
