@@ -304,6 +304,7 @@ static void test_gbnf_errors(void **state)
                  "g.gbnf:1:11: range out of order in a character class");
     expect_error("gbnf", "root ::= []\n", "g.gbnf:1:10: empty character class [] (it matches nothing)");
     expect_error("gbnf", "root ::= \"\\q\"\n", "g.gbnf:1:11: unknown escape \\q");
+    expect_error("gbnf", "root ::= \"\\", "g.gbnf:1:11: a backslash ends the file");
     expect_error("gbnf", "root ::= \"\\x4\"\n", "g.gbnf:1:11: escape \\x needs 2 hex digits");
     expect_error("gbnf", "root ::= \"\\UFFFFFFFF\"\n",
                  "g.gbnf:1:11: escape \\U: code point U+FFFFFFFF out of range (or a surrogate)");
