@@ -78,6 +78,8 @@ int gr_text_char(gr_text_t *t, const char *escapes, uint32_t *cp)
     uint8_t c = gr_text_at(t, 0);
     if (c == '\\') {
         uint8_t e = gr_text_at(t, 1);
+        if (t->i + 1 >= t->len)
+            return gr_text_fail(t, gr_text_pos(t), "a backslash ends the file");
         if (e == 'x' || e == 'u' || e == 'U')
             return hex_escape(t, e == 'x' ? 2 : e == 'u' ? 4 : 8, cp);
         for (const char *p = escapes; e && p[0]; p += 2) {

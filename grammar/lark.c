@@ -273,7 +273,7 @@ static gr_expr_t *regex_node(lark_t *p)
     size_t end = k->len - 1;
     while (s[end] != '/')
         end--;
-    const char *body = s + 1, *flags = s + end + 1;
+    const char *body = s + 1, *flags = s + end + 1; /* "//" is a comment: blen > 0 */
     size_t blen = end - 1, nflags = k->len - end - 1;
     gr_pos_t bpos = {k->pos.line, k->pos.col + 1};
     int icase = 0, dotall = 0;
@@ -287,10 +287,6 @@ static gr_expr_t *regex_node(lark_t *p)
                          "regex flag '%c' is not supported (i, s and u are)", flags[i]);
             return NULL;
         }
-    }
-    if (blen == 0) {
-        gr_text_fail(&p->t, k->pos, "empty regex");
-        return NULL;
     }
     uint8_t nullable;
     if (gr_ebnf_check_regex(p->e, body, blen, bpos, &nullable, p->t.err))

@@ -5,9 +5,10 @@
  * checked with PCRE2 (full, anchored matches) as the reference for the
  * regex syntax; random grammars whose read CFG must accept exactly the
  * short strings a direct interpretation of the grammar derives (merging
- * into lexemes is exact); every error with its exact FILE:LINE:COL; the
- * committed example grammars; and truncated or mutated grammars, which must
- * give a grammar or an error, never a crash (run it under make SANITIZE=1).
+ * into lexemes is exact); the JSON grammars against jansson; every error
+ * with its exact FILE:LINE:COL; the committed example grammars; and
+ * truncated or mutated grammars, which must give a grammar or an error,
+ * never a crash (run it under make SANITIZE=1).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+
+#include <jansson.h>
 
 #include "../base/file.h"
 #include "../grammar/load.h"
@@ -301,6 +304,7 @@ static void test_gbnf_errors(void **state)
                  "g.gbnf:1:11: range out of order in a character class");
     expect_error("gbnf", "root ::= []\n", "g.gbnf:1:10: empty character class [] (it matches nothing)");
     expect_error("gbnf", "root ::= \"\\q\"\n", "g.gbnf:1:11: unknown escape \\q");
+    expect_error("gbnf", "root ::= \"\\", "g.gbnf:1:11: a backslash ends the file");
     expect_error("gbnf", "root ::= \"\\x4\"\n", "g.gbnf:1:11: escape \\x needs 2 hex digits");
     expect_error("gbnf", "root ::= \"\\UFFFFFFFF\"\n",
                  "g.gbnf:1:11: escape \\U: code point U+FFFFFFFF out of range (or a surrogate)");
@@ -519,8 +523,8 @@ static void test_lark_errors(void **state)
  *
  * Random grammars over the letters a and b (literals, classes, groups,
  * alternatives, repetitions, references to rules, recursion included) are
- * printed as GBNF (merged runs) and as Lark with %ignore " " (no merging;
- * the test strings hold no blank, so the language is the same).  Every
+ * printed as GBNF and Lark (merged runs) and as Lark with %ignore " " (no
+ * merging; the test strings hold no blank, so the language is the same).  Every
  * string of a and b up to MAX_LEN letters must be in the read CFG (checked
  * by a fixpoint over spans, lexemes by PCRE2) iff the expression trees
  * derive it (checked by the same kind of fixpoint over the trees, which
@@ -680,43 +684,94 @@ static int oracle_accepts(rex_t *const *rules, const char *s)
     return o.span[0][0][o.len];
 }
 
-/* The same fixpoint over the read CFG: span[A][i][j] for nonterminals,
- * lexemes by PCRE2 (re[k]: lexeme k compiled). */
-static int seq_derives(pcre2_code *const *re, uint8_t (*span)[MAX_LEN + 1][MAX_LEN + 1],
-                       const gr_sym_t *sym, uint32_t n, const char *s, size_t i, size_t j)
+/* A recognizer of the read CFG by the same kind of fixpoint:
+ * span[(A * (n+1) + i) * (n+1) + j] says nonterminal A derives s[i..j);
+ * lex[...] the same for lexeme k (by PCRE2); skip[i * (n+1) + j] that
+ * s[i..j) is a string of ignored lexemes (empty included), which may
+ * stand before every lexeme and at the end. */
+typedef struct {
+    const gr_cfg_t *g;
+    const char *s;
+    size_t n;
+    uint8_t *span, *lex, *skip;
+} rec_t;
+
+#define AT(r, a, i, j) (((size_t)(a) * ((r)->n + 1) + (i)) * ((r)->n + 1) + (j))
+
+static int seq_derives(const rec_t *r, const gr_sym_t *sym, uint32_t n, size_t i, size_t j)
 {
     if (n == 0)
         return i == j;
     for (size_t mid = i; mid <= j; mid++) {
-        int first = gr_is_lex(sym[0]) ? mid > i && full_match(re[gr_index(sym[0])], s + i, mid - i)
-                                      : span[sym[0]][i][mid];
-        if (first && seq_derives(re, span, sym + 1, n - 1, s, mid, j))
+        int first = 0;
+        if (!gr_is_lex(sym[0]))
+            first = r->span[AT(r, sym[0], i, mid)];
+        for (size_t k = i; k < mid && gr_is_lex(sym[0]) && !first; k++)
+            first = r->skip[AT(r, 0, i, k)] && r->lex[AT(r, gr_index(sym[0]), k, mid)];
+        if (first && seq_derives(r, sym + 1, n - 1, mid, j))
             return 1;
     }
     return 0;
 }
 
-static int cfg_accepts(const gr_cfg_t *g, pcre2_code *const *re, const char *s)
+static int cfg_accepts(const gr_cfg_t *g, pcre2_code *const *re, const char *s, size_t n)
 {
-    size_t len = strlen(s);
-    uint8_t (*span)[MAX_LEN + 1][MAX_LEN + 1] = calloc(g->nt.len, sizeof *span);
-    assert_non_null(span);
+    rec_t r = {.g = g, .s = s, .n = n};
+    size_t sq = (n + 1) * (n + 1);
+    r.span = calloc(g->nt.len ? g->nt.len * sq : 1, 1);
+    r.lex = calloc(g->lex.len * sq, 1);
+    r.skip = calloc(sq, 1);
+    assert_true(r.span && r.lex && r.skip);
+    for (size_t k = 0; k < g->lex.len; k++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j <= n; j++)
+                r.lex[AT(&r, k, i, j)] = (uint8_t)full_match(re[k], s + i, j - i);
+    for (size_t i = n + 1; i-- > 0;) { /* skip: ignored pieces, right to left */
+        r.skip[AT(&r, 0, i, i)] = 1;
+        for (size_t j = i + 1; j <= n; j++)
+            for (size_t k = 0; k < g->lex.len && !r.skip[AT(&r, 0, i, j)]; k++)
+                for (size_t mid = i + 1; g->lex.data[k].ignore && mid <= j; mid++)
+                    if (r.lex[AT(&r, k, i, mid)] && r.skip[AT(&r, 0, mid, j)])
+                        r.skip[AT(&r, 0, i, j)] = 1;
+    }
     for (int changed = 1; changed;) {
         changed = 0;
-        for (size_t r = 0; r < g->rule.len; r++) {
-            const gr_rule_t *ru = &g->rule.data[r];
-            for (size_t i = 0; i <= len; i++)
-                for (size_t j = i; j <= len; j++)
-                    if (!span[ru->lhs][i][j] &&
-                        seq_derives(re, span, g->sym.data + ru->off, ru->n, s, i, j))
-                        span[ru->lhs][i][j] = changed = 1;
+        for (size_t k = 0; k < g->rule.len; k++) {
+            const gr_rule_t *ru = &g->rule.data[k];
+            for (size_t i = 0; i <= n; i++)
+                for (size_t j = i; j <= n; j++)
+                    if (!r.span[AT(&r, ru->lhs, i, j)] &&
+                        seq_derives(&r, g->sym.data + ru->off, ru->n, i, j))
+                        r.span[AT(&r, ru->lhs, i, j)] = changed = 1;
         }
     }
-    int ok = span[g->start][0][len];
-    free(span);
+    int ok = 0;
+    for (size_t e = 0; e <= n && !ok; e++)
+        ok = r.span[AT(&r, g->start, 0, e)] && r.skip[AT(&r, 0, e, n)];
+    free(r.span);
+    free(r.lex);
+    free(r.skip);
     return ok;
 }
 
+/* Every lexeme of g compiled by PCRE2 (free with free_all). */
+static pcre2_code **compile_all(const gr_cfg_t *g)
+{
+    pcre2_code **re = calloc(g->lex.len ? g->lex.len : 1, sizeof *re);
+    assert_non_null(re);
+    for (size_t k = 0; k < g->lex.len; k++)
+        re[k] = compile(g->lex.data[k].regex);
+    return re;
+}
+
+static void free_all(const gr_cfg_t *g, pcre2_code **re)
+{
+    for (size_t k = 0; k < g->lex.len; k++)
+        pcre2_code_free(re[k]);
+    free(re);
+}
+
+/* lark: 0 GBNF, 1 Lark, 2 Lark with %ignore. */
 static void check_random(rex_t *const *rules, int lark)
 {
     char *text = NULL;
@@ -732,7 +787,7 @@ static void check_random(rex_t *const *rules, int lark)
         rex_print(rules[r], lark, f);
         fputc('\n', f);
     }
-    if (lark)
+    if (lark == 2)
         fputs("%ignore \" \"\n", f);
     fclose(f);
     gr_cfg_t g;
@@ -744,17 +799,14 @@ static void check_random(rex_t *const *rules, int lark)
         free(text);
         return;
     }
-    pcre2_code **re = calloc(g.lex.len, sizeof *re);
-    assert_non_null(re);
-    for (size_t k = 0; k < g.lex.len; k++)
-        re[k] = compile(g.lex.data[k].regex);
+    pcre2_code **re = compile_all(&g);
     char s[MAX_LEN + 1];
     for (size_t len = 0; len <= MAX_LEN; len++) {
         for (uint32_t bits = 0; bits < (1u << len); bits++) {
             for (size_t i = 0; i < len; i++)
                 s[i] = (char)('a' + ((bits >> i) & 1));
             s[len] = 0;
-            int want = oracle_accepts(rules, s), got = cfg_accepts(&g, re, s);
+            int want = oracle_accepts(rules, s), got = cfg_accepts(&g, re, s, len);
             if (want != got) {
                 char *d = dump(&g);
                 fail_msg("'%s': grammar %s, read CFG %s\n%s\n%s", s,
@@ -762,9 +814,7 @@ static void check_random(rex_t *const *rules, int lark)
             }
         }
     }
-    for (size_t k = 0; k < g.lex.len; k++)
-        pcre2_code_free(re[k]);
-    free(re);
+    free_all(&g, re);
     gr_cfg_free(&g);
     free(text);
 }
@@ -776,10 +826,64 @@ static void test_random_grammars(void **state)
         rex_t *rules[MAX_RULES];
         for (int r = 0; r < MAX_RULES; r++)
             rules[r] = rex_new(0);
-        check_random(rules, 0);
-        check_random(rules, 1);
+        for (int format = 0; format < 3; format++) /* GBNF, Lark, Lark with %ignore */
+            check_random(rules, format);
         for (int r = 0; r < MAX_RULES; r++)
             rex_free(rules[r]);
+    }
+}
+
+/* json.lark and json.gbnf accept exactly what jansson (a JSON parser, as
+ * RFC 8259 reads it, with JSON_DECODE_ANY for scalar texts) accepts, on
+ * hand-picked documents and one-character mutations of them.  Left out:
+ * what jansson refuses beyond the grammar of RFC 8259 (\u0000, lone
+ * surrogates, numbers too large), which these inputs never contain. */
+static void test_json_grammars(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{}", "[]", "0", "-0", "1E5", "-12.5e+3", "\"\"", "true", "null", " [1 , 2]\n",
+        "{\"a\":1}", "{\"a\" : {\"b\": [true, false, null]}, \"c\": \"x\\n\\u00e9\"}",
+        "\t[\r\n]", "\"\xc3\xa9\\/\\\\\\\"\"", "[[[]],{}]", "[-0.0e-0]", "\"\x7f\"",
+        "01", "1.", ".5", "+1", "[1,]", "{\"a\"}", "{a:1}", "\"\x01\"", "\"\\x\"", "[1 2]",
+        "tru", "{\"a\":1,}", "\"abc", "--1", "1e", "[", "", " ", "\"\t\"", "[1]]", "\"\\u12\"",
+    };
+    static const char alphabet[] = "{}[]\",:01.eE+- \\nut";
+    const char *const files[] = {GRAMMARS "json.lark", GRAMMARS "json.gbnf"};
+    for (size_t f = 0; f < 2; f++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        if (gr_cfg_load(&g, files[f], NULL, &err))
+            fail_msg("%s", err.msg);
+        pcre2_code **re = compile_all(&g);
+        for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+            for (int t = 0; t < 12; t++) {
+                char s[64];
+                size_t n = strlen(docs[d]);
+                memcpy(s, docs[d], n + 1);
+                if (t > 0 && n > 0) { /* replace, delete or insert one character */
+                    size_t at = test_rnd((uint32_t)n), op = test_rnd(3);
+                    char c = alphabet[test_rnd(sizeof alphabet - 1)];
+                    if (op == 0)
+                        s[at] = c;
+                    else if (op == 1)
+                        memmove(s + at, s + at + 1, n-- - at);
+                    else {
+                        memmove(s + at + 1, s + at, ++n - at);
+                        s[at] = c;
+                    }
+                }
+                json_error_t jerr;
+                json_t *j = json_loadb(s, n, JSON_DECODE_ANY, &jerr);
+                int want = j != NULL, got = cfg_accepts(&g, re, s, n);
+                json_decref(j);
+                if (want != got)
+                    fail_msg("%s: '%s': jansson %s, the grammar %s", files[f], s,
+                             want ? "accepts" : "refuses", got ? "accepts" : "refuses");
+            }
+        }
+        free_all(&g, re);
+        gr_cfg_free(&g);
     }
 }
 
@@ -926,7 +1030,8 @@ int main(void)
         cmocka_unit_test(test_gbnf_errors),      cmocka_unit_test(test_lark_rules),
         cmocka_unit_test(test_lark_terminals),   cmocka_unit_test(test_lark_imports),
         cmocka_unit_test(test_lark_errors),      cmocka_unit_test(test_load_files),
-        cmocka_unit_test(test_random_grammars),  cmocka_unit_test(test_robustness),
+        cmocka_unit_test(test_random_grammars),  cmocka_unit_test(test_json_grammars),
+        cmocka_unit_test(test_robustness),
         cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
