@@ -9,9 +9,18 @@
 #include "../base/file.h"
 #include "gbnf.h"
 #include "lark.h"
+#include "schema.h"
 
 typedef int (*gr_reader_fn)(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start,
                             tb_err_t *err);
+
+/* A JSON Schema with the default options; the compiler finishes g itself. */
+static int read_schema(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start,
+                       tb_err_t *err)
+{
+    (void)start;
+    return gr_schema_compile(g, text, len, NULL, err);
+}
 
 static const struct {
     const char *name, *ext;
@@ -19,8 +28,7 @@ static const struct {
 } FORMATS[] = {
     {"lark", ".lark", gr_lark_read},
     {"gbnf", ".gbnf", gr_gbnf_read},
-    /* "schema" (.json): gr_schema_compile from grammar/schema.h goes here
-     * once it lands; it reads JSON, not a grammar text. */
+    {"schema", ".json", read_schema},
 };
 #define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
 
@@ -33,7 +41,7 @@ static int pick(const char *source, const char *format, gr_reader_fn *out, tb_er
                 return 0;
             }
         }
-        return tb_fail(err, "%s: unknown grammar format '%s' (lark or gbnf)", source, format);
+        return tb_fail(err, "%s: unknown grammar format '%s' (lark, gbnf or schema)", source, format);
     }
     const char *dot = strrchr(source, '.');
     for (size_t i = 0; dot && i < NFORMATS; i++) {
@@ -42,8 +50,8 @@ static int pick(const char *source, const char *format, gr_reader_fn *out, tb_er
             return 0;
         }
     }
-    return tb_fail(err, "%s: cannot tell the grammar format from the name (.lark or .gbnf; "
-                   "or name the format: lark, gbnf)", source);
+    return tb_fail(err, "%s: cannot tell the grammar format from the name (.lark, .gbnf or "
+                   ".json; or name the format: lark, gbnf, schema)", source);
 }
 
 int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
@@ -53,7 +61,7 @@ int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
     gr_sym_t start;
     if (pick(source ? source : "<grammar>", format, &read, err) || gr_cfg_init(g, source, err))
         return -1;
-    if (read(g, text, len, &start, err) || gr_cfg_finish(g, start, err)) {
+    if (read(g, text, len, &start, err) || (!g->finished && gr_cfg_finish(g, start, err))) {
         gr_cfg_free(g);
         return -1;
     }
