@@ -56,7 +56,7 @@ echo "masks: ok"
 ls "$data" | LC_ALL=C sort | awk 'NR % 10 == 1' | head -n "$n" |
     sed "s|^|$data/|" > "$tmp/files"
 if command -v python3 > /dev/null; then
-    for f in $(cat "$tmp/files"); do $xg dumps "$f"; done > "$tmp/js"
+    $xg dumps $(cat "$tmp/files") > "$tmp/js"
     python3 -c '
 import json, sys
 for f in sys.argv[1:]:

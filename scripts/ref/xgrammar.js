@@ -53,9 +53,10 @@
 //     its WebAssembly instance on errors).  TBM samples include the web
 //     wrapper's copy of the bitmask to JavaScript (4,008 words for Llama 3).
 //
-//   node scripts/ref/xgrammar.js dumps FILE.json
-//     Prints each test instance of a MaskBench file as the maskbench command
-//     serializes it, one per line (to diff against Python's json.dumps).
+//   node scripts/ref/xgrammar.js dumps FILE.json ...
+//     Prints each test instance of the MaskBench files as the maskbench
+//     command serializes it, one per line (to diff against Python's
+//     json.dumps).
 //
 // The vocabulary: tokenizer.json's model vocabulary and added tokens, passed
 // to XGrammar as the file spells them with the vocabulary type and prefix
@@ -95,14 +96,14 @@ function usage(msg) {
     '       node xgrammar.js maskbench --vocab FILE [--schema-file FILE ...]' +
     ' [--instance-index K]\n' +
     '                                  [--timeout S] [--specials empty|text]\n' +
-    '       node xgrammar.js dumps FILE\n');
+    '       node xgrammar.js dumps FILE ...\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const o = { cmd: argv[0], vocab: null, ebnf: null, schema: null,
     anyWs: false, strict: false, after: '', specials: 'empty',
-    schemaFiles: [], instance: -1, timeout: 60, file: null };
+    schemaFiles: [], instance: -1, timeout: 60, files: [] };
   const want = (i) => {
     if (i >= argv.length) usage(`${argv[i - 1]} wants a value`);
     return argv[i];
@@ -120,7 +121,7 @@ function parseArgs(argv) {
     else if (a === '--instance-index') o.instance = Number(want(++i));
     else if (a === '--timeout') o.timeout = Number(want(++i));
     else if (a === '-h' || a === '--help') usage();
-    else if (!a.startsWith('--') && o.file === null) o.file = a;
+    else if (!a.startsWith('--') && o.cmd === 'dumps') o.files.push(a);
     else usage(`unknown argument '${a}'`);
   }
   if (o.specials !== 'empty' && o.specials !== 'text')
@@ -134,7 +135,7 @@ function parseArgs(argv) {
   } else if (o.cmd === 'maskbench') {
     if (!o.vocab) usage('maskbench wants --vocab');
   } else if (o.cmd === 'dumps') {
-    if (!o.file) usage('dumps wants a file');
+    if (!o.files.length) usage('dumps wants files');
   } else {
     usage(o.cmd ? `unknown command '${o.cmd}'` : 'want a command');
   }
@@ -677,8 +678,9 @@ async function runMaskbench(o) {
 }
 
 function runDumps(o) {
-  for (const t of readMaskbench(o.file).tests)
-    process.stdout.write(t.text + '\n');
+  for (const file of o.files)
+    for (const t of readMaskbench(file).tests)
+      process.stdout.write(t.text + '\n');
 }
 
 async function main() {
