@@ -658,17 +658,17 @@ static int sec_misses(report_t *r, tb_err_t *err)
     sqlite3_finalize(st);
     if (close_out(r, f, s->name, err) || rc)
         return -1;
-    char src[1000] = "";
-    size_t used = (size_t)snprintf(src, sizeof src, "counts: %s",
-                                   is_sim ? "callgrind (simulated caches and branches)"
-                                          : "PAPI (real hardware)");
-    for (int k = 0; k < 3 && used < sizeof src; k++) {
+    caption(r, s, !rows ? "no cache or branch counts" : is_sim ?
+            "counts: callgrind (simulated caches and branches)" : "counts: PAPI (real hardware)");
+    /* what each column counted, under the plot */
+    size_t used = 0;
+    for (int k = 0; k < 3 && rows && used < sizeof s->note; k++) {
         char says[300];
         if (c[k].source)
-            used += (size_t)snprintf(src + used, sizeof src - used, "; %s: %s", c[k].metric,
+            used += (size_t)snprintf(s->note + used, sizeof s->note - used, "%s%s: %s.",
+                                     used ? "  " : "", c[k].metric,
                                      xp_column_says(&c[k], says, sizeof says));
     }
-    caption(r, s, rows ? src : "no cache or branch counts");
     if (!rows)
         return not_measured(r, s, "no walk case of this run has PAPI or callgrind counts "
                             "(the machine has no PMU and no case asked for callgrind, or "

@@ -365,7 +365,12 @@ static void test_diff_flags_beyond_noise(void **state)
         " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (1, 'tsc', 'tokbench', 'ref_cycles', 1, 110),"
         " (3, 'tsc', 'tokbench', 'ref_cycles', 0, 200), (3, 'tsc', 'tokbench', 'ref_cycles', 1, 220),"
         " (2, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (2, 'tsc', 'tokbench', 'ref_cycles', 1, 140),"
-        " (4, 'tsc', 'tokbench', 'ref_cycles', 0, 130), (4, 'tsc', 'tokbench', 'ref_cycles', 1, 150);",
+        " (4, 'tsc', 'tokbench', 'ref_cycles', 0, 130), (4, 'tsc', 'tokbench', 'ref_cycles', 1, 150);"
+        /* one metric, two events (two CPUs): not compared */
+        "INSERT INTO measurements(case_id, source, impl, metric, rep, value, event) VALUES"
+        " (1, 'papi', 'tokbench', 'br_misp_all', 0, 5, 'PAPI_BR_MSP'),"
+        " (3, 'papi', 'tokbench', 'br_misp_all', 0, 50,"
+        " 'perf::PERF_COUNT_HW_BRANCH_MISSES');",
         &err), 0);
     xp_db_close(d);
     snprintf(args, sizeof args, "diff 1 2 --db %s", p);
@@ -375,6 +380,10 @@ static void test_diff_flags_beyond_noise(void **state)
     assert_non_null(strstr(out, "1.167  \n"));
     assert_non_null(strstr(out, "only in run B: selftest c"));
     assert_non_null(strstr(out, "1 figure changed beyond the measured noise"));
+    assert_non_null(strstr(out, "-  not compared: A counted PAPI_BR_MSP, B "
+                                "perf::PERF_COUNT_HW_BRANCH_MISSES\n"));
+    assert_non_null(strstr(out, "1 figure not compared: the runs counted them with "
+                                "different events"));
     snprintf(args, sizeof args, "diff 1 9 --db %s", p);
     assert_int_equal(test_tokbench(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "no run 9"));
@@ -440,6 +449,11 @@ static void test_listing_commands(void **state)
     assert_int_equal(test_tokbench("counters", out, sizeof out), 0);
     assert_non_null(strstr(out, "\ntsc "));
     assert_non_null(strstr(out, "\npapi "));
+    /* where PAPI cannot count, each event says so too, never "no PMU?" */
+    if (strstr(out, "\npapi       UNAVAILABLE: "))
+        assert_non_null(strstr(out, "\n  PAPI_BR_MSP or perf::PERF_COUNT_HW_BRANCH_MISSES "
+                                    "not counted: "));
+    assert_null(strstr(out, "PMU?"));
     assert_non_null(strstr(out, "\ncallgrind "));
     assert_non_null(strstr(out, "sources available: "));
 }
