@@ -123,8 +123,8 @@ double xp_tsc_measure_hz(unsigned ms);
 #define XP_PAPI_MAX_PASSES 8
 
 /* One thing to count: a preset, or the perf generic event standing in for
- * it.  Before probing, event is the preset and metric the name it gets on
- * most CPUs; the probe sets both to what will really be counted. */
+ * it.  Before probing, event is the preset and metric ""; the probe sets
+ * both to what will really be counted. */
 typedef struct {
     const char *preset;   /* "PAPI_BR_MSP" */
     const char *fallback; /* perf generic event where the preset is missing, or NULL */

@@ -12,16 +12,16 @@
  * the counters allow it.  The fallback is the perf_event component's
  * generic event for the same thing, which the kernel maps per CPU. */
 static const struct {
-    const char *preset, *metric, *fallback, *fallback_metric;
+    const char *preset, *fallback, *fallback_metric;
     int group;
 } wanted[] = {
-    {"PAPI_TOT_CYC", "cycles", "perf::PERF_COUNT_HW_CPU_CYCLES", "cycles", 0},
-    {"PAPI_TOT_INS", "instructions", "perf::PERF_COUNT_HW_INSTRUCTIONS", "instructions", 0},
-    {"PAPI_L1_DCM", "l1d_fill", "perf::PERF_COUNT_HW_CACHE_L1D:READ:MISS", "l1d_load_miss", 1},
-    {"PAPI_L2_DCM", "l2d_miss", NULL, NULL, 1},
-    {"PAPI_L3_TCM", "llc_miss", "perf::PERF_COUNT_HW_CACHE_LL:READ:MISS", "llc_load_miss", 2},
-    {"PAPI_BR_MSP", "br_misp_cond", "perf::PERF_COUNT_HW_BRANCH_MISSES", "br_misp_all", 3},
-    {"PAPI_BR_CN", "br_cond", NULL, NULL, 3},
+    {"PAPI_TOT_CYC", "perf::PERF_COUNT_HW_CPU_CYCLES", "cycles", 0},
+    {"PAPI_TOT_INS", "perf::PERF_COUNT_HW_INSTRUCTIONS", "instructions", 0},
+    {"PAPI_L1_DCM", "perf::PERF_COUNT_HW_CACHE_L1D:READ:MISS", "l1d_load_miss", 1},
+    {"PAPI_L2_DCM", NULL, NULL, 1},
+    {"PAPI_L3_TCM", "perf::PERF_COUNT_HW_CACHE_LL:READ:MISS", "llc_load_miss", 2},
+    {"PAPI_BR_MSP", "perf::PERF_COUNT_HW_BRANCH_MISSES", "br_misp_all", 3},
+    {"PAPI_BR_CN", NULL, NULL, 3},
 };
 #define N_WANTED ((int)(sizeof wanted / sizeof *wanted))
 #define N_GROUPS 4
@@ -97,17 +97,21 @@ static void set_failure(int rc, const char *step, char *why, size_t size)
  * may still be counting, and no other set could start). */
 static int try_set(const int *codes, int n, char *why, size_t size)
 {
-    int es = PAPI_NULL, i = 0;
+    int es = PAPI_NULL, stuck = 0;
     long long v[2];
     const char *step = "PAPI_create_eventset";
     int rc = PAPI_create_eventset(&es);
-    for (; rc == PAPI_OK && i < n; i++)
-        rc = PAPI_add_event(es, codes[i]), step = "PAPI_add_event";
-    if (rc == PAPI_OK)
-        rc = PAPI_start(es), step = "PAPI_start";
-    int stuck = 0;
+    for (int i = 0; rc == PAPI_OK && i < n; i++) {
+        step = "PAPI_add_event";
+        rc = PAPI_add_event(es, codes[i]);
+    }
     if (rc == PAPI_OK) {
-        rc = PAPI_stop(es, v), step = "PAPI_stop";
+        step = "PAPI_start";
+        rc = PAPI_start(es);
+    }
+    if (rc == PAPI_OK) {
+        step = "PAPI_stop";
+        rc = PAPI_stop(es, v);
         stuck = rc != PAPI_OK;
     }
     if (es != PAPI_NULL) {
@@ -126,7 +130,8 @@ static void native_of(int code, char *out, size_t size)
     out[0] = 0;
     if (PAPI_get_event_info(code, &info) != PAPI_OK)
         return;
-    if (!info.count) {
+    /* a native event's terms describe registers, not events */
+    if (!IS_PRESET(code) || !info.count) {
         snprintf(out, size, "%.159s", info.symbol);
         return;
     }
@@ -316,7 +321,6 @@ static void init_events(xp_papi_t *p)
         e->preset = wanted[i].preset;
         e->fallback = wanted[i].fallback;
         snprintf(e->event, sizeof e->event, "%s", e->preset);
-        snprintf(e->metric, sizeof e->metric, "%s", wanted[i].metric);
     }
 }
 

@@ -151,11 +151,17 @@ static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
     return 0;
 }
 
-static void add_note(xp_env_t *env, const char *source, const tb_err_t *e)
+/* Appends to the case's note, "; "-separated. */
+static void note(xp_env_t *env, const char *source, const char *how, const tb_err_t *e)
 {
     size_t n = strlen(env->note);
-    snprintf(env->note + n, sizeof env->note - n, "%s%s failed, the case went on "
-             "without it: %.300s", n ? "; " : "", source, e->msg);
+    snprintf(env->note + n, sizeof env->note - n, "%s%s%s: %.300s", n ? "; " : "", source,
+             how, e->msg);
+}
+
+static void add_note(xp_env_t *env, const char *source, const tb_err_t *e)
+{
+    note(env, source, " failed, the case went on without it", e);
 }
 
 /* The metrics of a pass, "cycles+instructions". */
@@ -181,7 +187,7 @@ static int papi_pass(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
     if (!rc)
         rc = papi_reps(d, st, reps, env, p, pass, &perr);
     /* a stop that fails after complete reads keeps the figures: they
-     * were read while the set counted */
+     * were read while the set counted; PAPI is off from here on */
     int stop_failed = xp_papi_pass_end(p, &serr) != 0;
     if (rc == -2) {
         *err = perr;
@@ -193,7 +199,7 @@ static int papi_pass(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
         add_note(env, "papi", &perr);
     }
     if (stop_failed)
-        add_note(env, "papi", &serr);
+        note(env, "papi", " (the figures read before it are kept)", &serr);
     return rc || stop_failed ? -1 : 0;
 }
 

@@ -423,8 +423,10 @@ static void test_stop_fails(void **state)
     figures_exact(&env, &p.ev[CYC], 3);
     figures_exact(&env, &p.ev[INS], 3);
     assert_int_equal(env.meas.len, 2 * 3);
-    assert_non_null(strstr(env.note, "PAPI_stop failed (a system call failed): its event "
-                                     "set may still be counting"));
+    assert_string_equal(env.note, "papi (the figures read before it are kept): PAPI_stop "
+                                  "failed (a system call failed): its event set may still be "
+                                  "counting and no other can start, so PAPI is off for the "
+                                  "rest of this run");
     assert_false(p.ok);
     xp_env_free(&env);
     /* the next case: no attempt, the same words */
@@ -435,6 +437,15 @@ static void test_stop_fails(void **state)
     assert_non_null(strstr(next.note, "PAPI is off for the rest of this run"));
     assert_null(strstr(next.note, "running"));
     xp_env_free(&next);
+    /* a probe whose set will not stop tries nothing after it */
+    papi_double_reset();
+    papi_double.stop_rc = PAPI_ESYS;
+    xp_papi_probe(&p);
+    none_usable(&p);
+    assert_int_equal(papi_double.starts, 1);
+    assert_string_equal(p.why, "PAPI could not stop a probe's event set (PAPI_stop: a "
+                               "system call failed), which may still be counting: no other "
+                               "set can start, so PAPI is off");
 }
 
 int main(void)
