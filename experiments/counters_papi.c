@@ -172,13 +172,20 @@ static void none_can(xp_papi_t *p, const char *why)
 }
 
 /* The perf_event component is PAPI's way to the PMU: disabled, nothing
- * can be counted, and its reason says why (no PMU, paranoid level). */
+ * can be counted, and its reason says why (no PMU, paranoid level).
+ * Enabled, its new event sets count user mode only: its default, set
+ * here so that it is known. */
 static int component_usable(xp_papi_t *p)
 {
     int cidx = PAPI_get_component_index("perf_event");
-    const PAPI_component_info_t *ci = PAPI_get_component_info(cidx < 0 ? 0 : cidx);
-    if (!ci || !ci->disabled)
+    if (cidx < 0)
+        cidx = 0;
+    const PAPI_component_info_t *ci = PAPI_get_component_info(cidx);
+    if (!ci || !ci->disabled) {
+        if (PAPI_set_cmp_domain(PAPI_DOM_USER, cidx) == PAPI_OK)
+            p->user_only = 1;
         return 1;
+    }
     const PAPI_hw_info_t *hw = PAPI_get_hardware_info();
     int paranoid = paranoid_level();
     char why[512];
@@ -360,9 +367,6 @@ void xp_papi_probe(xp_papi_t *p)
     init_events(p);
     if (!library_usable(p) || !component_usable(p))
         return;
-    /* the default for every component, set so that it is known */
-    if (PAPI_set_domain(PAPI_DOM_USER) == PAPI_OK)
-        p->user_only = 1;
     int knows = table_knows_cpu(p);
     for (int i = 0; i < N_WANTED; i++) {
         if (probe_event(p, i, knows)) {

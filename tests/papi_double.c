@@ -121,8 +121,10 @@ char *PAPI_strerror(int rc)
     return words[-rc];
 }
 
-int PAPI_set_domain(int domain)
+int PAPI_set_cmp_domain(int domain, int cidx)
 {
+    if (cidx != 0)
+        return PAPI_ENOCMP;
     papi_double.domain = domain;
     return PAPI_OK;
 }

@@ -40,7 +40,7 @@ struct papi_double {
     int fail_read_after;    /* once it has seen this many units of work */
     /* what happened */
     int starts;             /* PAPI_start calls that started a set */
-    int domain;             /* as PAPI_set_domain left it */
+    int domain;             /* as PAPI_set_cmp_domain left perf_event's */
 };
 
 extern struct papi_double papi_double;
