@@ -97,9 +97,11 @@ int xp_pick_column(xp_db_t *db, int64_t run, const xp_figure_t *prefs, size_t n,
 
 const char *xp_column_says(const xp_column_t *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s %s%s%s%s", c->source, c->event[0] ? c->event : "(event not recorded)",
-             c->native[0] ? " = " : "", c->native,
-             c->user_only == 1 ? ", user mode only" :
+    /* a perf generic event is its own native event */
+    int native = c->native[0] && strcmp(c->native, c->event);
+    snprintf(buf, size, "%s %s%s%s%s", c->source,
+             c->event[0] ? c->event : "(event not recorded)", native ? " = " : "",
+             native ? c->native : "", c->user_only == 1 ? ", user mode only" :
              c->user_only == 0 ? ", kernel and halted time included" : "");
     return buf;
 }
