@@ -29,7 +29,9 @@
 #define CASE_COLS                                                             \
     "seq, line, experiment, vocabulary, layout, pattern, corpus, options,"    \
     " reps, sources, status, message, started, ended"
-#define MEAS_COLS "source, impl, metric, rep, value, overhead, bytes, nodes, items"
+#define MEAS_COLS                                                             \
+    "source, impl, metric, rep, value, overhead, bytes, nodes, items, event,"  \
+    " native, user_only"
 
 typedef struct {
     long runs, replaced, skipped, cases, meas;

@@ -40,6 +40,11 @@ typedef struct {
     char source[16];  /* tsc, papi, callgrind, wallclock */
     char impl[32];    /* tokbench, or the reference measured by extra() */
     char metric[24];  /* see counters.h */
+    /* what was counted (see counters.h); event "" for figures that come
+     * from no counter, which store event, native and user_only as NULL */
+    char event[64];   /* PAPI_BR_MSP, perf::PERF_COUNT_HW_CPU_CYCLES, Bcm+Bim, rdtscp */
+    char native[160]; /* the native event(s) behind a PAPI preset, or "" */
+    int user_only;    /* 1: user mode only; 0: kernel and halted time too */
     unsigned rep;
     double value;     /* overhead already subtracted */
     double overhead;  /* what was subtracted: the empty measurement */
