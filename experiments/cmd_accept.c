@@ -20,7 +20,8 @@ static int accept_usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema] |\n"
-            "                       --schema FILE) (TEXT | -f FILE) [--masks] [--layout L]\n\n"
+            "                       --schema FILE) (TEXT | -f FILE) [--masks [--slicer]]\n"
+            "                       [--layout L] [--times]\n\n"
             "Encodes TEXT (or the bytes of FILE) with SPEC's tokenizer, no special\n"
             "tokens added, and feeds the tokens one by one to the matcher of the\n"
             "grammar (docs/grammars.md; the format from FILE's extension unless\n"
@@ -29,7 +30,9 @@ static int accept_usage(FILE *out)
             "in the text, whether the text is a sentence, and the bytes the grammar\n"
             "forces next.  --masks computes the token mask before every token and\n"
             "after the last over layout L (default dfs), checks each token is in its\n"
-            "mask, and prints the masks' times.\n\n"
+            "mask, and prints the masks' times; --slicer computes them through the\n"
+            "default JSON string slices (lexer/slicer.h), as the MaskBench driver\n"
+            "does; --times prints every mask's time, one line per token.\n\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
     return out == stdout ? 0 : 2;
@@ -37,7 +40,7 @@ static int accept_usage(FILE *out)
 
 typedef struct {
     const char *spec, *grammar, *format, *text, *file, *layout;
-    int masks;
+    int masks, slicer, times;
 } accept_args_t;
 
 static int parse_args(int argc, char **argv, accept_args_t *a)
@@ -57,6 +60,10 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--masks"))
             a->masks = 1;
+        else if (!strcmp(argv[i], "--slicer"))
+            a->slicer = a->masks = 1;
+        else if (!strcmp(argv[i], "--times"))
+            a->times = a->masks = 1;
         else if (argv[i][0] != '-' && !a->spec)
             a->spec = argv[i];
         else if (argv[i][0] != '-' && !a->text)
@@ -189,6 +196,7 @@ int xp_cmd_accept(int argc, char **argv)
     tok_ids_t ids = {0};
     gr_matcher_t m = {0};
     double *us = NULL;
+    lex_slicer_t *slicer = NULL;
     int status = 1;
     if (a.file ? tb_read_file(a.file, &text.data, &text.len, &err)
                : tb_buf_put(&text, a.text, strlen(a.text)) ? tb_fail(&err, "out of memory") : 0)
@@ -208,13 +216,19 @@ int xp_cmd_accept(int argc, char **argv)
         tb_fail(&err, "out of memory");
         goto out;
     }
+    if (a.slicer && (!(slicer = lex_slicer_new(&keys, trie_layout(trie), NULL, 0, &err)) ||
+                     gr_matcher_use_slicer(&m, slicer, &err)))
+        goto out;
     size_t refused = 0, in_token = 0;
     if (drive(&m, tok_vocab(tok), ids.data, ids.len, trie, us, &refused, &in_token, &err))
         goto out;
     printf("grammar    %s\ntext       %zu bytes, %zu tokens of %s\n", a.grammar, text.len,
            ids.len, a.spec);
+    size_t nmasks = refused < ids.len ? refused + 1 : ids.len + 1;
+    for (size_t k = 0; us && a.times && k < nmasks; k++)
+        printf("mask %-5zu %.1f us\n", k, us[k]);
     if (us)
-        print_times(us, refused < ids.len ? refused + 1 : ids.len + 1);
+        print_times(us, nmasks);
     status = report(&m, tok_vocab(tok), ids.data, ids.len, refused, in_token, &err);
     err.msg[0] = 0;
 out:
@@ -222,6 +236,7 @@ out:
         xp_die(&err);
     free(us);
     gr_matcher_free(&m);
+    lex_slicer_free(slicer);
     free(ids.data);
     trie_free(trie);
     trie_keys_free(&keys);

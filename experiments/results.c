@@ -135,6 +135,13 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     "  CASE WHEN metric = 'ref_cycles' THEN median / nodes / 13.0 END"
     "   AS tsc_ref_cycles_vs_13_core_cycle_baseline"
     " FROM metric_stats WHERE nodes > 0;",
+    /* 5 -> 6: the outcome of each item of a case that runs many (a
+     * MaskBench schema: passing, compile error with its reason, ...) */
+    "CREATE TABLE outcomes("
+    " case_id INTEGER NOT NULL REFERENCES cases(id), item TEXT NOT NULL,"
+    " outcome TEXT NOT NULL, detail TEXT, ttfm_us REAL, max_us REAL,"
+    " tokens INTEGER, masks INTEGER);"
+    "CREATE INDEX outcomes_case ON outcomes(case_id, outcome);",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)
@@ -502,6 +509,34 @@ static int insert_measurements(xp_db_t *d, int64_t case_id, const xp_env_t *env,
     return rc;
 }
 
+static int insert_outcomes(xp_db_t *d, int64_t case_id, const xp_env_t *env, tb_err_t *err)
+{
+    if (!env->outcomes.len)
+        return 0;
+    sqlite3_stmt *st;
+    if (xp_db_prepare(d,
+                      "INSERT INTO outcomes(case_id, item, outcome, detail, ttfm_us, max_us,"
+                      " tokens, masks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < env->outcomes.len; i++) {
+        const xp_outcome_t *o = &env->outcomes.data[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, case_id);
+        bind_text(st, 2, o->item);
+        bind_text(st, 3, o->outcome);
+        bind_text_or_null(st, 4, o->detail[0] ? o->detail : NULL);
+        sqlite3_bind_double(st, 5, o->ttfm_us);
+        sqlite3_bind_double(st, 6, o->max_us);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)o->tokens);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)o->masks);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int xp_db_case_write(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
 {
     if (xp_db_exec(d, "BEGIN IMMEDIATE", err))
@@ -510,6 +545,7 @@ int xp_db_case_write(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     int rc = id < 0 ? -1 : 0;
     if (!rc && c->env)
         rc = insert_measurements(d, id, c->env, err) ||
+             insert_outcomes(d, id, c->env, err) ||
              insert_inputs(d, c->run, c->env->inputs.data, c->env->inputs.len, err);
     if (!rc)
         rc = xp_db_exec(d, "COMMIT", err);

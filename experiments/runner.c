@@ -297,9 +297,11 @@ int xp_case_measure(const xp_driver_t *d, const xp_row_t *row, unsigned reps,
         return -1;
     int rc = 0;
     xp_qty_t q0 = {0};
+    if (!d->rep)
+        env->sources = 0; /* the driver measures in extra() */
     /* warm-up: caches, page faults, lazily built tables; rep 0's
      * quantities stand for the callgrind re-run of rep 0 */
-    for (unsigned i = 0; !rc && i < XP_WARMUP; i++) {
+    for (unsigned i = 0; !rc && d->rep && i < XP_WARMUP; i++) {
         xp_qty_t q = {0};
         rc = d->rep(st, 0, &q, err);
         xp_sink ^= q.sink;
@@ -327,6 +329,8 @@ int xp_case_once(const xp_row_t *row, tb_err_t *err)
     const xp_driver_t *d = xp_driver_find(row->experiment);
     if (!d)
         return tb_fail(err, "no such experiment '%s'", row->experiment);
+    if (!d->rep)
+        return tb_fail(err, "experiment '%s' has no repetition to run alone", row->experiment);
     xp_env_t env = {.skip_checksums = 1};
     void *st = NULL;
     int rc = d->setup(row, &env, &st, err);

@@ -144,6 +144,17 @@ out:
     return rc;
 }
 
+/* Computes every state and transition of a slice's DFA now: subsumption
+ * explores them all sooner or later, and would otherwise pay for them in
+ * some mask (in every process forked from this one, each its own copy). */
+static int complete_dfa(lex_dfa_t *d, tb_err_t *err)
+{
+    for (size_t st = 1; st < d->nstates; st++)
+        for (uint32_t c = 0; c < d->ncls; c++)
+            lex_dfa_next(d, (uint32_t)st, d->rep[c]);
+    return lex_dfa_error(d, err);
+}
+
 lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
                              const char *const *regexes, size_t n, tb_err_t *err)
 {
@@ -190,6 +201,11 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
     }
     if (build_parts(s, k, layout, err))
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        if (complete_dfa(s->slice[i].dfa, err)) {
+            tb_wrap(err, "slice %zu", i + 1);
+            goto fail;
+        }
     for (size_t i = 0; i < n; i++)
         for (size_t w = 0; w < tb_bitset_words(s->mask_bits); w++)
             s->all.words[w] |= s->slice[i].mask.words[w];
