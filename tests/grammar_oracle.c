@@ -360,65 +360,87 @@ static int tail_range(const uint8_t *t, size_t k, uint32_t *lo, uint32_t *hi)
     return 1;
 }
 
+/* \xHH \x{H..} \uHHHH \u{H..} \o{O..} at p[i] (the letter after the
+ * backslash): the code point it names. */
+static unsigned long escaped_cp(const char *p, size_t n, size_t i)
+{
+    int brace = i + 1 < n && p[i + 1] == '{';
+    size_t len = brace ? 12 : p[i] == 'x' ? 2 : 4;
+    char num[16] = {0};
+    for (size_t m = 0; m < len && i + 1 + brace + m < n && p[i + 1 + brace + m] != '}'; m++)
+        num[m] = p[i + 1 + brace + m];
+    return strtoul(num, NULL, p[i] == 'o' ? 8 : 16);
+}
+
+/* The escape whose letter is p[i] (after a backslash), for read_chars:
+ * a named code point is a cut, a property a probe.  Returns where reading
+ * goes on, or 0 on failure. */
+static size_t read_escape(go_t *o, lexchars_t *lc, const char *p, size_t n, size_t i)
+{
+    if (strchr("xuo", p[i])) {
+        unsigned long v = escaped_cp(p, n, i);
+        if (v >= 0x80 && tb_vec_push(&lc->cuts, (uint32_t)v))
+            return fail(o, "out of memory"), 0;
+        return i + 1;
+    }
+    if (p[i] == 'p' || p[i] == 'P') {
+        const char *end = i + 1 < n && p[i + 1] == '{' ? memchr(p + i, '}', n - i) : p + i + 1;
+        pcre2_code *pr = NULL;
+        int code;
+        PCRE2_SIZE off;
+        if (end && end < p + n)
+            pr = pcre2_compile((PCRE2_SPTR)p + i - 1, (size_t)(end - p) + 2 - i,
+                               PCRE2_UTF | PCRE2_ANCHORED, &code, &off, NULL);
+        if (!pr || tb_vec_push(&lc->probes, pr)) {
+            pcre2_code_free(pr);
+            lc->every = 1; /* a property this reading cannot follow */
+        }
+        return end && end < p + n ? (size_t)(end - p) + 1 : n;
+    }
+    if (strchr("hHvVRXbBNCQkg0123456789", p[i]))
+        lc->every = 1;
+    /* Other escapes are ASCII; an escaped non-ASCII character is read as
+     * a literal next. */
+    return i + ((uint8_t)p[i] < 0x80);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Reads lexeme l's pattern p[0..n) into o->chars[l] (lexchars_t). */
 static int read_chars(go_t *o, uint32_t l, const char *p, size_t n)
 {
     lexchars_t *lc = &o->chars[l];
     for (size_t i = 0; i < n && !lc->every;) {
-        uint8_t c = (uint8_t)p[i];
         uint32_t cp;
-        size_t k;
-        if (c >= 0x80) {
-            k = tb_utf8_decode((const uint8_t *)p + i, n - i, &cp);
-            if (!k || tb_vec_push(&lc->cuts, cp))
-                return k ? fail(o, "out of memory") : fail(o, "lexeme %u: invalid UTF-8", l);
-            i += k;
-        } else if (c == '(' && i + 1 < n && p[i + 1] == '*') {
-            lc->every = 1;
-        } else if (c == '(' && i + 1 < n && p[i + 1] == '?') {
-            for (i += 2; i < n && (strchr("-^", p[i]) || (unsigned)((p[i] | 0x20) - 'a') < 26u); i++)
-                lc->every |= p[i] == 'i';
-        } else if (c != '\\' || i + 1 == n) {
-            i++;
-        } else if (strchr("xuo", p[i + 1])) {
-            /* \xHH \x{H..} \uHHHH \u{H..} \o{O..} */
-            int base = p[i + 1] == 'o' ? 8 : 16;
-            const char *d = p + i + 2 + (i + 2 < n && p[i + 2] == '{');
-            char num[16] = {0};
-            size_t len = p[i + 1] == 'x' && d == p + i + 2 ? 2 : p[i + 1] == 'u' && d == p + i + 2 ? 4 : 12;
-            for (size_t m = 0; m < len && d + m < p + n && d[m] != '}'; m++)
-                num[m] = d[m];
-            unsigned long v = strtoul(num, NULL, base);
-            if (v >= 0x80 && tb_vec_push(&lc->cuts, (uint32_t)v))
+        if ((uint8_t)p[i] >= 0x80) {
+            size_t k = tb_utf8_decode((const uint8_t *)p + i, n - i, &cp);
+            if (!k)
+                return fail(o, "lexeme %u: invalid UTF-8 in its pattern", l);
+            if (tb_vec_push(&lc->cuts, cp))
                 return fail(o, "out of memory");
-            i += 2;
-        } else if (p[i + 1] == 'p' || p[i + 1] == 'P') {
-            const char *close = p[i + 2] == '{' ? memchr(p + i, '}', n - i) : p + i + 2;
-            int code;
-            PCRE2_SIZE off;
-            pcre2_code *pr = close ? pcre2_compile((PCRE2_SPTR)p + i, (size_t)(close - p - i) + 1,
-                                                   PCRE2_UTF | PCRE2_ANCHORED, &code, &off, NULL)
-                                   : NULL;
-            if (!pr || tb_vec_push(&lc->probes, pr)) {
-                pcre2_code_free(pr);
-                lc->every = 1; /* a name this reading cannot cut out */
-            }
-            i = close ? (size_t)(close - p) + 1 : n;
-        } else if (strchr("hHvVRXbBNCQkg0123456789", p[i + 1])) {
-            lc->every = 1;
+            i += k;
+        } else if (p[i] == '(' && i + 1 < n && p[i + 1] == '*') {
+            lc->every = 1; /* (*UCP) and other verbs */
+        } else if (p[i] == '(' && i + 1 < n && p[i + 1] == '?') {
+            /* Option letters: (?i) folds case, which cuts cannot follow. */
+            for (i += 2; i < n && (strchr("-^", p[i]) || (unsigned)((p[i] | 0x20) - 'a') < 26u);
+                 i++)
+                lc->every |= p[i] == 'i';
+        } else if (p[i] == '\\' && i + 1 < n) {
+            if (!(i = read_escape(o, lc, p, n, i + 1)))
+                return -1;
         } else {
-            i += 1 + ((uint8_t)p[i + 1] < 0x80);
+            i++;
         }
     }
     if (lc->probes.len > 64)
         lc->every = 1;
-    /* Sorted, for reps(). */
-    for (size_t a = 1; a < lc->cuts.len; a++)
-        for (size_t b = a; b > 0 && lc->cuts.data[b - 1] > lc->cuts.data[b]; b--) {
-            uint32_t t = lc->cuts.data[b];
-            lc->cuts.data[b] = lc->cuts.data[b - 1];
-            lc->cuts.data[b - 1] = t;
-        }
+    if (lc->cuts.len)
+        qsort(lc->cuts.data, lc->cuts.len, sizeof *lc->cuts.data, cmp_u32);
     return 0;
 }
 

@@ -103,7 +103,8 @@ static gr_sym_t json_grammar(void)
 {
     gr_sym_t value = nt("value"), object = nt("object"), members = nt("members"),
              pair = nt("pair"), array = nt("array"), elements = nt("elements");
-    gr_sym_t str = lexeme("\"(?:[^\"\\\\\\x00-\\x1F]|\\\\(?:[\"\\\\/bfnrt]|u[0-9a-fA-F]{4}))*\"", 0);
+    gr_sym_t str =
+        lexeme("\"(?:[^\"\\\\\\x00-\\x1F]|\\\\(?:[\"\\\\/bfnrt]|u[0-9a-fA-F]{4}))*\"", 0);
     gr_sym_t num = lexeme("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", 0);
     lexeme("[ \\t\\n\\r]+", 1);
     RULE(value, object);
