@@ -459,6 +459,157 @@ static void deep_nesting(void **state)
     g_end(o);
 }
 
+/* ---- random grammars against their languages enumerated ---------------------------- */
+
+/* Strings over {a, b} of length at most SHORT_MAX, string s of length k
+ * with bits v (a = 0) numbered 2^k - 1 + v; a set of them is a bitset. */
+#define SHORT_MAX 7
+#define SHORT_N ((1u << (SHORT_MAX + 1)) - 1)
+#define SET_WORDS ((SHORT_N + 63) / 64)
+
+typedef struct {
+    uint64_t w[SET_WORDS];
+} strset_t;
+
+static uint32_t short_len(uint32_t i)
+{
+    uint32_t k = 0;
+    while ((1u << (k + 1)) - 1 <= i)
+        k++;
+    return k;
+}
+
+static void short_text(uint32_t i, char *out)
+{
+    uint32_t k = short_len(i), v = i - ((1u << k) - 1);
+    for (uint32_t j = 0; j < k; j++)
+        out[j] = (v >> (k - 1 - j)) & 1 ? 'b' : 'a';
+    out[k] = 0;
+}
+
+static int set_has(const strset_t *s, uint32_t i)
+{
+    return (int)(s->w[i / 64] >> (i % 64)) & 1;
+}
+
+/* x := x + every concatenation of a string of a with one of b that fits;
+ * returns whether x grew. */
+static int concat_into(strset_t *x, const strset_t *a, const strset_t *b)
+{
+    int grew = 0;
+    for (uint32_t i = 0; i < SHORT_N; i++) {
+        if (!set_has(a, i))
+            continue;
+        uint32_t ki = short_len(i), vi = i - ((1u << ki) - 1);
+        for (uint32_t j = 0; j < SHORT_N; j++) {
+            uint32_t kj = short_len(j);
+            if (ki + kj > SHORT_MAX || !set_has(b, j))
+                continue;
+            uint32_t vj = j - ((1u << kj) - 1), r = (1u << (ki + kj)) - 1 + (vi << kj | vj);
+            grew |= !set_has(x, r);
+            x->w[r / 64] |= 1ull << (r % 64);
+        }
+    }
+    return grew;
+}
+
+/* The language of G up to SHORT_MAX bytes, per nonterminal, by a fixpoint
+ * over the rules: lang(A) grows by the concatenation of its rules'
+ * symbols' languages (a lexeme's: the strings PCRE2 matches whole). */
+static void enumerate_language(go_t *o, strset_t *lang)
+{
+    strset_t *lex = calloc(G.lex.len, sizeof *lex);
+    char t[SHORT_MAX + 1];
+    for (size_t l = 0; l < G.lex.len; l++)
+        for (uint32_t i = 0; i < SHORT_N; i++) {
+            short_text(i, t);
+            if (go_lexeme_full(o, (uint32_t)l, (const uint8_t *)t, strlen(t)) == 1)
+                lex[l].w[i / 64] |= 1ull << (i % 64);
+        }
+    memset(lang, 0, G.nt.len * sizeof *lang);
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (size_t r = 0; r < G.rule.len; r++) {
+            const gr_rule_t *ru = &G.rule.data[r];
+            strset_t acc = {{1}}, next; /* {""} */
+            for (uint32_t k = 0; k < ru->n; k++) {
+                gr_sym_t x = G.sym.data[ru->off + k];
+                memset(&next, 0, sizeof next);
+                concat_into(&next, &acc, gr_is_lex(x) ? &lex[gr_index(x)] : &lang[x]);
+                acc = next;
+            }
+            grew |= concat_into(&lang[ru->lhs], &acc, &(strset_t){{1}});
+        }
+    }
+    free(lex);
+}
+
+/* A random grammar over a few lexemes on {a, b}: 4 nonterminals, 1 to 3
+ * rules each of 0 to 3 symbols.  Returns the start, or fails to finish
+ * (undefined or unproductive rules): then -1. */
+static int64_t random_grammar(void)
+{
+    static const char *const lexemes[] = {"a", "b", "ab", "a+", "(?:ab)+", "b[ab]?"};
+    gr_sym_t nts[4];
+    char name[4] = "N0";
+    for (int i = 0; i < 4; i++) {
+        name[1] = (char)('0' + i);
+        nts[i] = nt(name);
+    }
+    for (int i = 0; i < 4; i++)
+        for (uint32_t r = 0, nr = 1 + test_rnd(3); r < nr; r++) {
+            gr_sym_t rhs[3];
+            uint32_t n = test_rnd(4);
+            for (uint32_t k = 0; k < n; k++)
+                rhs[k] = test_rnd(2) ? nts[test_rnd(4)] : lexeme(lexemes[test_rnd(6)], 0);
+            rule_n(nts[i], rhs, n);
+        }
+    tb_err_t err;
+    return gr_cfg_finish(&G, nts[0], &err) ? -1 : (int64_t)nts[0];
+}
+
+static void random_grammars(void **state)
+{
+    (void)state;
+    int tested = 0;
+    for (int g = 0; tested < 40 && g < 1000; g++) {
+        g_begin();
+        int64_t start = random_grammar();
+        char msg[512];
+        go_t *o = start < 0 ? NULL : go_new(&G, msg, sizeof msg);
+        if (!o) {
+            gr_cfg_free(&G);
+            continue;
+        }
+        tested++;
+        strset_t *lang = malloc(G.nt.len * sizeof *lang);
+        enumerate_language(o, lang);
+        const strset_t *sent = &lang[start];
+        char t[SHORT_MAX + 1], u[SHORT_MAX + 1];
+        for (uint32_t i = 0; i < SHORT_N; i++) {
+            short_text(i, t);
+            size_t n = strlen(t);
+            int s = go_sentence(o, (const uint8_t *)t, n), p = go_prefix(o, (const uint8_t *)t, n);
+            /* Sentences are exact; a prefix of a short sentence must be a
+             * prefix (one of a longer sentence only, the enumeration
+             * cannot see). */
+            int extends = 0;
+            for (uint32_t j = 0; j < SHORT_N && !extends; j++) {
+                short_text(j, u);
+                extends = set_has(sent, j) && !strncmp(u, t, n);
+            }
+            if (s != set_has(sent, i) || (extends && p != 1) || (s && !p)) {
+                gr_cfg_print(&G, stderr);
+                fail_msg("'%s': sentence %d, prefix %d; enumerated: sentence %d, prefix of "
+                         "one %d", t, s, p, set_has(sent, i), extends);
+            }
+        }
+        free(lang);
+        g_end(o);
+    }
+    assert_int_equal(tested, 40);
+}
+
 /* ---- masks -------------------------------------------------------------------------- */
 
 /* go_mask after prefix[0..n) equals go_prefix of prefix + token, token by
@@ -717,6 +868,7 @@ int main(void)
         cmocka_unit_test(utf8_completions),
         cmocka_unit_test(completion_classes),
         cmocka_unit_test(deep_nesting),
+        cmocka_unit_test(random_grammars),
         cmocka_unit_test(small_vocab_masks),
         cmocka_unit_test(generated_sentences),
         cmocka_unit_test(llama3_masks),
