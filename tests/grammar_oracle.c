@@ -1039,3 +1039,35 @@ int go_mask(go_t *o, const uint8_t *prefix, size_t n, const uint8_t *const *toke
     }
     return 0;
 }
+
+int go_mask_keys(go_t *o, const uint8_t *prefix, size_t n, const trie_keys_t *keys,
+                 tb_bitset_t *out)
+{
+    const uint8_t **tok = malloc((keys->n ? keys->n : 1) * sizeof *tok);
+    uint32_t *len = malloc((keys->n ? keys->n : 1) * sizeof *len);
+    uint8_t *allowed = malloc(keys->n ? keys->n : 1);
+    int r = -1;
+    if (!tok || !len || !allowed) {
+        fail(o, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < keys->n; i++) {
+        tok[i] = keys->keys[i].s;
+        len[i] = keys->keys[i].len;
+    }
+    if (go_mask(o, prefix, n, tok, len, keys->n, allowed))
+        goto out;
+    tb_bitset_clear_all(out);
+    for (size_t i = 0; i < keys->n; i++)
+        if (allowed[i])
+            tb_bitset_set(out, keys->keys[i].id);
+    for (size_t a = 0; a < keys->nalias; a++)
+        if (tb_bitset_get(out, keys->alias[2 * a + 1]))
+            tb_bitset_set(out, keys->alias[2 * a]);
+    r = 0;
+out:
+    free(tok);
+    free(len);
+    free(allowed);
+    return r;
+}

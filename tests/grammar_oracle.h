@@ -62,7 +62,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/bitset.h"
 #include "../grammar/cfg.h"
+#include "../trie/trie.h"
 
 typedef struct go go_t;
 
@@ -90,6 +92,12 @@ int go_sentence(go_t *o, const uint8_t *s, size_t n);
  * the ntok tokens (1 or 0).  Returns 0, or -1 on failure. */
 int go_mask(go_t *o, const uint8_t *prefix, size_t n, const uint8_t *const *tokens,
             const uint32_t *lens, size_t ntok, uint8_t *allowed_out);
+
+/* go_mask over a vocabulary's keys, as a trie walk reports a mask: out
+ * (cleared first; nbits >= keys->id_limit) gets the id of every allowed
+ * key and of its aliases.  0, or -1 on failure. */
+int go_mask_keys(go_t *o, const uint8_t *prefix, size_t n, const trie_keys_t *keys,
+                 tb_bitset_t *out);
 
 /* The message of the last failure. */
 const char *go_error(const go_t *o);

@@ -848,6 +848,19 @@ static void llama3_masks(void **state)
                                ntok, sample, ns);
         assert_true(n > 0 && n < ntok);
     }
+    /* By id: after {"a": a value begins, so "[" and " ["
+     * are allowed and "}" is not. */
+    tb_bitset_t mask;
+    assert_int_equal(tb_bitset_init(&mask, fx.keys.id_limit), 0);
+    if (go_mask_keys(o, (const uint8_t *)"{\"a\": ", 6, &fx.keys, &mask))
+        fail_msg("%s", go_error(o));
+    int32_t open = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"[", 1),
+            sp_open = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)" [", 2),
+            close = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"}", 1);
+    assert_true(open >= 0 && sp_open >= 0 && close >= 0);
+    assert_true(tb_bitset_get(&mask, (size_t)open) && tb_bitset_get(&mask, (size_t)sp_open));
+    assert_false(tb_bitset_get(&mask, (size_t)close));
+    tb_bitset_free(&mask);
     g_end(o);
     free(sample);
     free(tok);
