@@ -143,8 +143,26 @@ static int add_rule(go_t *o, uint32_t lhs, const uint32_t *rhs, size_t n, uint32
     return 0;
 }
 
+/* first[] and rbeg[]: the k rules (lhs[i], first dot dots[i]) by lhs,
+ * a counting sort. */
+static int index_rules(go_t *o, const uint32_t *lhs, const uint32_t *dots, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        o->rbeg[lhs[i] + 1]++;
+    for (uint32_t a = 0; a < o->nnt; a++)
+        o->rbeg[a + 1] += o->rbeg[a];
+    uint32_t *fill = calloc(o->nnt, sizeof *fill);
+    if (!fill)
+        return fail(o, "out of memory");
+    for (size_t i = 0; i < k; i++)
+        o->first[o->rbeg[lhs[i]] + fill[lhs[i]]++] = dots[i];
+    free(fill);
+    return 0;
+}
+
 /* Nonterminals of G': the grammar's, then S' (nnt0), IGN (nnt0 + 1) and
- * pre_L (nnt0 + 2 + L) for every lexeme L. */
+ * pre_L (nnt0 + 2 + L) for every lexeme L (used for those that are not
+ * ignored: ignored lexemes appear in no rule, cfg.h). */
 static int build_grammar(go_t *o, const gr_cfg_t *g)
 {
     uint32_t nnt0 = (uint32_t)g->nt.len, sp = nnt0, ign = nnt0 + 1;
@@ -194,20 +212,7 @@ static int build_grammar(go_t *o, const gr_cfg_t *g)
             k++;
         }
     }
-    /* Rules by lhs (counting sort). */
-    for (size_t i = 0; i < k; i++)
-        o->rbeg[lhs[i] + 1]++;
-    for (uint32_t a = 0; a < o->nnt; a++)
-        o->rbeg[a + 1] += o->rbeg[a];
-    uint32_t *fill = calloc(o->nnt, sizeof *fill);
-    if (!fill) {
-        fail(o, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < k; i++)
-        o->first[o->rbeg[lhs[i]] + fill[lhs[i]]++] = dots[i];
-    free(fill);
-    r = 0;
+    r = index_rules(o, lhs, dots, k);
 out:
     free(lhs);
     free(dots);
