@@ -7,9 +7,12 @@
  * expression grammar, keywords overlapping identifiers with an ignored
  * space, JSON prefixes and non-prefixes, texts cut inside a UTF-8
  * character, 10,000 nested brackets (the sanitizer build checks that
- * nothing recursed), the item limit, go_mask against go_prefix token by
- * token (small vocabularies, tokens spanning lexemes, and llama3's), and
- * generated sentences and their cuts accepted.
+ * nothing recursed), the item limit.  Then random grammars against their
+ * short sentences enumerated bottom-up (a method that shares nothing with
+ * Earley), the classes of code points that stand for a cut character's
+ * completions against trying every code point, go_mask against go_prefix
+ * token by token (small vocabularies, tokens spanning lexemes, llama3's),
+ * and generated sentences and their cuts accepted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -239,6 +242,15 @@ static void nullable_rules(void **state)
     check(o, "aac", 0, 0);
     check(o, "ca", 0, 0);
     check(o, "cc", 0, 0);
+    g_end(o);
+
+    /* The empty language's neighbour: S: (empty), no lexeme at all. */
+    g_begin();
+    s = nt("S");
+    EMPTY(s);
+    o = g_oracle(s);
+    check(o, "", 1, 1);
+    check(o, "a", 0, 0);
     g_end(o);
 
     /* Hidden left recursion through a nullable: S: N S "a" | "b", N:
