@@ -1263,7 +1263,58 @@ static int parse_class(parser_t *ps, cp_set_t *s)
     return 0;
 }
 
-static int parse_alt(parser_t *ps, lex_term_t *out);
+/*
+ * Anchors are written away as the parser goes: a subpattern is four terms,
+ * the strings it matches along paths through no anchor (n), through a ^
+ * only (s), a $ only (e) or both (se).  A ^ holds only where all before it
+ * matched "", a $ only where all after it does, so concatenation keeps a
+ * path through an anchor only where the other side may be empty; the whole
+ * pattern is the union of the four.  LEX_NOTHING marks an empty one.
+ */
+typedef struct {
+    lex_term_t n, s, e, se;
+} anch_t;
+
+#define ANCHOR_UNROLL 16 /* largest bound of a repetition that holds an anchor */
+
+static int nul(const lex_terms_t *t, lex_term_t x) { return lex_node(t, x)->nullable; }
+
+static anch_t plain(lex_term_t x) { return (anch_t){x, LEX_NOTHING, LEX_NOTHING, LEX_NOTHING}; }
+
+static int has_anchor(const anch_t *a)
+{
+    return a->s != LEX_NOTHING || a->e != LEX_NOTHING || a->se != LEX_NOTHING;
+}
+
+static anch_t anch_cat(lex_terms_t *t, anch_t a, anch_t b)
+{
+    if (!has_anchor(&a) && !has_anchor(&b))
+        return plain(lex_concat(t, a.n, b.n));
+    int before = nul(t, a.n) || nul(t, a.s); /* a may be "" through no $ */
+    int after = nul(t, b.n) || nul(t, b.e);  /* b may be "" through no ^ */
+    anch_t o;
+    o.n = lex_concat(t, a.n, b.n);
+    o.s = lex_or(t, lex_concat(t, a.s, b.n), before ? b.s : LEX_NOTHING);
+    o.e = lex_or(t, lex_concat(t, a.n, b.e), after ? a.e : LEX_NOTHING);
+    o.se = lex_or(t, lex_concat(t, a.s, b.e),
+                  lex_or(t, before ? b.se : LEX_NOTHING, after ? a.se : LEX_NOTHING));
+    if ((nul(t, a.e) || nul(t, a.se)) && (nul(t, b.s) || nul(t, b.se)))
+        o.se = lex_or(t, o.se, LEX_EPSILON); /* "$^" around nothing */
+    return o;
+}
+
+static anch_t anch_or(lex_terms_t *t, anch_t a, anch_t b)
+{
+    return (anch_t){lex_or(t, a.n, b.n), lex_or(t, a.s, b.s), lex_or(t, a.e, b.e),
+                    lex_or(t, a.se, b.se)};
+}
+
+static lex_term_t anch_whole(lex_terms_t *t, anch_t a)
+{
+    return lex_or(t, lex_or(t, a.n, a.s), lex_or(t, a.e, a.se));
+}
+
+static int parse_alt(parser_t *ps, anch_t *out);
 
 /* r{n,m} with m = -1 for no upper bound. */
 static lex_term_t repeat(lex_terms_t *t, lex_term_t r, long n, long m)
@@ -1325,7 +1376,7 @@ static int parse_bound(parser_t *ps, long *n, long *m)
 }
 
 /* A group after '(' ; ps->pos is past the '('. */
-static int parse_group(parser_t *ps, lex_term_t *out)
+static int parse_group(parser_t *ps, anch_t *out)
 {
     size_t at = ps->pos - 1;
     int saved_icase = ps->icase;
@@ -1363,7 +1414,7 @@ static int parse_group(parser_t *ps, lex_term_t *out)
                 /* (?i) alone: the flag holds to the end of the enclosing
                  * group, so the caller keeps it; nothing is matched. */
                 ps->pos++;
-                *out = LEX_EPSILON;
+                *out = plain(LEX_EPSILON);
                 return 2;
             }
             if (c != ':')
@@ -1400,16 +1451,44 @@ static int cps_term(parser_t *ps, cp_set_t *s, int fold, lex_term_t *out)
     return rc;
 }
 
-/* One atom and its quantifiers; *out = LEX_EPSILON for (?i). Returns 1
- * when the sequence ends here (| or ) or the end). */
-static int parse_piece(parser_t *ps, lex_term_t *out)
+/* a{n,m} (m < 0: no bound); a repetition of anchors is unrolled. */
+static int anch_repeat(parser_t *ps, size_t at, anch_t a, long n, long m, anch_t *out)
+{
+    lex_terms_t *t = ps->t;
+    if (!has_anchor(&a)) {
+        *out = plain(repeat(t, a.n, n, m));
+        return full_check(ps);
+    }
+    if ((m < 0 ? n : m) > ANCHOR_UNROLL)
+        return perr(ps, at, "a repetition above 16 of a group that holds an anchor is not "
+                    "supported", NULL);
+    anch_t acc = plain(LEX_EPSILON);
+    for (long i = 0; i < n; i++)
+        acc = anch_cat(t, acc, a);
+    if (m < 0) {
+        /* (a)*: n*, s n*, n* e, s n* e | se */
+        lex_term_t ns = lex_star(t, a.n);
+        anch_t star = {ns, lex_concat(t, a.s, ns), lex_concat(t, ns, a.e),
+                       lex_or(t, lex_concat(t, a.s, lex_concat(t, ns, a.e)), a.se)};
+        acc = anch_cat(t, acc, star);
+    }
+    for (long i = n; i < m; i++)
+        acc = anch_cat(t, acc, anch_or(t, a, plain(LEX_EPSILON)));
+    *out = acc;
+    return full_check(ps);
+}
+
+/* One atom and its quantifiers; *out = "" for (?i). Returns 1 when the
+ * sequence ends here (| or ) or the end). */
+static int parse_piece(parser_t *ps, anch_t *out)
 {
     if (ps->pos >= ps->len)
         return 1;
     size_t at = ps->pos;
     char c = ps->p[ps->pos];
     cp_set_t s = {0};
-    lex_term_t atom;
+    lex_term_t term;
+    anch_t atom;
     switch (c) {
     case '|':
     case ')':
@@ -1422,36 +1501,37 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
         if (rc < 0)
             return -1;
         if (rc == 2) {
-            *out = LEX_EPSILON;
+            *out = atom;
             return 0;
         }
         break;
     }
     case '[':
         ps->pos++;
-        if (parse_class(ps, &s) || cps_term(ps, &s, 0, &atom)) {
+        if (parse_class(ps, &s) || cps_term(ps, &s, 0, &term)) {
             free(s.r);
             return -1;
         }
+        atom = plain(term);
         break;
     case '.':
         ps->pos++;
         if (cps_add(&s, '\n', '\n') || cps_negate(&s))
             return tb_fail(ps->err, "out of memory");
-        if (cps_term(ps, &s, 0, &atom))
+        if (cps_term(ps, &s, 0, &term))
             return -1;
+        atom = plain(term);
         break;
     case '^':
-        if (at != 0)
-            return perr(ps, at, "^ is only supported at the start of the pattern", NULL);
-        ps->pos++;
-        *out = LEX_EPSILON;
-        return 0;
     case '$':
-        if (at + 1 != ps->len)
-            return perr(ps, at, "$ is only supported at the end of the pattern", NULL);
         ps->pos++;
-        *out = LEX_EPSILON;
+        *out = plain(LEX_NOTHING);
+        if (c == '^')
+            out->s = LEX_EPSILON;
+        else
+            out->e = LEX_EPSILON;
+        if (ps->pos < ps->len && strchr("*+?", ps->p[ps->pos]))
+            return perr(ps, ps->pos, "nothing to repeat", NULL);
         return 0;
     default: {
         uint32_t cp;
@@ -1468,8 +1548,9 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
         if (kind == 0 && cps_add(&s, cp, cp))
             return tb_fail(ps->err, "out of memory");
         /* A literal folds under (?i); \d, \p{..} and the like do not. */
-        if (cps_term(ps, &s, kind == 0, &atom))
+        if (cps_term(ps, &s, kind == 0, &term))
             return -1;
+        atom = plain(term);
     }
     }
     /* Quantifiers. */
@@ -1501,60 +1582,55 @@ static int parse_piece(parser_t *ps, lex_term_t *out)
         if (ps->pos < ps->len && ps->p[ps->pos] == '?')
             ps->pos++; /* lazy: the same language */
         quantified = 1;
-        atom = repeat(ps->t, atom, n, m);
-        if (full_check(ps))
+        if (anch_repeat(ps, qat, atom, n, m, &atom))
             return -1;
     }
     *out = atom;
     return 0;
 }
 
-static int parse_seq(parser_t *ps, lex_term_t *out)
+static int parse_seq(parser_t *ps, anch_t *out)
 {
-    size_t start = ps->pos;
     /* Collected, then folded from the right so concatenations come out
      * right-nested without re-association work. */
-    term_list_t l = {0};
+    TB_VEC(anch_t) l = {0};
     int rc;
-    lex_term_t piece;
-    int any = 0;
+    anch_t piece;
     while ((rc = parse_piece(ps, &piece)) == 0) {
-        any = 1;
-        if (tl_push(&l, piece)) {
-            free(l.v);
+        if (tb_vec_push(&l, piece)) {
+            free(l.data);
             return tb_fail(ps->err, "out of memory");
         }
     }
     if (rc < 0) {
-        free(l.v);
+        free(l.data);
         return -1;
     }
-    if (!any) {
-        free(l.v);
-        /* "(a|" ran out inside a group: the group is what is wrong. */
-        if (ps->pos >= ps->len && ps->depth > 0)
-            return perr(ps, ps->open_at, "unbalanced parenthesis", NULL);
-        return perr(ps, start, "empty alternative", NULL);
+    /* "(a|" ran out inside a group: the group is what is wrong. */
+    if (!l.len && ps->pos >= ps->len && ps->depth > 0) {
+        free(l.data);
+        return perr(ps, ps->open_at, "unbalanced parenthesis", NULL);
     }
-    lex_term_t acc = LEX_EPSILON;
-    for (size_t i = l.n; i-- > 0;)
-        acc = lex_concat(ps->t, l.v[i], acc);
-    free(l.v);
+    /* An empty alternative matches "". */
+    anch_t acc = plain(LEX_EPSILON);
+    for (size_t i = l.len; i-- > 0;)
+        acc = anch_cat(ps->t, l.data[i], acc);
+    free(l.data);
     *out = acc;
     return full_check(ps);
 }
 
-static int parse_alt(parser_t *ps, lex_term_t *out)
+static int parse_alt(parser_t *ps, anch_t *out)
 {
-    lex_term_t acc;
+    anch_t acc;
     if (parse_seq(ps, &acc))
         return -1;
     while (ps->pos < ps->len && ps->p[ps->pos] == '|') {
         ps->pos++;
-        lex_term_t next;
+        anch_t next;
         if (parse_seq(ps, &next))
             return -1;
-        acc = lex_or(ps->t, acc, next);
+        acc = anch_or(ps->t, acc, next);
         if (full_check(ps))
             return -1;
     }
@@ -1566,7 +1642,12 @@ int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
                     lex_term_t *out, tb_err_t *err)
 {
     parser_t ps = {.t = t, .p = pattern, .len = len, .err = err};
-    int rc = parse_alt(&ps, out);
+    anch_t a;
+    int rc = parse_alt(&ps, &a);
+    if (!rc) {
+        *out = anch_whole(t, a);
+        rc = full_check(&ps);
+    }
     if (!rc && ps.pos < len)
         rc = perr(&ps, ps.pos, "unbalanced parenthesis", NULL);
     return rc;

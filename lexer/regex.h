@@ -83,8 +83,13 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 
 /*
  * Parses pattern[0..len) into *out.  The whole pattern must match (as in
- * JSON schema's implicit anchoring for a lexeme); a leading ^ and a
- * trailing $ are accepted and mean nothing more.  The dialect is PCRE2's
+ * JSON schema's implicit anchoring for a lexeme).  ^ and $ may stand
+ * anywhere and assert the start and the end of that whole match (^a|b$ is
+ * a|b; a^ and $a match nothing; (^|,)x is x|,x); $ is the end only, as
+ * with PCRE2_DOLLAR_ENDONLY, not also before a final newline.  A group
+ * that holds an anchor may be repeated at most 16 times ((^a)?b, not
+ * (^a){17}).  An empty alternative matches the empty string: (a|), (|a),
+ * (), and the empty pattern.  The dialect is PCRE2's
  * with PCRE2_UTF (and without PCRE2_UCP); tests/test_regex_unicode.c holds
  * the Unicode parts to PCRE2 10.42 code point by code point.  Supported:
  *  - literals (UTF-8 in the pattern), escapes \xHH \x{H..} \uHHHH \u{H..}
@@ -117,8 +122,9 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  *    folded, as in PCRE2: (?i)\p{Lu} matches upper case letters only.  A
  *    negated class is folded before it is negated: (?i)[^k] refuses U+212A.
  * Errors (position = byte offset in the pattern): back-references,
- * look-around, \b and other assertions, possessive quantifiers, empty
- * alternatives, bounds above LEX_MAX_REPEAT, a class at either end of a
+ * look-around, \b and other assertions, possessive quantifiers, a
+ * quantifier right after an anchor, an anchor in a group repeated more than
+ * 16 times, bounds above LEX_MAX_REPEAT, a class at either end of a
  * range, unknown property or script names, a pattern whose terms pass the
  * store's limit, and a Unicode data file that is missing or malformed (the
  * message names the file, and the line).

@@ -669,6 +669,8 @@ static void spec_errors(void **state)
     expect_error("a = x\nstart:\n", "t.lex: the 'start:' lines list no lexeme");
     expect_error("a = x\nstart: a b\n", "t.lex:2:10: unknown lexeme 'b'");
     expect_error("ws = [ ]*\nstart: ws\n", "t.lex:1:6: lexeme 'ws' matches the empty string");
+    /* An empty alternative is "", which a lexeme must not match alone. */
+    expect_error("e = (a|)\nstart: e\n", "t.lex:1:5: lexeme 'e' matches the empty string");
     expect_error("a =   \nstart: a\n", "t.lex:1:7: lexeme 'a' has an empty pattern");
     expect_error("a x\nstart: a\n", "t.lex:1:3: expected '=', '->' or ':' after 'a'");
     expect_error("a = x\nbegin: a\n", "t.lex:2:1: unknown directive 'begin:'");
@@ -677,7 +679,7 @@ static void spec_errors(void **state)
     expect_error("  = x\n", "t.lex:1:3: expected a lexeme name");
     /* A bad regex: the column is where the regex parser puts the fault,
      * counted from the pattern's first byte (column 5 here). */
-    static const char *const bad[] = {"[0-9", "a{2000}", "(a|)", "a(?=b)"};
+    static const char *const bad[] = {"[0-9", "a{2000}", "a**", "a(?=b)"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tb_err_t err;
         assert_null(lex_dfa_new(bad[i], NULL, &err));

@@ -49,12 +49,9 @@ static void parse_errors_name_the_position(void **state)
         {"x(a|", "unbalanced parenthesis at offset 1"},
         {"((a)", "unbalanced parenthesis at offset 0"},
         {"ab)", "unbalanced parenthesis at offset 2"},
-        {"a|", "empty alternative at offset 2"},
-        {"|a", "empty alternative at offset 0"},
-        {"()", "empty alternative at offset 1"},
-        {"x(a||b)", "empty alternative at offset 4"},
-        {"", "empty alternative at offset 0"},
         {"*a", "nothing to repeat at offset 0"},
+        {"a^*", "nothing to repeat at offset 2"},
+        {"(^a){17}", "a repetition above 16 of a group that holds an anchor"},
         {"a**", "quantifier cannot follow a quantifier at offset 2"},
         {"a++", "possessive quantifiers are not supported at offset 2"},
         {"(a)\\1", "back-references are not supported at offset 3"},
@@ -72,8 +69,6 @@ static void parse_errors_name_the_position(void **state)
         {"\\p{Xx}", "unknown or unsupported Unicode property 'Xx' at offset 0"},
         {"ab\\", "trailing backslash at offset 2"},
         {"\\q", "unknown escape \\q at offset 0"},
-        {"a^", "^ is only supported at the start of the pattern at offset 1"},
-        {"$a", "$ is only supported at the end of the pattern at offset 0"},
         {"[[:alpha:]]", "POSIX classes [:name:] are not supported at offset 1"},
         {"(a{1000}){1000}", "pattern too large"},
     };
@@ -134,6 +129,40 @@ static void full_matches_agree_with_pcre2(void **state)
         if (!d)
             fail_msg("%s", err.msg);
         pcre2_code *re = pcre_compile_or_fail(patterns[p], PCRE2_ENDANCHORED);
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+            size_t n = strlen(texts[t]);
+            int want = pcre_full_match(re, md, texts[t], n);
+            if (dfa_full_match(d, texts[t], n) != want)
+                fail_msg("'%s' on \"%s\": PCRE2 says %d", patterns[p], texts[t], want);
+        }
+        pcre2_code_free(re);
+        lex_dfa_free(d);
+    }
+    pcre2_match_data_free(md);
+}
+
+/* Anchors anywhere and empty alternatives, against PCRE2 with $ at the end
+ * only (PCRE2_DOLLAR_ENDONLY, as regex.h says). */
+static void anchors_and_empty_alternatives_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "^a|b$", "(^a|b)c", "a(b$|c)", "(a|)", "(|a)b", "x(a||b)y", "()", "", "a|",
+        "|a", "a^", "$a", "^$", "$^", "(^)*a", "a($)?", "(^a)?b", "(a$)*", "(?:^|,)x",
+        "x(?:,|$)", "^(a|b$)c?", "(^|a)+b", "((^a|b)(c$|d))", "(a|^)(b|$)",
+    };
+    static const char *const texts[] = {
+        "", "a", "b", "c", "ab", "ac", "bc", "abc", "xy", "xay", "xby", "xaby", "x",
+        ",x", "x,", "ax", "aa", "ba", "aab", "cd", "bd", "bcd", "acd",
+    };
+    pcre2_match_data *md = pcre2_match_data_create(8, NULL);
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        tb_err_t err;
+        lex_dfa_t *d = lex_dfa_new(patterns[p], NULL, &err);
+        if (!d)
+            fail_msg("%s", err.msg);
+        pcre2_code *re = pcre_compile_or_fail(patterns[p],
+                                              PCRE2_ENDANCHORED | PCRE2_DOLLAR_ENDONLY);
         for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
             size_t n = strlen(texts[t]);
             int want = pcre_full_match(re, md, texts[t], n);
@@ -889,6 +918,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_errors_name_the_position),
         cmocka_unit_test(full_matches_agree_with_pcre2),
+        cmocka_unit_test(anchors_and_empty_alternatives_agree_with_pcre2),
         cmocka_unit_test(simplification_shares_states),
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),

@@ -1,0 +1,1327 @@
+/*
+ * ecma: ECMA-262 patterns, formats and length bounds as regexes over JSON
+ * string lexemes (ecma.h).
+ *
+ * A pattern is parsed into an AST (ast_t nodes in an arena), optionally
+ * cut to a length range, and written out as a regex.  Anchors are written
+ * away with four languages per subpattern (anch_t): the strings it matches
+ * along paths that pass no anchor (N), a ^ only (S), a $ only (E) or both
+ * (SE).  A ^ holds only where everything before it matched nothing, a $
+ * only where everything after it does, so concatenation keeps a path
+ * through an anchor only when the other side can be empty; the search then
+ * pads N with any string on both sides, S on the right, E on the left.
+ */
+#include "ecma.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+#include "cfg.h"
+
+#define CP_MAX 0x10FFFFu
+#define ANCHOR_UNROLL 16 /* largest bound of a repetition holding an anchor */
+
+/* ---- code point sets: sorted, disjoint [lo, hi] pairs ------------------ */
+
+typedef TB_VEC(uint32_t) cps_t;
+
+static int cps_add(cps_t *s, uint32_t lo, uint32_t hi)
+{
+    if (tb_vec_reserve(s, 2))
+        return -1;
+    s->data[s->len++] = lo;
+    s->data[s->len++] = hi;
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts and merges the pairs, and drops the surrogates. */
+static int cps_norm(cps_t *s)
+{
+    qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
+    cps_t o = {0};
+    for (size_t i = 0; i < s->len; i += 2) {
+        uint32_t lo = s->data[i], hi = s->data[i + 1];
+        if (o.len && lo <= o.data[o.len - 1] + 1) {
+            if (hi > o.data[o.len - 1])
+                o.data[o.len - 1] = hi;
+        } else if (cps_add(&o, lo, hi)) {
+            free(o.data);
+            return -1;
+        }
+    }
+    free(s->data);
+    *s = o;
+    cps_t t = {0};
+    for (size_t i = 0; i < s->len; i += 2) {
+        uint32_t lo = s->data[i], hi = s->data[i + 1];
+        int r = 0;
+        if (lo < 0xD800)
+            r |= cps_add(&t, lo, hi < 0xD800 ? hi : 0xD7FF);
+        if (hi > 0xDFFF)
+            r |= cps_add(&t, lo > 0xDFFF ? lo : 0xE000, hi);
+        if (r) {
+            free(t.data);
+            return -1;
+        }
+    }
+    free(s->data);
+    *s = t;
+    return 0;
+}
+
+/* The complement of a normalized set within [0, CP_MAX]. */
+static int cps_negate(cps_t *s)
+{
+    cps_t o = {0};
+    uint32_t next = 0;
+    int r = 0;
+    for (size_t i = 0; i < s->len; i += 2) {
+        if (s->data[i] > next)
+            r |= cps_add(&o, next, s->data[i] - 1);
+        next = s->data[i + 1] + 1;
+    }
+    if (next <= CP_MAX)
+        r |= cps_add(&o, next, CP_MAX);
+    free(s->data);
+    *s = o;
+    return r ? -1 : cps_norm(s);
+}
+
+/* ---- the AST ------------------------------------------------------------ */
+
+enum { A_SET, A_CAT, A_ALT, A_REP, A_BOL, A_EOL };
+
+typedef struct ast {
+    int kind;
+    struct ast **kid; /* A_CAT, A_ALT: nkid children; A_REP: kid[0] */
+    size_t nkid;
+    uint32_t min, max; /* A_REP, max GR_NO_MAX for no bound */
+    cps_t set;         /* A_SET */
+} ast_t;
+
+typedef struct {
+    const char *p;
+    size_t len, pos;
+    TB_VEC(ast_t *) all; /* arena: every node, freed together */
+    tb_err_t *err;
+    const char *what; /* "pattern" or "format" for messages */
+    int depth;
+} parser_t;
+
+static int perr(parser_t *ps, size_t at, const char *why)
+{
+    return tb_fail(ps->err, "%s '%.*s' at offset %zu: %s", ps->what, (int)ps->len, ps->p,
+                   at, why);
+}
+
+static ast_t *node(parser_t *ps, int kind)
+{
+    ast_t *a = calloc(1, sizeof *a);
+    if (!a || tb_vec_push(&ps->all, a)) {
+        free(a);
+        tb_fail(ps->err, "out of memory");
+        return NULL;
+    }
+    a->kind = kind;
+    return a;
+}
+
+static int add_kid(parser_t *ps, ast_t *a, ast_t *k)
+{
+    ast_t **n = realloc(a->kid, (a->nkid + 1) * sizeof *n);
+    if (!n)
+        return tb_fail(ps->err, "out of memory");
+    a->kid = n;
+    a->kid[a->nkid++] = k;
+    return 0;
+}
+
+static void arena_free(parser_t *ps)
+{
+    for (size_t i = 0; i < ps->all.len; i++) {
+        free(ps->all.data[i]->kid);
+        free(ps->all.data[i]->set.data);
+        free(ps->all.data[i]);
+    }
+    free(ps->all.data);
+    ps->all.data = NULL;
+    ps->all.len = ps->all.cap = 0;
+}
+
+/* \d \w \s and their negations into s; 0 when c names none of them. */
+static int class_escape(cps_t *s, char c, int *r)
+{
+    cps_t t = {0};
+    int neg = c == 'D' || c == 'W' || c == 'S';
+    switch (c) {
+    case 'd': case 'D':
+        *r = cps_add(&t, '0', '9');
+        break;
+    case 'w': case 'W':
+        *r = cps_add(&t, '0', '9') | cps_add(&t, 'A', 'Z') | cps_add(&t, 'a', 'z') |
+             cps_add(&t, '_', '_');
+        break;
+    case 's': case 'S':
+        /* ECMA-262 WhiteSpace and LineTerminator (Unicode 15 Zs). */
+        *r = cps_add(&t, 0x09, 0x0D) | cps_add(&t, 0x20, 0x20) | cps_add(&t, 0xA0, 0xA0) |
+             cps_add(&t, 0x1680, 0x1680) | cps_add(&t, 0x2000, 0x200A) |
+             cps_add(&t, 0x2028, 0x2029) | cps_add(&t, 0x202F, 0x202F) |
+             cps_add(&t, 0x205F, 0x205F) | cps_add(&t, 0x3000, 0x3000) |
+             cps_add(&t, 0xFEFF, 0xFEFF);
+        break;
+    default:
+        return 0;
+    }
+    if (!*r && neg)
+        *r = cps_norm(&t) || cps_negate(&t);
+    for (size_t i = 0; !*r && i < t.len; i += 2)
+        *r = cps_add(s, t.data[i], t.data[i + 1]);
+    free(t.data);
+    return 1;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* n hex digits at ps->pos into *cp; 0 if they are not there. */
+static int read_hex(parser_t *ps, size_t n, uint32_t *cp)
+{
+    if (ps->pos + n > ps->len)
+        return 0;
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        int h = hexval(ps->p[ps->pos + i]);
+        if (h < 0)
+            return 0;
+        v = v * 16 + (uint32_t)h;
+    }
+    ps->pos += n;
+    *cp = v;
+    return 1;
+}
+
+/* \u escapes: \uHHHH (a surrogate pair of two is one code point) and
+ * \u{H...}.  ps->pos is past the 'u'. */
+static int read_u(parser_t *ps, size_t at, uint32_t *cp)
+{
+    if (ps->pos < ps->len && ps->p[ps->pos] == '{') {
+        ps->pos++;
+        uint32_t v = 0;
+        size_t n = 0;
+        int h;
+        while (ps->pos < ps->len && (h = hexval(ps->p[ps->pos])) >= 0 && v <= CP_MAX) {
+            v = v * 16 + (uint32_t)h;
+            ps->pos++;
+            n++;
+        }
+        if (!n || v > CP_MAX || ps->pos >= ps->len || ps->p[ps->pos] != '}')
+            return perr(ps, at, "bad \\u{...} escape");
+        ps->pos++;
+        *cp = v;
+        return 0;
+    }
+    if (!read_hex(ps, 4, cp))
+        return perr(ps, at, "bad \\u escape");
+    uint32_t lo;
+    size_t save = ps->pos;
+    if (*cp >= 0xD800 && *cp <= 0xDBFF && ps->pos + 1 < ps->len && ps->p[ps->pos] == '\\' &&
+        ps->p[ps->pos + 1] == 'u') {
+        ps->pos += 2;
+        if (read_hex(ps, 4, &lo) && lo >= 0xDC00 && lo <= 0xDFFF)
+            *cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+        else
+            ps->pos = save;
+    }
+    return 0;
+}
+
+/* An escape after '\' (ps->pos past it): a code point into *cp (returns
+ * 0), a class added to s (returns 1), or -1. */
+static int parse_escape(parser_t *ps, int in_class, uint32_t *cp, cps_t *s)
+{
+    size_t at = ps->pos - 1;
+    if (ps->pos >= ps->len)
+        return perr(ps, at, "pattern ends with a backslash");
+    char c = ps->p[ps->pos++];
+    int r = 0;
+    if (class_escape(s, c, &r))
+        return r ? tb_fail(ps->err, "out of memory") : 1;
+    switch (c) {
+    case 't': *cp = '\t'; return 0;
+    case 'n': *cp = '\n'; return 0;
+    case 'v': *cp = '\v'; return 0;
+    case 'f': *cp = '\f'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 'b':
+        if (in_class) {
+            *cp = '\b';
+            return 0;
+        }
+        return perr(ps, at, "word boundary assertions (\\b, \\B) are not supported");
+    case 'B':
+        return perr(ps, at, "word boundary assertions (\\b, \\B) are not supported");
+    case '0':
+        if (ps->pos < ps->len && ps->p[ps->pos] >= '0' && ps->p[ps->pos] <= '9')
+            return perr(ps, at, "octal escapes are not supported");
+        *cp = 0;
+        return 0;
+    case 'c':
+        if (ps->pos < ps->len && ((ps->p[ps->pos] | 0x20) >= 'a' && (ps->p[ps->pos] | 0x20) <= 'z')) {
+            *cp = (uint32_t)(ps->p[ps->pos++] % 32);
+            return 0;
+        }
+        return perr(ps, at, "bad \\c escape");
+    case 'x':
+        if (!read_hex(ps, 2, cp))
+            return perr(ps, at, "bad \\x escape");
+        return 0;
+    case 'u':
+        return read_u(ps, at, cp);
+    case 'p': case 'P':
+        return perr(ps, at, "Unicode property escapes (\\p, \\P) are not supported");
+    case 'k':
+        return perr(ps, at, "back-references are not supported");
+    default:
+        if (c >= '1' && c <= '9')
+            return perr(ps, at, "back-references are not supported");
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+            return perr(ps, at, "unknown escape");
+        ps->pos--;
+        break;
+    }
+    /* An identity escape: the (possibly multi-byte) character itself. */
+    size_t n = tb_utf8_decode((const uint8_t *)ps->p + ps->pos, ps->len - ps->pos, cp);
+    if (!n)
+        return perr(ps, ps->pos, "invalid UTF-8");
+    ps->pos += n;
+    return 0;
+}
+
+static int read_literal(parser_t *ps, uint32_t *cp)
+{
+    size_t n = tb_utf8_decode((const uint8_t *)ps->p + ps->pos, ps->len - ps->pos, cp);
+    if (!n)
+        return perr(ps, ps->pos, "invalid UTF-8");
+    ps->pos += n;
+    return 0;
+}
+
+/* A class after '[' (ps->pos past it) into s (normalized). */
+static int parse_class(parser_t *ps, cps_t *s)
+{
+    size_t at = ps->pos - 1;
+    int neg = 0;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '^') {
+        neg = 1;
+        ps->pos++;
+    }
+    while (1) {
+        if (ps->pos >= ps->len)
+            return perr(ps, at, "unterminated character class");
+        if (ps->p[ps->pos] == ']') {
+            ps->pos++;
+            break;
+        }
+        uint32_t lo, hi;
+        int k;
+        size_t item = ps->pos;
+        if (ps->p[ps->pos] == '\\') {
+            ps->pos++;
+            k = parse_escape(ps, 1, &lo, s);
+        } else
+            k = read_literal(ps, &lo);
+        if (k < 0)
+            return -1;
+        if (k == 1) {
+            if (ps->pos + 1 < ps->len && ps->p[ps->pos] == '-' && ps->p[ps->pos + 1] != ']')
+                return perr(ps, item, "a class escape cannot start a range");
+            continue;
+        }
+        hi = lo;
+        if (ps->pos + 1 < ps->len && ps->p[ps->pos] == '-' && ps->p[ps->pos + 1] != ']') {
+            ps->pos++;
+            cps_t none = {0};
+            if (ps->p[ps->pos] == '\\') {
+                ps->pos++;
+                k = parse_escape(ps, 1, &hi, &none);
+            } else
+                k = read_literal(ps, &hi);
+            free(none.data);
+            if (k < 0)
+                return -1;
+            if (k == 1)
+                return perr(ps, item, "a class escape cannot end a range");
+            if (hi < lo)
+                return perr(ps, item, "range out of order in character class");
+        }
+        if (cps_add(s, lo, hi))
+            return tb_fail(ps->err, "out of memory");
+    }
+    if (cps_norm(s) || (neg && cps_negate(s)))
+        return tb_fail(ps->err, "out of memory");
+    return 0;
+}
+
+/* {n}, {n,}, {n,m} at ps->pos: 1 and the bounds when there, 0 when the
+ * brace is a literal (Annex B), -1 on error. */
+static int parse_bound(parser_t *ps, uint32_t *n, uint32_t *m)
+{
+    size_t at = ps->pos, i = ps->pos + 1;
+    uint64_t a = 0, b = 0;
+    size_t da = 0, db = 0;
+    while (i < ps->len && ps->p[i] >= '0' && ps->p[i] <= '9' && a <= GR_MAX_LENGTH)
+        a = a * 10 + (uint64_t)(ps->p[i++] - '0'), da++;
+    int comma = i < ps->len && ps->p[i] == ',';
+    if (comma)
+        for (i++; i < ps->len && ps->p[i] >= '0' && ps->p[i] <= '9' && b <= GR_MAX_LENGTH;)
+            b = b * 10 + (uint64_t)(ps->p[i++] - '0'), db++;
+    if (!da || i >= ps->len || ps->p[i] != '}')
+        return 0;
+    if (a > GR_MAX_LENGTH || b > GR_MAX_LENGTH)
+        return perr(ps, at, "repetition bound above the limit of 1000000");
+    *n = (uint32_t)a;
+    *m = !comma ? (uint32_t)a : db ? (uint32_t)b : GR_NO_MAX;
+    if (*m < *n)
+        return perr(ps, at, "repetition bounds out of order");
+    ps->pos = i + 1;
+    return 1;
+}
+
+static ast_t *parse_alt(parser_t *ps);
+
+static int is_anchor(const ast_t *a) { return a->kind == A_BOL || a->kind == A_EOL; }
+
+/* One atom with its quantifier; NULL with *end set at | ) or the end. */
+static ast_t *parse_piece(parser_t *ps, int *end)
+{
+    *end = 0;
+    if (ps->pos >= ps->len || ps->p[ps->pos] == '|' || ps->p[ps->pos] == ')') {
+        *end = 1;
+        return NULL;
+    }
+    size_t at = ps->pos;
+    char c = ps->p[ps->pos];
+    ast_t *a = NULL;
+    if (c == '*' || c == '+' || c == '?') {
+        perr(ps, at, "nothing to repeat");
+        return NULL;
+    }
+    if (c == '(') {
+        ps->pos++;
+        if (ps->pos < ps->len && ps->p[ps->pos] == '?') {
+            const char *q = ps->p + ps->pos + 1;
+            size_t left = ps->len - ps->pos - 1;
+            if (left && (q[0] == '=' || q[0] == '!'))
+                return perr(ps, at, "look-ahead assertions are not supported"), NULL;
+            if (left > 1 && q[0] == '<' && (q[1] == '=' || q[1] == '!'))
+                return perr(ps, at, "look-behind assertions are not supported"), NULL;
+            if (left && q[0] == ':') {
+                ps->pos += 2;
+            } else if (left && q[0] == '<') {
+                while (ps->pos < ps->len && ps->p[ps->pos] != '>')
+                    ps->pos++;
+                if (ps->pos >= ps->len)
+                    return perr(ps, at, "unterminated group name"), NULL;
+                ps->pos++;
+            } else
+                return perr(ps, at, "unsupported group syntax"), NULL;
+        }
+        if (++ps->depth > 200)
+            return perr(ps, at, "groups nested too deeply"), NULL;
+        a = parse_alt(ps);
+        ps->depth--;
+        if (!a)
+            return NULL;
+        if (ps->pos >= ps->len || ps->p[ps->pos] != ')')
+            return perr(ps, at, "unbalanced parenthesis"), NULL;
+        ps->pos++;
+    } else if (c == '^' || c == '$') {
+        ps->pos++;
+        if (!(a = node(ps, c == '^' ? A_BOL : A_EOL)))
+            return NULL;
+    } else {
+        if (!(a = node(ps, A_SET)))
+            return NULL;
+        uint32_t cp;
+        int k = 0;
+        if (c == '[') {
+            ps->pos++;
+            k = parse_class(ps, &a->set) ? -1 : 2;
+        } else if (c == '.') {
+            ps->pos++;
+            k = cps_add(&a->set, '\n', '\n') || cps_add(&a->set, '\r', '\r') ||
+                        cps_add(&a->set, 0x2028, 0x2029) || cps_norm(&a->set) ||
+                        cps_negate(&a->set)
+                    ? tb_fail(ps->err, "out of memory")
+                    : 2;
+        } else if (c == '\\') {
+            ps->pos++;
+            k = parse_escape(ps, 0, &cp, &a->set);
+        } else
+            k = read_literal(ps, &cp);
+        if (k < 0)
+            return NULL;
+        if (k == 0 && cps_add(&a->set, cp, cp))
+            return tb_fail(ps->err, "out of memory"), NULL;
+        if (k != 2 && cps_norm(&a->set))
+            return tb_fail(ps->err, "out of memory"), NULL;
+    }
+    /* One quantifier (and a lazy '?', the same language). */
+    if (ps->pos >= ps->len)
+        return a;
+    size_t qat = ps->pos;
+    char q = ps->p[ps->pos];
+    uint32_t n, m;
+    if (q == '*')
+        n = 0, m = GR_NO_MAX, ps->pos++;
+    else if (q == '+')
+        n = 1, m = GR_NO_MAX, ps->pos++;
+    else if (q == '?')
+        n = 0, m = 1, ps->pos++;
+    else if (q == '{') {
+        int rc = parse_bound(ps, &n, &m);
+        if (rc < 0)
+            return NULL;
+        if (rc == 0)
+            return a;
+    } else
+        return a;
+    if (is_anchor(a))
+        return perr(ps, qat, "nothing to repeat"), NULL;
+    if (ps->pos < ps->len && ps->p[ps->pos] == '?')
+        ps->pos++;
+    if (ps->pos < ps->len && ps->p[ps->pos] && strchr("*+?{", ps->p[ps->pos]) &&
+        !(ps->p[ps->pos] == '{' && parse_bound(ps, &(uint32_t){0}, &(uint32_t){0}) == 0))
+        return perr(ps, ps->pos, "nothing to repeat"), NULL;
+    ast_t *r = node(ps, A_REP);
+    if (!r || add_kid(ps, r, a))
+        return NULL;
+    r->min = n;
+    r->max = m;
+    return r;
+}
+
+static ast_t *parse_seq(parser_t *ps)
+{
+    ast_t *cat = node(ps, A_CAT);
+    if (!cat)
+        return NULL;
+    int end;
+    ast_t *p;
+    while ((p = parse_piece(ps, &end)))
+        if (add_kid(ps, cat, p))
+            return NULL;
+    return end ? cat : NULL;
+}
+
+static ast_t *parse_alt(parser_t *ps)
+{
+    ast_t *alt = node(ps, A_ALT), *s;
+    if (!alt || !(s = parse_seq(ps)) || add_kid(ps, alt, s))
+        return NULL;
+    while (ps->pos < ps->len && ps->p[ps->pos] == '|') {
+        ps->pos++;
+        if (!(s = parse_seq(ps)) || add_kid(ps, alt, s))
+            return NULL;
+    }
+    return alt;
+}
+
+static ast_t *parse(parser_t *ps)
+{
+    ast_t *a = parse_alt(ps);
+    if (a && ps->pos < ps->len) {
+        perr(ps, ps->pos, "unbalanced parenthesis");
+        return NULL;
+    }
+    return a;
+}
+
+/* ---- lengths and cutting to a length range ------------------------------ */
+
+static uint32_t sat_add(uint32_t a, uint32_t b)
+{
+    return a == GR_NO_MAX || b == GR_NO_MAX || (uint64_t)a + b >= GR_NO_MAX ? GR_NO_MAX : a + b;
+}
+
+static uint32_t sat_mul(uint32_t a, uint32_t b)
+{
+    if (!a || !b)
+        return 0;
+    return a == GR_NO_MAX || b == GR_NO_MAX || (uint64_t)a * b >= GR_NO_MAX ? GR_NO_MAX : a * b;
+}
+
+/* The shortest and longest match (anchors are empty); min GR_NO_MAX for
+ * the empty language. */
+static void lengths(const ast_t *a, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t l, h;
+    switch (a->kind) {
+    case A_SET:
+        *lo = a->set.len ? 1 : GR_NO_MAX;
+        *hi = 1;
+        return;
+    case A_CAT:
+        *lo = *hi = 0;
+        for (size_t i = 0; i < a->nkid; i++) {
+            lengths(a->kid[i], &l, &h);
+            *lo = sat_add(*lo, l);
+            *hi = sat_add(*hi, h);
+        }
+        return;
+    case A_ALT:
+        *lo = GR_NO_MAX;
+        *hi = 0;
+        for (size_t i = 0; i < a->nkid; i++) {
+            lengths(a->kid[i], &l, &h);
+            *lo = l < *lo ? l : *lo;
+            *hi = h > *hi ? h : *hi;
+        }
+        return;
+    case A_REP:
+        lengths(a->kid[0], &l, &h);
+        *lo = l == GR_NO_MAX ? (a->min ? GR_NO_MAX : 0) : sat_mul(l, a->min);
+        *hi = sat_mul(h, a->max);
+        return;
+    default:
+        *lo = *hi = 0;
+    }
+}
+
+static int has_anchor(const ast_t *a)
+{
+    if (is_anchor(a))
+        return 1;
+    for (size_t i = 0; i < a->nkid; i++)
+        if (has_anchor(a->kid[i]))
+            return 1;
+    return 0;
+}
+
+/* a restricted to matches of lo..hi code points, or NULL (err set) where
+ * that is not written exactly by the cases below. */
+static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
+{
+    uint32_t l, h;
+    lengths(a, &l, &h);
+    if (l >= lo && h <= hi)
+        return a;
+    if (l == GR_NO_MAX || l > hi || h < lo)
+        return node(ps, A_SET); /* nothing */
+    if (a->kind == A_ALT) {
+        ast_t *o = node(ps, A_ALT), *k;
+        for (size_t i = 0; o && i < a->nkid; i++)
+            if (!(k = restrict_len(ps, a->kid[i], lo, hi)) || add_kid(ps, o, k))
+                return NULL;
+        return o;
+    }
+    if (a->kind == A_REP) {
+        uint32_t kl, kh;
+        lengths(a->kid[0], &kl, &kh);
+        if (kl == kh && kl > 0) {
+            ast_t *o = node(ps, A_REP);
+            if (!o || add_kid(ps, o, a->kid[0]))
+                return NULL;
+            uint32_t mn = (lo + kl - 1) / kl, mx = hi == GR_NO_MAX ? GR_NO_MAX : hi / kl;
+            o->min = mn > a->min ? mn : a->min;
+            o->max = mx < a->max ? mx : a->max;
+            return o->min <= o->max ? o : node(ps, A_SET);
+        }
+    }
+    if (a->kind == A_CAT) {
+        size_t var = a->nkid;
+        uint32_t fixed = 0;
+        for (size_t i = 0; i < a->nkid; i++) {
+            uint32_t kl, kh;
+            lengths(a->kid[i], &kl, &kh);
+            if (kl == kh) {
+                fixed = sat_add(fixed, kl);
+            } else if (var == a->nkid) {
+                var = i;
+            } else {
+                var = a->nkid + 1;
+                break;
+            }
+        }
+        if (var < a->nkid) {
+            ast_t *o = node(ps, A_CAT), *k;
+            uint32_t klo = lo > fixed ? lo - fixed : 0;
+            uint32_t khi = hi == GR_NO_MAX ? GR_NO_MAX : hi - fixed;
+            if (!o || !(k = restrict_len(ps, a->kid[var], klo, khi)))
+                return NULL;
+            for (size_t i = 0; i < a->nkid; i++)
+                if (add_kid(ps, o, i == var ? k : a->kid[i]))
+                    return NULL;
+            return o;
+        }
+    }
+    tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds cannot be "
+            "combined with it exactly", ps->what, (int)ps->len, ps->p);
+    return NULL;
+}
+
+/* ---- writing regexes ----------------------------------------------------- */
+
+/* One language: (eps ? {""} : {}) + (has ? L(re) : {}); renul: re matches
+ * "".  The regex text never needs to spell the empty string. */
+typedef struct {
+    int eps, has, renul;
+    tb_buf_t re;
+} comp_t;
+
+typedef struct {
+    comp_t c[4]; /* N, S, E, SE */
+} anch_t;
+
+enum { QN, QS, QE, QSE };
+
+static int put(tb_buf_t *b, const char *s) { return tb_buf_put(b, s, strlen(s)); }
+
+static int nul(const comp_t *c) { return c->eps || (c->has && c->renul); }
+static int is_empty(const comp_t *c) { return !c->eps && !c->has; }
+
+static void comp_free(comp_t *c)
+{
+    tb_buf_free(&c->re);
+    memset(c, 0, sizeof *c);
+}
+
+static void quad_free(anch_t *q)
+{
+    for (int i = 0; i < 4; i++)
+        comp_free(&q->c[i]);
+}
+
+/* c as an atom of a concatenation ("" when it is {""} only). */
+static int put_atom(tb_buf_t *b, const comp_t *c)
+{
+    if (!c->has)
+        return 0;
+    return put(b, "(?:") || tb_buf_put(b, c->re.data, c->re.len) ||
+           put(b, c->eps && !c->renul ? ")?" : ")");
+}
+
+static int comp_cat(const comp_t *a, const comp_t *b, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (is_empty(a) || is_empty(b))
+        return 0;
+    if (put_atom(&o->re, a) || put_atom(&o->re, b))
+        return -1;
+    if (o->re.len) {
+        o->has = 1;
+        o->renul = nul(a) && nul(b);
+    } else
+        o->eps = 1;
+    return 0;
+}
+
+/* a |= b */
+static int comp_alt(comp_t *a, const comp_t *b)
+{
+    a->eps |= b->eps;
+    if (!b->has)
+        return 0;
+    if (a->has && put(&a->re, "|"))
+        return -1;
+    if (tb_buf_put(&a->re, b->re.data, b->re.len))
+        return -1;
+    a->renul = a->has ? a->renul || b->renul : b->renul;
+    a->has = 1;
+    return 0;
+}
+
+static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
+{
+    char q[48];
+    if (m == 0 && n == GR_NO_MAX)
+        snprintf(q, sizeof q, "*");
+    else if (m == 1 && n == GR_NO_MAX)
+        snprintf(q, sizeof q, "+");
+    else if (m == 0 && n == 1)
+        snprintf(q, sizeof q, "?");
+    else if (m == n)
+        snprintf(q, sizeof q, "{%u}", m);
+    else if (n == GR_NO_MAX)
+        snprintf(q, sizeof q, "{%u,}", m);
+    else
+        snprintf(q, sizeof q, "{%u,%u}", m, n);
+    return put(b, q);
+}
+
+/* atom{m,n} (n > 0) with the lexer's bound of 1000 per quantifier: a bound
+ * above it is written as nested repetitions, x{0,2500} as
+ * (?:x{0,1000}){0,2}x{0,500}, which is the same language. */
+static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
+{
+    const uint32_t K = 1000;
+    int r = 0;
+    if (m <= K && (n == GR_NO_MAX || n <= K)) {
+        r = tb_buf_put(b, atom->data, atom->len);
+        return r || (m == 1 && n == 1) ? r : put_quant(b, m, n);
+    }
+    uint32_t parts[2][2] = {{m / K, m % K}, {0, 0}};
+    if (n != GR_NO_MAX)
+        parts[1][0] = (n - m) / K, parts[1][1] = (n - m) % K;
+    for (int opt = 0; opt < 2 && !r; opt++) {
+        if (parts[opt][0]) {
+            r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) ||
+                put_quant(b, opt ? 0 : K, K) || put(b, ")") ||
+                put_quant(b, opt ? 0 : parts[opt][0], parts[opt][0]);
+        }
+        if (!r && parts[opt][1])
+            r = tb_buf_put(b, atom->data, atom->len) ||
+                put_quant(b, opt ? 0 : parts[opt][1], parts[opt][1]);
+    }
+    if (!r && n == GR_NO_MAX)
+        r = tb_buf_put(b, atom->data, atom->len) || put(b, "*");
+    return r;
+}
+
+static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (n == 0 || !a->has) {
+        o->eps = n == 0 || m == 0 || a->eps;
+        return 0;
+    }
+    if (a->eps)
+        m = 0;
+    tb_buf_t atom = {0};
+    int r = put(&atom, "(?:") || tb_buf_put(&atom, a->re.data, a->re.len) || put(&atom, ")") ||
+            put_repeat(&o->re, &atom, m, n);
+    tb_buf_free(&atom);
+    o->has = 1;
+    o->renul = m == 0 || a->renul;
+    return r;
+}
+
+/* A code point inside a class: ASCII letters and digits as themselves. */
+static int put_cp(tb_buf_t *b, uint32_t c)
+{
+    char tmp[16];
+    if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
+        return tb_buf_putc(b, (uint8_t)c);
+    snprintf(tmp, sizeof tmp, "\\x{%X}", c);
+    return put(b, tmp);
+}
+
+/* The class of set written as its members' JSON encodings: the plain code
+ * points as a class, then \" \\ \b \t \n \f \r as one escape class, then
+ * the other controls as \u00xx by their high hex digit. */
+static int put_set(tb_buf_t *b, const cps_t *s)
+{
+    static const char shortesc[32] = {[8] = 'b', [9] = 't', [10] = 'n', [12] = 'f', [13] = 'r'};
+    tb_buf_t cls = {0}, esc = {0}, u[2] = {{0}, {0}};
+    int r = 0;
+    for (size_t i = 0; i < s->len && !r; i += 2) {
+        for (uint32_t lo = s->data[i]; lo <= s->data[i + 1] && !r;) {
+            uint32_t hi = s->data[i + 1];
+            if (lo < 0x20 || lo == '"' || lo == '\\') {
+                if (lo == '"' || lo == '\\')
+                    r = put(&esc, lo == '"' ? "\"" : "\\\\");
+                else if (shortesc[lo])
+                    r = tb_buf_putc(&esc, (uint8_t)shortesc[lo]);
+                else
+                    r = tb_buf_putc(&u[lo >> 4], (uint8_t)"0123456789abcdef"[lo & 15]);
+                lo++;
+                continue;
+            }
+            /* Split around the code points JSON escapes. */
+            if (lo < '"' && hi >= '"')
+                hi = '"' - 1;
+            else if (lo < '\\' && hi >= '\\')
+                hi = '\\' - 1;
+            r = put_cp(&cls, lo) || (hi > lo && (put(&cls, "-") || put_cp(&cls, hi)));
+            if (hi == s->data[i + 1])
+                break;
+            lo = hi + 1;
+        }
+    }
+    int alts = 0;
+    if (!r && cls.len)
+        r = put(b, "[") || tb_buf_put(b, cls.data, cls.len) || put(b, "]"), alts++;
+    if (!r && esc.len)
+        r = put(b, alts++ ? "|\\\\[" : "\\\\[") || tb_buf_put(b, esc.data, esc.len) ||
+            put(b, "]");
+    if (!r && (u[0].len || u[1].len)) {
+        r = put(b, alts++ ? "|\\\\u00(?:" : "\\\\u00(?:");
+        for (int h = 0, first = 1; h < 2 && !r; h++) {
+            if (!u[h].len)
+                continue;
+            r = put(b, first ? (h ? "1[" : "0[") : (h ? "|1[" : "|0[")) ||
+                tb_buf_put(b, u[h].data, u[h].len) || put(b, "]");
+            first = 0;
+        }
+        r = r || put(b, ")");
+    }
+    tb_buf_free(&cls);
+    tb_buf_free(&esc);
+    tb_buf_free(&u[0]);
+    tb_buf_free(&u[1]);
+    return r;
+}
+
+static int comp_set(const cps_t *s, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->has = s->len > 0;
+    return s->len ? put_set(&o->re, s) : 0;
+}
+
+static int quad_cat(const anch_t *a, const anch_t *b, anch_t *o)
+{
+    memset(o, 0, sizeof *o);
+    int before = nul(&a->c[QN]) || nul(&a->c[QS]); /* a can be empty through no $ */
+    int after = nul(&b->c[QN]) || nul(&b->c[QE]);  /* b can be empty through no ^ */
+    int r = comp_cat(&a->c[QN], &b->c[QN], &o->c[QN]) ||
+            comp_cat(&a->c[QS], &b->c[QN], &o->c[QS]) ||
+            (before && comp_alt(&o->c[QS], &b->c[QS])) ||
+            comp_cat(&a->c[QN], &b->c[QE], &o->c[QE]) ||
+            (after && comp_alt(&o->c[QE], &a->c[QE])) ||
+            comp_cat(&a->c[QS], &b->c[QE], &o->c[QSE]) ||
+            (before && comp_alt(&o->c[QSE], &b->c[QSE])) ||
+            (after && comp_alt(&o->c[QSE], &a->c[QSE]));
+    if ((nul(&a->c[QE]) || nul(&a->c[QSE])) && (nul(&b->c[QS]) || nul(&b->c[QSE])))
+        o->c[QSE].eps = 1; /* "$^" with nothing around */
+    return r;
+}
+
+static int quad_alt(anch_t *a, const anch_t *b)
+{
+    for (int i = 0; i < 4; i++)
+        if (comp_alt(&a->c[i], &b->c[i]))
+            return -1;
+    return 0;
+}
+
+static int anchored(const anch_t *q)
+{
+    return !is_empty(&q->c[QS]) || !is_empty(&q->c[QE]) || !is_empty(&q->c[QSE]);
+}
+
+static int emit(parser_t *ps, const ast_t *a, anch_t *o);
+
+/* Folds *acc = *acc . q */
+static int quad_then(anch_t *acc, const anch_t *q)
+{
+    anch_t t;
+    int r = quad_cat(acc, q, &t);
+    quad_free(acc);
+    *acc = t;
+    return r;
+}
+
+static int emit_rep(parser_t *ps, const ast_t *a, anch_t *o)
+{
+    anch_t k = {0};
+    int r = emit(ps, a->kid[0], &k);
+    memset(o, 0, sizeof *o);
+    if (!r && !anchored(&k)) {
+        r = comp_rep(&k.c[QN], a->min, a->max, &o->c[QN]);
+    } else if (!r && (a->max == GR_NO_MAX ? a->min : a->max) > ANCHOR_UNROLL) {
+        r = tb_fail(ps->err, "%s '%.*s': an anchor inside a repetition above %u",
+                    ps->what, (int)ps->len, ps->p, ANCHOR_UNROLL);
+    } else if (!r) {
+        /* k{m} then k? (n - m) times, or (k*) when unbounded. */
+        o->c[QN].eps = 1;
+        anch_t opt = {0};
+        r = quad_alt(&opt, &k);
+        opt.c[QN].eps = 1;
+        for (uint32_t i = 0; !r && i < a->min; i++)
+            r = quad_then(o, &k);
+        if (!r && a->max == GR_NO_MAX) {
+            anch_t star = {0};
+            /* N* ; S N* ; N* E ; S N* E | SE */
+            comp_t ns = {0}, t = {0};
+            r = comp_rep(&k.c[QN], 0, GR_NO_MAX, &ns) || comp_alt(&star.c[QN], &ns) ||
+                comp_cat(&k.c[QS], &ns, &star.c[QS]) || comp_cat(&ns, &k.c[QE], &star.c[QE]) ||
+                comp_cat(&star.c[QS], &k.c[QE], &t) || comp_alt(&star.c[QSE], &t) ||
+                comp_alt(&star.c[QSE], &k.c[QSE]) || quad_then(o, &star);
+            comp_free(&ns);
+            comp_free(&t);
+            quad_free(&star);
+        }
+        for (uint32_t i = a->min; !r && a->max != GR_NO_MAX && i < a->max; i++)
+            r = quad_then(o, &opt);
+        quad_free(&opt);
+    }
+    quad_free(&k);
+    return r;
+}
+
+static int emit(parser_t *ps, const ast_t *a, anch_t *o)
+{
+    memset(o, 0, sizeof *o);
+    int r = 0;
+    switch (a->kind) {
+    case A_SET:
+        return comp_set(&a->set, &o->c[QN]) ? tb_fail(ps->err, "out of memory") : 0;
+    case A_BOL:
+        o->c[QS].eps = 1;
+        return 0;
+    case A_EOL:
+        o->c[QE].eps = 1;
+        return 0;
+    case A_CAT:
+        o->c[QN].eps = 1;
+        for (size_t i = 0; !r && i < a->nkid; i++) {
+            anch_t k;
+            r = emit(ps, a->kid[i], &k) || quad_then(o, &k);
+            quad_free(&k);
+        }
+        return r;
+    case A_ALT:
+        for (size_t i = 0; !r && i < a->nkid; i++) {
+            anch_t k;
+            r = emit(ps, a->kid[i], &k) || quad_alt(o, &k);
+            quad_free(&k);
+        }
+        return r;
+    default:
+        return emit_rep(ps, a, o);
+    }
+}
+
+/* ---- the search, length bounds and the lexeme ---------------------------- */
+
+static ast_t *any_star(parser_t *ps)
+{
+    ast_t *s = node(ps, A_SET), *r = node(ps, A_REP);
+    if (!s || !r || cps_add(&s->set, 0, CP_MAX) || cps_norm(&s->set) || add_kid(ps, r, s))
+        return NULL;
+    r->max = GR_NO_MAX;
+    return r;
+}
+
+/* The pattern as the language of whole strings when its anchors stand
+ * only at the ends of its top-level branches: each branch padded with any
+ * string on the sides it is not anchored.  NULL (no error) otherwise. */
+static ast_t *as_whole(parser_t *ps, ast_t *top)
+{
+    ast_t *alt = node(ps, A_ALT);
+    for (size_t b = 0; alt && b < top->nkid; b++) {
+        ast_t *br = top->kid[b];
+        size_t i = 0, j = br->nkid;
+        int bol = 0, eol = 0;
+        while (i < j && br->kid[i]->kind == A_BOL)
+            i++, bol = 1;
+        while (j > i && br->kid[j - 1]->kind == A_EOL)
+            j--, eol = 1;
+        ast_t *cat = node(ps, A_CAT), *pad;
+        if (!cat)
+            return NULL;
+        for (size_t k = i; k < j; k++)
+            if (has_anchor(br->kid[k]))
+                return NULL;
+        if ((!bol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))))
+            return NULL;
+        for (size_t k = i; k < j; k++)
+            if (add_kid(ps, cat, br->kid[k]))
+                return NULL;
+        if ((!eol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))) || add_kid(ps, alt, cat))
+            return NULL;
+    }
+    return alt;
+}
+
+/* The search of a pattern with anchors anywhere: .*N.* | S.* | .*E | SE */
+static int search(parser_t *ps, ast_t *top, comp_t *o)
+{
+    anch_t q;
+    comp_t any = {0}, t = {0}, u = {0};
+    ast_t *star = any_star(ps);
+    anch_t sq;
+    if (!star || emit(ps, star, &sq))
+        return -1;
+    comp_alt(&any, &sq.c[QN]);
+    quad_free(&sq);
+    int r = emit(ps, top, &q);
+    memset(o, 0, sizeof *o);
+    if (!r)
+        r = comp_cat(&any, &q.c[QN], &t) || comp_cat(&t, &any, &u) || comp_alt(o, &u);
+    comp_free(&t);
+    comp_free(&u);
+    if (!r)
+        r = comp_cat(&q.c[QS], &any, &t) || comp_alt(o, &t);
+    comp_free(&t);
+    if (!r)
+        r = comp_cat(&any, &q.c[QE], &t) || comp_alt(o, &t) || comp_alt(o, &q.c[QSE]);
+    comp_free(&t);
+    comp_free(&any);
+    quad_free(&q);
+    return r;
+}
+
+/* The JSON-encoded content regex (no quotes) into *o. */
+static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o)
+{
+    ast_t *top = parse(ps), *whole;
+    if (!top)
+        return -1;
+    whole = as_whole(ps, top);
+    if (!whole) {
+        uint32_t l, h;
+        lengths(top, &l, &h);
+        if (lo > l || hi != GR_NO_MAX)
+            return tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds "
+                           "cannot be combined with its anchors exactly", ps->what,
+                           (int)ps->len, ps->p);
+        return search(ps, top, o);
+    }
+    if (lo || hi != GR_NO_MAX)
+        if (!(whole = restrict_len(ps, whole, lo, hi)))
+            return -1;
+    anch_t q;
+    if (emit(ps, whole, &q))
+        return -1;
+    *o = q.c[QN];
+    memset(&q.c[QN], 0, sizeof q.c[QN]);
+    quad_free(&q);
+    return 0;
+}
+
+int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
+                   uint32_t hi, tb_err_t *err)
+{
+    if ((hi != GR_NO_MAX && hi > GR_MAX_LENGTH) || lo > GR_MAX_LENGTH)
+        return tb_fail(err, "length bound %u is above the limit of %u",
+                       lo > GR_MAX_LENGTH ? lo : hi, GR_MAX_LENGTH);
+    if (hi < lo)
+        return tb_fail(err, "minLength %u is above maxLength %u", lo, hi);
+    if (pattern && format)
+        return tb_fail(err, "'pattern' and 'format' together cannot be expressed exactly");
+    if (!pattern && !format && !lo && hi == GR_NO_MAX)
+        return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
+    /* No pattern: any string, as a whole-string pattern to cut. */
+    const char *p = pattern ? pattern : "^[^]*$";
+    if (format && !(p = gr_ecma_format(format)))
+        return tb_fail(err, "unknown format '%s'", format);
+    parser_t ps = {.p = p, .len = strlen(p), .err = err,
+                   .what = format ? "format" : "pattern"};
+    comp_t c = {0};
+    int r = content(&ps, lo, hi, &c);
+    arena_free(&ps);
+    if (!r && is_empty(&c))
+        r = tb_fail(err, "%s '%s' with the length bounds matches no string", ps.what, ps.p);
+    if (!r && (put(out, "\"") || put_atom(out, &c) || put(out, "\"")))
+        r = tb_fail(err, "out of memory");
+    comp_free(&c);
+    return r;
+}
+
+int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
+{
+    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern"};
+    ast_t *top = parse(&ps);
+    anch_t q;
+    int r = !top || emit(&ps, top, &q) ? -1 : 0;
+    if (!r) {
+        /* .*N.* with "" in N, S.* with "" in S, .*E with "" in E */
+        r = nul(&q.c[QN]) || nul(&q.c[QS]) || nul(&q.c[QE]);
+        quad_free(&q);
+    }
+    arena_free(&ps);
+    return r;
+}
+
+int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
+{
+    int r = tb_buf_putc(out, '"');
+    for (size_t i = 0; i < n && !r; i++) {
+        uint8_t c = s[i];
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            r = tb_buf_putc(out, '\\') || tb_buf_putc(out, c);
+        } else if (c < 0x20) {
+            const char *sh = c == 8 ? "\\b" : c == 9 ? "\\t" : c == 10 ? "\\n" : c == 12 ? "\\f"
+                           : c == 13 ? "\\r" : NULL;
+            if (!sh)
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+            r = put(out, sh ? sh : tmp);
+        } else
+            r = tb_buf_putc(out, c);
+    }
+    return r || tb_buf_putc(out, '"');
+}
+
+int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n)
+{
+    tb_buf_t q = {0};
+    int r = gr_json_quote(&q, s, n) || gr_regex_escape(out, q.data, q.len);
+    tb_buf_free(&q);
+    return r;
+}
+
+/* ---- strings other than given names -------------------------------------- */
+
+typedef struct {
+    uint32_t *cp;
+    size_t n;
+} name_t;
+
+static int cmp_name(const void *a, const void *b)
+{
+    const name_t *x = a, *y = b;
+    for (size_t i = 0; i < x->n && i < y->n; i++)
+        if (x->cp[i] != y->cp[i])
+            return x->cp[i] < y->cp[i] ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+/* The continuations after the common prefix (depth d) of the sorted names
+ * nm[0..k) that spell none of them: "" unless a name ends here, a first
+ * code point no name has here then anything, or a name's next code point
+ * then the same for the names that share it. */
+static int except(const name_t *nm, size_t k, size_t d, const comp_t *any, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    size_t i = 0;
+    while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
+        i++;
+    o->eps = i == 0;
+    cps_t other = {0};
+    int r = 0;
+    for (size_t j = i; j < k && !r; j++)
+        r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
+    r = r || cps_norm(&other) || cps_negate(&other);
+    comp_t c = {0}, t = {0};
+    if (!r)
+        r = comp_set(&other, &c) || comp_cat(&c, any, &t) || comp_alt(o, &t);
+    comp_free(&c);
+    comp_free(&t);
+    free(other.data);
+    while (!r && i < k) {
+        size_t j = i + 1;
+        while (j < k && nm[j].cp[d] == nm[i].cp[d])
+            j++;
+        cps_t one = {0};
+        comp_t sub = {0};
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || comp_set(&one, &c) ||
+            except(nm + i, j - i, d + 1, any, &sub) || comp_cat(&c, &sub, &t) ||
+            comp_alt(o, &t);
+        free(one.data);
+        comp_free(&c);
+        comp_free(&t);
+        comp_free(&sub);
+        i = j;
+    }
+    return r;
+}
+
+int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err)
+{
+    name_t *nm = calloc(n ? n : 1, sizeof *nm);
+    int r = nm ? 0 : -1;
+    for (size_t i = 0; i < n && !r; i++) {
+        size_t len = strlen(names[i]);
+        nm[i].cp = malloc((len + 1) * sizeof(uint32_t));
+        r = nm[i].cp ? 0 : -1;
+        for (size_t at = 0; !r && at < len;) {
+            size_t k = tb_utf8_decode((const uint8_t *)names[i] + at, len - at,
+                                      &nm[i].cp[nm[i].n++]);
+            if (!k)
+                r = tb_fail(err, "property name '%s' is not UTF-8", names[i]);
+            at += k;
+        }
+    }
+    /* Duplicates do no harm: they sort next to each other. */
+    comp_t any = {0}, o = {0};
+    cps_t all = {0};
+    if (!r) {
+        qsort(nm, n, sizeof *nm, cmp_name);
+        comp_t c = {0};
+        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
+            comp_rep(&c, 0, GR_NO_MAX, &any) || except(nm, n, 0, &any, &o) ||
+            put(out, "\"") || put_atom(out, &o) || put(out, "\"");
+        comp_free(&c);
+    }
+    for (size_t i = 0; nm && i < n; i++)
+        free(nm[i].cp);
+    free(nm);
+    free(all.data);
+    comp_free(&any);
+    comp_free(&o);
+    return r && !err->msg[0] ? tb_fail(err, "out of memory") : r;
+}
+
+/* ---- formats ------------------------------------------------------------- */
+
+/* RFC 3339 section 5.6 full-date, with the days of each month and 29
+ * February in leap years only (Gregorian rule). */
+#define F_DATE                                                                  \
+    "(?:\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-"     \
+    "(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))|(?:\\d\\d(?:0[48]|"         \
+    "[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)"
+/* RFC 3339 section 5.6 full-time (leap second 60 allowed at any minute). */
+#define F_TIME                                                                  \
+    "(?:[01]\\d|2[0-3]):[0-5]\\d:(?:[0-5]\\d|60)(?:\\.\\d+)?(?:[Zz]|[+-]"        \
+    "(?:[01]\\d|2[0-3]):[0-5]\\d)"
+/* RFC 1123 section 2.1 host name labels (the 253-byte total unchecked). */
+#define F_LABEL "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+#define F_HOST F_LABEL "(?:\\." F_LABEL ")*"
+/* RFC 3986 section 3.2.2 dec-octet, IPv4address, h16, ls32, IPv6address. */
+#define F_OCTET "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"
+#define F_V4 F_OCTET "(?:\\." F_OCTET "){3}"
+#define F_H "[0-9A-Fa-f]{1,4}"
+#define F_LS32 "(?:" F_H ":" F_H "|" F_V4 ")"
+#define F_V6                                                                    \
+    "(?:(?:" F_H ":){6}" F_LS32 "|::(?:" F_H ":){5}" F_LS32 "|(?:" F_H ")?::(?:"  \
+    F_H ":){4}" F_LS32 "|(?:(?:" F_H ":){0,1}" F_H ")?::(?:" F_H ":){3}" F_LS32  \
+    "|(?:(?:" F_H ":){0,2}" F_H ")?::(?:" F_H ":){2}" F_LS32 "|(?:(?:" F_H       \
+    ":){0,3}" F_H ")?::" F_H ":" F_LS32 "|(?:(?:" F_H ":){0,4}" F_H ")?::" F_LS32 \
+    "|(?:(?:" F_H ":){0,5}" F_H ")?::" F_H "|(?:(?:" F_H ":){0,6}" F_H ")?::)"
+/* RFC 3986 section 2: unreserved, sub-delims, ":" "@" and pct-encoded; "/"
+ * "?" (and "[" "]" for IP literals) in the rest of a reference. */
+#define F_PCHAR "(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})"
+#define F_REST "(?:" F_PCHAR "|[/?\\[\\]])*(?:#(?:" F_PCHAR "|[/?])*)?"
+#define F_SCHEME "[A-Za-z][A-Za-z0-9+\\-.]*:"
+/* RFC 5322 section 3.4.1 addr-spec with a dot-atom local part and an RFC
+ * 1123 host name as the domain (no quoted local parts, no literals). */
+#define F_ATEXT "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]+"
+/* RFC 3339 appendix A duration. */
+#define F_DUR_T "T(?:\\d+H(?:\\d+M(?:\\d+S)?)?|\\d+M(?:\\d+S)?|\\d+S)"
+#define F_DUR_D "(?:\\d+Y(?:\\d+M(?:\\d+D)?)?|\\d+M(?:\\d+D)?|\\d+D)"
+
+static const struct {
+    const char *name, *pattern;
+} formats[] = {
+    {"date", "^" F_DATE "$"},
+    {"time", "^" F_TIME "$"},
+    {"date-time", "^" F_DATE "[Tt]" F_TIME "$"},
+    {"hostname", "^" F_HOST "$"},
+    {"ipv4", "^" F_V4 "$"},
+    {"ipv6", "^" F_V6 "$"},
+    {"email", "^" F_ATEXT "(?:\\." F_ATEXT ")*@" F_HOST "$"},
+    /* RFC 4122 section 3 string representation. */
+    {"uuid", "^[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$"},
+    /* RFC 3986 section 3 URI (authority and path structure unchecked) and
+     * section 4.1 URI-reference (scheme optional). */
+    {"uri", "^" F_SCHEME F_REST "$"},
+    {"uri-reference", "^(?:" F_SCHEME ")?" F_REST "$"},
+    {"duration", "^P(?:\\d+W|" F_DUR_D "(?:" F_DUR_T ")?|" F_DUR_T ")$"},
+};
+
+const char *gr_ecma_format(const char *format)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+        if (!strcmp(formats[i].name, format))
+            return formats[i].pattern;
+    return NULL;
+}

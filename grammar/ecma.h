@@ -1,0 +1,73 @@
+/*
+ * ecma: JSON Schema string constraints (ECMA-262 `pattern`, `format`,
+ * minLength/maxLength) translated into lexer regexes (lexer/regex.h) over
+ * the JSON-encoded text of the strings they allow.
+ *
+ * A schema's pattern speaks of the decoded string; a lexeme reads the bytes
+ * of the JSON text.  So the pattern is parsed here into a small AST of
+ * code point sets, concatenations, alternations, repetitions and anchors,
+ * and each code point set is written out as the alternation of its members'
+ * JSON encodings.  The encoding is the one Python's
+ * json.dumps(ensure_ascii=False) writes (docs/json-schema.md): `"` and `\`
+ * as \" and \\, U+0008 U+0009 U+000A U+000C U+000D as \b \t \n \f \r, the
+ * other controls below U+0020 as \u00xx (lower-case hex), every other code
+ * point as its UTF-8 bytes.  Surrogate code points are in no set (a JSON
+ * text in UTF-8 cannot hold them unescaped).
+ *
+ * Pattern semantics are ECMA-262's with the u flag (code points): a search,
+ * so an unanchored pattern may match anywhere in the string; ^ and $ anchor
+ * (anywhere they stand: an anchor that cannot hold empties its branch);
+ * \d \w are ASCII, \s is ECMA's WhiteSpace and LineTerminator, . is any
+ * code point but \n \r U+2028 U+2029.  Refused with the reason and the
+ * byte offset: look-around, \b \B, back-references, \p{..}, unknown letter
+ * escapes, quantified anchors with large bounds.
+ */
+#ifndef GR_ECMA_H
+#define GR_ECMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/buf.h"
+#include "../base/err.h"
+
+#define GR_NO_MAX UINT32_MAX
+/* Largest string length bound (minLength, maxLength, {n,m} of a pattern)
+ * written out: above it a bound is refused as absurd. */
+#define GR_MAX_LENGTH 1000000u
+
+/*
+ * Appends to out the lexer regex of the JSON string lexemes (quotes
+ * included) whose decoded string matches `pattern` (NULL: any string),
+ * has `format` (NULL: none; see gr_ecma_format) and has between lo and hi
+ * code points (hi = GR_NO_MAX: no bound).  Where length bounds cannot be
+ * combined exactly with the pattern or format, an error says so.  Errors
+ * name what is wrong ("pattern '...' at offset N: ...") for the caller to
+ * prefix with the schema's JSON pointer.
+ */
+int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
+                   uint32_t hi, tb_err_t *err);
+
+/* 1 if the pattern (a search) is found in every string (".*", "^", "a?"),
+ * 0 if not or not known to, -1 with err set if it is refused. */
+int gr_ecma_matches_all(const char *pattern, tb_err_t *err);
+
+/* The ECMA pattern of a known format (anchored), NULL for an unknown one. */
+const char *gr_ecma_format(const char *format);
+
+/* Appends the regex of the JSON encoding (as above, quotes included) of
+ * the string s[0..n) (UTF-8). */
+int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n);
+
+/* Appends the JSON encoding of s[0..n) with its quotes (the text itself,
+ * not a regex). */
+int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n);
+
+/* Appends the regex of the JSON string lexemes whose decoded string is
+ * none of names[0..n) (each UTF-8, NUL-terminated). */
+int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err);
+
+/* The regex of any JSON string in any of JSON's encodings. */
+#define GR_JSON_ANY_STRING "\"(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})*\""
+
+#endif

@@ -1,0 +1,1362 @@
+/*
+ * schema: JSON Schema to grammar (schema.h; docs/json-schema.md).
+ *
+ * value() turns a schema into a symbol, or reports that it allows nothing
+ * (return 1): the false schema, a required property that cannot appear,
+ * an empty enum.  The keywords that combine schemas are rewritten first:
+ * allOf (and $ref beside other keywords) by merging keyword by keyword into
+ * a new schema object, anyOf/oneOf by merging the keywords beside them into
+ * each branch.  Then each allowed type contributes an alternative built
+ * from the keywords that apply to it.  A $ref becomes a nonterminal named
+ * by its target's pointer, made once, so recursive schemas are recursive
+ * rules.
+ */
+#include "schema.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lexer/deriv.h"
+#include "ecma.h"
+#include "numrange.h"
+
+#define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
+#define MAX_ITEMS 100000u  /* largest minItems/maxItems written out */
+
+enum { T_NULL = 1, T_BOOL = 2, T_INT = 4, T_NUM = 8, T_STR = 16, T_ARR = 32, T_OBJ = 64,
+       T_ALL = 127 };
+static const char *const type_names[] = {"null", "boolean", "integer", "number",
+                                         "string", "array", "object"};
+
+typedef struct {
+    gr_sym_t sym;
+    int state; /* 0 being compiled, 1 done, 2 allows nothing */
+} ref_t;
+
+typedef struct {
+    gr_cfg_t *g;
+    gr_schema_opts_t opts;
+    json_t *root;
+    const char *base_id; /* the root's $id, a prefix $refs may carry */
+    int big;             /* integers were read as reals (some were too big) */
+    tb_err_t *err;
+    tb_strmap_t ref_map; /* target pointer -> index in refs */
+    TB_VEC(ref_t) refs;
+    TB_VEC(char *) ref_keys;
+    TB_VEC(json_t *) owned; /* merged schemas, released at the end */
+    gr_sym_t any, any_str;
+    int have_any, depth;
+} sc_t;
+
+static const gr_pos_t nopos = {0, 0};
+
+__attribute__((format(printf, 3, 4))) static int fail(sc_t *c, const char *ptr,
+                                                      const char *f, ...)
+{
+    char msg[TB_ERR_MAX];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(msg, sizeof msg, f, ap);
+    va_end(ap);
+    return tb_fail(c->err, "%s: %s", ptr, msg);
+}
+
+static int oom(sc_t *c) { return tb_fail(c->err, "out of memory"); }
+
+/* ptr + "/" + key (with ~ and / escaped as JSON Pointer says); malloc'd. */
+static char *ptr_join(const char *ptr, const char *key)
+{
+    tb_buf_t b = {0};
+    int r = tb_buf_put(&b, ptr, strlen(ptr)) || tb_buf_putc(&b, '/');
+    for (const char *k = key; *k && !r; k++)
+        r = *k == '~' ? tb_buf_put(&b, "~0", 2) : *k == '/' ? tb_buf_put(&b, "~1", 2)
+                                                           : tb_buf_putc(&b, (uint8_t)*k);
+    if (r || tb_buf_putc(&b, 0)) {
+        tb_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.data;
+}
+
+static char *ptr_index(const char *ptr, const char *key, size_t i)
+{
+    char *s = NULL;
+    if (asprintf(&s, "%s/%s/%zu", ptr, key, i) < 0)
+        return NULL;
+    return s;
+}
+
+/* ---- lexemes ------------------------------------------------------------ */
+
+static int lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
+{
+    return gr_cfg_lexeme(c->g, regex, name, 0, nopos, out, c->err);
+}
+
+static int lit(sc_t *c, const char *s, gr_sym_t *out)
+{
+    return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
+}
+
+static int rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
+{
+    return gr_cfg_rule(c->g, lhs, rhs, n, nopos, c->err);
+}
+
+#define JSON_INT "-?(?:0|[1-9][0-9]*)"
+#define JSON_NUM JSON_INT "(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+
+/* The rules of any JSON value, made once. */
+static int any_value(sc_t *c, gr_sym_t *out)
+{
+    if (c->have_any) {
+        *out = c->any;
+        return 0;
+    }
+    gr_sym_t v, obj, arr, mem, mems, elems, s, n, k, lb, rb, ls, rs, co, cm;
+    if (gr_cfg_nonterm(c->g, "json_value", 10, nopos, &v, c->err) ||
+        gr_cfg_nonterm(c->g, "json_object", 11, nopos, &obj, c->err) ||
+        gr_cfg_nonterm(c->g, "json_array", 10, nopos, &arr, c->err) ||
+        gr_cfg_nonterm(c->g, "json_member", 11, nopos, &mem, c->err) ||
+        gr_cfg_nonterm(c->g, "json_members", 12, nopos, &mems, c->err) ||
+        gr_cfg_nonterm(c->g, "json_elements", 13, nopos, &elems, c->err) ||
+        lexeme(c, GR_JSON_ANY_STRING, "STRING", &s) || lexeme(c, JSON_NUM, "NUMBER", &n) ||
+        lexeme(c, "true|false|null", "true|false|null", &k) || lit(c, "{", &lb) ||
+        lit(c, "}", &rb) || lit(c, "[", &ls) || lit(c, "]", &rs) || lit(c, ":", &co) ||
+        lit(c, ",", &cm))
+        return -1;
+    c->any = v;
+    c->any_str = s;
+    c->have_any = 1;
+    *out = v;
+    return rule(c, v, &obj, 1) || rule(c, v, &arr, 1) || rule(c, v, &s, 1) ||
+           rule(c, v, &n, 1) || rule(c, v, &k, 1) ||
+           rule(c, obj, (gr_sym_t[]){lb, rb}, 2) || rule(c, obj, (gr_sym_t[]){lb, mems, rb}, 3) ||
+           rule(c, mems, &mem, 1) || rule(c, mems, (gr_sym_t[]){mems, cm, mem}, 3) ||
+           rule(c, mem, (gr_sym_t[]){s, co, v}, 3) || rule(c, arr, (gr_sym_t[]){ls, rs}, 2) ||
+           rule(c, arr, (gr_sym_t[]){ls, elems, rs}, 3) || rule(c, elems, &v, 1) ||
+           rule(c, elems, (gr_sym_t[]){elems, cm, v}, 3);
+}
+
+/* ---- $ref ----------------------------------------------------------------- */
+
+static int unhex(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f'
+                                                   ? (ch | 0x20) - 'a' + 10 : -1;
+}
+
+/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd). */
+static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon)
+{
+    const char *r = ref;
+    size_t nb = c->base_id ? strlen(c->base_id) : 0;
+    if (nb && !strncmp(r, c->base_id, nb) && (r[nb] == '#' || !r[nb]))
+        r += nb;
+    if (!*r)
+        r = "#";
+    if (r[0] != '#')
+        return fail(c, ptr, "$ref '%s' points outside this document (not supported)", ref);
+    if (r[1] && r[1] != '/')
+        return fail(c, ptr, "$ref '%s': anchors are not supported", ref);
+    json_t *at = c->root;
+    const char *p = r + 1;
+    tb_buf_t key = {0};
+    while (*p == '/') {
+        p++;
+        key.len = 0;
+        for (; *p && *p != '/'; p++) {
+            char ch = *p;
+            if (ch == '~' && (p[1] == '0' || p[1] == '1'))
+                ch = *++p == '0' ? '~' : '/';
+            else if (ch == '%' && unhex(p[1]) >= 0 && unhex(p[2]) >= 0)
+                ch = (char)(unhex(p[1]) * 16 + unhex(p[2])), p += 2;
+            if (tb_buf_putc(&key, (uint8_t)ch)) {
+                tb_buf_free(&key);
+                return oom(c);
+            }
+        }
+        if (tb_buf_putc(&key, 0)) {
+            tb_buf_free(&key);
+            return oom(c);
+        }
+        const char *k = (const char *)key.data;
+        char *end;
+        if (json_is_object(at))
+            at = json_object_get(at, k);
+        else if (json_is_array(at) && *k && (at = json_array_get(at, strtoul(k, &end, 10))) && *end)
+            at = NULL;
+        else
+            at = NULL;
+        if (!at) {
+            tb_buf_free(&key);
+            return fail(c, ptr, "$ref '%s' cannot be resolved", ref);
+        }
+    }
+    tb_buf_free(&key);
+    *out = at;
+    *canon = strdup(r);
+    return *canon ? 0 : oom(c);
+}
+
+static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+
+/* The nonterminal of a $ref's target (compiled on first use). */
+static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
+{
+    json_t *target;
+    char *canon;
+    if (resolve(c, ref, ptr, &target, &canon))
+        return -1;
+    int32_t i = tb_strmap_get(&c->ref_map, (const uint8_t *)canon, strlen(canon));
+    if (i >= 0) {
+        free(canon);
+        *out = c->refs.data[i].sym;
+        return c->refs.data[i].state == 2;
+    }
+    ref_t rf = {0};
+    if (gr_cfg_nonterm(c->g, canon, strlen(canon), nopos, &rf.sym, c->err) ||
+        tb_vec_push(&c->ref_keys, canon) || tb_vec_push(&c->refs, rf) ||
+        tb_strmap_put(&c->ref_map, (const uint8_t *)canon, strlen(canon),
+                      (int32_t)(c->refs.len - 1)) < 0) {
+        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != canon)
+            free(canon);
+        return c->err->msg[0] ? -1 : oom(c);
+    }
+    size_t idx = c->refs.len - 1;
+    gr_sym_t x;
+    int r = value(c, target, canon, &x);
+    if (r < 0)
+        return -1;
+    c->refs.data[idx].state = r == 1 ? 2 : 1;
+    *out = c->refs.data[idx].sym;
+    return r == 1 ? 1 : rule(c, *out, &x, 1);
+}
+
+/* ---- merging (allOf) ------------------------------------------------------ */
+
+static int keep(sc_t *c, json_t *j)
+{
+    if (!j || tb_vec_push(&c->owned, j)) {
+        json_decref(j);
+        return oom(c);
+    }
+    return 0;
+}
+
+/* Keywords that never constrain an instance. */
+static int is_annotation(const char *k)
+{
+    static const char *const a[] = {"title", "description", "default", "examples", "example",
+                                    "$comment", "$schema", "$id", "id", "readOnly", "writeOnly",
+                                    "deprecated", "definitions", "$defs", "$anchor",
+                                    "contentEncoding", "contentMediaType", "markdownDescription",
+                                    NULL};
+    for (size_t i = 0; a[i]; i++)
+        if (!strcmp(a[i], k))
+            return 1;
+    return !strncmp(k, "x-", 2);
+}
+
+/* {"allOf": [a, b]}, new. */
+static json_t *all_of(json_t *a, json_t *b)
+{
+    return json_pack("{s:[O,O]}", "allOf", a, b);
+}
+
+static int type_mask(json_t *t)
+{
+    if (!t)
+        return T_ALL;
+    int m = 0;
+    for (size_t i = 0; i < (json_is_array(t) ? json_array_size(t) : 1); i++) {
+        const char *s = json_string_value(json_is_array(t) ? json_array_get(t, i) : t);
+        for (int k = 0; s && k < 7; k++)
+            if (!strcmp(s, type_names[k]))
+                m |= 1 << k;
+    }
+    return m;
+}
+
+static json_t *type_json(int m)
+{
+    json_t *a = json_array();
+    for (int k = 0; a && k < 7; k++)
+        if ((m & (1 << k)) && json_array_append_new(a, json_string(type_names[k])))
+            return json_decref(a), NULL;
+    return a;
+}
+
+/* The intersection of two type masks (integer is a number). */
+static int type_and(int a, int b)
+{
+    int m = a & b;
+    if ((a & T_NUM) && (b & T_INT))
+        m |= T_INT;
+    if ((b & T_NUM) && (a & T_INT))
+        m |= T_INT;
+    return m;
+}
+
+static double num(json_t *j) { return json_number_value(j); }
+
+/* Merges key k of b into the merged object m (which holds a's keywords). */
+static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
+{
+    json_t *av = json_object_get(m, k);
+    if (!av || is_annotation(k))
+        return av ? 0 : json_object_set(m, k, bv) ? oom(c) : 0;
+    if (json_equal(av, bv))
+        return 0;
+    json_t *n = NULL;
+    if (!strcmp(k, "properties") && json_is_object(av) && json_is_object(bv)) {
+        n = json_copy(av);
+        const char *pk;
+        json_t *pv;
+        json_object_foreach(bv, pk, pv) {
+            json_t *old = json_object_get(n, pk);
+            if (n && json_object_set_new(n, pk, old && !json_equal(old, pv) ? all_of(old, pv)
+                                                                          : json_incref(pv)))
+                return json_decref(n), oom(c);
+        }
+    } else if (!strcmp(k, "required") && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av);
+        size_t i, j;
+        json_t *x, *y;
+        json_array_foreach(bv, i, x) {
+            int dup = 0;
+            json_array_foreach(av, j, y) dup |= json_equal(x, y);
+            if (n && !dup && json_array_append(n, x))
+                return json_decref(n), oom(c);
+        }
+    } else if (!strcmp(k, "type")) {
+        n = type_json(type_and(type_mask(av), type_mask(bv)));
+    } else if (!strcmp(k, "enum") && json_is_array(av) && json_is_array(bv)) {
+        n = json_array();
+        size_t i, j;
+        json_t *x, *y;
+        json_array_foreach(av, i, x) {
+            int in = 0;
+            json_array_foreach(bv, j, y) in |= json_equal(x, y);
+            if (n && in && json_array_append(n, x))
+                return json_decref(n), oom(c);
+        }
+    } else if (json_is_number(av) && json_is_number(bv) &&
+               (!strncmp(k, "min", 3) || !strncmp(k, "max", 3) ||
+                !strncmp(k, "exclusiveM", 10))) {
+        int take_max = !strncmp(k, "min", 3) || !strcmp(k, "exclusiveMinimum");
+        n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
+    } else if (!strcmp(k, "nullable")) {
+        n = json_false();
+    } else if ((!strcmp(k, "items") || !strcmp(k, "additionalProperties") ||
+                !strcmp(k, "additionalItems")) &&
+               (json_is_object(av) || json_is_boolean(av)) &&
+               (json_is_object(bv) || json_is_boolean(bv))) {
+        n = all_of(av, bv);
+    } else {
+        return fail(c, ptr, "allOf: cannot merge two different '%s'", k);
+    }
+    if (!n || json_object_set_new(m, k, n))
+        return oom(c);
+    return 0;
+}
+
+/* additionalProperties and patternProperties speak of the properties of
+ * their own schema: merging is exact only if the other side's properties
+ * are among them. */
+static int check_closed(sc_t *c, json_t *a, json_t *b, const char *ptr)
+{
+    json_t *ap = json_object_get(a, "additionalProperties");
+    if ((!ap || json_is_true(ap)) && !json_object_get(a, "patternProperties"))
+        return 0;
+    json_t *pa = json_object_get(a, "properties"), *pb = json_object_get(b, "properties");
+    const char *k;
+    json_t *v;
+    json_object_foreach(pb, k, v) {
+        if (!json_object_get(pa, k))
+            return fail(c, ptr, "allOf: property '%s' is not among the properties of a "
+                        "branch with additionalProperties or patternProperties", k);
+    }
+    json_t *rb = json_object_get(b, "required");
+    size_t i;
+    json_array_foreach(rb, i, v) {
+        if (json_is_string(v) && !json_object_get(pa, json_string_value(v)))
+            return fail(c, ptr, "allOf: required '%s' is not among the properties of a "
+                        "branch with additionalProperties or patternProperties",
+                        json_string_value(v));
+    }
+    return 0;
+}
+
+static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
+
+/* *m := merge(*m, b), both flattened. */
+static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
+{
+    if (json_is_false(b) || json_is_false(*m)) {
+        *m = json_false();
+        return 0;
+    }
+    if (json_is_true(b))
+        return 0;
+    if (json_is_true(*m)) {
+        *m = b;
+        return 0;
+    }
+    if (!json_is_object(b) || !json_is_object(*m))
+        return fail(c, ptr, "allOf: a schema must be an object or a boolean");
+    if (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr))
+        return -1;
+    json_t *n = json_copy(*m);
+    if (keep(c, n))
+        return -1;
+    const char *k;
+    json_t *v;
+    json_object_foreach(b, k, v) {
+        if (merge_key(c, n, k, v, ptr))
+            return -1;
+    }
+    *m = n;
+    return 0;
+}
+
+/* s without allOf and $ref: their schemas merged into its keywords. */
+static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    *out = s;
+    json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
+    if (!all && !ref)
+        return 0;
+    if (++c->depth > MAX_DEPTH)
+        return fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
+    json_t *m = json_copy(s);
+    if (keep(c, m))
+        return -1;
+    json_object_del(m, "allOf");
+    json_object_del(m, "$ref");
+    if (all && !json_is_array(all)) {
+        return fail(c, ptr, "'allOf' must be an array");
+    }
+    if (ref) {
+        if (!json_is_string(ref))
+            return fail(c, ptr, "'$ref' must be a string");
+        json_t *t, *ft;
+        char *canon;
+        int r = resolve(c, json_string_value(ref), ptr, &t, &canon) ||
+                (json_is_object(t) && flatten(c, t, canon, &ft)) ||
+                merge(c, &m, json_is_object(t) ? ft : t, ptr);
+        free(canon);
+        if (r)
+            return -1;
+    }
+    size_t i;
+    json_t *x;
+    json_array_foreach(all, i, x) {
+        json_t *fx = x;
+        if (json_is_object(x) && flatten(c, x, ptr, &fx))
+            return -1;
+        if (merge(c, &m, fx, ptr))
+            return -1;
+    }
+    c->depth--;
+    *out = m;
+    return 0;
+}
+
+/* ---- enum and const --------------------------------------------------------- */
+
+/* Python's repr of a float (json.dumps writes floats so). */
+static int py_float(double v, char *buf, size_t size)
+{
+    char e[40];
+    int p;
+    for (p = 1; p <= 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p - 1, v);
+        if (strtod(e, NULL) == v)
+            break;
+    }
+    long x = strtol(strchr(e, 'e') + 1, NULL, 10);
+    if (x < -4 || x >= 16) {
+        /* mantissa digits, then e+XX / e-XX as Python writes them */
+        char *ep = strchr(e, 'e');
+        *ep = 0;
+        char *dot = strchr(e, '.');
+        if (dot) {
+            char *z = e + strlen(e);
+            while (z > dot + 1 && z[-1] == '0')
+                *--z = 0;
+            if (z == dot + 1)
+                *dot = 0;
+        }
+        return snprintf(buf, size, "%se%c%02ld", e, x < 0 ? '-' : '+', labs(x)) >= (int)size;
+    }
+    if (gr_num_decimal(v, buf, size - 2))
+        return -1;
+    if (!strchr(buf, '.'))
+        strcat(buf, ".0");
+    return 0;
+}
+
+/* The JSON text of a scalar as json.dumps writes it, into b. */
+static int scalar_text(sc_t *c, json_t *v, tb_buf_t *b, const char *ptr)
+{
+    char tmp[512];
+    if (json_is_string(v))
+        return gr_json_quote(b, (const uint8_t *)json_string_value(v), json_string_length(v));
+    if (json_is_integer(v))
+        snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v)) {
+        if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
+            return fail(c, ptr, "the integer %.17g is too large to be exact here",
+                        json_real_value(v));
+        if (c->big && json_real_value(v) == floor(json_real_value(v)))
+            snprintf(tmp, sizeof tmp, "%.0f", json_real_value(v));
+        else if (py_float(json_real_value(v), tmp, sizeof tmp))
+            return fail(c, ptr, "number out of range");
+    } else
+        snprintf(tmp, sizeof tmp, "%s", json_is_true(v) ? "true" : json_is_false(v) ? "false"
+                                                                                  : "null");
+    return tb_buf_put(b, tmp, strlen(tmp));
+}
+
+static int json_type_of(json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_NULL: return T_NULL;
+    case JSON_TRUE: case JSON_FALSE: return T_BOOL;
+    case JSON_INTEGER: return T_INT | T_NUM;
+    case JSON_REAL: return json_real_value(v) == floor(json_real_value(v)) ? T_INT | T_NUM
+                                                                           : T_NUM;
+    case JSON_STRING: return T_STR;
+    case JSON_ARRAY: return T_ARR;
+    default: return T_OBJ;
+    }
+}
+
+/* The symbol of one constant value: a literal lexeme for a scalar, rules
+ * for arrays and objects (whose members keep their order). */
+static int const_value(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
+{
+    if (!json_is_array(v) && !json_is_object(v)) {
+        tb_buf_t b = {0};
+        int r = scalar_text(c, v, &b, ptr) || tb_buf_putc(&b, 0);
+        if (!r)
+            r = lit(c, (const char *)b.data, out);
+        tb_buf_free(&b);
+        return r;
+    }
+    TB_VEC(gr_sym_t) seq = {0};
+    gr_sym_t x;
+    int obj = json_is_object(v), r = lit(c, obj ? "{" : "[", &x) || tb_vec_push(&seq, x);
+    size_t i = 0;
+    const char *k;
+    json_t *e;
+    if (obj) {
+        json_object_foreach(v, k, e) {
+            gr_sym_t key, colon, comma;
+            tb_buf_t q = {0};
+            r = r || (i++ && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
+                gr_json_quote(&q, (const uint8_t *)k, strlen(k)) || tb_buf_putc(&q, 0) ||
+                lit(c, (const char *)q.data, &key) || tb_vec_push(&seq, key) ||
+                lit(c, ":", &colon) || tb_vec_push(&seq, colon) ||
+                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
+            tb_buf_free(&q);
+        }
+    } else {
+        json_array_foreach(v, i, e) {
+            gr_sym_t comma;
+            r = r || (i && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
+                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
+        }
+    }
+    r = r || lit(c, obj ? "}" : "]", &x) || tb_vec_push(&seq, x) ||
+        gr_cfg_fresh(c->g, "const", out, c->err) || rule(c, *out, seq.data, seq.len);
+    free(seq.data);
+    return r && !c->err->msg[0] ? oom(c) : r;
+}
+
+/* Keywords that apply to each type (checked against enum/const values and
+ * refused there). */
+static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format", NULL};
+static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
+                                     "exclusiveMaximum", "multipleOf", NULL};
+static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
+                                     "maxItems", "uniqueItems", "contains", NULL};
+static const char *const kw_obj[] = {"properties", "required", "additionalProperties",
+                                     "patternProperties", "minProperties", "maxProperties",
+                                     "propertyNames", "dependencies", NULL};
+
+static const char *applying(json_t *s, int types)
+{
+    const char *const *lists[] = {kw_str, kw_num, kw_arr, kw_obj};
+    int masks[] = {T_STR, T_INT | T_NUM, T_ARR, T_OBJ};
+    for (int l = 0; l < 4; l++)
+        for (size_t i = 0; (types & masks[l]) && lists[l][i]; i++)
+            if (json_object_get(s, lists[l][i]))
+                return lists[l][i];
+    return NULL;
+}
+
+static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
+{
+    json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
+    if (en && !json_is_array(en))
+        return fail(c, ptr, "'enum' must be an array");
+    json_t *vals = json_array();
+    if (keep(c, vals))
+        return -1;
+    size_t i;
+    json_t *v;
+    if (cst && json_array_append(vals, cst))
+        return oom(c);
+    json_array_foreach(en, i, v) {
+        int in = !cst || json_equal(v, cst);
+        if (in && (json_type_of(v) & types) && json_array_append(vals, v))
+            return oom(c);
+    }
+    int vt = 0;
+    json_array_foreach(vals, i, v) vt |= json_type_of(v);
+    const char *k = applying(s, vt);
+    if (k)
+        return fail(c, ptr, "'%s' beside enum/const is not supported", k);
+    if (!json_array_size(vals))
+        return 1;
+    /* Scalars as one lexeme (one regex alternation), the rest as rules. */
+    tb_buf_t re = {0}, txt = {0};
+    gr_sym_t alt;
+    int r = gr_cfg_fresh(c->g, "enum", &alt, c->err), nsc = 0;
+    json_array_foreach(vals, i, v) {
+        gr_sym_t x;
+        if (r)
+            break;
+        if (json_is_array(v) || json_is_object(v)) {
+            r = const_value(c, v, ptr, &x) || rule(c, alt, &x, 1);
+            continue;
+        }
+        txt.len = 0;
+        r = scalar_text(c, v, &txt, ptr) || (nsc++ && tb_buf_putc(&re, '|')) ||
+            gr_regex_escape(&re, txt.data, txt.len);
+    }
+    gr_sym_t x;
+    if (!r && nsc)
+        r = tb_buf_putc(&re, 0) || lexeme(c, (const char *)re.data, NULL, &x) ||
+            rule(c, alt, &x, 1);
+    tb_buf_free(&re);
+    tb_buf_free(&txt);
+    *out = alt;
+    return r && !c->err->msg[0] ? oom(c) : r;
+}
+
+/* ---- numbers and strings ---------------------------------------------------- */
+
+/* A bound keyword as a decimal string into buf; 0 absent, 1 present. */
+static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, size_t n)
+{
+    json_t *v = json_object_get(s, k);
+    if (!v || json_is_boolean(v))
+        return 0;
+    if (!json_is_number(v))
+        return fail(c, ptr, "'%s' must be a number", k);
+    if (json_is_integer(v)) {
+        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return 1;
+    }
+    double d = json_real_value(v);
+    if (c->big && fabs(d) >= 9007199254740992.0)
+        return fail(c, ptr, "'%s': %.17g is too large to be exact here", k, d);
+    if (gr_num_decimal(d, buf, n))
+        return fail(c, ptr, "'%s': %.17g is out of range", k, d);
+    return 1;
+}
+
+/* Compares decimals a and b (as numrange reads them). */
+static int dec_less(const char *a, const char *b) { return strtod(a, NULL) < strtod(b, NULL); }
+
+static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out)
+{
+    char lo[1024], hi[1024], xlo[1024], xhi[1024];
+    json_t *mo = json_object_get(s, "multipleOf");
+    if (mo && !(json_is_number(mo) && num(mo) == 1))
+        return fail(c, ptr, "'multipleOf' other than 1 is not supported");
+    integer |= mo != NULL;
+    int hl = bound(c, s, "minimum", ptr, lo, sizeof lo),
+        hh = bound(c, s, "maximum", ptr, hi, sizeof hi),
+        hxl = bound(c, s, "exclusiveMinimum", ptr, xlo, sizeof xlo),
+        hxh = bound(c, s, "exclusiveMaximum", ptr, xhi, sizeof xhi);
+    if (hl < 0 || hh < 0 || hxl < 0 || hxh < 0)
+        return -1;
+    /* draft 4: exclusiveMinimum: true makes minimum strict */
+    int sl = hl && json_is_true(json_object_get(s, "exclusiveMinimum"));
+    int sh = hh && json_is_true(json_object_get(s, "exclusiveMaximum"));
+    if (hxl && (!hl || !dec_less(xlo, lo)))
+        strcpy(lo, xlo), hl = 1, sl = 1;
+    if (hxh && (!hh || !dec_less(hi, xhi)))
+        strcpy(hi, xhi), hh = 1, sh = 1;
+    tb_buf_t re = {0};
+    int r;
+    if (!hl && !hh)
+        r = tb_buf_put(&re, integer ? JSON_INT : JSON_NUM, strlen(integer ? JSON_INT : JSON_NUM))
+                ? oom(c) : 0;
+    else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
+        r = tb_wrap(c->err, "%s", ptr);
+    else
+        r = 0;
+    if (!r)
+        r = tb_buf_putc(&re, 0) ? oom(c)
+            : lexeme(c, (const char *)re.data,
+                     hl || hh ? NULL : integer ? "INTEGER" : "NUMBER", out);
+    tb_buf_free(&re);
+    return r;
+}
+
+/* A non-negative integer keyword (absent: dflt). */
+static int count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t dflt,
+                 uint64_t *out)
+{
+    json_t *v = json_object_get(s, k);
+    *out = dflt;
+    if (!v)
+        return 0;
+    double d = num(v);
+    if (!json_is_number(v) || d < 0 || d != floor(d))
+        return fail(c, ptr, "'%s' must be a non-negative integer", k);
+    *out = d > 1e15 ? (uint64_t)1e15 : (uint64_t)d;
+    return 0;
+}
+
+static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    uint64_t lo, hi;
+    json_t *pat = json_object_get(s, "pattern"), *fmt = json_object_get(s, "format");
+    if (count(c, s, "minLength", ptr, 0, &lo) || count(c, s, "maxLength", ptr, GR_NO_MAX, &hi))
+        return -1;
+    if ((pat && !json_is_string(pat)) || (fmt && !json_is_string(fmt)))
+        return fail(c, ptr, "'pattern' and 'format' must be strings");
+    if (lo > GR_MAX_LENGTH || (hi != GR_NO_MAX && hi > GR_MAX_LENGTH))
+        return fail(c, ptr, "'%s' %llu is above the limit of %u",
+                    lo > GR_MAX_LENGTH ? "minLength" : "maxLength",
+                    (unsigned long long)(lo > GR_MAX_LENGTH ? lo : hi), GR_MAX_LENGTH);
+    if (hi < lo)
+        return fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
+                    (unsigned long long)hi);
+    const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
+    if (fs && !gr_ecma_format(fs))
+        return fail(c, ptr, "format '%s' is not supported", fs);
+    tb_buf_t re = {0};
+    int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
+    if (r)
+        tb_wrap(c->err, "%s", ptr);
+    else
+        r = tb_buf_putc(&re, 0) ? oom(c)
+            : lexeme(c, (const char *)re.data, ps || fs || lo || hi != GR_NO_MAX ? NULL
+                                                                              : "STRING", out);
+    tb_buf_free(&re);
+    return r;
+}
+
+/* ---- arrays ------------------------------------------------------------------ */
+
+static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    uint64_t mn, mx;
+    if (count(c, s, "minItems", ptr, 0, &mn) || count(c, s, "maxItems", ptr, GR_NO_MAX, &mx))
+        return -1;
+    if (mn > mx)
+        return fail(c, ptr, "minItems %llu is above maxItems %llu", (unsigned long long)mn,
+                    (unsigned long long)mx);
+    if (mn > MAX_ITEMS || (mx != GR_NO_MAX && mx > MAX_ITEMS))
+        return fail(c, ptr, "'%s' is above the limit of %u", mn > MAX_ITEMS ? "minItems"
+                    : "maxItems", MAX_ITEMS);
+    json_t *ui = json_object_get(s, "uniqueItems");
+    if (json_is_true(ui) && mx > 1)
+        return fail(c, ptr, "'uniqueItems' is not supported");
+    if (json_object_get(s, "contains"))
+        return fail(c, ptr, "'contains' is not supported");
+    json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
+    json_t *rest = items;
+    const char *rest_kw = "items";
+    if (json_is_array(items)) {
+        prefix = items;
+        rest = json_object_get(s, "additionalItems");
+        rest_kw = "additionalItems";
+    }
+    size_t k = json_array_size(prefix);
+    /* Element symbols; an item that allows nothing caps the length. */
+    gr_sym_t *el = calloc(k + 1, sizeof *el);
+    if (!el)
+        return oom(c);
+    int r = 0;
+    for (size_t i = 0; i < k && !r; i++) {
+        char *p = ptr_index(ptr, prefix == items ? "items" : "prefixItems", i);
+        r = p ? value(c, json_array_get(prefix, i), p, &el[i]) : oom(c);
+        free(p);
+        if (r == 1 && mx > i) {
+            mx = i;
+            r = 0;
+        }
+        if (r == 1)
+            r = 0;
+    }
+    int rest_ok = 0;
+    gr_sym_t rs = 0;
+    if (!r && mx > k) {
+        char *p = ptr_join(ptr, rest_kw);
+        r = !p ? oom(c) : rest ? value(c, rest, p, &rs) : any_value(c, &rs);
+        free(p);
+        rest_ok = r == 0;
+        if (r == 1)
+            r = 0, mx = k;
+    }
+    if (r < 0 || mn > mx) {
+        free(el);
+        return r < 0 ? -1 : 1;
+    }
+    if (k > mx)
+        k = (size_t)mx;
+    /* W_i: the items from i on (i = 0: no comma before the first). */
+    gr_sym_t lb, rb, comma, w_next = 0;
+    r = lit(c, "[", &lb) || lit(c, "]", &rb) || lit(c, ",", &comma);
+    if (!r) {
+        gr_sym_t tail;
+        uint64_t rlo = mn > k ? mn - k : 0, rhi = mx == GR_NO_MAX ? GR_NO_MAX : mx - k;
+        r = gr_cfg_fresh(c->g, "items", &tail, c->err);
+        if (!r && rest_ok && rhi > 0) {
+            gr_sym_t cr, reps;
+            r = gr_cfg_fresh(c->g, "item", &cr, c->err) ||
+                rule(c, cr, (gr_sym_t[]){comma, rs}, 2);
+            if (!r && k > 0) {
+                r = gr_cfg_repeat(c->g, cr, (uint32_t)rlo,
+                                  rhi == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)rhi, "items",
+                                  nopos, &reps, c->err) || rule(c, tail, &reps, 1);
+            } else if (!r) {
+                /* the first has no comma */
+                r = gr_cfg_repeat(c->g, cr, rlo ? (uint32_t)rlo - 1 : 0,
+                                  rhi == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)rhi - 1, "items",
+                                  nopos, &reps, c->err) ||
+                    rule(c, tail, (gr_sym_t[]){rs, reps}, 2) ||
+                    (!rlo && rule(c, tail, NULL, 0));
+            }
+        } else if (!r && rlo == 0) {
+            r = rule(c, tail, NULL, 0);
+        }
+        w_next = tail;
+        for (size_t i = k; i-- > 0 && !r;) {
+            gr_sym_t w;
+            r = gr_cfg_fresh(c->g, "items", &w, c->err) ||
+                (i ? rule(c, w, (gr_sym_t[]){comma, el[i], w_next}, 3)
+                   : rule(c, w, (gr_sym_t[]){el[i], w_next}, 2)) ||
+                (i >= mn && rule(c, w, NULL, 0));
+            w_next = w;
+        }
+    }
+    free(el);
+    if (r)
+        return -1;
+    return gr_cfg_fresh(c->g, "array", out, c->err) ||
+           rule(c, *out, (gr_sym_t[]){lb, w_next, rb}, 3);
+}
+
+/* ---- objects ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    json_t *schema;
+    char *ptr;
+    int required;
+    gr_sym_t member;
+} prop_t;
+
+/* Whether the pattern (a search) matches the property name. */
+static int pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr)
+{
+    tb_buf_t re = {0}, q = {0};
+    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->err);
+    if (r) {
+        tb_wrap(c->err, "%s", ptr);
+    } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
+        r = oom(c);
+    } else {
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, NULL, c->err);
+        if (!d) {
+            r = tb_wrap(c->err, "%s", ptr);
+        } else {
+            uint32_t st = lex_dfa_feed(d, LEX_START, q.data, q.len);
+            r = st != LEX_DEAD && lex_dfa_accepting(d, st);
+            lex_dfa_free(d);
+        }
+    }
+    tb_buf_free(&re);
+    tb_buf_free(&q);
+    return r;
+}
+
+/* The schema of patternProperties when one of them matches every name and
+ * all have the same schema (then it applies to every property, and
+ * additionalProperties to none); NULL otherwise. */
+static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
+{
+    const char *k;
+    json_t *v, *first = NULL;
+    int all = 0;
+    *every = NULL;
+    json_object_foreach(pp, k, v) {
+        if (first && !json_equal(first, v))
+            return 0;
+        first = v;
+        int m = gr_ecma_matches_all(k, c->err);
+        if (m < 0)
+            return tb_wrap(c->err, "%s/patternProperties", ptr);
+        all |= m;
+    }
+    *every = all ? first : NULL;
+    return 0;
+}
+
+static int is_true_schema(json_t *s)
+{
+    return json_is_true(s) || (json_is_object(s) && json_object_size(s) == 0);
+}
+
+/* The member symbol "name": value. */
+static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
+{
+    gr_sym_t colon;
+    return lit(c, ":", &colon) || gr_cfg_fresh(c->g, "member", out, c->err) ||
+           rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
+}
+
+/* The additional members: keys other than the defined names (or matching
+ * patternProperties), each with its value; 1 when there are none. */
+static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
+                        json_t *every, gr_sym_t *out)
+{
+    json_t *addl = json_object_get(s, "additionalProperties"),
+           *pp = json_object_get(s, "patternProperties");
+    if (every)
+        addl = every, pp = NULL;
+    if (addl && !json_is_boolean(addl) && !json_is_object(addl))
+        return fail(c, ptr, "'additionalProperties' must be a schema");
+    const char *k;
+    json_t *v, *pschema = NULL;
+    int trivial = 1;
+    json_object_foreach(pp, k, v) trivial &= is_true_schema(v);
+    if (pp && json_object_size(pp) && !json_is_false(addl) && !(trivial && is_true_schema(addl) ))
+        return fail(c, ptr, "'patternProperties' beside 'additionalProperties' other than "
+                    "false is not supported");
+    tb_buf_t re = {0};
+    gr_sym_t key, val;
+    int r = 0;
+    if (pp && json_object_size(pp) && json_is_false(addl)) {
+        /* the union of the patterns, all of one schema */
+        size_t i = 0;
+        json_object_foreach(pp, k, v) {
+            if (pschema && !json_equal(pschema, v))
+                return tb_buf_free(&re), fail(c, ptr, "patternProperties with patterns of "
+                                              "different schemas are not supported");
+            pschema = v;
+            for (size_t j = 0; j < n; j++) {
+                int m = pattern_matches(c, k, pr[j].name, ptr);
+                if (m)
+                    return tb_buf_free(&re), m < 0 ? -1 : fail(c, ptr, "property '%s' also "
+                        "matches patternProperties '%s' (not supported)", pr[j].name, k);
+            }
+            if (i++ && tb_buf_putc(&re, '|'))
+                return tb_buf_free(&re), oom(c);
+            if (gr_ecma_string(&re, k, NULL, 0, GR_NO_MAX, c->err))
+                return tb_buf_free(&re), tb_wrap(c->err, "%s/patternProperties", ptr);
+        }
+        char *p = ptr_join(ptr, "patternProperties");
+        r = !p ? oom(c) : value(c, pschema, p, &val);
+        free(p);
+    } else if (json_is_false(addl)) {
+        return 1;
+    } else {
+        const char **names = malloc((n + 1) * sizeof *names);
+        if (!names)
+            return oom(c);
+        for (size_t j = 0; j < n; j++)
+            names[j] = pr[j].name;
+        r = gr_ecma_string_except(&re, names, n, c->err);
+        free(names);
+        char *p = ptr_join(ptr, "additionalProperties");
+        r = r ? -1 : !p ? oom(c) : addl ? value(c, addl, p, &val) : any_value(c, &val);
+        free(p);
+    }
+    if (!r)
+        r = tb_buf_putc(&re, 0) ? oom(c)
+            : lexeme(c, (const char *)re.data, n ? "OTHER_KEY" : "STRING", &key) ||
+              member(c, key, val, out);
+    tb_buf_free(&re);
+    return r;
+}
+
+/* The properties in order, with the additional members anywhere between
+ * them: T_i -> sep A T_i | U_i ; U_i -> sep M_i T_{i+1} | U_{i+1} (M_i
+ * optional) ; U_n -> empty.  sep is "," except before the first member.
+ * Additional members come before the next present property only, which
+ * keeps the grammar unambiguous. */
+static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int need_one,
+                   gr_sym_t *out)
+{
+    gr_sym_t comma, t_next[2] = {0, 0}, u_next[2] = {0, 0};
+    int u_ok[2] = {1, 1}; /* U_{i+1} exists (not when it would derive nothing) */
+    if (lit(c, ",", &comma))
+        return -1;
+    for (size_t i = n + 1; i-- > 0;) {
+        gr_sym_t t[2], u[2];
+        int ok[2] = {1, 1};
+        for (int f = 0; f < 2; f++) { /* f: no member before (no comma) */
+            /* minProperties 1: the end is reached only after a member */
+            ok[f] = !(i == n && f == 1 && need_one);
+            if (ok[f] && gr_cfg_fresh(c->g, "props", &u[f], c->err))
+                return -1;
+            gr_sym_t seq[3] = {comma, i < n ? pr[i].member : 0, t_next[0]};
+            if (ok[f] && (i == n ? rule(c, u[f], NULL, 0)
+                                 : rule(c, u[f], seq + f, 3 - (size_t)f) ||
+                                       (!pr[i].required && u_ok[f] &&
+                                        rule(c, u[f], &u_next[f], 1))))
+                return -1;
+            t[f] = u[f];
+            if (!have_a)
+                continue;
+            if (gr_cfg_fresh(c->g, "props", &t[f], c->err) ||
+                (ok[f] && rule(c, t[f], &u[f], 1)))
+                return -1;
+            gr_sym_t extra[3] = {comma, a, t[0]}; /* after a member, commas follow */
+            if (rule(c, t[f], extra + f, 3 - (size_t)f))
+                return -1;
+        }
+        memcpy(t_next, t, sizeof t);
+        memcpy(u_next, u, sizeof u);
+        u_ok[0] = ok[0];
+        u_ok[1] = ok[1];
+    }
+    *out = t_next[1];
+    return !u_ok[1] && !have_a; /* nothing at all: no member could come first */
+}
+
+static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    static const char *const refused[] = {"dependencies", "dependentRequired",
+                                          "dependentSchemas", "propertyNames",
+                                          "unevaluatedProperties", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (json_object_get(s, refused[i]) &&
+            !(!strcmp(refused[i], "unevaluatedProperties") &&
+              json_is_true(json_object_get(s, refused[i]))))
+            return fail(c, ptr, "'%s' is not supported", refused[i]);
+    json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
+    json_t *addl = json_object_get(s, "additionalProperties"),
+           *pp = json_object_get(s, "patternProperties");
+    if ((props && !json_is_object(props)) || (req && !json_is_array(req)) ||
+        (pp && !json_is_object(pp)))
+        return fail(c, ptr, "'properties' and 'patternProperties' must be objects, "
+                    "'required' an array");
+    size_t n = json_object_size(props), nreq = json_array_size(req);
+    prop_t *pr = calloc(n + nreq + 1, sizeof *pr);
+    if (!pr)
+        return oom(c);
+    int r = 0;
+    const char *k;
+    json_t *v;
+    size_t np = 0;
+    json_object_foreach(props, k, v) pr[np++] = (prop_t){.name = k, .schema = v};
+    /* Required names that properties does not define: additional members
+     * that must be there. */
+    for (size_t i = 0; i < nreq && !r; i++) {
+        const char *name = json_string_value(json_array_get(req, i));
+        if (!name) {
+            r = fail(c, ptr, "'required' must hold strings");
+            break;
+        }
+        size_t j = 0;
+        while (j < np && strcmp(pr[j].name, name))
+            j++;
+        if (j == np) {
+            if (pp && json_object_size(pp))
+                r = fail(c, ptr, "required '%s' is not in 'properties' beside "
+                         "'patternProperties' (not supported)", name);
+            else if (json_is_false(addl))
+                r = 1;
+            pr[np++] = (prop_t){.name = name, .schema = addl ? addl : json_true()};
+        }
+        pr[j].required = 1;
+    }
+    uint64_t minp, maxp;
+    size_t nr = 0;
+    for (size_t j = 0; j < np; j++)
+        nr += (size_t)pr[j].required;
+    if (!r && (count(c, s, "minProperties", ptr, 0, &minp) ||
+               count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
+        r = -1;
+    if (!r && minp > nr && minp > 1)
+        r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
+                 "is not supported");
+    json_t *every = NULL;
+    if (!r && pp && json_object_size(pp) && !pattern_every(c, pp, ptr, &every) && every)
+        for (size_t j = 0; j < np && !r; j++) {
+            json_t *m = all_of(pr[j].schema, every);
+            r = keep(c, m);
+            pr[j].schema = m;
+        }
+    else if (!r && c->err->msg[0])
+        r = -1;
+    /* Members, dropping optional properties that allow nothing. */
+    size_t kept = 0;
+    for (size_t j = 0; j < np && !r; j++) {
+        gr_sym_t key, val;
+        tb_buf_t q = {0};
+        char *p = ptr_join(ptr, "properties"), *pj = p ? ptr_join(p, pr[j].name) : NULL;
+        free(p);
+        r = !pj ? oom(c) : value(c, pr[j].schema, pj, &val);
+        free(pj);
+        if (r == 1 && !pr[j].required) {
+            r = 0;
+            continue;
+        }
+        if (!r)
+            r = gr_json_quote(&q, (const uint8_t *)pr[j].name, strlen(pr[j].name)) ||
+                        tb_buf_putc(&q, 0) ? oom(c)
+                : lit(c, (const char *)q.data, &key) || member(c, key, val, &pr[j].member);
+        tb_buf_free(&q);
+        pr[kept++] = pr[j];
+    }
+    gr_sym_t a = 0, body, lb, rb;
+    int have_a = 0;
+    if (!r) {
+        /* every name (also dropped ones) is excluded from the extra keys */
+        r = extra_member(c, s, ptr, pr, np, every, &a);
+        have_a = r == 0;
+        if (r == 1)
+            r = 0;
+    }
+    if (!r && maxp < (have_a ? GR_NO_MAX : kept))
+        r = fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
+                 "not supported");
+    if (!r)
+        r = members(c, pr, kept, have_a, a, minp > nr, &body);
+    if (!r)
+        r = lit(c, "{", &lb) || lit(c, "}", &rb) ||
+            gr_cfg_fresh(c->g, "object", out, c->err) ||
+            rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
+    free(pr);
+    return r;
+}
+
+/* ---- the dispatch ---------------------------------------------------------- */
+
+/* A type branch's symbol; 1 when it allows nothing. */
+static int type_value(sc_t *c, json_t *s, const char *ptr, int t, gr_sym_t *out)
+{
+    switch (t) {
+    case T_NULL: return lit(c, "null", out);
+    case T_BOOL: return lexeme(c, "true|false", "true|false", out);
+    case T_INT: return number_value(c, s, ptr, 1, out);
+    case T_NUM: return number_value(c, s, ptr, 0, out);
+    case T_STR: return string_value(c, s, ptr, out);
+    case T_ARR: return array_value(c, s, ptr, out);
+    default: return object_value(c, s, ptr, out);
+    }
+}
+
+/* One alternative per allowed type (the symbol itself when just one). */
+static int type_alternatives(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
+{
+    gr_sym_t x[7];
+    int n = 0, r = 0;
+    for (int t = 1; t <= T_OBJ && !r; t <<= 1) {
+        if (!(types & t))
+            continue;
+        r = type_value(c, s, ptr, t, &x[n]);
+        if (r == 0)
+            n++;
+        else if (r == 1)
+            r = 0;
+    }
+    if (r || n <= 1) {
+        *out = x[0];
+        return r ? r : !n;
+    }
+    if (gr_cfg_fresh(c->g, "value", out, c->err))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (rule(c, *out, &x[i], 1))
+            return -1;
+    return 0;
+}
+
+static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
+{
+    static const char *const refused[] = {"not", "$dynamicRef", "$recursiveRef", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (json_object_get(s, refused[i])) {
+            char *p = ptr_join(ptr, refused[i]);
+            int r = fail(c, p ? p : ptr, "'%s' is not supported", refused[i]);
+            free(p);
+            return r;
+        }
+    if (json_object_get(s, "if") &&
+        (json_object_get(s, "then") || json_object_get(s, "else")))
+        return fail(c, ptr, "'if'/'then'/'else' is not supported");
+    return 0;
+}
+
+/* The types a schema allows: its type keyword (and nullable). */
+static int allowed_types(sc_t *c, json_t *s, const char *ptr, int *out)
+{
+    json_t *t = json_object_get(s, "type");
+    if (t && !json_is_string(t) && !json_is_array(t))
+        return fail(c, ptr, "'type' must be a string or an array");
+    int m = type_mask(t);
+    size_t i;
+    json_t *x;
+    if (json_is_string(t) && !m)
+        return fail(c, ptr, "unknown type '%s'", json_string_value(t));
+    json_array_foreach(t, i, x) {
+        if (!json_is_string(x) || !type_mask(x))
+            return fail(c, ptr, "unknown type in 'type'");
+    }
+    if (json_is_true(json_object_get(s, "nullable")))
+        m |= T_NULL;
+    *out = m;
+    return 0;
+}
+
+/* anyOf/oneOf: each branch merged with the keywords beside it. */
+static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *any = json_object_get(s, "anyOf"), *one = json_object_get(s, "oneOf");
+    if (any && one)
+        return fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
+    const char *kw = any ? "anyOf" : "oneOf";
+    json_t *br = any ? any : one;
+    if (!json_is_array(br) || !json_array_size(br))
+        return fail(c, ptr, "'%s' must be a non-empty array", kw);
+    json_t *rest = json_copy(s);
+    if (keep(c, rest))
+        return -1;
+    json_object_del(rest, kw);
+    int plain = 1;
+    const char *k;
+    json_t *v;
+    json_object_foreach(rest, k, v) plain &= is_annotation(k);
+    if (one && c->opts.strict_oneof) {
+        int seen = 0;
+        size_t i;
+        json_array_foreach(br, i, v) {
+            int t = json_is_object(v) ? type_mask(json_object_get(v, "type")) : T_ALL;
+            if (t & T_NUM)
+                t |= T_INT;
+            if (seen & t)
+                return fail(c, ptr, "'oneOf' with branches whose types overlap (strict)");
+            seen |= t;
+        }
+    }
+    int r = gr_cfg_fresh(c->g, kw, out, c->err), any_ok = 0;
+    size_t i;
+    json_array_foreach(br, i, v) {
+        char *p = ptr_index(ptr, kw, i);
+        json_t *m = rest, *fv = v;
+        gr_sym_t x;
+        if (!p)
+            return oom(c);
+        if (!r && json_is_object(v))
+            r = flatten(c, v, p, &fv);
+        if (!r)
+            r = plain ? value(c, v, p, &x) : merge(c, &m, fv, p) ? -1 : value(c, m, p, &x);
+        free(p);
+        if (r == 1) {
+            r = 0;
+            continue;
+        }
+        if (r || rule(c, *out, &x, 1))
+            return -1;
+        any_ok = 1;
+    }
+    return r ? r : !any_ok;
+}
+
+static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    if (json_is_true(s))
+        return any_value(c, out);
+    if (json_is_false(s))
+        return 1;
+    if (!json_is_object(s))
+        return fail(c, ptr, "a schema must be an object or a boolean");
+    if (++c->depth > MAX_DEPTH)
+        return fail(c, ptr, "schema nested too deeply");
+    int r;
+    json_t *ref = json_object_get(s, "$ref");
+    int only_ref = ref != NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || is_annotation(k);
+    if (only_ref) {
+        r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
+                                : fail(c, ptr, "'$ref' must be a string");
+    } else if (ref || json_object_get(s, "allOf")) {
+        json_t *m;
+        r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
+    } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
+        r = alternatives(c, s, ptr, out);
+    } else {
+        int types = 0;
+        r = allowed_types(c, s, ptr, &types);
+        if (!r && types & T_NUM)
+            types &= ~T_INT;
+        if (!r && (json_object_get(s, "enum") || json_object_get(s, "const"))) {
+            r = enum_value(c, s, ptr, types | (types & T_NUM ? T_INT : 0), out);
+        } else if (!r) {
+            r = type_alternatives(c, s, ptr, types, out);
+        }
+    }
+    c->depth--;
+    return r;
+}
+
+int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
+                      const gr_schema_opts_t *opts, tb_err_t *err)
+{
+    sc_t c = {.g = g, .err = err};
+    if (opts)
+        c.opts = *opts;
+    err->msg[0] = 0;
+    json_error_t je;
+    c.root = json_loadb(json, len, JSON_ALLOW_NUL, &je);
+    if (!c.root && strstr(je.text, "too big")) {
+        c.big = 1;
+        c.root = json_loadb(json, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
+    }
+    if (!c.root)
+        return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
+                       je.text);
+    json_t *id = json_object_get(c.root, "$id");
+    c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
+    gr_sym_t x, start, ws;
+    int r = tb_strmap_init(&c.ref_map, 64) ? oom(&c) : 0;
+    if (!r)
+        r = value(&c, c.root, "#", &x);
+    if (r == 1)
+        r = tb_fail(err, "#: the schema allows no value");
+    if (!r && !c.opts.compact)
+        r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
+    if (!r)
+        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || rule(&c, start, &x, 1) ||
+            gr_cfg_finish(g, start, err);
+    for (size_t i = 0; i < c.owned.len; i++)
+        json_decref(c.owned.data[i]);
+    for (size_t i = 0; i < c.ref_keys.len; i++)
+        free(c.ref_keys.data[i]);
+    free(c.owned.data);
+    free(c.ref_keys.data);
+    free(c.refs.data);
+    tb_strmap_free(&c.ref_map);
+    json_decref(c.root);
+    return r ? -1 : 0;
+}
