@@ -37,9 +37,14 @@ typedef struct {
 
 /* Lexeme l's patterns: all = (?:P) for pcre2_dfa_match (every match end),
  * anch = (?:P)\z for pcre2_match (a full match, or with PCRE2_PARTIAL_HARD
- * a prefix of one). */
+ * a prefix of one).  regex.h's $ asserts the end of the lexeme's match
+ * (PCRE2_DOLLAR_ENDONLY at the end of the subject); a $ inside P would
+ * assert the end of the whole text after it in pcre2_dfa_match's subject,
+ * so such a lexeme (inner_dollar) has its match ends found one candidate
+ * end at a time with anch instead. */
 typedef struct {
     pcre2_code *all, *anch;
+    int inner_dollar;
 } lexre_t;
 
 /* What lexeme l's pattern can tell apart among the code points past
@@ -222,8 +227,9 @@ out:
 
 /* ---- lexemes through PCRE2 ------------------------------------------------------ */
 
-/* regex.h accepts ^ as the first byte and an unescaped $ as the last and
- * gives them no meaning; in PCRE2 they would anchor inside a longer text. */
+/* A ^ that begins the pattern and a $ that ends it always hold for a
+ * whole lexeme; dropped, they need no care when PCRE2 matches inside a
+ * longer text. */
 static void strip_anchors(const char *re, size_t *b, size_t *e)
 {
     size_t n = strlen(re), s = re[0] == '^';
@@ -255,7 +261,7 @@ static pcre2_code *compile(go_t *o, const gr_lexeme_t *lx, const char *fmt)
      * shorter match ends. */
     pcre2_code *c = pcre2_compile(pat.data, PCRE2_ZERO_TERMINATED,
                                   PCRE2_UTF | PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE |
-                                      PCRE2_NO_AUTO_POSSESS,
+                                      PCRE2_NO_AUTO_POSSESS | PCRE2_DOLLAR_ENDONLY,
                                   &code, &off, NULL);
     if (!c) {
         PCRE2_UCHAR msg[256];
@@ -295,11 +301,55 @@ int go_lexeme_full(go_t *o, uint32_t lex, const uint8_t *s, size_t n)
 
 #define GO_PARTIAL (-2)
 
+/* Does p[0..n) hold a $ outside a character class? */
+static int has_dollar(const char *p, size_t n)
+{
+    int in_class = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\\') {
+            i++;
+        } else if (in_class) {
+            in_class = p[i] != ']';
+        } else if (p[i] == '[') {
+            /* A ] right after [ or [^ is a literal. */
+            i += i + 1 < n && p[i + 1] == '^';
+            i += i + 1 < n && p[i + 1] == ']';
+            in_class = 1;
+        } else if (p[i] == '$') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* lex_ends for a lexeme with an inner $: every candidate end e of
+ * text[p..q) at a character boundary, while text[p..e) can begin a match,
+ * is tried as a whole match. */
+static int lex_ends_each(go_t *o, uint32_t l, size_t p, size_t q, int partial)
+{
+    const uint8_t *t = o->text.data;
+    o->ends.len = 0;
+    for (size_t e = p + 1; e <= q; e++) {
+        if (e < q && (t[e] & 0xC0) == 0x80)
+            continue;
+        int r = anch_match(o, l, t + p, e - p, 1, 0);
+        if (r <= 0)
+            return r < 0 ? -1 : (int)o->ends.len;
+        if ((r = anch_match(o, l, t + p, e - p, 0, 0)) < 0)
+            return -1;
+        if (r && tb_vec_push(&o->ends, e))
+            return fail(o, "out of memory");
+    }
+    return partial ? GO_PARTIAL : (int)o->ends.len;
+}
+
 /* The ends of every match of lexeme l in text[p..q) into o->ends (as text
  * positions), returning how many; with partial, GO_PARTIAL instead when
  * the end q is reached while a match may go on.  -1 on failure. */
 static int lex_ends(go_t *o, uint32_t l, size_t p, size_t q, int partial)
 {
+    if (o->re[l].inner_dollar)
+        return lex_ends_each(o, l, p, q, partial);
     int rc;
     for (;;) {
         rc = pcre2_dfa_match(o->re[l].all, o->text.data + p, q - p, 0,
@@ -578,6 +628,7 @@ static int compile_lexemes(go_t *o, const gr_cfg_t *g)
         const gr_lexeme_t *lx = &g->lex.data[l];
         size_t b, e;
         strip_anchors(lx->regex, &b, &e);
+        o->re[l].inner_dollar = has_dollar(lx->regex + b, e - b);
         if (!(o->re[l].all = compile(o, lx, "(?:%.*s)")) ||
             !(o->re[l].anch = compile(o, lx, "(?:%.*s)\\z")) ||
             read_chars(o, l, lx->regex + b, e - b) ||

@@ -357,6 +357,25 @@ static void anchors_and_bad_lexemes(void **state)
     check(o, "abc$", 0, 0);
     g_end(o);
 
+    /* Anchors inside a pattern assert the ends of the lexeme's match
+     * (regex.h): x$|xy is x|xy, (^|,)x is x|,x. */
+    g_begin();
+    s = nt("S");
+    x = lexeme("x$|xy", 0);
+    y = lexeme("(^|,)x", 0);
+    RULE(s, x, lit("yz"));
+    RULE(s, lit("#"), y, y);
+    o = g_oracle(s);
+    check(o, "xyz", 1, 1);
+    check(o, "xyyz", 1, 1);
+    check(o, "xz", 0, 0);
+    check(o, "#xx", 1, 1);
+    check(o, "#,x,x", 1, 1);
+    check(o, "#x,x", 1, 1);
+    check(o, "#,x", 1, 0);
+    check(o, "#,,x", 0, 0);
+    g_end(o);
+
     /* A lexeme matching the empty string is refused, by name. */
     g_begin();
     s = nt("S");
