@@ -49,11 +49,12 @@
  * dropped.  Two filters spare PCRE2 runs bound to fail: the bytes each
  * lexeme can begin with, and for each live lexeme the bytes that can come
  * next.  Memory is bounded by go_set_max_items (items of the chart).
- * Measured on llama3's 128,000 keys with tests/test_grammar_oracle.c's
- * JSON grammar, 14 states (8 written, 6 generated sentences cut at random):
- * 6 to 125 ms per mask, 37 ms on average, slowest inside a string (where
+ * Measured on llama3's 128,000 keys with JSON grammars (the test's own and
+ * experiments/grammars/json.lark), 14 states each (8 written, 6 generated
+ * sentences cut at random): 6 to 250 ms per mask, 37 to 67 ms on average
+ * (the machine was shared and loaded), slowest inside a string (where
  * nearly every token is allowed and each costs a PCRE2 run from the
- * string's opening quote); one core of a shared AMD EPYC.
+ * string's opening quote); one core of an AMD EPYC.
  *
  * Known difference from the lexer: PCRE2 10.42 uses Unicode 14 tables, the
  * lexer reads the unicode-data package (Unicode 15), so \p{..} disagree on
