@@ -56,9 +56,13 @@
  * nearly every token is allowed and each costs a PCRE2 run from the
  * string's opening quote); one core of an AMD EPYC.
  *
- * Known difference from the lexer: PCRE2 10.42 uses Unicode 14 tables, the
- * lexer reads the unicode-data package (Unicode 15), so \p{..} disagree on
- * characters new in 15.0.
+ * Known differences from the lexer, whose dialect is PCRE2's: PCRE2 10.42
+ * uses Unicode 14 tables, the lexer reads the unicode-data package
+ * (Unicode 15), so \p{..} disagree on characters new in 15.0; \v is
+ * U+000B alone to the lexer, vertical space to PCRE2 (\n \x0B \f \r
+ * \x85 U+2028 U+2029).  A $ followed by a required character (a$b, a
+ * language the lexer empties) reads as a possible prefix in PCRE2's hard
+ * partial mode.
  */
 #ifndef TESTS_GRAMMAR_ORACLE_H
 #define TESTS_GRAMMAR_ORACLE_H
