@@ -35,7 +35,8 @@ BIN     := $(BUILD)/tokbench
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+TEST_DOUBLES := $(wildcard tests/*_double.c)
+TEST_SUPPORT := $(filter-out $(TEST_SRC) $(TEST_DOUBLES),$(wildcard tests/*.c))
 
 .PHONY: all setup data test test-unit test-conform bench report clean
 all: $(BIN) $(LIB)
@@ -73,6 +74,16 @@ $(BIN): $(BUILD)/obj/experiments/main.o $(LIB) $(EXT_OBJ)
 $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $< $(TEST_SUPPORT) $(LIB) -o $@ $(LDLIBS) -lcmocka
+
+# A test double tests/X_double.c stands in for the library -lX in the one
+# test program tests/test_X.c (PAPI without a PMU: tests/papi_double.c).
+define test_with_double
+$(BUILD)/tests/test_$(1): tests/test_$(1).c tests/$(1)_double.c $(TEST_SUPPORT) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) $$< tests/$(1)_double.c $$(TEST_SUPPORT) $$(LIB) -o $$@ \
+	    $$(filter-out -l$(1),$$(LDLIBS)) -lcmocka
+endef
+$(foreach d,$(TEST_DOUBLES:tests/%_double.c=%),$(eval $(call test_with_double,$(d))))
 
 # Measuring tools run by hand (tools/*.c), not part of `all` or `test`:
 # make build/schema-coverage (docs/json-schema.md).

@@ -6,16 +6,31 @@
 #include "cli.h"
 #include "provenance.h"
 
+/* Per event: the metric, the event and the native event it will count
+ * on this CPU, or why it cannot be counted. */
 static void print_papi(const xp_papi_t *p)
 {
     printf("papi       %s: %s\n", p->ok ? "works" : "UNAVAILABLE", p->why);
-    for (int i = 0; i < p->n_events; i++)
-        printf("  %-13s %-13s %s\n", p->ev[i].preset, p->ev[i].metric,
-               p->ev[i].usable ? "counts" : p->ev[i].why);
+    for (int i = 0; i < p->n_events; i++) {
+        const xp_papi_event_t *e = &p->ev[i];
+        if (!e->usable) {
+            char tried[96];
+            snprintf(tried, sizeof tried, "%s%s%s", e->preset, e->fallback ? " or " : "",
+                     e->fallback ? e->fallback : "");
+            printf("  %-16s not counted: %s\n", tried,
+                   strcmp(e->why, p->why) ? e->why : "the reason above");
+            continue;
+        }
+        printf("  %-16s %s%s%s, %s%s%s\n", e->metric, e->event,
+               strcmp(e->event, e->native) ? " = " : "",
+               strcmp(e->event, e->native) ? e->native : "",
+               p->user_only == 1 ? "user mode only" : "mode unknown",
+               e->why[0] ? "; " : "", e->why);
+    }
     for (int i = 0; i < p->n_passes; i++) {
         printf("  pass %d:", i + 1);
         for (int k = 0; k < p->pass_len[i]; k++)
-            printf(" %s", p->ev[p->pass_ev[i][k]].preset);
+            printf(" %s", p->ev[p->pass_ev[i][k]].metric);
         printf("\n");
     }
 }

@@ -7,12 +7,16 @@
  * --slicer adds the sliced mask (lexer/slicer.h) over the same layout,
  * checked equal to the plain one and timed in the same loop; --index
  * builds the precomputed token index (lexer/index.h) from the same state.
+ * --grammar runs the same under a grammar (grammar/): the walk, the slicer
+ * and the figures are the same, plus what the parser did.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../grammar/load.h"
+#include "../grammar/match.h"
 #include "../lexer/index.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
@@ -26,8 +30,9 @@
 static int mask_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tokbench mask SPEC (--regex R | --lexer FILE) [--layout L]\n"
-            "                     [--after TEXT]\n"
+            "usage: tokbench mask SPEC (--regex R | --lexer FILE | --grammar FILE\n"
+            "                     [--format lark|gbnf|schema] | --schema FILE)\n"
+            "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
             "Builds layout L (default dfs) over the tokens of SPEC, feeds TEXT (raw\n"
@@ -44,13 +49,25 @@ static int mask_usage(FILE *out)
             "--lexer FILE takes a multi-lexeme lexer spec (docs/lexemes.md)\n"
             "instead of R: a token may span lexeme boundaries; also prints the\n"
             "lexemes possible and ending after TEXT.\n\n"
+            "--grammar FILE takes a grammar (docs/grammars.md): Lark-style (.lark),\n"
+            "GBNF (.gbnf) or a JSON Schema (.json, or --schema FILE), the format\n"
+            "from the extension unless --format says it.  A token is allowed iff\n"
+            "TEXT followed by its bytes is a prefix of a sentence of the grammar.\n"
+            "Also prints whether TEXT is a sentence, the bytes the grammar forces\n"
+            "next, and what the parser did: table entries computed and those at\n"
+            "lexeme boundaries, parser scans and time in the parser, during the\n"
+            "cold mask and during the warm ones, and the grammar's states, Earley\n"
+            "rows and items.\n\n"
+            "--ids prints the allowed token ids, one per line, and nothing else on\n"
+            "stdout (to compare a mask with another engine's).\n\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
             "computes the same mask taking subsumed slices whole: prints slices\n"
             "taken whole and walked, nodes walked, the sliced mask's time beside the\n"
             "plain walk's (same loop), the slicer's build time and bytes.\n"
-            "--index builds the precomputed token index from the state after TEXT\n"
+            "--index (regex and lexer only) builds the precomputed token index\n"
+            "from the state after TEXT\n"
             "(at most --index-states N states, default %d) and prints its build\n"
             "time, states, entries and bytes.\n",
             LEX_DEFAULT_MAX_STATES, LEX_INDEX_DEFAULT_MAX_STATES);
@@ -99,10 +116,10 @@ static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
 }
 
 typedef struct {
-    const char *spec, *regex, *lexer, *layout, *after, *slicer;
+    const char *spec, *regex, *lexer, *grammar, *format, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
-    int index;
+    int index, ids;
 } mask_args_t;
 
 static int parse_args(int argc, char **argv, mask_args_t *a)
@@ -114,6 +131,14 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->regex = v, i++;
         else if (!strcmp(argv[i], "--lexer") && v)
             a->lexer = v, i++;
+        else if (!strcmp(argv[i], "--grammar") && v)
+            a->grammar = v, i++;
+        else if (!strcmp(argv[i], "--schema") && v)
+            a->grammar = v, a->format = "schema", i++;
+        else if (!strcmp(argv[i], "--format") && v)
+            a->format = v, i++;
+        else if (!strcmp(argv[i], "--ids"))
+            a->ids = 1;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -135,29 +160,13 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         else
             return -1;
     }
-    if (!a->spec || !a->regex == !a->lexer) /* one of the two */
+    if (!a->spec || !!a->regex + !!a->lexer + !!a->grammar != 1) /* one of them */
+        return -1;
+    if (a->format && !a->grammar)
         return -1;
     if (a->reps == 0)
         a->reps = 1;
     return 0;
-}
-
-/* The trie of SPEC's tokens in layout `name`; keys gets the keys it was
- * built from (freed by the caller, also on failure). */
-static trie_t *load_trie(const char *spec, const char *name, trie_keys_t *keys,
-                         tok_tokenizer_t **tok, tb_err_t *err)
-{
-    const trie_layout_t *layout = trie_layout_find(name);
-    if (!layout) {
-        tb_fail(err, "no trie layout '%s'", name);
-        return NULL;
-    }
-    char path[PATH_MAX];
-    if (xp_resolve_spec(spec, path, sizeof path, err) || !(*tok = tok_load(path, err)))
-        return NULL;
-    if (trie_keys_from_vocab(keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
-        return NULL;
-    return trie_build(layout, keys, err);
 }
 
 /* Median of n samples (sorts them). */
@@ -167,12 +176,55 @@ static uint64_t median(uint64_t *v, unsigned n)
     return v[n / 2];
 }
 
+/* What masks are computed under: a DFA (a regex or a lexer spec) with its
+ * recognizer, or a grammar with its own; state is the one after TEXT. */
+typedef struct {
+    lex_dfa_t *dfa; /* the DFA, or the grammar's lexer (owned by g) */
+    lex_rec_t lrec;
+    gr_gram_t *g;   /* NULL unless --grammar */
+    gr_rec_t grec;
+    uint32_t state;
+} engine_t;
+
+static int engine_mask(engine_t *e, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                       tb_err_t *err)
+{
+    if (e->g)
+        return gr_mask(t, &e->grec, e->state, mask, nodes, err);
+    return lex_mask(t, &e->lrec, e->state, mask, nodes, err);
+}
+
+static int engine_sliced(engine_t *e, lex_slicer_t *s, tb_bitset_t *mask,
+                         lex_slice_stats_t *st, tb_err_t *err)
+{
+    if (!e->g)
+        return lex_slicer_mask(s, &e->lrec, e->state, mask, st, err);
+    if (!s->bound && lex_slicer_bind(s, e->dfa, err))
+        return -1;
+    return gr_mask_sliced(s, &e->grec, e->state, mask, st, err);
+}
+
+/* Whether slice i is taken whole at the engine's state: 1, 0 or -1. */
+static int engine_whole(engine_t *e, lex_slicer_t *s, size_t i, tb_err_t *err)
+{
+    if (!e->g)
+        return lex_slicer_subsumes(s, i, e->state, err);
+    size_t n;
+    const gr_pair_t *p = gr_pairs(e->g, e->state, &n);
+    for (size_t k = 0; k < n; k++) {
+        int whole = lex_slicer_subsumes(s, i, p[k].lex, err);
+        if (whole)
+            return whole;
+    }
+    return 0;
+}
+
 /* The sliced mask beside the plain one: built over the same keys and
  * layout, checked equal to `plain`, both timed alternately in one loop so
  * that the ratio is taken under the same conditions. */
 static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_t *keys,
-                      lex_rec_t *rec, uint32_t state, const tb_bitset_t *plain,
-                      double ns_per_tick, tb_err_t *err)
+                      engine_t *e, const tb_bitset_t *plain, double ns_per_tick,
+                      tb_err_t *err)
 {
     char **regexes = NULL;
     size_t n = 0;
@@ -193,16 +245,16 @@ static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_
         goto out;
     }
     double c0 = xp_now_ns();
-    if (lex_slicer_mask(sl, rec, state, &m, &st, err))
+    if (engine_sliced(e, sl, &m, &st, err))
         goto out;
     double cold_us = (xp_now_ns() - c0) / 1e3;
     for (unsigned r = 0; r < a->reps; r++) {
         uint64_t b = xp_tsc_begin();
-        if (lex_slicer_mask(sl, rec, state, &m, &st, err))
+        if (engine_sliced(e, sl, &m, &st, err))
             goto out;
         ts[r] = xp_tsc_end() - b;
         b = xp_tsc_begin();
-        if (lex_mask(trie, rec, state, &p, NULL, err))
+        if (engine_mask(e, trie, &p, NULL, err))
             goto out;
         tp[r] = xp_tsc_end() - b;
     }
@@ -213,7 +265,7 @@ static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_
     for (size_t i = 0; i < sl->nslice; i++)
         printf("  slice %zu  %s: %zu tokens, %s\n", i + 1, sl->slice[i].regex,
                sl->slice[i].ntokens, !sl->slice[i].trie ? "empty"
-               : lex_slicer_subsumes(sl, i, state, err) > 0 ? "taken whole" : "walked");
+               : engine_whole(e, sl, i, err) > 0 ? "taken whole" : "walked");
     printf("sliced     %u slices taken whole, %u walked, %llu nodes walked; mask %s the "
            "plain walk's\n", st.whole, st.walked, (unsigned long long)st.nodes,
            same ? "equals" : "DIFFERS FROM");
@@ -258,6 +310,118 @@ static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t
     return rc;
 }
 
+/* The DFA or the grammar, before the vocabulary loads, so that a bad one
+ * fails first. */
+static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
+{
+    lex_dfa_opts_t opts = {.max_states = a->max_states};
+    if (a->grammar) {
+        gr_cfg_t cfg;
+        if (gr_cfg_load(&cfg, a->grammar, a->format, err))
+            return -1;
+        gr_opts_t go = {.lexer = opts};
+        if (!(e->g = gr_gram_new(&cfg, &go, err)))
+            return -1;
+        e->dfa = e->g->dfa;
+        return 0;
+    }
+    e->dfa = a->lexer ? lex_lexer_load(a->lexer, &opts, err) : lex_dfa_new(a->regex, &opts, err);
+    return e->dfa ? 0 : -1;
+}
+
+static int engine_rec(engine_t *e, size_t max_len, tb_err_t *err)
+{
+    return e->g ? gr_rec_init(&e->grec, e->g, max_len, err)
+                : lex_rec_init(&e->lrec, e->dfa, max_len, err);
+}
+
+static void engine_close(engine_t *e)
+{
+    if (e->g) {
+        gr_rec_free(&e->grec);
+        gr_gram_free(e->g);
+    } else {
+        lex_rec_free(&e->lrec);
+        lex_dfa_free(e->dfa);
+    }
+}
+
+/* Feeds TEXT byte by byte, so that a refusal or a passed limit names its
+ * offset. */
+static int engine_after(engine_t *e, const mask_args_t *a, tb_err_t *err)
+{
+    const char *what = a->grammar ? "grammar" : a->lexer ? "lexer" : "regex";
+    const char *name = a->grammar ? a->grammar : a->lexer ? a->lexer : a->regex;
+    size_t alen = strlen(a->after);
+    e->state = e->g ? GR_START : LEX_START;
+    for (size_t i = 0; i < alen; i++) {
+        uint8_t b = (uint8_t)a->after[i];
+        e->state = e->g ? gr_step(e->g, e->state, b) : lex_dfa_next(e->dfa, e->state, b);
+        if (e->g ? gr_gram_error(e->g, err) : lex_dfa_error(e->dfa, err))
+            return tb_wrap(err, "--after, at byte %zu", i);
+        if (e->state == 0)
+            return tb_fail(err, "%s '%s': --after text is refused at byte %zu: it is not a "
+                           "prefix of any %s", what, name, i,
+                           e->g ? "sentence of the grammar" : "string it matches");
+    }
+    return 0;
+}
+
+static int engine_accepting(engine_t *e)
+{
+    return e->g ? gr_accepting(e->g, e->state) : lex_dfa_accepting(e->dfa, e->state);
+}
+
+static void print_stats(const char *label, const gr_stats_t *from, const gr_stats_t *to)
+{
+    printf("parser     %s: %llu table entries computed (%llu at lexeme boundaries), "
+           "%llu parser scans, %.1f us in the parser\n", label,
+           (unsigned long long)(to->steps - from->steps),
+           (unsigned long long)(to->boundaries - from->boundaries),
+           (unsigned long long)(to->scans - from->scans),
+           (double)(to->parser_ns - from->parser_ns) / 1e3);
+}
+
+/* The grammar's lines: its size, the forced bytes after TEXT, what the
+ * parser did in the cold mask and in the warm ones. */
+static int print_grammar(engine_t *e, const mask_args_t *a, const gr_stats_t st[3],
+                         tb_err_t *err)
+{
+    const gr_gram_t *g = e->g;
+    size_t ignored = 0;
+    for (size_t i = 0; i < g->cfg.lex.len; i++)
+        ignored += (size_t)g->cfg.lex.data[i].ignore;
+    printf("grammar    %s: %zu rules, %zu nonterminals, %zu lexemes (%zu ignored)\n",
+           a->grammar, g->cfg.rule.len, g->cfg.nt.len, g->cfg.lex.len, ignored);
+    gr_matcher_t m;
+    tb_buf_t forced = {0};
+    if (gr_matcher_init(&m, e->g, 1, err))
+        return -1;
+    m.hist.data[0] = e->state;
+    int rc = gr_matcher_forced(&m, 256, &forced, err);
+    gr_matcher_free(&m);
+    if (rc) {
+        tb_buf_free(&forced);
+        return -1;
+    }
+    printf("forced     ");
+    print_token(forced.data, forced.len);
+    printf(" (%zu bytes)\n", forced.len);
+    tb_buf_free(&forced);
+    print_stats("cold mask", &st[0], &st[1]);
+    print_stats("warm masks", &st[1], &st[2]);
+    printf("grammar    %zu states, %zu Earley rows, %zu items, %zu bytes\n", gr_nstates(g),
+           g->parser.rows.len, g->parser.items.len, gr_gram_bytes(g));
+    return 0;
+}
+
+static void print_ids(const tb_bitset_t *mask, uint32_t vocab_size)
+{
+    for (uint32_t id = 0; id < vocab_size && id < mask->nbits; id++)
+        if (tb_bitset_get(mask, id))
+            printf("%u\n", id);
+}
+
 int xp_cmd_mask(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
@@ -266,61 +430,58 @@ int xp_cmd_mask(int argc, char **argv)
     if (parse_args(argc, argv, &a))
         return mask_usage(stderr);
     tb_err_t err;
-    /* The pattern first: a bad one fails before the vocabulary loads. */
-    lex_dfa_opts_t opts = {.max_states = a.max_states};
-    lex_dfa_t *dfa = a.lexer ? lex_lexer_load(a.lexer, &opts, &err)
-                             : lex_dfa_new(a.regex, &opts, &err);
-    if (!dfa)
+    engine_t e = {0};
+    if (a.grammar && a.index) {
+        tb_fail(&err, "--index works with --regex and --lexer only");
+        return xp_die(&err);
+    }
+    if (engine_open(&e, &a, &err))
         return xp_die(&err);
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
     double t0 = xp_now_ns();
-    trie_t *trie = load_trie(a.spec, a.layout, &keys, &tok, &err);
+    trie_t *trie = xp_load_trie(a.spec, a.layout, &keys, &tok, &err);
     double build_ms = (xp_now_ns() - t0) / 1e6;
-    lex_rec_t rec = {0};
     tb_bitset_t mask = {0};
     uint64_t *ticks = NULL;
     int status = 1;
-    if (!trie || lex_rec_init(&rec, dfa, keys.max_len, &err))
+    gr_stats_t st[3] = {{0}};
+    if (!trie || engine_rec(&e, keys.max_len, &err) || engine_after(&e, &a, &err))
         goto out;
-    size_t alen = strlen(a.after);
-    /* Byte by byte, so that a refusal or a passed limit names its offset. */
-    uint32_t state = LEX_START;
-    for (size_t i = 0; i < alen; i++) {
-        state = lex_dfa_next(dfa, state, (uint8_t)a.after[i]);
-        if (lex_dfa_error(dfa, &err)) {
-            tb_wrap(&err, "--after, at byte %zu", i);
-            goto out;
-        }
-        if (state == LEX_DEAD) {
-            tb_fail(&err, "%s '%s': --after text is refused at byte %zu: it is not "
-                    "a prefix of any string the %s matches", a.lexer ? "lexer" : "regex",
-                    a.lexer ? a.lexer : a.regex, i, a.lexer ? "lexer" : "regex");
-            goto out;
-        }
-    }
     ticks = malloc(a.reps * sizeof *ticks);
     if (!ticks || tb_bitset_init(&mask, trie_mask_bits(trie))) {
         tb_fail(&err, "out of memory");
         goto out;
     }
     uint64_t nodes = 0;
+    if (e.g)
+        st[0] = e.g->stats;
     double c0 = xp_now_ns();
-    if (lex_mask(trie, &rec, state, &mask, &nodes, &err)) {
+    if (engine_mask(&e, trie, &mask, &nodes, &err)) {
         tb_wrap(&err, "mask walk");
         goto out;
     }
     double cold_us = (xp_now_ns() - c0) / 1e3;
+    if (e.g)
+        st[1] = e.g->stats;
     double w0 = xp_now_ns();
     uint64_t tsc_sum = 0;
     for (unsigned r = 0; r < a.reps; r++) {
         uint64_t b = xp_tsc_begin();
-        if (lex_mask(trie, &rec, state, &mask, &nodes, &err))
+        if (engine_mask(&e, trie, &mask, &nodes, &err))
             goto out;
         ticks[r] = xp_tsc_end() - b;
         tsc_sum += ticks[r];
     }
     double wall_per = (xp_now_ns() - w0) / a.reps;
+    if (e.g)
+        st[2] = e.g->stats;
+    const tok_vocab_t *v = tok_vocab(tok);
+    if (a.ids) {
+        print_ids(&mask, v->size);
+        status = 0;
+        goto out;
+    }
     double hz = xp_tsc_measure_hz(50);
     /* ns per tick from the same loop's wall clock, so a failed frequency
      * measurement still leaves usable times. */
@@ -330,15 +491,16 @@ int xp_cmd_mask(int argc, char **argv)
     qsort(ticks, a.reps, sizeof *ticks, cmp_u64);
     uint64_t med = ticks[a.reps / 2], min = ticks[0];
 
-    const tok_vocab_t *v = tok_vocab(tok);
     size_t allowed = tb_bitset_count(&mask);
-    if (a.lexer)
-        printf("lexer      %s (%zu lexemes)\n", a.lexer, lex_dfa_nlexemes(dfa));
-    else
+    if (e.g && print_grammar(&e, &a, st, &err))
+        goto out;
+    else if (a.lexer)
+        printf("lexer      %s (%zu lexemes)\n", a.lexer, lex_dfa_nlexemes(e.dfa));
+    else if (!e.g)
         printf("regex      %s\n", a.regex);
-    printf("after      %zu bytes -> state %u%s\n", alen, state,
-           lex_dfa_accepting(dfa, state) ? " (accepting)" : "");
-    if (a.lexer && print_lexemes(dfa, state, &err))
+    printf("after      %zu bytes -> state %u%s\n", strlen(a.after), e.state,
+           engine_accepting(&e) ? (e.g ? " (a sentence)" : " (accepting)") : "");
+    if (a.lexer && print_lexemes(e.dfa, e.state, &err))
         goto out;
     printf("layout     %s: %zu nodes, %zu bytes, built in %.1f ms (with loading)\n",
            a.layout, trie_nodes(trie), trie_bytes(trie), build_ms);
@@ -355,29 +517,28 @@ int xp_cmd_mask(int argc, char **argv)
         }
     printf("%s\n", allowed > shown ? " ..." : "");
     printf("visited    %llu nodes\n", (unsigned long long)nodes);
-    printf("time       cold %.1f us (builds DFA states); warm over %u: min %.1f us, "
-           "median %.1f us\n", cold_us, a.reps, (double)min * ns_per_tick / 1e3,
-           (double)med * ns_per_tick / 1e3);
+    printf("time       cold %.1f us (builds %s states); warm over %u: min %.1f us, "
+           "median %.1f us\n", cold_us, e.g ? "grammar" : "DFA", a.reps,
+           (double)min * ns_per_tick / 1e3, (double)med * ns_per_tick / 1e3);
     if (nodes)
         printf("per node   %.2f ns, %.1f TSC cycles (median mask%s)\n",
                (double)med * ns_per_tick / (double)nodes, (double)med / (double)nodes,
                hz > 0 ? "" : "; TSC frequency unknown");
-    if (a.slicer && run_slicer(&a, trie, &keys, &rec, state, &mask, ns_per_tick, &err))
+    if (a.slicer && run_slicer(&a, trie, &keys, &e, &mask, ns_per_tick, &err))
         goto out;
-    if (a.index && run_index(&a, trie, &keys, dfa, state, &mask, &err))
+    if (a.index && run_index(&a, trie, &keys, e.dfa, e.state, &mask, &err))
         goto out;
-    printf("dfa        %zu states, %u byte classes, %zu terms\n", dfa->nstates,
-           dfa->ncls, dfa->terms.n);
+    printf("dfa        %zu states, %u byte classes, %zu terms\n", e.dfa->nstates,
+           e.dfa->ncls, e.dfa->terms.n);
     status = 0;
 out:
     if (status)
         xp_die(&err);
     free(ticks);
     tb_bitset_free(&mask);
-    lex_rec_free(&rec);
     trie_free(trie);
     trie_keys_free(&keys);
     tok_free(tok);
-    lex_dfa_free(dfa);
+    engine_close(&e);
     return status;
 }

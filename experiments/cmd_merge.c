@@ -29,7 +29,10 @@
 #define CASE_COLS                                                             \
     "seq, line, experiment, vocabulary, layout, pattern, corpus, options,"    \
     " reps, sources, status, message, started, ended"
-#define MEAS_COLS "source, impl, metric, rep, value, overhead, bytes, nodes, items"
+#define MEAS_COLS                                                             \
+    "source, impl, metric, rep, value, overhead, bytes, nodes, items, event,"  \
+    " native, user_only"
+#define OUTCOME_COLS "item, outcome, detail, ttfm_us, max_us, tokens, masks"
 
 typedef struct {
     long runs, replaced, skipped, cases, meas;
@@ -134,19 +137,23 @@ static int copy_run(xp_db_t *out, int64_t old, counts_t *n, tb_err_t *err)
         return -1;
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t from = sqlite3_column_int64(st, 0);
         int64_t c = insert_select(out, "INSERT INTO main.cases(run_id, " CASE_COLS ")"
                                   " SELECT ?2, " CASE_COLS " FROM src.cases WHERE id = ?1",
-                                  sqlite3_column_int64(st, 0), run, err);
+                                  from, run, err);
         if (c < 0 ||
             insert_select(out, "INSERT INTO main.measurements(case_id, " MEAS_COLS ")"
                           " SELECT ?2, " MEAS_COLS " FROM src.measurements WHERE"
-                          " case_id = ?1 ORDER BY rowid", sqlite3_column_int64(st, 0),
-                          c, err) < 0)
+                          " case_id = ?1 ORDER BY rowid", from, c, err) < 0) {
             rc = -1;
-        else {
-            n->cases++;
-            n->meas += sqlite3_changes(out->db);
+            break;
         }
+        n->meas += sqlite3_changes(out->db);
+        if (insert_select(out, "INSERT INTO main.outcomes(case_id, " OUTCOME_COLS ")"
+                          " SELECT ?2, " OUTCOME_COLS " FROM src.outcomes WHERE"
+                          " case_id = ?1 ORDER BY rowid", from, c, err) < 0)
+            rc = -1;
+        n->cases++;
     }
     sqlite3_finalize(st);
     return rc;
@@ -157,6 +164,8 @@ static int delete_run(xp_db_t *out, int64_t run, tb_err_t *err)
 {
     static const char *const sql[] = {
         "DELETE FROM main.measurements WHERE case_id IN (SELECT id FROM main.cases"
+        " WHERE run_id = ?1)",
+        "DELETE FROM main.outcomes WHERE case_id IN (SELECT id FROM main.cases"
         " WHERE run_id = ?1)",
         "DELETE FROM main.cases WHERE run_id = ?1",
         "DELETE FROM main.inputs WHERE run_id = ?1",

@@ -432,15 +432,19 @@ static void caption(report_t *r, section_t *s, const char *sources)
 /* The walk cases of the run that also meet `cond` (SQL, "" for all), in
  * suite order. */
 #define CASES_IF(experiment, cond)                                            \
-    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
+    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, ''),"    \
+    " ifnull(options, '')"                                                    \
     " FROM cases WHERE run_id = ? AND experiment = '" experiment "'" cond     \
     " ORDER BY seq"
 #define WALK_CASES_IF(cond) CASES_IF("walk", cond)
 #define WALK_CASES WALK_CASES_IF("")
 
+/* vocabulary layout pattern, and the options where the row has some
+ * (after=TEXT: the same pattern from another state). */
 static void case_label(sqlite3_stmt *st, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s %s %s", col(st, 1), col(st, 2), col(st, 3));
+    const char *opt = col(st, 6);
+    snprintf(buf, n, "%s %s %s%s%s", col(st, 1), col(st, 2), col(st, 3), *opt ? " " : "", opt);
 }
 
 /* Why a case has no figures: its status and message, shortened. */
@@ -505,129 +509,148 @@ static int spread(double lo, double hi)
 
 /* --- cycles per node ---------------------------------------------------- */
 
-/* Cycles of a case: PAPI's core cycles where the machine counted them,
- * else the TSC's reference cycles; the source's name, or NULL. */
-static const char *cycles_of(report_t *r, int64_t id, stat_t *c)
+/* One case's figure of a column (see xp_pick_column); 1 if it has one
+ * per node. */
+static int column_stat(report_t *r, int64_t id, const xp_column_t *c, stat_t *s)
 {
-    if (get_stat(r, id, "papi", "tokbench", "cycles", c) && c->nodes > 0)
-        return "PAPI cycles";
-    if (get_stat(r, id, "tsc", "tokbench", "ref_cycles", c) && c->nodes > 0)
-        return "TSC reference cycles";
-    return NULL;
+    return c->source && get_stat(r, id, c->source, "tokbench", c->metric, s) &&
+           s->nodes > 0;
 }
 
+/* Cycles per node: the run's core cycles where it counted them, else its
+ * TSC reference cycles, never a mix; the 13-cycle baseline is core
+ * cycles, so a TSC figure against it says so wherever it is shown. */
 static int sec_cycles(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "cycles_per_node", "Cycles per visited trie node");
-    tab_init(&s->tab, 5, "case", "cycles/node (median)", "min..max", "x 13-cycle baseline",
-             "counter source");
+    xp_column_t c;
+    xp_pick_column(r->db, r->run, xp_cycles_prefs, 2, NULL, &c);
+    int core = !c.source || !strcmp(c.metric, "cycles");
+    tab_init(&s->tab, 4, "case", core ? "core cycles/node (median)" :
+             "TSC reference cycles/node (median)", "min..max",
+             core ? "x 13-cycle baseline" : "x 13-cycle baseline (TSC reference cycles "
+             "against core cycles)");
     sqlite3_stmt *st;
-    /* lex: walks are the lexer section's twins of re: walks (same nodes,
-     * same table walk); drawn here too they would double the bars. */
-    FILE *f = open_run_query(r, WALK_CASES_IF(" AND substr(pattern, 1, 4) <> 'lex:'"),
+    /* lex: and g: walks are the lexer section's twins of re: walks (same
+     * nodes, same table walk); drawn here too they would double the bars. */
+    FILE *f = open_run_query(r, WALK_CASES_IF(" AND substr(pattern, 1, 4) <> 'lex:'"
+                                              " AND substr(pattern, 1, 2) <> 'g:'"),
                              s->name, &st, err);
     if (!f)
         return -1;
-    int rows = 0, papi = 0, tsc = 0, rc = 0;
+    int rows = 0, rc = 0;
     double lo = INFINITY, hi = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         char label[200], q[200], med[32], range[64], x13[32], why[200];
         case_label(st, label, sizeof label);
-        int64_t id = sqlite3_column_int64(st, 0);
-        stat_t c;
-        const char *src = cycles_of(r, id, &c);
-        if (strcmp(col(st, 4), "ok") || !src) {
+        stat_t v;
+        if (strcmp(col(st, 4), "ok") || !column_stat(r, sqlite3_column_int64(st, 0), &c, &v)) {
             if (strcmp(col(st, 4), "ok"))
                 failed_text(st, why, sizeof why);
             else
                 snprintf(why, sizeof why, "%s", NOT_MEASURED);
-            rc = tab_row(&s->tab, err, label, NOT_MEASURED, "", "", why);
+            rc = tab_row(&s->tab, err, label, NOT_MEASURED, "", why);
             continue;
         }
-        fmt(med, sizeof med, "%.2f", c.median / c.nodes);
-        snprintf(range, sizeof range, "%.2f..%.2f", c.min / c.nodes, c.max / c.nodes);
-        fmt(x13, sizeof x13, "%.2f", c.median / c.nodes / XP_BASELINE_CYCLES_PER_NODE);
-        rc = tab_row(&s->tab, err, label, med, range, x13, src);
+        double per = v.median / v.nodes;
+        fmt(med, sizeof med, "%.2f", per);
+        snprintf(range, sizeof range, "%.2f..%.2f", v.min / v.nodes, v.max / v.nodes);
+        fmt(x13, sizeof x13, "%.2f", per / XP_BASELINE_CYCLES_PER_NODE);
+        rc = tab_row(&s->tab, err, label, med, range, x13);
         dat_label(q, sizeof q, label);
-        fprintf(f, "\"%s\" %.6g %.6g %.6g 0x%06x\n", q, c.median / c.nodes,
-                c.min / c.nodes, c.max / c.nodes, *src == 'P' ? COLOUR_MAIN : COLOUR_ALT);
+        fprintf(f, "\"%s\" %.6g %.6g %.6g 0x%06x\n", q, per, v.min / v.nodes,
+                v.max / v.nodes, core ? COLOUR_MAIN : COLOUR_ALT);
         rows++;
-        lo = fmin(lo, c.median / c.nodes);
-        hi = fmax(hi, c.median / c.nodes);
-        papi += *src == 'P';
-        tsc += *src == 'T';
+        lo = fmin(lo, per);
+        hi = fmax(hi, per);
     }
     sqlite3_finalize(st);
     if (close_out(r, f, s->name, err) || rc)
         return -1;
-    char src[300];
-    snprintf(src, sizeof src, "cycles: %s%s%s", papi ? "PAPI core cycles (blue)" : "",
-             papi && tsc ? ", " : "",
-             tsc ? "TSC reference cycles (green), not core cycles" : "");
+    char src[400], says[300];
+    snprintf(src, sizeof src, "%s: %s", core ? "core cycles" : "TSC reference cycles, "
+             "not core cycles (no core cycles in this run)",
+             c.source ? xp_column_says(&c, says, sizeof says) : "");
     caption(r, s, rows ? src : "no cycle counts");
     if (!rows)
         return not_measured(r, s, "the run has no walk case with cycle counts.");
     snprintf(s->note, sizeof s->note, "The dashed line is the published baseline of "
-             "the flat depth-first trie: 13 cycles per node on an AMD EPYC 7V13.");
+             "the flat depth-first trie: 13 core cycles per node on an AMD EPYC 7V13.%s",
+             core ? "" : "  This run has TSC reference cycles only, which tick at the "
+             "TSC's fixed rate whatever the core's clock: against the baseline they are "
+             "indicative, not a comparison of like with like.");
     tb_buf_t v = {0};
     gp_num(&v, "hline", XP_BASELINE_CYCLES_PER_NODE);
-    gp_str(&v, "hlabel", "13-cycle baseline (flat DFS trie, EPYC 7V13)");
+    gp_str(&v, "hlabel", "13-cycle baseline (core cycles, flat DFS trie, EPYC 7V13)");
     gp_num(&v, "logy", spread(lo, hi));
-    rc = draw(r, s, "bars", spread(lo, hi) ? "cycles per visited node (log scale)" :
-              "cycles per visited node", &v, err);
+    const char *axis = core ? "core cycles per visited node" :
+                       "TSC reference cycles per visited node";
+    char ylabel[80];
+    snprintf(ylabel, sizeof ylabel, "%s%s", axis, spread(lo, hi) ? " (log scale)" : "");
+    rc = draw(r, s, "bars", ylabel, &v, err);
     tb_buf_free(&v);
     return rc;
 }
 
 /* --- cache misses and mispredictions per node -------------------------- */
 
+/* The run's three columns, all of one source: PAPI's real counts where
+ * the run has any, else callgrind's simulation; 0 if neither. */
+static int miss_columns(report_t *r, xp_column_t c[3])
+{
+    static const char *const sources[2] = {"papi", "callgrind"};
+    for (int k = 0; k < 2; k++) {
+        int any = xp_pick_column(r->db, r->run, xp_l1d_prefs, 4, sources[k], &c[0]);
+        any |= xp_pick_column(r->db, r->run, xp_llc_prefs, 3, sources[k], &c[1]);
+        any |= xp_pick_column(r->db, r->run, xp_misp_prefs, 3, sources[k], &c[2]);
+        if (any)
+            return 1;
+    }
+    return 0;
+}
+
 static int sec_misses(report_t *r, tb_err_t *err)
 {
-    static const char *const metric[3] = {"l1d_miss", "llc_miss", "br_misp"};
+    static const char *const what[3] = {"L1D misses", "LLC misses", "branch mispredictions"};
     section_t *s = new_section(r, "misses_per_node",
                                "Cache misses and branch mispredictions per node");
-    tab_init(&s->tab, 5, "case", "source", "L1D misses/node", "LLC misses/node",
-             "mispredictions/node");
+    xp_column_t c[3];
+    int have_source = miss_columns(r, c);
+    const char *source = c[0].source ? c[0].source : c[1].source ? c[1].source : c[2].source;
+    int is_sim = have_source && !strcmp(source, "callgrind");
+    char head[3][64];
+    for (int k = 0; k < 3; k++)
+        snprintf(head[k], sizeof head[k], "%s/node", c[k].source ? c[k].metric : what[k]);
+    tab_init(&s->tab, 5, "case", "source", head[0], head[1], head[2]);
     sqlite3_stmt *st;
     FILE *f = open_run_query(r, WALK_CASES, s->name, &st, err);
     if (!f)
         return -1;
-    fprintf(f, "case \"L1D misses\" \"LLC misses\" \"branch mispredictions\"\n");
-    int rows = 0, real = 0, sim = 0, rc = 0;
+    fprintf(f, "case \"%s\" \"%s\" \"%s\"\n", head[0], head[1], head[2]);
+    int rows = 0, rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         char label[200], q[240], cell[3][32], why[200];
         case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
-        const char *src = NULL;
         stat_t m[3];
-        int have[3] = {0};
-        /* real counts first; the simulation only where the PMU gave none */
-        for (int pass = 0; pass < 2 && !src; pass++) {
-            const char *source = pass ? "callgrind" : "papi";
-            for (int k = 0; k < 3; k++) {
-                have[k] = get_stat(r, id, source, "tokbench", metric[k], &m[k]) &&
-                          m[k].nodes > 0;
-                if (have[k])
-                    src = source;
-            }
-        }
-        if (strcmp(col(st, 4), "ok") || !src) {
+        int have[3], any = 0;
+        for (int k = 0; k < 3; k++)
+            any |= have[k] = column_stat(r, id, &c[k], &m[k]);
+        if (strcmp(col(st, 4), "ok") || !any) {
             if (strcmp(col(st, 4), "ok"))
                 failed_text(st, why, sizeof why);
             else
-                snprintf(why, sizeof why, "no PAPI or callgrind counts");
+                snprintf(why, sizeof why, "no %s counts", have_source ?
+                         (is_sim ? "callgrind" : "PAPI") : "PAPI or callgrind");
             rc = tab_row(&s->tab, err, label, why, NOT_MEASURED, NOT_MEASURED,
                          NOT_MEASURED);
             continue;
         }
         for (int k = 0; k < 3; k++)
             fmt(cell[k], sizeof cell[k], "%.4f", have[k] ? m[k].median / m[k].nodes : NAN);
-        int is_sim = !strcmp(src, "callgrind");
         rc = tab_row(&s->tab, err, label, is_sim ? "callgrind (simulated)" : "PAPI (real)",
                      cell[0], cell[1], cell[2]);
-        char tagged[240];
-        snprintf(tagged, sizeof tagged, "%s (%s)", label, is_sim ? "simulated" : "PAPI");
-        dat_label(q, sizeof q, tagged);
+        dat_label(q, sizeof q, label);
         fprintf(f, "\"%s\"", q);
         for (int k = 0; k < 3; k++)
             if (have[k])
@@ -636,16 +659,21 @@ static int sec_misses(report_t *r, tb_err_t *err)
                 fprintf(f, " ?");
         fprintf(f, "\n");
         rows++;
-        real += !is_sim;
-        sim += is_sim;
     }
     sqlite3_finalize(st);
     if (close_out(r, f, s->name, err) || rc)
         return -1;
-    char src[200];
-    snprintf(src, sizeof src, "counts: %s%s%s", real ? "PAPI (real hardware)" : "",
-             real && sim ? " and " : "", sim ? "callgrind (simulated caches and branches)" : "");
-    caption(r, s, rows ? src : "no cache or branch counts");
+    caption(r, s, !rows ? "no cache or branch counts" : is_sim ?
+            "counts: callgrind (simulated caches and branches)" : "counts: PAPI (real hardware)");
+    /* what each column counted, under the plot */
+    size_t used = 0;
+    for (int k = 0; k < 3 && rows && used < sizeof s->note; k++) {
+        char says[300];
+        if (c[k].source)
+            used += (size_t)snprintf(s->note + used, sizeof s->note - used, "%s%s: %s.",
+                                     used ? "  " : "", c[k].metric,
+                                     xp_column_says(&c[k], says, sizeof says));
+    }
     if (!rows)
         return not_measured(r, s, "no walk case of this run has PAPI or callgrind counts "
                             "(the machine has no PMU and no case asked for callgrind, or "
@@ -839,16 +867,20 @@ static void dat_num(FILE *f, double v)
 
 /* One walk's line of lexer.gp's data: label, time per mask median min
  * max (us), the same per node (ns), the two targets ('?': none), the two
- * bars' colours.  A lex: spec is labelled by its file name alone: the
- * folder would crowd the axis. */
+ * bars' colours.  A lex: spec or a g: grammar is labelled by its file name
+ * alone: the folder would crowd the axis. */
 static void lexer_dat_line(FILE *f, sqlite3_stmt *walk, const stat_t *ns,
                            const lexer_target_t *t)
 {
     char label[200], q[200];
     const char *pattern = col(walk, 3), *slash = strrchr(pattern, '/');
-    if (!strncmp(pattern, "lex:", 4) && slash)
-        snprintf(label, sizeof label, "%s %s lex:%s", col(walk, 1), col(walk, 2),
-                 slash + 1);
+    /* after=TEXT as "@TEXT": the text is what tells such bars apart */
+    const char *opt = col(walk, 6);
+    int after = !strncmp(opt, "after=", 6);
+    if ((!strncmp(pattern, "lex:", 4) || !strncmp(pattern, "g:", 2)) && slash)
+        snprintf(label, sizeof label, "%s %s %.*s%s%s%s", col(walk, 1), col(walk, 2),
+                 (int)strcspn(pattern, ":") + 1, pattern, slash + 1,
+                 *opt ? (after ? " @" : " ") : "", after ? opt + 6 : opt);
     else
         case_label(walk, label, sizeof label);
     double us = ns->median / 1e3, per_node = ns->median / ns->nodes;
@@ -880,14 +912,15 @@ static void lexer_note(report_t *r, section_t *s)
     }
 }
 
-/* The walks under the lexer: re:REGEX, and lex:SPEC for several lexemes. */
+/* The walks under the lexer: re:REGEX, lex:SPEC for several lexemes, and
+ * g:GRAMMAR (the lexer driven by a parser). */
 #define LEXER_CASES                                                           \
     WALK_CASES_IF(" AND (substr(pattern, 1, 3) = 're:' OR"                    \
-                  " substr(pattern, 1, 4) = 'lex:')")
+                  " substr(pattern, 1, 4) = 'lex:' OR substr(pattern, 1, 2) = 'g:')")
 
 static int sec_lexer(report_t *r, tb_err_t *err)
 {
-    section_t *s = new_section(r, "lexer_masks", "Lexer masks: time per mask and per node");
+    section_t *s = new_section(r, "lexer_masks", "Lexer and grammar masks: time per mask and per node");
     tab_init(&s->tab, 6, "case", "time per mask (us, median)", "min..max", "nodes visited",
              "ns per node (median)", "target of the issue");
     sqlite3_stmt *st;
@@ -1591,17 +1624,22 @@ static int sec_machines(report_t *r, tb_err_t *err)
               &st, err))
         return -1;
     int64_t run[MAXMACHINES];
+    xp_column_t cyc[MAXMACHINES];
     char name[MAXMACHINES][64];
     int n = 0;
     while (n < MAXMACHINES && sqlite3_step(st) == SQLITE_ROW) {
         run[n] = sqlite3_column_int64(st, 0);
-        snprintf(name[n], sizeof name[n], "%.40s, %.12s (run %lld)",
-                 *col(st, 1) ? col(st, 1) : "unknown CPU", col(st, 2), (long long)run[n]);
+        /* a machine's column is its core cycles or its TSC's, and says which */
+        xp_pick_column(r->db, run[n], xp_cycles_prefs, 2, NULL, &cyc[n]);
+        snprintf(name[n], sizeof name[n], "%.28s, %.12s (run %lld, %s)",
+                 *col(st, 1) ? col(st, 1) : "unknown CPU", col(st, 2), (long long)run[n],
+                 cyc[n].source && !strcmp(cyc[n].metric, "ref_cycles") ? "TSC ref" : "core");
         n++;
     }
     sqlite3_finalize(st);
-    caption(r, s, "cycles per node: PAPI where a machine counts them, else TSC "
-            "reference cycles, from each machine's latest run");
+    caption(r, s, "cycles per node: core cycles (PAPI) where a machine counts them, "
+            "else TSC reference cycles, from each machine's latest run; each column "
+            "says which");
     if (n < 2)
         return not_measured(r, s, "the database holds runs of one machine only; "
                             "`tokbench merge` the databases of others to compare "
@@ -1631,10 +1669,8 @@ static int sec_machines(report_t *r, tb_err_t *err)
         for (int m = 0; m < n; m++) {
             int64_t id = same_case(r, run[m], st);
             stat_t c;
-            const char *src = id > 0 ? cycles_of(r, id, &c) : NULL;
-            if (src) {
-                snprintf(cell[m], sizeof cell[m], "%.2f (%s)", c.median / c.nodes,
-                         *src == 'P' ? "PAPI" : "TSC");
+            if (id > 0 && column_stat(r, id, &cyc[m], &c)) {
+                snprintf(cell[m], sizeof cell[m], "%.2f", c.median / c.nodes);
                 fprintf(f, " %.6g", c.median / c.nodes);
                 have += m > 0;
             } else {
@@ -1978,13 +2014,15 @@ static void usage(FILE *out)
             "Draws the plots of one run with gnuplot (PNG and SVG, templates in\n"
             "scripts/plots/, data next to each plot as NAME.dat) and one page that\n"
             "shows them with a short table under each: DIR/index.html and DIR/index.md.\n"
-            "  cycles_per_node  cycles per visited node of every walk but lex: ones (see\n"
-            "                   lexer_masks), with the 13-cycle baseline (PAPI cycles,\n"
-            "                   else TSC reference cycles)\n"
+            "  cycles_per_node  cycles per visited node of every walk but lex: and g: (see\n"
+            "                   lexer_masks), with the 13-cycle baseline (PAPI core\n"
+            "                   cycles, else TSC reference cycles, labelled as such)\n"
             "  misses_per_node  L1D and LLC misses and branch mispredictions per node\n"
-            "                   (PAPI, else callgrind's simulation)\n"
+            "                   (PAPI, else callgrind's simulation; one source and one\n"
+            "                   event per column, named after what it counts)\n"
             "  mask_time        time per mask against vocabulary size\n"
-            "  lexer_masks      walks under the lexer (re:, lex:): time per mask and ns\n"
+            "  lexer_masks      walks under the lexer and grammars (re:, lex:, g:): time\n"
+            "                   per mask and ns\n"
             "                   per visited node, with the lexer issue's targets\n"
             "  slicer           slice cases: the sliced mask against the plain walk, the\n"
             "                   gain, the slicer's build time and bytes, the sliced target\n"

@@ -54,15 +54,74 @@ static int get_stat(xp_db_t *db, int64_t case_id, const char *source,
     return found ? 0 : -1;
 }
 
-/* Per-node figure of a cache or branch metric: PAPI first, else callgrind. */
-static void per_node(xp_db_t *db, int64_t id, const char *metric, char *buf, size_t n)
+const xp_figure_t xp_cycles_prefs[2] = {{"papi", "cycles"}, {"tsc", "ref_cycles"}};
+const xp_figure_t xp_l1d_prefs[4] = {
+    {"papi", "l1d_miss"}, {"papi", "l1d_load_miss"}, {"papi", "l1d_fill"},
+    {"callgrind", "l1d_miss"},
+};
+const xp_figure_t xp_llc_prefs[3] = {
+    {"papi", "llc_miss"}, {"papi", "llc_load_miss"}, {"callgrind", "llc_miss"},
+};
+const xp_figure_t xp_misp_prefs[3] = {
+    {"papi", "br_misp_cond"}, {"papi", "br_misp_all"}, {"callgrind", "br_misp_cond_ind"},
+};
+
+int xp_pick_column(xp_db_t *db, int64_t run, const xp_figure_t *prefs, size_t n,
+                   const char *only, xp_column_t *c)
+{
+    memset(c, 0, sizeof *c);
+    sqlite3_stmt *st;
+    if (xp_db_prepare_id(db, "SELECT ifnull(m.event, ''), ifnull(m.native, ''),"
+                             " ifnull(m.user_only, -1) FROM cases c JOIN measurements m"
+                             " ON m.case_id = c.id WHERE c.run_id = ? AND m.source = ?"
+                             " AND m.impl = 'tokbench' AND m.metric = ? AND m.nodes > 0"
+                             " LIMIT 1", run, &st, NULL))
+        return 0;
+    for (size_t i = 0; i < n && !c->source; i++) {
+        if (only && strcmp(only, prefs[i].source))
+            continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 2, prefs[i].source, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, prefs[i].metric, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            continue;
+        c->source = prefs[i].source;
+        c->metric = prefs[i].metric;
+        snprintf(c->event, sizeof c->event, "%s", col(st, 0));
+        snprintf(c->native, sizeof c->native, "%s", col(st, 1));
+        c->user_only = sqlite3_column_int(st, 2);
+    }
+    sqlite3_finalize(st);
+    return c->source != NULL;
+}
+
+const char *xp_column_says(const xp_column_t *c, char *buf, size_t size)
+{
+    /* a perf generic event is its own native event */
+    int native = c->native[0] && strcmp(c->native, c->event);
+    snprintf(buf, size, "%s %s%s%s%s", c->source,
+             c->event[0] ? c->event : "(event not recorded)", native ? " = " : "",
+             native ? c->native : "", c->user_only == 1 ? ", user mode only" :
+             c->user_only == 0 ? ", kernel and halted time included" : "");
+    return buf;
+}
+
+/* One case's median per node in the column, or NAN. */
+static double per_node(xp_db_t *db, int64_t id, const xp_column_t *c)
 {
     stat_t s;
-    if ((!get_stat(db, id, "papi", "tokbench", metric, &s) ||
-         !get_stat(db, id, "callgrind", "tokbench", metric, &s)) && s.nodes > 0)
-        snprintf(buf, n, "%.3f", s.median / s.nodes);
-    else
+    if (c->source && !get_stat(db, id, c->source, "tokbench", c->metric, &s) && s.nodes > 0)
+        return s.median / s.nodes;
+    return NAN;
+}
+
+/* "%.Nf" of v, or "-" where there is none. */
+static void figure(char *buf, size_t n, int prec, double v)
+{
+    if (isnan(v))
         snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f", prec, v);
 }
 
 /* The first wallclock reference of the case: its name and MB/s.  Only a
@@ -84,15 +143,20 @@ static int reference_mbps(xp_db_t *db, int64_t id, char *impl, size_t n, double 
     return found ? 0 : -1;
 }
 
-static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
+/* The run's per-node columns: cycles, L1D misses, mispredictions. */
+typedef struct {
+    xp_column_t cyc, l1d, misp;
+} columns_t;
+
+static void summary_line(FILE *out, xp_db_t *db, const columns_t *cols, sqlite3_stmt *st)
 {
     int64_t id = sqlite3_column_int64(st, 0);
-    char name[96], mbps[16] = "-", us[16] = "-", cyc[16] = "-", x13[16] = "-";
+    char name[96], mbps[16] = "-", us[16] = "-", cyc[16], x13[16];
     char l1[16], misp[16];
     char ref[40] = "-", ratio[16] = "-";
     snprintf(name, sizeof name, "%s %s%s%s%s%s", col(st, 1), col(st, 2),
              *col(st, 3) ? " " : "", col(st, 3), *col(st, 4) ? " " : "", col(st, 4));
-    stat_t ns, c;
+    stat_t ns;
     double own = 0, other;
     if (!get_stat(db, id, "tsc", "tokbench", "ns", &ns) && ns.bytes > 0 && ns.median > 0) {
         own = ns.bytes * 1e3 / ns.median;
@@ -100,13 +164,11 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
     }
     if (!get_stat(db, id, "tsc", "tokbench", "ns", &ns) && ns.nodes > 0)
         snprintf(us, sizeof us, "%.1f", ns.median / 1e3);
-    if ((!get_stat(db, id, "papi", "tokbench", "cycles", &c) ||
-         !get_stat(db, id, "tsc", "tokbench", "ref_cycles", &c)) && c.nodes > 0) {
-        snprintf(cyc, sizeof cyc, "%.2f", c.median / c.nodes);
-        snprintf(x13, sizeof x13, "%.2f", c.median / c.nodes / XP_BASELINE_CYCLES_PER_NODE);
-    }
-    per_node(db, id, "l1d_miss", l1, sizeof l1);
-    per_node(db, id, "br_misp", misp, sizeof misp);
+    double c = per_node(db, id, &cols->cyc);
+    figure(cyc, sizeof cyc, 2, c);
+    figure(x13, sizeof x13, 2, c / XP_BASELINE_CYCLES_PER_NODE);
+    figure(l1, sizeof l1, 3, per_node(db, id, &cols->l1d));
+    figure(misp, sizeof misp, 3, per_node(db, id, &cols->misp));
     char impl[32];
     if (!reference_mbps(db, id, impl, sizeof impl, &other)) {
         snprintf(ref, sizeof ref, "%.2f %s", other, impl);
@@ -118,32 +180,61 @@ static void summary_line(FILE *out, xp_db_t *db, sqlite3_stmt *st)
     stat_t gain;
     if (!get_stat(db, id, "static", "tokbench", "slicer_gain", &gain) && gain.median > 0)
         snprintf(ratio, sizeof ratio, "%.2f", gain.median);
-    fprintf(out, "%-34.34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", name, col(st, 5),
+    fprintf(out, "%-34.34s %-8s %8s %-26s %8s %10s %11s %7s %13s %16s\n", name, col(st, 5),
             mbps, ref, ratio, us, cyc, x13, l1, misp);
+}
+
+/* The footer's words for one column. */
+static void column_note(FILE *out, const char *head, const xp_column_t *c, const char *what,
+                        const char *aside)
+{
+    char says[300];
+    if (c->source)
+        fprintf(out, "%s: %s per visited node%s (%s).\n", head, what, aside,
+                xp_column_says(c, says, sizeof says));
+}
+
+static void summary_footer(FILE *out, const columns_t *c)
+{
+    fprintf(out, "MB/s: tokbench, TSC median.  speedup: tokbench MB/s over the "
+                 "reference's; for a slice case, the slicer's gain (plain walk over "
+                 "sliced mask, wall-clock medians).\nmask us: one walk, TSC median.\n");
+    int core = c->cyc.source && !strcmp(c->cyc.metric, "cycles");
+    column_note(out, core ? "cyc/node" : "refcyc/node", &c->cyc,
+                core ? "core cycles" : "TSC reference cycles", core ? "" : ", not core cycles");
+    if (c->cyc.source)
+        fprintf(out, "%s\n", core ? "x13cyc: cyc/node over the 13-cycle baseline (core "
+                "cycles)." : "x13ref: refcyc/node over the 13-cycle baseline, which is "
+                "core cycles: reference cycles run at the TSC's rate, so this is only "
+                "indicative.");
+    column_note(out, c->l1d.metric ? c->l1d.metric : "", &c->l1d, "L1D misses", "");
+    column_note(out, c->misp.metric ? c->misp.metric : "", &c->misp,
+                "branch mispredictions", "");
 }
 
 int xp_print_summary(FILE *out, xp_db_t *db, int64_t run, tb_err_t *err)
 {
+    columns_t c;
+    xp_pick_column(db, run, xp_cycles_prefs, 2, NULL, &c.cyc);
+    xp_pick_column(db, run, xp_l1d_prefs, 4, NULL, &c.l1d);
+    xp_pick_column(db, run, xp_misp_prefs, 3, NULL, &c.misp);
     sqlite3_stmt *st;
     if (xp_db_prepare_id(db, "SELECT id, experiment, vocabulary,"
                              " trim(layout || ' ' || pattern), corpus, status, message"
                              " FROM cases WHERE run_id = ? ORDER BY seq", run, &st, err))
         return -1;
-    fprintf(out, "%-34s %-8s %8s %-26s %8s %10s %9s %7s %9s %9s\n", "case", "status", "MB/s",
-            "reference MB/s", "speedup", "mask us", "cyc/node", "x13cyc", "l1d/node",
-            "misp/node");
+    int core = c.cyc.source && !strcmp(c.cyc.metric, "cycles");
+    fprintf(out, "%-34s %-8s %8s %-26s %8s %10s %11s %7s %13s %16s\n", "case", "status",
+            "MB/s", "reference MB/s", "speedup", "mask us", core ? "cyc/node" : "refcyc/node",
+            core ? "x13cyc" : "x13ref", c.l1d.metric ? c.l1d.metric : "l1d/node",
+            c.misp.metric ? c.misp.metric : "misp/node");
     while (sqlite3_step(st) == SQLITE_ROW) {
-        summary_line(out, db, st);
+        summary_line(out, db, &c, st);
         if (strcmp(col(st, 5), "ok") && *col(st, 6))
             fprintf(out, "    %s\n", col(st, 6));
     }
     sqlite3_finalize(st);
-    fprintf(out, "MB/s: tokbench, TSC median.  speedup: tokbench MB/s over the "
-                 "reference's; for a slice case, the slicer's gain (plain walk over "
-                 "sliced mask, wall-clock medians).\nmask us: one walk, TSC median.  cyc/node: PAPI cycles, else TSC reference cycles, "
-                 "per visited node; x13cyc: over the 13-cycle baseline.\nl1d/node, "
-                 "misp/node: L1 data misses and branch mispredictions per node, from "
-                 "PAPI or callgrind.\n");
+    summary_footer(out, &c);
     return 0;
 }
 
@@ -237,20 +328,24 @@ static void show_case_stats(xp_db_t *db, int64_t case_id)
 {
     sqlite3_stmt *st;
     if (xp_db_prepare_id(db, "SELECT source, impl, metric, reps, min, median, max, bytes,"
-                             " nodes FROM metric_stats WHERE case_id = ? AND metric NOT"
-                             " LIKE 'cg\\_%' ESCAPE '\\' ORDER BY source, impl, metric",
-                         case_id, &st, NULL))
+                             " nodes, event, native, user_only FROM metric_stats WHERE"
+                             " case_id = ? AND metric NOT LIKE 'cg\\_%' ESCAPE '\\'"
+                             " ORDER BY source, impl, metric", case_id, &st, NULL))
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
         double med = sqlite3_column_double(st, 5), bytes = sqlite3_column_double(st, 7),
                nodes = sqlite3_column_double(st, 8);
-        printf("    %-9s %-18s %-12s %3d  %14.1f %14.1f %14.1f", col(st, 0), col(st, 1),
+        printf("    %-9s %-18s %-16s %3d  %14.1f %14.1f %14.1f", col(st, 0), col(st, 1),
                col(st, 2), sqlite3_column_int(st, 3), sqlite3_column_double(st, 4), med,
                sqlite3_column_double(st, 6));
         if (nodes > 0)
             printf("  %.3f/node", med / nodes);
         if (bytes > 0)
             printf("  %.3f/byte", med / bytes);
+        if (*col(st, 9))
+            printf("  [%s%s%s%s]", col(st, 9), *col(st, 10) ? " = " : "", col(st, 10),
+                   sqlite3_column_type(st, 11) == SQLITE_NULL ? ""
+                   : sqlite3_column_int(st, 11) ? ", user mode" : ", not user mode only");
         printf("\n");
     }
     sqlite3_finalize(st);
@@ -263,7 +358,7 @@ static void show_cases(xp_db_t *db, int64_t run)
                              " corpus, options, status, message, sources FROM cases WHERE"
                              " run_id = ? ORDER BY seq", run, &st, NULL))
         return;
-    printf("\ncases (source impl metric reps min median max):\n");
+    printf("\ncases (source impl metric reps min median max [event]):\n");
     while (sqlite3_step(st) == SQLITE_ROW) {
         printf("  #%d %s vocab=%s layout=%s pattern=%s corpus=%s options=%s [%s] %s\n",
                sqlite3_column_int(st, 1), col(st, 2), col(st, 3), col(st, 4), col(st, 5),
@@ -312,7 +407,7 @@ static const char *verdict(double amin, double amax, double bmin, double bmax)
     return "";
 }
 
-static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
+static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes, int *unlike)
 {
     sqlite3_stmt *st;
     tb_err_t err;
@@ -320,7 +415,9 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
                          "WITH ca AS (" XP_CASE_KEYS("run_id = ?1") "),"
                          " cb AS (" XP_CASE_KEYS("run_id = ?2") ")"
                          " SELECT ca.k, x.source, x.impl, x.metric, x.median, x.min,"
-                         " x.max, y.median, y.min, y.max, x.reps, y.reps FROM ca JOIN cb"
+                         " x.max, y.median, y.min, y.max, x.reps, y.reps,"
+                         " x.event IS y.event, ifnull(x.event, '?'), ifnull(y.event, '?')"
+                         " FROM ca JOIN cb"
                          " ON ca.k = cb.k AND ca.occ = cb.occ"
                          " JOIN metric_stats x ON x.case_id = ca.id"
                          " JOIN metric_stats y ON y.case_id = cb.id"
@@ -334,12 +431,22 @@ static int diff_rows(xp_db_t *db, int64_t a, int64_t b, int *changes)
            "metric", "median A", "median B", "B/A", "beyond noise");
     while (sqlite3_step(st) == SQLITE_ROW) {
         double ma = sqlite3_column_double(st, 4), mb = sqlite3_column_double(st, 7);
-        const char *v = verdict(sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),
-                                sqlite3_column_double(st, 8), sqlite3_column_double(st, 9));
-        *changes += *v != 0;
-        char ratio[16] = "-";
-        if (ma != 0)
-            snprintf(ratio, sizeof ratio, "%.3f", mb / ma);
+        char v[160], ratio[16] = "-";
+        /* one metric counted by two different events (two CPUs) is no
+         * change of the code: it is not compared */
+        if (!sqlite3_column_int(st, 12)) {
+            snprintf(v, sizeof v, "not compared: A counted %s, B %s", col(st, 13),
+                     col(st, 14));
+            (*unlike)++;
+        } else {
+            snprintf(v, sizeof v, "%s", verdict(sqlite3_column_double(st, 5),
+                                                sqlite3_column_double(st, 6),
+                                                sqlite3_column_double(st, 8),
+                                                sqlite3_column_double(st, 9)));
+            *changes += *v != 0;
+            if (ma != 0)
+                snprintf(ratio, sizeof ratio, "%.3f", mb / ma);
+        }
         printf("%-40.40s %-9s %-14.14s %-12s %14.1f %14.1f %8s  %s\n", col(st, 0),
                col(st, 1), col(st, 2), col(st, 3), ma, mb, ratio, v);
     }
@@ -392,13 +499,16 @@ int xp_cmd_diff(int argc, char **argv)
     xp_db_t *db;
     if (open_or_die(path, &db))
         return 1;
-    int changes = 0, rc = 1;
+    int changes = 0, unlike = 0, rc = 1;
     if (run_exists(db, a) && run_exists(db, b)) {
-        rc = diff_rows(db, a, b, &changes);
+        rc = diff_rows(db, a, b, &changes, &unlike);
         diff_unmatched(db, a, b, "A");
         diff_unmatched(db, b, a, "B");
         printf("%d figure%s changed beyond the measured noise\n", changes,
                changes == 1 ? "" : "s");
+        if (unlike)
+            printf("%d figure%s not compared: the runs counted them with different "
+                   "events\n", unlike, unlike == 1 ? "" : "s");
     }
     xp_db_close(db);
     return rc;

@@ -15,6 +15,7 @@ const xp_driver_t *const xp_drivers[] = {
     &xp_driver_lookup,
     &xp_driver_slice,
     &xp_driver_index,
+    &xp_driver_maskbench,
     NULL,
 };
 
@@ -43,6 +44,13 @@ int xp_env_record(xp_env_t *env, const xp_meas_t *m, tb_err_t *err)
     return 0;
 }
 
+int xp_env_outcome(xp_env_t *env, const xp_outcome_t *o, tb_err_t *err)
+{
+    if (tb_vec_push(&env->outcomes, *o))
+        return tb_fail(err, "out of memory recording an outcome");
+    return 0;
+}
+
 int xp_env_input(xp_env_t *env, const char *role, const char *path, tb_err_t *err)
 {
     if (env->skip_checksums)
@@ -64,7 +72,10 @@ void xp_env_free(xp_env_t *env)
 {
     free(env->meas.data);
     free(env->inputs.data);
+    free(env->outcomes.data);
     env->meas.data = NULL;
     env->inputs.data = NULL;
+    env->outcomes.data = NULL;
     env->meas.len = env->meas.cap = env->inputs.len = env->inputs.cap = 0;
+    env->outcomes.len = env->outcomes.cap = 0;
 }

@@ -40,11 +40,27 @@ typedef struct {
     char source[16];  /* tsc, papi, callgrind, wallclock */
     char impl[32];    /* tokbench, or the reference measured by extra() */
     char metric[24];  /* see counters.h */
+    /* what was counted (see counters.h); event "" for figures that come
+     * from no counter, which store event, native and user_only as NULL */
+    char event[64];   /* PAPI_BR_MSP, perf::PERF_COUNT_HW_CPU_CYCLES, Bcm+Bim, rdtscp */
+    char native[160]; /* the native event(s) behind a PAPI preset, or "" */
+    int user_only;    /* 1: user mode only; 0: kernel and halted time too */
     unsigned rep;
     double value;     /* overhead already subtracted */
     double overhead;  /* what was subtracted: the empty measurement */
     uint64_t bytes, nodes, items;
 } xp_meas_t;
+
+/* The outcome of one item of a case that runs many (a MaskBench schema):
+ * what happened to it and why, with its own figures. */
+typedef struct {
+    char item[256];   /* e.g. the schema's file name */
+    char outcome[24]; /* passing, compile error, validation error, ... */
+    char detail[512]; /* the reason, the instance and token at fault */
+    double ttfm_us;   /* time to first mask, 0 if none */
+    double max_us;    /* the slowest mask after it */
+    uint64_t tokens, masks;
+} xp_outcome_t;
 
 typedef struct {
     char role[16];    /* vocabulary, corpus, suite, reference, ... */
@@ -62,9 +78,11 @@ typedef struct {
     char note[768];         /* a source that failed while the case went on */
     TB_VEC(xp_meas_t) meas;
     TB_VEC(xp_input_t) inputs;
+    TB_VEC(xp_outcome_t) outcomes;
 } xp_env_t;
 
 int xp_env_record(xp_env_t *env, const xp_meas_t *m, tb_err_t *err);
+int xp_env_outcome(xp_env_t *env, const xp_outcome_t *o, tb_err_t *err);
 /* Resolves nothing: `path` must be the file read.  Computes its sha256. */
 int xp_env_input(xp_env_t *env, const char *role, const char *path, tb_err_t *err);
 void xp_env_free(xp_env_t *env);
@@ -73,7 +91,8 @@ typedef struct {
     const char *name;
     const char *summary;
     int (*setup)(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err);
-    int (*rep)(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err);
+    int (*rep)(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err); /* NULL: no
+             * counter passes, extra measures everything itself */
     int (*extra)(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err);
     void (*teardown)(void *state);
     unsigned default_reps;
@@ -95,5 +114,6 @@ extern const xp_driver_t xp_driver_walk;
 extern const xp_driver_t xp_driver_lookup;
 extern const xp_driver_t xp_driver_slice;
 extern const xp_driver_t xp_driver_index;
+extern const xp_driver_t xp_driver_maskbench;
 
 #endif

@@ -17,8 +17,12 @@
  *   lex:FILE the multi-lexeme lexer of spec FILE (lexer/lexemes.h, e.g.
  *            experiments/lexers/json.lex) through the same recognizer, from
  *            its start state: side by side with a re: row of the same
- *            language it gives the cost of lexeme bookkeeping per node.
- * Option after=TEXT (re: and lex: rows; no blanks or ';' in TEXT) walks
+ *            language it gives the cost of lexeme bookkeeping per node;
+ *   g:FILE   the grammar FILE (grammar/: .lark, .gbnf, or a JSON Schema
+ *            .json) through its own table recognizer (grammar/match.h):
+ *            beside lex: and re: rows of the same lexemes it gives what
+ *            the parser costs per node.
+ * Option after=TEXT (re:, lex: and g: rows; no blanks or ';' in TEXT) walks
  * from the state after TEXT instead, e.g. inside a string after=["
  * One repetition walks once: nodes = what trie_walk reports it offered to
  * the recognizer, items = tokens allowed.  A walk over a real vocabulary is
@@ -32,6 +36,8 @@
 #include <string.h>
 
 #include "../base/bitset.h"
+#include "../grammar/load.h"
+#include "../grammar/match.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
 #include "../trie/trie.h"
@@ -133,7 +139,9 @@ typedef struct {
     table_rec_t rec;
     lex_dfa_t *dfa;     /* for re: and lex: patterns, walked by lex instead of rec */
     lex_rec_t lex;
-    uint32_t from;      /* the DFA state the walk starts from (after=) */
+    gr_gram_t *gram;    /* for g: patterns, walked by grec */
+    gr_rec_t grec;
+    uint32_t from;      /* the DFA or grammar state the walk starts from (after=) */
     uint64_t allowed;   /* tokens one walk allows: the same every time */
     double build_ns;
     double vocab_size;  /* ids in the vocabulary, specials included */
@@ -149,6 +157,8 @@ static void walk_teardown(void *state)
     free(s->rec.stack);
     lex_rec_free(&s->lex);
     lex_dfa_free(s->dfa);
+    gr_rec_free(&s->grec);
+    gr_gram_free(s->gram);
     free(s);
 }
 
@@ -171,22 +181,33 @@ static int build_trie(walk_t *s, const xp_row_t *row, xp_env_t *env, size_t *max
     return s->trie ? 0 : -1;
 }
 
-/* The state after the row's after= text (LEX_START without one). */
+/* The state after the row's after= text (the start state without one). */
 static int walk_from(walk_t *s, const xp_row_t *row, tb_err_t *err)
 {
     char after[1024];
-    s->from = LEX_START;
+    s->from = s->gram ? GR_START : LEX_START;
     if (!xp_row_option(row, "after", after, sizeof after))
         return 0;
     for (size_t i = 0; after[i]; i++) {
-        s->from = lex_dfa_next(s->dfa, s->from, (uint8_t)after[i]);
-        if (lex_dfa_error(s->dfa, err))
+        uint8_t b = (uint8_t)after[i];
+        s->from = s->gram ? gr_step(s->gram, s->from, b) : lex_dfa_next(s->dfa, s->from, b);
+        if (s->gram ? gr_gram_error(s->gram, err) : lex_dfa_error(s->dfa, err))
             return tb_wrap(err, "option after, at byte %zu", i);
-        if (s->from == LEX_DEAD)
+        if (s->from == 0)
             return tb_fail(err, "option after: '%s' is refused at byte %zu by '%s'", after, i,
                            row->pattern);
     }
     return 0;
+}
+
+static int open_grammar(walk_t *s, const char *path, xp_env_t *env, size_t max_len,
+                        tb_err_t *err)
+{
+    gr_cfg_t cfg;
+    if (xp_env_input(env, "grammar", path, err) || gr_cfg_load(&cfg, path, NULL, err))
+        return -1;
+    s->gram = gr_gram_new(&cfg, NULL, err);
+    return s->gram ? gr_rec_init(&s->grec, s->gram, max_len, err) : -1;
 }
 
 static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
@@ -203,13 +224,17 @@ static int walk_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t
         rc = xp_env_input(env, "lexer", row->pattern + 4, err);
         s->dfa = rc ? NULL : lex_lexer_load(row->pattern + 4, NULL, err);
         rc = s->dfa ? lex_rec_init(&s->lex, s->dfa, max_len, err) : -1;
+    } else if (!rc && !strncmp(row->pattern, "g:", 2)) {
+        rc = open_grammar(s, row->pattern + 2, env, max_len, err);
     } else if (!rc)
         rc = rec_init(&s->rec, row->pattern, max_len, err);
     if (!rc && tb_bitset_init(&s->mask, trie_mask_bits(s->trie)))
         rc = tb_fail(err, "out of memory");
-    if (!rc && s->dfa)
+    if (!rc && (s->dfa || s->gram))
         rc = walk_from(s, row, err);
-    if (!rc && s->dfa)
+    if (!rc && s->gram)
+        rc = gr_mask(s->trie, &s->grec, s->from, &s->mask, NULL, err);
+    else if (!rc && s->dfa)
         rc = lex_mask(s->trie, &s->lex, s->from, &s->mask, NULL, err);
     else if (!rc)
         trie_walk(s->trie, &s->rec.rec, &s->mask);
@@ -229,9 +254,15 @@ static int walk_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     walk_t *s = state;
     tb_bitset_clear_all(&s->mask);
     s->rec.depth = 0;
-    if (s->dfa)
+    trie_rec_t *rec = &s->rec.rec;
+    if (s->gram) {
+        gr_rec_reset(&s->grec, s->from);
+        rec = &s->grec.rec;
+    } else if (s->dfa) {
         lex_rec_reset(&s->lex, s->from);
-    uint64_t nodes = trie_walk(s->trie, s->dfa ? &s->lex.rec : &s->rec.rec, &s->mask);
+        rec = &s->lex.rec;
+    }
+    uint64_t nodes = trie_walk(s->trie, rec, &s->mask);
     if (nodes == UINT64_MAX)
         return tb_fail(err, "walk: the mask is smaller than the trie needs");
     q->nodes = nodes;
@@ -264,7 +295,7 @@ static int walk_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
 
 const xp_driver_t xp_driver_walk = {
     .name = "walk",
-    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits|re:REGEX|lex:FILE)",
+    .summary = "token-mask walk of one trie layout (pattern: any|utf8|letters|digits|re:REGEX|lex:FILE|g:GRAMMAR)",
     .setup = walk_setup,
     .rep = walk_rep,
     .extra = walk_extra,

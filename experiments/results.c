@@ -83,6 +83,65 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     " BEGIN UPDATE runs SET run_key = ifnull(NEW.host, '') || '/' || NEW.started"
     "  || '/' || ifnull(NEW.pid, '') || '/' || lower(hex(randomblob(8)))"
     "  WHERE id = NEW.id; END;",
+    /* 4 -> 5: what each figure counted (counters.h): the exact event, the
+     * native event behind a PAPI preset, user mode only or not.  Older
+     * figures get what their source fixed: callgrind's sums and the TSC
+     * never changed; callgrind's br_misp was conditional plus indirect,
+     * its branches conditional.  Old PAPI figures recorded no native
+     * event, and all but cycles and instructions count different events
+     * on different CPUs: they take their preset's name, which no report
+     * column lines up with another's. */
+    "ALTER TABLE measurements ADD COLUMN event TEXT;"
+    "ALTER TABLE measurements ADD COLUMN native TEXT;"
+    "ALTER TABLE measurements ADD COLUMN user_only INTEGER;"
+    "UPDATE measurements SET metric = CASE metric WHEN 'br_misp' THEN 'br_misp_cond_ind'"
+    " WHEN 'branches' THEN 'br_cond' ELSE metric END WHERE source = 'callgrind';"
+    "UPDATE measurements SET user_only = 1, event = CASE"
+    " WHEN metric LIKE 'cg\\_%' ESCAPE '\\' THEN substr(metric, 4)"
+    " WHEN metric = 'instructions' THEN 'Ir' WHEN metric = 'data_reads' THEN 'Dr'"
+    " WHEN metric = 'data_writes' THEN 'Dw' WHEN metric = 'l1d_miss' THEN 'D1mr+D1mw'"
+    " WHEN metric = 'llc_miss' THEN 'ILmr+DLmr+DLmw' WHEN metric = 'br_cond' THEN 'Bc'"
+    " WHEN metric = 'br_misp_cond_ind' THEN 'Bcm+Bim' END WHERE source = 'callgrind';"
+    "UPDATE measurements SET user_only = 0, event = CASE metric WHEN 'ref_cycles'"
+    " THEN 'rdtscp' WHEN 'ns' THEN 'rdtscp / measured TSC Hz' END WHERE source = 'tsc';"
+    "UPDATE measurements SET user_only = 1, event = CASE metric"
+    " WHEN 'cycles' THEN 'PAPI_TOT_CYC' WHEN 'instructions' THEN 'PAPI_TOT_INS'"
+    " WHEN 'l1d_miss' THEN 'PAPI_L1_DCM' WHEN 'l2d_miss' THEN 'PAPI_L2_DCM'"
+    " WHEN 'llc_miss' THEN 'PAPI_L3_TCM' WHEN 'br_misp' THEN 'PAPI_BR_MSP'"
+    " WHEN 'branches' THEN 'PAPI_BR_CN' END WHERE source = 'papi';"
+    "UPDATE measurements SET metric = 'papi_' || lower(substr(event, 6))"
+    " WHERE source = 'papi' AND metric NOT IN ('cycles', 'instructions');"
+    /* the views again, with the event, and the 13-cycle baseline (core
+     * cycles) apart from the TSC's reference cycles; throughput and
+     * reference_ratios read metric_stats by name and need no change */
+    "DROP VIEW per_node_stats; DROP VIEW metric_stats;"
+    "CREATE VIEW metric_stats AS"
+    " WITH ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY case_id, source,"
+    "  impl, metric, event ORDER BY value) AS k, COUNT(*) OVER (PARTITION BY case_id,"
+    "  source, impl, metric, event) AS n FROM measurements m)"
+    " SELECT c.run_id, r.case_id, r.source, r.impl, r.metric, r.event, r.native,"
+    "  r.user_only, r.n AS reps, MIN(r.value) AS min,"
+    "  AVG(CASE WHEN r.k IN ((r.n + 1) / 2, (r.n + 2) / 2) THEN r.value END) AS median,"
+    "  MAX(r.value) AS max, MAX(r.bytes) AS bytes, MAX(r.nodes) AS nodes,"
+    "  MAX(r.items) AS items"
+    " FROM ranked r JOIN cases c ON c.id = r.case_id"
+    " GROUP BY r.case_id, r.source, r.impl, r.metric, r.event;"
+    "CREATE VIEW per_node_stats AS"
+    " SELECT run_id, case_id, source, impl, metric, event, nodes,"
+    "  min / nodes AS min_per_node, median / nodes AS median_per_node,"
+    "  max / nodes AS max_per_node,"
+    "  CASE WHEN metric = 'cycles' THEN median / nodes / 13.0 END"
+    "   AS vs_13_cycle_baseline,"
+    "  CASE WHEN metric = 'ref_cycles' THEN median / nodes / 13.0 END"
+    "   AS tsc_ref_cycles_vs_13_core_cycle_baseline"
+    " FROM metric_stats WHERE nodes > 0;",
+    /* 5 -> 6: the outcome of each item of a case that runs many (a
+     * MaskBench schema: passing, compile error with its reason, ...) */
+    "CREATE TABLE outcomes("
+    " case_id INTEGER NOT NULL REFERENCES cases(id), item TEXT NOT NULL,"
+    " outcome TEXT NOT NULL, detail TEXT, ttfm_us REAL, max_us REAL,"
+    " tokens INTEGER, masks INTEGER);"
+    "CREATE INDEX outcomes_case ON outcomes(case_id, outcome);",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)
@@ -403,14 +462,30 @@ static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     return sqlite3_last_insert_rowid(d->db);
 }
 
+/* What a figure counted, from ?i on; NULL for figures of no counter. */
+static void bind_event(sqlite3_stmt *st, int i, const xp_meas_t *m)
+{
+    if (!m->event[0]) {
+        for (int k = 0; k < 3; k++)
+            sqlite3_bind_null(st, i + k);
+        return;
+    }
+    bind_text(st, i, m->event);
+    bind_text_or_null(st, i + 1, m->native[0] ? m->native : NULL);
+    if (m->user_only < 0)
+        sqlite3_bind_null(st, i + 2);
+    else
+        sqlite3_bind_int(st, i + 2, m->user_only);
+}
+
 static int insert_measurements(xp_db_t *d, int64_t case_id, const xp_env_t *env,
                                tb_err_t *err)
 {
     sqlite3_stmt *st;
     if (xp_db_prepare(d,
                       "INSERT INTO measurements(case_id, source, impl, metric, rep, value,"
-                      " overhead, bytes, nodes, items)"
-                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
+                      " overhead, bytes, nodes, items, event, native, user_only)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; !rc && i < env->meas.len; i++) {
@@ -426,6 +501,35 @@ static int insert_measurements(xp_db_t *d, int64_t case_id, const xp_env_t *env,
         sqlite3_bind_int64(st, 8, (sqlite3_int64)m->bytes);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)m->nodes);
         sqlite3_bind_int64(st, 10, (sqlite3_int64)m->items);
+        bind_event(st, 11, m);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int insert_outcomes(xp_db_t *d, int64_t case_id, const xp_env_t *env, tb_err_t *err)
+{
+    if (!env->outcomes.len)
+        return 0;
+    sqlite3_stmt *st;
+    if (xp_db_prepare(d,
+                      "INSERT INTO outcomes(case_id, item, outcome, detail, ttfm_us, max_us,"
+                      " tokens, masks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < env->outcomes.len; i++) {
+        const xp_outcome_t *o = &env->outcomes.data[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, case_id);
+        bind_text(st, 2, o->item);
+        bind_text(st, 3, o->outcome);
+        bind_text_or_null(st, 4, o->detail[0] ? o->detail : NULL);
+        sqlite3_bind_double(st, 5, o->ttfm_us);
+        sqlite3_bind_double(st, 6, o->max_us);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)o->tokens);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)o->masks);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
     }
@@ -441,6 +545,7 @@ int xp_db_case_write(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     int rc = id < 0 ? -1 : 0;
     if (!rc && c->env)
         rc = insert_measurements(d, id, c->env, err) ||
+             insert_outcomes(d, id, c->env, err) ||
              insert_inputs(d, c->run, c->env->inputs.data, c->env->inputs.len, err);
     if (!rc)
         rc = xp_db_exec(d, "COMMIT", err);

@@ -5,10 +5,13 @@
  * and its outcome (ok, failed with its message, or interrupted); a
  * measurement row one repetition of one metric from one counter source,
  * with the bytes and nodes that repetition processed, so per-byte and
- * per-node figures can always be recomputed.  Aggregates are views, never
- * stored: metric_stats (min/median/max per case, source, impl, metric),
- * measurement_ratios (each repetition per node and per byte),
- * per_node_stats (with the ratio to the 13-cycle baseline), throughput
+ * per-node figures can always be recomputed, and what it counted: the
+ * exact event, the native event behind a PAPI preset, and whether it
+ * counts user mode only (see counters.h).  Aggregates are views, never
+ * stored: metric_stats (min/median/max per case, source, impl, metric and
+ * event), measurement_ratios (each repetition per node and per byte),
+ * per_node_stats (core cycles over the 13-cycle baseline, and TSC
+ * reference cycles over it in a column of their own), throughput
  * (MB/s of every ns metric with bytes) and reference_ratios (tokbench's
  * MB/s over each reference's, per case).  A run's run_key names it in
  * every database it is copied to (see `tokbench merge`).
@@ -34,7 +37,7 @@
 #include "suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 4
+#define XP_DB_SCHEMA 6
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {

@@ -39,15 +39,24 @@ static int stopped(const xp_env_t *env)
     return env->stop && *env->stop;
 }
 
-static int record(xp_env_t *env, const char *source, const char *metric,
-                  unsigned rep, double value, double overhead, const xp_qty_t *q,
-                  tb_err_t *err)
+/* What a stored figure counted (see counters.h): its source, metric and
+ * exact event. */
+typedef struct {
+    const char *source, *metric, *event, *native;
+    int user_only;
+} what_t;
+
+static int record(xp_env_t *env, const what_t *w, unsigned rep, double value,
+                  double overhead, const xp_qty_t *q, tb_err_t *err)
 {
     xp_meas_t m = {.rep = rep, .value = value, .overhead = overhead,
-                   .bytes = q->bytes, .nodes = q->nodes, .items = q->items};
-    snprintf(m.source, sizeof m.source, "%s", source);
+                   .user_only = w->user_only, .bytes = q->bytes, .nodes = q->nodes,
+                   .items = q->items};
+    snprintf(m.source, sizeof m.source, "%s", w->source);
     snprintf(m.impl, sizeof m.impl, "tokbench");
-    snprintf(m.metric, sizeof m.metric, "%s", metric);
+    snprintf(m.metric, sizeof m.metric, "%s", w->metric);
+    snprintf(m.event, sizeof m.event, "%s", w->event);
+    snprintf(m.native, sizeof m.native, "%s", w->native ? w->native : "");
     return xp_env_record(env, &m, err);
 }
 
@@ -64,6 +73,10 @@ static double tsc_overhead(void)
     return median(s, OVERHEAD_SAMPLES);
 }
 
+/* The TSC counts every cycle of the wall clock: kernel and halted time too. */
+static const what_t ref_cycles = {"tsc", "ref_cycles", "rdtscp", NULL, 0};
+static const what_t tsc_ns = {"tsc", "ns", "rdtscp / measured TSC Hz", NULL, 0};
+
 static int pass_tsc(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                     tb_err_t *err)
 {
@@ -79,8 +92,8 @@ static int pass_tsc(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env
         double ticks = (double)(t1 - t0) - over;
         if (ticks < 0)
             ticks = 0;
-        if (record(env, "tsc", "ref_cycles", i, ticks, over, &q, err) ||
-            record(env, "tsc", "ns", i, ticks * ns_per_tick, over * ns_per_tick, &q, err))
+        if (record(env, &ref_cycles, i, ticks, over, &q, err) ||
+            record(env, &tsc_ns, i, ticks * ns_per_tick, over * ns_per_tick, &q, err))
             return -1;
     }
     return 0;
@@ -106,13 +119,19 @@ static int papi_overhead(xp_papi_t *p, int pass, double over[2], tb_err_t *err)
     return 0;
 }
 
-/* Returns -1 when PAPI fails, -2 when the case's own repetition fails. */
+/* Returns 0; -1 when PAPI fails (err says how); -2 when the case fails:
+ * its own repetition, or storing a figure. */
 static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                      xp_papi_t *p, int pass, tb_err_t *err)
 {
     double over[2] = {0, 0};
     if (papi_overhead(p, pass, over, err))
         return -1;
+    what_t w[2];
+    for (int k = 0; k < p->pass_len[pass]; k++) {
+        const xp_papi_event_t *e = &p->ev[p->pass_ev[pass][k]];
+        w[k] = (what_t){"papi", e->metric, e->event, e->native, p->user_only};
+    }
     for (unsigned i = 0; i < reps && !stopped(env); i++) {
         xp_qty_t q = {0};
         long long a[2], b[2];
@@ -125,42 +144,84 @@ static int papi_reps(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *en
         xp_sink ^= q.sink;
         for (int k = 0; k < p->pass_len[pass]; k++) {
             double v = (double)(b[k] - a[k]) - over[k];
-            if (record(env, "papi", p->ev[p->pass_ev[pass][k]].metric, i,
-                       v < 0 ? 0 : v, over[k], &q, err))
-                return -1;
+            if (record(env, &w[k], i, v < 0 ? 0 : v, over[k], &q, err))
+                return -2;
         }
     }
     return 0;
 }
 
-static void add_note(xp_env_t *env, const char *source, const tb_err_t *e)
+/* Appends to the case's note, "; "-separated. */
+static void note(xp_env_t *env, const char *source, const char *how, const tb_err_t *e)
 {
     size_t n = strlen(env->note);
-    snprintf(env->note + n, sizeof env->note - n, "%s%s failed, the case went on "
-             "without it: %.300s", n ? "; " : "", source, e->msg);
+    snprintf(env->note + n, sizeof env->note - n, "%s%s%s: %.300s", n ? "; " : "", source,
+             how, e->msg);
+}
+
+static void add_note(xp_env_t *env, const char *source, const tb_err_t *e)
+{
+    note(env, source, " failed, the case went on without it", e);
+}
+
+/* The metrics of a pass, "cycles+instructions". */
+static const char *pass_metrics(const xp_papi_t *p, int pass, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", p->ev[p->pass_ev[pass][0]].metric,
+             p->pass_len[pass] > 1 ? "+" : "",
+             p->pass_len[pass] > 1 ? p->ev[p->pass_ev[pass][1]].metric : "");
+    return buf;
+}
+
+/* One pass: 0, -1 when PAPI failed (the note says how; the pass's figures
+ * are dropped, so that no metric keeps part of its repetitions), -2 when
+ * the case failed. */
+static int papi_pass(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
+                     xp_papi_t *p, int pass, tb_err_t *err)
+{
+    size_t kept = env->meas.len;
+    char names[64];
+    pass_metrics(p, pass, names, sizeof names);
+    tb_err_t perr, serr;
+    int rc = xp_papi_pass_begin(p, pass, &perr) ? -1 : 0;
+    if (!rc)
+        rc = papi_reps(d, st, reps, env, p, pass, &perr);
+    /* a stop that fails after complete reads keeps the figures: they
+     * were read while the set counted; PAPI is off from here on */
+    int stop_failed = xp_papi_pass_end(p, &serr) != 0;
+    if (rc == -2) {
+        *err = perr;
+        return -2;
+    }
+    if (rc) {
+        env->meas.len = kept;
+        tb_wrap(&perr, "pass %s, its figures dropped", names);
+        add_note(env, "papi", &perr);
+    }
+    if (stop_failed)
+        note(env, "papi", " (the figures read before it are kept)", &serr);
+    return rc || stop_failed ? -1 : 0;
 }
 
 /* A PAPI failure (counters taken by another tool, a pass the kernel
  * refuses) loses that source's figures, not the case: it becomes a note.
- * Only a failing repetition of the case itself fails the case. */
+ * Only a failing repetition of the case itself, or the store, fails the
+ * case. */
 static int pass_papi(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                      xp_papi_t *p, tb_err_t *err)
 {
+    if (!p->ok) {
+        tb_err_t why;
+        snprintf(why.msg, sizeof why.msg, "%s", p->why);
+        add_note(env, "papi", &why);
+        return 0;
+    }
     for (int pass = 0; pass < p->n_passes && !stopped(env); pass++) {
-        tb_err_t perr;
-        int rc = xp_papi_pass_begin(p, pass, &perr) ? -1 : 0;
-        if (!rc) {
-            rc = papi_reps(d, st, reps, env, p, pass, &perr);
-            xp_papi_pass_end(p);
-        }
-        if (rc == -2) {
-            *err = perr;
+        int rc = papi_pass(d, st, reps, env, p, pass, err);
+        if (rc == -2)
             return -1;
-        }
-        if (rc) {
-            add_note(env, "papi", &perr);
+        if (rc)
             return 0;
-        }
     }
     return 0;
 }
@@ -179,7 +240,8 @@ void xp_case_argv(const char *exe, const xp_row_t *row, char *argv[10])
     argv[k] = NULL;
 }
 
-/* Stores callgrind's counts: each raw event, and the shared metrics. */
+/* Stores callgrind's counts: each raw event, and the metrics they make
+ * (see counters.h); the event recorded is the sum taken. */
 static int record_cg(xp_env_t *env, const xp_cg_counts_t *c, const xp_qty_t *q,
                      tb_err_t *err)
 {
@@ -188,20 +250,27 @@ static int record_cg(xp_env_t *env, const xp_cg_counts_t *c, const xp_qty_t *q,
     } map[] = {
         {"instructions", {"Ir"}},          {"data_reads", {"Dr"}},
         {"data_writes", {"Dw"}},           {"l1d_miss", {"D1mr", "D1mw"}},
-        {"llc_miss", {"ILmr", "DLmr", "DLmw"}},
-        {"branches", {"Bc"}},              {"br_misp", {"Bcm", "Bim"}},
+        {"l1d_load_miss", {"D1mr"}},       {"llc_miss", {"ILmr", "DLmr", "DLmw"}},
+        {"llc_load_miss", {"DLmr"}},       {"br_cond", {"Bc"}},
+        {"br_misp_cond", {"Bcm"}},         {"br_misp_cond_ind", {"Bcm", "Bim"}},
     };
     for (int i = 0; i < c->n; i++) {
         char name[24];
         snprintf(name, sizeof name, "cg_%s", c->name[i]);
-        if (record(env, "callgrind", name, 0, (double)c->val[i], 0, q, err))
+        what_t w = {"callgrind", name, c->name[i], NULL, 1};
+        if (record(env, &w, 0, (double)c->val[i], 0, q, err))
             return -1;
     }
     for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
         unsigned long long sum = 0;
-        for (int k = 0; k < 3 && map[i].ev[k]; k++)
+        char event[32] = "";
+        for (int k = 0; k < 3 && map[i].ev[k]; k++) {
             sum += xp_cg_get(c, map[i].ev[k]);
-        if (record(env, "callgrind", map[i].metric, 0, (double)sum, 0, q, err))
+            size_t n = strlen(event);
+            snprintf(event + n, sizeof event - n, "%s%s", k ? "+" : "", map[i].ev[k]);
+        }
+        what_t w = {"callgrind", map[i].metric, event, NULL, 1};
+        if (record(env, &w, 0, (double)sum, 0, q, err))
             return -1;
     }
     return 0;
@@ -228,9 +297,11 @@ int xp_case_measure(const xp_driver_t *d, const xp_row_t *row, unsigned reps,
         return -1;
     int rc = 0;
     xp_qty_t q0 = {0};
+    if (!d->rep)
+        env->sources = 0; /* the driver measures in extra() */
     /* warm-up: caches, page faults, lazily built tables; rep 0's
      * quantities stand for the callgrind re-run of rep 0 */
-    for (unsigned i = 0; !rc && i < XP_WARMUP; i++) {
+    for (unsigned i = 0; !rc && d->rep && i < XP_WARMUP; i++) {
         xp_qty_t q = {0};
         rc = d->rep(st, 0, &q, err);
         xp_sink ^= q.sink;
@@ -258,6 +329,8 @@ int xp_case_once(const xp_row_t *row, tb_err_t *err)
     const xp_driver_t *d = xp_driver_find(row->experiment);
     if (!d)
         return tb_fail(err, "no such experiment '%s'", row->experiment);
+    if (!d->rep)
+        return tb_fail(err, "experiment '%s' has no repetition to run alone", row->experiment);
     xp_env_t env = {.skip_checksums = 1};
     void *st = NULL;
     int rc = d->setup(row, &env, &st, err);

@@ -1,6 +1,8 @@
 /* setup: see setup.h. */
 #include "setup.h"
 
+#include <limits.h>
+
 #include "../tok/tokenizer.h"
 #include "cli.h"
 
@@ -43,4 +45,20 @@ trie_t *xp_build_timed(const trie_layout_t *layout, const trie_keys_t *keys, dou
     trie_t *t = trie_build(layout, keys, err);
     *ns = xp_now_ns() - t0;
     return t;
+}
+
+trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
+                     tok_tokenizer_t **tok, tb_err_t *err)
+{
+    const trie_layout_t *layout = trie_layout_find(name);
+    if (!layout) {
+        tb_fail(err, "no trie layout '%s'", name);
+        return NULL;
+    }
+    char path[PATH_MAX];
+    if (xp_resolve_spec(spec, path, sizeof path, err) || !(*tok = tok_load(path, err)))
+        return NULL;
+    if (trie_keys_from_vocab(keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
+        return NULL;
+    return trie_build(layout, keys, err);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../base/err.h"
+#include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 #include "driver.h"
 
@@ -40,5 +41,11 @@ int xp_row_keys(const xp_row_t *row, xp_env_t *env, trie_keys_t *keys, size_t *v
 /* trie_build, its wall time in *ns (failed or not). */
 trie_t *xp_build_timed(const trie_layout_t *layout, const trie_keys_t *keys, double *ns,
                        tb_err_t *err);
+
+/* The tokenizer of SPEC (a manifest name or a path) into *tok, its keys
+ * (specials omitted) into keys, and the trie of layout `name` over them.
+ * The caller frees all three, also on failure (they start zeroed). */
+trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
+                     tok_tokenizer_t **tok, tb_err_t *err);
 
 #endif

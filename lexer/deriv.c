@@ -644,6 +644,18 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
     return d;
 }
 
+uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set)
+{
+    lex_lexemes_t *lx = d->lx;
+    if (!lx)
+        return set[0] & 1 ? LEX_START : LEX_DEAD;
+    size_t n = 0;
+    for (uint32_t i = 0; i < lx->n; i++)
+        if ((set[i >> 6] >> (i & 63)) & 1 && lx->root[i] != LEX_NOTHING)
+            lx->next[n++] = (lex_pair_t){.lexeme = i, .term = lx->root[i]};
+    return state_of_pairs(d, lx->next, n);
+}
+
 void lex_lexemes_free(lex_lexemes_t *lx)
 {
     if (!lx)

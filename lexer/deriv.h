@@ -128,6 +128,12 @@ typedef struct lex_lexemes {
 lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *label,
                              const lex_dfa_opts_t *opts, tb_err_t *err);
 void lex_lexemes_free(lex_lexemes_t *lx);
+/* The state where the lexemes of `set` (a bitset over lexeme indices, in
+ * words of 64) may begin and nothing has been read: a parser over lexemes
+ * (grammar/) starts the lexer here at every lexeme boundary with the
+ * lexemes it expects.  LEX_DEAD for an empty set, or with the sticky error
+ * set when a limit is passed.  A one-regex DFA has one lexeme: bit 0. */
+uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set);
 
 /* Parses pattern (NUL-terminated) and sets up the DFA with its start
  * state.  NULL with err naming the pattern and position on failure. */

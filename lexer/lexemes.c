@@ -364,6 +364,51 @@ lex_dfa_t *lex_lexer_parse(const char *text, size_t len, const char *source,
     return lex_dfa_new_lexer(&terms, lx, source, opts, err);
 }
 
+lex_dfa_t *lex_lexer_from_regexes(const char *const *regexes, const char *const *names,
+                                  size_t n, const char *label, const lex_dfa_opts_t *opts,
+                                  tb_err_t *err)
+{
+    if (n == 0 || n > LEX_MAX_LEXEMES) {
+        tb_fail(err, "%s: %zu lexemes (1 to %d)", label, n, LEX_MAX_LEXEMES);
+        return NULL;
+    }
+    spec_t sp = {.source = label, .err = err};
+    size_t max_terms = opts && opts->max_terms ? opts->max_terms : LEX_DEFAULT_MAX_TERMS;
+    if (lex_terms_init(&sp.terms, max_terms, err))
+        return NULL;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        tb_err_t rerr;
+        def_t def = {.name = strdup(names[i])};
+        if (!def.name || tb_vec_push(&sp.def, def)) {
+            free(def.name);
+            rc = tb_fail(err, "out of memory");
+        } else if (lex_regex_parse(&sp.terms, regexes[i], strlen(regexes[i]),
+                                   &sp.def.data[i].root, &rerr)) {
+            rc = tb_fail(err, "%s: lexeme %s: %s", label, names[i], rerr.msg);
+        } else if (lex_node(&sp.terms, sp.def.data[i].root)->nullable) {
+            rc = tb_fail(err, "%s: lexeme %s matches the empty string; a lexeme must read "
+                         "at least one byte", label, names[i]);
+        }
+    }
+    if (!rc)
+        rc = make_lexemes(&sp);
+    if (rc) {
+        spec_free(&sp);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        set_bit(sp.lx->start, i);
+        set_bit(sp.lx->end, i);
+    }
+    lex_lexemes_t *lx = sp.lx;
+    lex_terms_t terms = sp.terms;
+    sp.lx = NULL;
+    memset(&sp.terms, 0, sizeof sp.terms);
+    spec_free(&sp);
+    return lex_dfa_new_lexer(&terms, lx, label, opts, err);
+}
+
 lex_dfa_t *lex_lexer_load(const char *path, const lex_dfa_opts_t *opts, tb_err_t *err)
 {
     uint8_t *data;

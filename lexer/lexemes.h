@@ -63,6 +63,19 @@ lex_dfa_t *lex_lexer_load(const char *path, const lex_dfa_opts_t *opts, tb_err_t
 lex_dfa_t *lex_lexer_parse(const char *text, size_t len, const char *source,
                            const lex_dfa_opts_t *opts, tb_err_t *err);
 
+/*
+ * A lexer over n lexemes given as regexes (names[i] names regexes[i] in
+ * errors), where every lexeme may begin and end the text and none may
+ * follow another: a state only ever continues the lexemes it started
+ * with.  For a parser that decides itself what follows a lexeme
+ * (grammar/): it starts each lexeme at the state lex_dfa_start_of gives
+ * for the lexemes it expects.  Errors name label, the lexeme and the
+ * position in its regex.
+ */
+lex_dfa_t *lex_lexer_from_regexes(const char *const *regexes, const char *const *names,
+                                  size_t n, const char *label, const lex_dfa_opts_t *opts,
+                                  tb_err_t *err);
+
 /* Lexemes of d (1 for a one-regex DFA, whose lexeme is named "regex"). */
 size_t lex_dfa_nlexemes(const lex_dfa_t *d);
 const char *lex_dfa_lexeme_name(const lex_dfa_t *d, size_t i);

@@ -144,6 +144,17 @@ out:
     return rc;
 }
 
+/* Computes every state and transition of a slice's DFA now: subsumption
+ * explores them all sooner or later, and would otherwise pay for them in
+ * some mask (in every process forked from this one, each its own copy). */
+static int complete_dfa(lex_dfa_t *d, tb_err_t *err)
+{
+    for (size_t st = 1; st < d->nstates; st++)
+        for (uint32_t c = 0; c < d->ncls; c++)
+            lex_dfa_next(d, (uint32_t)st, d->rep[c]);
+    return lex_dfa_error(d, err);
+}
+
 lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
                              const char *const *regexes, size_t n, tb_err_t *err)
 {
@@ -190,6 +201,11 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
     }
     if (build_parts(s, k, layout, err))
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        if (complete_dfa(s->slice[i].dfa, err)) {
+            tb_wrap(err, "slice %zu", i + 1);
+            goto fail;
+        }
     for (size_t i = 0; i < n; i++)
         for (size_t w = 0; w < tb_bitset_words(s->mask_bits); w++)
             s->all.words[w] |= s->slice[i].mask.words[w];
@@ -410,20 +426,25 @@ static void or_words(tb_bitset_t *dst, const tb_bitset_t *src)
         dst->words[w] |= src->words[w];
 }
 
-static uint64_t walk_part(const trie_t *t, lex_rec_t *r, uint32_t state, tb_bitset_t *mask)
+/* A slice is whole if any of the lexer states subsumes it: 1, 0, or -1. */
+static int any_subsumes(lex_slicer_t *s, size_t i, const uint32_t *states, size_t n,
+                        tb_err_t *err)
 {
-    lex_rec_reset(r, state);
-    return trie_walk(t, &r->rec, mask);
+    for (size_t k = 0; k < n; k++) {
+        int whole = lex_slicer_subsumes(s, i, states[k], err);
+        if (whole)
+            return whole;
+    }
+    return 0;
 }
 
-int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
-                    lex_slice_stats_t *st, tb_err_t *err)
+int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
+                       lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
+                       lex_slice_stats_t *st, tb_err_t *err)
 {
     lex_slice_stats_t local = {0};
-    if (!s->bound && lex_slicer_bind(s, r->dfa, err))
-        return -1;
-    if (r->dfa != s->bound)
-        return tb_fail(err, "slicer: the recognizer's DFA is not the one bound");
+    if (!s->bound)
+        return tb_fail(err, "slicer: no lexer DFA bound");
     if (mask->nbits < s->mask_bits)
         return tb_fail(err, "slicer mask: %zu bits, the vocabulary needs %zu", mask->nbits,
                        s->mask_bits);
@@ -433,7 +454,7 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
     for (size_t i = 0; i < s->nslice; i++) {
         if (!s->slice[i].trie)
             continue;
-        int whole = lex_slicer_subsumes(s, i, state, err);
+        int whole = any_subsumes(s, i, states, n, err);
         if (whole < 0)
             return -1;
         nparts++;
@@ -452,19 +473,44 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
             const lex_slice_t *sl = &s->slice[i];
             if (!sl->trie)
                 continue;
-            if (s->verdict[(size_t)state * s->nslice + i] == LEX_SLICE_WHOLE) {
+            if (any_subsumes(s, i, states, n, err) == 1) { /* cached by now */
                 or_words(mask, &sl->mask);
                 local.whole++;
             } else {
-                local.nodes += walk_part(sl->trie, r, state, mask);
+                local.nodes += walk(sl->trie, ctx, mask);
                 local.walked++;
             }
         }
     }
     if (s->rest)
-        local.nodes += walk_part(s->rest, r, state, mask);
+        local.nodes += walk(s->rest, ctx, mask);
     if (st)
         *st = local;
+    return 0;
+}
+
+typedef struct {
+    lex_rec_t *r;
+    uint32_t state;
+} lex_walk_ctx_t;
+
+static uint64_t walk_part(const trie_t *t, void *ctx, tb_bitset_t *mask)
+{
+    lex_walk_ctx_t *c = ctx;
+    lex_rec_reset(c->r, c->state);
+    return trie_walk(t, &c->r->rec, mask);
+}
+
+int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
+                    lex_slice_stats_t *st, tb_err_t *err)
+{
+    if (!s->bound && lex_slicer_bind(s, r->dfa, err))
+        return -1;
+    if (r->dfa != s->bound)
+        return tb_fail(err, "slicer: the recognizer's DFA is not the one bound");
+    lex_walk_ctx_t ctx = {r, state};
+    if (lex_slicer_mask_by(s, &state, 1, walk_part, &ctx, mask, st, err))
+        return -1;
     return lex_dfa_error(r->dfa, err);
 }
 

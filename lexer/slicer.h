@@ -159,6 +159,20 @@ int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err
 int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
                     lex_slice_stats_t *st, tb_err_t *err);
 
+/*
+ * The same for a recognizer whose state is not one state of the bound DFA
+ * (a grammar's state, grammar/gram.h, holds several lexer states, each
+ * with the parser's row of its own): slice i is taken whole if any of
+ * states[0..n) subsumes it (its strings then go on in that lexer state's
+ * lexeme, so the recognizer allows them whatever else it holds), and
+ * everything else is walked by walk(trie, ctx, mask), which ORs the
+ * allowed tokens of `trie` into mask and returns the nodes it offered.
+ */
+typedef uint64_t (*lex_slice_walk_t)(const trie_t *t, void *ctx, tb_bitset_t *mask);
+int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
+                       lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
+                       lex_slice_stats_t *st, tb_err_t *err);
+
 /* Bytes the slicer holds: tries, masks, slice DFAs' tables, verdicts. */
 size_t lex_slicer_bytes(const lex_slicer_t *s);
 

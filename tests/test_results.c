@@ -67,24 +67,40 @@ static void test_fresh_schema_wal_busy(void **state)
     assert_non_null(strstr(err.msg, "no such results database"));
 }
 
+/* A database at schema `version` holding one run, one case of
+ * `experiment` and the rows that `measurements` (SQL) inserts, written as
+ * a tokbench of that schema would, not opened since. */
+static void old_db(const char *p, int version, const char *experiment,
+                   const char *measurements)
+{
+    tb_err_t err;
+    assert_int_equal(xp_db_create_at(p, version, &err), 0);
+    sqlite3 *raw;
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO runs(id, suite, started, status) VALUES (1, 's', 't', 'complete');"
+             "INSERT INTO cases(id, run_id, seq, experiment, status) VALUES"
+             " (1, 1, 0, '%s', 'ok'); %s", experiment, measurements);
+    assert_int_equal(sqlite3_open(p, &raw), SQLITE_OK);
+    assert_int_equal(test_sql_int(raw, "PRAGMA user_version"), version);
+    assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+}
+
 static void test_migration_keeps_data(void **state)
 {
     (void)state;
     char p[512];
     tb_err_t err;
     db_path("v1.db", p, sizeof p);
-    assert_int_equal(xp_db_create_at(p, 1, &err), 0);
+    old_db(p, 1, "selftest",
+           "INSERT INTO measurements(case_id, source, impl, metric, rep, value) VALUES"
+           " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 30), (1, 'tsc', 'tokbench', 'ref_cycles',"
+           " 1, 10), (1, 'tsc', 'tokbench', 'ref_cycles', 2, 20);");
     sqlite3 *raw;
     assert_int_equal(sqlite3_open(p, &raw), SQLITE_OK);
-    assert_int_equal(test_sql_int(raw, "PRAGMA user_version"), 1);
     assert_int_equal(test_sql_int(raw, "SELECT count(*) FROM sqlite_master WHERE name ="
                                        " 'metric_stats'"), 0);
-    assert_int_equal(sqlite3_exec(raw,
-        "INSERT INTO runs(id, suite, started, status) VALUES (1, 's', 't', 'complete');"
-        "INSERT INTO cases(id, run_id, seq, experiment, status) VALUES (1, 1, 0, 'selftest', 'ok');"
-        "INSERT INTO measurements(case_id, source, impl, metric, rep, value) VALUES"
-        " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 30), (1, 'tsc', 'tokbench', 'ref_cycles', 1, 10),"
-        " (1, 'tsc', 'tokbench', 'ref_cycles', 2, 20);", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
     xp_db_t *d = xp_db_open(p, 0, &err);
     assert_non_null(d);
@@ -97,6 +113,46 @@ static void test_migration_keeps_data(void **state)
     /* and the v3 views exist over it */
     assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM reference_ratios"), 0);
     assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM per_node_stats"), 0);
+    xp_db_close(d);
+}
+
+/* Schema 4 stored no event: migrating gives each old figure what its
+ * source fixed, renames callgrind's br_misp (conditional plus indirect)
+ * and branches (conditional), and gives old PAPI figures whose event
+ * differs per CPU their preset's name, so that no column mixes them with
+ * new ones. */
+static void test_migration_names_events(void **state)
+{
+    (void)state;
+    char p[512], text[256];
+    tb_err_t err;
+    db_path("v4.db", p, sizeof p);
+    old_db(p, 4, "walk",
+           "INSERT INTO measurements(case_id, source, impl, metric, rep, value, nodes) VALUES"
+           " (1, 'callgrind', 'tokbench', 'br_misp', 0, 30, 10),"
+           " (1, 'callgrind', 'tokbench', 'branches', 0, 90, 10),"
+           " (1, 'callgrind', 'tokbench', 'cg_Bim', 0, 4, 10),"
+           " (1, 'papi', 'tokbench', 'br_misp', 0, 20, 10),"
+           " (1, 'papi', 'tokbench', 'cycles', 0, 130, 10),"
+           " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 150, 10);");
+    xp_db_t *d = xp_db_open(p, 0, &err);
+    assert_non_null(d);
+    q_text(d->db, "SELECT group_concat(source || ' ' || metric || ' ' || event || ' ' ||"
+                  " user_only, '; ') FROM (SELECT * FROM measurements ORDER BY rowid)",
+           text, sizeof text);
+    assert_string_equal(text, "callgrind br_misp_cond_ind Bcm+Bim 1; callgrind br_cond Bc 1;"
+                              " callgrind cg_Bim Bim 1; papi papi_br_msp PAPI_BR_MSP 1;"
+                              " papi cycles PAPI_TOT_CYC 1; tsc ref_cycles rdtscp 0");
+    /* the 13-cycle baseline: core cycles in its column, TSC in its own */
+    assert_int_equal(test_sql_int(d->db, "SELECT vs_13_cycle_baseline FROM per_node_stats"
+                                         " WHERE metric = 'cycles'"), 1);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM per_node_stats WHERE"
+                                         " metric = 'ref_cycles' AND vs_13_cycle_baseline"
+                                         " IS NULL AND tsc_ref_cycles_vs_13_core_cycle_baseline"
+                                         " > 1.15"), 1);
+    q_text(d->db, "SELECT event FROM metric_stats WHERE metric = 'br_misp_cond_ind'", text,
+           sizeof text);
+    assert_string_equal(text, "Bcm+Bim");
     xp_db_close(d);
 }
 
@@ -309,7 +365,12 @@ static void test_diff_flags_beyond_noise(void **state)
         " (1, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (1, 'tsc', 'tokbench', 'ref_cycles', 1, 110),"
         " (3, 'tsc', 'tokbench', 'ref_cycles', 0, 200), (3, 'tsc', 'tokbench', 'ref_cycles', 1, 220),"
         " (2, 'tsc', 'tokbench', 'ref_cycles', 0, 100), (2, 'tsc', 'tokbench', 'ref_cycles', 1, 140),"
-        " (4, 'tsc', 'tokbench', 'ref_cycles', 0, 130), (4, 'tsc', 'tokbench', 'ref_cycles', 1, 150);",
+        " (4, 'tsc', 'tokbench', 'ref_cycles', 0, 130), (4, 'tsc', 'tokbench', 'ref_cycles', 1, 150);"
+        /* one metric, two events (two CPUs): not compared */
+        "INSERT INTO measurements(case_id, source, impl, metric, rep, value, event) VALUES"
+        " (1, 'papi', 'tokbench', 'br_misp_all', 0, 5, 'PAPI_BR_MSP'),"
+        " (3, 'papi', 'tokbench', 'br_misp_all', 0, 50,"
+        " 'perf::PERF_COUNT_HW_BRANCH_MISSES');",
         &err), 0);
     xp_db_close(d);
     snprintf(args, sizeof args, "diff 1 2 --db %s", p);
@@ -319,6 +380,10 @@ static void test_diff_flags_beyond_noise(void **state)
     assert_non_null(strstr(out, "1.167  \n"));
     assert_non_null(strstr(out, "only in run B: selftest c"));
     assert_non_null(strstr(out, "1 figure changed beyond the measured noise"));
+    assert_non_null(strstr(out, "-  not compared: A counted PAPI_BR_MSP, B "
+                                "perf::PERF_COUNT_HW_BRANCH_MISSES\n"));
+    assert_non_null(strstr(out, "1 figure not compared: the runs counted them with "
+                                "different events"));
     snprintf(args, sizeof args, "diff 1 9 --db %s", p);
     assert_int_equal(test_tokbench(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "no run 9"));
@@ -348,8 +413,20 @@ static void test_callgrind_rows_stored(void **state)
     assert_int_equal(test_sql_int(d->db, "SELECT nodes FROM measurements WHERE metric ="
                                          " 'cg_Ir'"), 30000);
     long long misp = test_sql_int(d->db, "SELECT value FROM measurements WHERE source ="
-                                         " 'callgrind' AND metric = 'br_misp'");
+                                         " 'callgrind' AND metric = 'br_misp_cond_ind'");
     assert_true(misp > 30000 / 4 && misp < 30000);
+    /* each figure names the events it sums, all user mode */
+    char event[64];
+    q_text(d->db, "SELECT event FROM measurements WHERE metric = 'br_misp_cond_ind'", event,
+           sizeof event);
+    assert_string_equal(event, "Bcm+Bim");
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM measurements WHERE source ="
+                                         " 'callgrind' AND (event IS NULL OR user_only"
+                                         " <> 1)"), 0);
+    assert_int_equal(test_sql_int(d->db, "SELECT value FROM measurements WHERE metric ="
+                                         " 'br_misp_cond'"),
+                     test_sql_int(d->db, "SELECT value FROM measurements WHERE metric ="
+                                         " 'cg_Bcm'"));
     xp_db_close(d);
 }
 
@@ -372,6 +449,11 @@ static void test_listing_commands(void **state)
     assert_int_equal(test_tokbench("counters", out, sizeof out), 0);
     assert_non_null(strstr(out, "\ntsc "));
     assert_non_null(strstr(out, "\npapi "));
+    /* where PAPI cannot count, each event says so too, never "no PMU?" */
+    if (strstr(out, "\npapi       UNAVAILABLE: "))
+        assert_non_null(strstr(out, "\n  PAPI_BR_MSP or perf::PERF_COUNT_HW_BRANCH_MISSES "
+                                    "not counted: "));
+    assert_null(strstr(out, "PMU?"));
     assert_non_null(strstr(out, "\ncallgrind "));
     assert_non_null(strstr(out, "sources available: "));
 }
@@ -395,6 +477,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fresh_schema_wal_busy),
         cmocka_unit_test(test_migration_keeps_data),
+        cmocka_unit_test(test_migration_names_events),
         cmocka_unit_test(test_refuses_corrupt_file),
         cmocka_unit_test(test_refuses_foreign_db),
         cmocka_unit_test(test_refuses_newer_schema),

@@ -1,0 +1,370 @@
+/* gram: the grammar's lexer x parser automaton (see gram.h). */
+#include "gram.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lexer/lexemes.h"
+
+static uint32_t fail(gr_gram_t *g, const char *msg)
+{
+    if (!g->failed)
+        tb_fail(&g->err, "%s: %s", g->cfg.source, msg);
+    g->failed = 1;
+    return GR_DEAD;
+}
+
+/* Takes the lexer's or the parser's sticky error as the grammar's own. */
+static uint32_t check_parts(gr_gram_t *g)
+{
+    tb_err_t e;
+    if (!g->failed && (lex_dfa_error(g->dfa, &e) || gr_parser_error(&g->parser, &e))) {
+        g->err = e;
+        g->failed = 1;
+    }
+    return g->failed;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- states ------------------------------------------------------------------- */
+
+static uint64_t pairs_hash(const gr_pair_t *p, size_t n)
+{
+    return tb_hash(p, n * sizeof *p);
+}
+
+static int by_hash_grow(gr_gram_t *g)
+{
+    size_t cap = g->by_cap ? g->by_cap * 2 : 1024;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t s = GR_START + 1; s < gr_nstates(g); s++) {
+        size_t h = pairs_hash(g->pair.data + g->pair_off.data[s], g->pair_n.data[s]) & (cap - 1);
+        while (t[h])
+            h = (h + 1) & (cap - 1);
+        t[h] = s;
+    }
+    free(g->by_hash);
+    g->by_hash = t;
+    g->by_cap = cap;
+    return 0;
+}
+
+/* A new state of pairs p[0..n) (sorted), its table row all unknown. */
+static uint32_t state_add(gr_gram_t *g, const gr_pair_t *p, size_t n)
+{
+    size_t s = gr_nstates(g);
+    if (s >= g->max_states)
+        return fail(g, "the grammar needs more states than the limit");
+    if (tb_vec_reserve(&g->pair, n ? n : 1) || tb_vec_reserve(&g->pair_off, 1) ||
+        tb_vec_reserve(&g->pair_n, 1) || tb_vec_reserve(&g->trans, g->ncls))
+        return fail(g, "out of memory");
+    g->pair_off.data[g->pair_off.len++] = (uint32_t)g->pair.len;
+    g->pair_n.data[g->pair_n.len++] = (uint32_t)n;
+    if (n)
+        memcpy(g->pair.data + g->pair.len, p, n * sizeof *p);
+    g->pair.len += n;
+    uint32_t fill = s == GR_DEAD ? 0 : TRIE_REC_UNKNOWN;
+    for (uint32_t c = 0; c < g->ncls; c++)
+        g->trans.data[g->trans.len + c] = fill;
+    g->trans.len += g->ncls;
+    return (uint32_t)s;
+}
+
+static uint32_t state_of(gr_gram_t *g, const gr_pair_t *p, size_t n)
+{
+    if (n == 0)
+        return GR_DEAD;
+    size_t m = g->by_cap - 1, slot = pairs_hash(p, n) & m;
+    for (uint32_t s; (s = g->by_hash[slot]) != 0; slot = (slot + 1) & m)
+        if (g->pair_n.data[s] == n &&
+            !memcmp(g->pair.data + g->pair_off.data[s], p, n * sizeof *p))
+            return s;
+    uint32_t s = state_add(g, p, n);
+    if (s == GR_DEAD)
+        return GR_DEAD;
+    g->by_hash[slot] = s;
+    if (gr_nstates(g) * 2 > g->by_cap && by_hash_grow(g))
+        return fail(g, "out of memory");
+    return s;
+}
+
+/* ---- the parser's side -------------------------------------------------------- */
+
+/* The lexer state where the lexemes row expects, and the ignored ones,
+ * begin. */
+static uint32_t lexstart(gr_gram_t *g, uint32_t row)
+{
+    while (g->lexstart.len < g->parser.rows.len)
+        if (tb_vec_push(&g->lexstart, UINT32_MAX))
+            return fail(g, "out of memory");
+    if (g->lexstart.data[row] != UINT32_MAX)
+        return g->lexstart.data[row];
+    const uint64_t *ex = gr_parser_expect(&g->parser, row);
+    for (size_t w = 0; w < g->parser.words; w++)
+        g->ending[w] = ex[w] | g->ignore[w];
+    uint32_t l = lex_dfa_start_of(g->dfa, g->ending);
+    g->lexstart.data[row] = l;
+    return l;
+}
+
+/* Which kinds of lexeme end in lexer state l: bit 0 an ignored one, bit 1
+ * one of the grammar's; g->ending keeps the latter. */
+static int ending_kinds(gr_gram_t *g, uint32_t l)
+{
+    if (l == LEX_DEAD || !lex_dfa_accepting(g->dfa, l))
+        return 0;
+    lex_dfa_ending(g->dfa, l, &g->ending_set);
+    int kinds = 0;
+    for (size_t w = 0; w < g->parser.words; w++) {
+        uint64_t e = g->ending_set.words[w];
+        kinds |= (e & g->ignore[w]) ? 1 : 0;
+        g->ending[w] = e & ~g->ignore[w];
+        kinds |= g->ending[w] ? 2 : 0;
+    }
+    return kinds;
+}
+
+/* The row after row reads the grammar lexemes ending in lexer state l. */
+static uint32_t scan(gr_gram_t *g, uint32_t row, uint32_t l)
+{
+    uint64_t key = (uint64_t)row << 32 | l, v;
+    if (tb_u64map_get(&g->scan_memo, key, &v))
+        return (uint32_t)v;
+    uint64_t t0 = now_ns();
+    uint32_t next = gr_parser_scan(&g->parser, row, g->ending);
+    g->stats.parser_ns += now_ns() - t0;
+    g->stats.scans++;
+    if (tb_u64map_put(&g->scan_memo, key, next) < 0)
+        return fail(g, "out of memory");
+    return next;
+}
+
+/* ---- steps -------------------------------------------------------------------- */
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const gr_pair_t *a = x, *b = y;
+    if (a->lex != b->lex)
+        return a->lex < b->lex ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+static int push(gr_gram_t *g, uint32_t row, uint32_t lex)
+{
+    if (tb_vec_push(&g->scratch, ((gr_pair_t){row, lex})))
+        return fail(g, "out of memory"), -1;
+    return 0;
+}
+
+/* Sorts the scratch pairs and merges those of one lexer state. */
+static size_t normalize(gr_gram_t *g)
+{
+    gr_pair_t *p = g->scratch.data;
+    size_t n = g->scratch.len, out = 0;
+    if (n > 1) /* n == 0: no array at all yet */
+        qsort(p, n, sizeof *p, cmp_pair);
+    for (size_t i = 0; i < n; i++) {
+        if (out && p[out - 1].lex == p[i].lex) {
+            uint64_t t0 = now_ns();
+            p[out - 1].row = gr_parser_union(&g->parser, p[out - 1].row, p[i].row);
+            g->stats.parser_ns += now_ns() - t0;
+        } else {
+            p[out++] = p[i];
+        }
+    }
+    return out;
+}
+
+/* The pairs that pair (row, l) leads to on byte b, into scratch. */
+static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *boundary)
+{
+    uint32_t on = lex_dfa_next(g->dfa, l, b);
+    if (on != LEX_DEAD && push(g, row, on))
+        return -1;
+    int kinds = ending_kinds(g, l);
+    uint32_t targets[2];
+    int nt = 0;
+    if (kinds & 1)
+        targets[nt++] = row; /* an ignored lexeme ended: the row stays */
+    if (kinds & 2)
+        targets[nt++] = scan(g, row, l);
+    *boundary |= kinds != 0;
+    for (int i = 0; i < nt; i++) {
+        if (targets[i] == GR_ROW_DEAD)
+            continue;
+        uint32_t l0 = lexstart(g, targets[i]);
+        uint32_t next = l0 == LEX_DEAD ? LEX_DEAD : lex_dfa_next(g->dfa, l0, b);
+        if (next != LEX_DEAD && push(g, targets[i], next))
+            return -1;
+    }
+    return 0;
+}
+
+uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b)
+{
+    if (g->failed || s == GR_DEAD)
+        return GR_DEAD;
+    g->scratch.len = 0;
+    int boundary = 0;
+    for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
+        gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
+        if (step_pair(g, p.row, p.lex, b, &boundary))
+            return GR_DEAD;
+    }
+    size_t n = normalize(g);
+    uint32_t next = check_parts(g) ? GR_DEAD : state_of(g, g->scratch.data, n);
+    if (g->failed)
+        return GR_DEAD;
+    g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]] = next * g->ncls;
+    g->stats.steps++;
+    g->stats.boundaries += (uint64_t)boundary;
+    return next;
+}
+
+uint32_t gr_feed(gr_gram_t *g, uint32_t from, const uint8_t *s, size_t n,
+                 size_t *refused_at)
+{
+    uint32_t st = from;
+    for (size_t i = 0; i < n; i++) {
+        st = gr_step(g, st, s[i]);
+        if (st == GR_DEAD) {
+            if (refused_at)
+                *refused_at = i;
+            return GR_DEAD;
+        }
+    }
+    return st;
+}
+
+int gr_accepting(gr_gram_t *g, uint32_t s)
+{
+    if (s == GR_START)
+        return gr_parser_accepting(&g->parser, GR_ROW_START);
+    for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
+        gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
+        int kinds = ending_kinds(g, p.lex);
+        if ((kinds & 1) && gr_parser_accepting(&g->parser, p.row))
+            return 1;
+        if ((kinds & 2) && gr_parser_accepting(&g->parser, scan(g, p.row, p.lex)))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- making and freeing ------------------------------------------------------- */
+
+static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
+{
+    size_t n = g->cfg.lex.len;
+    if (n == 0)
+        return tb_fail(err, "%s: the grammar has no lexemes", g->cfg.source);
+    const char **re = malloc(n * sizeof *re), **names = malloc(n * sizeof *names);
+    if (!re || !names) {
+        free(re);
+        free(names);
+        return tb_fail(err, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        re[i] = g->cfg.lex.data[i].regex;
+        names[i] = g->cfg.lex.data[i].name;
+    }
+    g->dfa = lex_lexer_from_regexes(re, names, n, g->cfg.source, opts ? &opts->lexer : NULL,
+                                    err);
+    free(re);
+    free(names);
+    return g->dfa ? 0 : -1;
+}
+
+static int make_tables(gr_gram_t *g, tb_err_t *err)
+{
+    size_t words = g->parser.words;
+    g->ignore = calloc(words, sizeof *g->ignore);
+    g->ending = calloc(words, sizeof *g->ending);
+    if (!g->ignore || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
+        tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g))
+        return tb_fail(err, "out of memory");
+    for (size_t i = 0; i < g->cfg.lex.len; i++)
+        if (g->cfg.lex.data[i].ignore)
+            g->ignore[i >> 6] |= 1ull << (i & 63);
+    g->ncls = g->dfa->ncls;
+    for (int b = 0; b < 256; b++)
+        g->class_size[g->dfa->cls[b]]++;
+    state_add(g, NULL, 0); /* GR_DEAD */
+    gr_pair_t start = {GR_ROW_START, 0};
+    start.lex = lexstart(g, GR_ROW_START);
+    if (state_add(g, &start, 1) != GR_START || check_parts(g))
+        return tb_fail(err, "%s", g->err.msg);
+    return 0;
+}
+
+gr_gram_t *gr_gram_new(gr_cfg_t *cfg, const gr_opts_t *opts, tb_err_t *err)
+{
+    gr_gram_t *g = calloc(1, sizeof *g);
+    if (!g) {
+        gr_cfg_free(cfg);
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    g->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    g->max_states = opts && opts->max_states ? opts->max_states : GR_DEFAULT_MAX_STATES;
+    if (g->max_states < 4)
+        g->max_states = 4;
+    if (!g->cfg.finished) {
+        tb_fail(err, "%s: internal: grammar not finished", g->cfg.source);
+    } else if (!make_lexer(g, opts, err) &&
+               !gr_parser_init(&g->parser, &g->cfg, opts ? opts->max_items : 0, err) &&
+               !make_tables(g, err)) {
+        return g;
+    }
+    gr_gram_free(g);
+    return NULL;
+}
+
+void gr_gram_free(gr_gram_t *g)
+{
+    if (!g)
+        return;
+    if (g->dfa)
+        lex_dfa_free(g->dfa);
+    gr_parser_free(&g->parser);
+    free(g->ignore);
+    free(g->ending);
+    tb_bitset_free(&g->ending_set);
+    free(g->trans.data);
+    free(g->pair.data);
+    free(g->pair_off.data);
+    free(g->pair_n.data);
+    free(g->lexstart.data);
+    free(g->scratch.data);
+    free(g->by_hash);
+    tb_u64map_free(&g->scan_memo);
+    gr_cfg_free(&g->cfg);
+    free(g);
+}
+
+size_t gr_gram_bytes(const gr_gram_t *g)
+{
+    const gr_parser_t *p = &g->parser;
+    return g->trans.cap * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
+           (g->pair_off.cap + g->pair_n.cap + g->lexstart.cap + g->by_cap) * sizeof(uint32_t) +
+           p->items.cap * sizeof(gr_item_t) + p->rows.cap * sizeof(gr_row_t) +
+           p->expect.cap * sizeof(uint64_t) + p->by_cap * sizeof(uint32_t) +
+           g->dfa->nstates * g->dfa->ncls * sizeof(uint32_t);
+}
+
+int gr_gram_error(const gr_gram_t *g, tb_err_t *err)
+{
+    if (!g->failed)
+        return 0;
+    return tb_fail(err, "%s", g->err.msg);
+}

@@ -1,0 +1,143 @@
+/*
+ * gram: a grammar ready for masks: its lexer, its Earley parser, and the
+ * automaton that a trie walk runs over both.
+ *
+ * A state of the grammar is a set of pairs (parser row, lexer state): the
+ * Earley row (earley.h) of the lexemes read so far and the lexer DFA state
+ * (lexer/deriv.h) of the lexeme being read.  On byte b each pair
+ *   - goes on in its lexeme: (row, lexer step on b), if that is live;
+ *   - and, where a lexeme may end here, also ends it: the row scans the
+ *     ending lexemes (an ignored lexeme leaves the row as it is), the lexer
+ *     starts over at the lexemes the new row expects (and the ignored
+ *     ones), and steps on b.
+ * Keeping both is the non-greedy lexing of cfg.h.  Pairs with the same
+ * lexer state merge their rows (gr_parser_union), so that a state has at
+ * most one pair per lexer state and, in grammars whose lexemes do not
+ * overlap (JSON), one pair in all.
+ *
+ * States are hash-consed and their transitions kept in a dense table of
+ * row offsets over the lexer's byte classes, with 0 for the dead state and
+ * TRIE_REC_UNKNOWN until computed: exactly the trie_rec_table_t a trie walk
+ * runs inline (trie/trie.h).  The parser is touched only when an entry is
+ * first computed, and only where a lexeme ends: a walk inside a JSON string
+ * costs what the lexer's walk costs, and the rows pushed as a walk goes
+ * down one branch of the trie are ids in states that the walk drops when it
+ * climbs back, so there is nothing to pop.  Since rows and states never
+ * change once made, the table also serves every later mask.
+ *
+ * The start state is kept out of the hash: it is the only state where
+ * nothing of the current lexeme has been read, which matters for accepting.
+ * Limits (states, the parser's items, the lexer's states) end in a sticky
+ * error; steps then answer the dead state.
+ */
+#ifndef GR_GRAM_H
+#define GR_GRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/bitset.h"
+#include "../base/err.h"
+#include "../base/hash.h"
+#include "../lexer/deriv.h"
+#include "../trie/trie.h"
+#include "cfg.h"
+#include "earley.h"
+
+#define GR_DEAD 0u
+#define GR_START 1u
+
+typedef struct {
+    uint32_t row, lex; /* parser row, lexer DFA state */
+} gr_pair_t;
+
+typedef struct {
+    size_t max_states; /* 0: GR_DEFAULT_MAX_STATES */
+    size_t max_items;  /* the parser's; 0: GR_DEFAULT_MAX_ITEMS */
+    lex_dfa_opts_t lexer;
+} gr_opts_t;
+
+#define GR_DEFAULT_MAX_STATES (1u << 19)
+
+/* What the parser did (cumulative, for figures). */
+typedef struct {
+    uint64_t steps;      /* table entries computed */
+    uint64_t boundaries; /* of them, steps where some lexeme ended */
+    uint64_t scans;      /* parser scans (rows found or made) */
+    uint64_t parser_ns;  /* time inside the parser (scans and unions) */
+} gr_stats_t;
+
+/*
+ * The grammar.  Data layout: trans is nstates rows of ncls uint32 entries
+ * (state s's row at trans[s * ncls]); an entry is the next state's row
+ * offset (next * ncls), 0 (dead) or TRIE_REC_UNKNOWN.  State s's pairs are
+ * pair.data[pair_off[s] .. + pair_n[s]), sorted by lexer state.  lexstart
+ * caches, per parser row, the lexer state where the row's expected lexemes
+ * (and the ignored ones) begin (UINT32_MAX: not yet); scan_memo maps
+ * (row << 32 | lexer state) to the row after the lexemes that end in that
+ * lexer state.
+ */
+typedef struct {
+    gr_cfg_t cfg;
+    lex_dfa_t *dfa;
+    gr_parser_t parser;
+    uint32_t ncls;
+    uint64_t *ignore; /* ignored lexemes (parser.words words) */
+    uint64_t *ending; /* scratch: lexemes ending in a lexer state */
+    tb_bitset_t ending_set;
+    TB_VEC(uint32_t) trans;
+    TB_VEC(gr_pair_t) pair;
+    TB_VEC(uint32_t) pair_off;
+    TB_VEC(uint32_t) pair_n;
+    TB_VEC(uint32_t) lexstart;
+    TB_VEC(gr_pair_t) scratch;
+    uint32_t *by_hash;
+    size_t by_cap, max_states;
+    tb_u64map_t scan_memo;
+    uint16_t class_size[256]; /* bytes per lexer class */
+    gr_stats_t stats;
+    int failed;
+    tb_err_t err;
+} gr_gram_t;
+
+/* Builds the lexer over cfg's lexemes and the parser; takes cfg (finished,
+ * gr_cfg_finish) over, on failure too.  NULL with err naming the grammar's
+ * file and the lexeme at fault. */
+gr_gram_t *gr_gram_new(gr_cfg_t *cfg, const gr_opts_t *opts, tb_err_t *err);
+void gr_gram_free(gr_gram_t *g);
+
+/* The state reached from state s on byte b (GR_DEAD: refused). */
+uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b);
+static inline uint32_t gr_step(gr_gram_t *g, uint32_t s, uint8_t b)
+{
+    uint32_t e = g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]];
+    return e != TRIE_REC_UNKNOWN ? e / g->ncls : gr_step_slow(g, s, b);
+}
+
+/* The state after bytes s[0..n) from `from`; GR_DEAD if refused, with
+ * *refused_at (may be NULL) the offset of the refused byte. */
+uint32_t gr_feed(gr_gram_t *g, uint32_t from, const uint8_t *s, size_t n,
+                 size_t *refused_at);
+
+/* Whether the text that led to state s is a sentence. */
+int gr_accepting(gr_gram_t *g, uint32_t s);
+
+/* The lexer states of state s's pairs (for the slicer), and how many. */
+static inline const gr_pair_t *gr_pairs(const gr_gram_t *g, uint32_t s, size_t *n)
+{
+    *n = g->pair_n.data[s];
+    return g->pair.data + g->pair_off.data[s];
+}
+
+static inline size_t gr_nstates(const gr_gram_t *g)
+{
+    return g->pair_n.len;
+}
+
+/* Bytes held by the table, states, rows and lexer. */
+size_t gr_gram_bytes(const gr_gram_t *g);
+
+/* -1 with the sticky error in err if a limit was passed. */
+int gr_gram_error(const gr_gram_t *g, tb_err_t *err);
+
+#endif

@@ -1,0 +1,737 @@
+/*
+ * lark: a tokenizer and recursive-descent reader of the Lark-style format
+ * (lark.h) building ebnf.h trees.
+ *
+ * Newlines end definitions, except inside ( ) and [ ] and before a line
+ * that starts with |, as in Lark.
+ */
+#include "lark.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+#include "ebnf.h"
+
+/* Escapes of "..." literals (Python's, as Lark reads them). */
+static const char ESCAPES[] = "n\nr\rt\tf\fv\va\ab\b0\0\\\\\"\"''";
+
+typedef enum {
+    T_EOF, T_NL, T_NAME, T_STRING, T_REGEX, T_NUMBER, T_DIRECTIVE, T_ARROW, T_DOTDOT, T_PUNCT
+} tkind_t;
+
+typedef struct {
+    tkind_t kind;
+    gr_pos_t pos;
+    size_t at, len; /* the token's bytes in the text */
+    char c;         /* T_PUNCT: the character */
+} tok_t;
+
+typedef struct {
+    gr_text_t t;
+    gr_ebnf_t *e;
+    tok_t cur;
+    unsigned nest; /* open ( and [ : newlines inside are blanks */
+    unsigned depth;
+} lark_t;
+
+static int is_name_start(uint8_t c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_name_char(uint8_t c)
+{
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Blanks and comments; newlines too when `nl` is set. */
+static void skip_blank(gr_text_t *t, int nl)
+{
+    for (;;) {
+        uint8_t c = gr_text_at(t, 0);
+        if (c == ' ' || c == '\t' || c == '\r' || (nl && c == '\n'))
+            gr_text_skip(t, 1);
+        else if (c == '#' || (c == '/' && gr_text_at(t, 1) == '/'))
+            while (t->i < t->len && gr_text_at(t, 0) != '\n')
+                gr_text_skip(t, 1);
+        else
+            return;
+    }
+}
+
+/* Scans past a "..." literal (and its i flag) or a /regex/ (and flags):
+ * checked later, when the token is used. */
+static int scan_quoted(gr_text_t *t, char q, const char *flags)
+{
+    gr_pos_t open = gr_text_pos(t);
+    gr_text_skip(t, 1);
+    for (;;) {
+        uint8_t c = gr_text_at(t, 0);
+        if (t->i >= t->len || c == '\n')
+            return gr_text_fail(t, open, q == '"' ? "unterminated literal" : "unterminated regex");
+        gr_text_skip(t, c == '\\' && gr_text_at(t, 1) != '\n' ? 2 : 1);
+        if (c == (uint8_t)q)
+            break;
+    }
+    while (gr_text_at(t, 0) && strchr(flags, gr_text_at(t, 0)))
+        gr_text_skip(t, 1);
+    return 0;
+}
+
+/* The next token of t into *k. */
+static int lex(gr_text_t *t, unsigned nest, tok_t *k)
+{
+    skip_blank(t, nest > 0);
+    *k = (tok_t){.pos = gr_text_pos(t), .at = t->i};
+    uint8_t c = gr_text_at(t, 0), d = gr_text_at(t, 1);
+    if (t->i >= t->len) {
+        k->kind = T_EOF;
+    } else if (c == '\n') {
+        k->kind = T_NL;
+        while (gr_text_at(t, 0) == '\n')
+            skip_blank(t, 1);
+    } else if (is_name_start(c) || (c == '%' && is_name_start(d))) {
+        k->kind = c == '%' ? T_DIRECTIVE : T_NAME;
+        gr_text_skip(t, 1);
+        /* llguidance allows '-' inside names; "->" stays an arrow. */
+        while (is_name_char(gr_text_at(t, 0)) ||
+               (gr_text_at(t, 0) == '-' && is_name_char(gr_text_at(t, 1))))
+            gr_text_skip(t, 1);
+    } else if (c >= '0' && c <= '9') {
+        k->kind = T_NUMBER;
+        while (gr_text_at(t, 0) >= '0' && gr_text_at(t, 0) <= '9')
+            gr_text_skip(t, 1);
+    } else if (c == '"' || c == '/') {
+        k->kind = c == '"' ? T_STRING : T_REGEX;
+        if (scan_quoted(t, (char)c, c == '"' ? "i" : "imslux"))
+            return -1;
+    } else if (c == '-' && d == '>') {
+        k->kind = T_ARROW;
+        gr_text_skip(t, 2);
+    } else if (c == '.' && d == '.') {
+        k->kind = T_DOTDOT;
+        gr_text_skip(t, 2);
+    } else if (c >= 0x20 && c < 0x7F && strchr(":|()[]{},.~?*+<@&=-!", c)) {
+        k->kind = T_PUNCT;
+        k->c = (char)c;
+        gr_text_skip(t, 1);
+    } else if (c < 0x20 || c >= 0x7F) {
+        return gr_text_fail(t, k->pos, "unexpected byte 0x%02X", c);
+    } else {
+        return gr_text_fail(t, k->pos, "unexpected '%c'", c);
+    }
+    k->len = t->i - k->at;
+    return 0;
+}
+
+static int next(lark_t *p)
+{
+    return lex(&p->t, p->nest, &p->cur);
+}
+
+/* The token after the current one (the cursor is left as it was). */
+static int peek(lark_t *p, tok_t *k)
+{
+    gr_text_t save = p->t;
+    return lex(&save, p->nest, k);
+}
+
+static int is_punct(const tok_t *k, char c)
+{
+    return k->kind == T_PUNCT && k->c == c;
+}
+
+static int is_word(const lark_t *p, const tok_t *k, const char *w)
+{
+    return k->len == strlen(w) && memcmp(p->t.s + k->at, w, k->len) == 0;
+}
+
+static int fail_tok(lark_t *p, const char *what)
+{
+    const tok_t *k = &p->cur;
+    if (k->kind == T_EOF)
+        return gr_text_fail(&p->t, k->pos, "%s, found the end of the file", what);
+    if (k->kind == T_NL)
+        return gr_text_fail(&p->t, k->pos, "%s, found the end of the line", what);
+    return gr_text_fail(&p->t, k->pos, "%s, found '%.*s'", what, (int)(k->len > 40 ? 40 : k->len),
+                        p->t.s + k->at);
+}
+
+/* Consumes the punctuation c or fails with `what`. */
+static int expect(lark_t *p, char c, const char *what)
+{
+    if (!is_punct(&p->cur, c))
+        return fail_tok(p, what);
+    if (c == '(' || c == '[')
+        p->nest++;
+    if ((c == ')' || c == ']') && p->nest)
+        p->nest--;
+    return next(p);
+}
+
+/* A terminal's name: an upper-case letter first, after leading '_'. */
+static int is_terminal_name(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && s[i] == '_')
+        i++;
+    return i < n && s[i] >= 'A' && s[i] <= 'Z';
+}
+
+static gr_expr_t *node(lark_t *p, gr_xkind_t kind, gr_pos_t pos, const char *text, size_t len)
+{
+    return gr_ebnf_node(p->e, kind, pos, text, len, p->t.err);
+}
+
+static int parse_number(lark_t *p, uint32_t *v)
+{
+    if (p->cur.kind != T_NUMBER)
+        return fail_tok(p, "expected a number");
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->cur.len && n <= GR_MAX_REPEAT; i++)
+        n = n * 10 + (uint64_t)(p->t.s[p->cur.at + i] - '0');
+    if (n > GR_MAX_REPEAT)
+        return gr_text_fail(&p->t, p->cur.pos, "repetition bound above %u", GR_MAX_REPEAT);
+    *v = (uint32_t)n;
+    return next(p);
+}
+
+/* ---- literals and regexes ---- */
+
+/* The current T_STRING decoded into b (*icase: the i flag). */
+static int string_value(lark_t *p, tb_buf_t *b, int *icase)
+{
+    gr_text_t t = p->t;
+    t.i = p->cur.at;
+    t.line = p->cur.pos.line;
+    t.bol = p->cur.at - (p->cur.pos.col - 1);
+    if (gr_text_quoted(&t, '"', ESCAPES, b))
+        return -1;
+    *icase = t.i < p->cur.at + p->cur.len;
+    return 0;
+}
+
+/* Pattern with flag s: every '.' outside classes and escapes matches any
+ * code point, \n included (the lexer's '.' leaves out \n). */
+static int dot_all(const char *s, size_t n, tb_buf_t *b)
+{
+    int in_class = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int rc;
+        if (c == '\\' && i + 1 < n) {
+            rc = tb_buf_put(b, s + i, 2);
+            i++;
+        } else if (c == '.' && !in_class) {
+            rc = tb_buf_put(b, "(?:.|\\n)", 8);
+        } else {
+            if (c == '[' && !in_class) {
+                in_class = 1;
+                /* a ']' first in a class (after an optional '^') is a member */
+                size_t k = i + 1 < n && s[i + 1] == '^' ? i + 2 : i + 1;
+                if (k < n && s[k] == ']') {
+                    rc = tb_buf_put(b, s + i, k + 1 - i);
+                    i = k;
+                    if (rc)
+                        return -1;
+                    continue;
+                }
+            } else if (c == ']' && in_class) {
+                in_class = 0;
+            }
+            rc = tb_buf_putc(b, (uint8_t)c);
+        }
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether pattern s[0..n) is one class or one escaped character, which a
+ * quantifier may follow as it is. */
+static int regex_is_atom(const char *s, size_t n)
+{
+    if ((n == 2 && s[0] == '\\') || (n == 1 && !strchr("^$.|?*+()[]{}\\", s[0])))
+        return 1;
+    if (n < 2 || s[0] != '[')
+        return 0;
+    size_t i = s[1] == '^' ? 2 : 1;
+    if (i < n && s[i] == ']')
+        i++;
+    for (; i < n && s[i] != ']'; i++)
+        i += s[i] == '\\';
+    return i == n - 1;
+}
+
+/* The current T_REGEX as a REGEX node: its body checked by the lexer's
+ * parser where it stands in the file, then the flags applied. */
+static gr_expr_t *regex_node(lark_t *p)
+{
+    const tok_t *k = &p->cur;
+    const char *s = p->t.s + k->at;
+    size_t end = k->len - 1;
+    while (s[end] != '/')
+        end--;
+    const char *body = s + 1, *flags = s + end + 1; /* "//" is a comment: blen > 0 */
+    size_t blen = end - 1, nflags = k->len - end - 1;
+    gr_pos_t bpos = {k->pos.line, k->pos.col + 1};
+    int icase = 0, dotall = 0;
+    for (size_t i = 0; i < nflags; i++) {
+        if (flags[i] == 'i')
+            icase = 1;
+        else if (flags[i] == 's')
+            dotall = 1;
+        else if (flags[i] != 'u') {
+            gr_text_fail(&p->t, (gr_pos_t){k->pos.line, k->pos.col + (uint32_t)(end + 1 + i)},
+                         "regex flag '%c' is not supported (i, s and u are)", flags[i]);
+            return NULL;
+        }
+    }
+    uint8_t nullable;
+    if (gr_ebnf_check_regex(p->e, body, blen, bpos, &nullable, p->t.err))
+        return NULL;
+    tb_buf_t re = {0};
+    int rc = (icase && tb_buf_put(&re, "(?i:", 4)) ||
+             (dotall ? dot_all(body, blen, &re) : tb_buf_put(&re, body, blen)) ||
+             (icase && tb_buf_putc(&re, ')'));
+    gr_expr_t *x = rc ? NULL : node(p, GR_X_REGEX, k->pos, (char *)re.data, re.len);
+    tb_buf_free(&re);
+    if (rc)
+        tb_fail(p->t.err, "out of memory");
+    if (x && !(x->show = strndup(s, k->len))) {
+        tb_fail(p->t.err, "out of memory");
+        x = NULL;
+    }
+    if (x) {
+        x->nullable = nullable;
+        x->atom = (uint8_t)(icase || (!dotall && regex_is_atom(body, blen)));
+    }
+    return x;
+}
+
+/* The one code point of a range end "c" (the current T_STRING). */
+static int range_end(lark_t *p, uint32_t *cp)
+{
+    tb_buf_t b = {0};
+    int icase, rc = string_value(p, &b, &icase);
+    if (!rc && (b.len == 0 || tb_utf8_decode(b.data, b.len, cp) != b.len || icase))
+        rc = gr_text_fail(&p->t, p->cur.pos, "a range \"a\"..\"z\" needs one character at "
+                          "each end (no flag)");
+    tb_buf_free(&b);
+    return rc ? -1 : next(p);
+}
+
+/* "a".."z" (the current token is the first string, followed by ..). */
+static gr_expr_t *range_node(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    uint32_t lo, hi;
+    if (range_end(p, &lo) || next(p))
+        return NULL;
+    if (p->cur.kind != T_STRING) {
+        fail_tok(p, "expected a string after ..");
+        return NULL;
+    }
+    gr_pos_t hpos = p->cur.pos;
+    if (range_end(p, &hi))
+        return NULL;
+    if (hi < lo) {
+        gr_text_fail(&p->t, hpos, "range out of order");
+        return NULL;
+    }
+    tb_buf_t re = {0};
+    gr_expr_t *x = NULL;
+    if (tb_buf_putc(&re, '[') || gr_class_cp(&re, lo) || tb_buf_putc(&re, '-') ||
+        gr_class_cp(&re, hi) || tb_buf_putc(&re, ']'))
+        tb_fail(p->t.err, "out of memory");
+    else if ((x = node(p, GR_X_REGEX, pos, (char *)re.data, re.len)))
+        x->atom = 1;
+    tb_buf_free(&re);
+    return x;
+}
+
+/* ---- expansions ---- */
+
+static gr_expr_t *parse_expansions(lark_t *p);
+
+static gr_expr_t *unsupported(lark_t *p, const char *what)
+{
+    gr_text_fail(&p->t, p->cur.pos, "%s not supported", what);
+    return NULL;
+}
+
+static gr_expr_t *parse_atom(lark_t *p)
+{
+    tok_t k = p->cur;
+    if (is_punct(&k, '(') || is_punct(&k, '[')) {
+        if (expect(p, k.c, "") != 0)
+            return NULL;
+        gr_expr_t *x = parse_expansions(p);
+        if (!x || expect(p, k.c == '(' ? ')' : ']', k.c == '(' ? "expected ')'" : "expected ']'"))
+            return NULL;
+        return k.c == '(' ? x : gr_ebnf_rep(p->e, x, 0, 1, k.pos, p->t.err);
+    }
+    if (k.kind == T_STRING) {
+        tok_t after;
+        if (peek(p, &after))
+            return NULL;
+        if (after.kind == T_DOTDOT)
+            return range_node(p);
+        tb_buf_t b = {0};
+        int icase;
+        gr_expr_t *x = NULL;
+        if (!string_value(p, &b, &icase) && (x = node(p, GR_X_LIT, k.pos, (char *)b.data, b.len)))
+            x->icase = (uint8_t)icase;
+        tb_buf_free(&b);
+        return x && !next(p) ? x : NULL;
+    }
+    if (k.kind == T_REGEX) {
+        gr_expr_t *x = regex_node(p);
+        return x && !next(p) ? x : NULL;
+    }
+    if (k.kind == T_NAME) {
+        gr_expr_t *x = node(p, GR_X_REF, k.pos, p->t.s + k.at, k.len);
+        return x && !next(p) ? x : NULL;
+    }
+    if (is_punct(&k, '<'))
+        return unsupported(p, "special tokens (<...>) are");
+    if (is_punct(&k, '@'))
+        return unsupported(p, "grammar references (@name) are");
+    if (k.kind == T_DIRECTIVE)
+        return unsupported(p, is_word(p, &k, "%json") ? "inline JSON schemas (%json) are"
+                                                      : "this directive inside a rule is");
+    fail_tok(p, "expected a literal, a regex, a name, '(' or '['");
+    return NULL;
+}
+
+/* {m}, {m,}, {m,n} after x (the current token is '{'). */
+static gr_expr_t *parse_braces(lark_t *p, gr_expr_t *x)
+{
+    gr_pos_t pos = p->cur.pos;
+    uint32_t m, n;
+    if (next(p))
+        return NULL;
+    if (p->cur.kind != T_NUMBER && x->kind == GR_X_REF)
+        return unsupported(p, "templates (name{...}) are");
+    if (parse_number(p, &m))
+        return NULL;
+    n = m;
+    if (is_punct(&p->cur, ',')) {
+        if (next(p))
+            return NULL;
+        n = GR_UNBOUNDED;
+        if (!is_punct(&p->cur, '}') && parse_number(p, &n))
+            return NULL;
+    }
+    if (expect(p, '}', "expected '}' closing a repetition"))
+        return NULL;
+    return gr_ebnf_rep(p->e, x, m, n, pos, p->t.err);
+}
+
+/* x ~ m or x ~ m..n (the current token is '~'). */
+static gr_expr_t *parse_tilde(lark_t *p, gr_expr_t *x)
+{
+    gr_pos_t pos = p->cur.pos;
+    uint32_t m, n;
+    if (next(p) || parse_number(p, &m))
+        return NULL;
+    n = m;
+    if (p->cur.kind == T_DOTDOT && (next(p) || parse_number(p, &n)))
+        return NULL;
+    return gr_ebnf_rep(p->e, x, m, n, pos, p->t.err);
+}
+
+static gr_expr_t *parse_expr(lark_t *p)
+{
+    gr_expr_t *x = parse_atom(p);
+    while (x) {
+        const tok_t *k = &p->cur;
+        if (is_punct(k, '{')) {
+            x = parse_braces(p, x);
+        } else if (is_punct(k, '~')) {
+            x = parse_tilde(p, x);
+        } else if (is_punct(k, '?') || is_punct(k, '*') || is_punct(k, '+')) {
+            char c = k->c;
+            x = gr_ebnf_rep(p->e, x, c == '+', c == '?' ? 1 : GR_UNBOUNDED, k->pos, p->t.err);
+            if (x && next(p))
+                return NULL;
+        } else {
+            return x;
+        }
+    }
+    return NULL;
+}
+
+/* Items up to '|', a closing bracket, an alias, the end of the line. */
+static gr_expr_t *parse_expansion(lark_t *p)
+{
+    gr_expr_t *seq = node(p, GR_X_SEQ, p->cur.pos, NULL, 0);
+    while (seq) {
+        const tok_t *k = &p->cur;
+        if (k->kind == T_EOF || k->kind == T_NL || k->kind == T_ARROW || is_punct(k, '|') ||
+            is_punct(k, ')') || is_punct(k, ']'))
+            break;
+        gr_expr_t *x = parse_expr(p);
+        if (!x || gr_ebnf_add(seq, x, p->t.err))
+            return NULL;
+    }
+    if (seq && p->cur.kind == T_ARROW) { /* an alias names a tree node only */
+        if (next(p))
+            return NULL;
+        if (p->cur.kind != T_NAME) {
+            fail_tok(p, "expected a name after ->");
+            return NULL;
+        }
+        if (next(p))
+            return NULL;
+    }
+    return seq;
+}
+
+/* Whether a newline is followed by a line starting with '|' (it goes on);
+ * if so the newline is consumed. */
+static int continues(lark_t *p, int *yes)
+{
+    tok_t k;
+    *yes = 0;
+    if (p->cur.kind != T_NL)
+        return 0;
+    if (peek(p, &k))
+        return -1;
+    if (!is_punct(&k, '|'))
+        return 0;
+    *yes = 1;
+    return next(p);
+}
+
+static gr_expr_t *parse_expansions(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (++p->depth > GR_MAX_NEST) {
+        gr_text_fail(&p->t, pos, "groups nested more than %d deep", GR_MAX_NEST);
+        return NULL;
+    }
+    gr_expr_t *first = parse_expansion(p), *alt = NULL;
+    for (;;) {
+        int more;
+        if (!first || continues(p, &more))
+            return NULL;
+        if (!is_punct(&p->cur, '|'))
+            break;
+        if (next(p))
+            return NULL;
+        if (!alt && (!(alt = node(p, GR_X_ALT, pos, NULL, 0)) ||
+                     gr_ebnf_add(alt, first, p->t.err)))
+            return NULL;
+        gr_expr_t *x = parse_expansion(p);
+        if (!x || gr_ebnf_add(alt, x, p->t.err))
+            return NULL;
+    }
+    p->depth--;
+    return alt ? alt : first;
+}
+
+/* ---- definitions and directives ---- */
+
+/* The end of a definition: a newline or the end of the file. */
+static int end_of_line(lark_t *p)
+{
+    if (p->cur.kind == T_NL)
+        return next(p);
+    if (p->cur.kind != T_EOF)
+        return fail_tok(p, "expected the end of the line");
+    return 0;
+}
+
+/* [?!]name[.priority]: expansions */
+static int parse_definition(lark_t *p)
+{
+    if (is_punct(&p->cur, '?') || is_punct(&p->cur, '!')) {
+        if (next(p))
+            return -1;
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected a rule name after ? or !");
+    }
+    if (p->cur.kind != T_NAME)
+        return fail_tok(p, "expected a rule, a terminal or a directive");
+    tok_t name = p->cur;
+    int terminal = is_terminal_name(p->t.s + name.at, name.len);
+    if (next(p))
+        return -1;
+    if (is_punct(&p->cur, '{'))
+        return gr_text_fail(&p->t, p->cur.pos, "templates (name{...}) are not supported");
+    if (is_punct(&p->cur, '['))
+        return gr_text_fail(&p->t, p->cur.pos, "rule options (name[...]) are not supported");
+    if (is_punct(&p->cur, '.')) { /* a priority: the language is the same */
+        if (next(p) || (is_punct(&p->cur, '-') && next(p)))
+            return -1;
+        if (p->cur.kind != T_NUMBER)
+            return fail_tok(p, "expected a priority number after '.'");
+        if (next(p))
+            return -1;
+    }
+    if (expect(p, ':', "expected ':' after the rule name"))
+        return -1;
+    gr_expr_t *body = parse_expansions(p);
+    if (!body || end_of_line(p))
+        return -1;
+    return gr_ebnf_rule(p->e, p->t.s + name.at, name.len, name.pos, terminal, body, p->t.err);
+}
+
+/* The terminals of Lark's common.lark, written here as regexes from its
+ * definitions (ESCAPED_STRING: a quoted string whose backslashes escape
+ * the next character, as Lark's regex with look-behind means). */
+static const struct {
+    const char *name, *regex;
+} COMMON[] = {
+    {"DIGIT", "[0-9]"},
+    {"HEXDIGIT", "[a-fA-F0-9]"},
+    {"INT", "[0-9]+"},
+    {"SIGNED_INT", "[+-]?[0-9]+"},
+    {"DECIMAL", "[0-9]+\\.[0-9]*|\\.[0-9]+"},
+    {"_EXP", "[eE][+-]?[0-9]+"},
+    {"FLOAT", "[0-9]+[eE][+-]?[0-9]+|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?"},
+    {"SIGNED_FLOAT", "[+-]?(?:[0-9]+[eE][+-]?[0-9]+|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)"
+                     "(?:[eE][+-]?[0-9]+)?)"},
+    {"NUMBER", "[0-9]+|[0-9]+[eE][+-]?[0-9]+|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?"},
+    {"SIGNED_NUMBER", "[+-]?(?:[0-9]+|[0-9]+[eE][+-]?[0-9]+|(?:[0-9]+\\.[0-9]*|\\.[0-9]+)"
+                      "(?:[eE][+-]?[0-9]+)?)"},
+    {"ESCAPED_STRING", "\"(?:[^\"\\\\\\n]|\\\\.)*\""},
+    {"LCASE_LETTER", "[a-z]"},
+    {"UCASE_LETTER", "[A-Z]"},
+    {"LETTER", "[A-Za-z]"},
+    {"WORD", "[A-Za-z]+"},
+    {"CNAME", "[_A-Za-z][_A-Za-z0-9]*"},
+    {"WS_INLINE", "[ \\t]+"},
+    {"WS", "[ \\t\\f\\r\\n]+"},
+    {"CR", "\\r"},
+    {"LF", "\\n"},
+    {"NEWLINE", "(?:\\r?\\n)+"},
+    {"SH_COMMENT", "#[^\\n]*"},
+    {"CPP_COMMENT", "//[^\\n]*"},
+    {"C_COMMENT", "/\\*[^*]*\\*+(?:[^/*][^*]*\\*+)*/"},
+    {"SQL_COMMENT", "--[^\\n]*"},
+};
+
+/* Defines `as` (or `name`) as the common terminal name (tokens). */
+static int import_one(lark_t *p, const tok_t *name, const tok_t *as)
+{
+    const char *s = p->t.s + name->at;
+    for (size_t i = 0; i < sizeof COMMON / sizeof COMMON[0]; i++) {
+        if (strlen(COMMON[i].name) != name->len || memcmp(COMMON[i].name, s, name->len))
+            continue;
+        gr_expr_t *x = node(p, GR_X_REGEX, name->pos, COMMON[i].regex, strlen(COMMON[i].regex));
+        if (!x)
+            return -1;
+        x->atom = (uint8_t)regex_is_atom(x->text, x->len);
+        const tok_t *n = as ? as : name;
+        return gr_ebnf_rule(p->e, p->t.s + n->at, n->len, n->pos, 1, x, p->t.err);
+    }
+    return gr_text_fail(&p->t, name->pos, "common has no terminal '%.*s' (it has WS, "
+                        "WS_INLINE, NEWLINE, NUMBER, SIGNED_NUMBER, INT, SIGNED_INT, DECIMAL, "
+                        "FLOAT, ESCAPED_STRING, CNAME, WORD, LETTER, DIGIT, HEXDIGIT, ...)",
+                        (int)name->len, s);
+}
+
+/* %import common.NAME [-> ALIAS] | %import common (A, B, ...) */
+static int parse_import(lark_t *p)
+{
+    if (p->cur.kind != T_NAME || !is_word(p, &p->cur, "common"))
+        return gr_text_fail(&p->t, p->cur.pos, "only %%import common is supported");
+    if (next(p))
+        return -1;
+    if (is_punct(&p->cur, '.')) {
+        tok_t name, as;
+        if (next(p))
+            return -1;
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected a name after common.");
+        name = p->cur;
+        if (next(p))
+            return -1;
+        if (p->cur.kind == T_ARROW) {
+            if (next(p))
+                return -1;
+            if (p->cur.kind != T_NAME)
+                return fail_tok(p, "expected a name after ->");
+            as = p->cur;
+            if (next(p))
+                return -1;
+            if (!is_terminal_name(p->t.s + as.at, as.len))
+                return gr_text_fail(&p->t, as.pos, "a terminal's alias must be upper case");
+            return import_one(p, &name, &as) || end_of_line(p) ? -1 : 0;
+        }
+        return import_one(p, &name, NULL) || end_of_line(p) ? -1 : 0;
+    }
+    if (expect(p, '(', "expected '.' or '(' after %import common"))
+        return -1;
+    for (;;) {
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected a terminal name");
+        tok_t name = p->cur;
+        if (next(p) || import_one(p, &name, NULL))
+            return -1;
+        if (is_punct(&p->cur, ')'))
+            break;
+        if (expect(p, ',', "expected ',' or ')'"))
+            return -1;
+    }
+    return expect(p, ')', "expected ')'") || end_of_line(p) ? -1 : 0;
+}
+
+/* %llguidance {} (options: only none) */
+static int parse_options(lark_t *p)
+{
+    if (!is_punct(&p->cur, '{'))
+        return fail_tok(p, "expected '{' after %llguidance");
+    tok_t close;
+    if (peek(p, &close))
+        return -1;
+    if (!is_punct(&close, '}'))
+        return gr_text_fail(&p->t, close.pos, "%%llguidance options are not supported "
+                            "(only an empty {})");
+    return next(p) || next(p) || end_of_line(p) ? -1 : 0;
+}
+
+static int parse_directive(lark_t *p)
+{
+    tok_t d = p->cur;
+    if (next(p))
+        return -1;
+    if (is_word(p, &d, "%ignore")) {
+        gr_expr_t *x = parse_expansions(p);
+        if (!x || tb_vec_push(&p->e->ignore, x))
+            return x ? tb_fail(p->t.err, "out of memory") : -1;
+        p->e->merge = 0; /* ignored text may stand between any two lexemes */
+        return end_of_line(p);
+    }
+    if (is_word(p, &d, "%import"))
+        return parse_import(p);
+    if (is_word(p, &d, "%llguidance"))
+        return parse_options(p);
+    return gr_text_fail(&p->t, d.pos, "%.*s is not supported (supported: %%ignore, "
+                        "%%import common, %%llguidance {})", (int)d.len, p->t.s + d.at);
+}
+
+int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err)
+{
+    gr_ebnf_t e;
+    if (gr_ebnf_init(&e, g->source, err))
+        return -1;
+    lark_t p = {.e = &e};
+    gr_text_init(&p.t, text, len, g->source, err);
+    int rc = next(&p);
+    while (!rc && p.cur.kind != T_EOF) {
+        if (p.cur.kind == T_NL)
+            rc = next(&p);
+        else if (p.cur.kind == T_DIRECTIVE)
+            rc = parse_directive(&p);
+        else
+            rc = parse_definition(&p);
+    }
+    if (!rc)
+        rc = gr_ebnf_lower(&e, g, "start", start, err);
+    gr_ebnf_free(&e);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * lark: the Lark-style grammar format as llguidance documents it
+ * (llguidance docs/syntax.md, after the Lark parsing toolkit), read into the
+ * CFG of cfg.h.
+ *
+ *     start: value                     // the start rule is start
+ *     ?value: dict | list | STRING | "true"i | /[0-9]+/
+ *     dict: "{" [pair ("," pair)*] "}"
+ *     STRING: "\"" CHAR* "\""          // upper case: a terminal (one regex)
+ *     %import common.WS
+ *     %ignore WS
+ *
+ * Supported: rules `name: a b | c` over lines (a line starting with | goes
+ * on), `?name`, `!name` and priorities `name.N` (same language), aliases
+ * `-> name` (ignored), ? * + {m} {m,} {m,n} ~m ~m..n, [x], groups,
+ * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
+ * with flags i and s, terminals NAME: ... (their bodies one regex),
+ * %ignore, %import common.NAME [-> ALIAS] and %import common (A, B),
+ * comments // and #, `%llguidance {}`.
+ * Refused, named with their position: templates, %declare, %override,
+ * %extend, other imports, %json, %regex, special tokens <...>, grammar
+ * references @name, rule options name[...], lookaround and the other
+ * regex features lexer/regex.h refuses, regex flags other than i s u.
+ * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
+ */
+#ifndef GR_LARK_H
+#define GR_LARK_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+
+/* Reads text[0..len) into g (initialised; g->source names it in errors,
+ * which give the line and column); *start is the start rule's
+ * nonterminal.  The caller calls gr_cfg_finish. */
+int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err);
+
+#endif

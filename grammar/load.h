@@ -1,0 +1,23 @@
+/*
+ * load: a grammar file (or text) of any supported format read into a
+ * finished CFG (cfg.h): "lark" (lark.h), "gbnf" (gbnf.h) or "schema" (a
+ * JSON Schema, schema.h, with its default options), chosen by name or by
+ * the file's extension (.lark, .gbnf, .json).
+ */
+#ifndef GR_LOAD_H
+#define GR_LOAD_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+
+/* Reads the file at path into g (initialised here; freed on failure) and
+ * finishes it.  format: "lark", "gbnf", "schema", or NULL for the extension. */
+int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err);
+
+/* The same for text[0..len); source names it in messages (and gives the
+ * extension when format is NULL). */
+int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                 const char *format, tb_err_t *err);
+
+#endif

@@ -1,0 +1,216 @@
+/* match: grammar masks and the matcher (see match.h). */
+#include "match.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the recognizer ----------------------------------------------------------- */
+
+static int rec_push(trie_rec_t *tr, uint8_t b)
+{
+    gr_rec_t *r = (gr_rec_t *)tr;
+    trie_rec_table_t *t = &tr->tab;
+    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
+    if (next == TRIE_REC_UNKNOWN) {
+        next = gr_step_slow(r->g, t->stack[t->depth] / r->g->ncls, b) * r->g->ncls;
+        t->table = r->g->trans.data;
+    }
+    if (next == 0 || t->depth + 1 >= t->cap)
+        return 0;
+    t->stack[++t->depth] = next;
+    return 1;
+}
+
+static void rec_pop(trie_rec_t *tr, uint32_t n)
+{
+    trie_rec_table_t *t = &tr->tab;
+    t->depth -= n <= t->depth ? n : t->depth;
+}
+
+/* Live classes of the state on top, spread to their bytes. */
+static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
+{
+    gr_rec_t *r = (gr_rec_t *)tr;
+    gr_gram_t *g = r->g;
+    trie_rec_table_t *t = &tr->tab;
+    uint32_t s = t->stack[t->depth] / g->ncls;
+    uint8_t live[256];
+    for (uint32_t c = 0; c < g->ncls; c++)
+        live[c] = gr_step(g, s, g->dfa->rep[c]) != GR_DEAD;
+    memset(set, 0, 4 * sizeof *set);
+    for (int b = 0; b < 256; b++)
+        if (live[g->dfa->cls[b]])
+            set[b >> 6] |= 1ull << (b & 63);
+    t->table = g->trans.data;
+}
+
+int gr_rec_init(gr_rec_t *r, gr_gram_t *g, size_t max_depth, tb_err_t *err)
+{
+    memset(r, 0, sizeof *r);
+    r->rec = (trie_rec_t){.push_byte = rec_push, .pop_bytes = rec_pop,
+                          .allowed_bytes = rec_allowed};
+    r->g = g;
+    r->rec.tab.cap = max_depth + 2;
+    r->rec.tab.stack = malloc(r->rec.tab.cap * sizeof *r->rec.tab.stack);
+    if (!r->rec.tab.stack)
+        return tb_fail(err, "out of memory");
+    gr_rec_reset(r, GR_START);
+    return 0;
+}
+
+void gr_rec_free(gr_rec_t *r)
+{
+    free(r->rec.tab.stack);
+    r->rec.tab = (trie_rec_table_t){0};
+}
+
+void gr_rec_reset(gr_rec_t *r, uint32_t state)
+{
+    trie_rec_table_t *t = &r->rec.tab;
+    t->table = r->g->trans.data;
+    t->cls = r->g->dfa->cls;
+    t->depth = 0;
+    t->stack[0] = state * r->g->ncls;
+}
+
+int gr_mask(const trie_t *t, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
+            uint64_t *nodes, tb_err_t *err)
+{
+    if (mask->nbits < trie_mask_bits(t))
+        return tb_fail(err, "mask: %zu bits, the trie needs %zu", mask->nbits,
+                       trie_mask_bits(t));
+    tb_bitset_clear_all(mask);
+    gr_rec_reset(r, state);
+    uint64_t n = trie_walk(t, &r->rec, mask);
+    if (nodes)
+        *nodes = n;
+    if (n == UINT64_MAX)
+        return tb_fail(err, "mask: the trie's walk could not be prepared (memory)");
+    return gr_gram_error(r->g, err);
+}
+
+typedef struct {
+    gr_rec_t *r;
+    uint32_t state;
+} walk_ctx_t;
+
+static uint64_t walk_part(const trie_t *t, void *ctx, tb_bitset_t *mask)
+{
+    walk_ctx_t *c = ctx;
+    gr_rec_reset(c->r, c->state);
+    return trie_walk(t, &c->r->rec, mask);
+}
+
+int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
+                   lex_slice_stats_t *st, tb_err_t *err)
+{
+    if (s->bound != r->g->dfa)
+        return tb_fail(err, "slicer: not bound to the grammar's lexer");
+    size_t n;
+    const gr_pair_t *p = gr_pairs(r->g, state, &n);
+    uint32_t lex[8];
+    /* Slices are an optimisation: a state with more pairs than this walks. */
+    size_t k = n <= 8 ? n : 0;
+    for (size_t i = 0; i < k; i++)
+        lex[i] = p[i].lex;
+    walk_ctx_t ctx = {r, state};
+    if (lex_slicer_mask_by(s, lex, k, walk_part, &ctx, mask, st, err))
+        return -1;
+    return gr_gram_error(r->g, err);
+}
+
+/* ---- the matcher -------------------------------------------------------------- */
+
+int gr_matcher_init(gr_matcher_t *m, gr_gram_t *g, size_t max_depth, tb_err_t *err)
+{
+    memset(m, 0, sizeof *m);
+    m->g = g;
+    if (gr_rec_init(&m->rec, g, max_depth, err))
+        return -1;
+    if (tb_vec_push(&m->hist, GR_START)) {
+        gr_rec_free(&m->rec);
+        return tb_fail(err, "out of memory");
+    }
+    return 0;
+}
+
+void gr_matcher_free(gr_matcher_t *m)
+{
+    gr_rec_free(&m->rec);
+    free(m->hist.data);
+    memset(m, 0, sizeof *m);
+}
+
+int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err)
+{
+    if (lex_slicer_bind(s, m->g->dfa, err))
+        return -1;
+    m->slicer = s;
+    return 0;
+}
+
+int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                    tb_err_t *err)
+{
+    if (!m->slicer)
+        return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
+    lex_slice_stats_t st;
+    int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), mask, &st, err);
+    if (nodes)
+        *nodes = st.nodes;
+    return rc;
+}
+
+int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,
+                       tb_err_t *err)
+{
+    size_t at = 0;
+    uint32_t s = gr_feed(m->g, gr_matcher_state(m), bytes, n, &at);
+    if (gr_gram_error(m->g, err))
+        return -1;
+    if (s == GR_DEAD) {
+        if (refused_at)
+            *refused_at = at;
+        return 1;
+    }
+    if (tb_vec_push(&m->hist, s))
+        return tb_fail(err, "out of memory");
+    return 0;
+}
+
+int gr_matcher_rollback(gr_matcher_t *m, size_t k)
+{
+    if (k > gr_matcher_tokens(m))
+        return -1;
+    m->hist.len -= k;
+    return 0;
+}
+
+int gr_matcher_accepting(gr_matcher_t *m)
+{
+    return gr_accepting(m->g, gr_matcher_state(m));
+}
+
+int gr_matcher_forced(gr_matcher_t *m, size_t max, tb_buf_t *out, tb_err_t *err)
+{
+    gr_gram_t *g = m->g;
+    uint32_t s = gr_matcher_state(m);
+    for (size_t k = 0; k < max && !gr_accepting(g, s); k++) {
+        uint32_t only = GR_DEAD, nlive = 0;
+        uint8_t byte = 0;
+        for (uint32_t c = 0; c < g->ncls && nlive < 2; c++) {
+            uint32_t next = gr_step(g, s, g->dfa->rep[c]);
+            if (next == GR_DEAD)
+                continue;
+            nlive += g->class_size[c];
+            only = next;
+            byte = g->dfa->rep[c];
+        }
+        if (nlive != 1)
+            break;
+        if (tb_buf_putc(out, byte))
+            return tb_fail(err, "out of memory");
+        s = only;
+    }
+    return gr_gram_error(g, err);
+}

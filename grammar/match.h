@@ -1,0 +1,100 @@
+/*
+ * match: token masks under a grammar, and the matcher a decoding loop
+ * drives (mask, consume, roll back, accepting, forced bytes).
+ *
+ * gr_rec_t is the trie recognizer over a grammar (gram.h): its table is the
+ * grammar's state table, which every trie layout runs inline; push_byte is
+ * called only for an entry not computed yet (where the parser may be
+ * consulted).  A token is allowed iff the text so far followed by the
+ * token's bytes is a prefix of a sentence (cfg.h's non-greedy lexing):
+ * every step along its path is live, since a live state always has a
+ * sentence ahead (every rule is productive and every lexeme non-empty).
+ *
+ * The matcher keeps the state after each consumed token, so rolling back is
+ * popping; states and parser rows never change once made, so nothing else
+ * needs undoing.
+ */
+#ifndef GR_MATCH_H
+#define GR_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/bitset.h"
+#include "../base/buf.h"
+#include "../base/err.h"
+#include "../lexer/slicer.h"
+#include "../trie/trie.h"
+#include "gram.h"
+
+typedef struct {
+    trie_rec_t rec; /* first, so the callbacks can cast back */
+    gr_gram_t *g;   /* not owned */
+} gr_rec_t;
+
+/* A recognizer over g for walks at most max_depth bytes deep (the trie's
+ * longest key); starts at GR_START. */
+int gr_rec_init(gr_rec_t *r, gr_gram_t *g, size_t max_depth, tb_err_t *err);
+void gr_rec_free(gr_rec_t *r);
+void gr_rec_reset(gr_rec_t *r, uint32_t state);
+
+/* The mask at grammar state `state`: clears mask, walks t, sets every
+ * allowed token.  *nodes: nodes offered.  -1 with err if the mask is too
+ * small or the grammar passed a limit (the mask is then incomplete). */
+int gr_mask(const trie_t *t, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
+            uint64_t *nodes, tb_err_t *err);
+
+/* The same through a slicer bound to g's lexer DFA (lex_slicer_bind): the
+ * slices some lexer state of `state` subsumes are taken whole. */
+int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
+                   lex_slice_stats_t *st, tb_err_t *err);
+
+typedef struct {
+    gr_gram_t *g; /* not owned */
+    gr_rec_t rec;
+    TB_VEC(uint32_t) hist; /* hist.data[k]: the state after k tokens */
+    lex_slicer_t *slicer;  /* not owned; NULL: masks walk the whole trie */
+} gr_matcher_t;
+
+int gr_matcher_init(gr_matcher_t *m, gr_gram_t *g, size_t max_depth, tb_err_t *err);
+void gr_matcher_free(gr_matcher_t *m);
+
+static inline uint32_t gr_matcher_state(const gr_matcher_t *m)
+{
+    return m->hist.data[m->hist.len - 1];
+}
+
+/* Tokens consumed so far. */
+static inline size_t gr_matcher_tokens(const gr_matcher_t *m)
+{
+    return m->hist.len - 1;
+}
+
+/* Masks through slicer s from now on (bound here to the grammar's lexer;
+ * s must be built over the keys of the tries the masks walk). */
+int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err);
+
+/* The mask of the tokens allowed next (see gr_mask): over trie t, or
+ * through the slicer if the matcher has one (t is then not used). */
+int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                    tb_err_t *err);
+
+/* Consumes one token's bytes.  0: done; 1: refused, nothing consumed,
+ * *refused_at (may be NULL) the offset of the first refused byte; -1 with
+ * err on a limit or memory. */
+int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,
+                       tb_err_t *err);
+
+/* Undoes the last k tokens; -1 if fewer were consumed. */
+int gr_matcher_rollback(gr_matcher_t *m, size_t k);
+
+/* Whether the text so far is a sentence (end of text allowed). */
+int gr_matcher_accepting(gr_matcher_t *m);
+
+/* The bytes the grammar forces next: while the state does not accept and
+ * exactly one byte value is allowed, that byte (at most max of them).
+ * Appended to out; the matcher's state does not change.  -1 with err on a
+ * limit or memory. */
+int gr_matcher_forced(gr_matcher_t *m, size_t max, tb_buf_t *out, tb_err_t *err);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * Tests of `tokbench mask --grammar` and `tokbench accept` on llama3: the
+ * ids --ids prints are the library's mask, the figures lines are there,
+ * accept's verdicts and exit statuses, and bad input (a grammar with a
+ * syntax error, an unknown format, an --after text the grammar refuses, a
+ * missing file) fails with a message naming the file, line and column or
+ * the byte offset, and a non-zero status.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../grammar/load.h"
+#include "../grammar/match.h"
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+#define JSON_LARK "experiments/grammars/json.lark"
+
+static char out[1 << 21];
+
+static void test_ids_are_the_library_mask(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    tok_tokenizer_t *tok = test_load(LLAMA3);
+    trie_keys_t keys;
+    assert_int_equal(trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err), 0);
+    trie_t *t = trie_build(&trie_layout_dfs, &keys, &err);
+    gr_cfg_t cfg;
+    assert_int_equal(gr_cfg_load(&cfg, JSON_LARK, NULL, &err), 0);
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+    gr_rec_t rec;
+    assert_int_equal(gr_rec_init(&rec, g, keys.max_len, &err), 0);
+    tb_bitset_t mask;
+    assert_int_equal(tb_bitset_init(&mask, trie_mask_bits(t)), 0);
+    const char *after = "{\"a\": [1, ";
+    uint32_t st = gr_feed(g, GR_START, (const uint8_t *)after, strlen(after), NULL);
+    assert_int_equal(gr_mask(t, &rec, st, &mask, NULL, &err), 0);
+
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --grammar " JSON_LARK
+                                        " --after '{\"a\": [1, ' --ids --reps 1", out,
+                                        sizeof out), 0);
+    size_t n = 0;
+    for (char *line = out; *line; n++) {
+        char *end;
+        unsigned long id = strtoul(line, &end, 10);
+        assert_true(end > line && *end == '\n');
+        assert_true(tb_bitset_get(&mask, id));
+        line = end + 1;
+    }
+    assert_int_equal(n, tb_bitset_count(&mask));
+    tb_bitset_free(&mask);
+    gr_rec_free(&rec);
+    gr_gram_free(g);
+    trie_free(t);
+    trie_keys_free(&keys);
+    tok_free(tok);
+}
+
+static void test_mask_report(void **state)
+{
+    (void)state;
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --grammar " JSON_LARK
+                                        " --after '{\"a\": \"' --reps 3 --slicer default",
+                                        out, sizeof out), 0);
+    assert_non_null(strstr(out, "grammar    " JSON_LARK));
+    assert_non_null(strstr(out, "parser     cold mask: "));
+    assert_non_null(strstr(out, "parser     warm masks: 0 table entries computed"));
+    assert_non_null(strstr(out, "3 slices taken whole, 0 walked"));
+    assert_non_null(strstr(out, "mask equals the plain walk's"));
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --grammar experiments/grammars/json.gbnf "
+                                        "--after '{\"a\": {\"b\": ' --reps 1", out, sizeof out), 0);
+    assert_non_null(strstr(out, "grammar    experiments/grammars/json.gbnf"));
+}
+
+static void test_accept(void **state)
+{
+    (void)state;
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK
+                                   " '{\"a\": [1, 2.5e3, \"x\"], \"b\": null}' --masks",
+                                   out, sizeof out), 0);
+    assert_non_null(strstr(out, "the text is a sentence"));
+    assert_non_null(strstr(out, "masks      "));
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " '{\"a\": [1'",
+                                   out, sizeof out), 3);
+    assert_non_null(strstr(out, "a prefix of a sentence, not a sentence"));
+    /* " 1" after the key: the token ' ' is fine, '1' is not */
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " '{\"a\" 1}'",
+                                   out, sizeof out), 3);
+    assert_non_null(strstr(out, "refused    token #"));
+    assert_non_null(strstr(out, "at byte 5 of the text"));
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar experiments/grammars/json.gbnf"
+                                   " '{\"a\": 1 '", out, sizeof out), 3);
+    assert_non_null(strstr(out, "accepted   all"));
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_grammar_cli.XXXXXX", path[256], args[512];
+    test_tmpdir(dir);
+    snprintf(path, sizeof path, "%s/bad.lark", dir);
+    FILE *f = fopen(path, "w");
+    fputs("start: value\nvalue: \"a\" | (\"b\"\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, LLAMA3 " --grammar %s", path);
+    assert_int_equal(test_tokbench_mask(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, path));
+    assert_non_null(strstr(out, "bad.lark:3:1: expected ')'"));
+    snprintf(args, sizeof args, LLAMA3 " --grammar %s --format yaml", path);
+    assert_int_equal(test_tokbench_mask(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "yaml"));
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --grammar " JSON_LARK " --after '{\"a\" 1'",
+                                        out, sizeof out), 1);
+    assert_non_null(strstr(out, "refused at byte 5"));
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --grammar /nonexistent/g.lark", out,
+                                        sizeof out), 1);
+    assert_non_null(strstr(out, "/nonexistent/g.lark"));
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " -f /nonexistent",
+                                   out, sizeof out), 1);
+    assert_non_null(strstr(out, "/nonexistent"));
+    assert_int_equal(test_tokbench("accept " LLAMA3, out, sizeof out), 2);
+    const char *names[] = {"bad.lark"};
+    test_rmdir(dir, names, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ids_are_the_library_mask),
+        cmocka_unit_test(test_mask_report),
+        cmocka_unit_test(test_accept),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests_name("grammar commands", tests, NULL, NULL);
+}

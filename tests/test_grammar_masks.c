@@ -1,0 +1,232 @@
+/*
+ * Grammar masks against the independent oracle (tests/grammar_oracle.h:
+ * Earley on bytes with PCRE2 for the lexemes, no code in common with
+ * grammar/ or lexer/), on Llama 3's vocabulary and every trie layout, for
+ * the committed example grammars (experiments/grammars/: JSON in both
+ * formats, an ambiguous left-recursive expression grammar in both,
+ * keywords overlapping identifiers, nullable rules under %ignore, right
+ * recursion).  The states are the start, random sentences of each grammar
+ * cut at random points (tests/grammar_gen.h), and a few hand-picked
+ * prefixes; at each, every layout's mask must equal the oracle's answer
+ * for every token, and whether the text is a sentence must agree.  Random
+ * one-byte changes of the sentences check refusals the same way.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../grammar/load.h"
+#include "../grammar/match.h"
+#include "grammar_gen.h"
+#include "grammar_oracle.h"
+#include "support.h"
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+static test_tries_t tries;
+static const uint8_t **tok_bytes;
+static uint32_t *tok_lens;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (test_tries_load(&tries, LLAMA3))
+        return -1;
+    tok_bytes = malloc(tries.keys.n * sizeof *tok_bytes);
+    tok_lens = malloc(tries.keys.n * sizeof *tok_lens);
+    for (size_t i = 0; i < tries.keys.n; i++) {
+        tok_bytes[i] = tries.keys.keys[i].s;
+        tok_lens[i] = tries.keys.keys[i].len;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(tok_bytes);
+    free(tok_lens);
+    test_tries_free(&tries);
+    return 0;
+}
+
+typedef struct {
+    gr_cfg_t cfg; /* the oracle's copy */
+    go_t *oracle;
+    gr_gram_t *g;
+    gr_rec_t rec;
+    tb_bitset_t want, got;
+    uint8_t *allowed;
+} fixture_t;
+
+static void open_grammar(fixture_t *f, const char *path)
+{
+    tb_err_t err;
+    char msg[512];
+    gr_cfg_t cfg;
+    if (gr_cfg_load(&f->cfg, path, NULL, &err) || gr_cfg_load(&cfg, path, NULL, &err)) {
+        print_message("%s\n", err.msg);
+        fail();
+    }
+    f->oracle = go_new(&f->cfg, msg, sizeof msg);
+    if (!f->oracle) {
+        print_message("oracle of %s: %s\n", path, msg);
+        fail();
+    }
+    f->g = gr_gram_new(&cfg, NULL, &err);
+    assert_non_null(f->g);
+    assert_int_equal(gr_rec_init(&f->rec, f->g, tries.keys.max_len, &err), 0);
+    assert_int_equal(tb_bitset_init(&f->want, tries.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&f->got, tries.keys.id_limit + 1), 0);
+    f->allowed = malloc(tries.keys.n);
+}
+
+static void close_grammar(fixture_t *f)
+{
+    free(f->allowed);
+    tb_bitset_free(&f->want);
+    tb_bitset_free(&f->got);
+    gr_rec_free(&f->rec);
+    gr_gram_free(f->g);
+    go_free(f->oracle);
+    gr_cfg_free(&f->cfg);
+}
+
+/* The text so far: the grammar and the oracle agree on whether it is a
+ * prefix and a sentence; where it is a prefix, every layout's mask equals
+ * the oracle's. */
+static void check_text(fixture_t *f, const char *path, const uint8_t *s, size_t n)
+{
+    uint32_t st = gr_feed(f->g, GR_START, s, n, NULL);
+    int prefix = go_prefix(f->oracle, s, n);
+    assert_true(prefix >= 0);
+    if ((st != GR_DEAD) != prefix) {
+        print_message("%s: '%.*s' is %sa prefix to the grammar, %sto the oracle\n", path,
+                      (int)n, (const char *)s, st != GR_DEAD ? "" : "not ", prefix ? "" : "not ");
+        fail();
+    }
+    if (!prefix)
+        return;
+    int sentence = go_sentence(f->oracle, s, n);
+    assert_true(sentence >= 0);
+    if (gr_accepting(f->g, st) != sentence) {
+        print_message("%s: '%.*s': sentence %d to the grammar, %d to the oracle\n", path,
+                      (int)n, (const char *)s, gr_accepting(f->g, st), sentence);
+        fail();
+    }
+    if (go_mask(f->oracle, s, n, tok_bytes, tok_lens, tries.keys.n, f->allowed)) {
+        print_message("oracle: %s\n", go_error(f->oracle));
+        fail();
+    }
+    tb_bitset_clear_all(&f->want);
+    for (size_t i = 0; i < tries.keys.n; i++)
+        if (f->allowed[i])
+            tb_bitset_set(&f->want, tries.keys.keys[i].id);
+    for (size_t i = 0; i < tries.keys.nalias; i++)
+        if (tb_bitset_get(&f->want, tries.keys.alias[2 * i + 1]))
+            tb_bitset_set(&f->want, tries.keys.alias[2 * i]);
+    tb_err_t err;
+    for (size_t l = 0; l < tries.ntries; l++) {
+        assert_int_equal(gr_mask(tries.tries[l], &f->rec, st, &f->got, NULL, &err), 0);
+        if (tb_bitset_equal(&f->want, &f->got))
+            continue;
+        for (size_t i = 0; i < tries.keys.n; i++) {
+            uint32_t id = tries.keys.keys[i].id;
+            if (tb_bitset_get(&f->want, id) != tb_bitset_get(&f->got, id)) {
+                print_message("%s, layout %s, after '%.*s': token '%.*s' %s by the oracle\n",
+                              path, tries.names[l], (int)n, (const char *)s, (int)tok_lens[i],
+                              (const char *)tok_bytes[i],
+                              tb_bitset_get(&f->want, id) ? "allowed" : "refused");
+                break;
+            }
+        }
+        fail();
+    }
+}
+
+static void check_grammar(const char *path, const char *const *extra, size_t nextra)
+{
+    fixture_t f = {0};
+    open_grammar(&f, path);
+    char msg[256];
+    gg_t *gen = gg_new(&f.cfg, f.oracle, msg, sizeof msg);
+    assert_non_null(gen);
+    check_text(&f, path, (const uint8_t *)"", 0);
+    for (size_t i = 0; i < nextra; i++)
+        check_text(&f, path, (const uint8_t *)extra[i], strlen(extra[i]));
+    for (int k = 0; k < 4; k++) {
+        tb_buf_t s = {0};
+        assert_int_equal(gg_sentence(gen, 12, &s), 0);
+        assert_int_equal(go_sentence(f.oracle, s.data, s.len), 1);
+        check_text(&f, path, s.data, s.len);
+        for (int c = 0; c < 2; c++)
+            check_text(&f, path, s.data, gg_cut(s.len));
+        /* One byte changed: refused or not, both must agree. */
+        if (s.len) {
+            size_t at = test_rnd((uint32_t)s.len);
+            s.data[at] = (uint8_t)" a1{\"]+(;x"[test_rnd(10)];
+            uint32_t st = gr_feed(f.g, GR_START, s.data, s.len, NULL);
+            assert_int_equal(st != GR_DEAD, go_prefix(f.oracle, s.data, s.len));
+        }
+        tb_buf_free(&s);
+    }
+    gg_free(gen);
+    close_grammar(&f);
+}
+
+static void test_json_lark(void **state)
+{
+    (void)state;
+    const char *extra[] = {"{\"a\": ", "{\"a\": \"x", "[1, 2", "{\"k\": [tr", "[\"\\u00"};
+    check_grammar("experiments/grammars/json.lark", extra, 5);
+}
+
+static void test_json_gbnf(void **state)
+{
+    (void)state;
+    const char *extra[] = {"{\"a\": ", "{\"a\": \"x", "[1, 2", "{\"k\": [tr", "[\"\\u00"};
+    check_grammar("experiments/grammars/json.gbnf", extra, 5);
+}
+
+static void test_arith(void **state)
+{
+    (void)state;
+    const char *extra[] = {"(1+", "12*(3", "1+2*3"};
+    check_grammar("experiments/grammars/arith.lark", extra, 3);
+    check_grammar("experiments/grammars/arith.gbnf", extra, 3);
+}
+
+static void test_keywords(void **state)
+{
+    (void)state;
+    const char *extra[] = {"if", "if x then ", "ifx = y", "x = if; if"};
+    check_grammar("experiments/grammars/keywords.lark", extra, 4);
+}
+
+static void test_nullable_and_right_recursion(void **state)
+{
+    (void)state;
+    const char *extra[] = {"a", "a b", "a c a", "ac"};
+    check_grammar("experiments/grammars/nullable.lark", extra, 4);
+    check_grammar("experiments/grammars/nullable.gbnf", extra, 0);
+    check_grammar("experiments/grammars/rightrec.gbnf", extra, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_lark),
+        cmocka_unit_test(test_json_gbnf),
+        cmocka_unit_test(test_arith),
+        cmocka_unit_test(test_keywords),
+        cmocka_unit_test(test_nullable_and_right_recursion),
+    };
+    return cmocka_run_group_tests_name("grammar masks against the oracle", tests, setup,
+                                       teardown);
+}
