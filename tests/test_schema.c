@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../grammar/ecma.h"
+#include "../grammar/gram.h"
 #include "../grammar/numrange.h"
 #include "../grammar/schema.h"
 #include "../lexer/deriv.h"
@@ -434,6 +435,23 @@ static gr_cfg_t *grammar(const char *schema, int compact)
     return &g;
 }
 
+/* The schema's grammar as the masks run it (grammar/gram.h). */
+static gr_gram_t *parser(const char *schema, int compact)
+{
+    gr_cfg_t *g = malloc(sizeof *g);
+    tb_err_t err;
+    gr_schema_opts_t o = {.compact = compact};
+    assert_non_null(g);
+    assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+    if (gr_schema_compile(g, schema, strlen(schema), &o, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+    free(g);
+    if (!gram)
+        fail_msg("%s: %s", schema, err.msg);
+    return gram;
+}
+
 typedef struct {
     const char *schema;
     const char *const *instances; /* NULL-terminated */
@@ -593,6 +611,7 @@ static void instances_agree_with_jsonschema(void **state)
         char *v = jsonschema_verdicts(compact), *line = v;
         size_t valid = 0, invalid = 0;
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            gr_gram_t *gram = parser(cases[c].schema, compact);
             gr_cfg_t *g = grammar(cases[c].schema, compact);
             for (size_t i = 0; cases[c].instances[i]; i++) {
                 char *nl = strchr(line, '\n');
@@ -603,6 +622,11 @@ static void instances_agree_with_jsonschema(void **state)
                 if (earley_accepts(g, !compact, text, strlen(text)) != want)
                     fail_msg("%s on %s: jsonschema says %d (compact %d)", cases[c].schema,
                              text, want, compact);
+                /* and the grammar's own parser (grammar/gram.h) */
+                uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), NULL);
+                if ((st != GR_DEAD && gr_accepting(gram, st)) != want)
+                    fail_msg("%s on %s: gr_gram disagrees with jsonschema's %d (compact %d)",
+                             cases[c].schema, text, want, compact);
                 *(want ? &valid : &invalid) += 1;
                 /* JSON's whitespace where it allows it (not in compact). */
                 if (!compact && want && strlen(text) < 200) {
@@ -613,6 +637,7 @@ static void instances_agree_with_jsonschema(void **state)
                 line = nl + 1;
             }
             gr_cfg_free(g);
+            gr_gram_free(gram);
         }
         print_message("%zu valid, %zu invalid instances agree (compact %d)\n", valid, invalid,
                       compact);
@@ -666,6 +691,48 @@ static void strict_oneof_refuses_overlaps(void **state)
             fail_msg("%s: %s", sch, r ? err.msg : "accepted");
         gr_cfg_free(&g);
     }
+}
+
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+/* `tokbench accept SPEC --schema FILE -f INSTANCE`: token by token through
+ * the matcher, with a mask before every token. */
+static void accept_command(void **state)
+{
+    (void)state;
+    test_need_file(LLAMA3);
+    static const struct {
+        const char *instance, *want;
+        int rc;
+    } cases[] = {
+        {"{\"name\": \"Ann \\\"A\\\"\", \"tags\": [\"x\", \"y\"], \"age\": 42}",
+         "the text is a sentence", 0},
+        {"{\"name\": \"Ann\", \"age\": 200}", "refused    token", 3},
+        {"{\"name\": \"\", \"age\": 1}", "refused    token", 3},
+        {"{\"tags\": [], \"name\": \"Bo\"}", "refused    token", 3},
+    };
+    const char *schema = "test_schema_accept.json", *inst = "test_schema_instance.json";
+    FILE *f = fopen(schema, "w");
+    assert_non_null(f);
+    fputs("{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", "
+          "\"minLength\": 1}, \"tags\": {\"type\": \"array\", \"items\": {\"type\": "
+          "\"string\"}, \"maxItems\": 3}, \"age\": {\"type\": \"integer\", \"maximum\": 150}}, "
+          "\"required\": [\"name\"], \"additionalProperties\": false}", f);
+    fclose(f);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        f = fopen(inst, "w");
+        assert_non_null(f);
+        fputs(cases[i].instance, f);
+        fclose(f);
+        char args[256], out[4096];
+        snprintf(args, sizeof args, "accept %s --schema %s -f %s --masks", LLAMA3, schema, inst);
+        int rc = test_tokbench(args, out, sizeof out);
+        if (rc != cases[i].rc || !strstr(out, cases[i].want))
+            fail_msg("%s: exit %d, want %d and \"%s\" in:\n%s", cases[i].instance, rc,
+                     cases[i].rc, cases[i].want, out);
+    }
+    remove(schema);
+    remove(inst);
 }
 
 /* OpenAPI's nullable, which JSON Schema validators do not know. */
@@ -765,6 +832,7 @@ int main(void)
         cmocka_unit_test(number_ranges_are_exact),
         cmocka_unit_test(instances_agree_with_jsonschema),
         cmocka_unit_test(strict_oneof_refuses_overlaps),
+        cmocka_unit_test(accept_command),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
