@@ -113,13 +113,14 @@ typedef struct {
     size_t len, pos;
     TB_VEC(ast_t *) all; /* arena: every node, freed together */
     tb_err_t *err;
-    const char *what; /* "pattern" or "format" for messages */
+    const char *what;  /* "pattern" or "format" for messages */
+    const char *label; /* what messages quote: the pattern, or the format's name */
     int depth;
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *why)
 {
-    return tb_fail(ps->err, "%s '%.*s' at offset %zu: %s", ps->what, (int)ps->len, ps->p,
+    return tb_fail(ps->err, "%s '%s' at offset %zu: %s", ps->what, ps->label,
                    at, why);
 }
 
@@ -672,8 +673,8 @@ static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
             return o;
         }
     }
-    tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds cannot be "
-            "combined with it exactly", ps->what, (int)ps->len, ps->p);
+    tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds cannot be "
+            "combined with it exactly", ps->what, ps->label);
     return NULL;
 }
 
@@ -998,8 +999,8 @@ static int emit_rep(parser_t *ps, const ast_t *a, anch_t *o)
     if (!r && !anchored(&k)) {
         r = comp_rep(&k.c[QN], a->min, a->max, &o->c[QN]);
     } else if (!r && (a->max == GR_NO_MAX ? a->min : a->max) > ANCHOR_UNROLL) {
-        r = tb_fail(ps->err, "%s '%.*s': an anchor inside a repetition above %u",
-                    ps->what, (int)ps->len, ps->p, ANCHOR_UNROLL);
+        r = tb_fail(ps->err, "%s '%s': an anchor inside a repetition above %u",
+                    ps->what, ps->label, ANCHOR_UNROLL);
     } else if (!r) {
         /* k{m} then k? (n - m) times, or (k*) when unbounded. */
         o->c[QN].eps = 1;
@@ -1152,9 +1153,9 @@ static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o)
         uint32_t l, h;
         lengths(top, &l, &h);
         if (lo > l || hi != GR_NO_MAX)
-            return tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds "
+            return tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds "
                            "cannot be combined with its anchors exactly", ps->what,
-                           (int)ps->len, ps->p);
+                           ps->label);
         return search(ps, top, o);
     }
     if (lo || hi != GR_NO_MAX)
@@ -1186,7 +1187,8 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
     if (format && !(p = gr_ecma_format(format)))
         return tb_fail(err, "unknown format '%s'", format);
     parser_t ps = {.p = p, .len = strlen(p), .err = err,
-                   .what = format ? "format" : "pattern"};
+                   .what = format ? "format" : pattern ? "pattern" : "string",
+                   .label = format ? format : p};
     comp_t c = {0};
     int r = content(&ps, lo, hi, &c);
     arena_free(&ps);
@@ -1202,7 +1204,8 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
 
 int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
 {
-    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern"};
+    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern",
+                   .label = pattern};
     ast_t *top = parse(&ps);
     anch_t q;
     int r = !top || emit(&ps, top, &q) ? -1 : 0;
@@ -1748,7 +1751,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     for (size_t i = 0; !r && i < npat + nnames; i++) {
         ast_t *a;
         if (i < npat) {
-            ps.p = patterns[i];
+            ps.p = ps.label = patterns[i];
             ps.len = strlen(patterns[i]);
             ps.pos = 0;
             a = parse(&ps);

@@ -7,10 +7,9 @@
  * number ranges; Debian's python3-jsonschema (a validator, run once per
  * test through /usr/bin/python3) for whole instances, which it also writes
  * as json.dumps(ensure_ascii=False) does.  A whole grammar is checked by
- * unfolding its rules into one regex (deep enough for the instances here:
- * a nonterminal at most DEPTH times on a path) with the ignored whitespace
- * between lexemes,
- * the language cfg.h defines, and running the lexer's DFA on it.
+ * the test's own Earley recognizer for the language cfg.h defines (on the
+ * lexer's DFAs) and by the grammar's parser (grammar/gram.h); a few
+ * instances also through `tokbench accept` with masks.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
