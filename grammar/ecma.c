@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../base/utf8.h"
+#include "../lexer/regex.h"
 #include "cfg.h"
 
 #define CP_MAX 0x10FFFFu
@@ -771,12 +772,13 @@ static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
     return put(b, q);
 }
 
-/* atom{m,n} (n > 0) with the lexer's bound of 1000 per quantifier: a bound
- * above it is written as nested repetitions, x{0,2500} as
- * (?:x{0,1000}){0,2}x{0,500}, which is the same language. */
+/* atom{m,n} (n > 0) with the lexer's bound per quantifier (LEX_MAX_REPEAT):
+ * a bound above it is written as nested repetitions, x{0,250000} as
+ * (?:x{0,100000}){0,2}x{0,50000}, which is the same language (though its
+ * derivatives are unions of splits: below the bound one chain is better). */
 static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
 {
-    const uint32_t K = 1000;
+    const uint32_t K = LEX_MAX_REPEAT;
     int r = 0;
     if (m <= K && (n == GR_NO_MAX || n <= K)) {
         r = tb_buf_put(b, atom->data, atom->len);

@@ -1367,8 +1367,9 @@ static int parse_bound(parser_t *ps, long *n, long *m)
     char num[64];
     if (*n > LEX_MAX_REPEAT || *m > LEX_MAX_REPEAT) {
         snprintf(num, sizeof num, "%ld", *n > LEX_MAX_REPEAT ? *n : *m);
-        return perr(ps, save, "repetition bound %s is above the limit of "
-                    "1000", num);
+        snprintf(num + strlen(num), sizeof num - strlen(num), " is above the limit of %d",
+                 LEX_MAX_REPEAT);
+        return perr(ps, save, "repetition bound %s", num);
     }
     if (*m >= 0 && *m < *n)
         return perr(ps, save, "repetition bounds out of order", NULL);

@@ -157,7 +157,7 @@ static void lengths_cut_patterns_exactly(void **state)
     assert_int_equal(gr_ecma_string(&re, NULL, NULL, 0, 1000001, &err), -1);
     assert_non_null(strstr(err.msg, "above the limit"));
     tb_buf_free(&re);
-    /* A bound above the lexer's 1000 per quantifier is nested exactly. */
+    /* Bounds above 1000 (the lexer's old limit per quantifier) are exact. */
     check_strings(NULL, 999, 2500, texts, NT);
     tb_buf_t big = {0};
     assert_int_equal(gr_ecma_string(&big, NULL, NULL, 1001, 2500, &err), 0);
