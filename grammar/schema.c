@@ -99,6 +99,19 @@ static int lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
     return gr_cfg_lexeme(c->g, regex, name, 0, nopos, out, c->err);
 }
 
+/* A lexeme named "WHAT at POINTER" (for messages and dumps: the regex of
+ * an enum or a pattern may be long); ptr NULL: named by its regex. */
+static int named_lexeme(sc_t *c, const char *regex, const char *what, const char *ptr,
+                        gr_sym_t *out)
+{
+    char *name = NULL;
+    if (ptr && asprintf(&name, "%s at %s", what, ptr) < 0)
+        return oom(c);
+    int r = lexeme(c, regex, name, out);
+    free(name);
+    return r;
+}
+
 static int lit(sc_t *c, const char *s, gr_sym_t *out)
 {
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
@@ -747,7 +760,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     }
     gr_sym_t x;
     if (!r && nsc)
-        r = tb_buf_putc(&re, 0) || lexeme(c, (const char *)re.data, NULL, &x) ||
+        r = tb_buf_putc(&re, 0) || named_lexeme(c, (const char *)re.data, "enum", ptr, &x) ||
             rule(c, alt, &x, 1);
     tb_buf_free(&re);
     tb_buf_free(&txt);
@@ -803,20 +816,16 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     if (hxh && (!hh || !dec_less(hi, xhi)))
         strcpy(hi, xhi), hh = 1, sh = 1;
     tb_buf_t re = {0};
-    int r;
+    const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
+    int r = 0;
     if (!hl && !hh)
-    {
-        const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
         r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
-    }
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);
-    else
-        r = 0;
     if (!r)
         r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data,
-                     hl || hh ? NULL : integer ? "INTEGER" : "NUMBER", out);
+            : hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+                       : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
 }
@@ -867,7 +876,7 @@ static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t
     else if (!re.len)
         r = 1; /* every string matches */
     else
-        r = lexeme(c, (const char *)re.data, NULL, out);
+        r = named_lexeme(c, (const char *)re.data, "not", ptr, out);
     tb_buf_free(&re);
     return r;
 }
@@ -904,8 +913,9 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         ; /* no string qualifies */
     else
         r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data, ps || fs || lo || hi != GR_NO_MAX ? NULL
-                                                                              : "STRING", out);
+            : ps || fs || lo || hi != GR_NO_MAX
+                ? named_lexeme(c, (const char *)re.data, "string", ptr, out)
+                : lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
     return r;
 }
@@ -1158,7 +1168,8 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
-    return lexeme(c, regex, mask ? NULL : "OTHER_KEY", &key) || member(c, key, val, &m) ||
+    return named_lexeme(c, regex, mask ? "pattern name" : "other name", cl->ptr, &key) ||
+                   member(c, key, val, &m) ||
                    tb_vec_push(&cl->members, m)
                ? -1
                : 0;
