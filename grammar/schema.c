@@ -718,6 +718,34 @@ static const char *applying(json_t *s, int types)
     return NULL;
 }
 
+static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out);
+static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
+                        tb_buf_t *regex_out);
+
+/* Whether a string or number value meets s's string or number keywords:
+ * its JSON text in their lexeme (1 yes, 0 no, -1 error). */
+static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
+{
+    int str = json_is_string(v);
+    if (!applying(s, str ? T_STR : json_is_number(v) ? T_NUM : 0))
+        return 1;
+    tb_buf_t re = {0}, txt = {0};
+    int r = str ? string_value(c, s, ptr, NULL, &re) : number_value(c, s, ptr, 0, NULL, &re);
+    if (r == 0 && scalar_text(c, v, &txt, ptr))
+        r = -1;
+    if (r == 0) {
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, NULL, c->err);
+        uint32_t st = d ? lex_dfa_feed(d, LEX_START, txt.data, txt.len) : LEX_DEAD;
+        r = !d ? tb_wrap(c->err, "%s", ptr) : st != LEX_DEAD && lex_dfa_accepting(d, st);
+        lex_dfa_free(d);
+    } else if (r == 1) {
+        r = 0; /* no string qualifies */
+    }
+    tb_buf_free(&re);
+    tb_buf_free(&txt);
+    return r;
+}
+
 static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
 {
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
@@ -737,9 +765,21 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     }
     int vt = 0;
     json_array_foreach(vals, i, v) vt |= json_type_of(v);
-    const char *k = applying(s, vt);
+    const char *k = applying(s, vt & (T_ARR | T_OBJ));
     if (k)
         return fail(c, ptr, "'%s' beside enum/const is not supported", k);
+    /* string and number keywords filter the values */
+    json_t *kept = json_array();
+    if (keep(c, kept))
+        return -1;
+    json_array_foreach(vals, i, v) {
+        int in = value_passes(c, s, ptr, v);
+        if (in < 0)
+            return -1;
+        if (in && json_array_append(kept, v))
+            return oom(c);
+    }
+    vals = kept;
     if (!json_array_size(vals))
         return 1;
     /* Scalars as one lexeme (one regex alternation), the rest as rules. */
@@ -793,7 +833,10 @@ static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, 
 /* Compares decimals a and b (as numrange reads them). */
 static int dec_less(const char *a, const char *b) { return strtod(a, NULL) < strtod(b, NULL); }
 
-static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out)
+/* The lexeme of numbers under s's keywords (or, with regex_out, only its
+ * regex, NUL-terminated, there). */
+static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
+                        tb_buf_t *regex_out)
 {
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
@@ -822,10 +865,15 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);
+    if (!r && tb_buf_putc(&re, 0))
+        r = oom(c);
+    if (!r && regex_out) {
+        *regex_out = re;
+        return 0;
+    }
     if (!r)
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
-                       : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
+        r = hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+                     : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
 }
@@ -881,7 +929,9 @@ static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t
     return r;
 }
 
-static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+/* The lexeme of strings under s's keywords (or, with regex_out, only its
+ * regex there); 1 when no string qualifies. */
+static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out)
 {
     uint64_t lo, hi;
     json_t *pat = json_object_get(s, "pattern"), *fmt = json_object_get(s, "format");
@@ -901,7 +951,7 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return fail(c, ptr, "format '%s' is not supported", fs);
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
     if (np || ns) {
-        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns))
+        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns) || regex_out)
             return fail(c, ptr, "'not' beside other string keywords is not supported");
         return not_string(c, np, ns, ptr, out);
     }
@@ -911,9 +961,13 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         tb_wrap(c->err, "%s", ptr);
     else if (r == 1)
         ; /* no string qualifies */
-    else
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : ps || fs || lo || hi != GR_NO_MAX
+    else if (tb_buf_putc(&re, 0))
+        r = oom(c);
+    else if (regex_out) {
+        *regex_out = re;
+        return 0;
+    } else
+        r = ps || fs || lo || hi != GR_NO_MAX
                 ? named_lexeme(c, (const char *)re.data, "string", ptr, out)
                 : lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
@@ -1374,9 +1428,9 @@ static int type_value(sc_t *c, json_t *s, const char *ptr, int t, gr_sym_t *out)
     switch (t) {
     case T_NULL: return lit(c, "null", out);
     case T_BOOL: return lexeme(c, "true|false", "true|false", out);
-    case T_INT: return number_value(c, s, ptr, 1, out);
-    case T_NUM: return number_value(c, s, ptr, 0, out);
-    case T_STR: return string_value(c, s, ptr, out);
+    case T_INT: return number_value(c, s, ptr, 1, out, NULL);
+    case T_NUM: return number_value(c, s, ptr, 0, out, NULL);
+    case T_STR: return string_value(c, s, ptr, out, NULL);
     case T_ARR: return array_value(c, s, ptr, out);
     default: return object_value(c, s, ptr, out);
     }

@@ -15,7 +15,7 @@
  * Supported, exactly (an instance is accepted iff it is valid, up to the
  * encodings above and the notes below):
  *   type (also arrays), boolean schemas, nullable (OpenAPI), enum, const
- *     (with type; other keywords beside them must not apply to the values);
+ *     (filtered by type and the string and number keywords beside them);
  *   properties in definition order, each present or (if not required)
  *     absent; additional properties (additionalProperties true, absent or
  *     a schema; names other than the defined ones) anywhere between them;
