@@ -1318,6 +1318,38 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
     return !u_ok[1] && !have_a; /* nothing at all: no member could come first */
 }
 
+/* The members in any order, each defined property at most once: a
+ * nonterminal per set of properties present so far (2^n of them, hence
+ * opts.any_order), the end allowed once every required one is in, and
+ * additional members anywhere.  first is the start, before any member (no
+ * comma yet). */
+static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
+                             int need_one, gr_sym_t *out)
+{
+    size_t states = (size_t)1 << n;
+    uint32_t req = 0;
+    for (size_t i = 0; i < n; i++)
+        req |= (uint32_t)pr[i].required << i;
+    gr_sym_t comma, first, *t = malloc(states * sizeof *t);
+    int r = !t ? oom(c) : lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
+    for (size_t m = 0; !r && m < states; m++)
+        r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
+    for (size_t m = 0; !r && m < states; m++) {
+        for (size_t p = 0; !r && p < n; p++)
+            if (!(m >> p & 1))
+                r = rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
+                    (m == 0 && rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
+        if (!r && have_a)
+            r = rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
+                (m == 0 && rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
+        if (!r && (m & req) == req)
+            r = rule(c, t[m], NULL, 0) || (m == 0 && !need_one && rule(c, first, NULL, 0));
+    }
+    free(t);
+    *out = first;
+    return r ? -1 : c->g->nt.data[first].nrules == 0;
+}
+
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     static const char *const refused[] = {"propertyNames",
@@ -1411,7 +1443,9 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
                  "not supported");
     if (!r)
-        r = members(c, pr, kept, have_a, a, minp > nr, &body);
+        r = kept <= c->opts.any_order
+                ? members_any_order(c, pr, kept, have_a, a, minp > nr, &body)
+                : members(c, pr, kept, have_a, a, minp > nr, &body);
     if (!r)
         r = lit(c, "{", &lb) || lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -1916,6 +1950,10 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     sc_t c = {.g = g, .err = err};
     if (opts)
         c.opts = *opts;
+    if (!c.opts.any_order)
+        c.opts.any_order = GR_SCHEMA_ANY_ORDER;
+    if (c.opts.definition_order)
+        c.opts.any_order = 0;
     err->msg[0] = 0;
     json_error_t je;
     c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);

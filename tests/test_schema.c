@@ -712,7 +712,8 @@ static void accept_command(void **state)
          "the text is a sentence", 0},
         {"{\"name\": \"Ann\", \"age\": 200}", "refused    token", 3},
         {"{\"name\": \"\", \"age\": 1}", "refused    token", 3},
-        {"{\"tags\": [], \"name\": \"Bo\"}", "refused    token", 3},
+        {"{\"tags\": [], \"name\": \"Bo\"}", "the text is a sentence", 0},
+        {"{\"name\": \"Bo\", \"name\": \"Al\"}", "refused    token", 3},
     };
     const char *schema = "test_schema_accept.json", *inst = "test_schema_instance.json";
     FILE *f = fopen(schema, "w");
@@ -736,6 +737,44 @@ static void accept_command(void **state)
     }
     remove(schema);
     remove(inst);
+}
+
+/* Properties in any order up to opts.any_order of them, in the order of
+ * `properties` beyond (0 here: definition_order); each at most once. */
+static void property_order(void **state)
+{
+    (void)state;
+    const char *sch = "{\"type\": \"object\", \"properties\": {\"a\": {}, \"b\": {}}, "
+                      "\"required\": [\"b\"]}";
+    static const struct {
+        unsigned any_order;
+        const char *text;
+        int ok;
+    } cases[] = {
+        {2, "{\"b\": 1, \"a\": 2}", 1}, {2, "{\"a\": 1, \"b\": 2}", 1},
+        {2, "{\"a\": 1}", 0},           {2, "{\"b\": 1, \"b\": 2}", 0},
+        {2, "{\"c\": 0, \"b\": 1, \"x\": 3, \"a\": 2}", 1},
+        {1, "{\"b\": 1, \"a\": 2}", 0}, {1, "{\"a\": 1, \"b\": 2}", 1},
+        {0, "{\"b\": 1, \"a\": 2}", 0}, {0, "{\"a\": 1, \"c\": 0, \"b\": 2}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gr_cfg_t *g = malloc(sizeof *g);
+        tb_err_t err;
+        gr_schema_opts_t o = {.any_order = cases[i].any_order,
+                              .definition_order = cases[i].any_order == 0};
+        assert_non_null(g);
+        assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+        assert_int_equal(gr_schema_compile(g, sch, strlen(sch), &o, &err), 0);
+        gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+        free(g);
+        assert_non_null(gram);
+        uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)cases[i].text,
+                              strlen(cases[i].text), NULL);
+        if ((st != GR_DEAD && gr_accepting(gram, st)) != cases[i].ok)
+            fail_msg("any_order %u, %s: want %d", cases[i].any_order, cases[i].text,
+                     cases[i].ok);
+        gr_gram_free(gram);
+    }
 }
 
 /* OpenAPI's nullable, which JSON Schema validators do not know. */
@@ -836,6 +875,7 @@ int main(void)
         cmocka_unit_test(instances_agree_with_jsonschema),
         cmocka_unit_test(strict_oneof_refuses_overlaps),
         cmocka_unit_test(accept_command),
+        cmocka_unit_test(property_order),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
