@@ -772,34 +772,13 @@ static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
     return put(b, q);
 }
 
-/* atom{m,n} (n > 0) with the lexer's bound per quantifier (LEX_MAX_REPEAT):
- * a bound above it is written as nested repetitions, x{0,250000} as
- * (?:x{0,100000}){0,2}x{0,50000}, which is the same language (though its
- * derivatives are unions of splits: below the bound one chain is better). */
+/* atom{m,n} (n > 0): one quantifier, which the lexer reads as one term
+ * (a bounded repetition costs a term per count reached). */
+_Static_assert(GR_MAX_LENGTH <= LEX_MAX_REPEAT, "length bounds fit one quantifier");
 static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
 {
-    const uint32_t K = LEX_MAX_REPEAT;
-    int r = 0;
-    if (m <= K && (n == GR_NO_MAX || n <= K)) {
-        r = tb_buf_put(b, atom->data, atom->len);
-        return r || (m == 1 && n == 1) ? r : put_quant(b, m, n);
-    }
-    uint32_t parts[2][2] = {{m / K, m % K}, {0, 0}};
-    if (n != GR_NO_MAX)
-        parts[1][0] = (n - m) / K, parts[1][1] = (n - m) % K;
-    for (int opt = 0; opt < 2 && !r; opt++) {
-        if (parts[opt][0]) {
-            r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : K, K) || put(b, ")") ||
-                put_quant(b, opt ? 0 : parts[opt][0], parts[opt][0]);
-        }
-        if (!r && parts[opt][1])
-            r = tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : parts[opt][1], parts[opt][1]);
-    }
-    if (!r && n == GR_NO_MAX)
-        r = tb_buf_put(b, atom->data, atom->len) || put(b, "*");
-    return r;
+    int r = tb_buf_put(b, atom->data, atom->len);
+    return r || (m == 1 && n == 1) ? r : put_quant(b, m, n);
 }
 
 static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)

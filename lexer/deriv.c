@@ -99,6 +99,12 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
     } else if (n->kind == LEX_K_STAR) {
         lex_term_t body = n->a;
         r = lex_concat(t, deriv(d, body, c, b), x);
+    } else if (n->kind == LEX_K_REPEAT) {
+        /* one iteration begun, the bounds one less (the body is not
+         * nullable: lex_repeat made the minimum 0 if it were) */
+        uint32_t mn = (uint32_t)n->set[0], mx = (uint32_t)n->set[1];
+        lex_term_t body = n->a;
+        r = lex_concat(t, deriv(d, body, c, b), lex_repeat(t, body, mn ? mn - 1 : 0, mx - 1));
     } else {
         /* A union chain: derive every alternative, then one normalizing
          * union (pairwise unions would re-sort the chain at every link). */

@@ -237,6 +237,22 @@ lex_term_t lex_or(lex_terms_t *t, lex_term_t a, lex_term_t b)
     return lex_or_n(t, v, 2);
 }
 
+lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max)
+{
+    if (max == 0 || a == LEX_EPSILON)
+        return LEX_EPSILON;
+    if (a == LEX_NOTHING)
+        return min == 0 ? LEX_EPSILON : LEX_NOTHING;
+    if (t->node[a].nullable)
+        min = 0; /* empty iterations make up any minimum */
+    if (min == 1 && max == 1)
+        return a;
+    lex_node_t n = {.kind = LEX_K_REPEAT, .a = a, .nullable = min == 0};
+    n.set[0] = min;
+    n.set[1] = max;
+    return intern(t, &n);
+}
+
 lex_term_t lex_star(lex_terms_t *t, lex_term_t a)
 {
     if (a == LEX_NOTHING || a == LEX_EPSILON)
@@ -1319,15 +1335,9 @@ static int parse_alt(parser_t *ps, anch_t *out);
 /* r{n,m} with m = -1 for no upper bound. */
 static lex_term_t repeat(lex_terms_t *t, lex_term_t r, long n, long m)
 {
-    lex_term_t tail = LEX_EPSILON;
-    if (m < 0)
-        tail = lex_star(t, r);
-    else
-        for (long i = n; i < m; i++)
-            tail = lex_or(t, LEX_EPSILON, lex_concat(t, r, tail));
-    for (long i = 0; i < n; i++)
-        tail = lex_concat(t, r, tail);
-    return tail;
+    if (m < 0) /* r{n,}: r{n} then r* */
+        return lex_concat(t, lex_repeat(t, r, (uint32_t)n, (uint32_t)n), lex_star(t, r));
+    return lex_repeat(t, r, (uint32_t)n, (uint32_t)m);
 }
 
 static int read_int(parser_t *ps, long *v)

@@ -36,10 +36,14 @@ typedef enum {
     LEX_K_CONCAT, /* a then b; a is never a CONCAT (kept right-nested) */
     LEX_K_OR,     /* a or b; a is never an OR, chains sorted by id */
     LEX_K_STAR,   /* a repeated zero or more times */
+    LEX_K_REPEAT, /* a repeated set[0] to set[1] times (a finite bound) */
 } lex_kind_t;
 
-/* One term: 48 bytes.  set is used by LEX_K_BYTES only (bit b of
- * set[b / 64]), a and b by CONCAT, OR (a, b) and STAR (a). */
+/* One term: 48 bytes.  set is used by LEX_K_BYTES (bit b of set[b / 64])
+ * and LEX_K_REPEAT (its bounds), a and b by CONCAT, OR (a, b), STAR and
+ * REPEAT (a).  A bounded repetition is one term whose derivative is the
+ * body's then the repetition with both bounds one less: a{0,100000} costs
+ * a term per count that a text reaches, not 100000 up front. */
 typedef struct {
     uint8_t kind;
     uint8_t nullable; /* matches the empty string */
@@ -71,6 +75,8 @@ lex_term_t lex_or(lex_terms_t *t, lex_term_t a, lex_term_t b);
 /* The union of terms[0..n) (terms may be overwritten). */
 lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t n);
 lex_term_t lex_star(lex_terms_t *t, lex_term_t a);
+/* a{min,max} (min <= max, max finite). */
+lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max);
 
 static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 {
@@ -78,10 +84,9 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 }
 
 /* Limits the parser enforces (each failure names the position). */
-/* Largest bound in {n}, {n,}, {n,m}: JSON Schema's maxLength and pattern
- * bounds reach tens of thousands, and a bound is a chain of that many
- * terms, each derivative one of them. */
-#define LEX_MAX_REPEAT 100000
+/* Largest bound in {n}, {n,}, {n,m} (JSON Schema's maxLength reaches
+ * hundreds of thousands; a bound costs a term per count reached). */
+#define LEX_MAX_REPEAT 1000000
 #define LEX_MAX_NEST 1000   /* deepest group nesting */
 
 /*
