@@ -432,3 +432,38 @@ int gr_num_decimal(double v, char *buf, size_t size)
     *o = 0;
     return 0;
 }
+
+int gr_num_decimals(tb_buf_t *out, unsigned places, int lo_zero, int hi_zero, int strict,
+                    tb_err_t *err)
+{
+    nctx_t c = {0};
+    /* fractions with nothing but zeros after `places` digits */
+    char *frac = fmt(&c, "(?:\\.[0-9]{1,%u}0*)?", places);
+    char *pos = NULL;
+    if (frac) {
+        /* above 0: a non-zero integer part, or 0 and a non-zero digit among the first places */
+        pos = fmt(&c, "[1-9][0-9]*%s", frac);
+        for (unsigned i = 0; pos && i < places; i++) {
+            char *z = fmt(&c, "0\\.0{%u}[1-9][0-9]{0,%u}0*", i, places - 1 - i);
+            pos = alt(&c, pos, z);
+        }
+    }
+    char *r = NULL;
+    if (pos) {
+        const char *sign = lo_zero ? "" : hi_zero ? "-" : "-?";
+        if (!lo_zero && !hi_zero)
+            r = fmt(&c, "-?(?:0|[1-9][0-9]*)%s", frac);
+        else if (strict)
+            r = fmt(&c, "%s(?:%s)", sign, pos);
+        else
+            r = fmt(&c, "-?0(?:\\.0+)?|%s(?:%s)", sign, pos);
+    }
+    int rc = 0;
+    if (!r || c.oom || tb_buf_put(out, "(?:", 3) || tb_buf_put(out, r, strlen(r)) ||
+        tb_buf_put(out, ")", 1))
+        rc = tb_fail(err, "out of memory");
+    free(frac);
+    free(pos);
+    free(r);
+    return rc;
+}

@@ -30,6 +30,16 @@
 int gr_num_range(tb_buf_t *out, const char *lo, int lo_strict, const char *hi,
                  int hi_strict, int integer, tb_err_t *err);
 
+/*
+ * Appends the regex of the JSON numbers that are multiples of 10^-places
+ * (places >= 1; written without an exponent, nothing but zeros after
+ * `places` fraction digits), all of them, or (lo_zero) those >= 0, or
+ * (hi_zero) those <= 0, strict excluding 0: JSON Schema's multipleOf 0.01
+ * beside a bound of 0.
+ */
+int gr_num_decimals(tb_buf_t *out, unsigned places, int lo_zero, int hi_zero, int strict,
+                    tb_err_t *err);
+
 /* Writes the exact decimal (no exponent) of the double v into buf (size
  * bytes): its shortest round-trip digits, as Python's repr picks them.  -1
  * if it does not fit or v is not finite. */

@@ -830,6 +830,16 @@ static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, 
     return 1;
 }
 
+/* n as 10^-places (1 -> 0, 0.01 -> 2), UINT32_MAX for other numbers. */
+static unsigned decimal_places(double n)
+{
+    double p = 1;
+    for (unsigned k = 0; k <= 12; k++, p /= 10)
+        if (n == p || (k && fabs(n - p) < p * 1e-9))
+            return k;
+    return UINT32_MAX;
+}
+
 /* Compares decimals a and b (as numrange reads them). */
 static int dec_less(const char *a, const char *b) { return strtod(a, NULL) < strtod(b, NULL); }
 
@@ -840,9 +850,11 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
 {
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
-    if (mo && !(json_is_number(mo) && num(mo) == 1))
-        return fail(c, ptr, "'multipleOf' other than 1 is not supported");
-    integer |= mo != NULL;
+    unsigned places = 0; /* multipleOf 10^-places */
+    if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX))
+        return fail(c, ptr, "'multipleOf' other than 1 or 0.1, 0.01, ... is not supported");
+    if (mo && !places)
+        integer = 1;
     if (integer && !c->draft4)
         integer = 2;
     int hl = bound(c, s, "minimum", ptr, lo, sizeof lo),
@@ -861,7 +873,14 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     tb_buf_t re = {0};
     const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
     int r = 0;
-    if (!hl && !hh)
+    if (places && !integer) {
+        /* multiples of 0.01...: no bound, or only 0 */
+        int lz = hl && !hh && !strcmp(lo, "0"), hz = hh && !hl && !strcmp(hi, "0");
+        if ((hl || hh) && !lz && !hz)
+            r = fail(c, ptr, "'multipleOf' beside bounds other than 0 is not supported");
+        else if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
+            r = -1;
+    } else if (!hl && !hh)
         r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);

@@ -33,7 +33,7 @@
  *     ipv4 ipv6 uri uri-reference uuid duration (ecma.c names each RFC);
  *   minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-4 booleans
  *     and later numbers; exact decimal intervals, grammar/numrange.h),
- *     multipleOf 1;
+ *     multipleOf 1, and 0.1, 0.01... alone or beside a bound of 0;
  *   anyOf; oneOf as anyOf (exact where no instance matches two branches,
  *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
@@ -46,7 +46,7 @@
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  * Refused with "POINTER: reason" naming the keyword: other nots,
  * if/then/else, propertyNames, unevaluated*, contains, other
- * min/maxProperties, multipleOf other than 1, unknown formats, uniqueItems
+ * min/maxProperties, other multipleOf, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
  * where the intersection is not written exactly, allOf branches that
