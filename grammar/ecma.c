@@ -771,8 +771,12 @@ static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
 }
 
 /* atom{m,n} (n > 0) with the lexer's bound of 1000 per quantifier: a bound
- * above it is written as nested repetitions, x{0,2500} as
- * (?:x{0,1000}){0,2}x{0,500}, which is the same language. */
+ * above it is written with blocks of exactly 1000, x{2500,} as
+ * (?:x{1000}){2}x{500}x*, and an optional part x{0,d} with d = 1000q + r
+ * as (?:(?:x{1000}){0,q-1}x{0,999}|(?:x{1000}){q}x{0,r}), the same
+ * language.  The blocks are never nullable on purpose: a repeated nullable
+ * x{0,1000} would make each derivative an alternation of every count the
+ * outer repetition may be at, and the lexer's terms would run out. */
 static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
 {
     const uint32_t K = 1000;
@@ -781,22 +785,30 @@ static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
         r = tb_buf_put(b, atom->data, atom->len);
         return r || (m == 1 && n == 1) ? r : put_quant(b, m, n);
     }
-    uint32_t parts[2][2] = {{m / K, m % K}, {0, 0}};
-    if (n != GR_NO_MAX)
-        parts[1][0] = (n - m) / K, parts[1][1] = (n - m) % K;
-    for (int opt = 0; opt < 2 && !r; opt++) {
-        if (parts[opt][0]) {
-            r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : K, K) || put(b, ")") ||
-                put_quant(b, opt ? 0 : parts[opt][0], parts[opt][0]);
-        }
-        if (!r && parts[opt][1])
-            r = tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : parts[opt][1], parts[opt][1]);
-    }
-    if (!r && n == GR_NO_MAX)
-        r = tb_buf_put(b, atom->data, atom->len) || put(b, "*");
-    return r;
+    /* x{m}: blocks of K, then the rest */
+    if (m / K)
+        r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) ||
+            put(b, ")") || put_quant(b, m / K, m / K);
+    if (!r && m % K)
+        r = tb_buf_put(b, atom->data, atom->len) || put_quant(b, m % K, m % K);
+    if (r || n == GR_NO_MAX)
+        return r || tb_buf_put(b, atom->data, atom->len) || put(b, "*");
+    uint32_t d = n - m, q = d / K, rest = d % K;
+    if (!d)
+        return 0;
+    if (!q) /* x{0,rest}, rest < K */
+        return tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, rest);
+    /* fewer than q whole blocks and any tail, or q blocks and at most rest */
+    r = put(b, "(?:");
+    if (!r && q > 1)
+        r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) ||
+            put(b, ")") || put_quant(b, 0, q - 1);
+    r = r || tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, K - 1) || put(b, "|(?:") ||
+        tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) || put(b, ")") ||
+        put_quant(b, q, q);
+    if (!r && rest)
+        r = tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, rest);
+    return r || put(b, ")");
 }
 
 static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)
