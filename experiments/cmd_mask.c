@@ -1,5 +1,6 @@
 /*
- * cmd_mask: `tokbench mask SPEC --regex R`, one token mask of a regex over a
+ * cmd_mask: `tokbench mask SPEC --regex R`, one token mask of a regex (or
+ * a lexer, or a built-in recognizer: the same lazy DFA and walk) over a
  * vocabulary's trie, with what it cost: allowed tokens (count and a
  * sample), nodes visited, time per mask and reference cycles per visited
  * node.  The first mask is timed apart, since it also builds the DFA states
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lexer/builtin.h"
 #include "../lexer/index.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
@@ -26,7 +28,8 @@
 static int mask_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tokbench mask SPEC (--regex R | --lexer FILE) [--layout L]\n"
+            "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME)\n"
+            "                     [--layout L]\n"
             "                     [--after TEXT]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
@@ -44,6 +47,8 @@ static int mask_usage(FILE *out)
             "--lexer FILE takes a multi-lexeme lexer spec (docs/lexemes.md)\n"
             "instead of R: a token may span lexeme boundaries; also prints the\n"
             "lexemes possible and ending after TEXT.\n\n"
+            "--builtin NAME takes a built-in byte recognizer instead (%s;\n"
+            "lexer/builtin.h), the `walk` rows' patterns of the same names.\n\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -53,7 +58,7 @@ static int mask_usage(FILE *out)
             "--index builds the precomputed token index from the state after TEXT\n"
             "(at most --index-states N states, default %d) and prints its build\n"
             "time, states, entries and bytes.\n",
-            LEX_DEFAULT_MAX_STATES, LEX_INDEX_DEFAULT_MAX_STATES);
+            LEX_DEFAULT_MAX_STATES, lex_builtin_names, LEX_INDEX_DEFAULT_MAX_STATES);
     return out == stdout ? 0 : 2;
 }
 
@@ -99,7 +104,7 @@ static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
 }
 
 typedef struct {
-    const char *spec, *regex, *lexer, *layout, *after, *slicer;
+    const char *spec, *regex, *lexer, *builtin, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
     int index;
@@ -114,6 +119,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->regex = v, i++;
         else if (!strcmp(argv[i], "--lexer") && v)
             a->lexer = v, i++;
+        else if (!strcmp(argv[i], "--builtin") && v)
+            a->builtin = v, i++;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -135,7 +142,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         else
             return -1;
     }
-    if (!a->spec || !a->regex == !a->lexer) /* one of the two */
+    if (!a->spec || !!a->regex + !!a->lexer + !!a->builtin != 1) /* one of the three */
         return -1;
     if (a->reps == 0)
         a->reps = 1;
@@ -268,10 +275,12 @@ int xp_cmd_mask(int argc, char **argv)
     tb_err_t err;
     /* The pattern first: a bad one fails before the vocabulary loads. */
     lex_dfa_opts_t opts = {.max_states = a.max_states};
-    lex_dfa_t *dfa = a.lexer ? lex_lexer_load(a.lexer, &opts, &err)
-                             : lex_dfa_new(a.regex, &opts, &err);
+    lex_dfa_t *dfa = a.lexer     ? lex_lexer_load(a.lexer, &opts, &err)
+                     : a.builtin ? lex_builtin_dfa(a.builtin, &opts, &err)
+                                 : lex_dfa_new(a.regex, &opts, &err);
     if (!dfa)
         return xp_die(&err);
+    const char *kind = a.lexer ? "lexer" : a.builtin ? "builtin" : "regex";
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
     double t0 = xp_now_ns();
@@ -294,8 +303,7 @@ int xp_cmd_mask(int argc, char **argv)
         }
         if (state == LEX_DEAD) {
             tb_fail(&err, "%s '%s': --after text is refused at byte %zu: it is not "
-                    "a prefix of any string the %s matches", a.lexer ? "lexer" : "regex",
-                    a.lexer ? a.lexer : a.regex, i, a.lexer ? "lexer" : "regex");
+                    "a prefix of any string the %s matches", kind, dfa->pattern, i, kind);
             goto out;
         }
     }
@@ -335,7 +343,7 @@ int xp_cmd_mask(int argc, char **argv)
     if (a.lexer)
         printf("lexer      %s (%zu lexemes)\n", a.lexer, lex_dfa_nlexemes(dfa));
     else
-        printf("regex      %s\n", a.regex);
+        printf("%-10s %s\n", kind, dfa->pattern);
     printf("after      %zu bytes -> state %u%s\n", alen, state,
            lex_dfa_accepting(dfa, state) ? " (accepting)" : "");
     if (a.lexer && print_lexemes(dfa, state, &err))
