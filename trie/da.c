@@ -128,6 +128,23 @@ int trie_da_build_chain(trie_da_t *da, tb_err_t *err)
     return 0;
 }
 
+int trie_da_prepare_walk(trie_da_t *da, trie_da_frame_t **frames, tb_err_t *err)
+{
+    if (!*frames && !(*frames = malloc(sizeof **frames * ((size_t)da->a.max_len + 1))))
+        return tb_fail(err, "out of memory for %u walk frames", da->a.max_len + 1);
+    return trie_da_build_chain(da, err);
+}
+
+size_t trie_da_walk_bytes(const trie_da_t *da, const trie_da_frame_t *frames)
+{
+    size_t bytes = 0;
+    if (da->chain)
+        bytes += da->a.n * sizeof *da->chain;
+    if (frames)
+        bytes += sizeof *frames * ((size_t)da->a.max_len + 1);
+    return bytes;
+}
+
 /* ---- validation -------------------------------------------------------- */
 
 typedef struct {
@@ -254,11 +271,12 @@ static void enter(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
     f->base = base;
     f->next = 0;
     f->chained = 0;
-    if (rec->allowed_bytes)
+    f->esc = 0;
+    if (rec->allowed_bytes && !da->a.shifted) /* a set of bytes, not of labels */
         rec->allowed_bytes(rec, f->allowed);
     else
         memset(f->allowed, 0xFF, sizeof f->allowed);
-    if (!da->chain || !chain_pays(f->allowed))
+    if (!da->chain || (!da->a.shifted && !chain_pays(f->allowed)))
         return;
     f->chained = 1;
     /* A first label 0 is also what a node without children holds: the
@@ -352,6 +370,7 @@ static void enter_table(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
 {
     f->node = node;
     f->base = base;
+    f->esc = 0;
     uint32_t first = 256;
     if (da->chain) {
         /* The first child along the chain, if any: a node without
@@ -365,6 +384,11 @@ static void enter_table(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
             f->next = 256;
             return;
         }
+    }
+    if (da->a.shifted) { /* along the chain: allowed bytes are no labels */
+        f->chained = 1;
+        f->next = (uint16_t)first;
+        return;
     }
     const da_allow_t *a = allowed_of(rec, depth, cache);
     f->chained = da->chain && a->count >= (node == 0 ? da->root_kids : CHAIN_FROM);
@@ -387,12 +411,30 @@ static int next_child(const trie_da_t *da, trie_da_frame_t *f)
     return (int)c;
 }
 
+/* The byte a label of a shifted array's frame f stands for (TB_DA_ESC
+ * outside an escape node is no byte: the caller enters the escape node). */
+static inline uint8_t unshift(const trie_da_frame_t *f, int c)
+{
+    return (uint8_t)(f->esc ? c + 0xFD : c - 1);
+}
+
+static inline int is_escape(const trie_da_frame_t *f, int c)
+{
+    return c == TB_DA_ESC && !f->esc;
+}
+
 /* Per child offered: its label's class and transition entry from the
  * table; if accepted, its unit (the value unit too when it has one), the
  * mask word and the stack slot, then the new frame.  Nodes offered: each
- * probe that found a child and each child along a chain. */
-static uint64_t walk_table(const trie_da_t *da, trie_da_frame_t *f,
-                           trie_rec_t *rec, tb_bitset_t *mask)
+ * probe that found a child and each child along a chain.  With `shifted`
+ * (a constant in each instance) labels are decoded first, and an escape
+ * node is entered with its parent's state and offers nothing itself: its
+ * frame takes a stack slot (a copy of the parent's row), so frames and
+ * stack slots stay one to one and trie_rec_inline is asked about the
+ * encoded depth. */
+static inline __attribute__((always_inline)) uint64_t
+walk_table(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec, tb_bitset_t *mask,
+           const int shifted)
 {
     da_allow_t cache[1u << ALLOW_CACHE_BITS];
     for (size_t i = 0; i < sizeof cache / sizeof *cache; i++)
@@ -410,13 +452,24 @@ static uint64_t walk_table(const trie_da_t *da, trie_da_frame_t *f,
             top--;
             continue;
         }
+        uint32_t node = tb_da_slot(&da->a, f[top].base, (uint8_t)c);
+        uint8_t b = (uint8_t)c;
+        if (shifted) {
+            if (is_escape(&f[top], c)) {
+                stack[top + 1] = stack[top];
+                enter_table(da, &f[top + 1], node, node ^ tb_da_offset(units[node]), rec,
+                            d0 + top + 1, cache);
+                f[++top].esc = 1;
+                continue;
+            }
+            b = unshift(&f[top], c);
+        }
         visited++;
-        uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[c]];
+        uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[b]];
         if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0))
-            next = trie_rec_compute(rec, d0 + top, (uint8_t)c);
+            next = trie_rec_compute(rec, d0 + top, b);
         if (!next)
             continue;
-        uint32_t node = tb_da_slot(&da->a, f[top].base, (uint8_t)c);
         uint32_t u = units[node];
         int64_t v = tb_da_value_of(&da->a, node, u);
         if (v >= 0)
@@ -430,11 +483,12 @@ static uint64_t walk_table(const trie_da_t *da, trie_da_frame_t *f,
     return visited;
 }
 
-uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
-                      tb_bitset_t *mask)
+/* The walk through the recognizer's callbacks; an escape node of a
+ * shifted array pushes nothing, so leaving it pops nothing. */
+static inline __attribute__((always_inline)) uint64_t
+walk_calls(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec, tb_bitset_t *mask,
+           const int shifted)
 {
-    if (trie_rec_inline(rec, da->a.max_len))
-        return walk_table(da, f, rec, mask);
     size_t top = 0;
     uint64_t visited = 0;
     enter(da, &f[0], 0, tb_da_offset(da->a.units[0]), rec);
@@ -444,14 +498,24 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
         if (c < 0) {
             if (top == 0)
                 break;
-            rec->pop_bytes(rec, 1);
+            if (!f[top].esc)
+                rec->pop_bytes(rec, 1);
             top--;
             continue;
         }
-        visited++;
-        if (!rec->push_byte(rec, (uint8_t)c))
-            continue;
         uint32_t node = tb_da_slot(&da->a, f[top].base, (uint8_t)c);
+        uint8_t b = (uint8_t)c;
+        if (shifted) {
+            if (is_escape(&f[top], c)) {
+                enter(da, &f[top + 1], node, node ^ tb_da_offset(da->a.units[node]), rec);
+                f[++top].esc = 1;
+                continue;
+            }
+            b = unshift(&f[top], c);
+        }
+        visited++;
+        if (!rec->push_byte(rec, b))
+            continue;
         uint32_t u = da->a.units[node];
         int64_t v = tb_da_value_of(&da->a, node, u);
         if (v >= 0)
@@ -462,3 +526,11 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
     return visited;
 }
 
+uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
+                      tb_bitset_t *mask)
+{
+    if (trie_rec_inline(rec, da->a.max_len))
+        return da->a.shifted ? walk_table(da, f, rec, mask, 1)
+                           : walk_table(da, f, rec, mask, 0);
+    return da->a.shifted ? walk_calls(da, f, rec, mask, 1) : walk_calls(da, f, rec, mask, 0);
+}
