@@ -67,11 +67,13 @@ int trie_da_prepare_walk(trie_da_t *da, trie_da_frame_t **frames, tb_err_t *err)
 size_t trie_da_walk_bytes(const trie_da_t *da, const trie_da_frame_t *frames);
 
 /* The mask walk (see trie_layout_t.walk), depth first over frames[0 ..
- * a.max_len]; values are the mask bits.  A `shifted` array needs its chain
- * (it follows the chain everywhere: the recognizer's allowed bytes are not
- * labels there). */
+ * a.max_len]; values are the mask bits, and `scratch` (the mask's scratch
+ * bit, trie_walk clears it) the bit a table walk sets for a node without a
+ * value.  A table walk needs the chain (without it the walk calls back); a
+ * `shifted` array needs its chain on both paths (it follows the chain
+ * everywhere: the recognizer's allowed bytes are not labels there). */
 uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
-                      trie_rec_t *rec, tb_bitset_t *mask);
+                      trie_rec_t *rec, tb_bitset_t *mask, uint32_t scratch);
 
 /* Structural checks from the root: every value unit in range and a leaf
  * with a value below `value_limit`, no node without children or value, the

@@ -96,7 +96,7 @@ static int dat_prepare_walk(void *impl, tb_err_t *err)
 static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const dat_t *t = impl;
-    return trie_da_walk(&t->da, t->frames, rec, mask);
+    return trie_da_walk(&t->da, t->frames, rec, mask, t->id_limit);
 }
 
 static size_t dat_nodes(const void *impl)

@@ -226,7 +226,7 @@ static int xcda_prepare_walk(void *impl, tb_err_t *err)
 static uint64_t xcda_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const xcda_t *t = impl;
-    return trie_da_walk(&t->da, t->frames, rec, mask);
+    return trie_da_walk(&t->da, t->frames, rec, mask, t->id_limit);
 }
 
 static size_t xcda_nodes(const void *impl)
