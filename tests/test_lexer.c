@@ -11,8 +11,9 @@
  * Masks are checked from the start and from states reached by consuming
  * prefixes, for real-world regexes and for random ones, and through each
  * of a walk's paths (the table inline, transitions derived mid-walk as the
- * table grows, a recognizer without a table).  Last, `tokbench mask`
- * ($BUILD/tokbench) on good and bad input.
+ * table grows, a recognizer without a table).  The built-in recognizers
+ * (any, utf8, letters, digits) against PCRE2 on every layout.  Last,
+ * `tokbench mask` ($BUILD/tokbench) on good and bad input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
