@@ -127,7 +127,23 @@ struct trie_rec {
     void (*pop_bytes)(trie_rec_t *r, uint32_t n);
     void (*allowed_bytes)(trie_rec_t *r, uint64_t set[4]);
     trie_rec_table_t tab; /* zeroed (no table) unless the recognizer has one */
+    /* Recognizers set up by trie_rec_table_init only: the entry of row
+     * offset `row` for byte b, computed (the next row offset, 0 if b is
+     * refused); it may move the table and then updates tab.table. */
+    uint32_t (*compute)(trie_rec_t *r, uint32_t row, uint8_t b);
 };
+
+/*
+ * A recognizer whose every state is a row of its table (a lexer DFA, a
+ * grammar) needs nothing of its own but `compute` (and allowed_bytes,
+ * which may be NULL): this gives it push_byte (the table entry, computed
+ * where unknown), pop_bytes and a stack for walks at most max_depth bytes
+ * deep.  The caller fills tab.table, tab.cls and stack[0] before a walk.
+ * -1 on memory.
+ */
+int trie_rec_table_init(trie_rec_t *r, uint32_t (*compute)(trie_rec_t *, uint32_t, uint8_t),
+                        void (*allowed)(trie_rec_t *, uint64_t[4]), size_t max_depth);
+void trie_rec_table_free(trie_rec_t *r);
 
 /* Whether a walk whose paths are at most max_len bytes long may run rec's
  * table itself (see trie_rec_table_t). */
