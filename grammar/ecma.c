@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../base/utf8.h"
+#include "../lexer/regex.h"
 #include "cfg.h"
 
 #define CP_MAX 0x10FFFFu
@@ -113,13 +114,14 @@ typedef struct {
     size_t len, pos;
     TB_VEC(ast_t *) all; /* arena: every node, freed together */
     tb_err_t *err;
-    const char *what; /* "pattern" or "format" for messages */
+    const char *what;  /* "pattern" or "format" for messages */
+    const char *label; /* what messages quote: the pattern, or the format's name */
     int depth;
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *why)
 {
-    return tb_fail(ps->err, "%s '%.*s' at offset %zu: %s", ps->what, (int)ps->len, ps->p,
+    return tb_fail(ps->err, "%s '%s' at offset %zu: %s", ps->what, ps->label,
                    at, why);
 }
 
@@ -672,8 +674,8 @@ static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
             return o;
         }
     }
-    tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds cannot be "
-            "combined with it exactly", ps->what, (int)ps->len, ps->p);
+    tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds cannot be "
+            "combined with it exactly", ps->what, ps->label);
     return NULL;
 }
 
@@ -770,16 +772,17 @@ static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
     return put(b, q);
 }
 
-/* atom{m,n} (n > 0) with the lexer's bound of 1000 per quantifier: a bound
- * above it is written with blocks of exactly 1000, x{2500,} as
- * (?:x{1000}){2}x{500}x*, and an optional part x{0,d} with d = 1000q + r
- * as (?:(?:x{1000}){0,q-1}x{0,999}|(?:x{1000}){q}x{0,r}), the same
- * language.  The blocks are never nullable on purpose: a repeated nullable
- * x{0,1000} would make each derivative an alternation of every count the
- * outer repetition may be at, and the lexer's terms would run out. */
+/* atom{m,n} (n > 0) with the lexer's bound per quantifier (LEX_MAX_REPEAT,
+ * K here): below it one chain of terms (one derivative per count); a bound
+ * above it is written with blocks of exactly K, x{m,} as (?:x{K}){m/K}
+ * x{m%K} x*, and an optional part x{0,d} with d = Kq + r as
+ * (?:(?:x{K}){0,q-1}x{0,K-1}|(?:x{K}){q}x{0,r}), the same language.  The
+ * blocks are never nullable on purpose: a repeated nullable x{0,K} would
+ * make each derivative an alternation of every split of the count, and
+ * the lexer's terms would run out. */
 static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
 {
-    const uint32_t K = 1000;
+    const uint32_t K = LEX_MAX_REPEAT;
     int r = 0;
     if (m <= K && (n == GR_NO_MAX || n <= K)) {
         r = tb_buf_put(b, atom->data, atom->len);
@@ -1010,8 +1013,8 @@ static int emit_rep(parser_t *ps, const ast_t *a, anch_t *o)
     if (!r && !anchored(&k)) {
         r = comp_rep(&k.c[QN], a->min, a->max, &o->c[QN]);
     } else if (!r && (a->max == GR_NO_MAX ? a->min : a->max) > ANCHOR_UNROLL) {
-        r = tb_fail(ps->err, "%s '%.*s': an anchor inside a repetition above %u",
-                    ps->what, (int)ps->len, ps->p, ANCHOR_UNROLL);
+        r = tb_fail(ps->err, "%s '%s': an anchor inside a repetition above %u",
+                    ps->what, ps->label, ANCHOR_UNROLL);
     } else if (!r) {
         /* k{m} then k? (n - m) times, or (k*) when unbounded. */
         o->c[QN].eps = 1;
@@ -1164,9 +1167,9 @@ static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o)
         uint32_t l, h;
         lengths(top, &l, &h);
         if (lo > l || hi != GR_NO_MAX)
-            return tb_fail(ps->err, "%s '%.*s' with minLength/maxLength: the length bounds "
+            return tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds "
                            "cannot be combined with its anchors exactly", ps->what,
-                           (int)ps->len, ps->p);
+                           ps->label);
         return search(ps, top, o);
     }
     if (lo || hi != GR_NO_MAX)
@@ -1198,12 +1201,15 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
     if (format && !(p = gr_ecma_format(format)))
         return tb_fail(err, "unknown format '%s'", format);
     parser_t ps = {.p = p, .len = strlen(p), .err = err,
-                   .what = format ? "format" : "pattern"};
+                   .what = format ? "format" : pattern ? "pattern" : "string",
+                   .label = format ? format : p};
     comp_t c = {0};
     int r = content(&ps, lo, hi, &c);
     arena_free(&ps);
-    if (!r && is_empty(&c))
-        r = tb_fail(err, "%s '%s' with the length bounds matches no string", ps.what, ps.p);
+    if (!r && is_empty(&c)) {
+        comp_free(&c);
+        return 1; /* no string: not an error, the schema just allows none */
+    }
     if (!r && (put(out, "\"") || put_atom(out, &c) || put(out, "\"")))
         r = tb_fail(err, "out of memory");
     comp_free(&c);
@@ -1212,7 +1218,8 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
 
 int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
 {
-    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern"};
+    parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern",
+                   .label = pattern};
     ast_t *top = parse(&ps);
     anch_t q;
     int r = !top || emit(&ps, top, &q) ? -1 : 0;
@@ -1758,7 +1765,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     for (size_t i = 0; !r && i < npat + nnames; i++) {
         ast_t *a;
         if (i < npat) {
-            ps.p = patterns[i];
+            ps.p = ps.label = patterns[i];
             ps.len = strlen(patterns[i]);
             ps.pos = 0;
             a = parse(&ps);

@@ -41,7 +41,9 @@
  * included) whose decoded string matches `pattern` (NULL: any string),
  * has `format` (NULL: none; see gr_ecma_format) and has between lo and hi
  * code points (hi = GR_NO_MAX: no bound).  Where length bounds cannot be
- * combined exactly with the pattern or format, an error says so.  Errors
+ * combined exactly with the pattern or format, an error says so.  Returns
+ * 0, 1 (nothing written) when no string qualifies ("a^", "^a{3}$" with
+ * maxLength 2), or -1.  Errors
  * name what is wrong ("pattern '...' at offset N: ...") for the caller to
  * prefix with the schema's JSON pointer.
  */

@@ -99,6 +99,19 @@ static int lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
     return gr_cfg_lexeme(c->g, regex, name, 0, nopos, out, c->err);
 }
 
+/* A lexeme named "WHAT at POINTER" (for messages and dumps: the regex of
+ * an enum or a pattern may be long); ptr NULL: named by its regex. */
+static int named_lexeme(sc_t *c, const char *regex, const char *what, const char *ptr,
+                        gr_sym_t *out)
+{
+    char *name = NULL;
+    if (ptr && asprintf(&name, "%s at %s", what, ptr) < 0)
+        return oom(c);
+    int r = lexeme(c, regex, name, out);
+    free(name);
+    return r;
+}
+
 static int lit(sc_t *c, const char *s, gr_sym_t *out)
 {
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
@@ -272,18 +285,30 @@ static int keep(sc_t *c, json_t *j)
     return 0;
 }
 
-/* Keywords that never constrain an instance. */
+/* What `not` leaves to the string branch: a pattern strings must not
+ * match, strings they must not be (internal keywords, '$' keeps them apart
+ * from a schema's own). */
+#define NOT_PATTERN "$tb:notPattern"
+#define NOT_STRINGS "$tb:notStrings"
+
+/* Keywords that never constrain an instance: all but the assertions and
+ * applicators below (JSON Schema ignores unknown keywords). */
 static int is_annotation(const char *k)
 {
-    static const char *const a[] = {"title", "description", "default", "examples", "example",
-                                    "$comment", "$schema", "$id", "id", "readOnly", "writeOnly",
-                                    "deprecated", "definitions", "$defs", "$anchor",
-                                    "contentEncoding", "contentMediaType", "markdownDescription",
-                                    NULL};
+    static const char *const a[] = {
+        "type", "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$dynamicRef", "$recursiveRef", "properties", "required",
+        "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+        "dependencies", "dependentRequired", "dependentSchemas", "propertyNames",
+        "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "additionalItems",
+        "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
+        NOT_PATTERN, NOT_STRINGS, NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
-            return 1;
-    return !strncmp(k, "x-", 2);
+            return 0;
+    return 1;
 }
 
 /* {"allOf": [a, b]}, new. */
@@ -418,6 +443,47 @@ static int check_closed(sc_t *c, json_t *a, json_t *b, const char *ptr)
 
 static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
+/* x and y both (NULL: no constraint), new reference or NULL. */
+static json_t *both(json_t *x, json_t *y)
+{
+    if (!x || !y || json_equal(x, y))
+        return x ? json_incref(x) : y ? json_incref(y) : NULL;
+    return all_of(x, y);
+}
+
+/* properties and additionalProperties of a and b into n (no
+ * patternProperties on either side): a name either defines gets the
+ * schema each side gives it (its property, else its additionalProperties),
+ * other names both additionalProperties. */
+static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
+{
+    json_t *pa = json_object_get(a, "properties"), *pb = json_object_get(b, "properties");
+    json_t *xa = json_object_get(a, "additionalProperties"),
+           *xb = json_object_get(b, "additionalProperties");
+    xa = json_is_true(xa) ? NULL : xa;
+    xb = json_is_true(xb) ? NULL : xb;
+    json_t *props = json_object(), *x;
+    if (keep(c, props))
+        return -1;
+    const char *k;
+    json_t *v;
+    for (int side = 0; side < 2; side++) {
+        json_object_foreach(side ? pb : pa, k, v) {
+            if (json_object_get(props, k))
+                continue;
+            json_t *sa = json_object_get(pa, k), *sb = json_object_get(pb, k);
+            x = both(sa ? sa : xa, sb ? sb : xb);
+            if (json_object_set_new(props, k, x ? x : json_true()))
+                return oom(c);
+        }
+    }
+    x = both(xa, xb);
+    if ((json_object_size(props) && json_object_set(n, "properties", props)) ||
+        (x && json_object_set_new(n, "additionalProperties", x)))
+        return oom(c);
+    return 0;
+}
+
 /* *m := merge(*m, b), both flattened. */
 static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
@@ -433,14 +499,17 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     if (!json_is_object(b) || !json_is_object(*m))
         return fail(c, ptr, "allOf: a schema must be an object or a boolean");
-    if (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr))
+    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties");
+    if (pat && (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr)))
         return -1;
     json_t *n = json_copy(*m);
-    if (keep(c, n))
+    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)))
         return -1;
     const char *k;
     json_t *v;
     json_object_foreach(b, k, v) {
+        if (!pat && (!strcmp(k, "properties") || !strcmp(k, "additionalProperties")))
+            continue;
         if (merge_key(c, n, k, v, ptr))
             return -1;
     }
@@ -649,6 +718,34 @@ static const char *applying(json_t *s, int types)
     return NULL;
 }
 
+static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out);
+static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
+                        tb_buf_t *regex_out);
+
+/* Whether a string or number value meets s's string or number keywords:
+ * its JSON text in their lexeme (1 yes, 0 no, -1 error). */
+static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
+{
+    int str = json_is_string(v);
+    if (!applying(s, str ? T_STR : json_is_number(v) ? T_NUM : 0))
+        return 1;
+    tb_buf_t re = {0}, txt = {0};
+    int r = str ? string_value(c, s, ptr, NULL, &re) : number_value(c, s, ptr, 0, NULL, &re);
+    if (r == 0 && scalar_text(c, v, &txt, ptr))
+        r = -1;
+    if (r == 0) {
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, NULL, c->err);
+        uint32_t st = d ? lex_dfa_feed(d, LEX_START, txt.data, txt.len) : LEX_DEAD;
+        r = !d ? tb_wrap(c->err, "%s", ptr) : st != LEX_DEAD && lex_dfa_accepting(d, st);
+        lex_dfa_free(d);
+    } else if (r == 1) {
+        r = 0; /* no string qualifies */
+    }
+    tb_buf_free(&re);
+    tb_buf_free(&txt);
+    return r;
+}
+
 static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
 {
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
@@ -668,9 +765,21 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     }
     int vt = 0;
     json_array_foreach(vals, i, v) vt |= json_type_of(v);
-    const char *k = applying(s, vt);
+    const char *k = applying(s, vt & (T_ARR | T_OBJ));
     if (k)
         return fail(c, ptr, "'%s' beside enum/const is not supported", k);
+    /* string and number keywords filter the values */
+    json_t *kept = json_array();
+    if (keep(c, kept))
+        return -1;
+    json_array_foreach(vals, i, v) {
+        int in = value_passes(c, s, ptr, v);
+        if (in < 0)
+            return -1;
+        if (in && json_array_append(kept, v))
+            return oom(c);
+    }
+    vals = kept;
     if (!json_array_size(vals))
         return 1;
     /* Scalars as one lexeme (one regex alternation), the rest as rules. */
@@ -691,7 +800,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     }
     gr_sym_t x;
     if (!r && nsc)
-        r = tb_buf_putc(&re, 0) || lexeme(c, (const char *)re.data, NULL, &x) ||
+        r = tb_buf_putc(&re, 0) || named_lexeme(c, (const char *)re.data, "enum", ptr, &x) ||
             rule(c, alt, &x, 1);
     tb_buf_free(&re);
     tb_buf_free(&txt);
@@ -724,7 +833,10 @@ static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, 
 /* Compares decimals a and b (as numrange reads them). */
 static int dec_less(const char *a, const char *b) { return strtod(a, NULL) < strtod(b, NULL); }
 
-static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out)
+/* The lexeme of numbers under s's keywords (or, with regex_out, only its
+ * regex, NUL-terminated, there). */
+static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
+                        tb_buf_t *regex_out)
 {
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
@@ -747,20 +859,21 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     if (hxh && (!hh || !dec_less(hi, xhi)))
         strcpy(hi, xhi), hh = 1, sh = 1;
     tb_buf_t re = {0};
-    int r;
+    const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
+    int r = 0;
     if (!hl && !hh)
-    {
-        const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
         r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
-    }
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);
-    else
-        r = 0;
+    if (!r && tb_buf_putc(&re, 0))
+        r = oom(c);
+    if (!r && regex_out) {
+        *regex_out = re;
+        return 0;
+    }
     if (!r)
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data,
-                     hl || hh ? NULL : integer ? "INTEGER" : "NUMBER", out);
+        r = hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+                     : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
 }
@@ -780,7 +893,45 @@ static int count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t df
     return 0;
 }
 
-static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+/* The regex of the names of class 0 (matching no pattern). */
+static int class_none(void *ctx, uint64_t mask, const char *regex)
+{
+    tb_buf_t *b = ctx;
+    if (mask)
+        return 0;
+    return tb_buf_put(b, regex, strlen(regex) + 1);
+}
+
+/* Strings that do not match the pattern np, or are none of the strings ns. */
+static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t *out)
+{
+    tb_buf_t re = {0};
+    int r;
+    if (np) {
+        const char *p = json_string_value(np);
+        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, &re, c->err);
+    } else {
+        size_t n = json_array_size(ns), i;
+        const char **names = malloc((n + 1) * sizeof *names);
+        json_t *v;
+        r = names ? 0 : oom(c);
+        json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
+        r = r || gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0);
+        free(names);
+    }
+    if (r)
+        r = tb_wrap(c->err, "%s/not", ptr);
+    else if (!re.len)
+        r = 1; /* every string matches */
+    else
+        r = named_lexeme(c, (const char *)re.data, "not", ptr, out);
+    tb_buf_free(&re);
+    return r;
+}
+
+/* The lexeme of strings under s's keywords (or, with regex_out, only its
+ * regex there); 1 when no string qualifies. */
+static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out)
 {
     uint64_t lo, hi;
     json_t *pat = json_object_get(s, "pattern"), *fmt = json_object_get(s, "format");
@@ -798,14 +949,27 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
     if (fs && !gr_ecma_format(fs))
         return fail(c, ptr, "format '%s' is not supported", fs);
+    json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
+    if (np || ns) {
+        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns) || regex_out)
+            return fail(c, ptr, "'not' beside other string keywords is not supported");
+        return not_string(c, np, ns, ptr, out);
+    }
     tb_buf_t re = {0};
     int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
-    if (r)
+    if (r < 0)
         tb_wrap(c->err, "%s", ptr);
-    else
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data, ps || fs || lo || hi != GR_NO_MAX ? NULL
-                                                                              : "STRING", out);
+    else if (r == 1)
+        ; /* no string qualifies */
+    else if (tb_buf_putc(&re, 0))
+        r = oom(c);
+    else if (regex_out) {
+        *regex_out = re;
+        return 0;
+    } else
+        r = ps || fs || lo || hi != GR_NO_MAX
+                ? named_lexeme(c, (const char *)re.data, "string", ptr, out)
+                : lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
     return r;
 }
@@ -927,8 +1091,10 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
 {
     tb_buf_t re = {0}, q = {0};
     int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->err);
-    if (r) {
+    if (r < 0) {
         tb_wrap(c->err, "%s", ptr);
+    } else if (r == 1) {
+        r = 0; /* the pattern matches no name */
     } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
         r = oom(c);
     } else {
@@ -1056,7 +1222,8 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
-    return lexeme(c, regex, mask ? NULL : "OTHER_KEY", &key) || member(c, key, val, &m) ||
+    return named_lexeme(c, regex, mask ? "pattern name" : "other name", cl->ptr, &key) ||
+                   member(c, key, val, &m) ||
                    tb_vec_push(&cl->members, m)
                ? -1
                : 0;
@@ -1149,6 +1316,38 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
     }
     *out = t_next[1];
     return !u_ok[1] && !have_a; /* nothing at all: no member could come first */
+}
+
+/* The members in any order, each defined property at most once: a
+ * nonterminal per set of properties present so far (2^n of them, hence
+ * opts.any_order), the end allowed once every required one is in, and
+ * additional members anywhere.  first is the start, before any member (no
+ * comma yet). */
+static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
+                             int need_one, gr_sym_t *out)
+{
+    size_t states = (size_t)1 << n;
+    uint32_t req = 0;
+    for (size_t i = 0; i < n; i++)
+        req |= (uint32_t)pr[i].required << i;
+    gr_sym_t comma, first, *t = malloc(states * sizeof *t);
+    int r = !t ? oom(c) : lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
+    for (size_t m = 0; !r && m < states; m++)
+        r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
+    for (size_t m = 0; !r && m < states; m++) {
+        for (size_t p = 0; !r && p < n; p++)
+            if (!(m >> p & 1))
+                r = rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
+                    (m == 0 && rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
+        if (!r && have_a)
+            r = rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
+                (m == 0 && rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
+        if (!r && (m & req) == req)
+            r = rule(c, t[m], NULL, 0) || (m == 0 && !need_one && rule(c, first, NULL, 0));
+    }
+    free(t);
+    *out = first;
+    return r ? -1 : c->g->nt.data[first].nrules == 0;
 }
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -1244,7 +1443,9 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
                  "not supported");
     if (!r)
-        r = members(c, pr, kept, have_a, a, minp > nr, &body);
+        r = kept <= c->opts.any_order
+                ? members_any_order(c, pr, kept, have_a, a, minp > nr, &body)
+                : members(c, pr, kept, have_a, a, minp > nr, &body);
     if (!r)
         r = lit(c, "{", &lb) || lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -1261,9 +1462,9 @@ static int type_value(sc_t *c, json_t *s, const char *ptr, int t, gr_sym_t *out)
     switch (t) {
     case T_NULL: return lit(c, "null", out);
     case T_BOOL: return lexeme(c, "true|false", "true|false", out);
-    case T_INT: return number_value(c, s, ptr, 1, out);
-    case T_NUM: return number_value(c, s, ptr, 0, out);
-    case T_STR: return string_value(c, s, ptr, out);
+    case T_INT: return number_value(c, s, ptr, 1, out, NULL);
+    case T_NUM: return number_value(c, s, ptr, 0, out, NULL);
+    case T_STR: return string_value(c, s, ptr, out, NULL);
     case T_ARR: return array_value(c, s, ptr, out);
     default: return object_value(c, s, ptr, out);
     }
@@ -1297,7 +1498,7 @@ static int type_alternatives(sc_t *c, json_t *s, const char *ptr, int types, gr_
 
 static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
 {
-    static const char *const refused[] = {"not", "$dynamicRef", "$recursiveRef", NULL};
+    static const char *const refused[] = {"$dynamicRef", "$recursiveRef", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i])) {
             char *p = ptr_join(ptr, refused[i]);
@@ -1309,6 +1510,79 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
         (json_object_get(s, "then") || json_object_get(s, "else")))
         return fail(c, ptr, "'if'/'then'/'else' is not supported");
     return 0;
+}
+
+/* not: rewritten where its complement is written exactly: not {} (or
+ * true) allows nothing; not {required: R} is an object with some name of R
+ * absent; not {type: T} the other types; not {pattern: P} and not {enum or
+ * const of strings} constrain strings only (NOT_PATTERN, NOT_STRINGS). */
+static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n;
+    char *p = ptr_join(ptr, "not");
+    int r = !p ? oom(c) : keep(c, rest);
+    if (!r && json_is_object(n))
+        r = flatten(c, n, p, &fn);
+    if (r)
+        return free(p), -1;
+    json_object_del(rest, "not");
+    const char *k, *only = NULL;
+    json_t *v;
+    int nkw = 0;
+    json_object_foreach(fn, k, v) {
+        if (!is_annotation(k))
+            nkw++, only = k;
+    }
+    json_t *add = NULL; /* the keywords to merge into rest */
+    if (json_is_false(fn)) {
+        add = json_object();
+    } else if (json_is_true(fn) || (json_is_object(fn) && !nkw)) {
+        free(p);
+        return 1;
+    } else if (nkw == 1 && !strcmp(only, "required") && json_is_array(v = json_object_get(fn, only))) {
+        json_t *alts = json_array();
+        size_t i;
+        json_t *name;
+        json_array_foreach(v, i, name) {
+            json_t *b = json_is_string(name) ? json_pack("{s:s,s:{s:b}}", "type", "object",
+                                                          "properties", json_string_value(name), 0)
+                                             : NULL;
+            if (!b || json_array_append_new(alts, b))
+                alts = (json_decref(alts), NULL);
+        }
+        add = alts && json_array_size(alts) ? json_pack("{s:o}", "anyOf", alts) : NULL;
+        if (alts && !json_array_size(alts))
+            json_decref(alts), add = json_pack("{s:b}", "not", 1) ; /* not {required: []} */
+    } else if (nkw == 1 && !strcmp(only, "type")) {
+        int t = type_mask(json_object_get(fn, "type"));
+        int left = T_ALL & ~t & ~(t & T_NUM ? T_INT : 0);
+        if ((left & T_NUM) && (t & T_INT))
+            r = fail(c, p, "'not' of integer among numbers is not supported");
+        add = r ? NULL : json_pack("{s:o}", "type", type_json(left));
+    } else if (nkw == 1 && !strcmp(only, "pattern") && json_is_string(json_object_get(fn, only))) {
+        add = json_pack("{s:O}", NOT_PATTERN, json_object_get(fn, only));
+    } else if (nkw == 1 && (!strcmp(only, "enum") || !strcmp(only, "const"))) {
+        json_t *vals = !strcmp(only, "const") ? json_pack("[O]", json_object_get(fn, only))
+                                              : json_incref(json_object_get(fn, only));
+        size_t i;
+        int strings = json_is_array(vals);
+        json_array_foreach(vals, i, v) strings &= json_is_string(v);
+        if (strings)
+            add = json_pack("{s:o}", NOT_STRINGS, vals);
+        else
+            json_decref(vals);
+    }
+    if (!r && !add)
+        r = fail(c, p, "'not' is not supported");
+    free(p);
+    if (r || keep(c, add))
+        return -1;
+    if (json_object_get(add, "not")) /* not {required: []}: nothing */
+        return 1;
+    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, add);
+    if (keep(c, all))
+        return -1;
+    return value(c, all, ptr, out);
 }
 
 /* The types a schema allows: its type keyword (and nullable). */
@@ -1639,6 +1913,8 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     } else if (ref || json_object_get(s, "allOf")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
+    } else if (json_object_get(s, "not")) {
+        r = negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
     } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
                       : json_object_get(s, "dependentRequired") ? "dependentRequired"
@@ -1674,6 +1950,10 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     sc_t c = {.g = g, .err = err};
     if (opts)
         c.opts = *opts;
+    if (!c.opts.any_order)
+        c.opts.any_order = GR_SCHEMA_ANY_ORDER;
+    if (c.opts.definition_order)
+        c.opts.any_order = 0;
     err->msg[0] = 0;
     json_error_t je;
     c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);

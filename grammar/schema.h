@@ -15,10 +15,11 @@
  * Supported, exactly (an instance is accepted iff it is valid, up to the
  * encodings above and the notes below):
  *   type (also arrays), boolean schemas, nullable (OpenAPI), enum, const
- *     (with type; other keywords beside them must not apply to the values);
- *   properties in definition order, each present or (if not required)
- *     absent; additional properties (additionalProperties true, absent or
- *     a schema; names other than the defined ones) anywhere between them;
+ *     (filtered by type and the string and number keywords beside them);
+ *   properties in any order (objects of at most opts->any_order of them)
+ *     or in definition order (larger ones), each at most once and present
+ *     unless optional; additional properties (additionalProperties true,
+ *     absent or a schema; names other than the defined ones) anywhere;
  *     patternProperties (names split exactly by the patterns they match,
  *     defined names taking their patterns' schemas too);
  *   required, minProperties up to the number of required properties (or
@@ -40,14 +41,16 @@
  *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
  *     "#/json/pointer" (through $defs, definitions or anywhere in the
  *     document; the root's $id as a prefix), recursive.
+ *   not of {}, true, false, required, type, pattern, string enum/const.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
- * Refused with "POINTER: reason" naming the keyword: not, if/then/else,
- * propertyNames, unevaluated*, contains, other min/maxProperties,
- * multipleOf other than 1, unknown formats, uniqueItems true, patterns the ECMA translation refuses
- * (look-around, \b, back-references, \p), pattern or format combined with
- * length bounds where the intersection is not written exactly, allOf
- * branches that cannot be merged, external or anchor $refs, absurd bounds.
+ * Refused with "POINTER: reason" naming the keyword: other nots,
+ * if/then/else, propertyNames, unevaluated*, contains, other
+ * min/maxProperties, multipleOf other than 1, unknown formats, uniqueItems
+ * true, patterns the ECMA translation refuses (look-around, \b,
+ * back-references, \p), pattern or format combined with length bounds
+ * where the intersection is not written exactly, allOf branches that
+ * cannot be merged, external or anchor $refs, absurd bounds.
  * Where JSON Schema treats a keyword as applying to one type only
  * (minLength to strings...), it is checked only when that type is allowed.
  */
@@ -64,10 +67,18 @@ typedef struct {
      * [ \t\n\r]+; 1: none at all (the grammar reads json.dumps(...,
      * separators=(",", ":")) output only). */
     int compact;
-    /* 0 (default): oneOf compiled as anyOf; 1: oneOf refused unless the
-     * types its branches allow are pairwise disjoint. */
+    /* 0 (default): oneOf compiled as anyOf; 1: oneOf refused unless its
+     * branches are shown pairwise disjoint. */
     int strict_oneof;
+    /* Objects with at most this many properties accept them in any order
+     * (each at most once: 2^n nonterminals); larger ones in the order of
+     * `properties`.  0: GR_SCHEMA_ANY_ORDER. */
+    unsigned any_order;
+    /* 1: every object in the order of `properties` (any_order ignored). */
+    int definition_order;
 } gr_schema_opts_t;
+
+#define GR_SCHEMA_ANY_ORDER 6
 
 /*
  * Compiles the JSON Schema json[0..len) into g, which must be freshly set

@@ -1452,8 +1452,9 @@ static int parse_bound(parser_t *ps, long *n, long *m)
     char num[64];
     if (*n > LEX_MAX_REPEAT || *m > LEX_MAX_REPEAT) {
         snprintf(num, sizeof num, "%ld", *n > LEX_MAX_REPEAT ? *n : *m);
-        return perr(ps, save, "repetition bound %s is above the limit of "
-                    "1000", num);
+        snprintf(num + strlen(num), sizeof num - strlen(num), " is above the limit of %d",
+                 LEX_MAX_REPEAT);
+        return perr(ps, save, "repetition bound %s", num);
     }
     if (*m >= 0 && *m < *n)
         return perr(ps, save, "repetition bounds out of order", NULL);
@@ -1705,22 +1706,30 @@ static int parse_seq(parser_t *ps, anch_t *out)
     return full_check(ps);
 }
 
+/* The alternatives are gathered and united once per component (lex_or_n):
+ * uniting them one by one would make a new union term for every prefix of
+ * the list, quadratic in a long alternation such as an enum's. */
 static int parse_alt(parser_t *ps, anch_t *out)
 {
-    anch_t acc;
-    if (parse_seq(ps, &acc))
-        return -1;
-    while (ps->pos < ps->len && ps->p[ps->pos] == '|') {
-        ps->pos++;
-        anch_t next;
-        if (parse_seq(ps, &next))
-            return -1;
-        acc = anch_or(ps->t, acc, next);
-        if (full_check(ps))
-            return -1;
+    TB_VEC(lex_term_t) part[4] = {{0}, {0}, {0}, {0}};
+    int rc = 0;
+    do {
+        anch_t a = plain(LEX_NOTHING);
+        if (part[0].len)
+            ps->pos++; /* the '|' */
+        rc = parse_seq(ps, &a);
+        lex_term_t x[4] = {a.n, a.s, a.e, a.se};
+        for (int k = 0; k < 4 && !rc; k++)
+            if (x[k] != LEX_NOTHING || k == 0)
+                rc = tb_vec_push(&part[k], x[k]) ? tb_fail(ps->err, "out of memory") : 0;
+    } while (!rc && ps->pos < ps->len && ps->p[ps->pos] == '|');
+    lex_term_t x[4];
+    for (int k = 0; k < 4; k++) {
+        x[k] = rc || !part[k].len ? LEX_NOTHING : lex_or_n(ps->t, part[k].data, part[k].len);
+        free(part[k].data);
     }
-    *out = acc;
-    return 0;
+    *out = (anch_t){x[0], x[1], x[2], x[3]};
+    return rc ? -1 : full_check(ps);
 }
 
 int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,

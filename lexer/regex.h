@@ -86,7 +86,10 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 }
 
 /* Limits the parser enforces (each failure names the position). */
-#define LEX_MAX_REPEAT 1000 /* largest bound in {n}, {n,}, {n,m} */
+/* Largest bound in {n}, {n,}, {n,m}: JSON Schema's maxLength and pattern
+ * bounds reach tens of thousands, and a bound is a chain of that many
+ * terms, each derivative one of them. */
+#define LEX_MAX_REPEAT 100000
 #define LEX_MAX_NEST 1000   /* deepest group nesting */
 
 /*

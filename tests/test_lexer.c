@@ -64,7 +64,7 @@ static void parse_errors_name_the_position(void **state)
         {"a\\bc", "assertion \\b is not supported"},
         {"[abc", "unterminated character class at offset 0"},
         {"[z-a]", "range out of order at offset 1"},
-        {"a{1000000}", "repetition bound 1000000 is above the limit of 1000 at offset 1"},
+        {"a{1000000}", "repetition bound 1000000 is above the limit of 100000 at offset 1"},
         {"a{3,2}", "repetition bounds out of order at offset 1"},
         {"\\x4", "expected a hex digit at offset 3"},
         {"\\u{110000}", "code point out of range"},

@@ -7,10 +7,9 @@
  * number ranges; Debian's python3-jsonschema (a validator, run once per
  * test through /usr/bin/python3) for whole instances, which it also writes
  * as json.dumps(ensure_ascii=False) does.  A whole grammar is checked by
- * unfolding its rules into one regex (deep enough for the instances here:
- * a nonterminal at most DEPTH times on a path) with the ignored whitespace
- * between lexemes,
- * the language cfg.h defines, and running the lexer's DFA on it.
+ * the test's own Earley recognizer for the language cfg.h defines (on the
+ * lexer's DFAs) and by the grammar's parser (grammar/gram.h); a few
+ * instances also through `tokbench accept` with masks.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -23,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../grammar/ecma.h"
+#include "../grammar/gram.h"
 #include "../grammar/numrange.h"
 #include "../grammar/schema.h"
 #include "../lexer/deriv.h"
@@ -157,7 +157,7 @@ static void lengths_cut_patterns_exactly(void **state)
     assert_int_equal(gr_ecma_string(&re, NULL, NULL, 0, 1000001, &err), -1);
     assert_non_null(strstr(err.msg, "above the limit"));
     tb_buf_free(&re);
-    /* A bound above the lexer's 1000 per quantifier is nested exactly. */
+    /* Bounds above 1000 (the lexer's old limit per quantifier) are exact. */
     check_strings(NULL, 999, 2500, texts, NT);
     tb_buf_t big = {0};
     assert_int_equal(gr_ecma_string(&big, NULL, NULL, 1001, 2500, &err), 0);
@@ -434,6 +434,23 @@ static gr_cfg_t *grammar(const char *schema, int compact)
     return &g;
 }
 
+/* The schema's grammar as the masks run it (grammar/gram.h). */
+static gr_gram_t *parser(const char *schema, int compact)
+{
+    gr_cfg_t *g = malloc(sizeof *g);
+    tb_err_t err;
+    gr_schema_opts_t o = {.compact = compact};
+    assert_non_null(g);
+    assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+    if (gr_schema_compile(g, schema, strlen(schema), &o, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+    free(g);
+    if (!gram)
+        fail_msg("%s: %s", schema, err.msg);
+    return gram;
+}
+
 typedef struct {
     const char *schema;
     const char *const *instances; /* NULL-terminated */
@@ -528,6 +545,25 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"object\", \"dependentRequired\": {\"a\": [\"b\"]}, \"dependentSchemas\": "
      "{\"b\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}}",
      I("{\"a\": 1}", "{\"a\": \"x\", \"b\": 1}", "{\"a\": 1, \"b\": 1}", "{\"b\": 1}")},
+    {"{\"type\": [\"string\", \"null\"], \"pattern\": \"a^\"}", I("null", "\"a\"", "\"\"")},
+    {"{\"allOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": false}, {\"properties\": {\"b\": {}}}]}",
+     I("{\"a\": 1}", "{\"b\": 1}", "{\"a\": \"x\"}", "{}")},
+    {"{\"allOf\": [{\"properties\": {\"a\": {}}, \"additionalProperties\": {\"type\": \"string\"}}, "
+     "{\"properties\": {\"b\": {\"type\": \"string\"}}, \"additionalProperties\": {\"maxLength\": 2}}]}",
+     I("{\"a\": 5}", "{\"b\": \"xyz\"}", "{\"c\": \"xyz\"}", "{\"c\": \"xy\"}", "{\"b\": 1}",
+       "{\"a\": \"long\", \"b\": \"s\", \"c\": \"s\"}")},
+    {"{\"properties\": {\"a\": {\"not\": {}}}}", I("{\"a\": 1}", "{}", "3")},
+    {"{\"type\": \"object\", \"not\": {\"required\": [\"b\", \"c\"]}}",
+     I("{}", "{\"b\": 1}", "{\"b\": 1, \"c\": 2}")},
+    {"{\"not\": {\"required\": [\"a\"]}}", I("1", "{}", "{\"a\": 1}")},
+    {"{\"not\": {\"type\": \"string\"}}", I("\"x\"", "1", "null", "[]")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"^a\"}}", I("\"ab\"", "\"ba\"", "\"\"")},
+    {"{\"not\": {\"enum\": [\"x\", \"y\"]}}", I("\"x\"", "\"z\"", "\"xy\"", "1")},
+    {"{\"type\": \"string\", \"enum\": [\"a\", \"abc\", \"abcd\"], \"maxLength\": 3}",
+     I("\"a\"", "\"abc\"", "\"abcd\"")},
+    {"{\"enum\": [1, 5, 10.5, \"x\", \"yz\", null], \"minimum\": 3, \"pattern\": \"^y\"}",
+     I("1", "5", "10.5", "\"x\"", "\"yz\"", "null")},
     {"true", I("1", "{\"a\": [null]}", "\"\"")},
     {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
     {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
@@ -578,6 +614,7 @@ static void instances_agree_with_jsonschema(void **state)
         char *v = jsonschema_verdicts(compact), *line = v;
         size_t valid = 0, invalid = 0;
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            gr_gram_t *gram = parser(cases[c].schema, compact);
             gr_cfg_t *g = grammar(cases[c].schema, compact);
             for (size_t i = 0; cases[c].instances[i]; i++) {
                 char *nl = strchr(line, '\n');
@@ -588,6 +625,11 @@ static void instances_agree_with_jsonschema(void **state)
                 if (earley_accepts(g, !compact, text, strlen(text)) != want)
                     fail_msg("%s on %s: jsonschema says %d (compact %d)", cases[c].schema,
                              text, want, compact);
+                /* and the grammar's own parser (grammar/gram.h) */
+                uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), NULL);
+                if ((st != GR_DEAD && gr_accepting(gram, st)) != want)
+                    fail_msg("%s on %s: gr_gram disagrees with jsonschema's %d (compact %d)",
+                             cases[c].schema, text, want, compact);
                 *(want ? &valid : &invalid) += 1;
                 /* JSON's whitespace where it allows it (not in compact). */
                 if (!compact && want && strlen(text) < 200) {
@@ -598,6 +640,7 @@ static void instances_agree_with_jsonschema(void **state)
                 line = nl + 1;
             }
             gr_cfg_free(g);
+            gr_gram_free(gram);
         }
         print_message("%zu valid, %zu invalid instances agree (compact %d)\n", valid, invalid,
                       compact);
@@ -653,6 +696,87 @@ static void strict_oneof_refuses_overlaps(void **state)
     }
 }
 
+#define LLAMA3 "data/cache/llama3/tokenizer.json"
+
+/* `tokbench accept SPEC --schema FILE -f INSTANCE`: token by token through
+ * the matcher, with a mask before every token. */
+static void accept_command(void **state)
+{
+    (void)state;
+    test_need_file(LLAMA3);
+    static const struct {
+        const char *instance, *want;
+        int rc;
+    } cases[] = {
+        {"{\"name\": \"Ann \\\"A\\\"\", \"tags\": [\"x\", \"y\"], \"age\": 42}",
+         "the text is a sentence", 0},
+        {"{\"name\": \"Ann\", \"age\": 200}", "refused    token", 3},
+        {"{\"name\": \"\", \"age\": 1}", "refused    token", 3},
+        {"{\"tags\": [], \"name\": \"Bo\"}", "the text is a sentence", 0},
+        {"{\"name\": \"Bo\", \"name\": \"Al\"}", "refused    token", 3},
+    };
+    const char *schema = "test_schema_accept.json", *inst = "test_schema_instance.json";
+    FILE *f = fopen(schema, "w");
+    assert_non_null(f);
+    fputs("{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", "
+          "\"minLength\": 1}, \"tags\": {\"type\": \"array\", \"items\": {\"type\": "
+          "\"string\"}, \"maxItems\": 3}, \"age\": {\"type\": \"integer\", \"maximum\": 150}}, "
+          "\"required\": [\"name\"], \"additionalProperties\": false}", f);
+    fclose(f);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        f = fopen(inst, "w");
+        assert_non_null(f);
+        fputs(cases[i].instance, f);
+        fclose(f);
+        char args[256], out[4096];
+        snprintf(args, sizeof args, "accept %s --schema %s -f %s --masks", LLAMA3, schema, inst);
+        int rc = test_tokbench(args, out, sizeof out);
+        if (rc != cases[i].rc || !strstr(out, cases[i].want))
+            fail_msg("%s: exit %d, want %d and \"%s\" in:\n%s", cases[i].instance, rc,
+                     cases[i].rc, cases[i].want, out);
+    }
+    remove(schema);
+    remove(inst);
+}
+
+/* Properties in any order up to opts.any_order of them, in the order of
+ * `properties` beyond (0 here: definition_order); each at most once. */
+static void property_order(void **state)
+{
+    (void)state;
+    const char *sch = "{\"type\": \"object\", \"properties\": {\"a\": {}, \"b\": {}}, "
+                      "\"required\": [\"b\"]}";
+    static const struct {
+        unsigned any_order;
+        const char *text;
+        int ok;
+    } cases[] = {
+        {2, "{\"b\": 1, \"a\": 2}", 1}, {2, "{\"a\": 1, \"b\": 2}", 1},
+        {2, "{\"a\": 1}", 0},           {2, "{\"b\": 1, \"b\": 2}", 0},
+        {2, "{\"c\": 0, \"b\": 1, \"x\": 3, \"a\": 2}", 1},
+        {1, "{\"b\": 1, \"a\": 2}", 0}, {1, "{\"a\": 1, \"b\": 2}", 1},
+        {0, "{\"b\": 1, \"a\": 2}", 0}, {0, "{\"a\": 1, \"c\": 0, \"b\": 2}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gr_cfg_t *g = malloc(sizeof *g);
+        tb_err_t err;
+        gr_schema_opts_t o = {.any_order = cases[i].any_order,
+                              .definition_order = cases[i].any_order == 0};
+        assert_non_null(g);
+        assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+        assert_int_equal(gr_schema_compile(g, sch, strlen(sch), &o, &err), 0);
+        gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+        free(g);
+        assert_non_null(gram);
+        uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)cases[i].text,
+                              strlen(cases[i].text), NULL);
+        if ((st != GR_DEAD && gr_accepting(gram, st)) != cases[i].ok)
+            fail_msg("any_order %u, %s: want %d", cases[i].any_order, cases[i].text,
+                     cases[i].ok);
+        gr_gram_free(gram);
+    }
+}
+
 /* OpenAPI's nullable, which JSON Schema validators do not know. */
 static void nullable_adds_null(void **state)
 {
@@ -700,7 +824,8 @@ static void errors_name_pointer_and_keyword(void **state)
     static const struct {
         const char *schema, *want;
     } cases[] = {
-        {"{\"properties\": {\"a\": {\"not\": {}}}}", "#/properties/a/not: 'not' is not supported"},
+        {"{\"properties\": {\"a\": {\"not\": {\"minimum\": 3}}}}",
+         "#/properties/a/not: 'not' is not supported"},
         {"{\"if\": {}, \"then\": {}}", "#: 'if'/'then'/'else' is not supported"},
         {"{\"type\": \"string\", \"format\": \"url\"}", "#: format 'url' is not supported"},
         {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
@@ -749,6 +874,8 @@ int main(void)
         cmocka_unit_test(number_ranges_are_exact),
         cmocka_unit_test(instances_agree_with_jsonschema),
         cmocka_unit_test(strict_oneof_refuses_overlaps),
+        cmocka_unit_test(accept_command),
+        cmocka_unit_test(property_order),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
