@@ -1,0 +1,109 @@
+/*
+ * uprops: General_Category at the references' Unicode version (uprops.h).
+ *
+ * Data layout: uprops_runs (generated) cuts 0 .. U+10FFFF into maximal runs
+ * of one leaf category, sorted, with no gaps (unassigned code points are
+ * runs of Cn), so a lookup is one binary search and a class is one pass.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "uprops.h"
+
+typedef struct {
+    uint32_t lo, hi;
+    uint8_t gc;
+} uprops_run_t;
+
+#include "uprops_tables.h"
+
+#define NRUNS (sizeof uprops_runs / sizeof uprops_runs[0])
+#define NLEAVES (sizeof uprops_leaves / sizeof uprops_leaves[0])
+#define NGROUPS (sizeof uprops_groups / sizeof uprops_groups[0])
+
+const char *tok_uprops_version(void)
+{
+    return UPROPS_VERSION;
+}
+
+unsigned tok_uprops_gc(uint32_t cp)
+{
+    if (cp > 0x10FFFF)
+        cp = 0x10FFFF; /* a noncharacter: Cn, as anything past the range */
+    size_t lo = 0, hi = NRUNS - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (uprops_runs[mid].hi < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return uprops_runs[lo].gc;
+}
+
+const char *tok_uprops_leaf_name(unsigned k)
+{
+    return k < NLEAVES ? uprops_leaves[k][0] : NULL;
+}
+
+/* Does `name` (len bytes, loosely) equal `want` (NUL-terminated)? */
+static int loose_equal(const char *name, size_t len, const char *want)
+{
+    size_t i = 0;
+    for (; *want; want++) {
+        if (*want == '_')
+            continue;
+        while (i < len && (name[i] == ' ' || name[i] == '_' || name[i] == '-'))
+            i++;
+        if (i == len || (name[i] | 0x20) != (*want | 0x20))
+            return 0;
+        i++;
+    }
+    while (i < len && (name[i] == ' ' || name[i] == '_' || name[i] == '-'))
+        i++;
+    return i == len;
+}
+
+uint32_t tok_uprops_mask(const char *name, size_t len)
+{
+    for (size_t k = 0; k < NLEAVES; k++)
+        for (int j = 0; j < 2; j++)
+            if (loose_equal(name, len, uprops_leaves[k][j]))
+                return (uint32_t)1 << k;
+    for (size_t k = 0; k < NGROUPS; k++)
+        for (int j = 0; j < 2; j++)
+            if (loose_equal(name, len, uprops_groups[k].name[j]))
+                return uprops_groups[k].mask;
+    return 0;
+}
+
+/* Appends lo..hi as one class item. */
+static int put_range(tb_buf_t *out, uint32_t lo, uint32_t hi)
+{
+    char item[32];
+    int n = lo == hi ? snprintf(item, sizeof item, "\\x{%x}", lo)
+                     : snprintf(item, sizeof item, "\\x{%x}-\\x{%x}", lo, hi);
+    return tb_buf_put(out, item, (size_t)n);
+}
+
+int tok_uprops_class_items(uint32_t mask, int negate, tb_buf_t *out)
+{
+    int open = 0;
+    uint32_t lo = 0, hi = 0;
+    for (size_t k = 0; k < NRUNS; k++) {
+        const uprops_run_t *r = &uprops_runs[k];
+        int in = !!(mask & ((uint32_t)1 << r->gc)) != !!negate;
+        if (r->lo >= 0xD800 && r->hi <= 0xDFFF)
+            in = 0; /* surrogates: absent from UTF-8 text */
+        if (in && open && hi + 1 == r->lo) {
+            hi = r->hi;
+            continue;
+        }
+        if (open && put_range(out, lo, hi))
+            return -1;
+        open = in;
+        lo = r->lo;
+        hi = r->hi;
+    }
+    return open ? put_range(out, lo, hi) : 0;
+}
