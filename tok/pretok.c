@@ -26,19 +26,19 @@ static const char gpt2_pattern[] =
 
 /* ---- compiling ------------------------------------------------------- */
 
-/* PCRE2's \s under UCP is "Z category plus \t\n\v\f\r", which lacks U+0085;
- * Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the Unicode
- * White_Space property, which has it: \s and \S get it added.
- *
- * PCRE2's \p{..} tables are those of its release (Unicode 14.0 in 10.42),
- * the references' are Unicode 16.0 (uprops.h): a general category, \p{L},
- * \pN, \P{Lu}, \p{^M} or \d (Nd), is written out as code point ranges
- * from uprops's tables, in brackets outside a class and bare inside one.
- * Other property names (scripts) are left to PCRE2. */
+/* PCRE2's tables are not the references'.  Its \s under UCP is "\p{Z}, \h
+ * and \v", which has U+180E (no White_Space since Unicode 6.3) and lacks
+ * U+0085; Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the
+ * White_Space property.  Its \p{..} are of its release (Unicode 14.0 in
+ * 10.42), the references' of Unicode 16.0 (uprops.h).  So \s, \S, \d (Nd)
+ * and the general categories (\p{L}, \pN, \P{Lu}, \p{^M}) are written out
+ * as code point ranges from uprops's tables, in brackets outside a class
+ * and bare inside one.  Other property names (scripts) are left to PCRE2. */
 static int put_category(uint32_t mask, int negate, int in_class, tb_buf_t *out)
 {
     return (!in_class && tb_buf_putc(out, '[')) ||
-           tok_uprops_class_items(mask, negate, out) ||
+           (mask ? tok_uprops_class_items(mask, negate, out)
+                 : tok_uprops_space_items(negate, out)) ||
            (!in_class && tb_buf_putc(out, ']'));
 }
 
@@ -79,11 +79,8 @@ static int rewrite_classes(const uint8_t *p, size_t n, tb_buf_t *out)
         uint32_t mask;
         if (p[i] == '\\' && i + 1 < n) {
             uint8_t c = p[++i];
-            if (c == 's')
-                rc = tb_buf_put(out, in_class ? "\\s\\x{85}" : "[\\s\\x{85}]",
-                                in_class ? 8 : 10);
-            else if (c == 'S' && !in_class)
-                rc = tb_buf_put(out, "[^\\s\\x{85}]", 11);
+            if (c == 's' || c == 'S') /* mask 0: White_Space */
+                rc = put_category(0, c == 'S', in_class, out);
             else if (c == 'd' || c == 'D')
                 rc = put_category(tok_uprops_mask("Nd", 2), c == 'D', in_class, out);
             else if ((c == 'p' || c == 'P') &&

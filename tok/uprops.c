@@ -20,6 +20,7 @@ typedef struct {
 #define NRUNS (sizeof uprops_runs / sizeof uprops_runs[0])
 #define NLEAVES (sizeof uprops_leaves / sizeof uprops_leaves[0])
 #define NGROUPS (sizeof uprops_groups / sizeof uprops_groups[0])
+#define NSPACE (sizeof uprops_space / sizeof uprops_space[0])
 
 const char *tok_uprops_version(void)
 {
@@ -106,4 +107,27 @@ int tok_uprops_class_items(uint32_t mask, int negate, tb_buf_t *out)
         hi = r->hi;
     }
     return open ? put_range(out, lo, hi) : 0;
+}
+
+/* Appends lo..hi less the surrogates. */
+static int put_nonsurrogate(tb_buf_t *out, uint32_t lo, uint32_t hi)
+{
+    if (lo > hi)
+        return 0;
+    if (hi < 0xD800 || lo > 0xDFFF)
+        return put_range(out, lo, hi);
+    return (lo < 0xD800 && put_range(out, lo, 0xD7FF)) ||
+           (hi > 0xDFFF && put_range(out, 0xE000, hi));
+}
+
+int tok_uprops_space_items(int negate, tb_buf_t *out)
+{
+    uint32_t next = 0; /* with negate: the first code point not yet put */
+    for (size_t k = 0; k < NSPACE; k++) {
+        if (negate ? put_nonsurrogate(out, next, uprops_space[k][0] - 1)
+                   : put_range(out, uprops_space[k][0], uprops_space[k][1]))
+            return -1;
+        next = uprops_space[k][1] + 1;
+    }
+    return negate ? put_nonsurrogate(out, next, 0x10FFFF) : 0;
 }

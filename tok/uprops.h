@@ -38,4 +38,8 @@ const char *tok_uprops_leaf_name(unsigned k);
  * refuses them in a UTF pattern.  Returns 0, or -1 when out of memory. */
 int tok_uprops_class_items(uint32_t mask, int negate, tb_buf_t *out);
 
+/* The same for White_Space (the references' \s), or with `negate` every
+ * other code point (\S), surrogates left out. */
+int tok_uprops_space_items(int negate, tb_buf_t *out);
+
 #endif
