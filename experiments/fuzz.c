@@ -194,6 +194,32 @@ static int generate(fuzz_gen_t *g, long lines, fuzz_batch_t *out)
     return tb_vec_push(&out->off, out->text.len);
 }
 
+/* The batch of `lines` lines that `seed` gives. */
+static int make_batch(const tok_vocab_t *vocab, int bytes_ok, long lines,
+                      long seed, fuzz_batch_t *b, tb_err_t *err)
+{
+    fuzz_gen_t g = {.state = 0x9E3779B97F4A7C15ULL ^ (uint64_t)seed,
+                    .vocab = vocab, .bytes_ok = bytes_ok};
+    int rc = collect_specials(&g) || generate(&g, lines, b);
+    free(g.specials.data);
+    return rc ? tb_fail(err, "out of memory generating %ld lines", lines) : 0;
+}
+
+int xp_fuzz_generate(const tok_vocab_t *vocab, int bytes_ok, long lines,
+                     long seed, tb_buf_t *text, tb_err_t *err)
+{
+    fuzz_batch_t b = {0};
+    int rc = make_batch(vocab, bytes_ok, lines, seed, &b, err);
+    for (size_t k = 0; !rc && k + 1 < b.off.len; k++)
+        if (tb_buf_put(text, b.text.data + b.off.data[k],
+                       b.off.data[k + 1] - b.off.data[k]) ||
+            tb_buf_putc(text, '\n'))
+            rc = tb_fail(err, "out of memory generating %ld lines", lines);
+    free(b.text.data);
+    free(b.off.data);
+    return rc;
+}
+
 /* ---- running --------------------------------------------------------- */
 
 /* Writes the batch's lines, one per line, to `in`. */
@@ -439,15 +465,11 @@ static int fuzz_run(fuzz_opts_t *o, xp_fuzz_stats_t *st, tb_err_t *err)
     tok_tokenizer_t *t = tok_load(o->path, err);
     if (!t)
         return -1;
-    fuzz_gen_t g = {.state = 0x9E3779B97F4A7C15ULL ^ (uint64_t)o->seed,
-                    .vocab = tok_vocab(t), .bytes_ok = rf == TOK_FORMAT_SPM_MODEL};
     fuzz_batch_t b = {0};
-    int rc = 0;
-    if (collect_specials(&g) || generate(&g, o->lines, &b))
-        rc = tb_fail(err, "out of memory generating %ld lines", o->lines);
+    int rc = make_batch(tok_vocab(t), rf == TOK_FORMAT_SPM_MODEL, o->lines,
+                        o->seed, &b, err);
     for (int i = 0; i < nk && !rc; i++)
         rc = fuzz_one(o, t, kinds[i], &b, st, err);
-    free(g.specials.data);
     free(b.text.data);
     free(b.off.data);
     tok_free(t);

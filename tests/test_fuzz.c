@@ -1,7 +1,8 @@
 /* The differential fuzzer (`tokbench fuzz`): a small fixed sample of
  * generated lines conforms for every vocabulary in data/manifest that has a
  * reference program, a wrong pairing is shrunk to the one token that
- * differs, and a reference past its time limit is a clear error.
+ * differs, a reference past its time limit is a clear error, and the fuzz
+ * experiment stores its counts.
  * The binary is $BUILD/tokbench, BUILD as the test runner passes it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,6 +90,26 @@ static void timeout_is_an_error(void **state)
     assert_non_null(strstr(out, "timed out"));
 }
 
+/* The fuzz experiment stores its counts; a bad option fails its case. */
+static void experiment_records_counts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_fuzz.XXXXXX", suite[256], db[256], cmd[600];
+    FILE *f = test_run_dir(dir, suite, db, sizeof suite);
+    fputs("fuzz,cl100k,,,,1,tsc,lines=200 seed=5\n"
+          "fuzz,cl100k,,,,1,tsc,lines=x\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "run %s --db %s", suite, db);
+    int rc = test_tokbench(cmd, out, sizeof out);
+    if (!strstr(out, "1 ok, 1 failed"))
+        fail_msg("exit %d:\n%s", rc, out);
+    snprintf(cmd, sizeof cmd, "show 1 --db %s", db);
+    assert_int_equal(test_tokbench(cmd, out, sizeof out), 0);
+    if (!strstr(out, "mismatch_lines") || !strstr(out, "lines=x is not a positive"))
+        fail_msg("%s", out);
+    test_run_dir_remove(dir);
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -107,6 +128,7 @@ int main(void)
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(timeout_is_an_error),
         cmocka_unit_test(mismatch_shrinks_to_the_token),
+        cmocka_unit_test(experiment_records_counts),
         cmocka_unit_test(manifest_vocabularies_fuzz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
