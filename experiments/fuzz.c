@@ -35,7 +35,7 @@
 typedef TB_VEC(size_t) fuzz_offs_t;
 
 typedef struct {
-    const char *spec, *ref_spec;
+    const char *spec, *ref_spec, *save;
     char path[PATH_MAX], ref_path[PATH_MAX];
     long lines, show, seed;
     int quiet, silent;
@@ -468,6 +468,8 @@ static int fuzz_run(fuzz_opts_t *o, xp_fuzz_stats_t *st, tb_err_t *err)
     fuzz_batch_t b = {0};
     int rc = make_batch(tok_vocab(t), rf == TOK_FORMAT_SPM_MODEL, o->lines,
                         o->seed, &b, err);
+    if (!rc && o->save)
+        rc = write_lines(&b, o->save, err);
     for (int i = 0; i < nk && !rc; i++)
         rc = fuzz_one(o, t, kinds[i], &b, st, err);
     free(b.text.data);
@@ -489,7 +491,8 @@ int xp_fuzz_check(const char *vocab_path, long lines, long seed,
 static void fuzz_usage(FILE *out)
 {
     fprintf(out,
-        "usage: tokbench fuzz SPEC [--lines N] [--seed S] [--show N] [--ref SPEC2]\n\n"
+        "usage: tokbench fuzz SPEC [--lines N] [--seed S] [--show N] [--ref SPEC2]\n"
+        "                     [--save FILE]\n\n"
         "Generates N lines of text (seeded: every plane, combining sequences,\n"
         "whitespace and digit runs, contractions, special-token strings, and\n"
         "invalid UTF-8 for spm_encode, which takes bytes) and compares SPEC's ids\n"
@@ -500,7 +503,9 @@ static void fuzz_usage(FILE *out)
         "  --seed S     generator seed (default 1); a seed gives the same lines\n"
         "  --show N     shrink and print N mismatches per reference (default 3)\n"
         "  --ref SPEC2  take the reference ids from SPEC2 (a deliberate wrong\n"
-        "               pairing, to see the shrinking work)\n\n"
+        "               pairing, to see the shrinking work)\n"
+        "  --save FILE  also write the generated lines to FILE (a corpus for\n"
+        "               'tokbench conform', or for another build)\n\n"
         "Exit status: 0 if every line matches, 1 if any differs or on an error,\n"
         "2 on a usage error.\n");
 }
@@ -512,6 +517,7 @@ static int fuzz_parse(int argc, char **argv, fuzz_opts_t *o)
         {"seed", required_argument, NULL, 's'},
         {"show", required_argument, NULL, 'w'},
         {"ref", required_argument, NULL, 'r'},
+        {"save", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->lines = 1000;
@@ -523,8 +529,8 @@ static int fuzz_parse(int argc, char **argv, fuzz_opts_t *o)
         long *dst = c == 'l' ? &o->lines : c == 's' ? &o->seed
                   : c == 'w' ? &o->show : NULL;
         char *end;
-        if (c == 'r') {
-            o->ref_spec = optarg;
+        if (c == 'r' || c == 'o') {
+            *(c == 'r' ? &o->ref_spec : &o->save) = optarg;
             continue;
         }
         if (dst) {
