@@ -60,9 +60,13 @@ UCD_GC := data/cache/ucd-16.0.0/index.mjs
 $(UCD_GC):
 	scripts/fetch-data.sh ucd-16.0.0
 
-$(BUILD)/gen/uprops_tables.h: scripts/gen-uprops.pl $(UCD_GC)
+# scripts/probe-pcre2.c tells it which categories PCRE2's own tables give.
+$(BUILD)/gen/probe-pcre2: scripts/probe-pcre2.c base/utf8.c
 	@mkdir -p $(dir $@)
-	perl scripts/gen-uprops.pl $(UCD_GC) > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
+	$(CC) -std=c17 -O2 $(WARN) $^ -o $@ $(shell pkg-config --cflags --libs libpcre2-8)
+
+$(BUILD)/gen/uprops_tables.h: scripts/gen-uprops.pl $(UCD_GC) $(BUILD)/gen/probe-pcre2
+	perl scripts/gen-uprops.pl $(UCD_GC) $(BUILD)/gen/probe-pcre2 > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
 
 $(BUILD)/obj/tok/uprops.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/obj/tok/uprops.o: $(BUILD)/gen/uprops_tables.h

@@ -31,15 +31,18 @@ static const char gpt2_pattern[] =
  * U+0085; Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the
  * White_Space property.  Its \p{..} are of its release (Unicode 14.0 in
  * 10.42), the references' of Unicode 16.0 (uprops.h).  So \s, \S, \d (Nd)
- * and the general categories (\p{L}, \pN, \P{Lu}, \p{^M}) are written out
- * as code point ranges from uprops's tables, in brackets outside a class
- * and bare inside one.  Other property names (scripts) are left to PCRE2. */
+ * and the general categories (\p{L}, \pN, \P{Lu}, \p{^M}) become class
+ * items that match uprops's sets exactly (White_Space as ranges; a category
+ * as PCRE2's \p{..} plus the ranges its tables lack, see uprops.c), in
+ * brackets outside a class and bare inside one.  Other property names
+ * (scripts) are left to PCRE2. */
 static int put_category(uint32_t mask, int negate, int in_class, tb_buf_t *out)
 {
-    return (!in_class && tb_buf_putc(out, '[')) ||
-           (mask ? tok_uprops_class_items(mask, negate, out)
-                 : tok_uprops_space_items(negate, out)) ||
-           (!in_class && tb_buf_putc(out, ']'));
+    if (!in_class) /* a class of its own: PCRE2 negates it, items stay short */
+        return tb_buf_put(out, negate ? "[^" : "[", negate ? 2u : 1u) ||
+               put_category(mask, 0, 1, out) || tb_buf_putc(out, ']');
+    return mask ? tok_uprops_class_items(mask, negate, out)
+                : tok_uprops_space_items(negate, out);
 }
 
 /* p[*i] is the 'p' or 'P' of a property escape: returns its categories and

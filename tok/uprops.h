@@ -3,8 +3,9 @@
  * of the reference tokenizers' regex engines (Hugging Face tokenizers and
  * tiktoken both use Unicode 16.0.0), for the pre-tokenizer's \p{..}
  * classes.  PCRE2 has the property tables of its own release (Unicode 14.0
- * in Debian 12's 10.42), so pretok.c writes each category out as explicit
- * code point ranges from these tables before PCRE2 compiles the pattern.
+ * in Debian 12's 10.42), so pretok.c rewrites each category into class
+ * items that match exactly these tables' set before PCRE2 compiles the
+ * pattern.
  * The tables are generated at build time by scripts/gen-uprops.pl from the
  * data/manifest entry ucd-V; scripts/ref/probe-unicode.js measures V.
  */
@@ -33,9 +34,13 @@ uint32_t tok_uprops_mask(const char *name, size_t len);
 const char *tok_uprops_leaf_name(unsigned k);
 
 /* Appends the code points whose leaf category is in `mask` (or, with
- * `negate`, is not) as PCRE2 class items, "\x{41}-\x{5a}..." with no
- * brackets; surrogates are left out, since UTF-8 text holds none and PCRE2
- * refuses them in a UTF pattern.  Returns 0, or -1 when out of memory. */
+ * `negate`, is not) as PCRE2 class items with no brackets: PCRE2's own
+ * \p{..} plus the ranges where its tables lack them ("\p{L}\x{1c89}-..."),
+ * or, where that cannot be exact (negate, a category PCRE2 puts a code point
+ * in that these tables take out of it, another PCRE2 than the build's),
+ * every range ("\x{41}-\x{5a}...").  Surrogates are left out, since UTF-8
+ * text holds none and PCRE2 refuses them in a UTF pattern.  Returns 0, or
+ * -1 when out of memory. */
 int tok_uprops_class_items(uint32_t mask, int negate, tb_buf_t *out);
 
 /* The same for White_Space (the references' \s), or with `negate` every
