@@ -114,7 +114,7 @@ int xp_ref_start(xp_ref_t *r, xp_ref_kind_t k, const char *path,
     return 0;
 }
 
-static double ref_timeout(void)
+double xp_ref_timeout_s(void)
 {
     const char *s = getenv("TOKBENCH_REF_TIMEOUT");
     double t = s ? atof(s) : 0;
@@ -131,7 +131,7 @@ static double now_s(void)
 int xp_ref_finish(xp_ref_t *r, int stop, tb_err_t *err)
 {
     int status, timed_out = 0;
-    double limit = ref_timeout(), deadline = now_s() + limit;
+    double limit = xp_ref_timeout_s(), deadline = now_s() + limit;
     if (stop)
         kill(r->pid, SIGTERM);
     for (;;) {

@@ -57,6 +57,9 @@ int xp_ref_start(xp_ref_t *r, xp_ref_kind_t k, const char *path,
  * runs past the time limit); fails unless it ran and exited 0. */
 int xp_ref_finish(xp_ref_t *r, int stop, tb_err_t *err);
 
+/* The time limit of a reference, in seconds: $TOKBENCH_REF_TIMEOUT, or 600. */
+double xp_ref_timeout_s(void);
+
 /* Starts and finishes: runs reference k over `in` into `out`. */
 int xp_ref_run(xp_ref_kind_t k, const char *path, const char *in,
                const char *out, tb_err_t *err);
