@@ -7,8 +7,9 @@
 //   node scripts/ref/probe-unicode.js [KIND...]   (default: hf hf-official tiktoken)
 //
 // For each general category G (the ones pre-tokenizer patterns use and a
-// few more) a one-rule tokenizer is written whose ids are the UTF-8 bytes
-// of exactly the characters that the engine's \p{G} accepts:
+// few more), and for \d and \s, a one-rule tokenizer is written whose ids
+// are the UTF-8 bytes of exactly the characters that the engine's \p{G}
+// (\d, \s) accepts:
 //   hf:       a byte-level BPE tokenizer.json with no merges whose
 //             pre-tokenizer is Split(\p{G}, Removed) then ByteLevel, so the
 //             ids spell every character that \p{G} does not match;
@@ -17,7 +18,8 @@
 // Every code point but the surrogates and "\n" is fed, 512 to a line.  The
 // sets found are compared with the @unicode/unicode-V data packages (npm,
 // fetched with npm pack into a temporary folder) for several V; a version
-// that differs from the engine on no code point is printed as the match.
+// that differs from the engine on no code point is printed as the match
+// (\d is compared with Nd, \s with the White_Space property).
 'use strict';
 
 const fs = require('fs');
@@ -25,9 +27,12 @@ const os = require('os');
 const path = require('path');
 const zlib = require('zlib');
 const { execFileSync } = require('child_process');
+const { pathToFileURL } = require('url');
 
 const CATEGORIES = ['L', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'M', 'Mn', 'Mc', 'N',
-  'Nd', 'Nl', 'No', 'P', 'S', 'Zs'];
+  'Nd', 'Nl', 'No', 'P', 'S', 'Zs', 'd', 's'];
+// The regex of a category: \d and \s are the escapes themselves.
+const regexOf = (cat) => (cat === 'd' || cat === 's' ? `\\${cat}` : `\\p{${cat}}`);
 const VERSIONS = ['14.0.0', '15.0.0', '15.1.0', '16.0.0', '17.0.0'];
 // General_Category value names of @unicode/unicode-V, by short name.
 const LONG = {
@@ -74,7 +79,7 @@ function hfProbe(cat) {
     version: '1.0', truncation: null, padding: null, added_tokens: [],
     normalizer: null, post_processor: null, decoder: null,
     pre_tokenizer: { type: 'Sequence', pretokenizers: [
-      { type: 'Split', pattern: { Regex: `\\p{${cat}}` }, behavior: 'Removed',
+      { type: 'Split', pattern: { Regex: regexOf(cat) }, behavior: 'Removed',
         invert: false },
       { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false,
         use_regex: false }] },
@@ -88,7 +93,7 @@ function hfProbe(cat) {
 function tiktokenProbe(cat) {
   const toks = [];
   for (let b = 0; b < 256; b++) toks.push(Buffer.from([b]).toString('base64'));
-  return JSON.stringify({ pat_str: `\\p{${cat}}`, special_tokens: {},
+  return JSON.stringify({ pat_str: regexOf(cat), special_tokens: {},
     bpe_ranks: `! 0 ${toks.join(' ')}` });
 }
 
@@ -112,13 +117,15 @@ function probe(kind, cat, text, dir) {
 // General_Category/index.mjs (base64 of gzip- or, from 17.0.0 on,
 // brotli-compressed JSON of (gap, length, value) runs; see
 // decode-property-map.mjs in that package).
-function unicodeData(version, dir) {
+async function unicodeData(version, dir) {
   const pkg = `@unicode/unicode-${version}`;
   const d = path.join(dir, version);
   fs.mkdirSync(d, { recursive: true });
   execFileSync('npm', ['pack', '--silent', '--loglevel=error', pkg], { cwd: d });
   const tgz = fs.readdirSync(d).find((f) => f.endsWith('.tgz'));
-  execFileSync('tar', ['-xzf', tgz, 'package/General_Category/index.mjs'], { cwd: d });
+  const ws = 'package/Binary_Property/White_Space/ranges.mjs';
+  execFileSync('tar', ['-xzf', tgz, 'package/General_Category/index.mjs',
+    'package/decode-ranges.mjs', ws], { cwd: d });
   const src = fs.readFileSync(path.join(d, 'package/General_Category/index.mjs'), 'utf8');
   const packed = Buffer.from(src.match(/from\('([^']*)'/)[1], 'base64');
   const runs = JSON.parse(src.includes('brotliDecompressSync')
@@ -131,6 +138,11 @@ function unicodeData(version, dir) {
     for (const end = cp + runs[i + 1]; cp < end; cp++)
       if (short[runs[i + 2]]) gc.set(cp, short[runs[i + 2]]);
   }
+  // White_Space through the package's own decoder: ranges [begin, end).
+  const { default: ranges } = await import(pathToFileURL(path.join(d, ws)));
+  gc.space = new Set();
+  for (const r of ranges)
+    for (let cp = r.begin; cp < r.end; cp++) gc.space.add(cp);
   return gc;
 }
 
@@ -140,7 +152,8 @@ function differences(found, gc, cat) {
   for (let cp = 0; cp <= 0x10FFFF; cp++) {
     if (cp === 0x0A || (cp >= 0xD800 && cp <= 0xDFFF)) continue;
     const g = gc.get(cp) || '';
-    const want = cat.length === 1 ? g[0] === cat : g === cat;
+    const want = cat === 's' ? gc.space.has(cp) : cat === 'd' ? g === 'Nd'
+      : cat.length === 1 ? g[0] === cat : g === cat;
     if (want !== found.has(cp)) {
       n++;
       if (examples.length < 3)
@@ -150,13 +163,13 @@ function differences(found, gc, cat) {
   return { n, examples };
 }
 
-function main() {
+async function main() {
   const kinds = process.argv.length > 2 ? process.argv.slice(2)
     : ['hf', 'hf-official', 'tiktoken'];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokbench-probe-'));
   try {
     const data = {};
-    for (const v of VERSIONS) data[v] = unicodeData(v, dir);
+    for (const v of VERSIONS) data[v] = await unicodeData(v, dir);
     const text = probeText();
     for (const kind of kinds) {
       const miss = Object.fromEntries(VERSIONS.map((v) => [v, 0]));
@@ -167,7 +180,7 @@ function main() {
           miss[v] += d.n;
           return `${v}: ${d.n}${d.n ? ` (${d.examples.join(' ')})` : ''}`;
         });
-        console.log(`${kind} \\p{${cat}} ${found.size} code points; ` +
+        console.log(`${kind} ${regexOf(cat)} ${found.size} code points; ` +
           `differing from ${row.join(', ')}`);
       }
       const match = VERSIONS.filter((v) => miss[v] === 0);
@@ -179,4 +192,7 @@ function main() {
   }
 }
 
-main();
+main().catch((e) => {
+  process.stderr.write(`probe-unicode.js: ${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});
