@@ -11,6 +11,7 @@ const xp_driver_t *const xp_drivers[] = {
     &xp_driver_selftest,
     &xp_driver_tokenize,
     &xp_driver_conform,
+    &xp_driver_fuzz,
     &xp_driver_walk,
     &xp_driver_lookup,
     &xp_driver_slice,

@@ -110,6 +110,7 @@ int xp_measured_rep(const xp_driver_t *d, void *state, unsigned rep,
 extern const xp_driver_t xp_driver_selftest;
 extern const xp_driver_t xp_driver_tokenize;
 extern const xp_driver_t xp_driver_conform;
+extern const xp_driver_t xp_driver_fuzz;
 extern const xp_driver_t xp_driver_walk;
 extern const xp_driver_t xp_driver_lookup;
 extern const xp_driver_t xp_driver_slice;

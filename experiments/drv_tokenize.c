@@ -6,12 +6,13 @@
  * = tokens produced.  A corpus of kilobytes of varied text is its own input
  * variation: a branch predictor cannot learn it between repetitions.
  *
- * Option reference=hf|tiktoken|spm|auto also times the reference
+ * Option reference=hf|hf-official|tiktoken|spm|auto also times the reference
  * implementation on the same corpus, stored with source "wallclock" and
  * the implementation's name so a report can give the ratio:
  *   hf        node scripts/ref/ref.js hf VOCAB --bench N < corpus: the
  *             encode calls alone, timed inside node;
- *   tiktoken  the same with ref.js tiktoken;
+ *   hf-official, tiktoken  the same with ref.js hf-official (Hugging
+ *             Face's own binding) or ref.js tiktoken;
  *   spm       Debian's spm_encode --output_format=id, timed around the whole
  *             process (model load included: it has no in-process timer).
  *   auto      the one that matches the vocabulary's format.
@@ -35,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +46,7 @@
 #include "cli.h"
 #include "conform.h"
 #include "driver.h"
+#include "reference.h"
 #include "setup.h"
 
 typedef struct {
@@ -167,7 +171,8 @@ static void exec_child(char *const argv[], const char *in, int outfd)
 }
 
 /* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended).
- * The child inherits the run's CPU pinning: both sides get one core. */
+ * The child inherits the run's CPU pinning: both sides get one core.  One
+ * that runs past the references' time limit is killed: an error. */
 static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
                        double *seconds, tb_err_t *err)
 {
@@ -186,17 +191,32 @@ static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
         return tb_fail(err, "fork: %s", strerror(errno));
     }
     char chunk[4096];
-    ssize_t n;
+    ssize_t n = 1;
     int rc = 0;
-    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+    double limit = xp_ref_timeout_s();
+    struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+    while (n > 0 || (n < 0 && errno == EINTR)) {
+        double left_ms = limit * 1e3 - (xp_now_ns() - t0) * 1e-6;
+        if (left_ms <= 0) {
+            kill(pid, SIGKILL);
+            rc = tb_fail(err, "%s timed out after %g s (TOKBENCH_REF_TIMEOUT) "
+                              "and was killed", argv[0], limit);
+            break;
+        }
+        if (poll(&pf, 1, left_ms > 1e6 ? 1000000 : (int)left_ms + 1) <= 0)
+            continue;
+        n = read(pfd[0], chunk, sizeof chunk);
         if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
             rc = tb_fail(err, "out of memory");
+    }
     close(pfd[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     *seconds = (xp_now_ns() - t0) * 1e-9;
-    if (!rc && tb_buf_putc(out, 0))
+    if (rc)
+        return rc;
+    if (tb_buf_putc(out, 0))
         rc = tb_fail(err, "out of memory");
     if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
         rc = tb_fail(err, "%s exited with status %d%s", argv[0],
@@ -230,6 +250,8 @@ static int bench_refjs(tokenize_t *s, const char *kind, xp_env_t *env, tb_err_t 
     tb_buf_t out = {0};
     double wall;
     int rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+    if (rc)
+        tb_wrap(err, "reference %s", kind);
     json_error_t jerr;
     json_t *j = rc ? NULL : json_loads((char *)out.data, 0, &jerr);
     json_t *secs = j ? json_object_get(j, "seconds") : NULL;
@@ -281,9 +303,10 @@ static int choose_reference(tokenize_t *s, const xp_row_t *row, tb_err_t *err)
                                           : f == TOK_FORMAT_SPM_MODEL ? "spm"
                                                                      : "none");
     }
-    if (strcmp(ref, "hf") && strcmp(ref, "tiktoken") && strcmp(ref, "spm") &&
-        strcmp(ref, "none"))
-        return tb_fail(err, "option reference=%s: not hf, tiktoken, spm, auto or none", ref);
+    if (strcmp(ref, "hf") && strcmp(ref, "hf-official") && strcmp(ref, "tiktoken") &&
+        strcmp(ref, "spm") && strcmp(ref, "none"))
+        return tb_fail(err, "option reference=%s: not hf, hf-official, tiktoken, "
+                            "spm, auto or none", ref);
     return 0;
 }
 
@@ -292,7 +315,8 @@ static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
 {
     (void)row;
     tokenize_t *s = state;
-    if (!strcmp(s->ref, "hf") || !strcmp(s->ref, "tiktoken"))
+    if (!strcmp(s->ref, "hf") || !strcmp(s->ref, "hf-official") ||
+        !strcmp(s->ref, "tiktoken"))
         return bench_refjs(s, s->ref, env, err);
     if (!strcmp(s->ref, "spm"))
         return bench_spm(s, env, err);
@@ -301,7 +325,7 @@ static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
 
 const xp_driver_t xp_driver_tokenize = {
     .name = "tokenize",
-    .summary = "encode throughput on a corpus (reference=hf|tiktoken|spm|auto)",
+    .summary = "encode throughput on a corpus (reference=hf|hf-official|tiktoken|spm|auto)",
     .setup = tokenize_setup,
     .rep = tokenize_rep,
     .extra = tokenize_extra,

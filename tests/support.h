@@ -14,6 +14,13 @@
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 
+/* cl100k's npm JSON in the data cache. */
+#define TEST_CL100K "data/cache/cl100k/cl100k_base.json"
+
+/* Writes to `out` a copy of cl100k's JSON with the ranks of " the" and
+ * " and" swapped: a vocabulary that must differ from cl100k's reference. */
+void test_write_tampered_cl100k(const char *out);
+
 /* Fails the test unless path is readable ("run 'make data'"). */
 void test_need_file(const char *path);
 
