@@ -3,13 +3,22 @@
  * alternative to walking the trie on every decoding step.
  *
  * For every DFA state reachable from a start state through whole tokens,
- * the index holds the allowed tokens and, for each, the DFA state after it.
- * It is built breadth-first: a state's entry comes from one mask walk of
- * the trie (lex_mask), then the state after each allowed token by feeding
- * its bytes to the DFA; states not seen yet are queued.  A decoder then
- * needs no walk at all: mask(s) copies a list, next(s, token) searches one.
- * What that costs up front (build time, memory) against walking per step is
- * what the index experiment measures.
+ * the index holds the allowed tokens as a bitset (a mask query is one copy)
+ * and, for each allowed token, the DFA state after it.  Next states are
+ * not stored per token but per token class: two tokens are in one class
+ * when they lead to the same state from every indexed state (same string of
+ * DFA byte classes is enough, but coarser classes are found: "ab" and "ba"
+ * fall together wherever a and b do), so the table is states x classes and
+ * a token's class is one lookup.  The classes are exact by construction:
+ * a class is the tuple of states its tokens reach, not a guess from the
+ * regex's text.
+ *
+ * The build (index.c) works round by round, breadth-first: a round takes
+ * the states found by the previous one and runs every token from all of
+ * them at once, as one vector of DFA states stepped along the sorted keys;
+ * vectors are hash-consed and their steps memoized, so a trie node costs a
+ * table lookup whatever the number of states.  Tokens holding a byte no
+ * reachable state can read (a dead byte) leave before the first round.
  *
  * The number of states is capped: a regex whose token-reachable states
  * exceed the cap (a long counted repetition, say) fails with an error
@@ -31,35 +40,49 @@
 
 /*
  * Data layout: index states are numbered 0..nstates-1 in BFS order (0 is
- * the start).  Entries of index state i are [off[i], off[i+1]): tok[e] a
- * token id (aliases included, ascending), next[e] the index state after it.
- * dfa_state[i] is the DFA state of index state i; of_dfa maps DFA states
- * below nof_dfa back (LEX_INDEX_NONE: not in the index).  A wide state (one
- * whose entries outweigh a bitset: more than mask_bits / 32 of them) also
- * keeps its mask as a bitset, dense[i] = its first word in words[] (else
- * LEX_INDEX_NONE), so that its mask query is one copy rather than a bit
- * set per token.
+ * the start); dfa_state[i] is the DFA state of index state i, and of_dfa
+ * maps DFA states below nof_dfa back (LEX_INDEX_NONE: not in the index).
+ * class_of[t] is token t's class for every id t below mask_bits (aliases:
+ * their primary's); class 0 holds the tokens allowed in no indexed state
+ * (and ids with no bytes).  next[i * nclasses + c] is the index state after
+ * a token of class c from index state i, or LEX_INDEX_NONE (not allowed):
+ * column 0 is all LEX_INDEX_NONE.  Masks are deduplicated: state i's
+ * allowed tokens are the bitset at masks[mask_of[i] * words], words =
+ * tb_bitset_words(mask_bits), one of nmasks.
  */
 typedef struct {
     size_t nstates;
     uint32_t *dfa_state;
-    uint64_t *off;
-    uint32_t *tok;
-    uint32_t *next;
     uint32_t *of_dfa;
     size_t nof_dfa;
-    uint32_t *dense;
-    uint64_t *words;
-    size_t ndense;
-    size_t mask_bits; /* the trie's mask bits */
-    uint64_t walk_nodes; /* nodes the build's walks visited, in all */
+    uint32_t nclasses;
+    uint32_t *class_of;
+    uint32_t *next;
+    uint32_t *mask_of;
+    uint64_t *masks;
+    size_t nmasks;
+    size_t mask_bits;    /* the trie's mask bits */
+    uint64_t entries;    /* (state, allowed token) pairs, aliases included */
+    uint64_t walk_nodes; /* vector steps the build's walks took, in all */
+    uint32_t rounds;     /* breadth-first rounds the build ran */
+    size_t dead_tokens;  /* tokens dropped up front for a dead byte */
 } lex_index_t;
+
+/* Bytes by structure (lex_index_mem). */
+typedef struct {
+    size_t states;  /* dfa_state, of_dfa, mask_of */
+    size_t classes; /* class_of */
+    size_t next;    /* the next-state table */
+    size_t masks;   /* the distinct bitsets */
+    size_t total;   /* all of the above and the header */
+} lex_index_mem_t;
 
 /*
  * Builds the index of `dfa` from DFA state `start` over trie t, whose keys
- * are k (the same keys t was built from: the token bytes come from them).
- * max_states 0: LEX_INDEX_DEFAULT_MAX_STATES.  NULL with err naming the
- * regex on a passed cap or DFA limit.
+ * are k (the same keys t was built from: the token bytes come from them;
+ * the trie gives the mask size).  max_states 0:
+ * LEX_INDEX_DEFAULT_MAX_STATES.  NULL with err naming the regex on a passed
+ * cap or DFA limit.
  */
 lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *dfa,
                              uint32_t start, size_t max_states, tb_err_t *err);
@@ -71,21 +94,26 @@ static inline uint32_t lex_index_state(const lex_index_t *x, uint32_t s)
     return s < x->nof_dfa ? x->of_dfa[s] : LEX_INDEX_NONE;
 }
 
-/* Clears mask (of mask_bits bits at least) and sets the allowed tokens of
- * index state i. */
+/* Sets mask (of mask_bits bits at least) to the allowed tokens of index
+ * state i: a copy. */
 void lex_index_mask(const lex_index_t *x, uint32_t i, tb_bitset_t *mask);
 
 /* The index state after token `tok` from index state i, or LEX_INDEX_NONE
  * if the token is not allowed there. */
-uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok);
+static inline uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok)
+{
+    return tok < x->mask_bits ? x->next[(size_t)i * x->nclasses + x->class_of[tok]]
+                              : LEX_INDEX_NONE;
+}
 
 /* Entries in all (tokens allowed summed over states). */
 static inline uint64_t lex_index_entries(const lex_index_t *x)
 {
-    return x->off[x->nstates];
+    return x->entries;
 }
 
-/* Bytes the index holds. */
+/* Bytes the index holds, by structure. */
+void lex_index_mem(const lex_index_t *x, lex_index_mem_t *m);
 size_t lex_index_bytes(const lex_index_t *x);
 
 #endif
