@@ -306,7 +306,7 @@ static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t
                (unsigned long long)x->walk_nodes, q_us, same ? "equals" : "DIFFERS FROM");
         printf("index      %u token classes, %zu distinct masks, %u rounds, %zu tokens with a "
                "dead byte; bytes: masks %zu, classes %zu, next states %zu, states %zu\n",
-               x->nclasses, x->nmasks, x->rounds, x->dead_tokens, mem.masks, mem.classes,
+               x->nclasses, x->nsets, x->rounds, x->dead_tokens, mem.masks, mem.classes,
                mem.next, mem.states);
         if (!same)
             rc = tb_fail(err, "the index's mask differs from the plain walk's");

@@ -393,18 +393,67 @@ static int class_tokens(const lex_index_t *x, uint32_t **off, uint32_t **ids)
     return 0;
 }
 
-/* One bitset per distinct set of allowed classes. */
+/* Keeps the class map as a sorted list when few tokens are live. */
+static int sparse_classes(lex_index_t *x)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < x->mask_bits; t++)
+        n += x->class_of[t] != 0;
+    if (n > x->mask_bits / 16)
+        return 0;
+    x->live_id = malloc((n ? n : 1) * sizeof *x->live_id);
+    x->live_class = malloc((n ? n : 1) * sizeof *x->live_class);
+    if (!x->live_id || !x->live_class)
+        return -1;
+    for (size_t t = 0; t < x->mask_bits; t++)
+        if (x->class_of[t]) {
+            x->live_id[x->nlive] = (uint32_t)t;
+            x->live_class[x->nlive++] = x->class_of[t];
+        }
+    free(x->class_of);
+    x->class_of = NULL;
+    return 0;
+}
+
+/* Appends the mask `words` (n tokens) as a bitset or a list of ids. */
+static int add_set(lex_index_t *x, const uint64_t *words, uint32_t n, size_t *wcap,
+                   size_t *icap)
+{
+    size_t nw = tb_bitset_words(x->mask_bits);
+    lex_index_set_t *s = &x->set[x->nsets++];
+    s->n = n;
+    s->dense = (size_t)n * 64 > x->mask_bits;
+    if (s->dense) {
+        if (tb_grow((void **)&x->words, wcap, x->nwords, nw, sizeof *x->words))
+            return -1;
+        s->at = x->nwords;
+        memcpy(x->words + x->nwords, words, nw * sizeof *words);
+        x->nwords += nw;
+        return 0;
+    }
+    if (tb_grow((void **)&x->ids, icap, x->nids, n ? n : 1, sizeof *x->ids))
+        return -1;
+    s->at = x->nids;
+    for (size_t w = 0; w < nw; w++)
+        for (uint64_t bits = words[w]; bits; bits &= bits - 1)
+            x->ids[x->nids++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+    return 0;
+}
+
+/* One mask per distinct set of allowed classes. */
 static int masks(lex_index_t *x, tb_err_t *err)
 {
     size_t nw = tb_bitset_words(x->mask_bits), cw = tb_bitset_words(x->nclasses);
     uint32_t *off = NULL, *ids = NULL;
-    uint64_t *rows = calloc(x->nstates * cw + 1, sizeof *rows), *count = NULL;
+    uint64_t *rows = calloc(x->nstates * cw + 1, sizeof *rows);
+    uint64_t *words = malloc((nw ? nw : 1) * sizeof *words);
     tb_u64map_t seen = {0};
-    size_t cap = 0;
+    size_t wcap = 0, icap = 0;
     int rc = -1;
-    if (!rows || class_tokens(x, &off, &ids) || tb_u64map_init(&seen, x->nstates) ||
+    if (!rows || !words || class_tokens(x, &off, &ids) ||
+        tb_u64map_init(&seen, x->nstates) ||
         !(x->mask_of = malloc((x->nstates ? x->nstates : 1) * sizeof *x->mask_of)) ||
-        !(count = malloc((x->nstates ? x->nstates : 1) * sizeof *count)))
+        !(x->set = malloc((x->nstates ? x->nstates : 1) * sizeof *x->set)))
         goto out;
     for (size_t i = 0; i < x->nstates; i++) {
         uint64_t *row = rows + i * cw, m;
@@ -415,30 +464,30 @@ static int masks(lex_index_t *x, tb_err_t *err)
         if (tb_u64map_get(&seen, h, &m) &&
             !memcmp(rows + (size_t)m * cw, row, cw * sizeof *row)) {
             x->mask_of[i] = x->mask_of[m];
-            x->entries += count[x->mask_of[i]];
+            x->entries += x->set[x->mask_of[i]].n;
             continue;
         }
-        if (tb_u64map_put(&seen, h, i) < 0 ||
-            tb_grow((void **)&x->masks, &cap, x->nmasks * nw, nw, sizeof *x->masks))
+        if (tb_u64map_put(&seen, h, i) < 0)
             goto out;
-        uint64_t *words = x->masks + x->nmasks * nw;
         memset(words, 0, nw * sizeof *words);
-        count[x->nmasks] = 0;
+        uint32_t n = 0;
         for (uint32_t c = 1; c < x->nclasses; c++)
             if ((row[c / 64] >> (c % 64)) & 1) {
                 for (uint32_t e = off[c]; e < off[c + 1]; e++)
                     words[ids[e] / 64] |= 1ull << (ids[e] % 64);
-                count[x->nmasks] += off[c + 1] - off[c];
+                n += off[c + 1] - off[c];
             }
-        x->mask_of[i] = (uint32_t)x->nmasks;
-        x->entries += count[x->nmasks++];
+        x->mask_of[i] = (uint32_t)x->nsets;
+        if (add_set(x, words, n, &wcap, &icap))
+            goto out;
+        x->entries += n;
     }
-    rc = 0;
+    rc = sparse_classes(x);
 out:
     free(rows);
+    free(words);
     free(off);
     free(ids);
-    free(count);
     tb_u64map_free(&seen);
     return rc ? oom(err) : 0;
 }
@@ -497,27 +546,57 @@ void lex_index_free(lex_index_t *x)
     free(x->dfa_state);
     free(x->of_dfa);
     free(x->class_of);
+    free(x->live_id);
+    free(x->live_class);
     free(x->next);
     free(x->mask_of);
-    free(x->masks);
+    free(x->set);
+    free(x->words);
+    free(x->ids);
     free(x);
 }
 
 void lex_index_mask(const lex_index_t *x, uint32_t i, tb_bitset_t *mask)
 {
     size_t nw = tb_bitset_words(x->mask_bits), have = tb_bitset_words(mask->nbits);
-    memcpy(mask->words, x->masks + (size_t)x->mask_of[i] * nw, nw * sizeof *mask->words);
-    if (have > nw)
-        memset(mask->words + nw, 0, (have - nw) * sizeof *mask->words);
+    const lex_index_set_t *s = &x->set[x->mask_of[i]];
+    if (s->dense) {
+        memcpy(mask->words, x->words + s->at, nw * sizeof *mask->words);
+        if (have > nw)
+            memset(mask->words + nw, 0, (have - nw) * sizeof *mask->words);
+        return;
+    }
+    tb_bitset_clear_all(mask);
+    for (const uint32_t *t = x->ids + s->at, *end = t + s->n; t < end; t++)
+        tb_bitset_set(mask, *t);
+}
+
+uint32_t lex_index_class(const lex_index_t *x, uint32_t tok)
+{
+    if (tok >= x->mask_bits)
+        return 0;
+    if (x->class_of)
+        return x->class_of[tok];
+    size_t lo = 0, hi = x->nlive;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->live_id[mid] < tok)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->nlive && x->live_id[lo] == tok ? x->live_class[lo] : 0;
 }
 
 void lex_index_mem(const lex_index_t *x, lex_index_mem_t *m)
 {
     m->states = x->nstates * (sizeof *x->dfa_state + sizeof *x->mask_of) +
                 x->nof_dfa * sizeof *x->of_dfa;
-    m->classes = x->mask_bits * sizeof *x->class_of;
+    m->classes = x->class_of ? x->mask_bits * sizeof *x->class_of
+                             : x->nlive * (sizeof *x->live_id + sizeof *x->live_class);
     m->next = x->nstates * x->nclasses * sizeof *x->next;
-    m->masks = x->nmasks * tb_bitset_words(x->mask_bits) * sizeof *x->masks;
+    m->masks = x->nsets * sizeof *x->set + x->nwords * sizeof *x->words +
+               x->nids * sizeof *x->ids;
     m->total = sizeof *x + m->states + m->classes + m->next + m->masks;
 }
 

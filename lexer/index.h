@@ -38,17 +38,27 @@
 #define LEX_INDEX_DEFAULT_MAX_STATES 4096
 #define LEX_INDEX_NONE UINT32_MAX
 
+/* One distinct mask: n tokens, as a bitset (dense: words[at .. at + nw),
+ * nw = tb_bitset_words(mask_bits)) or as their ids in ascending order
+ * (ids[at .. at + n)), whichever is smaller. */
+typedef struct {
+    uint64_t at;
+    uint32_t n;
+    uint32_t dense;
+} lex_index_set_t;
+
 /*
  * Data layout: index states are numbered 0..nstates-1 in BFS order (0 is
  * the start); dfa_state[i] is the DFA state of index state i, and of_dfa
  * maps DFA states below nof_dfa back (LEX_INDEX_NONE: not in the index).
- * class_of[t] is token t's class for every id t below mask_bits (aliases:
- * their primary's); class 0 holds the tokens allowed in no indexed state
- * (and ids with no bytes).  next[i * nclasses + c] is the index state after
- * a token of class c from index state i, or LEX_INDEX_NONE (not allowed):
- * column 0 is all LEX_INDEX_NONE.  Masks are deduplicated: state i's
- * allowed tokens are the bitset at masks[mask_of[i] * words], words =
- * tb_bitset_words(mask_bits), one of nmasks.
+ * Token t's class is class_of[t] for every id t below mask_bits (aliases:
+ * their primary's) when class_of is set; when few tokens are allowed
+ * anywhere, class_of is NULL and the nlive tokens of a class other than 0
+ * are live_id[] (ascending) with live_class[] beside.  Class 0 holds the
+ * tokens allowed in no indexed state.  next[i * nclasses + c] is the index
+ * state after a token of class c from index state i, or LEX_INDEX_NONE (not
+ * allowed): column 0 is all LEX_INDEX_NONE.  Masks are deduplicated: state
+ * i's allowed tokens are set[mask_of[i]], one of nsets.
  */
 typedef struct {
     size_t nstates;
@@ -57,10 +67,16 @@ typedef struct {
     size_t nof_dfa;
     uint32_t nclasses;
     uint32_t *class_of;
+    uint32_t *live_id, *live_class;
+    size_t nlive;
     uint32_t *next;
     uint32_t *mask_of;
-    uint64_t *masks;
-    size_t nmasks;
+    lex_index_set_t *set;
+    size_t nsets;
+    uint64_t *words;
+    size_t nwords;
+    uint32_t *ids;
+    size_t nids;
     size_t mask_bits;    /* the trie's mask bits */
     uint64_t entries;    /* (state, allowed token) pairs, aliases included */
     uint64_t walk_nodes; /* vector steps the build's walks took, in all */
@@ -71,9 +87,9 @@ typedef struct {
 /* Bytes by structure (lex_index_mem). */
 typedef struct {
     size_t states;  /* dfa_state, of_dfa, mask_of */
-    size_t classes; /* class_of */
+    size_t classes; /* class_of, or live_id and live_class */
     size_t next;    /* the next-state table */
-    size_t masks;   /* the distinct bitsets */
+    size_t masks;   /* the distinct masks: set, words, ids */
     size_t total;   /* all of the above and the header */
 } lex_index_mem_t;
 
@@ -98,12 +114,14 @@ static inline uint32_t lex_index_state(const lex_index_t *x, uint32_t s)
  * state i: a copy. */
 void lex_index_mask(const lex_index_t *x, uint32_t i, tb_bitset_t *mask);
 
+/* Token tok's class (0: allowed nowhere). */
+uint32_t lex_index_class(const lex_index_t *x, uint32_t tok);
+
 /* The index state after token `tok` from index state i, or LEX_INDEX_NONE
  * if the token is not allowed there. */
 static inline uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok)
 {
-    return tok < x->mask_bits ? x->next[(size_t)i * x->nclasses + x->class_of[tok]]
-                              : LEX_INDEX_NONE;
+    return x->next[(size_t)i * x->nclasses + lex_index_class(x, tok)];
 }
 
 /* Entries in all (tokens allowed summed over states). */

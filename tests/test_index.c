@@ -88,6 +88,10 @@ static const struct {
     {JSON_STRING_BODY, "ab\\u00"},
 };
 
+/* What the checked indexes held: masks as bitsets and as id lists, class
+ * maps as arrays and as sorted lists.  Every kind must be exercised. */
+static size_t dense_sets, list_sets, class_arrays, class_lists;
+
 static void oracle_mask(lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
 {
     tb_bitset_clear_all(m);
@@ -183,6 +187,9 @@ static void check_index(const char *pattern, const char *prefix, size_t *states,
             lex_index_mem(x, &m);
             assert_int_equal(m.total, lex_index_bytes(x));
             assert_true(m.total > m.masks + m.classes + m.next + m.states);
+            for (size_t i = 0; i < x->nsets; i++)
+                *(x->set[i].dense ? &dense_sets : &list_sets) += 1;
+            *(x->class_of ? &class_arrays : &class_lists) += 1;
         }
         lex_index_free(x);
     }
@@ -198,9 +205,11 @@ static void index_matches_walks(void **state)
         check_index(cases[i].pattern, cases[i].prefix, &states, &entries, &classes);
     }
     print_message("%zu index states, %zu token classes, %zu entries checked against the "
-                  "walks of %zu layouts and the oracle\n", states, classes, entries,
-                  tt.ntries);
+                  "walks of %zu layouts and the oracle; masks: %zu bitsets, %zu lists; class "
+                  "maps: %zu arrays, %zu lists\n", states, classes, entries, tt.ntries,
+                  dense_sets, list_sets, class_arrays, class_lists);
     assert_true(states > 2 * sizeof cases / sizeof *cases);
+    assert_true(dense_sets && list_sets && class_arrays && class_lists);
 }
 
 static void state_cap_fails_cleanly(void **state)
