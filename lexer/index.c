@@ -9,7 +9,14 @@
  * key ends on is the key's round class.  A token's class in the index is
  * the sequence of its round classes: a chain of links (parent class, round,
  * vector), hash-consed per round, so that tokens share a class exactly when
- * they lead to the same state from every indexed state. */
+ * they lead to the same state from every indexed state.
+ *
+ * When the states that bytes reach from the start are few (the search for
+ * dead bytes finds them all), one round takes them all as its batch: one
+ * walk instead of one per breadth-first level, and the states whole tokens
+ * reach are then found by stepping class vectors, not keys.  Tokens that
+ * differ only in states no token reaches may then fall in two classes,
+ * which costs a column, never an answer. */
 #include "index.h"
 
 #include <stdlib.h>
@@ -19,13 +26,16 @@
 #include "../base/hash.h"
 
 #define UNSET UINT32_MAX
+/* Most byte-reachable states that one round takes as a batch: a vector is
+ * that many states wide. */
+#define WHOLE_MAX 256
 
 /* One round's vectors.  Vector v is st[v * m .. + m) (vector 0: all dead);
  * slot is an open-addressing set of vector ids keyed by contents (UNSET
  * free, slot_mask + 1 slots); memo[v * ncls + c] is the vector after byte
  * class c from v (UNSET: not stepped yet).  Only st outlives the round. */
 typedef struct {
-    uint32_t lo, m; /* batch: index states lo .. lo + m */
+    uint32_t *batch, m; /* the batch: m DFA states */
     TB_VEC(uint32_t) st;
     uint32_t nvec;
     uint32_t *slot;
@@ -51,6 +61,7 @@ typedef struct {
     uint32_t *cls;   /* per live key: its class so far (a link) */
     uint32_t *vec;   /* per live key: this round's vector (0: dead) */
     uint32_t *tmp;   /* a vector being stepped */
+    TB_VEC(uint32_t) reach; /* the states bytes reach from start, if all found */
     TB_VEC(link_t) link;
     TB_VEC(round_t) round;
 } build_t;
@@ -95,27 +106,27 @@ static uint32_t state_for(build_t *b, uint32_t s, tb_err_t *err)
 /* ---- dead bytes ------------------------------------------------------------ */
 
 /* dead[c] = 1 for the byte classes that no DFA state reachable from start
- * by bytes can read (whole tokens reach a subset of those states).  The
- * search stops, leaving every class alive, past max_states states or when
- * the DFA might pass its own cap: dropping dead-byte tokens is a shortcut,
- * never needed for the answer. */
+ * by bytes can read (whole tokens reach a subset of those states), and
+ * b->reach those states.  The search stops, leaving every class alive and
+ * reach empty, past max_states states or when the DFA might pass its own
+ * cap: dropping dead-byte tokens is a shortcut, never needed for the
+ * answer. */
 static int dead_classes(build_t *b, uint32_t start, uint8_t dead[256], tb_err_t *err)
 {
     lex_dfa_t *d = b->dfa;
-    TB_VEC(uint32_t) q = {0};
     uint8_t *seen = NULL;
     size_t nseen = 0;
     int rc = -1, stopped = 0;
     memset(dead, 1, 256);
-    if (tb_vec_push(&q, start))
+    if (tb_vec_push(&b->reach, start))
         goto out;
-    for (size_t h = 0; h < q.len && !stopped; h++) {
-        if (q.len > b->max_states || d->nstates + d->ncls >= d->max_states) {
+    for (size_t h = 0; h < b->reach.len && !stopped; h++) {
+        if (b->reach.len > b->max_states || d->nstates + d->ncls >= d->max_states) {
             stopped = 1;
             break;
         }
         for (uint32_t c = 0; c < d->ncls; c++) {
-            uint32_t n = lex_dfa_next(d, q.data[h], d->rep[c]);
+            uint32_t n = lex_dfa_next(d, b->reach.data[h], d->rep[c]);
             if (n == LEX_DEAD)
                 continue;
             dead[c] = 0;
@@ -125,17 +136,18 @@ static int dead_classes(build_t *b, uint32_t start, uint8_t dead[256], tb_err_t 
                     goto out;
                 memset(seen + old, 0, nseen - old);
             }
-            if (!seen[n] && (seen[n] = 1, tb_vec_push(&q, n)))
+            if (n != start && !seen[n] && (seen[n] = 1, tb_vec_push(&b->reach, n)))
                 goto out;
         }
     }
-    if (stopped)
+    if (stopped) {
         memset(dead, 0, 256);
+        b->reach.len = 0;
+    }
     rc = 0;
 out:
     if (rc)
         oom(err);
-    free(q.data);
     free(seen);
     return rc ? rc : lex_dfa_error(d, err);
 }
@@ -256,66 +268,87 @@ static int walk(build_t *b, round_t *r, uint32_t first, tb_err_t *err)
     return 0;
 }
 
-/* Queues the states the round's tokens reach, and refines each token's
- * class by its vector. */
-static int advance(build_t *b, round_t *r, uint32_t ri, tb_err_t *err)
+/* Indexes the states that tokens reach from index states `from` on whose
+ * DFA state is in the batch (and from the states so found, while they are
+ * in it too). */
+static int expand(build_t *b, round_t *r, size_t from, tb_err_t *err)
 {
+    lex_index_t *x = b->x;
+    uint32_t top = 0;
+    for (uint32_t p = 0; p < r->m; p++)
+        top = r->batch[p] > top ? r->batch[p] : top;
     uint8_t *used = calloc(r->nvec, 1);
-    tb_u64map_t pair = {0};
+    uint32_t *pos = malloc(((size_t)top + 1) * sizeof *pos);
     int rc = -1;
-    if (!used || tb_u64map_init(&pair, 1024)) {
+    if (!used || !pos) {
         oom(err);
         goto out;
     }
+    memset(pos, 0xFF, ((size_t)top + 1) * sizeof *pos);
+    for (uint32_t p = 0; p < r->m; p++)
+        pos[r->batch[p]] = p;
     for (size_t j = 0; j < b->nlive; j++)
         used[b->vec[j]] = 1;
-    for (uint32_t v = 1; v < r->nvec; v++)
-        for (uint32_t p = 0; used[v] && p < r->m; p++) {
-            uint32_t s = r->st.data[(size_t)v * r->m + p];
-            if (s != LEX_DEAD && state_for(b, s, err) == LEX_INDEX_NONE)
+    for (size_t i = from; i < x->nstates; i++) {
+        uint32_t s = x->dfa_state[i], p = s <= top ? pos[s] : UNSET;
+        for (uint32_t v = 1; p != UNSET && v < r->nvec; v++) {
+            uint32_t t = r->st.data[(size_t)v * r->m + p];
+            if (used[v] && t != LEX_DEAD && state_for(b, t, err) == LEX_INDEX_NONE)
                 goto out;
         }
+    }
+    rc = 0;
+out:
+    free(used);
+    free(pos);
+    return rc;
+}
+
+/* Refines each token's class by its vector of round ri. */
+static int refine(build_t *b, uint32_t ri, tb_err_t *err)
+{
+    tb_u64map_t pair = {0};
+    if (tb_u64map_init(&pair, 1024))
+        return oom(err);
     for (size_t j = 0; j < b->nlive; j++) {
         if (!b->vec[j])
             continue;
         uint64_t key = (uint64_t)b->cls[j] << 32 | b->vec[j], id = b->link.len;
         int got = tb_u64map_put(&pair, key, id);
         if (got < 0 || (!got && tb_vec_push(&b->link, ((link_t){b->cls[j], ri, b->vec[j]})))) {
-            oom(err);
-            goto out;
+            tb_u64map_free(&pair);
+            return oom(err);
         }
         if (got)
             tb_u64map_get(&pair, key, &id);
         b->cls[j] = (uint32_t)id;
     }
-    rc = 0;
-out:
-    free(used);
     tb_u64map_free(&pair);
-    return rc;
+    return 0;
 }
 
-/* Index states lo .. nstates as one batch. */
-static int run_round(build_t *b, size_t lo, tb_err_t *err)
+/* The batch's m DFA states as one round; from: the first index state the
+ * round expands. */
+static int run_round(build_t *b, const uint32_t *batch, uint32_t m, size_t from, tb_err_t *err)
 {
-    lex_index_t *x = b->x;
     if (tb_vec_reserve(&b->round, 1))
         return oom(err);
     round_t *r = &b->round.data[b->round.len++];
     memset(r, 0, sizeof *r);
-    r->lo = (uint32_t)lo;
-    r->m = (uint32_t)(x->nstates - lo);
+    r->m = m;
     r->slot_mask = 63;
     free(b->tmp);
-    if (!(b->tmp = calloc(r->m, sizeof *b->tmp)) ||
+    if (!(b->tmp = calloc(m, sizeof *b->tmp)) || !(r->batch = malloc(m * sizeof *r->batch)) ||
         !(r->slot = malloc((r->slot_mask + 1) * sizeof *r->slot)))
         return oom(err);
+    memcpy(r->batch, batch, m * sizeof *batch);
     memset(r->slot, 0xFF, (r->slot_mask + 1) * sizeof *r->slot);
     uint32_t first;
     if (intern(r, b->tmp, b->dfa->ncls) == UNSET ||
-        (first = intern(r, x->dfa_state + r->lo, b->dfa->ncls)) == UNSET)
+        (first = intern(r, r->batch, b->dfa->ncls)) == UNSET)
         return oom(err);
-    int rc = walk(b, r, first, err) || advance(b, r, (uint32_t)(b->round.len - 1), err);
+    int rc = walk(b, r, first, err) || expand(b, r, from, err) ||
+             refine(b, (uint32_t)(b->round.len - 1), err);
     free(r->slot);
     free(r->memo.data);
     r->slot = NULL;
@@ -324,6 +357,26 @@ static int run_round(build_t *b, size_t lo, tb_err_t *err)
 }
 
 /* ---- the index from the classes ------------------------------------------- */
+
+/* Calls fn(b, r, v, i, p) for every link of chain c (round r, vector v)
+ * and every batch position p whose DFA state is index state i. */
+#define EACH_INDEXED(b, c, body)                                                         \
+    for (uint32_t l_ = (c); l_; l_ = (b)->link.data[l_].parent) {                        \
+        const round_t *r = &(b)->round.data[(b)->link.data[l_].round];                   \
+        const uint32_t *v = r->st.data + (size_t)(b)->link.data[l_].vec * r->m;          \
+        for (uint32_t p = 0; p < r->m; p++) {                                            \
+            uint32_t i = lex_index_state((b)->x, r->batch[p]);                           \
+            if (i != LEX_INDEX_NONE && v[p] != LEX_DEAD)                                 \
+                body;                                                                    \
+        }                                                                                \
+    }
+
+/* Whether the tokens of chain c are allowed in some index state. */
+static int allowed_somewhere(const build_t *b, uint32_t c)
+{
+    EACH_INDEXED(b, c, return 1);
+    return 0;
+}
 
 /* class_of and the next-state table from the links the keys ended on. */
 static int classes(build_t *b, tb_err_t *err)
@@ -340,7 +393,7 @@ static int classes(build_t *b, tb_err_t *err)
     for (size_t j = 0; j < b->nlive; j++) {
         uint32_t c = b->cls[j], id = b->k->keys[b->live[j]].id;
         if (num[c] == UNSET)
-            num[c] = x->nclasses++;
+            num[c] = allowed_somewhere(b, c) ? x->nclasses++ : 0;
         if (id >= x->mask_bits) {
             free(num);
             return tb_fail(err, "index: token id %u is past the trie's %zu mask bits", id,
@@ -357,17 +410,9 @@ static int classes(build_t *b, tb_err_t *err)
         return oom(err);
     }
     memset(x->next, 0xFF, n * sizeof *x->next);
-    for (uint32_t c = 1; c < b->link.len; c++) {
-        if (num[c] == UNSET)
-            continue;
-        for (uint32_t l = c; l; l = b->link.data[l].parent) {
-            const round_t *r = &b->round.data[b->link.data[l].round];
-            const uint32_t *v = r->st.data + (size_t)b->link.data[l].vec * r->m;
-            for (uint32_t p = 0; p < r->m; p++)
-                if (v[p] != LEX_DEAD)
-                    x->next[(size_t)(r->lo + p) * x->nclasses + num[c]] = x->of_dfa[v[p]];
-        }
-    }
+    for (uint32_t c = 1; c < b->link.len; c++)
+        if (num[c] != UNSET && num[c])
+            EACH_INDEXED(b, c, x->next[(size_t)i * x->nclasses + num[c]] = x->of_dfa[v[p]]);
     free(num);
     return 0;
 }
@@ -502,11 +547,13 @@ static void build_free(build_t *b)
     free(b->tmp);
     for (size_t i = 0; i < b->round.len; i++) {
         free(b->round.data[i].st.data);
+        free(b->round.data[i].batch);
         free(b->round.data[i].slot);
         free(b->round.data[i].memo.data);
     }
     free(b->round.data);
     free(b->link.data);
+    free(b->reach.data);
 }
 
 lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *dfa,
@@ -523,10 +570,16 @@ lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *d
     x->mask_bits = trie_mask_bits(t);
     if (live_keys(&b, start, err) || state_for(&b, start, err) == LEX_INDEX_NONE)
         goto out;
-    /* Each round takes the states the previous one found. */
-    for (size_t lo = 0, hi; lo < x->nstates; lo = hi, x->rounds++) {
+    /* One round over every byte-reachable state if they are few, else
+     * each round takes the states the previous one found. */
+    if (b.reach.len && b.reach.len <= WHOLE_MAX) {
+        if (run_round(&b, b.reach.data, (uint32_t)b.reach.len, 0, err))
+            goto out;
+        x->rounds = 1;
+    }
+    for (size_t lo = x->rounds ? x->nstates : 0, hi; lo < x->nstates; lo = hi, x->rounds++) {
         hi = x->nstates;
-        if (run_round(&b, lo, err))
+        if (run_round(&b, x->dfa_state + lo, (uint32_t)(hi - lo), lo, err))
             goto out;
     }
     rc = classes(&b, err) || masks(x, err) ? -1 : 0;

@@ -86,11 +86,15 @@ static const struct {
      "(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?", "jo.doe@"},
     {"(https?:\\/\\/)?([\\da-z\\.-]+)\\.([a-z\\.]{2,6})([\\/\\w \\.-]*)*\\/?", "htt"},
     {JSON_STRING_BODY, "ab\\u00"},
+    /* more byte-reachable states than one round takes: built level by level */
+    {"[0-9a-f]{0,300}x", "0a"},
 };
 
 /* What the checked indexes held: masks as bitsets and as id lists, class
  * maps as arrays and as sorted lists.  Every kind must be exercised. */
 static size_t dense_sets, list_sets, class_arrays, class_lists;
+/* Builds in one round (few byte-reachable states) and in several. */
+static size_t one_round, by_levels;
 
 static void oracle_mask(lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
 {
@@ -190,6 +194,7 @@ static void check_index(const char *pattern, const char *prefix, size_t *states,
             for (size_t i = 0; i < x->nsets; i++)
                 *(x->set[i].dense ? &dense_sets : &list_sets) += 1;
             *(x->class_of ? &class_arrays : &class_lists) += 1;
+            *(x->rounds > 1 ? &by_levels : &one_round) += 1;
         }
         lex_index_free(x);
     }
@@ -206,10 +211,12 @@ static void index_matches_walks(void **state)
     }
     print_message("%zu index states, %zu token classes, %zu entries checked against the "
                   "walks of %zu layouts and the oracle; masks: %zu bitsets, %zu lists; class "
-                  "maps: %zu arrays, %zu lists\n", states, classes, entries, tt.ntries,
-                  dense_sets, list_sets, class_arrays, class_lists);
+                  "maps: %zu arrays, %zu lists; %zu built in one round, %zu by levels\n",
+                  states, classes, entries, tt.ntries, dense_sets, list_sets, class_arrays,
+                  class_lists, one_round, by_levels);
     assert_true(states > 2 * sizeof cases / sizeof *cases);
     assert_true(dense_sets && list_sets && class_arrays && class_lists);
+    assert_true(one_round && by_levels);
 }
 
 static void state_cap_fails_cleanly(void **state)
