@@ -358,8 +358,9 @@ static int run_round(build_t *b, const uint32_t *batch, uint32_t m, size_t from,
 
 /* ---- the index from the classes ------------------------------------------- */
 
-/* Calls fn(b, r, v, i, p) for every link of chain c (round r, vector v)
- * and every batch position p whose DFA state is index state i. */
+/* Runs `body` for every link of chain c (its round r, its vector v) and
+ * every batch position p whose DFA state is index state i and from which
+ * the chain's tokens lead to a live state, v[p]. */
 #define EACH_INDEXED(b, c, body)                                                         \
     for (uint32_t l_ = (c); l_; l_ = (b)->link.data[l_].parent) {                        \
         const round_t *r = &(b)->round.data[(b)->link.data[l_].round];                   \
@@ -414,6 +415,48 @@ static int classes(build_t *b, tb_err_t *err)
         if (num[c] != UNSET && num[c])
             EACH_INDEXED(b, c, x->next[(size_t)i * x->nclasses + num[c]] = x->of_dfa[v[p]]);
     free(num);
+    return 0;
+}
+
+/* Turns the full table of classes() into rows: a state that allows fewer
+ * than half the classes keeps (class, next) pairs, the others full rows. */
+static int next_rows(lex_index_t *x)
+{
+    uint32_t *full = x->next, k = x->nclasses;
+    size_t nfull = 0, npairs = 0;
+    if (!(x->row = malloc((x->nstates ? x->nstates : 1) * sizeof *x->row)))
+        return -1;
+    for (size_t i = 0; i < x->nstates; i++) {
+        uint32_t n = 0;
+        for (uint32_t c = 1; c < k; c++)
+            n += full[i * k + c] != LEX_INDEX_NONE;
+        x->row[i].n = (size_t)n * 2 < k ? n : LEX_INDEX_NONE;
+        x->row[i].at = x->row[i].n == LEX_INDEX_NONE ? nfull : npairs;
+        *(x->row[i].n == LEX_INDEX_NONE ? &nfull : &npairs) +=
+            x->row[i].n == LEX_INDEX_NONE ? k : n;
+    }
+    x->next = malloc((nfull ? nfull : 1) * sizeof *x->next);
+    x->pair_class = malloc((npairs ? npairs : 1) * sizeof *x->pair_class);
+    x->pair_next = malloc((npairs ? npairs : 1) * sizeof *x->pair_next);
+    if (!x->next || !x->pair_class || !x->pair_next) {
+        free(full);
+        return -1;
+    }
+    for (size_t i = 0; i < x->nstates; i++) {
+        const uint32_t *r = full + i * k;
+        if (x->row[i].n == LEX_INDEX_NONE) {
+            memcpy(x->next + x->row[i].at, r, k * sizeof *r);
+            continue;
+        }
+        for (uint32_t c = 1, e = 0; c < k; c++)
+            if (r[c] != LEX_INDEX_NONE) {
+                x->pair_class[x->row[i].at + e] = c;
+                x->pair_next[x->row[i].at + e++] = r[c];
+            }
+    }
+    x->nnext = nfull;
+    x->npairs = npairs;
+    free(full);
     return 0;
 }
 
@@ -527,7 +570,7 @@ static int masks(lex_index_t *x, tb_err_t *err)
             goto out;
         x->entries += n;
     }
-    rc = sparse_classes(x);
+    rc = sparse_classes(x) || next_rows(x) ? -1 : 0;
 out:
     free(rows);
     free(words);
@@ -601,7 +644,10 @@ void lex_index_free(lex_index_t *x)
     free(x->class_of);
     free(x->live_id);
     free(x->live_class);
+    free(x->row);
     free(x->next);
+    free(x->pair_class);
+    free(x->pair_next);
     free(x->mask_of);
     free(x->set);
     free(x->words);
@@ -641,13 +687,32 @@ uint32_t lex_index_class(const lex_index_t *x, uint32_t tok)
     return lo < x->nlive && x->live_id[lo] == tok ? x->live_class[lo] : 0;
 }
 
+uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok)
+{
+    uint32_t c = lex_index_class(x, tok);
+    const lex_index_row_t *r = &x->row[i];
+    if (r->n == LEX_INDEX_NONE)
+        return x->next[r->at + c];
+    const uint32_t *cls = x->pair_class + r->at;
+    uint32_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cls[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->n && cls[lo] == c ? x->pair_next[r->at + lo] : LEX_INDEX_NONE;
+}
+
 void lex_index_mem(const lex_index_t *x, lex_index_mem_t *m)
 {
-    m->states = x->nstates * (sizeof *x->dfa_state + sizeof *x->mask_of) +
+    m->states = x->nstates * (sizeof *x->dfa_state + sizeof *x->mask_of + sizeof *x->row) +
                 x->nof_dfa * sizeof *x->of_dfa;
     m->classes = x->class_of ? x->mask_bits * sizeof *x->class_of
                              : x->nlive * (sizeof *x->live_id + sizeof *x->live_class);
-    m->next = x->nstates * x->nclasses * sizeof *x->next;
+    m->next = x->nnext * sizeof *x->next +
+              x->npairs * (sizeof *x->pair_class + sizeof *x->pair_next);
     m->masks = x->nsets * sizeof *x->set + x->nwords * sizeof *x->words +
                x->nids * sizeof *x->ids;
     m->total = sizeof *x + m->states + m->classes + m->next + m->masks;

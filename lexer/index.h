@@ -13,12 +13,14 @@
  * a class is the tuple of states its tokens reach, not a guess from the
  * regex's text.
  *
- * The build (index.c) works round by round, breadth-first: a round takes
- * the states found by the previous one and runs every token from all of
- * them at once, as one vector of DFA states stepped along the sorted keys;
- * vectors are hash-consed and their steps memoized, so a trie node costs a
- * table lookup whatever the number of states.  Tokens holding a byte no
- * reachable state can read (a dead byte) leave before the first round.
+ * The build (index.c) runs every token from many states at once, as one
+ * vector of DFA states stepped along the sorted keys; vectors are
+ * hash-consed and their steps memoized, so a trie node costs a table
+ * lookup whatever the number of states.  When the states that bytes reach
+ * from the start are few, one such walk from all of them is enough;
+ * otherwise the build goes round by round, breadth-first, each round
+ * taking the states the previous one found.  Tokens holding a byte no
+ * reachable state can read (a dead byte) leave before the first walk.
  *
  * The number of states is capped: a regex whose token-reachable states
  * exceed the cap (a long counted repetition, say) fails with an error
@@ -47,6 +49,15 @@ typedef struct {
     uint32_t dense;
 } lex_index_set_t;
 
+/* Index state i's next states: a full row, next[at + c] for class c, when
+ * n is LEX_INDEX_NONE; else its n allowed classes in ascending order,
+ * pair_class[at .. at + n), with their next states in pair_next beside
+ * (a state that allows few classes of many). */
+typedef struct {
+    uint64_t at;
+    uint32_t n;
+} lex_index_row_t;
+
 /*
  * Data layout: index states are numbered 0..nstates-1 in BFS order (0 is
  * the start); dfa_state[i] is the DFA state of index state i, and of_dfa
@@ -55,9 +66,9 @@ typedef struct {
  * their primary's) when class_of is set; when few tokens are allowed
  * anywhere, class_of is NULL and the nlive tokens of a class other than 0
  * are live_id[] (ascending) with live_class[] beside.  Class 0 holds the
- * tokens allowed in no indexed state.  next[i * nclasses + c] is the index
- * state after a token of class c from index state i, or LEX_INDEX_NONE (not
- * allowed): column 0 is all LEX_INDEX_NONE.  Masks are deduplicated: state
+ * tokens allowed in no indexed state.  row[i] gives the index state after
+ * a token of class c from index state i, or LEX_INDEX_NONE (not allowed:
+ * always for class 0), from next or the pairs.  Masks are deduplicated: state
  * i's allowed tokens are set[mask_of[i]], one of nsets.
  */
 typedef struct {
@@ -69,7 +80,11 @@ typedef struct {
     uint32_t *class_of;
     uint32_t *live_id, *live_class;
     size_t nlive;
+    lex_index_row_t *row;
     uint32_t *next;
+    size_t nnext;
+    uint32_t *pair_class, *pair_next;
+    size_t npairs;
     uint32_t *mask_of;
     lex_index_set_t *set;
     size_t nsets;
@@ -86,9 +101,9 @@ typedef struct {
 
 /* Bytes by structure (lex_index_mem). */
 typedef struct {
-    size_t states;  /* dfa_state, of_dfa, mask_of */
+    size_t states;  /* dfa_state, of_dfa, mask_of, row */
     size_t classes; /* class_of, or live_id and live_class */
-    size_t next;    /* the next-state table */
+    size_t next;    /* the next states: full rows and pairs */
     size_t masks;   /* the distinct masks: set, words, ids */
     size_t total;   /* all of the above and the header */
 } lex_index_mem_t;
@@ -119,10 +134,7 @@ uint32_t lex_index_class(const lex_index_t *x, uint32_t tok);
 
 /* The index state after token `tok` from index state i, or LEX_INDEX_NONE
  * if the token is not allowed there. */
-static inline uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok)
-{
-    return x->next[(size_t)i * x->nclasses + lex_index_class(x, tok)];
-}
+uint32_t lex_index_next(const lex_index_t *x, uint32_t i, uint32_t tok);
 
 /* Entries in all (tokens allowed summed over states). */
 static inline uint64_t lex_index_entries(const lex_index_t *x)

@@ -91,8 +91,9 @@ static const struct {
 };
 
 /* What the checked indexes held: masks as bitsets and as id lists, class
- * maps as arrays and as sorted lists.  Every kind must be exercised. */
-static size_t dense_sets, list_sets, class_arrays, class_lists;
+ * maps as arrays and as sorted lists, next states as full rows and as
+ * pairs.  Every kind must be exercised. */
+static size_t dense_sets, list_sets, class_arrays, class_lists, full_rows, pair_rows;
 /* Builds in one round (few byte-reachable states) and in several. */
 static size_t one_round, by_levels;
 
@@ -194,6 +195,8 @@ static void check_index(const char *pattern, const char *prefix, size_t *states,
             for (size_t i = 0; i < x->nsets; i++)
                 *(x->set[i].dense ? &dense_sets : &list_sets) += 1;
             *(x->class_of ? &class_arrays : &class_lists) += 1;
+            for (size_t i = 0; i < x->nstates; i++)
+                *(x->row[i].n == LEX_INDEX_NONE ? &full_rows : &pair_rows) += 1;
             *(x->rounds > 1 ? &by_levels : &one_round) += 1;
         }
         lex_index_free(x);
@@ -211,12 +214,13 @@ static void index_matches_walks(void **state)
     }
     print_message("%zu index states, %zu token classes, %zu entries checked against the "
                   "walks of %zu layouts and the oracle; masks: %zu bitsets, %zu lists; class "
-                  "maps: %zu arrays, %zu lists; %zu built in one round, %zu by levels\n",
-                  states, classes, entries, tt.ntries, dense_sets, list_sets, class_arrays,
-                  class_lists, one_round, by_levels);
+                  "maps: %zu arrays, %zu lists; next states: %zu full rows, %zu as pairs; "
+                  "%zu built in one round, %zu by levels\n", states, classes, entries,
+                  tt.ntries, dense_sets, list_sets, class_arrays, class_lists, full_rows,
+                  pair_rows, one_round, by_levels);
     assert_true(states > 2 * sizeof cases / sizeof *cases);
     assert_true(dense_sets && list_sets && class_arrays && class_lists);
-    assert_true(one_round && by_levels);
+    assert_true(one_round && by_levels && full_rows && pair_rows);
 }
 
 static void state_cap_fails_cleanly(void **state)
