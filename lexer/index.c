@@ -60,6 +60,7 @@ typedef struct {
     uint32_t *stack; /* vector ids along the current key: max_len + 1 */
     uint32_t *cls;   /* per live key: its class so far (a link) */
     uint32_t *vec;   /* per live key: this round's vector (0: dead) */
+    TB_VEC(uint32_t) lid; /* the ids of a class other than 0, aliases too */
     uint32_t *tmp;   /* a vector being stepped */
     TB_VEC(uint32_t) reach; /* the states bytes reach from start, if all found */
     TB_VEC(link_t) link;
@@ -167,12 +168,26 @@ static int live_keys(build_t *b, uint32_t start, tb_err_t *err)
     b->stack = malloc(((size_t)k->max_len + 1) * sizeof *b->stack);
     if (!b->live || !b->lcp || !b->cls || !b->vec || !b->stack)
         return oom(err);
-    const trie_key_t *prev = NULL;
+    uint8_t deadb[256];
+    for (unsigned c = 0; c < 256; c++)
+        deadb[c] = dead[b->dfa->cls[c]];
+    /* A key that shares the previous key's bytes up to and including its
+     * first dead byte (at fd) is dead there too: sorted keys mostly do. */
+    const trie_key_t *prev = NULL, *last = NULL;
+    uint32_t fd = 0;
     for (size_t i = 0; i < k->n; i++) {
         const trie_key_t *key = &k->keys[i];
         uint32_t j = 0;
-        while (j < key->len && !dead[b->dfa->cls[key->s[j]]])
-            j++;
+        if (last && fd < last->len && fd < key->len)
+            while (j <= fd && last->s[j] == key->s[j])
+                j++;
+        if (j > fd)
+            j = fd;
+        else
+            for (j = 0; j < key->len && !deadb[key->s[j]];)
+                j++;
+        last = key;
+        fd = j;
         if (j < key->len) {
             b->x->dead_tokens++;
             continue;
@@ -401,10 +416,19 @@ static int classes(build_t *b, tb_err_t *err)
                            x->mask_bits);
         }
         x->class_of[id] = num[c];
+        if (num[c] && tb_vec_push(&b->lid, id)) {
+            free(num);
+            return oom(err);
+        }
     }
-    for (size_t a = 0; a < b->k->nalias; a++)
-        if (b->k->alias[2 * a] < x->mask_bits && b->k->alias[2 * a + 1] < x->mask_bits)
-            x->class_of[b->k->alias[2 * a]] = x->class_of[b->k->alias[2 * a + 1]];
+    for (size_t a = 0; a < b->k->nalias; a++) {
+        uint32_t id = b->k->alias[2 * a], of = b->k->alias[2 * a + 1];
+        if (id < x->mask_bits && of < x->mask_bits && (x->class_of[id] = x->class_of[of]) &&
+            tb_vec_push(&b->lid, id)) {
+            free(num);
+            return oom(err);
+        }
+    }
     size_t n = x->nstates * x->nclasses;
     if (!(x->next = malloc((n ? n : 1) * sizeof *x->next))) {
         free(num);
@@ -460,44 +484,50 @@ static int next_rows(lex_index_t *x)
     return 0;
 }
 
-/* The tokens of each class: ids[off[c] .. off[c + 1]). */
-static int class_tokens(const lex_index_t *x, uint32_t **off, uint32_t **ids)
+/* The tokens of each class but 0: ids[off[c] .. off[c + 1]) of lid's n. */
+static int class_tokens(const lex_index_t *x, const uint32_t *lid, size_t n, uint32_t **off,
+                        uint32_t **ids)
 {
     *off = calloc((size_t)x->nclasses + 1, sizeof **off);
-    *ids = malloc((x->mask_bits ? x->mask_bits : 1) * sizeof **ids);
-    if (!*off || !*ids)
+    *ids = malloc((n ? n : 1) * sizeof **ids);
+    uint32_t *at = malloc(((size_t)x->nclasses + 1) * sizeof *at);
+    if (!*off || !*ids || !at) {
+        free(at);
         return -1;
-    for (size_t t = 0; t < x->mask_bits; t++)
-        (*off)[x->class_of[t] + 1]++;
+    }
+    for (size_t t = 0; t < n; t++)
+        (*off)[x->class_of[lid[t]] + 1]++;
     for (uint32_t c = 0; c < x->nclasses; c++)
         (*off)[c + 1] += (*off)[c];
-    uint32_t *at = malloc(((size_t)x->nclasses + 1) * sizeof *at);
-    if (!at)
-        return -1;
     memcpy(at, *off, ((size_t)x->nclasses + 1) * sizeof *at);
-    for (size_t t = 0; t < x->mask_bits; t++)
-        (*ids)[at[x->class_of[t]]++] = (uint32_t)t;
+    for (size_t t = 0; t < n; t++)
+        (*ids)[at[x->class_of[lid[t]]]++] = lid[t];
     free(at);
     return 0;
 }
 
-/* Keeps the class map as a sorted list when few tokens are live. */
-static int sparse_classes(lex_index_t *x)
+static int cmp_u32(const void *a, const void *b)
 {
-    size_t n = 0;
-    for (size_t t = 0; t < x->mask_bits; t++)
-        n += x->class_of[t] != 0;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keeps the class map as a sorted list when few tokens (lid's n) are
+ * live. */
+static int sparse_classes(lex_index_t *x, uint32_t *lid, size_t n)
+{
     if (n > x->mask_bits / 16)
         return 0;
     x->live_id = malloc((n ? n : 1) * sizeof *x->live_id);
     x->live_class = malloc((n ? n : 1) * sizeof *x->live_class);
     if (!x->live_id || !x->live_class)
         return -1;
-    for (size_t t = 0; t < x->mask_bits; t++)
-        if (x->class_of[t]) {
-            x->live_id[x->nlive] = (uint32_t)t;
-            x->live_class[x->nlive++] = x->class_of[t];
-        }
+    qsort(lid, n, sizeof *lid, cmp_u32);
+    for (size_t t = 0; t < n; t++) {
+        x->live_id[t] = lid[t];
+        x->live_class[t] = x->class_of[lid[t]];
+    }
+    x->nlive = n;
     free(x->class_of);
     x->class_of = NULL;
     return 0;
@@ -529,8 +559,9 @@ static int add_set(lex_index_t *x, const uint64_t *words, uint32_t n, size_t *wc
 }
 
 /* One mask per distinct set of allowed classes. */
-static int masks(lex_index_t *x, tb_err_t *err)
+static int masks(build_t *b, tb_err_t *err)
 {
+    lex_index_t *x = b->x;
     size_t nw = tb_bitset_words(x->mask_bits), cw = tb_bitset_words(x->nclasses);
     uint32_t *off = NULL, *ids = NULL;
     uint64_t *rows = calloc(x->nstates * cw + 1, sizeof *rows);
@@ -538,7 +569,7 @@ static int masks(lex_index_t *x, tb_err_t *err)
     tb_u64map_t seen = {0};
     size_t wcap = 0, icap = 0;
     int rc = -1;
-    if (!rows || !words || class_tokens(x, &off, &ids) ||
+    if (!rows || !words || class_tokens(x, b->lid.data, b->lid.len, &off, &ids) ||
         tb_u64map_init(&seen, x->nstates) ||
         !(x->mask_of = malloc((x->nstates ? x->nstates : 1) * sizeof *x->mask_of)) ||
         !(x->set = malloc((x->nstates ? x->nstates : 1) * sizeof *x->set)))
@@ -570,7 +601,7 @@ static int masks(lex_index_t *x, tb_err_t *err)
             goto out;
         x->entries += n;
     }
-    rc = sparse_classes(x) || next_rows(x) ? -1 : 0;
+    rc = sparse_classes(x, b->lid.data, b->lid.len) || next_rows(x) ? -1 : 0;
 out:
     free(rows);
     free(words);
@@ -597,6 +628,7 @@ static void build_free(build_t *b)
     free(b->round.data);
     free(b->link.data);
     free(b->reach.data);
+    free(b->lid.data);
 }
 
 lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *dfa,
@@ -625,7 +657,7 @@ lex_index_t *lex_index_build(const trie_t *t, const trie_keys_t *k, lex_dfa_t *d
         if (run_round(&b, x->dfa_state + lo, (uint32_t)(hi - lo), lo, err))
             goto out;
     }
-    rc = classes(&b, err) || masks(x, err) ? -1 : 0;
+    rc = classes(&b, err) || masks(&b, err) ? -1 : 0;
 out:
     build_free(&b);
     if (rc) {
