@@ -172,28 +172,31 @@ static int live_keys(build_t *b, uint32_t start, tb_err_t *err)
     for (unsigned c = 0; c < 256; c++)
         deadb[c] = dead[b->dfa->cls[c]];
     /* A key that shares the previous key's bytes up to and including its
-     * first dead byte (at fd) is dead there too: sorted keys mostly do. */
+     * first dead byte (at fd; its length if none) is dead there too:
+     * sorted keys mostly do.  The bytes it shares before fd are live. */
     const trie_key_t *prev = NULL, *last = NULL;
     uint32_t fd = 0;
     for (size_t i = 0; i < k->n; i++) {
         const trie_key_t *key = &k->keys[i];
         uint32_t j = 0;
-        if (last && fd < last->len && fd < key->len)
-            while (j <= fd && last->s[j] == key->s[j])
-                j++;
+        while (last && j <= fd && j < key->len && j < last->len && last->s[j] == key->s[j])
+            j++;
+        uint32_t shared = j;
         if (j > fd)
             j = fd;
         else
-            for (j = 0; j < key->len && !deadb[key->s[j]];)
+            while (j < key->len && !deadb[key->s[j]])
                 j++;
+        int last_live = last && last == prev;
         last = key;
         fd = j;
         if (j < key->len) {
             b->x->dead_tokens++;
             continue;
         }
-        uint32_t l = 0;
-        while (prev && l < prev->len && l < key->len && prev->s[l] == key->s[l])
+        /* after a live key, shared is their common prefix */
+        uint32_t l = last_live ? shared : 0;
+        while (!last_live && prev && l < prev->len && l < key->len && prev->s[l] == key->s[l])
             l++;
         b->lcp[b->nlive] = l;
         b->live[b->nlive++] = (uint32_t)i;
