@@ -41,8 +41,9 @@
 #define LEX_INDEX_NONE UINT32_MAX
 
 /* One distinct mask: n tokens, as a bitset (dense: words[at .. at + nw),
- * nw = tb_bitset_words(mask_bits)) or as their ids in ascending order
- * (ids[at .. at + n)), whichever is smaller. */
+ * nw = tb_bitset_words(mask_bits)) or, when that takes at most half the
+ * bitset's bytes (n <= mask_bits / 64: a query then sets few bits), as
+ * their ids in ascending order (ids[at .. at + n)). */
 typedef struct {
     uint64_t at;
     uint32_t n;
@@ -95,7 +96,7 @@ typedef struct {
     size_t mask_bits;    /* the trie's mask bits */
     uint64_t entries;    /* (state, allowed token) pairs, aliases included */
     uint64_t walk_nodes; /* vector steps the build's walks took, in all */
-    uint32_t rounds;     /* breadth-first rounds the build ran */
+    uint32_t rounds;     /* walks the build ran (1: all states at once) */
     size_t dead_tokens;  /* tokens dropped up front for a dead byte */
 } lex_index_t;
 
