@@ -304,10 +304,16 @@ static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t
         lex_index_mask(x, 0, &m);
         double q_us = (xp_now_ns() - t0) / 1e3;
         int same = tb_bitset_equal(&m, plain);
+        lex_index_mem_t mem;
+        lex_index_mem(x, &mem);
         printf("index      built in %.1f ms: %zu states, %llu entries, %zu bytes, %llu nodes "
                "walked; its mask here (%.1f us) %s the walk's\n", build_ms,
-               x->nstates, (unsigned long long)lex_index_entries(x), lex_index_bytes(x),
+               x->nstates, (unsigned long long)lex_index_entries(x), mem.total,
                (unsigned long long)x->walk_nodes, q_us, same ? "equals" : "DIFFERS FROM");
+        printf("index      %u token classes, %zu distinct masks, %u rounds, %zu tokens with a "
+               "dead byte; bytes: masks %zu, classes %zu, next states %zu, states %zu\n",
+               x->nclasses, x->nsets, x->rounds, x->dead_tokens, mem.masks, mem.classes,
+               mem.next, mem.states);
         if (!same)
             rc = tb_fail(err, "the index's mask differs from the plain walk's");
     }

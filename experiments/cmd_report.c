@@ -1127,41 +1127,58 @@ static int sec_slicer(report_t *r, tb_err_t *err)
 
 /* An index case: its size and build, the cost of a step by walking and
  * through the index, and the steps that pay for the build. */
+/* A break-even figure: the driver stores -1 when the index is no faster. */
+static void breakeven_text(char *out, size_t size, double be)
+{
+    if (isfinite(be) && be < 0)
+        snprintf(out, size, "never");
+    else
+        fmt(out, size, "%.0f", be);
+}
+
 static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err_t *err)
 {
     int64_t id = sqlite3_column_int64(c, 0);
-    stat_t walk, idx;
+    stat_t walk, idx, sl;
     if (!get_stat(r, id, "wallclock", "walk", "ns_per_step", &walk) ||
         !get_stat(r, id, "wallclock", "index", "ns_per_step", &idx))
         return 0;
-    char label[200], states[32], entries[32], bytes[32], build[32], w[32], x[32], even[48];
+    char label[200], st[32], cl[32], states[80], by[32], per[32], bytes[80], build[32], w[32],
+        x[32], slc[32], ew[32], es[32], even[80];
     case_label(c, label, sizeof label);
-    fmt(states, sizeof states, "%.0f", stat_median(r, id, "static", "index", "states"));
-    fmt(entries, sizeof entries, "%.0f", stat_median(r, id, "static", "index", "entries"));
-    fmt(bytes, sizeof bytes, "%.0f", stat_median(r, id, "static", "index", "bytes"));
+    double nst = stat_median(r, id, "static", "index", "states"),
+           nb = stat_median(r, id, "static", "index", "bytes");
+    fmt(st, sizeof st, "%.0f", nst);
+    fmt(cl, sizeof cl, "%.0f", stat_median(r, id, "static", "index", "classes"));
+    snprintf(states, sizeof states, "%s / %s", st, cl);
+    fmt(by, sizeof by, "%.0f", nb);
+    fmt(per, sizeof per, "%.0f", nst > 0 ? nb / nst : NAN);
+    snprintf(bytes, sizeof bytes, "%s (%s)", by, per);
     fmt(build, sizeof build, "%.2f", stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
     fmt(w, sizeof w, "%.1f", walk.median);
     fmt(x, sizeof x, "%.1f", idx.median);
-    /* the driver stores -1 when the index is no faster per step */
-    double be = stat_median(r, id, "static", "index", "breakeven_steps");
-    if (isfinite(be) && be < 0)
-        snprintf(even, sizeof even, "never (the index is no faster)");
-    else
-        fmt(even, sizeof even, "%.0f", be);
+    fmt(slc, sizeof slc, "%.1f",
+        get_stat(r, id, "wallclock", "slicer", "ns_per_step", &sl) ? sl.median : NAN);
+    breakeven_text(ew, sizeof ew, stat_median(r, id, "static", "index", "breakeven_steps"));
+    breakeven_text(es, sizeof es,
+                   stat_median(r, id, "static", "index", "breakeven_slicer_steps"));
+    snprintf(even, sizeof even, "%s / %s", ew, es);
     pair_dat_line(f, label, &walk, &idx, 1, NAN);
-    return tab_row(&s->tab, err, label, states, entries, bytes, build, w, x, even) ? -1 : 1;
+    return tab_row(&s->tab, err, label, states, bytes, build, w, slc, x, even) ? -1 : 1;
 }
 
 static int sec_index(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "token_index", "Token index: build against walking each step");
-    tab_init(&s->tab, 8, "case", "states", "entries", "bytes", "build (ms, median)",
-             "walk per step (ns)", "index per step (ns)", "break-even steps");
+    tab_init(&s->tab, 8, "case", "states / token classes", "bytes (per state)",
+             "build (ms, median)", "walk per step (ns)", "slicer per step (ns)",
+             "index per step (ns)", "break-even steps (walk / slicer)");
     case_count_t n = {0};
     if (case_rows(r, s, CASES_IF("index", ""), index_row, &n, err))
         return -1;
-    caption(r, s, "wall-clock medians per step along a sample of the regex; break-even: "
-            "build over the per-step saving");
+    caption(r, s, "wall-clock medians per step along a sample of the regex; slicer: the "
+            "default (JSON string) slices; break-even: build over the per-step saving; "
+            "never: the index is no faster");
     if (!n.rows)
         return not_measured(r, s, "the run has no%s index case.", n.cases ? " timed" : "");
     return draw_pairs(r, s, "time per decoding step (nanoseconds, log scale)",
