@@ -152,59 +152,6 @@ static int tokenize_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     return 0;
 }
 
-/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
-static void exec_child(char *const argv[], const char *in, int outfd)
-{
-    int fd = open(in, O_RDONLY);
-    int null = open("/dev/null", O_WRONLY);
-    if (fd < 0 || null < 0)
-        _exit(126);
-    dup2(fd, 0);
-    dup2(outfd, 1);
-    dup2(null, 2);
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
-/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended).
- * The child inherits the run's CPU pinning: both sides get one core. */
-static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
-                       double *seconds, tb_err_t *err)
-{
-    int pfd[2];
-    if (pipe(pfd))
-        return tb_fail(err, "pipe: %s", strerror(errno));
-    double t0 = xp_now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pfd[0]);
-        exec_child(argv, in, pfd[1]);
-    }
-    close(pfd[1]);
-    if (pid < 0) {
-        close(pfd[0]);
-        return tb_fail(err, "fork: %s", strerror(errno));
-    }
-    char chunk[4096];
-    ssize_t n;
-    int rc = 0;
-    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
-            rc = tb_fail(err, "out of memory");
-    close(pfd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    *seconds = (xp_now_ns() - t0) * 1e-9;
-    if (!rc && tb_buf_putc(out, 0))
-        rc = tb_fail(err, "out of memory");
-    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
-        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
-                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
-    return rc;
-}
-
 static int record_wall(xp_env_t *env, const char *impl, unsigned rep,
                        double seconds, uint64_t bytes, tb_err_t *err)
 {
@@ -229,7 +176,7 @@ static int bench_refjs(tokenize_t *s, const char *kind, xp_env_t *env, tb_err_t 
     char *argv[] = {"node", script, (char *)kind, s->vocab_path, "--bench", reps, NULL};
     tb_buf_t out = {0};
     double wall;
-    int rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+    int rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
     json_error_t jerr;
     json_t *j = rc ? NULL : json_loads((char *)out.data, 0, &jerr);
     json_t *secs = j ? json_object_get(j, "seconds") : NULL;
@@ -259,7 +206,7 @@ static int bench_spm(tokenize_t *s, xp_env_t *env, tb_err_t *err)
             break;
         tb_buf_t out = {0};
         double wall;
-        rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+        rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
         tb_buf_free(&out);
         if (!rc)
             rc = record_wall(env, "spm_encode process", i, wall, s->len, err);

@@ -1,7 +1,12 @@
 /* setup: see setup.h. */
 #include "setup.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../tok/tokenizer.h"
 #include "cli.h"
@@ -61,4 +66,55 @@ trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
     if (trie_keys_from_vocab(keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
         return NULL;
     return trie_build(layout, keys, err);
+}
+
+/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
+static void exec_child(char *const argv[], const char *in, int outfd)
+{
+    int fd = open(in, O_RDONLY);
+    int null = open("/dev/null", O_WRONLY);
+    if (fd < 0 || null < 0)
+        _exit(126);
+    dup2(fd, 0);
+    dup2(outfd, 1);
+    dup2(null, 2);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
+int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *seconds,
+                   tb_err_t *err)
+{
+    int pfd[2];
+    if (pipe(pfd))
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    double t0 = xp_now_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        exec_child(argv, in, pfd[1]);
+    }
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        return tb_fail(err, "fork: %s", strerror(errno));
+    }
+    char chunk[4096];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
+            rc = tb_fail(err, "out of memory");
+    close(pfd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    *seconds = (xp_now_ns() - t0) * 1e-9;
+    if (!rc && tb_buf_putc(out, 0))
+        rc = tb_fail(err, "out of memory");
+    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
+        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
+    return rc;
 }
