@@ -32,7 +32,8 @@
  * was accepted), timeout, crash.
  *
  * Each schema runs in a child process (forked from the loaded tokenizer
- * and trie, so it shares them) with an alarm for the timeout, writing its
+ * and trie, so it shares them; not pinned to the runner's CPU) with an
+ * alarm for the timeout, writing its
  * results to a file the parent reads: a crash or timeout of one schema
  * ends that schema only.  The parent stores TTFM and TBM samples as
  * measurements (wallclock, us) and one outcome row per schema
@@ -49,6 +50,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,8 +313,21 @@ out:
     return rc;
 }
 
+/* The runner pins itself to one CPU; a worker may run on any, so that
+ * `workers` schemas run on as many cores rather than share one. */
+static void unpin(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
 static void child(mb_t *s, size_t i, const char *result)
 {
+    unpin();
     alarm(s->timeout);
     FILE *out = fopen(result, "w");
     if (!out)
