@@ -1698,18 +1698,17 @@ static int mb_reasons(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
     }
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
-    if (!rc)
-        rc = run_query(r, "SELECT impl, grp, count(*), min(item) || ': ' || detail FROM"
-                          " mb_groups WHERE ?1 GROUP BY impl, grp ORDER BY impl <> 'tokbench',"
-                          " impl, count(*) DESC, grp", &st, err);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char example[200];
-        snprintf(example, sizeof example, "%.160s%s", col(st, 3),
-                 strlen(col(st, 3)) > 160 ? "..." : "");
-        rc = tab_row(&s->tab, err, col(st, 0), col(st, 1), col(st, 2), example);
-    }
-    if (!rc)
+    if (!rc && !(rc = xp_db_prepare(r->db, "SELECT impl, grp, count(*), min(item) || ': ' ||"
+                                    " detail FROM mb_groups GROUP BY impl, grp ORDER BY"
+                                    " impl <> 'tokbench', impl, count(*) DESC, grp", &st, err))) {
+        while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+            char example[200];
+            snprintf(example, sizeof example, "%.160s%s", col(st, 3),
+                     strlen(col(st, 3)) > 160 ? "..." : "");
+            rc = tab_row(&s->tab, err, col(st, 0), col(st, 1), col(st, 2), example);
+        }
         sqlite3_finalize(st);
+    }
     if (!rc && !tab_rows(&s->tab))
         snprintf(s->note, sizeof s->note, "No compile errors.");
     return rc;
@@ -1759,8 +1758,6 @@ static int sec_maskbench(report_t *r, tb_err_t *err)
     if (!rc && !t->measured) {
         not_measured(r, s, "%s", t->why);
         not_measured(r, ttfm, "%s", t->why);
-        remove_plot(r, "maskbench_errors");
-        remove_plot(r, "maskbench_failures");
     }
     if (!rc && t->measured) {
         tab_init(&s->tab, t->ncols, t->head[0], t->head[1], t->head[2], t->head[3],
