@@ -1593,7 +1593,8 @@ static const struct {
 };
 
 /* One series of cdf.gp: the share of samples slower than x at 300 points
- * evenly spaced on the log of that share, down to one sample. */
+ * evenly spaced on the log of that share, down to one sample, the slowest
+ * drawn at that share. */
 static void survival_block(FILE *f, const char *title, const xp_samples_t *s)
 {
     char q[200];
@@ -1602,7 +1603,7 @@ static void survival_block(FILE *f, const char *title, const xp_samples_t *s)
     double lo = log10((double)s->n);
     for (int j = 0; j <= 300; j++) {
         double share = pow(10, -lo * j / 300);
-        fprintf(f, "%.6g %.6g\n", xp_mb_quantile(s, 1 - share), share);
+        fprintf(f, "%.6g %.6g\n", xp_mb_quantile(s, j < 300 ? 1 - share : 1), share);
     }
     fprintf(f, "\n\n");
 }

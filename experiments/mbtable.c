@@ -250,8 +250,12 @@ static void heads(xp_mb_table_t *t, const anchors_t *a)
     snprintf(t->head[0], sizeof t->head[0], "metric (times in us)");
     snprintf(t->head[1], sizeof t->head[1], "tokbench, wall (%zu schemas)", t->schemas);
     snprintf(t->head[2], sizeof t->head[2], "tokbench, thread CPU time");
-    snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (sample of %zu schemas)",
-             t->xg_schemas);
+    if (t->xg_schemas)
+        snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (sample of %zu "
+                 "schemas)", t->xg_schemas);
+    else
+        snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (not run: option "
+                 "xgrammar=N)");
     snprintf(t->head[4], sizeof t->head[4], "XGrammar 0.1.27, process CPU time");
     for (int c = 0; c < XP_MB_COLS; c++)
         snprintf(t->abbr[c], sizeof t->abbr[c], "%s", abbr[c]);
