@@ -85,6 +85,12 @@ $(BUILD)/tests/test_$(1): tests/test_$(1).c tests/$(1)_double.c $(TEST_SUPPORT) 
 endef
 $(foreach d,$(TEST_DOUBLES:tests/%_double.c=%),$(eval $(call test_with_double,$(d))))
 
+# Measuring tools run by hand (tools/*.c), not part of `all` or `test`:
+# make build/schema-coverage (docs/json-schema.md).
+$(BUILD)/%: tools/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+
 setup:
 	@scripts/setup.sh
 

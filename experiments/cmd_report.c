@@ -435,15 +435,19 @@ static void caption(report_t *r, section_t *s, const char *sources)
 /* The walk cases of the run that also meet `cond` (SQL, "" for all), in
  * suite order. */
 #define CASES_IF(experiment, cond)                                            \
-    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, '')"     \
+    "SELECT id, vocabulary, layout, pattern, status, ifnull(message, ''),"    \
+    " ifnull(options, '')"                                                    \
     " FROM cases WHERE run_id = ? AND experiment = '" experiment "'" cond     \
     " ORDER BY seq"
 #define WALK_CASES_IF(cond) CASES_IF("walk", cond)
 #define WALK_CASES WALK_CASES_IF("")
 
+/* vocabulary layout pattern, and the options where the row has some
+ * (after=TEXT: the same pattern from another state). */
 static void case_label(sqlite3_stmt *st, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s %s %s", col(st, 1), col(st, 2), col(st, 3));
+    const char *opt = col(st, 6);
+    snprintf(buf, n, "%s %s %s%s%s", col(st, 1), col(st, 2), col(st, 3), *opt ? " " : "", opt);
 }
 
 /* Why a case has no figures: its status and message, shortened. */
@@ -530,9 +534,10 @@ static int sec_cycles(report_t *r, tb_err_t *err)
              core ? "x 13-cycle baseline" : "x 13-cycle baseline (TSC reference cycles "
              "against core cycles)");
     sqlite3_stmt *st;
-    /* lex: walks are the lexer section's twins of re: walks (same nodes,
-     * same table walk); drawn here too they would double the bars. */
-    FILE *f = open_run_query(r, WALK_CASES_IF(" AND substr(pattern, 1, 4) <> 'lex:'"),
+    /* lex: and g: walks are the lexer section's twins of re: walks (same
+     * nodes, same table walk); drawn here too they would double the bars. */
+    FILE *f = open_run_query(r, WALK_CASES_IF(" AND substr(pattern, 1, 4) <> 'lex:'"
+                                              " AND substr(pattern, 1, 2) <> 'g:'"),
                              s->name, &st, err);
     if (!f)
         return -1;
@@ -865,16 +870,20 @@ static void dat_num(FILE *f, double v)
 
 /* One walk's line of lexer.gp's data: label, time per mask median min
  * max (us), the same per node (ns), the two targets ('?': none), the two
- * bars' colours.  A lex: spec is labelled by its file name alone: the
- * folder would crowd the axis. */
+ * bars' colours.  A lex: spec or a g: grammar is labelled by its file name
+ * alone: the folder would crowd the axis. */
 static void lexer_dat_line(FILE *f, sqlite3_stmt *walk, const stat_t *ns,
                            const lexer_target_t *t)
 {
     char label[200], q[200];
     const char *pattern = col(walk, 3), *slash = strrchr(pattern, '/');
-    if (!strncmp(pattern, "lex:", 4) && slash)
-        snprintf(label, sizeof label, "%s %s lex:%s", col(walk, 1), col(walk, 2),
-                 slash + 1);
+    /* after=TEXT as "@TEXT": the text is what tells such bars apart */
+    const char *opt = col(walk, 6);
+    int after = !strncmp(opt, "after=", 6);
+    if ((!strncmp(pattern, "lex:", 4) || !strncmp(pattern, "g:", 2)) && slash)
+        snprintf(label, sizeof label, "%s %s %.*s%s%s%s", col(walk, 1), col(walk, 2),
+                 (int)strcspn(pattern, ":") + 1, pattern, slash + 1,
+                 *opt ? (after ? " @" : " ") : "", after ? opt + 6 : opt);
     else
         case_label(walk, label, sizeof label);
     double us = ns->median / 1e3, per_node = ns->median / ns->nodes;
@@ -906,14 +915,15 @@ static void lexer_note(report_t *r, section_t *s)
     }
 }
 
-/* The walks under the lexer: re:REGEX, and lex:SPEC for several lexemes. */
+/* The walks under the lexer: re:REGEX, lex:SPEC for several lexemes, and
+ * g:GRAMMAR (the lexer driven by a parser). */
 #define LEXER_CASES                                                           \
     WALK_CASES_IF(" AND (substr(pattern, 1, 3) = 're:' OR"                    \
-                  " substr(pattern, 1, 4) = 'lex:')")
+                  " substr(pattern, 1, 4) = 'lex:' OR substr(pattern, 1, 2) = 'g:')")
 
 static int sec_lexer(report_t *r, tb_err_t *err)
 {
-    section_t *s = new_section(r, "lexer_masks", "Lexer masks: time per mask and per node");
+    section_t *s = new_section(r, "lexer_masks", "Lexer and grammar masks: time per mask and per node");
     tab_init(&s->tab, 6, "case", "time per mask (us, median)", "min..max", "nodes visited",
              "ns per node (median)", "target of the issue");
     sqlite3_stmt *st;
@@ -2201,14 +2211,15 @@ static void usage(FILE *out)
             "Draws the plots of one run with gnuplot (PNG and SVG, templates in\n"
             "scripts/plots/, data next to each plot as NAME.dat) and one page that\n"
             "shows them with a short table under each: DIR/index.html and DIR/index.md.\n"
-            "  cycles_per_node  cycles per visited node of every walk but lex: ones (see\n"
+            "  cycles_per_node  cycles per visited node of every walk but lex: and g: (see\n"
             "                   lexer_masks), with the 13-cycle baseline (PAPI core\n"
             "                   cycles, else TSC reference cycles, labelled as such)\n"
             "  misses_per_node  L1D and LLC misses and branch mispredictions per node\n"
             "                   (PAPI, else callgrind's simulation; one source and one\n"
             "                   event per column, named after what it counts)\n"
             "  mask_time        time per mask against vocabulary size\n"
-            "  lexer_masks      walks under the lexer (re:, lex:): time per mask and ns\n"
+            "  lexer_masks      walks under the lexer and grammars (re:, lex:, g:): time\n"
+            "                   per mask and ns\n"
             "                   per visited node, with the lexer issue's targets\n"
             "  slicer           slice cases: the sliced mask against the plain walk, the\n"
             "                   gain, the slicer's build time and bytes, the sliced target\n"

@@ -31,12 +31,14 @@
  * failed: the instance and token), invalidation error (an invalid instance
  * was accepted), timeout, crash.
  *
- * Each schema runs in a child process (forked from the loaded tokenizer
- * and trie, so it shares them; not pinned to the runner's CPU) with an
- * alarm for the timeout, writing its
- * results to a file the parent reads: a crash or timeout of one schema
- * ends that schema only.  The parent stores TTFM and TBM samples as
- * measurements (wallclock, us) and one outcome row per schema
+ * Schemas run in worker processes (forked from the loaded tokenizer, trie
+ * and slicer, so they share them; not pinned to the runner's CPU), one
+ * schema at a time each, as the benchmark's runner runs an engine: a
+ * worker takes schema indices from its pipe, runs each under an alarm for
+ * the timeout, writes the results to a file and says so on a pipe shared
+ * by the workers.  A worker that dies (a crash, or the alarm: a timeout)
+ * ends that schema only: the parent records it and starts another worker.
+ * The parent stores TTFM and TBM samples as measurements (wallclock, us) and one outcome row per schema
  * (xp_env_outcome).  No counter passes: the driver has no rep.
  *
  * XGrammar's figures and outcomes are stored the same way under impl
@@ -49,12 +51,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -325,11 +330,12 @@ static void unpin(void)
     sched_setaffinity(0, sizeof set, &set);
 }
 
-static void child(mb_t *s, size_t i, const char *result)
+/* One schema: its result file, written under the alarm. */
+static void one_schema(mb_t *s, size_t i)
 {
-    unpin();
-    alarm(s->timeout);
-    FILE *out = fopen(result, "w");
+    char path[128];
+    snprintf(path, sizeof path, "%s/%zu", s->tmpdir, i);
+    FILE *out = fopen(path, "w");
     if (!out)
         _exit(3);
     json_error_t je;
@@ -342,6 +348,26 @@ static void child(mb_t *s, size_t i, const char *result)
         run_schema(s, file, out, &err);
     json_decref(file);
     fclose(out);
+}
+
+/* What a worker says when a schema is done (one write: atomic on a pipe). */
+typedef struct {
+    uint64_t worker, schema;
+} mb_done_t;
+
+/* A worker: schema indices from cmd until it closes, "done" on done_fd. */
+static void worker(mb_t *s, unsigned w, int cmd, int done_fd)
+{
+    unpin();
+    uint64_t i;
+    while (read(cmd, &i, sizeof i) == (ssize_t)sizeof i) {
+        alarm(s->timeout);
+        one_schema(s, (size_t)i);
+        alarm(0);
+        mb_done_t d = {w, i};
+        if (write(done_fd, &d, sizeof d) != (ssize_t)sizeof d)
+            _exit(4);
+    }
     _exit(0);
 }
 
@@ -476,58 +502,130 @@ static void progress(size_t n, const mb_sum_t *sum, int last)
             sum->crash);
 }
 
-/* Forks a child per schema, at most `workers` at a time. */
+/* A worker process and the schema it runs (SIZE_MAX: none). */
+typedef struct {
+    pid_t pid;
+    int cmd;
+    size_t schema;
+} mb_worker_t;
+
+static int spawn(mb_t *s, mb_worker_t *wk, unsigned w, int done[2], tb_err_t *err)
+{
+    int cmd[2];
+    if (pipe(cmd))
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        close(cmd[1]);
+        close(done[0]);
+        worker(s, w, cmd[0], done[1]);
+    }
+    close(cmd[0]);
+    if (p < 0) {
+        close(cmd[1]);
+        return tb_fail(err, "fork: %s", strerror(errno));
+    }
+    wk[w] = (mb_worker_t){.pid = p, .cmd = cmd[1], .schema = SIZE_MAX};
+    return 0;
+}
+
+/* Gives worker w the next schema, or closes its pipe when there is none. */
+static void assign(mb_t *s, mb_worker_t *wk, size_t *next, xp_env_t *env)
+{
+    if (*next < s->n && !(env->stop && *env->stop)) {
+        uint64_t i = *next;
+        if (write(wk->cmd, &i, sizeof i) == (ssize_t)sizeof i) {
+            wk->schema = (*next)++;
+            return;
+        }
+    }
+    if (wk->cmd >= 0)
+        close(wk->cmd);
+    wk->cmd = -1;
+}
+
+/* Reaps dead workers: the schema one was running failed with its status;
+ * a replacement takes the next schema. */
+static int reap(mb_t *s, mb_sum_t *sum, mb_worker_t *wk, int done[2], size_t *next,
+                size_t *alive, xp_env_t *env, tb_err_t *err)
+{
+    int status;
+    pid_t p;
+    while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (unsigned w = 0; w < s->workers; w++) {
+            if (wk[w].pid != p)
+                continue;
+            size_t i = wk[w].schema;
+            if (wk[w].cmd >= 0)
+                close(wk[w].cmd);
+            wk[w] = (mb_worker_t){.cmd = -1, .schema = SIZE_MAX};
+            (*alive)--;
+            if (i == SIZE_MAX)
+                continue;
+            if (finish(s, sum, i, status, env, err))
+                return -1;
+            progress(s->n, sum, 0);
+            if (*next < s->n && !(env->stop && *env->stop)) {
+                if (spawn(s, wk, w, done, err))
+                    return -1;
+                (*alive)++;
+                assign(s, &wk[w], next, env);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs every schema on the workers. */
 static int run_all(mb_t *s, mb_sum_t *sum, xp_env_t *env, tb_err_t *err)
 {
-    pid_t *pid = calloc(s->workers, sizeof *pid);
-    size_t *which = calloc(s->workers, sizeof *which);
-    if (!pid || !which) {
-        free(pid);
-        free(which);
+    mb_worker_t *wk = calloc(s->workers, sizeof *wk);
+    int done[2];
+    if (!wk)
         return tb_fail(err, "out of memory");
+    if (pipe(done)) {
+        free(wk);
+        return tb_fail(err, "pipe: %s", strerror(errno));
     }
-    size_t next = 0, running = 0;
+    size_t next = 0, alive = 0;
     int rc = 0;
-    fflush(NULL);
-    while (!rc && (next < s->n || running)) {
-        for (unsigned w = 0; w < s->workers && next < s->n && !(env->stop && *env->stop); w++) {
-            if (pid[w])
-                continue;
-            char path[128];
-            snprintf(path, sizeof path, "%s/%zu", s->tmpdir, next);
-            pid_t p = fork();
-            if (p == 0)
-                child(s, next, path);
-            if (p < 0) {
-                rc = tb_fail(err, "fork: %s", strerror(errno));
-                break;
-            }
-            pid[w] = p;
-            which[w] = next++;
-            running++;
-        }
-        if (!running)
-            break;
-        int status;
-        pid_t done = waitpid(-1, &status, 0);
-        if (done < 0 && errno == EINTR)
-            continue;
-        for (unsigned w = 0; w < s->workers; w++)
-            if (pid[w] == done) {
-                pid[w] = 0;
-                running--;
-                if (finish(s, sum, which[w], status, env, err))
-                    rc = -1;
-                progress(s->n, sum, 0);
-            }
+    for (unsigned w = 0; !rc && w < s->workers && w < s->n; w++) {
+        rc = spawn(s, wk, w, done, err);
+        alive += !rc;
+        if (!rc)
+            assign(s, &wk[w], &next, env);
     }
-    for (unsigned w = 0; w < s->workers; w++)
-        if (pid[w]) { /* stopped early: end the children */
-            kill(pid[w], SIGKILL);
-            waitpid(pid[w], NULL, 0);
+    /* A worker that died leaves its pipe closed: writing to it must fail,
+     * not end this process. */
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    fcntl(done[0], F_SETFL, O_NONBLOCK);
+    while (!rc && alive) {
+        struct pollfd pfd = {.fd = done[0], .events = POLLIN};
+        poll(&pfd, 1, 100);
+        /* Every schema reported done first, then the dead: a worker that
+         * died after reporting one has not lost it. */
+        mb_done_t d;
+        while (!rc && read(done[0], &d, sizeof d) == (ssize_t)sizeof d) {
+            if (d.worker >= s->workers || wk[d.worker].schema != d.schema)
+                continue;
+            wk[d.worker].schema = SIZE_MAX;
+            rc = finish(s, sum, (size_t)d.schema, 0, env, err);
+            progress(s->n, sum, 0);
+            assign(s, &wk[d.worker], &next, env);
         }
-    free(pid);
-    free(which);
+        if (!rc)
+            rc = reap(s, sum, wk, done, &next, &alive, env, err);
+    }
+    signal(SIGPIPE, old_pipe);
+    for (unsigned w = 0; w < s->workers; w++)
+        if (wk[w].pid) { /* stopped early: end the workers */
+            kill(wk[w].pid, SIGKILL);
+            waitpid(wk[w].pid, NULL, 0);
+        }
+    close(done[0]);
+    close(done[1]);
+    free(wk);
     return rc;
 }
 

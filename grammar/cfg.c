@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 int gr_cfg_init(gr_cfg_t *g, const char *source, tb_err_t *err)
 {
     memset(g, 0, sizeof *g);
@@ -163,7 +153,7 @@ int gr_cfg_nonterm(gr_cfg_t *g, const char *name, size_t len, gr_pos_t pos,
         *out = (gr_sym_t)found;
         return 0;
     }
-    char *copy = dup_n(name, len);
+    char *copy = strndup(name, len);
     if (!copy)
         return tb_fail(err, "out of memory");
     return nonterm_add(g, copy, pos, out, err);

@@ -45,7 +45,8 @@ static int cmp_pair(const void *a, const void *b)
 /* Sorts and merges the pairs, and drops the surrogates. */
 static int cps_norm(cps_t *s)
 {
-    qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
+    if (s->len)
+        qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
     cps_t o = {0};
     for (size_t i = 0; i < s->len; i += 2) {
         uint32_t lo = s->data[i], hi = s->data[i + 1];
@@ -682,6 +683,7 @@ static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
  * "".  The regex text never needs to spell the empty string. */
 typedef struct {
     int eps, has, renul;
+    int alt; /* re has a top-level '|': it needs a group to be concatenated */
     tb_buf_t re;
 } comp_t;
 
@@ -713,8 +715,10 @@ static int put_atom(tb_buf_t *b, const comp_t *c)
 {
     if (!c->has)
         return 0;
-    return put(b, "(?:") || tb_buf_put(b, c->re.data, c->re.len) ||
-           put(b, c->eps && !c->renul ? ")?" : ")");
+    int opt = c->eps && !c->renul;
+    if (!opt && !c->alt) /* a sequence concatenates as it is */
+        return tb_buf_put(b, c->re.data, c->re.len);
+    return put(b, "(?:") || tb_buf_put(b, c->re.data, c->re.len) || put(b, opt ? ")?" : ")");
 }
 
 static int comp_cat(const comp_t *a, const comp_t *b, comp_t *o)
@@ -742,6 +746,7 @@ static int comp_alt(comp_t *a, const comp_t *b)
         return -1;
     if (tb_buf_put(&a->re, b->re.data, b->re.len))
         return -1;
+    a->alt = a->has || b->alt;
     a->renul = a->has ? a->renul || b->renul : b->renul;
     a->has = 1;
     return 0;
@@ -766,8 +771,12 @@ static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
 }
 
 /* atom{m,n} (n > 0) with the lexer's bound of 1000 per quantifier: a bound
- * above it is written as nested repetitions, x{0,2500} as
- * (?:x{0,1000}){0,2}x{0,500}, which is the same language. */
+ * above it is written with blocks of exactly 1000, x{2500,} as
+ * (?:x{1000}){2}x{500}x*, and an optional part x{0,d} with d = 1000q + r
+ * as (?:(?:x{1000}){0,q-1}x{0,999}|(?:x{1000}){q}x{0,r}), the same
+ * language.  The blocks are never nullable on purpose: a repeated nullable
+ * x{0,1000} would make each derivative an alternation of every count the
+ * outer repetition may be at, and the lexer's terms would run out. */
 static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
 {
     const uint32_t K = 1000;
@@ -776,22 +785,30 @@ static int put_repeat(tb_buf_t *b, const tb_buf_t *atom, uint32_t m, uint32_t n)
         r = tb_buf_put(b, atom->data, atom->len);
         return r || (m == 1 && n == 1) ? r : put_quant(b, m, n);
     }
-    uint32_t parts[2][2] = {{m / K, m % K}, {0, 0}};
-    if (n != GR_NO_MAX)
-        parts[1][0] = (n - m) / K, parts[1][1] = (n - m) % K;
-    for (int opt = 0; opt < 2 && !r; opt++) {
-        if (parts[opt][0]) {
-            r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : K, K) || put(b, ")") ||
-                put_quant(b, opt ? 0 : parts[opt][0], parts[opt][0]);
-        }
-        if (!r && parts[opt][1])
-            r = tb_buf_put(b, atom->data, atom->len) ||
-                put_quant(b, opt ? 0 : parts[opt][1], parts[opt][1]);
-    }
-    if (!r && n == GR_NO_MAX)
-        r = tb_buf_put(b, atom->data, atom->len) || put(b, "*");
-    return r;
+    /* x{m}: blocks of K, then the rest */
+    if (m / K)
+        r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) ||
+            put(b, ")") || put_quant(b, m / K, m / K);
+    if (!r && m % K)
+        r = tb_buf_put(b, atom->data, atom->len) || put_quant(b, m % K, m % K);
+    if (r || n == GR_NO_MAX)
+        return r || tb_buf_put(b, atom->data, atom->len) || put(b, "*");
+    uint32_t d = n - m, q = d / K, rest = d % K;
+    if (!d)
+        return 0;
+    if (!q) /* x{0,rest}, rest < K */
+        return tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, rest);
+    /* fewer than q whole blocks and any tail, or q blocks and at most rest */
+    r = put(b, "(?:");
+    if (!r && q > 1)
+        r = put(b, "(?:") || tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) ||
+            put(b, ")") || put_quant(b, 0, q - 1);
+    r = r || tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, K - 1) || put(b, "|(?:") ||
+        tb_buf_put(b, atom->data, atom->len) || put_quant(b, K, K) || put(b, ")") ||
+        put_quant(b, q, q);
+    if (!r && rest)
+        r = tb_buf_put(b, atom->data, atom->len) || put_quant(b, 0, rest);
+    return r || put(b, ")");
 }
 
 static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)
@@ -822,59 +839,114 @@ static int put_cp(tb_buf_t *b, uint32_t c)
     return put(b, tmp);
 }
 
+static int put_ranges(tb_buf_t *b, const cps_t *s)
+{
+    int r = 0;
+    for (size_t i = 0; i < s->len && !r; i += 2)
+        r = put_cp(b, s->data[i]) ||
+            (s->data[i + 1] > s->data[i] &&
+             ((s->data[i + 1] > s->data[i] + 1 && put(b, "-")) || put_cp(b, s->data[i + 1])));
+    return r;
+}
+
+/* The plain code points of s (those JSON writes as themselves) as a
+ * class, or negated where that is shorter. */
+static int put_plain(tb_buf_t *b, const cps_t *s)
+{
+    cps_t p = {0}, q = {0};
+    int r = 0;
+    for (size_t i = 0; i < s->len && !r; i += 2) {
+        uint32_t lo = s->data[i] < 0x20 ? 0x20 : s->data[i], hi = s->data[i + 1];
+        if (lo > hi)
+            continue;
+        /* cut out " and \ */
+        r = (lo <= '"' && hi >= '"' ? (lo < '"' && cps_add(&p, lo, '"' - 1)) ||
+                                          (hi > '"' && cps_add(&p, '"' + 1, hi))
+                                    : cps_add(&p, lo, hi));
+    }
+    r = r || cps_norm(&p);
+    cps_t p2 = {0};
+    for (size_t i = 0; i < p.len && !r; i += 2) {
+        uint32_t lo = p.data[i], hi = p.data[i + 1];
+        r = lo <= '\\' && hi >= '\\' ? (lo < '\\' && cps_add(&p2, lo, '\\' - 1)) ||
+                                           (hi > '\\' && cps_add(&p2, '\\' + 1, hi))
+                                     : cps_add(&p2, lo, hi);
+    }
+    free(p.data);
+    p = p2;
+    /* q: the other plain code points */
+    for (size_t i = 0; i < p.len && !r; i += 2)
+        r = cps_add(&q, p.data[i], p.data[i + 1]);
+    r = r || cps_add(&q, 0, 0x1F) || cps_add(&q, '"', '"') || cps_add(&q, '\\', '\\') ||
+        cps_norm(&q) || cps_negate(&q);
+    if (!r && p.len) {
+        tb_buf_t pos = {0}, neg = {0};
+        r = put(&pos, "[") || put_ranges(&pos, &p) || put(&pos, "]") ||
+            put(&neg, "[^\\x00-\\x1F\"\\\\") || put_ranges(&neg, &q) || put(&neg, "]");
+        const tb_buf_t *w = neg.len < pos.len ? &neg : &pos;
+        r = r || tb_buf_put(b, w->data, w->len);
+        tb_buf_free(&pos);
+        tb_buf_free(&neg);
+    }
+    free(p.data);
+    free(q.data);
+    return r;
+}
+
+/* Hex digits as a class with ranges ("0-7bef" -> "0-7be-f"). */
+static int put_nibbles(tb_buf_t *b, unsigned bits)
+{
+    static const char hex[] = "0123456789abcdef";
+    int r = put(b, "[");
+    for (int d = 0; d < 16 && !r;) {
+        if (!(bits >> d & 1)) {
+            d++;
+            continue;
+        }
+        int e = d;
+        while (e + 1 < 16 && (bits >> (e + 1) & 1))
+            e++;
+        r = tb_buf_putc(b, (uint8_t)hex[d]) || (e > d && (put(b, "-") ||
+                                                         tb_buf_putc(b, (uint8_t)hex[e])));
+        d = e + 1;
+    }
+    return r || put(b, "]");
+}
+
 /* The class of set written as its members' JSON encodings: the plain code
  * points as a class, then \" \\ \b \t \n \f \r as one escape class, then
  * the other controls as \u00xx by their high hex digit. */
 static int put_set(tb_buf_t *b, const cps_t *s)
 {
     static const char shortesc[32] = {[8] = 'b', [9] = 't', [10] = 'n', [12] = 'f', [13] = 'r'};
-    tb_buf_t cls = {0}, esc = {0}, u[2] = {{0}, {0}};
-    int r = 0;
-    for (size_t i = 0; i < s->len && !r; i += 2) {
-        for (uint32_t lo = s->data[i]; lo <= s->data[i + 1] && !r;) {
-            uint32_t hi = s->data[i + 1];
-            if (lo < 0x20 || lo == '"' || lo == '\\') {
-                if (lo == '"' || lo == '\\')
-                    r = put(&esc, lo == '"' ? "\"" : "\\\\");
-                else if (shortesc[lo])
-                    r = tb_buf_putc(&esc, (uint8_t)shortesc[lo]);
-                else
-                    r = tb_buf_putc(&u[lo >> 4], (uint8_t)"0123456789abcdef"[lo & 15]);
-                lo++;
-                continue;
-            }
-            /* Split around the code points JSON escapes. */
-            if (lo < '"' && hi >= '"')
-                hi = '"' - 1;
-            else if (lo < '\\' && hi >= '\\')
-                hi = '\\' - 1;
-            r = put_cp(&cls, lo) || (hi > lo && (put(&cls, "-") || put_cp(&cls, hi)));
-            if (hi == s->data[i + 1])
-                break;
-            lo = hi + 1;
+    tb_buf_t cls = {0}, esc = {0};
+    unsigned u[2] = {0, 0};
+    int r = put_plain(&cls, s);
+    for (size_t i = 0; i < s->len && !r; i += 2)
+        for (uint32_t c = s->data[i]; c <= s->data[i + 1] && c < 0x60 && !r; c++) {
+            if (c == '"' || c == '\\')
+                r = put(&esc, c == '"' ? "\"" : "\\\\");
+            else if (c < 0x20 && shortesc[c])
+                r = tb_buf_putc(&esc, (uint8_t)shortesc[c]);
+            else if (c < 0x20)
+                u[c >> 4] |= 1u << (c & 15);
         }
-    }
     int alts = 0;
     if (!r && cls.len)
-        r = put(b, "[") || tb_buf_put(b, cls.data, cls.len) || put(b, "]"), alts++;
+        r = tb_buf_put(b, cls.data, cls.len), alts++;
     if (!r && esc.len)
         r = put(b, alts++ ? "|\\\\[" : "\\\\[") || tb_buf_put(b, esc.data, esc.len) ||
             put(b, "]");
-    if (!r && (u[0].len || u[1].len)) {
-        r = put(b, alts++ ? "|\\\\u00(?:" : "\\\\u00(?:");
-        for (int h = 0, first = 1; h < 2 && !r; h++) {
-            if (!u[h].len)
-                continue;
-            r = put(b, first ? (h ? "1[" : "0[") : (h ? "|1[" : "|0[")) ||
-                tb_buf_put(b, u[h].data, u[h].len) || put(b, "]");
-            first = 0;
-        }
-        r = r || put(b, ")");
+    if (!r && (u[0] || u[1])) {
+        r = put(b, alts++ ? "|\\\\u00" : "\\\\u00");
+        if (u[0] && u[1])
+            r = r || put(b, "(?:0") || put_nibbles(b, u[0]) || put(b, "|1") ||
+                put_nibbles(b, u[1]) || put(b, ")");
+        else
+            r = r || put(b, u[0] ? "0" : "1") || put_nibbles(b, u[0] ? u[0] : u[1]);
     }
     tb_buf_free(&cls);
     tb_buf_free(&esc);
-    tb_buf_free(&u[0]);
-    tb_buf_free(&u[1]);
     return r;
 }
 
@@ -882,7 +954,9 @@ static int comp_set(const cps_t *s, comp_t *o)
 {
     memset(o, 0, sizeof *o);
     o->has = s->len > 0;
-    return s->len ? put_set(&o->re, s) : 0;
+    int r = s->len ? put_set(&o->re, s) : 0;
+    o->alt = o->re.len && memchr(o->re.data, '|', o->re.len); /* several parts */
+    return r;
 }
 
 static int quad_cat(const anch_t *a, const anch_t *b, anch_t *o)
@@ -1027,9 +1101,19 @@ static ast_t *as_whole(parser_t *ps, ast_t *top)
         ast_t *cat = node(ps, A_CAT), *pad;
         if (!cat)
             return NULL;
-        for (size_t k = i; k < j; k++)
+        uint32_t lo = 0, hi, l;
+        for (size_t k = i; k < j; k++) {
             if (has_anchor(br->kid[k]))
                 return NULL;
+            lengths(br->kid[k], &l, &hi);
+            lo = sat_add(lo, l);
+        }
+        if (lo == 0 && (!bol || !eol)) {
+            /* found in every string (at the unanchored end) */
+            if (!(pad = any_star(ps)) || add_kid(ps, cat, pad) || add_kid(ps, alt, cat))
+                return NULL;
+            continue;
+        }
         if ((!bol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))))
             return NULL;
         for (size_t k = i; k < j; k++)
@@ -1245,7 +1329,8 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     comp_t any = {0}, o = {0};
     cps_t all = {0};
     if (!r) {
-        qsort(nm, n, sizeof *nm, cmp_name);
+        if (n)
+            qsort(nm, n, sizeof *nm, cmp_name);
         comp_t c = {0};
         r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
             comp_rep(&c, 0, GR_NO_MAX, &any) || except(nm, n, 0, &any, &o) ||
@@ -1324,4 +1409,414 @@ const char *gr_ecma_format(const char *format)
         if (!strcmp(formats[i].name, format))
             return formats[i].pattern;
     return NULL;
+}
+
+/* ---- property names by the patterns they match ----------------------------
+ *
+ * patternProperties beside additionalProperties split the names into
+ * classes: the names that match exactly the patterns of a set S (their
+ * values must satisfy all of S's schemas), and the names that match none
+ * (additionalProperties).  Each class is a regular language but needs
+ * intersections and complements, so it is built as an automaton: a
+ * Thompson NFA of all patterns (as whole-string languages) and the defined
+ * names, tagged by what each accepts; the subset construction over
+ * "atoms" (the code point intervals no set splits), completed with a dead
+ * state; and, per class, state elimination back to a regex.
+ */
+
+#define KEY_MAX_STATES 400   /* DFA states (elimination keeps a square of them) */
+#define KEY_MAX_REGEX (1u << 20)
+
+typedef struct {
+    int32_t set;     /* index of the label's set, -1 for epsilon states */
+    uint32_t to[2];  /* labelled: to[0]; epsilon: to[0], to[1] (n of them) */
+    int n;
+    int32_t tag;     /* accepting for pattern tag (-1 none; names use npat) */
+} nstate_t;
+
+typedef struct {
+    TB_VEC(nstate_t) st;
+    TB_VEC(const cps_t *) sets;
+    tb_err_t *err;
+} nfa_t;
+
+static int nfa_add(nfa_t *a, nstate_t s, uint32_t *id)
+{
+    if (a->st.len >= 200000 || tb_vec_push(&a->st, s))
+        return tb_fail(a->err, "patternProperties: automaton too large");
+    *id = (uint32_t)a->st.len - 1;
+    return 0;
+}
+
+static int nfa_split(nfa_t *a, uint32_t x, uint32_t y, uint32_t *id)
+{
+    return nfa_add(a, (nstate_t){.set = -1, .to = {x, y}, .n = 2, .tag = -1}, id);
+}
+
+/* The start of a fragment for ast a that continues to `out`. */
+static int nfa_build(nfa_t *a, const ast_t *t, uint32_t out, uint32_t *start)
+{
+    uint32_t cur = out, s;
+    switch (t->kind) {
+    case A_SET:
+        if (tb_vec_push(&a->sets, &t->set))
+            return tb_fail(a->err, "out of memory");
+        return nfa_add(a, (nstate_t){.set = (int32_t)a->sets.len - 1, .to = {out}, .n = 1,
+                                     .tag = -1}, start);
+    case A_CAT:
+        for (size_t i = t->nkid; i-- > 0;)
+            if (nfa_build(a, t->kid[i], cur, &cur))
+                return -1;
+        *start = cur;
+        return 0;
+    case A_ALT:
+        if (!t->nkid) /* nothing: a state with no way on */
+            return nfa_add(a, (nstate_t){.set = -1, .n = 0, .tag = -1}, start);
+        if (nfa_build(a, t->kid[0], out, &cur))
+            return -1;
+        for (size_t i = 1; i < t->nkid; i++)
+            if (nfa_build(a, t->kid[i], out, &s) || nfa_split(a, cur, s, &cur))
+                return -1;
+        *start = cur;
+        return 0;
+    case A_REP:
+        if (t->max == GR_NO_MAX) {
+            /* loop: L -> k L | out */
+            uint32_t loop;
+            if (nfa_split(a, 0, out, &loop) || nfa_build(a, t->kid[0], loop, &s))
+                return -1;
+            a->st.data[loop].to[0] = s;
+            cur = loop;
+        } else {
+            for (uint32_t i = t->min; i < t->max; i++)
+                if (nfa_build(a, t->kid[0], cur, &s) || nfa_split(a, s, out, &cur))
+                    return -1;
+        }
+        for (uint32_t i = 0; i < t->min; i++)
+            if (nfa_build(a, t->kid[0], cur, &cur))
+                return -1;
+        *start = cur;
+        return 0;
+    default:
+        return tb_fail(a->err, "patternProperties: internal: anchor in a whole pattern");
+    }
+}
+
+typedef struct {
+    nfa_t nfa;
+    uint32_t start;
+    uint32_t *bound; /* atoms: [bound[i], bound[i + 1]) */
+    size_t natoms;
+    uint64_t *label; /* per set: atoms bitset (words per set) */
+    size_t words;
+    /* DFA: states as sorted NFA state lists, transitions per atom */
+    TB_VEC(uint32_t *) dset;
+    TB_VEC(size_t) dlen;
+    TB_VEC(uint32_t) delta; /* state * natoms + atom, UINT32_MAX for none */
+    TB_VEC(uint64_t) tags;  /* per DFA state: bit p for pattern p, bit 63 for a name */
+} keys_t;
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The epsilon closure of list[0..*n) (room for all NFA states), sorted. */
+static void closure(keys_t *k, uint32_t *list, size_t *n, uint8_t *mark)
+{
+    for (size_t i = 0; i < *n; i++)
+        mark[list[i]] = 1;
+    for (size_t i = 0; i < *n; i++) {
+        const nstate_t *s = &k->nfa.st.data[list[i]];
+        for (int e = 0; s->set < 0 && e < s->n; e++)
+            if (!mark[s->to[e]]) {
+                mark[s->to[e]] = 1;
+                list[(*n)++] = s->to[e];
+            }
+    }
+    for (size_t i = 0; i < *n; i++)
+        mark[list[i]] = 0;
+    if (*n)
+        qsort(list, *n, sizeof *list, cmp_u32);
+}
+
+static int atoms(keys_t *k)
+{
+    TB_VEC(uint32_t) b = {0};
+    int r = tb_vec_push(&b, 0) || tb_vec_push(&b, CP_MAX + 1) || tb_vec_push(&b, 0xD800) ||
+            tb_vec_push(&b, 0xE000);
+    for (size_t i = 0; !r && i < k->nfa.sets.len; i++)
+        for (size_t j = 0; !r && j < k->nfa.sets.data[i]->len; j += 2)
+            r = tb_vec_push(&b, k->nfa.sets.data[i]->data[j]) ||
+                tb_vec_push(&b, k->nfa.sets.data[i]->data[j + 1] + 1);
+    if (r) {
+        free(b.data);
+        return tb_fail(k->nfa.err, "out of memory");
+    }
+    qsort(b.data, b.len, sizeof *b.data, cmp_u32);
+    size_t n = 0;
+    for (size_t i = 0; i < b.len; i++)
+        if (!n || b.data[i] != b.data[n - 1])
+            b.data[n++] = b.data[i];
+    k->bound = b.data;
+    k->natoms = n - 1;
+    k->words = (k->natoms + 63) / 64;
+    k->label = calloc(k->nfa.sets.len * k->words + 1, sizeof *k->label);
+    if (!k->label)
+        return tb_fail(k->nfa.err, "out of memory");
+    for (size_t i = 0; i < k->nfa.sets.len; i++) {
+        const cps_t *s = k->nfa.sets.data[i];
+        for (size_t a = 0, j = 0; a < k->natoms; a++) {
+            while (j < s->len && s->data[j + 1] < k->bound[a])
+                j += 2;
+            if (j < s->len && s->data[j] <= k->bound[a])
+                k->label[i * k->words + a / 64] |= 1ull << (a % 64);
+        }
+    }
+    return 0;
+}
+
+static int is_surrogate_atom(const keys_t *k, size_t a) { return k->bound[a] == 0xD800; }
+
+/* The DFA state of the sorted list (made if new). */
+static int dstate(keys_t *k, tb_strmap_t *by, uint32_t *list, size_t n, uint32_t npat,
+                  uint32_t *id)
+{
+    int32_t f = tb_strmap_get(by, (const uint8_t *)list, n * sizeof *list);
+    if (f >= 0) {
+        *id = (uint32_t)f;
+        return 0;
+    }
+    if (k->dset.len >= KEY_MAX_STATES)
+        return tb_fail(k->nfa.err, "patternProperties: more than %d automaton states",
+                       KEY_MAX_STATES);
+    uint32_t *copy = malloc((n ? n : 1) * sizeof *copy);
+    uint64_t tag = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t t = k->nfa.st.data[list[i]].tag;
+        if (t >= 0)
+            tag |= (uint32_t)t == npat ? 1ull << 63 : 1ull << t;
+    }
+    if (!copy || tb_vec_push(&k->dset, copy) || tb_vec_push(&k->dlen, n) ||
+        tb_vec_push(&k->tags, tag) || tb_vec_reserve(&k->delta, k->natoms)) {
+        free(copy);
+        return tb_fail(k->nfa.err, "out of memory");
+    }
+    if (n)
+        memcpy(copy, list, n * sizeof *copy);
+    for (size_t a = 0; a < k->natoms; a++)
+        k->delta.data[k->delta.len++] = UINT32_MAX;
+    *id = (uint32_t)k->dset.len - 1;
+    if (tb_strmap_put(by, (const uint8_t *)copy, n * sizeof *copy, (int32_t)*id) < 0)
+        return tb_fail(k->nfa.err, "out of memory");
+    return 0;
+}
+
+static int subsets(keys_t *k, uint32_t npat)
+{
+    size_t ns = k->nfa.st.len;
+    uint32_t *list = malloc((ns + 1) * sizeof *list);
+    uint8_t *mark = calloc(ns + 1, 1);
+    tb_strmap_t by;
+    int r = !list || !mark || tb_strmap_init(&by, 256) ? tb_fail(k->nfa.err, "out of memory")
+                                                       : 0;
+    size_t n = 1;
+    uint32_t id;
+    if (!r) {
+        list[0] = k->start;
+        closure(k, list, &n, mark);
+        r = dstate(k, &by, list, n, npat, &id);
+    }
+    for (size_t d = 0; !r && d < k->dset.len; d++) {
+        for (size_t a = 0; !r && a < k->natoms; a++) {
+            if (is_surrogate_atom(k, a))
+                continue;
+            n = 0;
+            for (size_t i = 0; i < k->dlen.data[d]; i++) {
+                const nstate_t *s = &k->nfa.st.data[k->dset.data[d][i]];
+                if (s->set >= 0 && (k->label[(size_t)s->set * k->words + a / 64] >> (a % 64) & 1) &&
+                    !mark[s->to[0]]) {
+                    mark[s->to[0]] = 1;
+                    list[n++] = s->to[0];
+                }
+            }
+            for (size_t i = 0; i < n; i++)
+                mark[list[i]] = 0;
+            closure(k, list, &n, mark);
+            /* the empty list is the dead state: kept, names that leave
+             * every pattern still belong to the class of none */
+            r = dstate(k, &by, list, n, npat, &id);
+            k->delta.data[d * k->natoms + a] = id;
+        }
+    }
+    if (mark)
+        tb_strmap_free(&by);
+    free(list);
+    free(mark);
+    return r;
+}
+
+/* State elimination: the regex of the words from state 0 to the states
+ * whose tags are `want` (never a defined name). */
+static int eliminate(keys_t *k, uint64_t want, comp_t *o)
+{
+    size_t n = k->dset.len, m = n + 2, s = n, f = n + 1;
+    comp_t *R = calloc(m * m, sizeof *R);
+    uint8_t *gone = calloc(m, 1);
+    int r = !R || !gone ? tb_fail(k->nfa.err, "out of memory") : 0;
+    for (size_t i = 0; !r && i < n; i++)
+        for (size_t j = 0; !r && j < n; j++) {
+            cps_t set = {0};
+            for (size_t a = 0; !r && a < k->natoms; a++)
+                if (k->delta.data[i * k->natoms + a] == j)
+                    r = cps_add(&set, k->bound[a], k->bound[a + 1] - 1);
+            r = r || cps_norm(&set) || comp_set(&set, &R[i * m + j]);
+            free(set.data);
+        }
+    if (!r) {
+        R[s * m + 0].eps = 1;
+        for (size_t i = 0; i < n; i++)
+            R[i * m + f].eps = k->tags.data[i] == want;
+    }
+    size_t total = 0;
+    for (size_t step = 0; !r && step < n; step++) {
+        /* the state with the fewest paths through it goes first */
+        size_t q = n, best = SIZE_MAX;
+        for (size_t c = 0; c < n; c++) {
+            if (gone[c])
+                continue;
+            size_t in = 0, out = 0;
+            for (size_t x = 0; x < m; x++) {
+                in += x != c && !gone[x] && !is_empty(&R[x * m + c]);
+                out += x != c && !gone[x] && !is_empty(&R[c * m + x]);
+            }
+            if (in * out < best)
+                best = in * out, q = c;
+        }
+        comp_t star;
+        r = comp_rep(&R[q * m + q], 0, GR_NO_MAX, &star);
+        gone[q] = 1;
+        for (size_t i = 0; !r && i < m; i++) {
+            if (gone[i] || is_empty(&R[i * m + q]))
+                continue;
+            comp_t left;
+            r = comp_cat(&R[i * m + q], &star, &left);
+            for (size_t j = 0; !r && j < m; j++) {
+                if (gone[j] || is_empty(&R[q * m + j]))
+                    continue;
+                comp_t t;
+                r = comp_cat(&left, &R[q * m + j], &t) || comp_alt(&R[i * m + j], &t);
+                total += t.re.len;
+                comp_free(&t);
+                if (!r && total > KEY_MAX_REGEX * 16)
+                    r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
+            }
+            comp_free(&left);
+        }
+        comp_free(&star);
+    }
+    if (!r) {
+        *o = R[s * m + f];
+        memset(&R[s * m + f], 0, sizeof *R);
+        if (o->re.len > KEY_MAX_REGEX)
+            r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
+    }
+    for (size_t i = 0; R && i < m * m; i++)
+        comp_free(&R[i]);
+    free(R);
+    free(gone);
+    return r;
+}
+
+/* A name as an AST (one set per code point). */
+static ast_t *name_ast(parser_t *ps, const char *name)
+{
+    ast_t *cat = node(ps, A_CAT);
+    size_t len = strlen(name);
+    for (size_t at = 0; cat && at < len;) {
+        uint32_t cp;
+        size_t k = tb_utf8_decode((const uint8_t *)name + at, len - at, &cp);
+        ast_t *s = k ? node(ps, A_SET) : NULL;
+        if (!s || cps_add(&s->set, cp, cp) || add_kid(ps, cat, s))
+            return NULL;
+        at += k;
+    }
+    return cat;
+}
+
+int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
+                        size_t nnames, gr_key_class_fn fn, void *ctx, tb_err_t *err)
+{
+    if (npat > 62)
+        return tb_fail(err, "patternProperties: more than 62 patterns");
+    parser_t ps = {.err = err, .what = "pattern"};
+    keys_t k = {.nfa = {.err = err}};
+    uint32_t acc = 0, cur;
+    int r = 0;
+    TB_VEC(uint32_t) starts = {0};
+    for (size_t i = 0; !r && i < npat + nnames; i++) {
+        ast_t *a;
+        if (i < npat) {
+            ps.p = patterns[i];
+            ps.len = strlen(patterns[i]);
+            ps.pos = 0;
+            a = parse(&ps);
+            a = a ? as_whole(&ps, a) : NULL;
+            if (!a && !err->msg[0])
+                tb_fail(err, "pattern '%s': anchors inside it are not supported in "
+                        "patternProperties", patterns[i]);
+        } else
+            a = name_ast(&ps, names[i - npat]);
+        uint32_t tag = i < npat ? (uint32_t)i : (uint32_t)npat;
+        r = !a || nfa_add(&k.nfa, (nstate_t){.set = -1, .n = 0, .tag = (int32_t)tag}, &acc) ||
+            nfa_build(&k.nfa, a, acc, &cur) || tb_vec_push(&starts, cur);
+        if (r && !err->msg[0])
+            tb_fail(err, "out of memory");
+    }
+    /* the start: a split over every branch */
+    if (!r) {
+        cur = starts.data[0];
+        for (size_t i = 1; !r && i < starts.len; i++)
+            r = nfa_split(&k.nfa, cur, starts.data[i], &cur);
+        k.start = cur;
+    }
+    r = r || atoms(&k) || subsets(&k, (uint32_t)npat);
+    /* one class per tag set some state has (names' states excluded) */
+    TB_VEC(uint64_t) done = {0};
+    int none_seen = 0;
+    for (size_t d = 0; !r && d <= k.tags.len; d++) {
+        uint64_t t = d < k.tags.len ? k.tags.data[d] : 0;
+        if (d == k.tags.len && none_seen)
+            break;
+        none_seen |= t == 0;
+        int dup = (t >> 63) & 1;
+        for (size_t j = 0; j < done.len && !dup; j++)
+            dup = done.data[j] == t;
+        if (dup)
+            continue;
+        comp_t c = {0};
+        tb_buf_t re = {0};
+        r = tb_vec_push(&done, t) || eliminate(&k, t, &c);
+        if (!r && !is_empty(&c)) {
+            r = put(&re, "\"") || put_atom(&re, &c) || put(&re, "\"") || tb_buf_putc(&re, 0);
+            r = r ? tb_fail(err, "out of memory") : fn(ctx, t, (const char *)re.data);
+        }
+        comp_free(&c);
+        tb_buf_free(&re);
+    }
+    free(done.data);
+    for (size_t i = 0; i < k.dset.len; i++)
+        free(k.dset.data[i]);
+    free(k.dset.data);
+    free(k.dlen.data);
+    free(k.delta.data);
+    free(k.tags.data);
+    free(k.bound);
+    free(k.label);
+    free(k.nfa.st.data);
+    free(k.nfa.sets.data);
+    free(starts.data);
+    arena_free(&ps);
+    return r;
 }

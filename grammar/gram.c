@@ -170,7 +170,8 @@ static size_t normalize(gr_gram_t *g)
 {
     gr_pair_t *p = g->scratch.data;
     size_t n = g->scratch.len, out = 0;
-    qsort(p, n, sizeof *p, cmp_pair);
+    if (n > 1) /* n == 0: no array at all yet */
+        qsort(p, n, sizeof *p, cmp_pair);
     for (size_t i = 0; i < n; i++) {
         if (out && p[out - 1].lex == p[i].lex) {
             uint64_t t0 = now_ns();

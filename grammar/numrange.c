@@ -236,8 +236,8 @@ static char *frac_between(nctx_t *c, const char *a, int sa, const char *b, int s
 static char *fraction(nctx_t *c, const char *fa, int sa, const char *fb, int sb)
 {
     int none_ok = (!fa || (!*fa && !sa)) && (!fb || *fb || !sb);
-    if (c->integer)
-        return none_ok ? fmt(c, "%s", "") : NULL;
+    if (c->integer) /* 3.0 is the integer 3 (JSON Schema draft 6 on) */
+        return !none_ok ? NULL : fmt(c, "%s", c->integer > 1 ? "(?:\\.0+)?" : "");
     char *t;
     if (fa && fb)
         t = frac_between(c, fa, sa, fb, sb);
@@ -345,7 +345,7 @@ int gr_num_range(tb_buf_t *out, const char *lo, int lo_strict, const char *hi,
                  int hi_strict, int integer, tb_err_t *err)
 {
     dec_t a, b, zero;
-    nctx_t c = {.integer = integer};
+    nctx_t c = {.integer = integer};  /* 2: integers may be written with ".0" */
     if ((lo && dec_parse(lo, &a, err)) || (hi && dec_parse(hi, &b, err)) ||
         dec_parse("0", &zero, err))
         return -1;

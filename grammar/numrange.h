@@ -21,7 +21,8 @@
 #define GR_NUM_MAX_DIGITS 400
 
 /*
- * Appends to out the regex of the JSON integers (integer != 0) or numbers
+ * Appends to out the regex of the JSON integers (integer 1, or 2 to also
+ * accept integral texts with a zero fraction, "3.0") or numbers
  * in the interval from lo to hi (NULL: unbounded on that side), each end
  * excluded when its strict flag is set.  -1 with err set for a malformed
  * bound, one longer than GR_NUM_MAX_DIGITS, or an empty interval.

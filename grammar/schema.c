@@ -43,6 +43,8 @@ typedef struct {
     json_t *root;
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
+    int draft4;          /* $schema names draft 3 or 4: 3.0 is not an integer */
+    int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
     TB_VEC(ref_t) refs;
@@ -109,6 +111,9 @@ static int rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
 
 #define JSON_INT "-?(?:0|[1-9][0-9]*)"
 #define JSON_NUM JSON_INT "(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+/* From draft 6 on an integer is any number without a fractional part:
+ * json.dumps writes such floats as "3.0". */
+#define JSON_INT6 JSON_INT "(?:\\.0+)?"
 
 /* The rules of any JSON value, made once. */
 static int any_value(sc_t *c, gr_sym_t *out)
@@ -218,6 +223,23 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         *out = c->refs.data[i].sym;
         return c->refs.data[i].state == 2;
     }
+    /* A chain of bare $refs that comes back to itself has no base case. */
+    json_t *hop = target;
+    for (int n = 0; json_is_object(hop) && json_object_size(hop) == 1 && n <= MAX_DEPTH; n++) {
+        const char *next = json_string_value(json_object_get(hop, "$ref"));
+        json_t *t2;
+        char *c2;
+        if (!next || resolve(c, next, canon, &t2, &c2))
+            break;
+        int loop = t2 == target || n == MAX_DEPTH;
+        free(c2);
+        if (loop) {
+            int r = fail(c, ptr, "$ref '%s' is a cycle of $refs with no base case", ref);
+            free(canon);
+            return r;
+        }
+        hop = t2;
+    }
     ref_t rf = {0};
     if (gr_cfg_nonterm(c->g, canon, strlen(canon), nopos, &rf.sym, c->err) ||
         tb_vec_push(&c->ref_keys, canon) || tb_vec_push(&c->refs, rf) ||
@@ -234,7 +256,9 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         return -1;
     c->refs.data[idx].state = r == 1 ? 2 : 1;
     *out = c->refs.data[idx].sym;
-    return r == 1 ? 1 : rule(c, *out, &x, 1);
+    /* A target that allows nothing keeps a rule that derives nothing, so
+     * that the grammar has no undefined rule (it is never reached). */
+    return r == 1 ? rule(c, *out, out, 1) ? -1 : 1 : rule(c, *out, &x, 1);
 }
 
 /* ---- merging (allOf) ------------------------------------------------------ */
@@ -467,6 +491,30 @@ static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     return 0;
 }
 
+/* Whether the keywords beside a $ref say nothing its target does not (then
+ * the $ref stays a shared, possibly recursive, rule). */
+static int ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr)
+{
+    json_t *t, *ft, *m;
+    char *canon;
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (!ref || resolve(c, ref, ptr, &t, &canon))
+        return 0;
+    int r = 0;
+    if (json_is_object(t) && !json_object_get(t, "allOf") && !json_object_get(t, "$ref")) {
+        json_t *sib = json_copy(s);
+        ft = t;
+        m = t;
+        if (!keep(c, sib)) {
+            json_object_del(sib, "$ref");
+            r = !merge(c, &m, sib, ptr) && json_equal(m, ft);
+        }
+    }
+    free(canon);
+    c->err->msg[0] = 0; /* a merge that fails is no error here */
+    return r;
+}
+
 /* ---- enum and const --------------------------------------------------------- */
 
 /* Python's repr of a float (json.dumps writes floats so). */
@@ -683,6 +731,8 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     if (mo && !(json_is_number(mo) && num(mo) == 1))
         return fail(c, ptr, "'multipleOf' other than 1 is not supported");
     integer |= mo != NULL;
+    if (integer && !c->draft4)
+        integer = 2;
     int hl = bound(c, s, "minimum", ptr, lo, sizeof lo),
         hh = bound(c, s, "maximum", ptr, hi, sizeof hi),
         hxl = bound(c, s, "exclusiveMinimum", ptr, xlo, sizeof xlo),
@@ -699,8 +749,10 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     tb_buf_t re = {0};
     int r;
     if (!hl && !hh)
-        r = tb_buf_put(&re, integer ? JSON_INT : JSON_NUM, strlen(integer ? JSON_INT : JSON_NUM))
-                ? oom(c) : 0;
+    {
+        const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
+        r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
+    }
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
         r = tb_wrap(c->err, "%s", ptr);
     else
@@ -894,6 +946,40 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     return r;
 }
 
+/* A defined (or required) name's schema with the schemas of the patterns
+ * it matches; for a required name properties does not define, those or
+ * additionalProperties' (absent: true); 1 when it allows nothing. */
+static int pattern_schemas(sc_t *c, json_t *pp, json_t *addl, const char *ptr, prop_t *p)
+{
+    const char *k;
+    json_t *v, *list = json_array();
+    if (keep(c, list))
+        return -1;
+    if (p->schema && json_array_append(list, p->schema))
+        return oom(c);
+    size_t undefined = !p->schema;
+    json_object_foreach(pp, k, v) {
+        int m = pattern_matches(c, k, p->name, ptr);
+        if (m < 0)
+            return -1;
+        if (m && json_array_append(list, v))
+            return oom(c);
+    }
+    if (undefined && !json_array_size(list)) {
+        if (json_is_false(addl))
+            return p->required ? 1 : 0;
+        p->schema = addl ? addl : json_true();
+        return 0;
+    }
+    if (json_array_size(list) == 1) {
+        p->schema = json_array_get(list, 0);
+        return 0;
+    }
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    p->schema = all;
+    return keep(c, all);
+}
+
 /* The schema of patternProperties when one of them matches every name and
  * all have the same schema (then it applies to every property, and
  * additionalProperties to none); NULL otherwise. */
@@ -916,11 +1002,6 @@ static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
     return 0;
 }
 
-static int is_true_schema(json_t *s)
-{
-    return json_is_true(s) || (json_is_object(s) && json_object_size(s) == 0);
-}
-
 /* The member symbol "name": value. */
 static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 {
@@ -931,6 +1012,58 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 
 /* The additional members: keys other than the defined names (or matching
  * patternProperties), each with its value; 1 when there are none. */
+/* The schema of a name class: the allOf of the patterns' schemas in mask,
+ * additionalProperties (absent: true) for none. */
+static json_t *class_schema(sc_t *c, json_t *pp, json_t *addl, uint64_t mask)
+{
+    if (!mask)
+        return addl ? addl : json_true();
+    json_t *list = json_array(), *one = NULL;
+    const char *k;
+    json_t *v;
+    uint64_t bit = 1;
+    json_object_foreach(pp, k, v) {
+        if ((mask & bit) && list && json_array_append(list, v))
+            list = (json_decref(list), NULL);
+        one = mask & bit ? v : one;
+        bit <<= 1;
+    }
+    if (!list || keep(c, list))
+        return NULL;
+    if (json_array_size(list) == 1)
+        return one;
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    return keep(c, all) ? NULL : all;
+}
+
+typedef struct {
+    sc_t *c;
+    json_t *pp, *addl;
+    const char *ptr;
+    TB_VEC(gr_sym_t) members;
+} classes_t;
+
+/* One class of names: a member "name": value for it (none when its
+ * schema allows nothing). */
+static int add_class(void *ctx, uint64_t mask, const char *regex)
+{
+    classes_t *cl = ctx;
+    sc_t *c = cl->c;
+    json_t *sch = class_schema(c, cl->pp, cl->addl, mask);
+    char *p = ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
+    gr_sym_t key, val, m;
+    int r = !sch || !p ? oom(c) : value(c, sch, p, &val);
+    free(p);
+    if (r)
+        return r == 1 ? 0 : -1;
+    return lexeme(c, regex, mask ? NULL : "OTHER_KEY", &key) || member(c, key, val, &m) ||
+                   tb_vec_push(&cl->members, m)
+               ? -1
+               : 0;
+}
+
+/* The additional members: names other than the defined ones, split by the
+ * patterns they match, each with its value; 1 when there are none. */
 static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
                         json_t *every, gr_sym_t *out)
 {
@@ -940,58 +1073,37 @@ static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t 
         addl = every, pp = NULL;
     if (addl && !json_is_boolean(addl) && !json_is_object(addl))
         return fail(c, ptr, "'additionalProperties' must be a schema");
+    const char **names = malloc((n + 1) * sizeof *names);
+    const char **pats = malloc((json_object_size(pp) + 1) * sizeof *pats);
+    classes_t cl = {.c = c, .pp = pp, .addl = addl, .ptr = ptr};
+    int r = names && pats ? 0 : oom(c);
+    for (size_t j = 0; j < n; j++)
+        names[j] = pr[j].name;
+    size_t np = 0;
     const char *k;
-    json_t *v, *pschema = NULL;
-    int trivial = 1;
-    json_object_foreach(pp, k, v) trivial &= is_true_schema(v);
-    if (pp && json_object_size(pp) && !json_is_false(addl) && !(trivial && is_true_schema(addl) ))
-        return fail(c, ptr, "'patternProperties' beside 'additionalProperties' other than "
-                    "false is not supported");
-    tb_buf_t re = {0};
-    gr_sym_t key, val;
-    int r = 0;
-    if (pp && json_object_size(pp) && json_is_false(addl)) {
-        /* the union of the patterns, all of one schema */
-        size_t i = 0;
-        json_object_foreach(pp, k, v) {
-            if (pschema && !json_equal(pschema, v))
-                return tb_buf_free(&re), fail(c, ptr, "patternProperties with patterns of "
-                                              "different schemas are not supported");
-            pschema = v;
-            for (size_t j = 0; j < n; j++) {
-                int m = pattern_matches(c, k, pr[j].name, ptr);
-                if (m)
-                    return tb_buf_free(&re), m < 0 ? -1 : fail(c, ptr, "property '%s' also "
-                        "matches patternProperties '%s' (not supported)", pr[j].name, k);
-            }
-            if (i++ && tb_buf_putc(&re, '|'))
-                return tb_buf_free(&re), oom(c);
-            if (gr_ecma_string(&re, k, NULL, 0, GR_NO_MAX, c->err))
-                return tb_buf_free(&re), tb_wrap(c->err, "%s/patternProperties", ptr);
-        }
-        char *p = ptr_join(ptr, "patternProperties");
-        r = !p ? oom(c) : value(c, pschema, p, &val);
-        free(p);
-    } else if (json_is_false(addl)) {
-        return 1;
-    } else {
-        const char **names = malloc((n + 1) * sizeof *names);
-        if (!names)
-            return oom(c);
-        for (size_t j = 0; j < n; j++)
-            names[j] = pr[j].name;
-        r = gr_ecma_string_except(&re, names, n, c->err);
-        free(names);
-        char *p = ptr_join(ptr, "additionalProperties");
-        r = r ? -1 : !p ? oom(c) : addl ? value(c, addl, p, &val) : any_value(c, &val);
-        free(p);
+    json_t *v;
+    json_object_foreach(pp, k, v) pats[np++] = k;
+    if (!r && np) {
+        r = gr_ecma_key_classes(pats, np, names, n, add_class, &cl, c->err);
+        if (r)
+            tb_wrap(c->err, "%s/patternProperties", ptr);
+    } else if (!r && !json_is_false(addl)) {
+        tb_buf_t re = {0};
+        r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
+            add_class(&cl, 0, (const char *)re.data);
+        tb_buf_free(&re);
     }
-    if (!r)
-        r = tb_buf_putc(&re, 0) ? oom(c)
-            : lexeme(c, (const char *)re.data, n ? "OTHER_KEY" : "STRING", &key) ||
-              member(c, key, val, out);
-    tb_buf_free(&re);
-    return r;
+    free(names);
+    free(pats);
+    if (!r && cl.members.len == 1)
+        *out = cl.members.data[0];
+    else if (!r && cl.members.len > 1)
+        r = gr_cfg_fresh(c->g, "extra", out, c->err);
+    for (size_t j = 0; !r && cl.members.len > 1 && j < cl.members.len; j++)
+        r = rule(c, *out, &cl.members.data[j], 1);
+    size_t got = cl.members.len;
+    free(cl.members.data);
+    return r ? -1 : got == 0;
 }
 
 /* The properties in order, with the additional members anywhere between
@@ -1041,8 +1153,7 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    static const char *const refused[] = {"dependencies", "dependentRequired",
-                                          "dependentSchemas", "propertyNames",
+    static const char *const refused[] = {"propertyNames",
                                           "unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i]) &&
@@ -1077,12 +1188,8 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         while (j < np && strcmp(pr[j].name, name))
             j++;
         if (j == np) {
-            if (pp && json_object_size(pp))
-                r = fail(c, ptr, "required '%s' is not in 'properties' beside "
-                         "'patternProperties' (not supported)", name);
-            else if (json_is_false(addl))
-                r = 1;
-            pr[np++] = (prop_t){.name = name, .schema = addl ? addl : json_true()};
+            /* its schema: additionalProperties', or the patterns' below */
+            pr[np++] = (prop_t){.name = name, .schema = NULL};
         }
         pr[j].required = 1;
     }
@@ -1097,14 +1204,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported");
     json_t *every = NULL;
-    if (!r && pp && json_object_size(pp) && !pattern_every(c, pp, ptr, &every) && every)
-        for (size_t j = 0; j < np && !r; j++) {
-            json_t *m = all_of(pr[j].schema, every);
-            r = keep(c, m);
-            pr[j].schema = m;
-        }
-    else if (!r && c->err->msg[0])
+    if (!r && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
+    for (size_t j = 0; j < np && !r; j++)
+        r = pattern_schemas(c, pp, addl, ptr, &pr[j]);
     /* Members, dropping optional properties that allow nothing. */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
@@ -1123,7 +1226,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
                         tb_buf_putc(&q, 0) ? oom(c)
                 : lit(c, (const char *)q.data, &key) || member(c, key, val, &pr[j].member);
         tb_buf_free(&q);
-        pr[kept++] = pr[j];
+        /* kept first; the dropped stay behind them, still names to exclude */
+        prop_t keep_p = pr[j];
+        pr[j] = pr[kept];
+        pr[kept++] = keep_p;
     }
     gr_sym_t a = 0, body, lb, rb;
     int have_a = 0;
@@ -1226,6 +1332,216 @@ static int allowed_types(sc_t *c, json_t *s, const char *ptr, int *out)
     return 0;
 }
 
+/* dependencies (dependentRequired, dependentSchemas): for the first
+ * entry k -> D, the instance has no k, or has k and D holds (D's names are
+ * required too, or D's schema):  {"anyOf": [s + k: false, s + required k,
+ * D]}, the other entries left in both branches. */
+static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_sym_t *out)
+{
+    json_t *deps = json_object_get(s, kw);
+    if (!json_is_object(deps))
+        return fail(c, ptr, "'%s' must be an object", kw);
+    json_t *rest = json_copy(s), *nd = json_copy(deps);
+    if (keep(c, rest) || keep(c, nd))
+        return -1;
+    void *it = json_object_iter(deps);
+    const char *k = it ? json_object_iter_key(it) : NULL;
+    json_t *d = it ? json_object_iter_value(it) : NULL;
+    if (k)
+        json_object_del(nd, k);
+    if (json_object_size(nd) ? json_object_set(rest, kw, nd) : json_object_del(rest, kw))
+        return oom(c);
+    if (!k)
+        return value(c, rest, ptr, out);
+    json_t *b1 = json_copy(rest), *b2 = json_copy(rest);
+    json_t *props = json_object_get(rest, "properties"), *req = json_object_get(rest, "required");
+    json_t *p1 = props ? json_copy(props) : json_object(), *r2 = req ? json_copy(req) : json_array();
+    if (keep(c, b1) || keep(c, b2) || keep(c, p1) || keep(c, r2))
+        return -1;
+    int r = json_object_set(p1, k, json_false()) || json_object_set(b1, "properties", p1) ||
+            json_array_append_new(r2, json_string(k));
+    size_t i;
+    json_t *x;
+    if (json_is_array(d))
+        json_array_foreach(d, i, x) r |= json_array_append(r2, x);
+    else if (!json_is_object(d) && !json_is_boolean(d))
+        return fail(c, ptr, "'%s' of '%s' must be an array or a schema", kw, k);
+    r |= json_object_set(b2, "required", r2);
+    json_t *second = json_is_array(d) ? json_incref(b2) : all_of(b2, d);
+    json_t *any = second ? json_pack("{s:[O,o]}", "anyOf", b1, second) : NULL;
+    if (r || keep(c, any))
+        return oom(c);
+    return value(c, any, ptr, out);
+}
+
+/* The types a flattened schema allows, its enum/const values' included. */
+static int schema_types(json_t *s)
+{
+    int m = type_mask(json_object_get(s, "type"));
+    if (json_is_true(json_object_get(s, "nullable")))
+        m |= T_NULL;
+    json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
+    if (cst || en) {
+        int vt = cst ? json_type_of(cst) : 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(en, i, v) vt |= json_type_of(v);
+        m = type_and(m, vt);
+    }
+    return m;
+}
+
+/* Whether s allows no property p. */
+static int forbids(json_t *s, const char *p)
+{
+    json_t *props = json_object_get(s, "properties"), *v = json_object_get(props, p);
+    if (v)
+        return json_is_false(v);
+    return json_is_false(json_object_get(s, "additionalProperties")) &&
+           !json_object_get(s, "patternProperties");
+}
+
+/* Whether no instance can match both a and b, as far as types, enum/const
+ * values and required versus forbidden or disjoint properties show it (0
+ * when not shown). */
+static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
+{
+    if (json_is_false(a) || json_is_false(b))
+        return 1;
+    if (!json_is_object(a) || !json_is_object(b) || depth > 8 || flatten(c, a, "#", &a) ||
+        flatten(c, b, "#", &b) || json_object_get(a, "anyOf") || json_object_get(b, "anyOf") ||
+        json_object_get(a, "oneOf") || json_object_get(b, "oneOf")) {
+        c->err->msg[0] = 0;
+        return 0;
+    }
+    int both = type_and(schema_types(a), schema_types(b));
+    if (!both)
+        return 1;
+    json_t *va = json_object_get(a, "enum"), *vb = json_object_get(b, "enum");
+    json_t *ca = json_object_get(a, "const"), *cb = json_object_get(b, "const");
+    if ((va || ca) && (vb || cb)) {
+        json_t *la = ca ? json_pack("[O]", ca) : json_incref(va);
+        json_t *lb = cb ? json_pack("[O]", cb) : json_incref(vb);
+        size_t i, j;
+        json_t *x, *y;
+        int common = 0;
+        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= json_equal(x, y);
+        json_decref(la);
+        json_decref(lb);
+        if (!common)
+            return 1;
+    }
+    if (both & ~T_OBJ)
+        return 0;
+    json_t *ra = json_object_get(a, "required"), *rb = json_object_get(b, "required");
+    size_t i, j;
+    json_t *x, *y;
+    json_array_foreach(ra, i, x) {
+        const char *p = json_string_value(x);
+        if (p && forbids(b, p))
+            return 1;
+        json_array_foreach(rb, j, y) {
+            if (p && json_equal(x, y) &&
+                disjoint(c, json_object_get(json_object_get(a, "properties"), p),
+                         json_object_get(json_object_get(b, "properties"), p), depth + 1))
+                return 1;
+        }
+    }
+    json_array_foreach(rb, i, x) {
+        if (json_string_value(x) && forbids(a, json_string_value(x)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The names a branch of only `required` (and annotations) requires; NULL
+ * for other branches. */
+static json_t *required_only(json_t *b)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(b) || !json_is_array(json_object_get(b, "required")))
+        return NULL;
+    json_object_foreach(b, k, v) {
+        if (strcmp(k, "required") && !is_annotation(k))
+            return NULL;
+    }
+    return json_object_get(b, "required");
+}
+
+static int in_array(json_t *a, json_t *x)
+{
+    size_t i;
+    json_t *y;
+    json_array_foreach(a, i, y) {
+        if (json_equal(x, y))
+            return 1;
+    }
+    return 0;
+}
+
+/* oneOf of branches that only require names, exactly: branch i holds and
+ * every other branch j fails, i.e. some name of R_j that R_i does not
+ * require is absent.  One branch per choice of those names (at most 64 in
+ * all); *out NULL when the branches are not all of that kind. */
+static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
+{
+    size_t n = json_array_size(br), i, j;
+    json_t *v;
+    *out = NULL;
+    json_array_foreach(br, i, v) {
+        if (!required_only(v))
+            return 0;
+    }
+    json_t *list = json_array();
+    if (keep(c, list))
+        return -1;
+    for (i = 0; i < n; i++) {
+        json_t *ri = required_only(json_array_get(br, i));
+        size_t total = 1; /* one absent name chosen in each other R_j */
+        int ok = n <= 64;
+        for (j = 0; j < n && ok; j++) {
+            size_t free_names = 0, k;
+            json_t *x;
+            json_array_foreach(required_only(json_array_get(br, j)), k, x)
+                free_names += !in_array(ri, x);
+            if (j != i)
+                total *= free_names, ok = free_names > 0; /* R_j within R_i: i never alone */
+        }
+        if (!ok)
+            continue;
+        if (total > 64)
+            return fail(c, ptr, "'oneOf' of required names needs more than 64 branches");
+        for (size_t t = 0; t < total; t++) {
+            json_t *props = json_object(), *b = json_pack("{s:O,s:o}", "required", ri,
+                                                          "properties", props);
+            if (!props || keep(c, b))
+                return oom(c);
+            size_t rest = t;
+            for (j = 0; j < n; j++) {
+                if (j == i)
+                    continue;
+                json_t *rj = required_only(json_array_get(br, j)), *x, *pick = NULL;
+                size_t nfree = 0, k;
+                json_array_foreach(rj, k, x) nfree += !in_array(ri, x);
+                size_t want = rest % nfree, seen_free = 0;
+                rest /= nfree;
+                json_array_foreach(rj, k, x) {
+                    if (!in_array(ri, x) && seen_free++ == want)
+                        pick = x;
+                }
+                if (json_is_string(pick) && json_object_set(props, json_string_value(pick),
+                                                            json_false()))
+                    return oom(c);
+            }
+            if (json_array_append(list, b))
+                return oom(c);
+        }
+    }
+    *out = list;
+    return 0;
+}
+
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
 static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
@@ -1244,40 +1560,57 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     const char *k;
     json_t *v;
     json_object_foreach(rest, k, v) plain &= is_annotation(k);
-    if (one && c->opts.strict_oneof) {
-        int seen = 0;
-        size_t i;
-        json_array_foreach(br, i, v) {
-            int t = json_is_object(v) ? type_mask(json_object_get(v, "type")) : T_ALL;
-            if (t & T_NUM)
-                t |= T_INT;
-            if (seen & t)
-                return fail(c, ptr, "'oneOf' with branches whose types overlap (strict)");
-            seen |= t;
-        }
-    }
-    int r = gr_cfg_fresh(c->g, kw, out, c->err), any_ok = 0;
+    TB_VEC(gr_sym_t) alts = {0};
+    TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
+    int r = 0;
     size_t i;
+    json_t *exact = NULL;
+    if (one && (r = oneof_required(c, br, ptr, &exact)) == 0 && exact)
+        br = exact; /* branches now disjoint by construction */
     json_array_foreach(br, i, v) {
+        if (r)
+            break;
         char *p = ptr_index(ptr, kw, i);
         json_t *m = rest, *fv = v;
         gr_sym_t x;
-        if (!p)
-            return oom(c);
-        if (!r && json_is_object(v))
+        if (!p) {
+            r = oom(c);
+            break;
+        }
+        if (json_is_object(v))
             r = flatten(c, v, p, &fv);
+        if (!r && !plain)
+            r = merge(c, &m, fv, p);
+        if (!r && one && !exact && c->opts.strict_oneof) {
+            json_t *b = plain ? fv : m;
+            for (size_t j = 0; j < seen.len && !r; j++)
+                if (!disjoint(c, seen.data[j], b, 0))
+                    r = fail(c, ptr, "'oneOf' branches %zu and %zu may both match (strict)", j, i);
+            if (!r && tb_vec_push(&seen, b))
+                r = oom(c);
+        }
         if (!r)
-            r = plain ? value(c, v, p, &x) : merge(c, &m, fv, p) ? -1 : value(c, m, p, &x);
+            r = value(c, plain ? v : m, p, &x);
         free(p);
         if (r == 1) {
             r = 0;
             continue;
         }
-        if (r || rule(c, *out, &x, 1))
-            return -1;
-        any_ok = 1;
+        if (r || tb_vec_push(&alts, x)) {
+            r = r ? r : oom(c);
+            break;
+        }
     }
-    return r ? r : !any_ok;
+    /* one nonterminal for several branches; none when they allow nothing */
+    if (!r && alts.len == 1)
+        *out = alts.data[0];
+    else if (!r && alts.len > 1)
+        r = gr_cfg_fresh(c->g, kw, out, c->err);
+    for (size_t j = 0; !r && alts.len > 1 && j < alts.len; j++)
+        r = rule(c, *out, &alts.data[j], 1);
+    free(alts.data);
+    free(seen.data);
+    return r ? r : alts.len == 0;
 }
 
 static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -1290,19 +1623,34 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return fail(c, ptr, "a schema must be an object or a boolean");
     if (++c->depth > MAX_DEPTH)
         return fail(c, ptr, "schema nested too deeply");
-    int r;
+    int r = 0;
+    const char *dep;
     json_t *ref = json_object_get(s, "$ref");
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
     json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || is_annotation(k);
-    if (only_ref) {
+    only_ref |= ref && (c->ref_alone || ref_siblings_redundant(c, s, ptr));
+    if (c->err->msg[0])
+        r = -1;
+    else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : fail(c, ptr, "'$ref' must be a string");
     } else if (ref || json_object_get(s, "allOf")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
+                      : json_object_get(s, "dependentRequired") ? "dependentRequired"
+                      : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
+        int types = 0;
+        r = allowed_types(c, s, ptr, &types);
+        if (!r && !(types & T_OBJ)) {
+            /* it speaks of objects only */
+            json_t *rest = json_copy(s);
+            r = keep(c, rest) || json_object_del(rest, dep) ? -1 : value(c, rest, ptr, out);
+        } else if (!r)
+            r = dependencies(c, s, dep, ptr, out);
     } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
         r = alternatives(c, s, ptr, out);
     } else {
@@ -1328,14 +1676,18 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         c.opts = *opts;
     err->msg[0] = 0;
     json_error_t je;
-    c.root = json_loadb(json, len, JSON_ALLOW_NUL, &je);
+    c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     if (!c.root && strstr(je.text, "too big")) {
         c.big = 1;
-        c.root = json_loadb(json, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
+        c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                            &je);
     }
     if (!c.root)
         return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
                        je.text);
+    const char *sv = json_string_value(json_object_get(c.root, "$schema"));
+    c.draft4 = sv && (strstr(sv, "draft-04") || strstr(sv, "draft-03"));
+    c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;

@@ -19,10 +19,12 @@
  *   properties in definition order, each present or (if not required)
  *     absent; additional properties (additionalProperties true, absent or
  *     a schema; names other than the defined ones) anywhere between them;
- *     patternProperties where additionalProperties is false and no defined
- *     name matches a pattern (patterns of different schemas refused), or
- *     where all their schemas are true;
- *   required, minProperties up to the number of required properties;
+ *     patternProperties (names split exactly by the patterns they match,
+ *     defined names taking their patterns' schemas too);
+ *   required, minProperties up to the number of required properties (or
+ *     1), maxProperties where redundant, dependencies, dependentRequired,
+ *     dependentSchemas (as two branches: the key absent, or present with
+ *     what it needs);
  *   items, prefixItems, additionalItems, minItems, maxItems (<= 100000),
  *     uniqueItems false (true only with maxItems <= 1);
  *   minLength, maxLength (<= 1000000 code points), pattern (ECMA-262, a
@@ -31,17 +33,18 @@
  *   minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-4 booleans
  *     and later numbers; exact decimal intervals, grammar/numrange.h),
  *     multipleOf 1;
- *   anyOf; oneOf as anyOf (exact where no instance matches two branches;
+ *   anyOf; oneOf as anyOf (exact where no instance matches two branches,
+ *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
  *     keyword (and the keywords beside anyOf/oneOf/$ref merged into each
- *     branch); $ref to "#", "#/json/pointer" (through $defs, definitions
- *     or anywhere in the document; the root's $id as a prefix), recursive.
+ *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
+ *     "#/json/pointer" (through $defs, definitions or anywhere in the
+ *     document; the root's $id as a prefix), recursive.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  * Refused with "POINTER: reason" naming the keyword: not, if/then/else,
- * dependencies, dependentRequired, dependentSchemas, propertyNames,
- * unevaluated*, contains, maxProperties, multipleOf other than 1, unknown
- * formats, uniqueItems true, patterns the ECMA translation refuses
+ * propertyNames, unevaluated*, contains, other min/maxProperties,
+ * multipleOf other than 1, unknown formats, uniqueItems true, patterns the ECMA translation refuses
  * (look-around, \b, back-references, \p), pattern or format combined with
  * length bounds where the intersection is not written exactly, allOf
  * branches that cannot be merged, external or anchor $refs, absurd bounds.

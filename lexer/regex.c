@@ -135,7 +135,10 @@ lex_term_t lex_byte_range(lex_terms_t *t, uint8_t lo, uint8_t hi)
     return lex_bytes(t, set);
 }
 
-lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
+static int scratch_push(lex_terms_t *t, size_t *n, lex_term_t v);
+
+/* a . b for an a that is not a concatenation. */
+static lex_term_t concat_node(lex_terms_t *t, lex_term_t a, lex_term_t b)
 {
     if (a == LEX_NOTHING || b == LEX_NOTHING)
         return LEX_NOTHING;
@@ -143,16 +146,35 @@ lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
         return b;
     if (b == LEX_EPSILON)
         return a;
-    const lex_node_t *x = &t->node[a];
-    /* Right-nested: (pq)r becomes p(qr), so a derivative's head and the
-     * rest line up the same way whichever way the pattern grouped them. */
-    if (x->kind == LEX_K_CONCAT) {
-        lex_term_t p = x->a, q = x->b;
-        return lex_concat(t, p, lex_concat(t, q, b));
-    }
     lex_node_t n = {.kind = LEX_K_CONCAT, .a = a, .b = b,
-                    .nullable = (uint8_t)(x->nullable && t->node[b].nullable)};
+                    .nullable = (uint8_t)(t->node[a].nullable && t->node[b].nullable)};
     return intern(t, &n);
+}
+
+lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
+{
+    if (a == LEX_NOTHING || b == LEX_NOTHING)
+        return LEX_NOTHING;
+    if (t->node[a].kind != LEX_K_CONCAT)
+        return concat_node(t, a, b);
+    /* Right-nested: (pq)r becomes p(qr), so a derivative's head and the
+     * rest line up the same way whichever way the pattern grouped them.
+     * a's chain is read into scratch and rebuilt onto b from its end, not
+     * by recursion: x{1000} repeated makes chains of 10^5 terms. */
+    size_t n = 0;
+    for (lex_term_t x = a;; x = t->node[x].b) {
+        int last = t->node[x].kind != LEX_K_CONCAT;
+        if (scratch_push(t, &n, last ? x : t->node[x].a)) {
+            t->full = 1; /* out of memory: callers fail as on a full store */
+            return LEX_NOTHING;
+        }
+        if (last)
+            break;
+    }
+    lex_term_t acc = b;
+    while (n)
+        acc = concat_node(t, t->scratch[--n], acc);
+    return acc;
 }
 
 static int cmp_term(const void *x, const void *y)

@@ -79,7 +79,7 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 
 /* Limits the parser enforces (each failure names the position). */
 #define LEX_MAX_REPEAT 1000 /* largest bound in {n}, {n,}, {n,m} */
-#define LEX_MAX_NEST 200    /* deepest group nesting */
+#define LEX_MAX_NEST 1000   /* deepest group nesting */
 
 /*
  * Parses pattern[0..len) into *out.  The whole pattern must match (as in

@@ -12,7 +12,7 @@ PACKAGES="build-essential pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
  libunistring-dev libcsv-dev libcmocka-dev libpapi-dev papi-tools valgrind
  sentencepiece libsentencepiece-dev darts libmarisa-dev gnuplot-nox sqlite3
  nodejs npm fortunes fortunes-de fortunes-ru fortunes-zh unicode-data bzip2
- python3"
+ python3 python3-jsonschema"
 
 missing=""
 for p in $PACKAGES; do

@@ -37,9 +37,14 @@ typedef struct {
 
 /* Lexeme l's patterns: all = (?:P) for pcre2_dfa_match (every match end),
  * anch = (?:P)\z for pcre2_match (a full match, or with PCRE2_PARTIAL_HARD
- * a prefix of one). */
+ * a prefix of one).  regex.h's $ asserts the end of the lexeme's match
+ * (PCRE2_DOLLAR_ENDONLY at the end of the subject); a $ inside P would
+ * assert the end of the whole text after it in pcre2_dfa_match's subject,
+ * so such a lexeme (inner_dollar) has its match ends found one candidate
+ * end at a time with anch instead. */
 typedef struct {
     pcre2_code *all, *anch;
+    int inner_dollar;
 } lexre_t;
 
 /* What lexeme l's pattern can tell apart among the code points past
@@ -143,8 +148,26 @@ static int add_rule(go_t *o, uint32_t lhs, const uint32_t *rhs, size_t n, uint32
     return 0;
 }
 
+/* first[] and rbeg[]: the k rules (lhs[i], first dot dots[i]) by lhs,
+ * a counting sort. */
+static int index_rules(go_t *o, const uint32_t *lhs, const uint32_t *dots, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        o->rbeg[lhs[i] + 1]++;
+    for (uint32_t a = 0; a < o->nnt; a++)
+        o->rbeg[a + 1] += o->rbeg[a];
+    uint32_t *fill = calloc(o->nnt, sizeof *fill);
+    if (!fill)
+        return fail(o, "out of memory");
+    for (size_t i = 0; i < k; i++)
+        o->first[o->rbeg[lhs[i]] + fill[lhs[i]]++] = dots[i];
+    free(fill);
+    return 0;
+}
+
 /* Nonterminals of G': the grammar's, then S' (nnt0), IGN (nnt0 + 1) and
- * pre_L (nnt0 + 2 + L) for every lexeme L. */
+ * pre_L (nnt0 + 2 + L) for every lexeme L (used for those that are not
+ * ignored: ignored lexemes appear in no rule, cfg.h). */
 static int build_grammar(go_t *o, const gr_cfg_t *g)
 {
     uint32_t nnt0 = (uint32_t)g->nt.len, sp = nnt0, ign = nnt0 + 1;
@@ -194,20 +217,7 @@ static int build_grammar(go_t *o, const gr_cfg_t *g)
             k++;
         }
     }
-    /* Rules by lhs (counting sort). */
-    for (size_t i = 0; i < k; i++)
-        o->rbeg[lhs[i] + 1]++;
-    for (uint32_t a = 0; a < o->nnt; a++)
-        o->rbeg[a + 1] += o->rbeg[a];
-    uint32_t *fill = calloc(o->nnt, sizeof *fill);
-    if (!fill) {
-        fail(o, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < k; i++)
-        o->first[o->rbeg[lhs[i]] + fill[lhs[i]]++] = dots[i];
-    free(fill);
-    r = 0;
+    r = index_rules(o, lhs, dots, k);
 out:
     free(lhs);
     free(dots);
@@ -217,8 +227,9 @@ out:
 
 /* ---- lexemes through PCRE2 ------------------------------------------------------ */
 
-/* regex.h accepts ^ as the first byte and an unescaped $ as the last and
- * gives them no meaning; in PCRE2 they would anchor inside a longer text. */
+/* A ^ that begins the pattern and a $ that ends it always hold for a
+ * whole lexeme; dropped, they need no care when PCRE2 matches inside a
+ * longer text. */
 static void strip_anchors(const char *re, size_t *b, size_t *e)
 {
     size_t n = strlen(re), s = re[0] == '^';
@@ -250,7 +261,7 @@ static pcre2_code *compile(go_t *o, const gr_lexeme_t *lx, const char *fmt)
      * shorter match ends. */
     pcre2_code *c = pcre2_compile(pat.data, PCRE2_ZERO_TERMINATED,
                                   PCRE2_UTF | PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE |
-                                      PCRE2_NO_AUTO_POSSESS,
+                                      PCRE2_NO_AUTO_POSSESS | PCRE2_DOLLAR_ENDONLY,
                                   &code, &off, NULL);
     if (!c) {
         PCRE2_UCHAR msg[256];
@@ -290,11 +301,55 @@ int go_lexeme_full(go_t *o, uint32_t lex, const uint8_t *s, size_t n)
 
 #define GO_PARTIAL (-2)
 
+/* Does p[0..n) hold a $ outside a character class? */
+static int has_dollar(const char *p, size_t n)
+{
+    int in_class = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\\') {
+            i++;
+        } else if (in_class) {
+            in_class = p[i] != ']';
+        } else if (p[i] == '[') {
+            /* A ] right after [ or [^ is a literal. */
+            i += i + 1 < n && p[i + 1] == '^';
+            i += i + 1 < n && p[i + 1] == ']';
+            in_class = 1;
+        } else if (p[i] == '$') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* lex_ends for a lexeme with an inner $: every candidate end e of
+ * text[p..q) at a character boundary, while text[p..e) can begin a match,
+ * is tried as a whole match. */
+static int lex_ends_each(go_t *o, uint32_t l, size_t p, size_t q, int partial)
+{
+    const uint8_t *t = o->text.data;
+    o->ends.len = 0;
+    for (size_t e = p + 1; e <= q; e++) {
+        if (e < q && (t[e] & 0xC0) == 0x80)
+            continue;
+        int r = anch_match(o, l, t + p, e - p, 1, 0);
+        if (r <= 0)
+            return r < 0 ? -1 : (int)o->ends.len;
+        if ((r = anch_match(o, l, t + p, e - p, 0, 0)) < 0)
+            return -1;
+        if (r && tb_vec_push(&o->ends, e))
+            return fail(o, "out of memory");
+    }
+    return partial ? GO_PARTIAL : (int)o->ends.len;
+}
+
 /* The ends of every match of lexeme l in text[p..q) into o->ends (as text
  * positions), returning how many; with partial, GO_PARTIAL instead when
  * the end q is reached while a match may go on.  -1 on failure. */
 static int lex_ends(go_t *o, uint32_t l, size_t p, size_t q, int partial)
 {
+    if (o->re[l].inner_dollar)
+        return lex_ends_each(o, l, p, q, partial);
     int rc;
     for (;;) {
         rc = pcre2_dfa_match(o->re[l].all, o->text.data + p, q - p, 0,
@@ -360,65 +415,87 @@ static int tail_range(const uint8_t *t, size_t k, uint32_t *lo, uint32_t *hi)
     return 1;
 }
 
+/* \xHH \x{H..} \uHHHH \u{H..} \o{O..} at p[i] (the letter after the
+ * backslash): the code point it names. */
+static unsigned long escaped_cp(const char *p, size_t n, size_t i)
+{
+    int brace = i + 1 < n && p[i + 1] == '{';
+    size_t len = brace ? 12 : p[i] == 'x' ? 2 : 4;
+    char num[16] = {0};
+    for (size_t m = 0; m < len && i + 1 + brace + m < n && p[i + 1 + brace + m] != '}'; m++)
+        num[m] = p[i + 1 + brace + m];
+    return strtoul(num, NULL, p[i] == 'o' ? 8 : 16);
+}
+
+/* The escape whose letter is p[i] (after a backslash), for read_chars:
+ * a named code point is a cut, a property a probe.  Returns where reading
+ * goes on, or 0 on failure. */
+static size_t read_escape(go_t *o, lexchars_t *lc, const char *p, size_t n, size_t i)
+{
+    if (strchr("xuo", p[i])) {
+        unsigned long v = escaped_cp(p, n, i);
+        if (v >= 0x80 && tb_vec_push(&lc->cuts, (uint32_t)v))
+            return fail(o, "out of memory"), 0;
+        return i + 1;
+    }
+    if (p[i] == 'p' || p[i] == 'P') {
+        const char *end = i + 1 < n && p[i + 1] == '{' ? memchr(p + i, '}', n - i) : p + i + 1;
+        pcre2_code *pr = NULL;
+        int code;
+        PCRE2_SIZE off;
+        if (end && end < p + n)
+            pr = pcre2_compile((PCRE2_SPTR)p + i - 1, (size_t)(end - p) + 2 - i,
+                               PCRE2_UTF | PCRE2_ANCHORED, &code, &off, NULL);
+        if (!pr || tb_vec_push(&lc->probes, pr)) {
+            pcre2_code_free(pr);
+            lc->every = 1; /* a property this reading cannot follow */
+        }
+        return end && end < p + n ? (size_t)(end - p) + 1 : n;
+    }
+    if (strchr("hHvVRXbBNCQkg0123456789", p[i]))
+        lc->every = 1;
+    /* Other escapes are ASCII; an escaped non-ASCII character is read as
+     * a literal next. */
+    return i + ((uint8_t)p[i] < 0x80);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Reads lexeme l's pattern p[0..n) into o->chars[l] (lexchars_t). */
 static int read_chars(go_t *o, uint32_t l, const char *p, size_t n)
 {
     lexchars_t *lc = &o->chars[l];
     for (size_t i = 0; i < n && !lc->every;) {
-        uint8_t c = (uint8_t)p[i];
         uint32_t cp;
-        size_t k;
-        if (c >= 0x80) {
-            k = tb_utf8_decode((const uint8_t *)p + i, n - i, &cp);
-            if (!k || tb_vec_push(&lc->cuts, cp))
-                return k ? fail(o, "out of memory") : fail(o, "lexeme %u: invalid UTF-8", l);
-            i += k;
-        } else if (c == '(' && i + 1 < n && p[i + 1] == '*') {
-            lc->every = 1;
-        } else if (c == '(' && i + 1 < n && p[i + 1] == '?') {
-            for (i += 2; i < n && (strchr("-^", p[i]) || (unsigned)((p[i] | 0x20) - 'a') < 26u); i++)
-                lc->every |= p[i] == 'i';
-        } else if (c != '\\' || i + 1 == n) {
-            i++;
-        } else if (strchr("xuo", p[i + 1])) {
-            /* \xHH \x{H..} \uHHHH \u{H..} \o{O..} */
-            int base = p[i + 1] == 'o' ? 8 : 16;
-            const char *d = p + i + 2 + (i + 2 < n && p[i + 2] == '{');
-            char num[16] = {0};
-            size_t len = p[i + 1] == 'x' && d == p + i + 2 ? 2 : p[i + 1] == 'u' && d == p + i + 2 ? 4 : 12;
-            for (size_t m = 0; m < len && d + m < p + n && d[m] != '}'; m++)
-                num[m] = d[m];
-            unsigned long v = strtoul(num, NULL, base);
-            if (v >= 0x80 && tb_vec_push(&lc->cuts, (uint32_t)v))
+        if ((uint8_t)p[i] >= 0x80) {
+            size_t k = tb_utf8_decode((const uint8_t *)p + i, n - i, &cp);
+            if (!k)
+                return fail(o, "lexeme %u: invalid UTF-8 in its pattern", l);
+            if (tb_vec_push(&lc->cuts, cp))
                 return fail(o, "out of memory");
-            i += 2;
-        } else if (p[i + 1] == 'p' || p[i + 1] == 'P') {
-            const char *close = p[i + 2] == '{' ? memchr(p + i, '}', n - i) : p + i + 2;
-            int code;
-            PCRE2_SIZE off;
-            pcre2_code *pr = close ? pcre2_compile((PCRE2_SPTR)p + i, (size_t)(close - p - i) + 1,
-                                                   PCRE2_UTF | PCRE2_ANCHORED, &code, &off, NULL)
-                                   : NULL;
-            if (!pr || tb_vec_push(&lc->probes, pr)) {
-                pcre2_code_free(pr);
-                lc->every = 1; /* a name this reading cannot cut out */
-            }
-            i = close ? (size_t)(close - p) + 1 : n;
-        } else if (strchr("hHvVRXbBNCQkg0123456789", p[i + 1])) {
-            lc->every = 1;
+            i += k;
+        } else if (p[i] == '(' && i + 1 < n && p[i + 1] == '*') {
+            lc->every = 1; /* (*UCP) and other verbs */
+        } else if (p[i] == '(' && i + 1 < n && p[i + 1] == '?') {
+            /* Option letters: (?i) folds case, which cuts cannot follow. */
+            for (i += 2; i < n && (strchr("-^", p[i]) || (unsigned)((p[i] | 0x20) - 'a') < 26u);
+                 i++)
+                lc->every |= p[i] == 'i';
+        } else if (p[i] == '\\' && i + 1 < n) {
+            if (!(i = read_escape(o, lc, p, n, i + 1)))
+                return -1;
         } else {
-            i += 1 + ((uint8_t)p[i + 1] < 0x80);
+            i++;
         }
     }
     if (lc->probes.len > 64)
         lc->every = 1;
-    /* Sorted, for reps(). */
-    for (size_t a = 1; a < lc->cuts.len; a++)
-        for (size_t b = a; b > 0 && lc->cuts.data[b - 1] > lc->cuts.data[b]; b--) {
-            uint32_t t = lc->cuts.data[b];
-            lc->cuts.data[b] = lc->cuts.data[b - 1];
-            lc->cuts.data[b - 1] = t;
-        }
+    if (lc->cuts.len)
+        qsort(lc->cuts.data, lc->cuts.len, sizeof *lc->cuts.data, cmp_u32);
     return 0;
 }
 
@@ -551,6 +628,7 @@ static int compile_lexemes(go_t *o, const gr_cfg_t *g)
         const gr_lexeme_t *lx = &g->lex.data[l];
         size_t b, e;
         strip_anchors(lx->regex, &b, &e);
+        o->re[l].inner_dollar = has_dollar(lx->regex + b, e - b);
         if (!(o->re[l].all = compile(o, lx, "(?:%.*s)")) ||
             !(o->re[l].anch = compile(o, lx, "(?:%.*s)\\z")) ||
             read_chars(o, l, lx->regex + b, e - b) ||
@@ -1016,4 +1094,36 @@ int go_mask(go_t *o, const uint8_t *prefix, size_t n, const uint8_t *const *toke
         allowed_out[i] = (uint8_t)r;
     }
     return 0;
+}
+
+int go_mask_keys(go_t *o, const uint8_t *prefix, size_t n, const trie_keys_t *keys,
+                 tb_bitset_t *out)
+{
+    const uint8_t **tok = malloc((keys->n ? keys->n : 1) * sizeof *tok);
+    uint32_t *len = malloc((keys->n ? keys->n : 1) * sizeof *len);
+    uint8_t *allowed = malloc(keys->n ? keys->n : 1);
+    int r = -1;
+    if (!tok || !len || !allowed) {
+        fail(o, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < keys->n; i++) {
+        tok[i] = keys->keys[i].s;
+        len[i] = keys->keys[i].len;
+    }
+    if (go_mask(o, prefix, n, tok, len, keys->n, allowed))
+        goto out;
+    tb_bitset_clear_all(out);
+    for (size_t i = 0; i < keys->n; i++)
+        if (allowed[i])
+            tb_bitset_set(out, keys->keys[i].id);
+    for (size_t a = 0; a < keys->nalias; a++)
+        if (tb_bitset_get(out, keys->alias[2 * a + 1]))
+            tb_bitset_set(out, keys->alias[2 * a]);
+    r = 0;
+out:
+    free(tok);
+    free(len);
+    free(allowed);
+    return r;
 }

@@ -38,7 +38,7 @@
  * follow ((?i), \h, \v, ...) gets every code point.  go_set_exhaustive
  * turns the classes off, and the tests check both ways agree.
  *
- * Costs (n bytes, k items per set, m lexemes expected per set): a chart is
+ * Costs (n bytes, k items per set): a chart is
  * O(n k) items, each completion scanning its origin set (O(n k^2) time; an
  * ambiguous grammar has k growing with n, hence cubic), plus one PCRE2 run
  * per expected lexeme per set.  go_mask builds the prefix's chart once and
@@ -49,12 +49,20 @@
  * dropped.  Two filters spare PCRE2 runs bound to fail: the bytes each
  * lexeme can begin with, and for each live lexeme the bytes that can come
  * next.  Memory is bounded by go_set_max_items (items of the chart).
- * Measured: 20 to 130 ms per mask of llama3's 128,000 tokens on a JSON
- * grammar (tests/test_grammar_oracle.c's), one core of an AMD EPYC.
+ * Measured on llama3's 128,000 keys with JSON grammars (the test's own and
+ * experiments/grammars/json.lark), 14 states each (8 written, 6 generated
+ * sentences cut at random): 6 to 250 ms per mask, 37 to 67 ms on average
+ * (the machine was shared and loaded), slowest inside a string (where
+ * nearly every token is allowed and each costs a PCRE2 run from the
+ * string's opening quote); one core of an AMD EPYC.
  *
- * Known difference from the lexer: PCRE2 10.42 uses Unicode 14 tables, the
- * lexer reads the unicode-data package (Unicode 15), so \p{..} disagree on
- * characters new in 15.0.
+ * Known differences from the lexer, whose dialect is PCRE2's: PCRE2 10.42
+ * uses Unicode 14 tables, the lexer reads the unicode-data package
+ * (Unicode 15), so \p{..} disagree on characters new in 15.0; \v is
+ * U+000B alone to the lexer, vertical space to PCRE2 (\n \x0B \f \r
+ * \x85 U+2028 U+2029).  A $ followed by a required character (a$b, a
+ * language the lexer empties) reads as a possible prefix in PCRE2's hard
+ * partial mode.
  */
 #ifndef TESTS_GRAMMAR_ORACLE_H
 #define TESTS_GRAMMAR_ORACLE_H
@@ -62,7 +70,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/bitset.h"
 #include "../grammar/cfg.h"
+#include "../trie/trie.h"
 
 typedef struct go go_t;
 
@@ -90,6 +100,12 @@ int go_sentence(go_t *o, const uint8_t *s, size_t n);
  * the ntok tokens (1 or 0).  Returns 0, or -1 on failure. */
 int go_mask(go_t *o, const uint8_t *prefix, size_t n, const uint8_t *const *tokens,
             const uint32_t *lens, size_t ntok, uint8_t *allowed_out);
+
+/* go_mask over a vocabulary's keys, as a trie walk reports a mask: out
+ * (cleared first; nbits >= keys->id_limit) gets the id of every allowed
+ * key and of its aliases.  0, or -1 on failure. */
+int go_mask_keys(go_t *o, const uint8_t *prefix, size_t n, const trie_keys_t *keys,
+                 tb_bitset_t *out);
 
 /* The message of the last failure. */
 const char *go_error(const go_t *o);

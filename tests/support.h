@@ -58,8 +58,7 @@ typedef struct {
 } test_tries_t;
 
 /* Loads the tokenizer at path (failing the test when it is missing) and
- * builds the tries.  xcda refuses keys with a NUL byte (byte pieces, as in
- * llama3) and is left out then; every other layout must build.  Returns 0,
+ * builds the tries; every layout must build.  Returns 0,
  * or -1 after saying why on stderr, for a cmocka group setup. */
 int test_tries_load(test_tries_t *t, const char *path);
 void test_tries_free(test_tries_t *t);

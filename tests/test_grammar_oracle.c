@@ -7,9 +7,12 @@
  * expression grammar, keywords overlapping identifiers with an ignored
  * space, JSON prefixes and non-prefixes, texts cut inside a UTF-8
  * character, 10,000 nested brackets (the sanitizer build checks that
- * nothing recursed), the item limit, go_mask against go_prefix token by
- * token (small vocabularies, tokens spanning lexemes, and llama3's), and
- * generated sentences and their cuts accepted.
+ * nothing recursed), the item limit.  Then random grammars against their
+ * short sentences enumerated bottom-up (a method that shares nothing with
+ * Earley), the classes of code points that stand for a cut character's
+ * completions against trying every code point, go_mask against go_prefix
+ * token by token (small vocabularies, tokens spanning lexemes, llama3's),
+ * and generated sentences and their cuts accepted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,7 +106,8 @@ static gr_sym_t json_grammar(void)
 {
     gr_sym_t value = nt("value"), object = nt("object"), members = nt("members"),
              pair = nt("pair"), array = nt("array"), elements = nt("elements");
-    gr_sym_t str = lexeme("\"(?:[^\"\\\\\\x00-\\x1F]|\\\\(?:[\"\\\\/bfnrt]|u[0-9a-fA-F]{4}))*\"", 0);
+    gr_sym_t str =
+        lexeme("\"(?:[^\"\\\\\\x00-\\x1F]|\\\\(?:[\"\\\\/bfnrt]|u[0-9a-fA-F]{4}))*\"", 0);
     gr_sym_t num = lexeme("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", 0);
     lexeme("[ \\t\\n\\r]+", 1);
     RULE(value, object);
@@ -240,6 +244,15 @@ static void nullable_rules(void **state)
     check(o, "cc", 0, 0);
     g_end(o);
 
+    /* The empty language's neighbour: S: (empty), no lexeme at all. */
+    g_begin();
+    s = nt("S");
+    EMPTY(s);
+    o = g_oracle(s);
+    check(o, "", 1, 1);
+    check(o, "a", 0, 0);
+    g_end(o);
+
     /* Hidden left recursion through a nullable: S: N S "a" | "b", N:
      * (empty); the language is b a*.  And L: L X | (empty), X: "x" |
      * (empty): infinitely ambiguous, x*. */
@@ -342,6 +355,25 @@ static void anchors_and_bad_lexemes(void **state)
     check(o, "abab", 1, 0);
     check(o, "ababc", 1, 0);
     check(o, "abc$", 0, 0);
+    g_end(o);
+
+    /* Anchors inside a pattern assert the ends of the lexeme's match
+     * (regex.h): x$|xy is x|xy, (^|,)x is x|,x. */
+    g_begin();
+    s = nt("S");
+    x = lexeme("x$|xy", 0);
+    y = lexeme("(^|,)x", 0);
+    RULE(s, x, lit("yz"));
+    RULE(s, lit("#"), y, y);
+    o = g_oracle(s);
+    check(o, "xyz", 1, 1);
+    check(o, "xyyz", 1, 1);
+    check(o, "xz", 0, 0);
+    check(o, "#xx", 1, 1);
+    check(o, "#,x,x", 1, 1);
+    check(o, "#x,x", 1, 1);
+    check(o, "#,x", 1, 0);
+    check(o, "#,,x", 0, 0);
     g_end(o);
 
     /* A lexeme matching the empty string is refused, by name. */
@@ -456,6 +488,157 @@ static void deep_nesting(void **state)
     check_n(o, t, 5 * depth, 1, 0);
     free(t);
     g_end(o);
+}
+
+/* ---- random grammars against their languages enumerated ---------------------------- */
+
+/* Strings over {a, b} of length at most SHORT_MAX, string s of length k
+ * with bits v (a = 0) numbered 2^k - 1 + v; a set of them is a bitset. */
+#define SHORT_MAX 7
+#define SHORT_N ((1u << (SHORT_MAX + 1)) - 1)
+#define SET_WORDS ((SHORT_N + 63) / 64)
+
+typedef struct {
+    uint64_t w[SET_WORDS];
+} strset_t;
+
+static uint32_t short_len(uint32_t i)
+{
+    uint32_t k = 0;
+    while ((1u << (k + 1)) - 1 <= i)
+        k++;
+    return k;
+}
+
+static void short_text(uint32_t i, char *out)
+{
+    uint32_t k = short_len(i), v = i - ((1u << k) - 1);
+    for (uint32_t j = 0; j < k; j++)
+        out[j] = (v >> (k - 1 - j)) & 1 ? 'b' : 'a';
+    out[k] = 0;
+}
+
+static int set_has(const strset_t *s, uint32_t i)
+{
+    return (int)(s->w[i / 64] >> (i % 64)) & 1;
+}
+
+/* x := x + every concatenation of a string of a with one of b that fits;
+ * returns whether x grew. */
+static int concat_into(strset_t *x, const strset_t *a, const strset_t *b)
+{
+    int grew = 0;
+    for (uint32_t i = 0; i < SHORT_N; i++) {
+        if (!set_has(a, i))
+            continue;
+        uint32_t ki = short_len(i), vi = i - ((1u << ki) - 1);
+        for (uint32_t j = 0; j < SHORT_N; j++) {
+            uint32_t kj = short_len(j);
+            if (ki + kj > SHORT_MAX || !set_has(b, j))
+                continue;
+            uint32_t vj = j - ((1u << kj) - 1), r = (1u << (ki + kj)) - 1 + (vi << kj | vj);
+            grew |= !set_has(x, r);
+            x->w[r / 64] |= 1ull << (r % 64);
+        }
+    }
+    return grew;
+}
+
+/* The language of G up to SHORT_MAX bytes, per nonterminal, by a fixpoint
+ * over the rules: lang(A) grows by the concatenation of its rules'
+ * symbols' languages (a lexeme's: the strings PCRE2 matches whole). */
+static void enumerate_language(go_t *o, strset_t *lang)
+{
+    strset_t *lex = calloc(G.lex.len, sizeof *lex);
+    char t[SHORT_MAX + 1];
+    for (size_t l = 0; l < G.lex.len; l++)
+        for (uint32_t i = 0; i < SHORT_N; i++) {
+            short_text(i, t);
+            if (go_lexeme_full(o, (uint32_t)l, (const uint8_t *)t, strlen(t)) == 1)
+                lex[l].w[i / 64] |= 1ull << (i % 64);
+        }
+    memset(lang, 0, G.nt.len * sizeof *lang);
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (size_t r = 0; r < G.rule.len; r++) {
+            const gr_rule_t *ru = &G.rule.data[r];
+            strset_t acc = {{1}}, next; /* {""} */
+            for (uint32_t k = 0; k < ru->n; k++) {
+                gr_sym_t x = G.sym.data[ru->off + k];
+                memset(&next, 0, sizeof next);
+                concat_into(&next, &acc, gr_is_lex(x) ? &lex[gr_index(x)] : &lang[x]);
+                acc = next;
+            }
+            grew |= concat_into(&lang[ru->lhs], &acc, &(strset_t){{1}});
+        }
+    }
+    free(lex);
+}
+
+/* A random grammar over a few lexemes on {a, b}: 4 nonterminals, 1 to 3
+ * rules each of 0 to 3 symbols.  Returns the start, or fails to finish
+ * (undefined or unproductive rules): then -1. */
+static int64_t random_grammar(void)
+{
+    static const char *const lexemes[] = {"a", "b", "ab", "a+", "(?:ab)+", "b[ab]?"};
+    gr_sym_t nts[4];
+    char name[4] = "N0";
+    for (int i = 0; i < 4; i++) {
+        name[1] = (char)('0' + i);
+        nts[i] = nt(name);
+    }
+    for (int i = 0; i < 4; i++)
+        for (uint32_t r = 0, nr = 1 + test_rnd(3); r < nr; r++) {
+            gr_sym_t rhs[3];
+            uint32_t n = test_rnd(4);
+            for (uint32_t k = 0; k < n; k++)
+                rhs[k] = test_rnd(2) ? nts[test_rnd(4)] : lexeme(lexemes[test_rnd(6)], 0);
+            rule_n(nts[i], rhs, n);
+        }
+    tb_err_t err;
+    return gr_cfg_finish(&G, nts[0], &err) ? -1 : (int64_t)nts[0];
+}
+
+static void random_grammars(void **state)
+{
+    (void)state;
+    int tested = 0;
+    for (int g = 0; tested < 40 && g < 1000; g++) {
+        g_begin();
+        int64_t start = random_grammar();
+        char msg[512];
+        go_t *o = start < 0 ? NULL : go_new(&G, msg, sizeof msg);
+        if (!o) {
+            gr_cfg_free(&G);
+            continue;
+        }
+        tested++;
+        strset_t *lang = malloc(G.nt.len * sizeof *lang);
+        enumerate_language(o, lang);
+        const strset_t *sent = &lang[start];
+        char t[SHORT_MAX + 1], u[SHORT_MAX + 1];
+        for (uint32_t i = 0; i < SHORT_N; i++) {
+            short_text(i, t);
+            size_t n = strlen(t);
+            int s = go_sentence(o, (const uint8_t *)t, n), p = go_prefix(o, (const uint8_t *)t, n);
+            /* Sentences are exact; a prefix of a short sentence must be a
+             * prefix (one of a longer sentence only, the enumeration
+             * cannot see). */
+            int extends = 0;
+            for (uint32_t j = 0; j < SHORT_N && !extends; j++) {
+                short_text(j, u);
+                extends = set_has(sent, j) && !strncmp(u, t, n);
+            }
+            if (s != set_has(sent, i) || (extends && p != 1) || (s && !p)) {
+                gr_cfg_print(&G, stderr);
+                fail_msg("'%s': sentence %d, prefix %d; enumerated: sentence %d, prefix of "
+                         "one %d", t, s, p, set_has(sent, i), extends);
+            }
+        }
+        free(lang);
+        g_end(o);
+    }
+    assert_int_equal(tested, 40);
 }
 
 /* ---- masks -------------------------------------------------------------------------- */
@@ -696,6 +879,19 @@ static void llama3_masks(void **state)
                                ntok, sample, ns);
         assert_true(n > 0 && n < ntok);
     }
+    /* By id: after {"a": a value begins, so "[" and " ["
+     * are allowed and "}" is not. */
+    tb_bitset_t mask;
+    assert_int_equal(tb_bitset_init(&mask, fx.keys.id_limit), 0);
+    if (go_mask_keys(o, (const uint8_t *)"{\"a\": ", 6, &fx.keys, &mask))
+        fail_msg("%s", go_error(o));
+    int32_t open = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"[", 1),
+            sp_open = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)" [", 2),
+            close = tok_vocab_find(tok_vocab(fx.tok), (const uint8_t *)"}", 1);
+    assert_true(open >= 0 && sp_open >= 0 && close >= 0);
+    assert_true(tb_bitset_get(&mask, (size_t)open) && tb_bitset_get(&mask, (size_t)sp_open));
+    assert_false(tb_bitset_get(&mask, (size_t)close));
+    tb_bitset_free(&mask);
     g_end(o);
     free(sample);
     free(tok);
@@ -716,6 +912,7 @@ int main(void)
         cmocka_unit_test(utf8_completions),
         cmocka_unit_test(completion_classes),
         cmocka_unit_test(deep_nesting),
+        cmocka_unit_test(random_grammars),
         cmocka_unit_test(small_vocab_masks),
         cmocka_unit_test(generated_sentences),
         cmocka_unit_test(llama3_masks),

@@ -11,8 +11,9 @@
  * Masks are checked from the start and from states reached by consuming
  * prefixes, for real-world regexes and for random ones, and through each
  * of a walk's paths (the table inline, transitions derived mid-walk as the
- * table grows, a recognizer without a table).  Last, `tokbench mask`
- * ($BUILD/tokbench) on good and bad input.
+ * table grows, a recognizer without a table).  The built-in recognizers
+ * (any, utf8, letters, digits) against PCRE2 on every layout.  Last,
+ * `tokbench mask` ($BUILD/tokbench) on good and bad input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 #include <pcre2.h>
 
 #include "../base/utf8.h"
+#include "../lexer/builtin.h"
 #include "../lexer/deriv.h"
 #include "../lexer/rec.h"
 #include "../lexer/regex.h"
@@ -731,6 +733,108 @@ static void walk_paths_agree(void **state)
     tb_bitset_free(&got);
 }
 
+/* For utf8 (PCRE2_UTF): whether s[0..n) begins some valid UTF-8 string.
+ * PCRE2's check reports a character cut at the end as truncated before it
+ * looks at its second byte (surrogates, overlongs, past U+10FFFF), so a
+ * truncated one is completed instead, with every second byte it may need
+ * and 0x80 after, and checked whole.  s has room for 3 more bytes. */
+static int utf8_viable(pcre2_code *re, pcre2_match_data *md, uint8_t *s, size_t n)
+{
+    int rc = pcre2_match(re, s, n, 0, 0, md, NULL);
+    if (rc >= 0)
+        return 1;
+    if (rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR3)
+        return 0; /* invalid, not merely cut short */
+    size_t missing = (size_t)(PCRE2_ERROR_UTF8_ERR1 - rc) + 1;
+    for (unsigned b = 0x80; b <= 0xBF; b++) {
+        s[n] = (uint8_t)b;
+        for (size_t k = 1; k < missing; k++)
+            s[n + k] = 0x80;
+        if (pcre2_match(re, s, n + missing, 0, 0, md, NULL) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The built-in recognizers (lexer/builtin.h) on every layout, from the
+ * start and after a prefix, against PCRE2 on prefix + token: partial
+ * matching in byte mode for `any`, letters and digits, and for `utf8`
+ * PCRE2's UTF-8 check (which refuses overlongs, surrogates and code points
+ * past U+10FFFF) through utf8_viable.
+ */
+static void builtins_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *pcre, *after;
+        size_t plen;
+        uint32_t flags;
+    } cases[] = {
+        {"any", "(?s).*\\z", "", 0, 0},
+        {"any", "(?s).*\\z", "\xff\x00", 2, 0},
+        {"utf8", "(?s).*\\z", "", 0, PCRE2_UTF},
+        {"utf8", "(?s).*\\z", "a\xe2\x82", 3, PCRE2_UTF}, /* inside a character */
+        {"utf8", "(?s).*\\z", "\xf0", 1, PCRE2_UTF},
+        {"letters", "[A-Za-z ]*\\z", "", 0, 0},
+        {"digits", "[0-9]*\\z", "4", 1, 0},
+    };
+    tb_err_t err;
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(fx.tries[0])), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int ec;
+        PCRE2_SIZE eo;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)cases[i].pcre, PCRE2_ZERO_TERMINATED,
+                                       PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE |
+                                           cases[i].flags,
+                                       &ec, &eo, NULL);
+        assert_non_null(re);
+        pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+        uint8_t buf[4096 + 3];
+        const uint8_t *prefix = (const uint8_t *)cases[i].after;
+        size_t plen = cases[i].plen;
+        tb_bitset_clear_all(&want);
+        for (size_t k = 0; k < fx.keys.n; k++) {
+            const trie_key_t *key = &fx.keys.keys[k];
+            assert_true(plen + key->len + 3 <= sizeof buf);
+            memcpy(buf, prefix, plen);
+            memcpy(buf + plen, key->s, key->len);
+            if (cases[i].flags ? utf8_viable(re, md, buf, plen + key->len)
+                               : pcre_viable(re, md, buf, plen + key->len))
+                tb_bitset_set(&want, key->id);
+        }
+        for (size_t k = 0; k < fx.keys.nalias; k++)
+            if (tb_bitset_get(&want, fx.keys.alias[2 * k + 1]))
+                tb_bitset_set(&want, fx.keys.alias[2 * k]);
+        if (!tb_bitset_count(&want))
+            fail_msg("case %zu: PCRE2 allows no token", i);
+        for (size_t l = 0; l < fx.ntries; l++) {
+            lex_dfa_t *d = lex_builtin_dfa(cases[i].name, NULL, &err);
+            assert_non_null(d);
+            lex_rec_t r;
+            assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+            uint32_t st = lex_dfa_feed(d, LEX_START, prefix, plen);
+            assert_int_not_equal(st, LEX_DEAD);
+            assert_int_equal(lex_mask(fx.tries[l], &r, st, &got, NULL, &err), 0);
+            if (!tb_bitset_equal(&got, &want))
+                fail_msg("%s after '%.*s', layout %s: %zu tokens, PCRE2 %zu", cases[i].name,
+                         (int)plen, cases[i].after, fx.names[l], tb_bitset_count(&got),
+                         tb_bitset_count(&want));
+            lex_rec_free(&r);
+            lex_dfa_free(d);
+        }
+        pcre2_match_data_free(md);
+        pcre2_code_free(re);
+    }
+    assert_null(lex_builtin_dfa("json", NULL, &err));
+    assert_string_equal(err.msg, "'json' is not a built-in recognizer (any, utf8, "
+                                 "letters, digits)");
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+}
+
 /* A recognizer promised a shallower trie than it walks: no layout may run
  * its table (the stack would overflow), each calls back, and push_byte
  * refuses what does not fit, so the mask is the oracle's tokens that fit
@@ -895,6 +999,14 @@ static void mask_command(void **state)
                               out, sizeof out), 0);
     if (!strstr(out, want) || !strstr(out, "visited") || !strstr(out, "per node"))
         fail_msg("want \"%s\" in:\n%s", want, out);
+    /* --builtin walks the built-in recognizer's DFA */
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --builtin any --reps 2", out, sizeof out), 0);
+    snprintf(want, sizeof want, "allowed    %zu of %u tokens", fx.keys.n + fx.keys.nalias,
+             tok_vocab(fx.tok)->size);
+    if (!strstr(out, want) || !strstr(out, "builtin    any"))
+        fail_msg("want \"%s\" in:\n%s", want, out);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --builtin json", out, sizeof out), 1);
+    assert_non_null(strstr(out, "'json' is not a built-in recognizer"));
     /* Bad input: a message naming the pattern and position, exit 1. */
     assert_int_equal(test_tokbench_mask(LLAMA3 " --regex 'a{1000000}'", out, sizeof out), 1);
     assert_non_null(strstr(out, "regex 'a{1000000}': repetition bound 1000000"));
@@ -923,6 +1035,7 @@ int main(void)
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),
         cmocka_unit_test(walk_paths_agree),
+        cmocka_unit_test(builtins_agree_with_pcre2),
         cmocka_unit_test(shallow_stack_calls_back),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),

@@ -5,7 +5,7 @@
  * grouped by reason.  A measuring tool, run by hand (`make
  * build/schema-coverage`), not a test: the data is not in the repository.
  *
- *   schema-coverage DIR [--every N] [--list]
+ *   schema-coverage DIR [--every N] [--list] [--strict-oneof]
  *
  * --every N takes every Nth file in sorted order (the issue's sample is
  * --every 10); --list prints each failing file with its message.
@@ -43,7 +43,7 @@ static void reason_of(const char *msg, char *out, size_t n)
     size_t len = q ? (size_t)(q - p) : strlen(p);
     if (!strncmp(p, "pattern '", 9) || !strncmp(p, "format '", 8)) {
         const char *r = q ? strstr(q, ": ") : NULL;
-        snprintf(out, n, "pattern: %s", r ? r + 2 : p);
+        snprintf(out, n, "pattern: %.90s", r ? r + 2 : p);
         return;
     }
     snprintf(out, n, "%.*s", (int)(len < 90 ? len : 90), p);
@@ -52,15 +52,18 @@ static void reason_of(const char *msg, char *out, size_t n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: schema-coverage DIR [--every N] [--list]\n");
+        fprintf(stderr, "usage: schema-coverage DIR [--every N] [--list] [--strict-oneof]\n");
         return 2;
     }
     int every = 1, list = 0;
+    gr_schema_opts_t opts = {0};
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--every") && i + 1 < argc)
             every = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--list"))
             list = 1;
+        else if (!strcmp(argv[i], "--strict-oneof"))
+            opts.strict_oneof = 1;
     }
     DIR *d = opendir(argv[1]);
     if (!d) {
@@ -112,7 +115,7 @@ int main(int argc, char **argv)
         gr_cfg_t g;
         tb_err_t err = {0};
         int r = gr_cfg_init(&g, files[i], &err) ? -1
-                : gr_schema_compile(&g, text, strlen(text), NULL, &err);
+                : gr_schema_compile(&g, text, strlen(text), &opts, &err);
         gr_cfg_free(&g);
         free(text);
         if (!r) {

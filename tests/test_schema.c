@@ -1,0 +1,757 @@
+/*
+ * test_schema: JSON Schema to grammar (grammar/schema.h, ecma.h,
+ * numrange.h).
+ *
+ * Oracles: PCRE2 for ECMA patterns where the two dialects agree (a search
+ * on the decoded string, $ at the end only); exact decimal comparison for
+ * number ranges; Debian's python3-jsonschema (a validator, run once per
+ * test through /usr/bin/python3) for whole instances, which it also writes
+ * as json.dumps(ensure_ascii=False) does.  A whole grammar is checked by
+ * unfolding its rules into one regex (deep enough for the instances here:
+ * a nonterminal at most DEPTH times on a path) with the ignored whitespace
+ * between lexemes,
+ * the language cfg.h defines, and running the lexer's DFA on it.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../grammar/ecma.h"
+#include "../grammar/numrange.h"
+#include "../grammar/schema.h"
+#include "../lexer/deriv.h"
+#include "support.h"
+
+#define DEPTH 4
+#define WS "(?:[ \\t\\n\\r]+)?"
+
+static lex_dfa_t *dfa_or_fail(const char *re)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(re, NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    return d;
+}
+
+static int dfa_accepts(lex_dfa_t *d, const char *s, size_t n)
+{
+    uint32_t st = lex_dfa_feed(d, LEX_START, (const uint8_t *)s, n);
+    return st != LEX_DEAD && lex_dfa_accepting(d, st);
+}
+
+/* ---- patterns against PCRE2 ---------------------------------------------- */
+
+/* PCRE2 spells ECMA's \uHHHH and \u{H..} as \x{..}. */
+static void pcre_spelling(const char *ecma, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = ecma; *p && o + 12 < size; p++) {
+        if (p[0] == '\\' && p[1] == 'u') {
+            p += 2;
+            size_t n = *p == '{' ? strcspn(++p, "}") : 4;
+            o += (size_t)snprintf(out + o, size - o, "\\x{%.*s}", (int)n, p);
+            p += n - (p[n] == '}' ? 0 : 1);
+            continue;
+        }
+        if (p[0] == '\\' && p[1])
+            out[o++] = *p++;
+        out[o++] = *p;
+    }
+    out[o] = 0;
+}
+
+static int pcre_search(const char *ecma, const char *s, size_t n)
+{
+    int code;
+    PCRE2_SIZE off;
+    char pattern[512];
+    pcre_spelling(ecma, pattern, sizeof pattern);
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_DOLLAR_ENDONLY, &code, &off, NULL);
+    if (!re)
+        fail_msg("PCRE2 refuses '%s'", pattern);
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    int r = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL) >= 0;
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return r;
+}
+
+/* The lexeme of (pattern, lo, hi) on the JSON text of each decoded string
+ * agrees with PCRE2's search (and the length in code points). */
+static void check_strings(const char *pattern, uint32_t lo, uint32_t hi,
+                          const char *const *texts, size_t nt)
+{
+    tb_buf_t re = {0};
+    tb_err_t err;
+    if (gr_ecma_string(&re, pattern, NULL, lo, hi, &err))
+        fail_msg("'%s': %s", pattern, err.msg);
+    assert_int_equal(tb_buf_putc(&re, 0), 0);
+    lex_dfa_t *d = dfa_or_fail((const char *)re.data);
+    for (size_t t = 0; t < nt; t++) {
+        size_t n = strlen(texts[t]), cps = 0;
+        for (size_t i = 0; i < n; i++)
+            cps += ((uint8_t)texts[t][i] & 0xC0) != 0x80;
+        int want = pcre_search(pattern ? pattern : "", texts[t], n) && cps >= lo && cps <= hi;
+        tb_buf_t q = {0};
+        assert_int_equal(gr_json_quote(&q, (const uint8_t *)texts[t], n), 0);
+        if (dfa_accepts(d, (const char *)q.data, q.len) != want)
+            fail_msg("'%s' {%u,%u} on %.*s: PCRE2 says %d", pattern, lo, hi, (int)q.len,
+                     (char *)q.data, want);
+        /* Never the text as a whole lexeme without its quotes. */
+        assert_false(dfa_accepts(d, texts[t], n) && n && texts[t][0] != '"');
+        tb_buf_free(&q);
+    }
+    lex_dfa_free(d);
+    tb_buf_free(&re);
+}
+
+static const char *const texts[] = {
+    "", "a", "ab", "abc", "b", "ba", "xaby", "a\"b", "\"", "\\", "a\\b", "\n", "a\nb",
+    "\t", "\x01", "\x1f", "é", "aé", "日本", "😀", "12", "123", "1234", "a1", "A_b",
+    "x-y", "foo.bar", ",x", "x,", "a,b", "  ", "{{x}}", "/", "a/b", "ab\"cd",
+};
+#define NT (sizeof texts / sizeof *texts)
+
+static void patterns_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "a", "^a", "a$", "^a$", "^ab|c$", "^a|b$", "(^|,)x", "x(,|$)", "^$", "b",
+        "^[a-z]+$", "[^a]", "^[^\"]*$", "\"", "\\\\", "\\n", "^\\s*$", "\\d{2,3}",
+        "^\\d+$", "\\w+", "^\\W", "é", "^.$", "^..$", "[\\u00e0-\\u00ff]", "\\u65e5",
+        "^\\x41?a", "(a|)b", "^(ab)?c?$", "a{2}", "^[a-z0-9_-]{1,3}$", "\\{\\{.+}}",
+        "^[\\x00-\\x1f]", "\\/", "^(?:a|b)+$", "^a*?b", "[\\d\\w]", "^(?<n>a)b",
+        "\\u{1F600}", "^[^\\d\\s]+$", "a]", "^[\\]a]+$", "^\\\\b$",
+    };
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+        check_strings(patterns[p], 0, GR_NO_MAX, texts, NT);
+}
+
+static void lengths_cut_patterns_exactly(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern;
+        uint32_t lo, hi;
+    } cases[] = {
+        {NULL, 0, 2}, {NULL, 2, 3}, {NULL, 1, GR_NO_MAX}, {"^[a-z]+$", 2, 3},
+        {"^a[0-9]*$", 0, 3}, {"^(ab|abc)$", 3, 3}, {"^x", 0, 2}, {"b$", 2, 4},
+        {"^(?:[a-z]{2})+$", 1, 5}, {"^a|b$", 0, 1}, {"a", 1, GR_NO_MAX},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_strings(cases[i].pattern, cases[i].lo, cases[i].hi, texts, NT);
+    /* Two parts of free length, or anchors inside: refused, not loosened. */
+    tb_buf_t re = {0};
+    tb_err_t err;
+    assert_int_equal(gr_ecma_string(&re, "^[a-z]+@[a-z]+$", NULL, 0, 10, &err), -1);
+    assert_non_null(strstr(err.msg, "cannot be combined with it exactly"));
+    assert_int_equal(gr_ecma_string(&re, "(^a|b)", NULL, 0, 10, &err), -1);
+    assert_int_equal(gr_ecma_string(&re, NULL, NULL, 0, 1000001, &err), -1);
+    assert_non_null(strstr(err.msg, "above the limit"));
+    tb_buf_free(&re);
+    /* A bound above the lexer's 1000 per quantifier is nested exactly. */
+    check_strings(NULL, 999, 2500, texts, NT);
+    tb_buf_t big = {0};
+    assert_int_equal(gr_ecma_string(&big, NULL, NULL, 1001, 2500, &err), 0);
+    assert_int_equal(tb_buf_putc(&big, 0), 0);
+    lex_dfa_t *d = dfa_or_fail((const char *)big.data);
+    char s[2600];
+    for (size_t n = 999; n <= 2502; n += 1) {
+        s[0] = '"';
+        memset(s + 1, 'x', n);
+        s[n + 1] = '"';
+        if (dfa_accepts(d, s, n + 2) != (n >= 1001 && n <= 2500))
+            fail_msg("length %zu", n);
+        if (n == 1003)
+            n = 2495;
+    }
+    lex_dfa_free(d);
+    tb_buf_free(&big);
+}
+
+static void pattern_errors_name_the_reason(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern, *want;
+    } cases[] = {
+        {"a(?=b)", "look-ahead assertions are not supported"},
+        {"(?<!a)b", "look-behind assertions are not supported"},
+        {"\\bword", "word boundary assertions"},
+        {"(a)\\1", "back-references are not supported"},
+        {"\\p{L}", "Unicode property escapes"},
+        {"\\q", "unknown escape"},
+        {"a(b", "unbalanced parenthesis"},
+        {"[z-a]", "range out of order"},
+        {"*a", "nothing to repeat"},
+        {"^*", "nothing to repeat"},
+        {"(^a){20}", "an anchor inside a repetition above 16"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tb_buf_t re = {0};
+        tb_err_t err;
+        if (!gr_ecma_string(&re, cases[i].pattern, NULL, 0, GR_NO_MAX, &err))
+            fail_msg("'%s' was accepted", cases[i].pattern);
+        if (!strstr(err.msg, cases[i].want) || !strstr(err.msg, cases[i].pattern))
+            fail_msg("'%s': got \"%s\"", cases[i].pattern, err.msg);
+        tb_buf_free(&re);
+    }
+}
+
+/* ---- formats --------------------------------------------------------------- */
+
+static void formats_follow_their_rfcs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *format, *text;
+        int valid;
+    } cases[] = {
+        {"date", "2024-02-29", 1}, {"date", "2023-02-29", 0}, {"date", "2000-02-29", 1},
+        {"date", "1900-02-29", 0}, {"date", "2023-04-31", 0}, {"date", "2023-12-31", 1},
+        {"date", "2023-1-01", 0},
+        {"time", "23:59:60Z", 1}, {"time", "12:00:00.123+05:30", 1}, {"time", "24:00:00Z", 0},
+        {"time", "12:00:00", 0},
+        {"date-time", "1985-04-12T23:20:50.52Z", 1}, {"date-time", "1996-12-19t16:39:57-08:00", 1},
+        {"date-time", "1985-04-12 23:20:50Z", 0},
+        {"email", "a.b+c@example.com", 1}, {"email", "a..b@example.com", 0},
+        {"email", "@example.com", 0}, {"email", "joe@-x.com", 0},
+        {"hostname", "www.example.com", 1}, {"hostname", "-a.com", 0}, {"hostname", "a_b", 0},
+        {"ipv4", "192.168.0.1", 1}, {"ipv4", "256.1.1.1", 0}, {"ipv4", "01.1.1.1", 0},
+        {"ipv6", "::1", 1}, {"ipv6", "2001:db8::8a2e:370:7334", 1},
+        {"ipv6", "::ffff:192.0.2.128", 1}, {"ipv6", "1:2:3:4:5:6:7:8", 1},
+        {"ipv6", "1::2::3", 0}, {"ipv6", "12345::", 0},
+        {"uuid", "123e4567-e89b-12d3-a456-426614174000", 1}, {"uuid", "123e4567e89b12d3", 0},
+        {"uri", "https://example.com/a?b=c#d", 1}, {"uri", "urn:isbn:0451450523", 1},
+        {"uri", "/relative/path", 0}, {"uri", "http://exa mple.com", 0},
+        {"uri-reference", "/relative/path?x=1", 1}, {"uri-reference", "a b", 0},
+        {"duration", "P3Y6M4DT12H30M5S", 1}, {"duration", "PT36H", 1}, {"duration", "P", 0},
+        {"duration", "P1W", 1}, {"duration", "P1H", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tb_buf_t re = {0}, q = {0};
+        tb_err_t err;
+        if (gr_ecma_string(&re, NULL, cases[i].format, 0, GR_NO_MAX, &err))
+            fail_msg("%s: %s", cases[i].format, err.msg);
+        assert_int_equal(tb_buf_putc(&re, 0), 0);
+        lex_dfa_t *d = dfa_or_fail((const char *)re.data);
+        assert_int_equal(gr_json_quote(&q, (const uint8_t *)cases[i].text,
+                                       strlen(cases[i].text)), 0);
+        if (dfa_accepts(d, (const char *)q.data, q.len) != cases[i].valid)
+            fail_msg("format %s on \"%s\": want %d", cases[i].format, cases[i].text,
+                     cases[i].valid);
+        lex_dfa_free(d);
+        tb_buf_free(&re);
+        tb_buf_free(&q);
+    }
+}
+
+/* ---- number ranges ----------------------------------------------------------- */
+
+/* The value of a decimal text compared with bound b: exact on the short
+ * decimals used here, as doubles. */
+static int in_range(const char *t, const char *lo, int sl, const char *hi, int sh)
+{
+    double v = strtod(t, NULL);
+    if (lo && (v < strtod(lo, NULL) || (sl && v == strtod(lo, NULL))))
+        return 0;
+    if (hi && (v > strtod(hi, NULL) || (sh && v == strtod(hi, NULL))))
+        return 0;
+    return 1;
+}
+
+static void number_ranges_are_exact(void **state)
+{
+    (void)state;
+    static const char *const bounds[] = {NULL, "-1000", "-12.5", "-1", "-0.5", "0", "0.05",
+                                         "0.5", "1", "2.25", "9", "10", "99.99", "100", "101"};
+    const size_t nb = sizeof bounds / sizeof *bounds;
+    char t[64];
+    size_t checked = 0;
+    for (size_t a = 0; a < nb; a++)
+        for (size_t b = 0; b < nb; b++)
+            for (int flags = 0; flags < 8; flags++) {
+                int sl = flags & 1, sh = (flags >> 1) & 1, integer = flags >> 2;
+                const char *lo = bounds[a], *hi = bounds[b];
+                if (!lo && !hi)
+                    continue;
+                if (lo && hi && strtod(lo, NULL) > strtod(hi, NULL))
+                    continue;
+                tb_buf_t re = {0};
+                tb_err_t err;
+                if (gr_num_range(&re, lo, sl, hi, sh, integer, &err)) {
+                    assert_non_null(strstr(err.msg, "interval"));
+                    continue;
+                }
+                assert_int_equal(tb_buf_putc(&re, 0), 0);
+                lex_dfa_t *d = dfa_or_fail((const char *)re.data);
+                for (int i = -1100; i <= 1100; i++) {
+                    for (int f = 0; f < (integer ? 1 : 6); f++) {
+                        static const char *const fr[] = {"", ".0", ".5", ".25", ".05", ".999"};
+                        if (i == -1100)
+                            snprintf(t, sizeof t, "-0%s", fr[f]);
+                        else
+                            snprintf(t, sizeof t, "%d%s", i, fr[f]);
+                        int want = in_range(t, lo, sl, hi, sh);
+                        if (dfa_accepts(d, t, strlen(t)) != want)
+                            fail_msg("%s..%s (%d%d) %s on %s: want %d", lo ? lo : "",
+                                     hi ? hi : "", sl, sh, integer ? "integer" : "number", t,
+                                     want);
+                        checked++;
+                    }
+                    if (i > -990 && i < 990 && (i < -120 || i > 120))
+                        i += 7; /* fewer far from the bounds */
+                }
+                /* Never a leading zero, a bare point or an exponent. */
+                assert_false(dfa_accepts(d, "01", 2) || dfa_accepts(d, "1.", 2) ||
+                             dfa_accepts(d, ".5", 2));
+                lex_dfa_free(d);
+                tb_buf_free(&re);
+            }
+    print_message("%zu number texts checked\n", checked);
+}
+
+/* ---- whole instances against python3-jsonschema ---------------------------------- */
+
+/* A small Earley recognizer for the language cfg.h defines, as the test's
+ * own reading of it: items (rule, dot, origin) per byte position; a lexeme
+ * is scanned by running its DFA from the position (after any ignored
+ * whitespace) to every position where it accepts, so lexing is not
+ * greedy; nullable nonterminals advance the dot when predicted. */
+typedef struct {
+    uint32_t rule, dot, origin;
+} item_t;
+
+typedef struct {
+    const gr_cfg_t *g;
+    lex_dfa_t **dfa; /* per lexeme, made when first scanned */
+    TB_VEC(item_t) * set;
+    size_t n;
+    int ws;
+} earley_t;
+
+static void add_item(earley_t *e, size_t at, item_t it)
+{
+    for (size_t i = 0; i < e->set[at].len; i++) {
+        item_t *x = &e->set[at].data[i];
+        if (x->rule == it.rule && x->dot == it.dot && x->origin == it.origin)
+            return;
+    }
+    assert_int_equal(tb_vec_push(&e->set[at], it), 0);
+}
+
+static int is_ws(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+
+static void scan(earley_t *e, const char *text, size_t at, item_t it, gr_sym_t lx)
+{
+    uint32_t k = gr_index(lx);
+    if (!e->dfa[k])
+        e->dfa[k] = dfa_or_fail(e->g->lex.data[k].regex);
+    for (size_t from = at; from < e->n; from++) {
+        uint32_t st = LEX_START;
+        for (size_t j = from; j < e->n && st != LEX_DEAD; j++) {
+            st = lex_dfa_next(e->dfa[k], st, (uint8_t)text[j]);
+            if (st != LEX_DEAD && lex_dfa_accepting(e->dfa[k], st))
+                add_item(e, j + 1, (item_t){it.rule, it.dot + 1, it.origin});
+        }
+        if (!e->ws || !is_ws(text[from]))
+            break;
+    }
+}
+
+static int earley_accepts(const gr_cfg_t *g, int ws, const char *text, size_t n)
+{
+    earley_t e = {.g = g, .n = n, .ws = ws};
+    e.dfa = calloc(g->lex.len, sizeof *e.dfa);
+    e.set = calloc(n + 1, sizeof *e.set);
+    assert_non_null(e.dfa);
+    assert_non_null(e.set);
+    for (uint32_t r = 0; r < g->rule.len; r++)
+        if (g->rule.data[r].lhs == g->start)
+            add_item(&e, 0, (item_t){r, 0, 0});
+    int ok = 0;
+    for (size_t at = 0; at <= n; at++) {
+        for (size_t i = 0; i < e.set[at].len; i++) {
+            item_t it = e.set[at].data[i];
+            const gr_rule_t *ru = &g->rule.data[it.rule];
+            if (it.dot == ru->n) { /* complete */
+                for (size_t j = 0; j < e.set[it.origin].len; j++) {
+                    item_t p = e.set[it.origin].data[j];
+                    const gr_rule_t *pr = &g->rule.data[p.rule];
+                    if (p.dot < pr->n && g->sym.data[pr->off + p.dot] == ru->lhs)
+                        add_item(&e, at, (item_t){p.rule, p.dot + 1, p.origin});
+                }
+                continue;
+            }
+            gr_sym_t x = g->sym.data[ru->off + it.dot];
+            if (gr_is_lex(x)) {
+                scan(&e, text, at, it, x);
+                continue;
+            }
+            for (uint32_t r = 0; r < g->rule.len; r++)
+                if (g->rule.data[r].lhs == x)
+                    add_item(&e, at, (item_t){r, 0, (uint32_t)at});
+            if (g->nt.data[x].nullable)
+                add_item(&e, at, (item_t){it.rule, it.dot + 1, it.origin});
+        }
+    }
+    /* accepted: start complete from 0 at some point followed by whitespace */
+    for (size_t at = n + 1; at-- > 0 && !ok;) {
+        for (size_t i = 0; i < e.set[at].len && !ok; i++) {
+            item_t it = e.set[at].data[i];
+            ok = it.origin == 0 && g->rule.data[it.rule].lhs == g->start &&
+                 it.dot == g->rule.data[it.rule].n;
+        }
+        if (at > 0 && !(ws && is_ws(text[at - 1])))
+            break;
+    }
+    for (size_t i = 0; i < g->lex.len; i++)
+        if (e.dfa[i])
+            lex_dfa_free(e.dfa[i]);
+    for (size_t i = 0; i <= n; i++)
+        free(e.set[i].data);
+    free(e.set);
+    free(e.dfa);
+    return ok;
+}
+
+static gr_cfg_t *grammar(const char *schema, int compact)
+{
+    static gr_cfg_t g;
+    tb_err_t err;
+    gr_schema_opts_t o = {.compact = compact};
+    assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+    if (gr_schema_compile(&g, schema, strlen(schema), &o, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    return &g;
+}
+
+typedef struct {
+    const char *schema;
+    const char *const *instances; /* NULL-terminated */
+} schema_case_t;
+
+#define I(...) (const char *const[]){__VA_ARGS__, NULL}
+
+static const schema_case_t cases[] = {
+    {"{\"type\": \"integer\"}", I("0", "-7", "12", "1.5", "\"1\"", "1e2", "-0", "3.0")},
+    {"{\"$schema\": \"http://json-schema.org/draft-04/schema#\", \"type\": \"integer\"}",
+     I("3", "3.0")},
+    {"{\"type\": \"integer\", \"minimum\": 2}", I("2.0", "1.0", "7")},
+    {"{\"type\": [\"string\", \"null\"], \"maxLength\": 2}",
+     I("\"ab\"", "\"abc\"", "null", "\"\"", "1", "\"\\u00e9\\\"\"")},
+    {"{\"type\": \"integer\", \"minimum\": -3, \"exclusiveMaximum\": 12}",
+     I("-3", "-4", "11", "12", "0", "5")},
+    {"{\"type\": \"number\", \"minimum\": 0.5, \"maximum\": 2.25}",
+     I("0.5", "0.49", "2.25", "2.26", "1", "1.75")},
+    {"{\"type\": \"number\", \"exclusiveMinimum\": 0}", I("0", "0.0001", "1e-07", "-1", "3")},
+    {"{\"$schema\": \"http://json-schema.org/draft-04/schema#\", \"type\": \"integer\", "
+     "\"minimum\": 5, \"exclusiveMinimum\": true}", I("5", "6", "4")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}, "
+     "\"b\": {\"type\": \"string\"}}, \"required\": [\"a\"]}",
+     I("{\"a\": 1}", "{\"a\": 1, \"b\": \"x\"}", "{\"b\": \"x\"}", "{\"a\": \"1\"}",
+       "{\"a\": 1, \"c\": [1, {\"d\": null}]}", "{\"c\": 2, \"a\": 1, \"e\": true}",
+       "{\"a\": 1, \"b\": 2}", "{}", "[]")},
+    {"{\"properties\": {\"a\": {\"const\": 1}}, \"additionalProperties\": false}",
+     I("{\"a\": 1}", "{}", "{\"a\": 2}", "{\"a\": 1, \"b\": 1}", "3", "\"s\"")},
+    {"{\"type\": \"object\", \"properties\": {\"ab\": {\"type\": \"null\"}}, "
+     "\"additionalProperties\": {\"type\": \"integer\"}}",
+     I("{\"ab\": null}", "{\"a\": 1, \"abc\": 2, \"ab\": null}", "{\"ab\": 1}",
+       "{\"a\": null}", "{\"\": 3, \"b\": 4}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"^x-\": {\"type\": \"string\"}}, "
+     "\"additionalProperties\": false}",
+     I("{\"x-a\": \"s\"}", "{\"x-a\": 1}", "{\"y\": \"s\"}", "{}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\".*\": {\"type\": \"integer\"}}, "
+     "\"properties\": {\"a\": {\"minimum\": 3}}}",
+     I("{\"a\": 3, \"b\": 1}", "{\"a\": 2}", "{\"b\": \"x\"}", "{\"a\": \"x\"}")},
+    {"{\"type\": \"object\", \"minProperties\": 1}", I("{}", "{\"a\": 1}")},
+    {"{\"type\": \"object\", \"properties\": {\"ab\": {\"type\": \"integer\"}}, "
+     "\"patternProperties\": {\"^a\": {\"minimum\": 2}, \"b$\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}",
+     I("{\"ab\": 3}", "{\"ab\": 1}", "{\"ax\": 5}", "{\"ax\": \"s\"}", "{\"xb\": \"s\"}",
+       "{\"zz\": \"s\"}", "{\"zz\": 1}", "{\"ab2\": 1}", "{\"axb\": 1}", "{\"axb\": 2}",
+       "{\"axb\": \"s\"}", "{\"\": \"\"}", "{\"b\": 7, \"a\": 2, \"q\": \"r\"}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"\\\"\": {\"type\": \"null\"}, "
+     "\"^[a-z]{2}$\": {\"type\": \"boolean\"}}}",
+     I("{\"a\\\"b\": null}", "{\"a\\\"b\": 1}", "{\"xy\": true}", "{\"xy\": 1}",
+       "{\"xyz\": 1}", "{\"\\\"\\\"\": null}")},
+    {"{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": 1, "
+     "\"maxItems\": 3}",
+     I("[]", "[1]", "[1, 2, 3]", "[1, 2, 3, 4]", "[1, \"a\"]")},
+    {"{\"type\": \"array\", \"prefixItems\": [{\"type\": \"string\"}, {\"type\": "
+     "\"integer\"}], \"items\": false}",
+     I("[]", "[\"a\"]", "[\"a\", 1]", "[\"a\", 1, 2]", "[1]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"type\": \"array\", "
+     "\"items\": [{\"type\": \"string\"}], \"additionalItems\": {\"type\": \"boolean\"}, "
+     "\"minItems\": 2}",
+     I("[\"a\"]", "[\"a\", true]", "[\"a\", true, false]", "[\"a\", 1]")},
+    {"{\"enum\": [\"red\", 1, 2.5, null, [1, \"x\"], {\"k\": true}]}",
+     I("\"red\"", "1", "2.5", "null", "[1, \"x\"]", "{\"k\": true}", "\"blue\"", "2",
+       "[1]")},
+    {"{\"type\": \"string\", \"enum\": [\"a\", 1, \"b\\\"c\"]}", I("\"a\"", "1", "\"b\\\"c\"")},
+    {"{\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"string\", \"pattern\": \"^a\"}]}",
+     I("1", "\"ab\"", "\"ba\"", "null")},
+    {"{\"type\": \"object\", \"properties\": {\"k\": {\"type\": \"string\"}}, "
+     "\"oneOf\": [{\"required\": [\"k\"], \"properties\": {\"k\": {\"maxLength\": 1}}}, "
+     "{\"properties\": {\"k\": false}}]}",
+     I("{\"k\": \"a\"}", "{}", "{\"k\": \"ab\"}", "{\"j\": 1}")},
+    {"{\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}, \"oneOf\": "
+     "[{\"required\": [\"a\", \"b\"]}, {\"required\": [\"c\"]}, {\"required\": [\"d\"]}]}",
+     I("{\"b\": 2, \"a\": 1}", "{\"c\": 1}", "{\"d\": 1}", "{\"c\": 1, \"d\": 1}",
+       "{\"b\": 2, \"a\": 1, \"c\": 3}", "{\"c\": 3, \"a\": 1}", "{\"b\": 1, \"d\": 3}", "{}",
+       "{\"a\": 1, \"b\": \"x\"}")},
+    {"{\"allOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}},"
+     " {\"properties\": {\"a\": {\"minimum\": 2}}, \"required\": [\"a\"]}]}",
+     I("{\"a\": 2}", "{\"a\": 1}", "{}", "{\"a\": 2, \"b\": 0}")},
+    {"{\"$defs\": {\"node\": {\"type\": \"object\", \"properties\": {\"v\": {\"type\": "
+     "\"integer\"}, \"next\": {\"$ref\": \"#/$defs/node\"}}, \"additionalProperties\": "
+     "false}}, \"$ref\": \"#/$defs/node\"}",
+     I("{\"v\": 1}", "{\"v\": 1, \"next\": {\"v\": 2, \"next\": {}}}",
+       "{\"next\": {\"v\": \"x\"}}")},
+    {"{\"definitions\": {\"s\": {\"type\": \"string\", \"format\": \"date\"}}, \"type\": "
+     "\"array\", \"items\": {\"$ref\": \"#/definitions/s\"}}",
+     I("[\"2024-01-31\"]", "[]", "[\"x\"]")},
+    {"{\"type\": \"string\", \"pattern\": \"\\\\d\"}", I("\"a1\"", "\"a\"", "null")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"type\": \"object\", "
+     "\"properties\": {\"a\": {}, \"b\": {}}, \"dependencies\": {\"a\": [\"b\"], \"c\": "
+     "{\"required\": [\"d\"]}}}",
+     I("{}", "{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 2}", "{\"c\": 1}",
+       "{\"c\": 1, \"d\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}")},
+    {"{\"type\": \"object\", \"dependentRequired\": {\"a\": [\"b\"]}, \"dependentSchemas\": "
+     "{\"b\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}}",
+     I("{\"a\": 1}", "{\"a\": \"x\", \"b\": 1}", "{\"a\": 1, \"b\": 1}", "{\"b\": 1}")},
+    {"true", I("1", "{\"a\": [null]}", "\"\"")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": false}}", I("{}", "{\"a\": 1}", "{\"b\": 1}")},
+    {"{\"type\": \"string\", \"pattern\": \"^[^\\\"]*$\", \"minLength\": 1}",
+     I("\"\"", "\"a\"", "\"a\\\"\"", "\"\\n\"", "\"\\u00e9\"")},
+};
+
+/* Runs python3-jsonschema over every (schema, instance): a line "V TEXT"
+ * each, V the verdict and TEXT the instance as json.dumps writes it (with
+ * ", " and ": " or compact). */
+static char *jsonschema_verdicts(int compact)
+{
+    const char *in = "test_schema_cases.json", *out = "test_schema_verdicts.txt";
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputc('[', f);
+    size_t n = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (size_t i = 0; cases[c].instances[i]; i++)
+            fprintf(f, "%s[%s, %s]", n++ ? ",\n" : "", cases[c].schema, cases[c].instances[i]);
+    fputs("]\n", f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import json, sys, jsonschema\n"
+             "for s, x in json.load(open(sys.argv[1])):\n"
+             "    k = jsonschema.validators.validator_for(s)\n"
+             "    v = k(s, format_checker=k.FORMAT_CHECKER).is_valid(x)\n"
+             "    t = json.dumps(x, ensure_ascii=False%s)\n"
+             "    print(int(v), t)\n' %s > %s",
+             compact ? ", separators=(\",\", \":\")" : "", in, out);
+    if (system(cmd) != 0)
+        fail_msg("python3-jsonschema failed (run 'make setup': package python3-jsonschema)");
+    f = fopen(out, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    buf[got] = 0;
+    fclose(f);
+    remove(in);
+    remove(out);
+    return buf;
+}
+
+static void instances_agree_with_jsonschema(void **state)
+{
+    (void)state;
+    for (int compact = 0; compact < 2; compact++) {
+        char *v = jsonschema_verdicts(compact), *line = v;
+        size_t valid = 0, invalid = 0;
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            gr_cfg_t *g = grammar(cases[c].schema, compact);
+            for (size_t i = 0; cases[c].instances[i]; i++) {
+                char *nl = strchr(line, '\n');
+                assert_non_null(nl);
+                *nl = 0;
+                int want = line[0] == '1';
+                const char *text = line + 2;
+                if (earley_accepts(g, !compact, text, strlen(text)) != want)
+                    fail_msg("%s on %s: jsonschema says %d (compact %d)", cases[c].schema,
+                             text, want, compact);
+                *(want ? &valid : &invalid) += 1;
+                /* JSON's whitespace where it allows it (not in compact). */
+                if (!compact && want && strlen(text) < 200) {
+                    char spaced[512];
+                    snprintf(spaced, sizeof spaced, " \n%s\t ", text);
+                    assert_true(earley_accepts(g, 1, spaced, strlen(spaced)));
+                }
+                line = nl + 1;
+            }
+            gr_cfg_free(g);
+        }
+        print_message("%zu valid, %zu invalid instances agree (compact %d)\n", valid, invalid,
+                      compact);
+    }
+}
+
+/* ---- structure and errors ---------------------------------------------------- */
+
+static char *dump(const char *schema, int compact)
+{
+    gr_cfg_t g;
+    tb_err_t err;
+    gr_schema_opts_t o = {.compact = compact};
+    assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+    if (gr_schema_compile(&g, schema, strlen(schema), &o, &err))
+        fail_msg("%s", err.msg);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    gr_cfg_print(&g, f);
+    fclose(f);
+    gr_cfg_free(&g);
+    return text;
+}
+
+/* strict_oneof: overlapping branches refused, disjoint ones kept. */
+static void strict_oneof_refuses_overlaps(void **state)
+{
+    (void)state;
+    gr_schema_opts_t o = {.strict_oneof = 1};
+    static const char *const ok[] = {
+        "{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]}",
+        "{\"oneOf\": [{\"const\": 1}, {\"enum\": [2, 3]}]}",
+        "{\"type\": \"object\", \"oneOf\": [{\"properties\": {\"k\": {\"const\": \"a\"}}, "
+        "\"required\": [\"k\"]}, {\"properties\": {\"k\": {\"const\": \"b\"}}, \"required\": "
+        "[\"k\"]}]}",
+        "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
+    };
+    static const char *const bad[] = {
+        "{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}",
+        "{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok + sizeof bad / sizeof *bad; i++) {
+        int good = i < sizeof ok / sizeof *ok;
+        const char *sch = good ? ok[i] : bad[i - sizeof ok / sizeof *ok];
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        int r = gr_schema_compile(&g, sch, strlen(sch), &o, &err);
+        if (good ? r != 0 : r == 0 || !strstr(err.msg, "may both match"))
+            fail_msg("%s: %s", sch, r ? err.msg : "accepted");
+        gr_cfg_free(&g);
+    }
+}
+
+/* OpenAPI's nullable, which JSON Schema validators do not know. */
+static void nullable_adds_null(void **state)
+{
+    (void)state;
+    gr_cfg_t *g = grammar("{\"type\": \"string\", \"nullable\": true, \"maxLength\": 1}", 0);
+    assert_true(earley_accepts(g, 1, "null", 4));
+    assert_true(earley_accepts(g, 1, "\"a\"", 3));
+    assert_false(earley_accepts(g, 1, "\"ab\"", 4));
+    assert_false(earley_accepts(g, 1, "0", 1));
+    gr_cfg_free(g);
+}
+
+static void dump_shows_the_translation(void **state)
+{
+    (void)state;
+    char *t = dump("{\"type\": \"object\", \"properties\": {\"zeta\": {\"type\": \"integer\"}, "
+                   "\"alpha\": {\"type\": \"boolean\"}}, \"required\": [\"zeta\", \"alpha\"], "
+                   "\"additionalProperties\": false}", 0);
+    /* properties in definition order, names as literal lexemes, numbers as
+     * one lexeme, whitespace ignored */
+    char *z = strstr(t, "member#"), *zk = strstr(t, "\"\"zeta\"\" \":\" INTEGER"),
+         *ak = strstr(t, "\"\"alpha\"\" \":\" true|false");
+    assert_non_null(z);
+    assert_non_null(zk);
+    assert_non_null(ak);
+    assert_true(zk < ak);
+    assert_non_null(strstr(t, "lexeme WS (ignored) = [ \\t\\n\\r]+"));
+    assert_non_null(strstr(t, "lexeme INTEGER = -?(?:0|[1-9][0-9]*)"));
+    assert_null(strstr(t, "OTHER_KEY"));
+    free(t);
+    t = dump("{\"type\": \"array\", \"items\": {\"type\": \"string\"}}", 1);
+    assert_null(strstr(t, "(ignored)"));
+    assert_non_null(strstr(t, "lexeme STRING = \""));
+    free(t);
+    /* recursion is a rule named by the pointer */
+    t = dump("{\"$defs\": {\"t\": {\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/t\"}}},"
+             " \"$ref\": \"#/$defs/t\"}", 0);
+    assert_non_null(strstr(t, "#/$defs/t -> array#"));
+    free(t);
+}
+
+static void errors_name_pointer_and_keyword(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *want;
+    } cases[] = {
+        {"{\"properties\": {\"a\": {\"not\": {}}}}", "#/properties/a/not: 'not' is not supported"},
+        {"{\"if\": {}, \"then\": {}}", "#: 'if'/'then'/'else' is not supported"},
+        {"{\"type\": \"string\", \"format\": \"url\"}", "#: format 'url' is not supported"},
+        {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
+        {"{\"type\": \"array\", \"uniqueItems\": true}", "'uniqueItems' is not supported"},
+        {"{\"type\": \"number\", \"multipleOf\": 3}", "'multipleOf' other than 1"},
+        {"{\"$ref\": \"#/definitions/nope\"}", "#: $ref '#/definitions/nope' cannot be resolved"},
+        {"{\"$ref\": \"other.json#/a\"}", "points outside this document"},
+        {"{\"$defs\": {\"a\": {\"$ref\": \"#/$defs/b\"}, \"b\": {\"$ref\": \"#/$defs/a\"}}, "
+         "\"$ref\": \"#/$defs/a\"}", "#: $ref '#/$defs/a' is a cycle of $refs with no base case"},
+        {"{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#\"}}, "
+         "\"required\": [\"a\"]}",
+         "the grammar's language is empty"},
+        {"{\"type\": \"string\", \"maxLength\": 1000000000000}", "'maxLength' 1000000000000 is above"},
+        {"{\"type\": \"array\", \"minItems\": 3, \"maxItems\": 2}", "minItems 3 is above maxItems 2"},
+        {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
+        {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
+         "#: allOf: cannot merge two different 'format'"},
+        {"{\"type\": \"integer\", \"minimum\": 5, \"maximum\": 4}", "is empty"},
+        {"{\"type\": \"object\", \"required\": [\"a\"], \"additionalProperties\": false}",
+         "the schema allows no value"},
+        {"{\"type\": \"strin\"}", "unknown type 'strin'"},
+        {"false", "the schema allows no value"},
+        {"{\"type\": \"object\",\n \"properties\": {\"a\": }}", "<test>:2:22: malformed JSON"},
+        {"{\"type\": \"string\", \"minLength\": 3, \"pattern\": \"^a+b+$\"}",
+         "cannot be combined with it exactly"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        if (!gr_schema_compile(&g, cases[i].schema, strlen(cases[i].schema), NULL, &err))
+            fail_msg("%s was accepted", cases[i].schema);
+        if (!strstr(err.msg, cases[i].want))
+            fail_msg("%s: got \"%s\", want \"%s\"", cases[i].schema, err.msg, cases[i].want);
+        gr_cfg_free(&g);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(patterns_agree_with_pcre2),
+        cmocka_unit_test(lengths_cut_patterns_exactly),
+        cmocka_unit_test(pattern_errors_name_the_reason),
+        cmocka_unit_test(formats_follow_their_rfcs),
+        cmocka_unit_test(number_ranges_are_exact),
+        cmocka_unit_test(instances_agree_with_jsonschema),
+        cmocka_unit_test(strict_oneof_refuses_overlaps),
+        cmocka_unit_test(nullable_adds_null),
+        cmocka_unit_test(dump_shows_the_translation),
+        cmocka_unit_test(errors_name_pointer_and_keyword),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
