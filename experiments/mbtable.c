@@ -315,6 +315,9 @@ int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
     if (!t->note[0] && a.n)
         snprintf(t->note, sizeof t->note, "Published columns: %s (other machine, other "
                  "schema set; empty: not published).", anchors);
+    size_t used = strlen(t->note);
+    snprintf(t->note + used, sizeof t->note - used, "%stokens: the TBM samples; "
+             "percentiles interpolated between ranks.", used ? " " : "");
     return 0;
 }
 
