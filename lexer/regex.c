@@ -18,6 +18,7 @@
 
 #include "../base/buf.h"
 #include "../base/file.h"
+#include "../base/hash.h"
 #include "../base/utf8.h"
 
 /* ---- the term store ------------------------------------------------------ */
@@ -115,6 +116,8 @@ void lex_terms_free(lex_terms_t *t)
     free(t->node);
     free(t->table);
     free(t->scratch);
+    free(t->cps);
+    free(t->cps_ranges.data);
     memset(t, 0, sizeof *t);
 }
 
@@ -378,8 +381,66 @@ static int emit_utf8(lex_terms_t *t, term_list_t *out, uint32_t lo, uint32_t hi)
     return tl_push(out, seq);
 }
 
+struct lex_cps_memo {
+    uint64_t hash;
+    uint32_t off, n;
+    lex_term_t term; /* LEX_NOTHING: a free slot (no class maps to it) */
+};
+
+/* The slot of class s (normalized): its term, or the free slot to fill. */
+static struct lex_cps_memo *cps_slot(lex_terms_t *t, const cp_set_t *s, uint64_t h)
+{
+    size_t m = t->cps_cap - 1;
+    for (size_t i = h & m;; i = (i + 1) & m) {
+        struct lex_cps_memo *e = &t->cps[i];
+        if (e->term == LEX_NOTHING)
+            return e;
+        if (e->hash == h && e->n == s->n &&
+            !memcmp(t->cps_ranges.data + e->off, s->r, s->n * sizeof *s->r))
+            return e;
+    }
+}
+
+/* Remembers class s -> term (a failed allocation only forgets). */
+static void cps_remember(lex_terms_t *t, const cp_set_t *s, uint64_t h, lex_term_t term)
+{
+    if ((t->cps_n + 1) * 2 > t->cps_cap) {
+        size_t cap = t->cps_cap ? t->cps_cap * 2 : 64;
+        struct lex_cps_memo *n = calloc(cap, sizeof *n), *old = t->cps;
+        if (!n)
+            return;
+        size_t oldcap = t->cps_cap;
+        t->cps = n;
+        t->cps_cap = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].term != LEX_NOTHING) {
+                size_t j = old[i].hash & (cap - 1);
+                while (n[j].term != LEX_NOTHING)
+                    j = (j + 1) & (cap - 1);
+                n[j] = old[i];
+            }
+        free(old);
+    }
+    if (tb_vec_reserve(&t->cps_ranges, 2 * s->n))
+        return;
+    struct lex_cps_memo *e = cps_slot(t, s, h);
+    *e = (struct lex_cps_memo){h, (uint32_t)t->cps_ranges.len, (uint32_t)s->n, term};
+    memcpy(t->cps_ranges.data + t->cps_ranges.len, s->r, s->n * sizeof *s->r);
+    t->cps_ranges.len += 2 * s->n;
+    t->cps_n++;
+}
+
 static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
 {
+    _Static_assert(sizeof(cp_range_t) == 2 * sizeof(uint32_t), "ranges are stored as pairs");
+    uint64_t h = tb_hash(s->r, s->n * sizeof *s->r);
+    if (t->cps_cap) {
+        const struct lex_cps_memo *e = cps_slot(t, s, h);
+        if (e->term != LEX_NOTHING) {
+            *out = e->term;
+            return 0;
+        }
+    }
     static const uint32_t bounds[][2] = {{0, 0x7F}, {0x80, 0x7FF}, {0x800, 0xFFFF},
                                          {0x10000, CP_MAX}};
     term_list_t l = {0};
@@ -402,6 +463,8 @@ static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
     }
     if (!rc)
         *out = lex_or_n(t, l.v, l.n);
+    if (!rc && *out != LEX_NOTHING && !t->full)
+        cps_remember(t, s, h, *out);
     free(l.v);
     return rc;
 }

@@ -918,11 +918,13 @@ static void test_load_files(void **state)
     tb_err_t err;
     assert_int_equal(gr_cfg_load(&g, GRAMMARS "json.lark", "gbnf", &err), -1);
     assert_string_equal(err.msg, GRAMMARS "json.lark:1:1: expected a rule name, found '/'");
-    assert_int_equal(gr_cfg_load(&g, "tests/fixtures/hf_tiny.json", NULL, &err), -1);
-    assert_string_equal(err.msg, "tests/fixtures/hf_tiny.json: cannot tell the grammar format "
-                        "from the name (.lark or .gbnf; or name the format: lark, gbnf)");
+    assert_int_equal(gr_cfg_load(&g, "data/fixtures/conform-sample.txt", NULL, &err), -1);
+    assert_string_equal(err.msg, "data/fixtures/conform-sample.txt: cannot tell the grammar "
+                        "format from the name (.lark, .gbnf or .json; or name the format: "
+                        "lark, gbnf, schema)");
     assert_int_equal(gr_cfg_load(&g, GRAMMARS "json.lark", "ebnf", &err), -1);
-    assert_string_equal(err.msg, GRAMMARS "json.lark: unknown grammar format 'ebnf' (lark or gbnf)");
+    assert_string_equal(err.msg, GRAMMARS "json.lark: unknown grammar format 'ebnf' (lark, gbnf "
+                        "or schema)");
     assert_int_equal(gr_cfg_load(&g, GRAMMARS "missing.gbnf", NULL, &err), -1);
     assert_non_null(strstr(err.msg, "missing.gbnf"));
     read_ok(&g, "gbnf", "root ::= \"a\"\n");
