@@ -32,7 +32,7 @@
 #define MEAS_COLS                                                             \
     "source, impl, metric, rep, value, overhead, bytes, nodes, items, event,"  \
     " native, user_only"
-#define OUTCOME_COLS "item, outcome, detail, ttfm_us, max_us, tokens, masks"
+#define OUTCOME_COLS "impl, item, outcome, detail, ttfm_us, max_us, tokens, masks"
 
 typedef struct {
     long runs, replaced, skipped, cases, meas;

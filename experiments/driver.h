@@ -54,6 +54,7 @@ typedef struct {
 /* The outcome of one item of a case that runs many (a MaskBench schema):
  * what happened to it and why, with its own figures. */
 typedef struct {
+    char impl[32];    /* whose outcome: "" or tokbench, or the reference's name */
     char item[256];   /* e.g. the schema's file name */
     char outcome[24]; /* passing, compile error, validation error, ... */
     char detail[512]; /* the reason, the instance and token at fault */

@@ -30,15 +30,11 @@
  * temporary file), so that a suite over large corpora stays short.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../base/file.h"
@@ -156,75 +152,6 @@ static int tokenize_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     return 0;
 }
 
-/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
-static void exec_child(char *const argv[], const char *in, int outfd)
-{
-    int fd = open(in, O_RDONLY);
-    int null = open("/dev/null", O_WRONLY);
-    if (fd < 0 || null < 0)
-        _exit(126);
-    dup2(fd, 0);
-    dup2(outfd, 1);
-    dup2(null, 2);
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
-/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended).
- * The child inherits the run's CPU pinning: both sides get one core.  One
- * that runs past the references' time limit is killed: an error. */
-static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
-                       double *seconds, tb_err_t *err)
-{
-    int pfd[2];
-    if (pipe(pfd))
-        return tb_fail(err, "pipe: %s", strerror(errno));
-    double t0 = xp_now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pfd[0]);
-        exec_child(argv, in, pfd[1]);
-    }
-    close(pfd[1]);
-    if (pid < 0) {
-        close(pfd[0]);
-        return tb_fail(err, "fork: %s", strerror(errno));
-    }
-    char chunk[4096];
-    ssize_t n = 1;
-    int rc = 0;
-    double limit = xp_ref_timeout_s();
-    struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-    while (n > 0 || (n < 0 && errno == EINTR)) {
-        double left_ms = limit * 1e3 - (xp_now_ns() - t0) * 1e-6;
-        if (left_ms <= 0) {
-            kill(pid, SIGKILL);
-            rc = tb_fail(err, "%s timed out after %g s (TOKBENCH_REF_TIMEOUT) "
-                              "and was killed", argv[0], limit);
-            break;
-        }
-        if (poll(&pf, 1, left_ms > 1e6 ? 1000000 : (int)left_ms + 1) <= 0)
-            continue;
-        n = read(pfd[0], chunk, sizeof chunk);
-        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
-            rc = tb_fail(err, "out of memory");
-    }
-    close(pfd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    *seconds = (xp_now_ns() - t0) * 1e-9;
-    if (rc)
-        return rc;
-    if (tb_buf_putc(out, 0))
-        rc = tb_fail(err, "out of memory");
-    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
-        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
-                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
-    return rc;
-}
-
 static int record_wall(xp_env_t *env, const char *impl, unsigned rep,
                        double seconds, uint64_t bytes, tb_err_t *err)
 {
@@ -249,7 +176,7 @@ static int bench_refjs(tokenize_t *s, const char *kind, xp_env_t *env, tb_err_t 
     char *argv[] = {"node", script, (char *)kind, s->vocab_path, "--bench", reps, NULL};
     tb_buf_t out = {0};
     double wall;
-    int rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+    int rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
     if (rc)
         tb_wrap(err, "reference %s", kind);
     json_error_t jerr;
@@ -281,7 +208,7 @@ static int bench_spm(tokenize_t *s, xp_env_t *env, tb_err_t *err)
             break;
         tb_buf_t out = {0};
         double wall;
-        rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+        rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
         tb_buf_free(&out);
         if (!rc)
             rc = record_wall(env, "spm_encode process", i, wall, s->len, err);
