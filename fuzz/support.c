@@ -7,11 +7,20 @@
 
 #include "support.h"
 
-static void scratch_path(const char *name, const char *side, char *out, size_t size)
+/* $TMPDIR, else /dev/shm where there is one: SQLite syncs its files, which
+ * on a disk held fuzz_results to a third of its speed. */
+static const char *scratch_dir(void)
 {
     const char *dir = getenv("TMPDIR");
-    snprintf(out, size, "%s/tokbench-fuzz-%ld%s%s", dir && *dir ? dir : "/tmp",
-             (long)getpid(), name, side);
+    if (dir && *dir)
+        return dir;
+    return access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+}
+
+static void scratch_path(const char *name, const char *side, char *out, size_t size)
+{
+    snprintf(out, size, "%s/tokbench-fuzz-%ld%s%s", scratch_dir(), (long)getpid(), name,
+             side);
 }
 
 const char *fuzz_scratch_path(const char *name)

@@ -1,6 +1,7 @@
 /*
  * support: what the fuzz targets share.  Loaders that take a path read the
- * input from a scratch file of this process (in $TMPDIR, default /tmp),
+ * input from a scratch file of this process (in $TMPDIR, else /dev/shm or
+ * /tmp),
  * removed after each input.  What the code under test prints is silenced
  * by libFuzzer's -close_fd_mask=3 (scripts/fuzz.sh), which keeps its own
  * lines and the sanitizers' reports.
