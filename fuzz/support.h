@@ -1,10 +1,9 @@
 /*
  * support: what the fuzz targets share.  Loaders that take a path read the
  * input from a scratch file of this process (in $TMPDIR, else /dev/shm or
- * /tmp),
- * removed after each input.  What the code under test prints is silenced
- * by libFuzzer's -close_fd_mask=3 (scripts/fuzz.sh), which keeps its own
- * lines and the sanitizers' reports.
+ * /tmp), removed after each input.  What the commands under test print on
+ * stdout is dropped by libFuzzer's -close_fd_mask=1 (scripts/fuzz.sh);
+ * their messages, libFuzzer's lines and the sanitizers' reports stay.
  */
 #ifndef FUZZ_SUPPORT_H
 #define FUZZ_SUPPORT_H

@@ -19,8 +19,8 @@ for bin in "$@"; do
     [ ! -f "fuzz/$name.dict" ] || dict="-dict=fuzz/$name.dict"
     echo "== fuzz $name: ${seconds}s"
     log=build/fuzz/$name.log
-    # -close_fd_mask=1: the code under test prints (commands, messages);
-    # messages, libFuzzer's lines and the sanitizers' reports (stderr) stay.
+    # -close_fd_mask=1: what the commands under test print is dropped;
+    # their messages, libFuzzer's lines and the sanitizers' reports stay.
     "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -close_fd_mask=1 -print_final_stats=1 $dict \
         -artifact_prefix="build/fuzz/crashes/$name-" "$work" "fuzz/corpus/$name" \
