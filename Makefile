@@ -4,14 +4,31 @@
 #   make test       install what is missing, fetch test data, run all tests
 #   make bench      the default suite into results/tokbench.db, then a report
 #   make SANITIZE=1 the same targets built with ASan and UBSan in build/san
+#   make SANITIZE=clang  the same with clang in build/san-clang (its UBSan
+#                   also checks null pointers with zero lengths, pointer
+#                   overflow and more that gcc's does not)
+#   make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS each
 #
 # Sources are found by directory, so adding a module file needs no edit here.
 
 SANITIZE ?= 0
+SAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=all
 ifeq ($(SANITIZE),1)
 BUILD   ?= build/san
-OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
-           -fno-sanitize-recover=all
+OPT     := $(SAN_OPT)
+else ifeq ($(SANITIZE),clang)
+BUILD   ?= build/san-clang
+CC      := clang
+CXX     := clang++
+OPT     := $(SAN_OPT)
+else ifeq ($(SANITIZE),fuzz)
+# The library as the fuzz targets link it: coverage for libFuzzer, the
+# sanitizers as in SANITIZE=clang.
+BUILD   ?= build/fuzz
+CC      := clang
+CXX     := clang++
+OPT     := $(SAN_OPT) -fsanitize=fuzzer-no-link
 else
 BUILD   ?= build
 OPT     := -O2 -g
@@ -38,7 +55,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_DOUBLES := $(wildcard tests/*_double.c)
 TEST_SUPPORT := $(filter-out $(TEST_SRC) $(TEST_DOUBLES),$(wildcard tests/*.c))
 
-.PHONY: all setup data test test-unit test-conform bench report clean
+.PHONY: all setup data test test-unit test-conform bench report clean fuzz
 all: $(BIN) $(LIB)
 
 $(BUILD)/obj/%.o: %.c
@@ -119,6 +136,22 @@ data: setup
 test: data
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
 	@BUILD=$(BUILD) scripts/run-tests.sh $(TEST_BIN)
+
+# libFuzzer targets (fuzz/fuzz_*.c, see fuzz/README.md), each run for
+# FUZZ_SECONDS from its seed corpus; a crash fails and keeps its input in
+# build/fuzz/crashes/.
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_SUPPORT := $(filter-out $(FUZZ_SRC),$(wildcard fuzz/*.c)) tests/oracle.c
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/bin/%)
+
+fuzz: setup
+	@$(MAKE) --no-print-directory SANITIZE=fuzz $(FUZZ_BIN)
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+build/fuzz/bin/%: fuzz/%.c $(FUZZ_SUPPORT) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(FUZZ_SUPPORT) $(LIB) -o $@ $(LDLIBS)
 
 bench: data
 	@$(MAKE) --no-print-directory $(BIN)

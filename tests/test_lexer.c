@@ -1,8 +1,8 @@
 /*
  * Tests of lexer/: the regex parser (errors with positions, full matches
  * against PCRE2), the lazy derivative DFA (limits that fail cleanly), and
- * token masks of every trie layout over the llama3 vocabulary against two
- * oracles that share nothing with the derivative machinery:
+ * token masks of every trie layout over the llama3 vocabulary against the
+ * two oracles of oracle.h, which share nothing with the derivative machinery:
  *   - a Thompson NFA built here from the parsed terms and simulated over
  *     each token's bytes from the NFA state set after the prefix (a token is
  *     allowed iff a state that can still reach the end survives);
@@ -25,15 +25,13 @@
 
 #include <cmocka.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "../base/utf8.h"
 #include "../lexer/builtin.h"
 #include "../lexer/deriv.h"
 #include "../lexer/rec.h"
 #include "../lexer/regex.h"
 #include "../trie/trie.h"
+#include "oracle.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
@@ -177,183 +175,6 @@ static void anchors_and_empty_alternatives_agree_with_pcre2(void **state)
     pcre2_match_data_free(md);
 }
 
-/* ---- the NFA oracle ---------------------------------------------------------- */
-
-enum { NFA_BYTES, NFA_SPLIT, NFA_MATCH, NFA_DEAD };
-
-typedef struct {
-    int kind;
-    uint64_t set[4]; /* NFA_BYTES */
-    uint32_t e1, e2; /* BYTES: next = e1; SPLIT: both */
-} nfa_state_t;
-
-typedef struct {
-    nfa_state_t *s;
-    uint32_t n, cap;
-    uint32_t match;
-    uint8_t *live; /* can reach the match state */
-    uint32_t *stamp, gen;
-    uint32_t *work;
-} nfa_t;
-
-static uint32_t nfa_add(nfa_t *a, int kind)
-{
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 256;
-        a->s = realloc(a->s, a->cap * sizeof *a->s);
-        assert_non_null(a->s);
-    }
-    memset(&a->s[a->n], 0, sizeof *a->s);
-    a->s[a->n].kind = kind;
-    return a->n++;
-}
-
-/* Thompson construction in continuation style: the start state of a
- * fragment for term x that continues to `out`. */
-static uint32_t nfa_compile(nfa_t *a, const lex_terms_t *t, lex_term_t x, uint32_t out)
-{
-    const lex_node_t *n = lex_node(t, x);
-    switch (n->kind) {
-    case LEX_K_NOTHING:
-        return nfa_add(a, NFA_DEAD);
-    case LEX_K_EPSILON:
-        return out;
-    case LEX_K_BYTES: {
-        uint32_t s = nfa_add(a, NFA_BYTES);
-        memcpy(a->s[s].set, n->set, sizeof n->set);
-        a->s[s].e1 = out;
-        return s;
-    }
-    case LEX_K_CONCAT: {
-        lex_term_t first = n->a, second = n->b;
-        uint32_t mid = nfa_compile(a, t, second, out);
-        return nfa_compile(a, t, first, mid);
-    }
-    case LEX_K_OR: {
-        lex_term_t l = n->a, r = n->b;
-        uint32_t s = nfa_add(a, NFA_SPLIT);
-        uint32_t x1 = nfa_compile(a, t, l, out);
-        uint32_t x2 = nfa_compile(a, t, r, out);
-        a->s[s].e1 = x1;
-        a->s[s].e2 = x2;
-        return s;
-    }
-    default: { /* STAR: a loop state that enters the body or leaves */
-        lex_term_t body = n->a;
-        uint32_t loop = nfa_add(a, NFA_SPLIT);
-        uint32_t b = nfa_compile(a, t, body, loop);
-        a->s[loop].e1 = b;
-        a->s[loop].e2 = out;
-        return loop;
-    }
-    }
-}
-
-static void nfa_build(nfa_t *a, const char *pattern, uint32_t *start)
-{
-    memset(a, 0, sizeof *a);
-    lex_terms_t t;
-    tb_err_t err;
-    lex_term_t root;
-    assert_int_equal(lex_terms_init(&t, 1u << 22, &err), 0);
-    if (lex_regex_parse(&t, pattern, strlen(pattern), &root, &err))
-        fail_msg("%s", err.msg);
-    a->match = nfa_add(a, NFA_MATCH);
-    *start = nfa_compile(a, &t, root, a->match);
-    lex_terms_free(&t);
-    /* live: reverse reachability to the match state, by fixpoint. */
-    a->live = calloc(a->n, 1);
-    a->stamp = calloc(a->n, sizeof *a->stamp);
-    a->work = malloc(a->n * sizeof *a->work);
-    a->live[a->match] = 1;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (uint32_t i = 0; i < a->n; i++) {
-            const nfa_state_t *s = &a->s[i];
-            int l = a->live[i] || (s->kind == NFA_BYTES && a->live[s->e1]) ||
-                    (s->kind == NFA_SPLIT && (a->live[s->e1] || a->live[s->e2]));
-            if (l && !a->live[i])
-                a->live[i] = 1, changed = 1;
-        }
-    }
-}
-
-static void nfa_free(nfa_t *a)
-{
-    free(a->s);
-    free(a->live);
-    free(a->stamp);
-    free(a->work);
-}
-
-/* A state set: the live consuming states (and the match state) reached. */
-typedef struct {
-    uint32_t *v;
-    uint32_t n;
-} nset_t;
-
-static void closure_add(nfa_t *a, nset_t *out, uint32_t s0)
-{
-    uint32_t top = 0;
-    a->work[top++] = s0;
-    while (top) {
-        uint32_t s = a->work[--top];
-        if (a->stamp[s] == a->gen || !a->live[s])
-            continue;
-        a->stamp[s] = a->gen;
-        if (a->s[s].kind == NFA_SPLIT) {
-            a->work[top++] = a->s[s].e2;
-            a->work[top++] = a->s[s].e1;
-        } else
-            out->v[out->n++] = s;
-    }
-}
-
-static void nfa_step(nfa_t *a, const nset_t *in, uint8_t b, nset_t *out)
-{
-    a->gen++;
-    out->n = 0;
-    for (uint32_t i = 0; i < in->n; i++) {
-        const nfa_state_t *s = &a->s[in->v[i]];
-        if (s->kind == NFA_BYTES && ((s->set[b >> 6] >> (b & 63)) & 1))
-            closure_add(a, out, s->e1);
-    }
-}
-
-/* The oracle's mask: token k allowed iff its bytes keep a live state from
- * `from`.  Keys are sorted, so the sets along the previous key's bytes are
- * reused for the shared prefix (the same function, computed once per
- * prefix rather than once per token). */
-static void nfa_mask(nfa_t *a, const nset_t *from, const trie_keys_t *k, tb_bitset_t *mask)
-{
-    uint32_t depth = k->max_len + 1;
-    nset_t *lv = calloc(depth, sizeof *lv);
-    for (uint32_t i = 0; i < depth; i++)
-        lv[i].v = malloc(a->n * sizeof *lv[i].v);
-    memcpy(lv[0].v, from->v, from->n * sizeof *from->v);
-    lv[0].n = from->n;
-    const uint8_t *prev = NULL;
-    uint32_t prev_len = 0;
-    tb_bitset_clear_all(mask);
-    for (size_t i = 0; i < k->n; i++) {
-        const trie_key_t *key = &k->keys[i];
-        uint32_t same = 0;
-        while (same < prev_len && same < key->len && prev[same] == key->s[same])
-            same++;
-        for (uint32_t j = same; j < key->len; j++)
-            nfa_step(a, &lv[j], key->s[j], &lv[j + 1]);
-        if (lv[key->len].n)
-            tb_bitset_set(mask, key->id);
-        prev = key->s;
-        prev_len = key->len;
-    }
-    for (size_t i = 0; i < k->nalias; i++)
-        if (tb_bitset_get(mask, k->alias[2 * i + 1]))
-            tb_bitset_set(mask, k->alias[2 * i]);
-    for (uint32_t i = 0; i < depth; i++)
-        free(lv[i].v);
-    free(lv);
-}
 
 /* ---- the mask checks ------------------------------------------------------------ */
 
@@ -372,13 +193,6 @@ static int teardown_vocab(void **state)
     return 0;
 }
 
-/* PCRE2: is text[0..n) a prefix of some match of the whole pattern? */
-static int pcre_viable(pcre2_code *re, pcre2_match_data *md, const uint8_t *s, size_t n)
-{
-    int rc = pcre2_match(re, s, n, 0, PCRE2_PARTIAL_HARD, md, NULL);
-    return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
-}
-
 typedef struct {
     size_t masks, allowed_total, pcre_checked;
 } stats_t;
@@ -393,22 +207,13 @@ static void check_after(const char *pattern, lex_dfa_t *d, nfa_t *a, uint32_t st
     tb_err_t err;
     if (lex_dfa_error(d, &err))
         fail_msg("%s", err.msg);
-    nset_t cur = {malloc((a->n + 1) * sizeof(uint32_t)), 0}, nxt = {
-        malloc((a->n + 1) * sizeof(uint32_t)), 0};
-    a->gen++;
-    closure_add(a, &cur, start);
-    for (size_t i = 0; i < plen; i++) {
-        nfa_step(a, &cur, prefix[i], &nxt);
-        nset_t t = cur;
-        cur = nxt;
-        nxt = t;
-    }
+    nset_t cur;
+    nfa_after(a, start, prefix, plen, &cur);
     if ((ds != LEX_DEAD) != (cur.n != 0))
         fail_msg("'%s' after '%.*s': DFA live %d, oracle live %d", pattern, (int)plen,
                  prefix, ds != LEX_DEAD, cur.n != 0);
     if (ds == LEX_DEAD) {
         free(cur.v);
-        free(nxt.v);
         return;
     }
     tb_bitset_t want, got;
@@ -460,7 +265,6 @@ static void check_after(const char *pattern, lex_dfa_t *d, nfa_t *a, uint32_t st
     tb_bitset_free(&want);
     tb_bitset_free(&got);
     free(cur.v);
-    free(nxt.v);
 }
 
 /* A prefix of `len` bytes reached by walking random live bytes of the DFA
@@ -493,7 +297,8 @@ static void check_pattern(const char *pattern, const char *const *prefixes, size
         fail_msg("%s", err.msg);
     nfa_t a;
     uint32_t start;
-    nfa_build(&a, pattern, &start);
+    if (nfa_build(&a, pattern, &start, &err))
+        fail_msg("%s", err.msg);
     /* PCRE2 refuses PCRE2_ENDANCHORED with partial matching; \\z does the
      * same job, and in hard partial mode it counts as partial at the end. */
     char anchored[4096];
@@ -649,10 +454,11 @@ static void oracle_mask(const char *pattern, tb_bitset_t *want)
 {
     nfa_t a;
     uint32_t start;
-    nfa_build(&a, pattern, &start);
-    nset_t cur = {malloc((a.n + 1) * sizeof(uint32_t)), 0};
-    a.gen++;
-    closure_add(&a, &cur, start);
+    tb_err_t err;
+    if (nfa_build(&a, pattern, &start, &err))
+        fail_msg("%s", err.msg);
+    nset_t cur;
+    nfa_after(&a, start, NULL, 0, &cur);
     tb_bitset_clear_all(want);
     nfa_mask(&a, &cur, &fx.keys, want);
     free(cur.v);

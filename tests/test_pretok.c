@@ -251,7 +251,7 @@ static void test_invalid_utf8(void **state)
     expect_n(t, s, sizeof s - 1, "ab", "\xFF\xFE", "cd", " ", "\xC3",
              " e", "\xE2\x82", " ", "\x80\x80", "!", (char *)NULL);
     /* whatever the split, the words tile the text */
-    const char *junk[] = {"\xFF", "\xC0\x80", "a\xED\xA0\x80" "b",
+    const char *junk[] = {"\xFF", "\xC0\x80", ("a\xED\xA0\x80" "b"),
                           "\xF4\x90\x80\x80 x", "\xE2\x96"};
     for (size_t j = 0; j < sizeof junk / sizeof *junk; j++) {
         tb_buf_t text = {0};
