@@ -53,6 +53,17 @@ void tb_buf_free(tb_buf_t *b);
          : tb_grow((void **)&(v)->data, &(v)->cap, (v)->len, (extra),        \
                    sizeof *(v)->data))
 
+/* Appends src[0..n); with n == 0 it touches neither pointer, which may
+ * then be NULL (memcpy's arguments must not be, even for no bytes). */
+#define tb_vec_append(v, src, n)                                             \
+    (tb_vec_reserve((v), (n))                                                \
+         ? -1                                                                \
+         : ((n) ? (memcpy((v)->data + (v)->len, (src),                       \
+                          (size_t)(n) * sizeof *(v)->data),                  \
+                   (v)->len += (n))                                          \
+                : 0,                                                         \
+            0))
+
 #define tb_vec_push(v, x)                                                    \
     (tb_vec_reserve((v), 1) ? -1 : ((v)->data[(v)->len++] = (x), 0))
 

@@ -362,24 +362,23 @@ const uint16_t tb_da_xor_of[256] = {
  * Carrying the unit from one step to the next leaves one dependent load
  * per byte, as in Darts' 8-byte units, instead of re-reading the node for
  * its offset. */
-static inline uint32_t step(const tb_da_t *da, uint32_t node, uint32_t *u,
-                            uint8_t c)
+/* tb_da_step for byte c, in the shifted alphabet where the array has it. */
+static inline uint32_t step_byte(const tb_da_t *da, uint32_t node, uint32_t *u, uint8_t c)
 {
-    uint32_t p = tb_da_slot(da, node ^ tb_da_offset(*u), c);
-    if (p >= da->n)
-        return 0;
-    uint32_t v = da->units[p];
-    if (tb_da_label(v) != c)
-        return 0;
-    *u = v;
-    return p;
+    if (!da->shifted)
+        return tb_da_step(da, node, u, c);
+    uint8_t l[2];
+    unsigned n;
+    tb_da_shift(c, l, &n);
+    node = tb_da_step(da, node, u, l[0]);
+    return node && n == 2 ? tb_da_step(da, node, u, l[1]) : node;
 }
 
 int64_t tb_da_lookup(const tb_da_t *da, const uint8_t *s, size_t n)
 {
     uint32_t node = 0, u = da->units[0];
     for (size_t i = 0; i < n; i++)
-        if (!(node = step(da, node, &u, s[i])))
+        if (!(node = step_byte(da, node, &u, s[i])))
             return -1;
     return n ? tb_da_value_of(da, node, u) : -1;
 }
@@ -390,7 +389,7 @@ size_t tb_da_prefixes(const tb_da_t *da, const uint8_t *s, size_t n,
     uint32_t node = 0, u = da->units[0];
     size_t found = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!(node = step(da, node, &u, s[i])))
+        if (!(node = step_byte(da, node, &u, s[i])))
             break;
         int64_t v = tb_da_value_of(da, node, u);
         if (v >= 0 && found++ < max)
@@ -406,7 +405,7 @@ size_t tb_da_longest(const tb_da_t *da, const uint8_t *s, size_t n,
     uint32_t node = 0, u = da->units[0];
     size_t best = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!(node = step(da, node, &u, s[i])))
+        if (!(node = step_byte(da, node, &u, s[i])))
             break;
         int64_t v = tb_da_value_of(da, node, u);
         if (v >= 0) {

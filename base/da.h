@@ -89,6 +89,9 @@ typedef struct {
     uint32_t max_len; /* the longest key */
     size_t nkeys;
     int nul_far;      /* NUL children at base ^ TB_DA_NUL_SLOT */
+    int shifted;      /* keys in the shifted alphabet (below): the readers
+                       * encode, one or two labels per byte; set by the
+                       * caller that built it from encoded keys */
     int direct;       /* built here with nul_far, no extended offset and
                        * an even number of blocks: the tb_da_*_direct
                        * readers apply */
@@ -111,6 +114,48 @@ static inline int64_t tb_da_value_of(const tb_da_t *da, uint32_t node,
     if (!tb_da_has_leaf(u) || p >= da->n)
         return -1;
     return tb_da_value(da->units[p]);
+}
+
+/* The child of `node` (whose unit is *u) along byte c: its index, *u
+ * then its unit; 0 (the root, never a child) if there is none. */
+static inline uint32_t tb_da_step(const tb_da_t *da, uint32_t node, uint32_t *u,
+                                  uint8_t c)
+{
+    uint32_t p = tb_da_slot(da, node ^ tb_da_offset(*u), c);
+    if (p >= da->n)
+        return 0;
+    uint32_t v = da->units[p];
+    if (tb_da_label(v) != c)
+        return 0;
+    *u = v;
+    return p;
+}
+
+/*
+ * The shifted alphabet, for arrays that may not hold a NUL label (the
+ * charsmap format of `xcda`, whose keys are NUL-terminated): key byte b is
+ * stored as label b + 1 for b up to 0xFD, and 0xFE and 0xFF as two labels,
+ * TB_DA_ESC then 1 or 2.  The code is prefix-free and keeps byte order,
+ * so the encoded keys are sorted and unique as the keys were, prefixes stay
+ * prefixes, and every node of the array but the escape nodes (reached by
+ * TB_DA_ESC from a node that is not one) stands for a byte of a key.  The
+ * builder takes keys already encoded (tb_da_shift); the readers of an array
+ * with `shifted` set encode the bytes they are given, one or two steps per
+ * byte, and count lengths in bytes; trie/da's walk decodes labels.
+ */
+#define TB_DA_ESC 0xFFu
+
+/* The labels of byte b: *n of them (1 or 2) in l[0..*n). */
+static inline void tb_da_shift(uint8_t b, uint8_t l[2], unsigned *n)
+{
+    if (b < 0xFE) {
+        l[0] = (uint8_t)(b + 1);
+        *n = 1;
+    } else {
+        l[0] = TB_DA_ESC;
+        l[1] = (uint8_t)(b - 0xFD);
+        *n = 2;
+    }
 }
 
 /* Builds the units for the n keys, sorted by their bytes and unique;

@@ -15,6 +15,7 @@ int xp_cmd_vocab(int argc, char **argv);
 int xp_cmd_encode(int argc, char **argv);
 int xp_cmd_decode(int argc, char **argv);
 int xp_cmd_conform(int argc, char **argv);
+int xp_cmd_fuzz(int argc, char **argv);
 int xp_cmd_run(int argc, char **argv);
 int xp_cmd_runs(int argc, char **argv);
 int xp_cmd_show(int argc, char **argv);

@@ -17,6 +17,7 @@
 
 #include "../grammar/load.h"
 #include "../grammar/match.h"
+#include "../lexer/builtin.h"
 #include "../lexer/index.h"
 #include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
@@ -30,8 +31,9 @@
 static int mask_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tokbench mask SPEC (--regex R | --lexer FILE | --grammar FILE\n"
-            "                     [--format lark|gbnf|schema] | --schema FILE)\n"
+            "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
+            "                     --grammar FILE [--format lark|gbnf|schema] |\n"
+            "                     --schema FILE)\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
@@ -49,6 +51,8 @@ static int mask_usage(FILE *out)
             "--lexer FILE takes a multi-lexeme lexer spec (docs/lexemes.md)\n"
             "instead of R: a token may span lexeme boundaries; also prints the\n"
             "lexemes possible and ending after TEXT.\n\n"
+            "--builtin NAME takes a built-in byte recognizer instead (%s;\n"
+            "lexer/builtin.h), the `walk` rows' patterns of the same names.\n\n"
             "--grammar FILE takes a grammar (docs/grammars.md): Lark-style (.lark),\n"
             "GBNF (.gbnf) or a JSON Schema (.json, or --schema FILE), the format\n"
             "from the extension unless --format says it.  A token is allowed iff\n"
@@ -70,7 +74,7 @@ static int mask_usage(FILE *out)
             "from the state after TEXT\n"
             "(at most --index-states N states, default %d) and prints its build\n"
             "time, states, entries and bytes.\n",
-            LEX_DEFAULT_MAX_STATES, LEX_INDEX_DEFAULT_MAX_STATES);
+            LEX_DEFAULT_MAX_STATES, lex_builtin_names, LEX_INDEX_DEFAULT_MAX_STATES);
     return out == stdout ? 0 : 2;
 }
 
@@ -116,7 +120,7 @@ static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
 }
 
 typedef struct {
-    const char *spec, *regex, *lexer, *grammar, *format, *layout, *after, *slicer;
+    const char *spec, *regex, *lexer, *builtin, *grammar, *format, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
     int index, ids;
@@ -131,6 +135,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->regex = v, i++;
         else if (!strcmp(argv[i], "--lexer") && v)
             a->lexer = v, i++;
+        else if (!strcmp(argv[i], "--builtin") && v)
+            a->builtin = v, i++;
         else if (!strcmp(argv[i], "--grammar") && v)
             a->grammar = v, i++;
         else if (!strcmp(argv[i], "--schema") && v)
@@ -160,7 +166,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         else
             return -1;
     }
-    if (!a->spec || !!a->regex + !!a->lexer + !!a->grammar != 1) /* one of them */
+    if (!a->spec || !!a->regex + !!a->lexer + !!a->builtin + !!a->grammar != 1) /* one */
         return -1;
     if (a->format && !a->grammar)
         return -1;
@@ -298,10 +304,16 @@ static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t
         lex_index_mask(x, 0, &m);
         double q_us = (xp_now_ns() - t0) / 1e3;
         int same = tb_bitset_equal(&m, plain);
+        lex_index_mem_t mem;
+        lex_index_mem(x, &mem);
         printf("index      built in %.1f ms: %zu states, %llu entries, %zu bytes, %llu nodes "
                "walked; its mask here (%.1f us) %s the walk's\n", build_ms,
-               x->nstates, (unsigned long long)lex_index_entries(x), lex_index_bytes(x),
+               x->nstates, (unsigned long long)lex_index_entries(x), mem.total,
                (unsigned long long)x->walk_nodes, q_us, same ? "equals" : "DIFFERS FROM");
+        printf("index      %u token classes, %zu distinct masks, %u rounds, %zu tokens with a "
+               "dead byte; bytes: masks %zu, classes %zu, next states %zu, states %zu\n",
+               x->nclasses, x->nsets, x->rounds, x->dead_tokens, mem.masks, mem.classes,
+               mem.next, mem.states);
         if (!same)
             rc = tb_fail(err, "the index's mask differs from the plain walk's");
     }
@@ -325,7 +337,9 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
         e->dfa = e->g->dfa;
         return 0;
     }
-    e->dfa = a->lexer ? lex_lexer_load(a->lexer, &opts, err) : lex_dfa_new(a->regex, &opts, err);
+    e->dfa = a->lexer     ? lex_lexer_load(a->lexer, &opts, err)
+             : a->builtin ? lex_builtin_dfa(a->builtin, &opts, err)
+                          : lex_dfa_new(a->regex, &opts, err);
     return e->dfa ? 0 : -1;
 }
 
@@ -350,8 +364,10 @@ static void engine_close(engine_t *e)
  * offset. */
 static int engine_after(engine_t *e, const mask_args_t *a, tb_err_t *err)
 {
-    const char *what = a->grammar ? "grammar" : a->lexer ? "lexer" : "regex";
-    const char *name = a->grammar ? a->grammar : a->lexer ? a->lexer : a->regex;
+    const char *what = a->grammar ? "grammar" : a->lexer ? "lexer" : a->builtin ? "builtin"
+                                                                           : "regex";
+    const char *name = a->grammar ? a->grammar : a->lexer ? a->lexer : a->builtin ? a->builtin
+                                                                                  : a->regex;
     size_t alen = strlen(a->after);
     e->state = e->g ? GR_START : LEX_START;
     for (size_t i = 0; i < alen; i++) {
@@ -496,6 +512,8 @@ int xp_cmd_mask(int argc, char **argv)
         goto out;
     else if (a.lexer)
         printf("lexer      %s (%zu lexemes)\n", a.lexer, lex_dfa_nlexemes(e.dfa));
+    else if (a.builtin)
+        printf("builtin    %s\n", a.builtin);
     else if (!e.g)
         printf("regex      %s\n", a.regex);
     printf("after      %zu bytes -> state %u%s\n", strlen(a.after), e.state,

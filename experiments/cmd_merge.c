@@ -32,7 +32,7 @@
 #define MEAS_COLS                                                             \
     "source, impl, metric, rep, value, overhead, bytes, nodes, items, event,"  \
     " native, user_only"
-#define OUTCOME_COLS "item, outcome, detail, ttfm_us, max_us, tokens, masks"
+#define OUTCOME_COLS "impl, item, outcome, detail, ttfm_us, max_us, tokens, masks"
 
 typedef struct {
     long runs, replaced, skipped, cases, meas;
@@ -163,10 +163,10 @@ static int copy_run(xp_db_t *out, int64_t old, counts_t *n, tb_err_t *err)
 static int delete_run(xp_db_t *out, int64_t run, tb_err_t *err)
 {
     static const char *const sql[] = {
-        "DELETE FROM main.measurements WHERE case_id IN (SELECT id FROM main.cases"
-        " WHERE run_id = ?1)",
-        "DELETE FROM main.outcomes WHERE case_id IN (SELECT id FROM main.cases"
-        " WHERE run_id = ?1)",
+        ("DELETE FROM main.measurements WHERE case_id IN (SELECT id FROM main.cases"
+         " WHERE run_id = ?1)"),
+        ("DELETE FROM main.outcomes WHERE case_id IN (SELECT id FROM main.cases"
+         " WHERE run_id = ?1)"),
         "DELETE FROM main.cases WHERE run_id = ?1",
         "DELETE FROM main.inputs WHERE run_id = ?1",
         "DELETE FROM main.runs WHERE id = ?1",

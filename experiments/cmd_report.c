@@ -23,6 +23,7 @@
 #include "../base/buf.h"
 #include "cli.h"
 #include "cmd_results.h"
+#include "mbtable.h"
 
 extern char **environ;
 
@@ -47,6 +48,7 @@ typedef struct {
     char note[1024];     /* what is missing and why; may be empty */
     int drawn;           /* NAME.png and NAME.svg were written */
     int failed;          /* gnuplot was given data but drew nothing */
+    int table_only;      /* a table with no plot to draw */
     table_t tab;
 } section_t;
 
@@ -63,9 +65,10 @@ typedef struct {
     int64_t run, vs;
     const char *out;
     char plots[4096];    /* the folder of the gnuplot templates */
+    char anchors[4096];  /* the published MaskBench figures (mbtable.h) */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[16];
+    section_t sec[24];
     int nsec;
     int failed_plots;
 } report_t;
@@ -1127,41 +1130,58 @@ static int sec_slicer(report_t *r, tb_err_t *err)
 
 /* An index case: its size and build, the cost of a step by walking and
  * through the index, and the steps that pay for the build. */
+/* A break-even figure: the driver stores -1 when the index is no faster. */
+static void breakeven_text(char *out, size_t size, double be)
+{
+    if (isfinite(be) && be < 0)
+        snprintf(out, size, "never");
+    else
+        fmt(out, size, "%.0f", be);
+}
+
 static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err_t *err)
 {
     int64_t id = sqlite3_column_int64(c, 0);
-    stat_t walk, idx;
+    stat_t walk, idx, sl;
     if (!get_stat(r, id, "wallclock", "walk", "ns_per_step", &walk) ||
         !get_stat(r, id, "wallclock", "index", "ns_per_step", &idx))
         return 0;
-    char label[200], states[32], entries[32], bytes[32], build[32], w[32], x[32], even[48];
+    char label[200], st[32], cl[32], states[80], by[32], per[32], bytes[80], build[32], w[32],
+        x[32], slc[32], ew[32], es[32], even[80];
     case_label(c, label, sizeof label);
-    fmt(states, sizeof states, "%.0f", stat_median(r, id, "static", "index", "states"));
-    fmt(entries, sizeof entries, "%.0f", stat_median(r, id, "static", "index", "entries"));
-    fmt(bytes, sizeof bytes, "%.0f", stat_median(r, id, "static", "index", "bytes"));
+    double nst = stat_median(r, id, "static", "index", "states"),
+           nb = stat_median(r, id, "static", "index", "bytes");
+    fmt(st, sizeof st, "%.0f", nst);
+    fmt(cl, sizeof cl, "%.0f", stat_median(r, id, "static", "index", "classes"));
+    snprintf(states, sizeof states, "%s / %s", st, cl);
+    fmt(by, sizeof by, "%.0f", nb);
+    fmt(per, sizeof per, "%.0f", nst > 0 ? nb / nst : NAN);
+    snprintf(bytes, sizeof bytes, "%s (%s)", by, per);
     fmt(build, sizeof build, "%.2f", stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
     fmt(w, sizeof w, "%.1f", walk.median);
     fmt(x, sizeof x, "%.1f", idx.median);
-    /* the driver stores -1 when the index is no faster per step */
-    double be = stat_median(r, id, "static", "index", "breakeven_steps");
-    if (isfinite(be) && be < 0)
-        snprintf(even, sizeof even, "never (the index is no faster)");
-    else
-        fmt(even, sizeof even, "%.0f", be);
+    fmt(slc, sizeof slc, "%.1f",
+        get_stat(r, id, "wallclock", "slicer", "ns_per_step", &sl) ? sl.median : NAN);
+    breakeven_text(ew, sizeof ew, stat_median(r, id, "static", "index", "breakeven_steps"));
+    breakeven_text(es, sizeof es,
+                   stat_median(r, id, "static", "index", "breakeven_slicer_steps"));
+    snprintf(even, sizeof even, "%s / %s", ew, es);
     pair_dat_line(f, label, &walk, &idx, 1, NAN);
-    return tab_row(&s->tab, err, label, states, entries, bytes, build, w, x, even) ? -1 : 1;
+    return tab_row(&s->tab, err, label, states, bytes, build, w, slc, x, even) ? -1 : 1;
 }
 
 static int sec_index(report_t *r, tb_err_t *err)
 {
     section_t *s = new_section(r, "token_index", "Token index: build against walking each step");
-    tab_init(&s->tab, 8, "case", "states", "entries", "bytes", "build (ms, median)",
-             "walk per step (ns)", "index per step (ns)", "break-even steps");
+    tab_init(&s->tab, 8, "case", "states / token classes", "bytes (per state)",
+             "build (ms, median)", "walk per step (ns)", "slicer per step (ns)",
+             "index per step (ns)", "break-even steps (walk / slicer)");
     case_count_t n = {0};
     if (case_rows(r, s, CASES_IF("index", ""), index_row, &n, err))
         return -1;
-    caption(r, s, "wall-clock medians per step along a sample of the regex; break-even: "
-            "build over the per-step saving");
+    caption(r, s, "wall-clock medians per step along a sample of the regex; slicer: the "
+            "default (JSON string) slices; break-even: build over the per-step saving; "
+            "never: the index is no faster");
     if (!n.rows)
         return not_measured(r, s, "the run has no%s index case.", n.cases ? " timed" : "");
     return draw_pairs(r, s, "time per decoding step (nanoseconds, log scale)",
@@ -1587,6 +1607,200 @@ static int sec_lookup(report_t *r, tb_err_t *err)
     return rc;
 }
 
+/* --- MaskBench ---------------------------------------------------------- */
+
+/* The series of the distribution plots: mbtable's measured columns. */
+static const struct {
+    const char *impl, *tbm, *ttfm, *title;
+} mb_series[] = {
+    {"tokbench", "tbm_us", "ttfm_us", "tokbench, wall"},
+    {"tokbench", "tbm_cpu_us", "ttfm_cpu_us", "tokbench, thread CPU time"},
+    {"xgrammar", "tbm_us", "ttfm_us", "XGrammar 0.1.27, wall (its sample)"},
+    {"xgrammar", "tbm_cpu_us", "ttfm_cpu_us", "XGrammar 0.1.27, process CPU time"},
+};
+
+/* One series of cdf.gp: the share of samples slower than x at 300 points
+ * evenly spaced on the log of that share, down to one sample, the slowest
+ * drawn at that share. */
+static void survival_block(FILE *f, const char *title, const xp_samples_t *s)
+{
+    char q[200];
+    dat_label(q, sizeof q, title);
+    fprintf(f, "\"%s\"\n", q);
+    double lo = log10((double)s->n);
+    for (int j = 0; j <= 300; j++) {
+        double share = pow(10, -lo * j / 300);
+        fprintf(f, "%.6g %.6g\n", xp_mb_quantile(s, j < 300 ? 1 - share : 1), share);
+    }
+    fprintf(f, "\n\n");
+}
+
+/* The published percentiles of `what` (TBM, TTFM) as cdf.gp marks, one
+ * block per engine; p100 and the averages have no place on the axis.
+ * Returns the number of blocks. */
+static int published_marks(FILE *f, const xp_mb_table_t *t, const char *what)
+{
+    int blocks = 0;
+    for (int c = 5; c < t->ncols; c++) {
+        char q[200];
+        dat_label(q, sizeof q, t->head[c]);
+        fprintf(f, "\"%s\"\n", q);
+        for (int r = 0; r < t->nrows; r++) {
+            const char *name = t->cell[r][0];
+            size_t n = strlen(what);
+            double p = strncmp(name, what, n) || strncmp(name + n, " p", 2) ? NAN
+                       : atof(name + n + 2) / 100;
+            if (isfinite(p) && p < 1 && *t->cell[r][c])
+                fprintf(f, "%s %.6g\n", t->cell[r][c], 1 - p);
+        }
+        fprintf(f, "\n\n");
+        blocks++;
+    }
+    return blocks;
+}
+
+/* Draws section s: the distribution of `what` (TBM or TTFM) for every
+ * measured series, the published percentiles as marks. */
+static int draw_survival(report_t *r, section_t *s, const xp_mb_table_t *t, const char *what,
+                         tb_err_t *err)
+{
+    FILE *f = open_out(r, s->name, ".dat", err);
+    if (!f)
+        return -1;
+    int series = 0, rc = 0;
+    for (size_t i = 0; !rc && i < sizeof mb_series / sizeof *mb_series; i++) {
+        xp_samples_t v;
+        rc = xp_mb_samples(r->db, t->case_id, mb_series[i].impl,
+                           strcmp(what, "TBM") ? mb_series[i].ttfm : mb_series[i].tbm, &v, err);
+        if (!rc && v.n > 1) {
+            survival_block(f, mb_series[i].title, &v);
+            series++;
+        }
+        free(v.v);
+    }
+    int marks = rc ? 0 : published_marks(f, t, what);
+    if (close_out(r, f, s->name, err) || rc)
+        return -1;
+    if (!series)
+        return not_measured(r, s, "the maskbench case has no %s samples.", what);
+    char xlab[96];
+    snprintf(xlab, sizeof xlab, "%s (microseconds, log scale)",
+             strcmp(what, "TBM") ? "time to first mask" : "time per mask");
+    tb_buf_t v = {0};
+    gp_str(&v, "xlab", xlab);
+    gp_num(&v, "nseries", series);
+    gp_num(&v, "nmarks", marks);
+    rc = draw(r, s, "cdf", "share of samples slower (log scale)", &v, err);
+    tb_buf_free(&v);
+    return rc;
+}
+
+/* Compile errors grouped by the first words of their reason, per engine,
+ * the most frequent first, with one schema of each. */
+static int mb_reasons(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
+{
+    section_t *s = new_section(r, "maskbench_errors", "MaskBench: compile errors by reason");
+    s->table_only = 1;
+    caption(r, s, "outcomes table, compile errors grouped by the first words of the reason");
+    tab_init(&s->tab, 4, "engine", "reason (first words)", "schemas", "example");
+    sqlite3_stmt *st;
+    if (xp_db_prepare_id(r->db, "SELECT impl, detail, item FROM outcomes WHERE case_id = ?"
+                                " AND outcome = 'compile error'", t->case_id, &st, err))
+        return -1;
+    /* a temporary table does the grouping and the order */
+    int rc = xp_db_exec(r->db, "CREATE TEMP TABLE IF NOT EXISTS mb_groups(impl, grp, item,"
+                        " detail); DELETE FROM mb_groups;", err);
+    sqlite3_stmt *ins = NULL;
+    if (!rc)
+        rc = xp_db_prepare(r->db, "INSERT INTO mb_groups VALUES (?, ?, ?, ?)", &ins, err);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        char grp[96];
+        xp_mb_reason_group(col(st, 1), grp, sizeof grp);
+        sqlite3_reset(ins);
+        sqlite3_bind_text(ins, 1, col(st, 0), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 2, grp, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 3, col(st, 2), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 4, col(st, 1), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = tb_fail(err, "%s: %s", r->db->path, sqlite3_errmsg(r->db->db));
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    if (!rc && !(rc = xp_db_prepare(r->db, "SELECT impl, grp, count(*), min(item) || ': ' ||"
+                                    " detail FROM mb_groups GROUP BY impl, grp ORDER BY"
+                                    " impl <> 'tokbench', impl, count(*) DESC, grp", &st, err))) {
+        while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+            char example[200];
+            snprintf(example, sizeof example, "%.160s%s", col(st, 3),
+                     strlen(col(st, 3)) > 160 ? "..." : "");
+            rc = tab_row(&s->tab, err, col(st, 0), col(st, 1), col(st, 2), example);
+        }
+        sqlite3_finalize(st);
+    }
+    if (!rc && !tab_rows(&s->tab))
+        snprintf(s->note, sizeof s->note, "No compile errors.");
+    return rc;
+}
+
+/* Every validation and invalidation error (and crash and timeout), with
+ * its detail: the instance and token at fault. */
+static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
+{
+    section_t *s = new_section(r, "maskbench_failures",
+                               "MaskBench: validation and invalidation errors, crashes, timeouts");
+    s->table_only = 1;
+    caption(r, s, "outcomes table; validation error: a valid instance refused (the "
+            "instance and token); invalidation error: an invalid instance accepted whole");
+    tab_init(&s->tab, 4, "engine", "schema", "outcome", "detail");
+    sqlite3_stmt *st;
+    if (xp_db_prepare_id(r->db, "SELECT impl, item, outcome, ifnull(detail, '') FROM outcomes"
+                                " WHERE case_id = ? AND outcome IN ('validation error',"
+                                " 'invalidation error', 'crash', 'timeout') ORDER BY"
+                                " impl <> 'tokbench', impl, outcome DESC, item",
+                         t->case_id, &st, err))
+        return -1;
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW)
+        rc = tab_row(&s->tab, err, col(st, 0), col(st, 1), col(st, 2), col(st, 3));
+    sqlite3_finalize(st);
+    if (!rc && !tab_rows(&s->tab))
+        snprintf(s->note, sizeof s->note, "None.");
+    return rc;
+}
+
+/* The MaskBench table (mbtable.h) under the TBM plot, the TTFM plot, the
+ * compile errors by reason and the failures. */
+static int sec_maskbench(report_t *r, tb_err_t *err)
+{
+    section_t *s = new_section(r, "maskbench", "MaskBench: JSON Schema masks (TBM) and "
+                               "outcomes against the published results");
+    section_t *ttfm = new_section(r, "maskbench_ttfm", "MaskBench: time to first mask (TTFM)");
+    xp_mb_table_t *t = malloc(sizeof *t);
+    if (!t)
+        return tb_fail(err, "out of memory");
+    int rc = xp_mb_table(r->db, r->run, r->anchors, t, err);
+    const char *how = "lines: measured here (outcomes and measurements); marks: "
+                      "published percentiles, other machine";
+    caption(r, s, how);
+    caption(r, ttfm, how);
+    if (!rc && !t->measured) {
+        not_measured(r, s, "%s", t->why);
+        not_measured(r, ttfm, "%s", t->why);
+    }
+    if (!rc && t->measured) {
+        tab_init(&s->tab, t->ncols, t->head[0], t->head[1], t->head[2], t->head[3],
+                 t->head[4], t->ncols > 5 ? t->head[5] : "", t->ncols > 6 ? t->head[6] : "");
+        for (int i = 0; !rc && i < t->nrows; i++)
+            rc = tab_row(&s->tab, err, t->cell[i][0], t->cell[i][1], t->cell[i][2],
+                         t->cell[i][3], t->cell[i][4], t->cell[i][5], t->cell[i][6]);
+        snprintf(s->note, sizeof s->note, "%s", t->note);
+        rc = rc || draw_survival(r, s, t, "TBM", err) || draw_survival(r, ttfm, t, "TTFM", err) ||
+             mb_reasons(r, t, err) || mb_failures(r, t, err);
+    }
+    free(t);
+    return rc;
+}
+
 /* --- machines side by side -------------------------------------------- */
 
 #define MAXMACHINES (MAXCOLS - 1)
@@ -1865,7 +2079,7 @@ static int write_html(report_t *r, tb_err_t *err)
             html_esc(f, s->title);
             fprintf(f, "\"></a><br>\n<a href=\"%s.svg\">SVG</a> &middot; "
                        "<a href=\"%s.dat\">data</a></p>\n", s->name, s->name);
-        } else {
+        } else if (!s->table_only) {
             fprintf(f, "<p><em>No plot: %s.</em></p>\n",
                     s->failed ? "gnuplot failed" : NOT_MEASURED);
         }
@@ -1926,7 +2140,7 @@ static int write_md(report_t *r, tb_err_t *err)
         if (s->drawn)
             fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg) · [data](%s.dat)\n\n", s->name,
                     s->name, s->name, s->name);
-        else
+        else if (!s->table_only)
             fprintf(f, "No plot: %s.\n\n", s->failed ? "gnuplot failed" : NOT_MEASURED);
         if (*s->note) {
             md_esc(f, s->note);
@@ -2034,6 +2248,11 @@ static void usage(FILE *out)
             "  build_time       trie build time, per vocabulary and layout\n"
             "  lookup_time      exact lookup and prefix search, ns per key per\n"
             "                   implementation, with ratios to Darts and MARISA\n"
+            "  maskbench        the MaskBench table (TBM and TTFM percentiles, outcomes) of\n"
+            "                   tokbench and XGrammar beside the published columns\n"
+            "                   (experiments/anchors/maskbench.csv); the TBM distribution\n"
+            "  maskbench_ttfm   the TTFM distribution; then compile errors by reason and\n"
+            "                   every validation and invalidation error (tables)\n"
             "  machines         cycles per node of the same walks on every machine in\n"
             "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
@@ -2087,6 +2306,7 @@ int xp_cmd_report(int argc, char **argv)
     int rc = root ? 0 : -1;
     if (!rc) {
         snprintf(r->plots, sizeof r->plots, "%s/scripts/plots", root);
+        snprintf(r->anchors, sizeof r->anchors, "%s/experiments/anchors/maskbench.csv", root);
         snprintf(r->log, sizeof r->log, "%s/gnuplot.log", r->out);
         r->db = xp_db_open(path, 0, &err);
         rc = r->db ? 0 : -1;
@@ -2104,7 +2324,7 @@ int xp_cmd_report(int argc, char **argv)
         rc = sec_cycles(r, &err) || sec_misses(r, &err) || sec_mask_time(r, &err) ||
              sec_lexer(r, &err) || sec_slicer(r, &err) || sec_index(r, &err) ||
              sec_throughput(r, &err) || sec_memory(r, &err) ||
-             sec_lookup(r, &err) || sec_machines(r, &err) ||
+             sec_lookup(r, &err) || sec_maskbench(r, &err) || sec_machines(r, &err) ||
              (r->vs && sec_compare(r, &err));
     if (!rc && !r->vs)
         remove_plot(r, "compare");
@@ -2125,7 +2345,7 @@ int xp_cmd_report(int argc, char **argv)
            strcmp(r->info.status, "complete") ? ": the suite did not finish" : "",
            r->out, drawn, drawn == 1 ? "" : "s");
     for (int i = 0, first = 1; i < r->nsec; i++)
-        if (!r->sec[i].drawn) {
+        if (!r->sec[i].drawn && !r->sec[i].table_only) {
             printf("%s%s", first ? "; not measured: " : ", ", r->sec[i].name);
             first = 0;
         }

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cmd_results.h"
+#include "mbtable.h"
 
 const char *xp_take_db_arg(int *argc, char **argv)
 {
@@ -370,6 +371,34 @@ static void show_cases(xp_db_t *db, int64_t run)
     sqlite3_finalize(st);
 }
 
+/* The MaskBench table of the run's maskbench case, if it has one. */
+static int show_maskbench(xp_db_t *db, int64_t run, tb_err_t *err)
+{
+    const char *root = xp_data_root(err);
+    char anchors[4200];
+    snprintf(anchors, sizeof anchors, "%s/experiments/anchors/maskbench.csv", root ? root : ".");
+    xp_mb_table_t *t = malloc(sizeof *t);
+    if (!t)
+        return tb_fail(err, "out of memory");
+    int rc = xp_mb_table(db, run, anchors, t, err);
+    if (!rc && t->case_id && !t->measured)
+        printf("\nMaskBench: not measured: %s\n", t->why);
+    if (!rc && t->measured) {
+        printf("\nMaskBench (times in us):\n");
+        for (int r = -1; r < t->nrows; r++) {
+            for (int c = 0; c < t->ncols; c++)
+                printf(c ? " %17s" : "  %-18s", r < 0 ? t->abbr[c] : t->cell[r][c]);
+            printf("\n");
+        }
+        for (int c = 1; c < t->ncols; c++)
+            printf("  %s: %s\n", t->abbr[c], t->head[c]);
+        if (t->note[0])
+            printf("  %s\n", t->note);
+    }
+    free(t);
+    return rc;
+}
+
 int xp_cmd_show(int argc, char **argv)
 {
     const char *path = xp_take_db_arg(&argc, argv);
@@ -388,8 +417,10 @@ int xp_cmd_show(int argc, char **argv)
         show_inputs(db, run);
         show_cases(db, run);
         tb_err_t err;
+        if (show_maskbench(db, run, &err))
+            rc = xp_die(&err);
         printf("\n");
-        if (xp_print_summary(stdout, db, run, &err))
+        if (!rc && xp_print_summary(stdout, db, run, &err))
             rc = xp_die(&err);
     }
     xp_db_close(db);

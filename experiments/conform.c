@@ -3,19 +3,16 @@
  * ids of the reference implementation of a vocabulary's format.
  *
  * The corpus lines that are valid UTF-8 are written to a temporary file,
- * the reference program encodes all of them in one run (one output line of
- * ids per input line), and each line is then encoded here and compared.
- * References: scripts/ref/ref.js (Hugging Face tokenizers, tiktoken) and
- * Debian's spm_encode for SentencePiece models.
+ * each reference program of the format (reference.h) encodes all of them
+ * in one run (one output line of ids per input line), and each line is then
+ * encoded here and compared.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../base/buf.h"
@@ -24,6 +21,7 @@
 #include "../tok/tokenizer.h"
 #include "cli.h"
 #include "conform.h"
+#include "reference.h"
 
 typedef struct {
     const char *spec, *corpus_spec, *ref_spec;
@@ -47,12 +45,15 @@ static void conform_usage(FILE *out)
     fprintf(out,
         "usage: tokbench conform SPEC --corpus FILE [--limit N] [--show N]\n"
         "                        [--ref SPEC2] [--quiet]\n\n"
-        "Encodes every line of FILE with SPEC's tokenizer and with the reference\n"
+        "Encodes every line of FILE with SPEC's tokenizer and with each reference\n"
         "implementation of SPEC's format, and compares the ids:\n"
-        "  tokenizer.json       node scripts/ref/ref.js hf (Hugging Face tokenizers)\n"
+        "  tokenizer.json       node scripts/ref/ref.js hf (npm @anush008/tokenizers)\n"
+        "                       and ref.js hf-official (npm tokenizers), both\n"
         "  tiktoken             node scripts/ref/ref.js tiktoken (encode_ordinary)\n"
         "  SentencePiece .model spm_encode --output_format=id\n"
         "  GGUF                 no reference program: refused\n"
+        "A reference that runs longer than $TOKBENCH_REF_TIMEOUT seconds (600)\n"
+        "is killed and reported.\n"
         "Lines are split on \\n only (a \\r stays in the line).  No BOS/EOS is\n"
         "added on either side.  Lines that are not valid UTF-8 are skipped and\n"
         "counted: the references cannot take them.\n\n"
@@ -119,99 +120,6 @@ static int conform_parse(int argc, char **argv, conform_opts_t *o)
     return 0;
 }
 
-/* ---- the reference -------------------------------------------------- */
-
-/* Fills argv (room for 8) with the reference command for `path` of format
- * f; `script` receives the path of ref.js. */
-static int reference_argv(tok_format_t f, const char *path, char *script,
-                          size_t size, const char **argv, tb_err_t *err)
-{
-    if (f == TOK_FORMAT_GGUF)
-        return tb_fail(err, "%s: no reference program for GGUF", path);
-    if (f == TOK_FORMAT_SPM_MODEL) {
-        const char *a[] = {"spm_encode", "--model", path,
-                           "--output_format=id", NULL};
-        memcpy(argv, a, sizeof a);
-        return 0;
-    }
-    const char *root = xp_data_root(err);
-    if (!root)
-        return -1;
-    snprintf(script, size, "%s/scripts/ref/ref.js", root);
-    if (access(script, R_OK))
-        return tb_fail(err, "%s: missing; run 'make setup'", script);
-    const char *a[] = {"node", script, f == TOK_FORMAT_HF_JSON ? "hf" : "tiktoken",
-                       path, NULL};
-    memcpy(argv, a, sizeof a);
-    return 0;
-}
-
-/* Which reference to start, decided from the file's first bytes as
- * tok_load decides the format, so that the reference can run while the
- * tokenizer loads; the loaded format is checked against the guess. */
-static int guess_format(const char *path, tok_format_t *f, tb_err_t *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return tb_fail(err, "%s: %s", path, strerror(errno));
-    uint8_t d[4096];
-    size_t n = fread(d, 1, sizeof d, fp), i = 0;
-    fclose(fp);
-    if (n >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF)
-        i = 3;
-    while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
-        i++;
-    if (n >= 4 && !memcmp(d, "GGUF", 4))
-        *f = TOK_FORMAT_GGUF;
-    else if (i < n && d[i] == '{')
-        *f = memmem(d, n, "\"bpe_ranks\"", 11) || memmem(d, n, "\"pat_str\"", 9)
-                 ? TOK_FORMAT_TIKTOKEN
-                 : TOK_FORMAT_HF_JSON;
-    else
-        *f = n && d[0] == 0x0A ? TOK_FORMAT_SPM_MODEL : TOK_FORMAT_TIKTOKEN;
-    return 0;
-}
-
-/* Starts argv with stdin from `input` and stdout into `output`; its
- * stderr is ours. */
-static int ref_start(const char **argv, const char *input, const char *output,
-                     pid_t *pid, tb_err_t *err)
-{
-    fflush(stdout);
-    fflush(stderr);
-    *pid = fork();
-    if (*pid < 0)
-        return tb_fail(err, "fork: %s", strerror(errno));
-    if (*pid == 0) {
-        if (!freopen(input, "r", stdin) || !freopen(output, "w", stdout))
-            _exit(127);
-        execvp(argv[0], (char *const *)argv);
-        fprintf(stderr, "tokbench conform: cannot run %s: %s\n", argv[0],
-                strerror(errno));
-        _exit(127);
-    }
-    return 0;
-}
-
-/* Waits for the reference (stopping it first if `stop`); fails unless it
- * ran and exited 0. */
-static int ref_finish(pid_t pid, const char **argv, int stop, tb_err_t *err)
-{
-    int status;
-    if (stop)
-        kill(pid, SIGTERM);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return tb_fail(err, "waiting for %s: %s", argv[0], strerror(errno));
-    if (stop)
-        return -1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status))
-        return tb_fail(err, "reference %s %s failed (%s %d)", argv[0], argv[1],
-                       WIFEXITED(status) ? "exit status" : "signal",
-                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    return 0;
-}
-
 /* ---- the corpus ----------------------------------------------------- */
 
 /* Picks the lines to compare, writes them to a new temp file (name in
@@ -220,14 +128,12 @@ static int select_lines(const uint8_t *text, size_t len, long limit,
                         conform_lines_t *lines, long *skipped, char *tmp,
                         tb_err_t *err)
 {
-    snprintf(tmp, PATH_MAX, "%s/tokbench-conform-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (xp_ref_tmpfile("conform", tmp, PATH_MAX, err))
+        return -1;
+    FILE *f = fopen(tmp, "w");
     if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return tb_fail(err, "%s: cannot create: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return tb_fail(err, "%s: cannot write: %s", tmp, strerror(errno));
     }
     long lineno = 0;
     for (size_t i = 0; i < len && (limit < 0 || lineno < limit);) {
@@ -247,25 +153,6 @@ static int select_lines(const uint8_t *text, size_t len, long limit,
     }
     if (fclose(f))
         return tb_fail(err, "%s: cannot write the lines", tmp);
-    return 0;
-}
-
-/* Parses one output line of space-separated ids into ids. */
-static int parse_ids(const uint8_t *s, size_t n, tok_ids_t *ids)
-{
-    ids->len = 0;
-    for (size_t i = 0; i < n;) {
-        if (s[i] == ' ' || s[i] == '\r') {
-            i++;
-            continue;
-        }
-        uint64_t v = 0;
-        size_t start = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9' && v <= UINT32_MAX)
-            v = v * 10 + (uint64_t)(s[i++] - '0');
-        if (i == start || v > UINT32_MAX || tb_vec_push(ids, (uint32_t)v))
-            return -1;
-    }
     return 0;
 }
 
@@ -317,12 +204,6 @@ static void report_mismatch(const conform_opts_t *o, long lineno,
     print_ids("reference", want, at);
 }
 
-static int same_ids(const tok_ids_t *a, const tok_ids_t *b)
-{
-    return a->len == b->len &&
-           (!a->len || !memcmp(a->data, b->data, a->len * sizeof *a->data));
-}
-
 static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
                        const uint8_t *text, const conform_lines_t *lines,
                        const tb_buf_t *ref, conform_stats_t *st, tb_err_t *err)
@@ -332,20 +213,8 @@ static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
     int rc = 0;
     for (size_t k = 0; k < lines->len && !rc; k++) {
         const conform_line_t *l = &lines->data[k];
-        const uint8_t *nl = at < ref->len ? memchr(ref->data + at, '\n', ref->len - at)
-                                          : NULL;
-        if (!nl) {
-            rc = tb_fail(err, "the reference gave %zu output lines for %zu "
-                              "input lines", k, lines->len);
+        if ((rc = xp_ref_next_ids(ref, &at, k + 1, &want, err)))
             break;
-        }
-        size_t end = (size_t)(nl - ref->data);
-        if (parse_ids(ref->data + at, end - at, &want)) {
-            rc = tb_fail(err, "reference output line %zu is not a list of ids",
-                         k + 1);
-            break;
-        }
-        at = end + 1;
         got.len = 0;
         tb_err_t e;
         st->lines++;
@@ -356,7 +225,7 @@ static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
                        e.msg);
             st->mismatches++;
             st->errors++;
-        } else if (!same_ids(&got, &want)) {
+        } else if (!xp_ref_same_ids(&got, &want)) {
             if (!o->quiet && st->mismatches < o->show)
                 report_mismatch(o, l->lineno, text + l->off, l->len, &got, &want);
             st->mismatches++;
@@ -373,7 +242,7 @@ static int compare_all(const conform_opts_t *o, tok_tokenizer_t *t,
 /* ---- the command ---------------------------------------------------- */
 
 static void print_summary(const conform_opts_t *o, const tok_tokenizer_t *t,
-                          tok_format_t rf, const char *ref_path,
+                          xp_ref_kind_t k, const char *ref_path,
                           const conform_stats_t *st)
 {
     if (st->mismatches > o->show && !o->quiet)
@@ -382,74 +251,85 @@ static void print_summary(const conform_opts_t *o, const tok_tokenizer_t *t,
            "tokens, %ld mismatches (%ld encode errors), %ld skipped (invalid "
            "UTF-8)\n",
            o->spec, tok_format_name(tok_format(t)), tok_model_name(t),
-           rf == TOK_FORMAT_SPM_MODEL ? "spm_encode --model"
-           : rf == TOK_FORMAT_HF_JSON ? "ref.js hf"
-                                      : "ref.js tiktoken",
-           ref_path, st->lines, st->tokens, st->mismatches, st->errors,
-           st->skipped);
+           xp_ref_name(k), ref_path, st->lines, st->tokens, st->mismatches,
+           st->errors, st->skipped);
 }
 
-/* Loads the tokenizer while the reference runs, then compares.  Returns
- * 0 (all match), 1 (mismatches) or -1 (error, in err). */
-static int compare_with(conform_opts_t *o, const char **argv, tok_format_t rf,
-                        const char *ref_path, const uint8_t *text,
-                        const conform_lines_t *lines, const char *in,
-                        const char *out, conform_stats_t *st, tb_err_t *err)
+/* Runs reference k and compares; the tokenizer is loaded into *t (while
+ * the first reference runs) when it is not yet.  Returns 0 (all match), 1
+ * (mismatches) or -1 (error, in err); the counts are added to st. */
+static int compare_with(conform_opts_t *o, tok_tokenizer_t **t, xp_ref_kind_t k,
+                        tok_format_t rf, const char *ref_path,
+                        const uint8_t *text, const conform_lines_t *lines,
+                        const char *in, const char *out, conform_stats_t *st,
+                        tb_err_t *err)
 {
-    pid_t pid;
-    if (ref_start(argv, in, out, &pid, err))
+    xp_ref_t r;
+    if (xp_ref_start(&r, k, ref_path, in, out, err))
         return -1;
-    tok_tokenizer_t *t = tok_load(o->path, err);
-    if (!t || (!o->ref_spec && tok_format(t) != rf)) {
-        if (t)
+    if (!*t && (!(*t = tok_load(o->path, err)) ||
+                (!o->ref_spec && tok_format(*t) != rf))) {
+        if (*t)
             tb_fail(err, "%s: loaded as %s, not the %s its first bytes "
-                         "suggested", o->path, tok_format_name(tok_format(t)),
+                         "suggested", o->path, tok_format_name(tok_format(*t)),
                     tok_format_name(rf));
-        tok_free(t);
-        ref_finish(pid, argv, 1, NULL);
+        xp_ref_finish(&r, 1, NULL);
         return -1;
     }
     uint8_t *ids = NULL;
     size_t len = 0;
-    int rc = ref_finish(pid, argv, 0, err);
+    conform_stats_t one = {.skipped = st->skipped};
+    int rc = xp_ref_finish(&r, 0, err);
     if (!rc)
         rc = tb_read_file(out, &ids, &len, err);
     if (!rc) {
         tb_buf_t ref = {ids, len, len};
-        rc = compare_all(o, t, text, lines, &ref, st, err);
+        rc = compare_all(o, *t, text, lines, &ref, &one, err);
     }
     if (!rc) {
         if (!o->silent)
-            print_summary(o, t, rf, ref_path, st);
-        rc = st->mismatches ? 1 : 0;
+            print_summary(o, *t, k, ref_path, &one);
+        rc = one.mismatches ? 1 : 0;
+        st->lines += one.lines;
+        st->tokens += one.tokens;
+        st->mismatches += one.mismatches;
+        st->errors += one.errors;
     }
     free(ids);
-    tok_free(t);
     return rc;
 }
 
+/* Every reference of the format in turn; 1 if any line differs. */
 static int conform_run(conform_opts_t *o, conform_stats_t *st, tb_err_t *err)
 {
     const char *ref_path = o->ref_spec ? o->ref_path : o->path;
     tok_format_t rf;
-    const char *argv[8];
-    char script[PATH_MAX], in[PATH_MAX], out[PATH_MAX + 8];
-    if (guess_format(ref_path, &rf, err) ||
-        reference_argv(rf, ref_path, script, sizeof script, argv, err))
-        return -1;
+    xp_ref_kind_t kinds[XP_REF_MAX_PER_FORMAT];
+    int nk;
+    char in[PATH_MAX], out[PATH_MAX + 8];
+    if (xp_ref_guess_format(ref_path, &rf, err) ||
+        (nk = xp_ref_kinds(rf, kinds, err)) < 0)
+        return rf == TOK_FORMAT_GGUF ? tb_fail(err, "%s: no reference program "
+                                                    "for GGUF", ref_path)
+                                     : -1;
     uint8_t *text;
     size_t len;
     if (tb_read_file(o->corpus, &text, &len, err))
         return -1;
     conform_lines_t lines = {0};
+    tok_tokenizer_t *t = NULL;
     int rc = select_lines(text, len, o->limit, &lines, &st->skipped, in, err);
     if (!rc) {
         snprintf(out, sizeof out, "%s.ids", in);
-        rc = compare_with(o, argv, rf, ref_path, text, &lines, in, out, st,
-                          err);
+        for (int i = 0; i < nk && rc >= 0; i++) {
+            int r = compare_with(o, &t, kinds[i], rf, ref_path, text, &lines,
+                                 in, out, st, err);
+            rc = r < 0 ? -1 : rc | r;
+        }
         unlink(in);
         unlink(out);
     }
+    tok_free(t);
     free(text);
     free(lines.data);
     return rc;

@@ -12,9 +12,10 @@ typedef struct {
     long lines, tokens, mismatches, skipped, errors;
 } xp_conform_stats_t;
 
-/* Runs the reference for ref_path's format (ref.js hf / tiktoken,
- * spm_encode; ref_path NULL means vocab_path itself) over every line of
- * corpus_path and compares with vocab_path's ids; prints nothing.
+/* Runs each reference for ref_path's format (reference.h; ref_path NULL
+ * means vocab_path itself) over every line of corpus_path and compares with
+ * vocab_path's ids; prints nothing.  The counts add up over the references
+ * (a tokenizer.json has two, so its lines count twice).
  * Returns -1 only when the comparison could not run; mismatches are
  * counted in st. */
 int xp_conform_check(const char *vocab_path, const char *ref_path,

@@ -25,12 +25,21 @@ static int in_path(const char *prog)
     return 0;
 }
 
+/* gcc says AddressSanitizer with a macro, clang (before 17) with a feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#define XP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XP_ASAN 1
+#endif
+#endif
+
 int xp_callgrind_usable(char *why, size_t size)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef XP_ASAN
     (void)in_path;
     snprintf(why, size, "this tokbench is built with AddressSanitizer, which "
-             "cannot run under valgrind; use a build without SANITIZE=1");
+             "cannot run under valgrind; use a build without SANITIZE");
     return 0;
 #else
     if (!in_path("valgrind")) {

@@ -54,6 +54,7 @@ typedef struct {
 /* The outcome of one item of a case that runs many (a MaskBench schema):
  * what happened to it and why, with its own figures. */
 typedef struct {
+    char impl[32];    /* whose outcome: "" or tokbench, or the reference's name */
     char item[256];   /* e.g. the schema's file name */
     char outcome[24]; /* passing, compile error, validation error, ... */
     char detail[512]; /* the reason, the instance and token at fault */
@@ -110,6 +111,7 @@ int xp_measured_rep(const xp_driver_t *d, void *state, unsigned rep,
 extern const xp_driver_t xp_driver_selftest;
 extern const xp_driver_t xp_driver_tokenize;
 extern const xp_driver_t xp_driver_conform;
+extern const xp_driver_t xp_driver_fuzz;
 extern const xp_driver_t xp_driver_walk;
 extern const xp_driver_t xp_driver_lookup;
 extern const xp_driver_t xp_driver_slice;

@@ -15,7 +15,12 @@
  *   verbose     a line per schema on stderr (outcome, TTFM, slowest mask,
  *               the reason);
  *   noslicer    masks walk the whole trie (the default takes the JSON
- *               string slices of lexer/slicer.h whole where subsumed).
+ *               string slices of lexer/slicer.h whole where subsumed);
+ *   xgrammar=N  also runs XGrammar (scripts/ref/xgrammar.js maskbench under
+ *               node: anyWhitespace on, strictMode off) on every Nth of the
+ *               selected schemas, after tokbench's, one at a time;
+ *   xgtimeout=S XGrammar's limit per schema (default 60 s: its compile
+ *               alone can take tens of seconds).
  * Per schema, TTFM is compile + grammar set-up + the first mask; every later
  * mask is a TBM sample.  Both are taken as wall time (what the benchmark
  * publishes) and as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which
@@ -27,19 +32,28 @@
  * was accepted), timeout, crash.
  *
  * Schemas run in worker processes (forked from the loaded tokenizer, trie
- * and slicer, so they share them), one schema at a time each, as the
- * benchmark's runner runs an engine: a worker takes schema indices from
- * its pipe, runs each under an alarm for the timeout, writes the results
- * to a file and says so on a pipe shared by the workers.  A worker that
- * dies (a crash, or the alarm: a timeout) ends that schema only: the
- * parent records it and starts another worker.  The parent stores TTFM and TBM samples as
- * measurements (wallclock, us) and one outcome row per schema
+ * and slicer, so they share them; not pinned to the runner's CPU), one
+ * schema at a time each, as the benchmark's runner runs an engine: a
+ * worker takes schema indices from its pipe, runs each under an alarm for
+ * the timeout, writes the results to a file and says so on a pipe shared
+ * by the workers.  A worker that dies (a crash, or the alarm: a timeout)
+ * ends that schema only: the parent records it and starts another worker.
+ * The parent stores TTFM and TBM samples as measurements (wallclock, us) and one outcome row per schema
  * (xp_env_outcome).  No counter passes: the driver has no rep.
+ *
+ * XGrammar's figures and outcomes are stored the same way under impl
+ * "xgrammar" (TTFM wall and process CPU time, TBM wall time only), its
+ * outcomes under the same names, its compile warnings (keywords it
+ * ignores) in the outcome's detail.  Its TBM samples also time the first
+ * mask of every instance (it builds a matcher per instance) and its
+ * tokenization is Hugging Face's.  Where XGrammar cannot run (no node, no
+ * package), the case goes on without it and its note says why.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,18 +70,21 @@
 #include "../tok/tokenizer.h"
 #include "driver.h"
 #include "pyjson.h"
+#include "cli.h"
 #include "setup.h"
 
 typedef struct {
     char **files;
     size_t n;
     unsigned workers, timeout;
+    unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
     int compact, verbose;
     lex_slicer_t *slicer; /* NULL with noslicer */
     tok_tokenizer_t *tok;
     trie_keys_t keys;
     trie_t *trie;
     char tmpdir[64];
+    char vocab[4096]; /* the tokenizer file, for XGrammar */
 } mb_t;
 
 static int cmp_str(const void *a, const void *b)
@@ -148,19 +165,20 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     unsigned every = opt_uint(row, "every", 1);
     s->workers = opt_uint(row, "workers", cores > 0 ? (unsigned)cores : 1);
     s->timeout = opt_uint(row, "timeout", 900);
+    s->xg_every = opt_uint(row, "xgrammar", 0);
+    s->xg_timeout = opt_uint(row, "xgtimeout", 60);
     char buf[8];
     s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
     s->verbose = xp_row_option(row, "verbose", buf, sizeof buf) != NULL;
-    char path[4096];
     const trie_layout_t *layout = trie_layout_find(row->layout[0] ? row->layout : "dfs");
     int rc = layout ? 0 : tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
-    if (!rc && (every == 0 || s->workers == 0))
-        rc = tb_fail(err, "options: every and workers must be at least 1");
+    if (!rc && (every == 0 || s->workers == 0 || s->xg_timeout == 0))
+        rc = tb_fail(err, "options: every, workers and xgtimeout must be at least 1");
     if (!rc)
         rc = list_files(s, row->pattern, every, opt_uint(row, "limit", 0), err);
     if (!rc)
-        rc = xp_row_vocab(row, env, path, sizeof path, err);
-    if (!rc && !(s->tok = tok_load(path, err)))
+        rc = xp_row_vocab(row, env, s->vocab, sizeof s->vocab, err);
+    if (!rc && !(s->tok = tok_load(s->vocab, err)))
         rc = -1;
     if (!rc && trie_keys_from_vocab(&s->keys, tok_vocab(s->tok), TRIE_SPECIALS_OMIT, err))
         rc = -1;
@@ -300,6 +318,18 @@ out:
     return rc;
 }
 
+/* The runner pins itself to one CPU; a worker may run on any, so that
+ * `workers` schemas run on as many cores rather than share one. */
+static void unpin(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
 /* One schema: its result file, written under the alarm. */
 static void one_schema(mb_t *s, size_t i)
 {
@@ -328,6 +358,7 @@ typedef struct {
 /* A worker: schema indices from cmd until it closes, "done" on done_fd. */
 static void worker(mb_t *s, unsigned w, int cmd, int done_fd)
 {
+    unpin();
     uint64_t i;
     while (read(cmd, &i, sizeof i) == (ssize_t)sizeof i) {
         alarm(s->timeout);
@@ -461,12 +492,12 @@ static int finish(mb_t *s, mb_sum_t *sum, size_t i, int status, xp_env_t *env, t
     return xp_env_outcome(env, &o, err);
 }
 
-static void progress(const mb_t *s, const mb_sum_t *sum, int last)
+static void progress(size_t n, const mb_sum_t *sum, int last)
 {
     if (!last && sum->schemas % 50)
         return;
     fprintf(stderr, "maskbench: %zu/%zu schemas: %zu passing, %zu compile errors, %zu "
-            "validation, %zu invalidation, %zu timeouts, %zu crashes\n", sum->schemas, s->n,
+            "validation, %zu invalidation, %zu timeouts, %zu crashes\n", sum->schemas, n,
             sum->passing, sum->compile, sum->validation, sum->invalidation, sum->timeout,
             sum->crash);
 }
@@ -534,7 +565,7 @@ static int reap(mb_t *s, mb_sum_t *sum, mb_worker_t *wk, int done[2], size_t *ne
                 continue;
             if (finish(s, sum, i, status, env, err))
                 return -1;
-            progress(s, sum, 0);
+            progress(s->n, sum, 0);
             if (*next < s->n && !(env->stop && *env->stop)) {
                 if (spawn(s, wk, w, done, err))
                     return -1;
@@ -580,7 +611,7 @@ static int run_all(mb_t *s, mb_sum_t *sum, xp_env_t *env, tb_err_t *err)
                 continue;
             wk[d.worker].schema = SIZE_MAX;
             rc = finish(s, sum, (size_t)d.schema, 0, env, err);
-            progress(s, sum, 0);
+            progress(s->n, sum, 0);
             assign(s, &wk[d.worker], &next, env);
         }
         if (!rc)
@@ -598,17 +629,177 @@ static int run_all(mb_t *s, mb_sum_t *sum, xp_env_t *env, tb_err_t *err)
     return rc;
 }
 
-static int record(xp_env_t *env, const char *metric, const double *v, size_t n, tb_err_t *err)
+static int record(xp_env_t *env, const char *impl, const char *metric, const double *v,
+                  size_t n, tb_err_t *err)
 {
     for (size_t i = 0; i < n; i++) {
         xp_meas_t m = {.rep = (unsigned)i, .value = v[i], .items = 1};
         snprintf(m.source, sizeof m.source, "wallclock");
-        snprintf(m.impl, sizeof m.impl, "tokbench");
+        snprintf(m.impl, sizeof m.impl, "%s", impl);
         snprintf(m.metric, sizeof m.metric, "%s", metric);
         if (xp_env_record(env, &m, err))
             return -1;
     }
     return 0;
+}
+
+static int record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_err_t *err)
+{
+    return record(env, impl, "ttfm_us", sum->ttfm.data, sum->ttfm.len, err) ||
+           record(env, impl, "ttfm_cpu_us", sum->ttfm_cpu.data, sum->ttfm_cpu.len, err) ||
+           record(env, impl, "tbm_us", sum->tbm.data, sum->tbm.len, err) ||
+           record(env, impl, "tbm_cpu_us", sum->tbm_cpu.data, sum->tbm_cpu.len, err) ? -1 : 0;
+}
+
+static void sum_free(mb_sum_t *sum)
+{
+    free(sum->tbm.data);
+    free(sum->tbm_cpu.data);
+    free(sum->ttfm.data);
+    free(sum->ttfm_cpu.data);
+}
+
+/* ---- XGrammar on a sample ------------------------------------------------------- */
+
+/* xgrammar.js's outcome names as the outcomes table spells them; a file it
+ * cannot read is a compile error, as it is for tokbench. */
+static const char *xg_outcome(const char *o)
+{
+    static const char *const map[][2] = {
+        {"pass", "passing"}, {"compile_error", "compile error"},
+        {"bad_input", "compile error"}, {"validation_error", "validation error"},
+        {"invalidation_error", "invalidation error"}, {"timeout", "timeout"},
+    };
+    for (size_t i = 0; o && i < sizeof map / sizeof *map; i++)
+        if (!strcmp(o, map[i][0]))
+            return map[i][1];
+    return "crash";
+}
+
+static void append(char *buf, size_t size, const char *sep, const char *text)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "%s%s", n ? sep : "", text);
+}
+
+/* The outcome's detail: XGrammar's error, else its first failed instance
+ * (a validation error first) in the words of tokbench's; then its compile
+ * warnings. */
+static void xg_detail(json_t *j, xp_outcome_t *o)
+{
+    const char *e = json_string_value(json_object_get(j, "error"));
+    append(o->detail, sizeof o->detail, "", e ? e : "");
+    for (int pass = 0; !e && pass < 2 && !o->detail[0]; pass++) {
+        size_t k;
+        json_t *in;
+        json_array_foreach(json_object_get(j, "instances"), k, in) {
+            const char *v = json_string_value(json_object_get(in, "outcome"));
+            long long at = json_integer_value(json_object_get(in, "at"));
+            long long n = json_integer_value(json_object_get(in, "tokens"));
+            long long i = json_integer_value(json_object_get(in, "index"));
+            if (pass == 0 && v && !strcmp(v, "validation_error"))
+                snprintf(o->detail, sizeof o->detail, "instance %lld: token %lld of %lld %s",
+                         i, at, n, at < n ? "refused" : "(end not accepting)");
+            else if (pass == 1 && v && !strcmp(v, "invalidation_error"))
+                snprintf(o->detail, sizeof o->detail, "instance %lld accepted", i);
+            if (o->detail[0])
+                break;
+        }
+    }
+    size_t k;
+    json_t *w;
+    json_array_foreach(json_object_get(j, "warnings"), k, w) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%.400s", k ? "" : "warning: ",
+                 json_string_value(w) ? json_string_value(w) : "");
+        append(o->detail, sizeof o->detail, "; ", text);
+    }
+}
+
+/* One line of xgrammar.js maskbench into an outcome row and the sums: 0,
+ * 1 when the line is not JSON (left out), -1 on memory. */
+static int xg_line(mb_sum_t *sum, const char *line, xp_env_t *env, tb_err_t *err)
+{
+    json_t *j = json_loads(line, 0, NULL);
+    if (!j)
+        return 1;
+    xp_outcome_t o = {.impl = "xgrammar"};
+    snprintf(o.item, sizeof o.item, "%s", json_string_value(json_object_get(j, "file"))
+             ? json_string_value(json_object_get(j, "file")) : "?");
+    snprintf(o.outcome, sizeof o.outcome, "%s",
+             xg_outcome(json_string_value(json_object_get(j, "outcome"))));
+    xg_detail(j, &o);
+    json_t *ttfm = json_object_get(j, "ttfm_us"), *tbm = json_object_get(j, "tbm_us");
+    int rc = 0;
+    if (json_is_number(ttfm)) {
+        o.ttfm_us = json_number_value(ttfm);
+        rc = tb_vec_push(&sum->ttfm, o.ttfm_us) ||
+             tb_vec_push(&sum->ttfm_cpu, json_number_value(json_object_get(j, "ttfm_cpu_us")));
+    }
+    size_t k;
+    json_t *v;
+    json_array_foreach(tbm, k, v) {
+        double us = json_number_value(v);
+        o.max_us = us > o.max_us ? us : o.max_us;
+        o.masks++;
+        rc = rc || tb_vec_push(&sum->tbm, us);
+    }
+    json_array_foreach(json_object_get(j, "instances"), k, v)
+        o.tokens += (uint64_t)json_integer_value(json_object_get(v, "tokens"));
+    json_decref(j);
+    count(sum, o.outcome);
+    return rc ? tb_fail(err, "out of memory") : xp_env_outcome(env, &o, err);
+}
+
+/* Runs xgrammar.js maskbench on every xg_every-th selected schema and
+ * stores what it printed.  -1 only on memory; a reference that could not
+ * run, or stopped early, is in env's note. */
+static int run_xgrammar(mb_t *s, xp_env_t *env, tb_err_t *err)
+{
+    tb_err_t why = {{0}};
+    char script[4200], list[128], secs[16];
+    const char *root = xp_data_root(&why);
+    snprintf(script, sizeof script, "%s/scripts/ref/xgrammar.js", root ? root : ".");
+    snprintf(list, sizeof list, "%s/xgrammar.list", s->tmpdir);
+    snprintf(secs, sizeof secs, "%u", s->xg_timeout);
+    size_t n = 0;
+    FILE *f = root ? fopen(list, "w") : NULL;
+    for (size_t i = s->xg_every - 1; f && i < s->n; i += s->xg_every, n++)
+        fprintf(f, "%s\n", s->files[i]);
+    int failed = !root;
+    if (root && (!f || fclose(f)))
+        failed = tb_fail(&why, "%s: %s", list, strerror(errno));
+    char *argv[] = {"node", script, "maskbench", "--vocab", s->vocab, "--timeout", secs, NULL};
+    tb_buf_t out = {0};
+    double wall;
+    fprintf(stderr, "maskbench: XGrammar on %zu schemas\n", n);
+    if (!failed && n)
+        failed = xp_run_capture(argv, list, &out, &wall, &why);
+    mb_sum_t sum = {0};
+    size_t lines = 0;
+    int rc = 0;
+    for (char *p = (char *)out.data; rc >= 0 && p && *p;) {
+        char *e = p + strcspn(p, "\n");
+        int more = *e != 0;
+        *e = 0;
+        rc = xg_line(&sum, p, env, err);
+        lines += rc == 0;
+        p = e + more;
+    }
+    rc = rc < 0 ? -1 : 0;
+    progress(n, &sum, 1);
+    if (!rc)
+        rc = record_sum(env, "xgrammar", &sum, err);
+    if (!rc && (failed || lines < n)) {
+        size_t used = strlen(env->note);
+        snprintf(env->note + used, sizeof env->note - used, "%sxgrammar: %zu of %zu schemas "
+                 "measured: %.300s%s", used ? "; " : "", lines, n, failed ? why.msg : "",
+                 failed ? " (run scripts/ref/xgrammar.js maskbench by hand to see why)" : "");
+    }
+    unlink(list);
+    tb_buf_free(&out);
+    sum_free(&sum);
+    return rc;
 }
 
 static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
@@ -617,26 +808,20 @@ static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *e
     mb_t *s = state;
     mb_sum_t sum = {0};
     int rc = run_all(s, &sum, env, err);
-    progress(s, &sum, 1);
+    progress(s->n, &sum, 1);
     if (!rc)
-        rc = record(env, "ttfm_us", sum.ttfm.data, sum.ttfm.len, err);
-    if (!rc)
-        rc = record(env, "ttfm_cpu_us", sum.ttfm_cpu.data, sum.ttfm_cpu.len, err);
-    if (!rc)
-        rc = record(env, "tbm_us", sum.tbm.data, sum.tbm.len, err);
-    if (!rc)
-        rc = record(env, "tbm_cpu_us", sum.tbm_cpu.data, sum.tbm_cpu.len, err);
-    free(sum.tbm.data);
-    free(sum.tbm_cpu.data);
-    free(sum.ttfm.data);
-    free(sum.ttfm_cpu.data);
+        rc = record_sum(env, "tokbench", &sum, err);
+    sum_free(&sum);
+    if (!rc && s->xg_every && !(env->stop && *env->stop))
+        rc = run_xgrammar(s, env, err);
     return rc;
 }
 
 const xp_driver_t xp_driver_maskbench = {
     .name = "maskbench",
     .summary = "MaskBench: JSON Schemas compiled, instances fed token by token with a mask "
-               "before each (pattern: data directory; every=N limit=N workers=N timeout=S)",
+               "before each (pattern: data directory; every=N limit=N workers=N timeout=S "
+               "xgrammar=N xgtimeout=S)",
     .setup = mb_setup,
     .extra = mb_extra,
     .teardown = mb_teardown,

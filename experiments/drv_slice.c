@@ -23,10 +23,14 @@
  *         repetition walks a mask at every step, the cost the index saves:
  *         nodes = nodes summed, items = steps.  extra() builds the index
  *         from the start state (wallclock build_ns, several builds) and
- *         records its states, entries and bytes, the per-step cost by wall
- *         clock of walking (impl walk) and of the index's mask and next-state
- *         query (impl index), and the steps after which the build has paid
- *         for itself (build / (walk - index per step)).
+ *         records its states, entries, token classes, distinct masks,
+ *         dead-byte tokens and bytes (in all and by structure: bytes_masks,
+ *         bytes_classes, bytes_next, bytes_states), the per-step cost by
+ *         wall clock of walking (impl walk), of the default slicer's mask
+ *         (impl slicer, built in setup) and of the index's mask and
+ *         next-state query (impl index), and the steps after which the
+ *         build has paid for itself (build / (walk - index per step):
+ *         breakeven_steps; against the slicer: breakeven_slicer_steps).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +346,8 @@ static int index_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_
     int rc = common_setup(s, row, env, err);
     if (!rc)
         rc = sample_steps(s, err);
+    if (!rc && !(s->slicer = lex_slicer_new(&s->keys, trie_layout(s->trie), NULL, 0, err)))
+        rc = -1;
     if (rc)
         slice_teardown(s);
     else
@@ -369,6 +375,15 @@ static int index_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     return 0;
 }
 
+/* The default slicer's mask at every step of the sample. */
+static int slicer_steps(slice_t *s, tb_err_t *err)
+{
+    for (size_t i = 0; i < s->nsteps; i++)
+        if (lex_slicer_mask(s->slicer, &s->rec, s->steps[i], &s->mask, NULL, err))
+            return -1;
+    return 0;
+}
+
 /* The index's answers along the sample: the mask and the next state at
  * every step.  -1 if they disagree with walking and feeding. */
 static int index_steps(slice_t *s, const lex_index_t *x, tb_err_t *err)
@@ -384,12 +399,40 @@ static int index_steps(slice_t *s, const lex_index_t *x, tb_err_t *err)
     return 0;
 }
 
+/* What the index holds, in all and by structure. */
+static int index_static(xp_env_t *env, const lex_index_t *x, tb_err_t *err)
+{
+    lex_index_mem_t m;
+    lex_index_mem(x, &m);
+    const struct {
+        const char *metric;
+        double value;
+    } fig[] = {
+        {"states", (double)x->nstates},       {"entries", (double)lex_index_entries(x)},
+        {"classes", (double)x->nclasses},     {"masks", (double)x->nsets},
+        {"dead_tokens", (double)x->dead_tokens}, {"bytes", (double)m.total},
+        {"bytes_masks", (double)m.masks},     {"bytes_classes", (double)m.classes},
+        {"bytes_next", (double)m.next},       {"bytes_states", (double)m.states},
+    };
+    for (size_t i = 0; i < sizeof fig / sizeof *fig; i++)
+        if (record(env, "static", "index", fig[i].metric, 0, fig[i].value, 0, 0, err))
+            return -1;
+    return 0;
+}
+
+/* Steps after which a build of b ns pays for itself against a per-step
+ * cost of `other` (-1: the index is no faster). */
+static double breakeven(double b, double other, double ix)
+{
+    return other > ix ? b / (other - ix) : -1;
+}
+
 static int index_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
 {
     (void)row;
     slice_t *s = state;
     lex_index_t *x = NULL;
-    double build[BUILD_REPS], walk[TIMED_REPS], idx[TIMED_REPS];
+    double build[BUILD_REPS], walk[TIMED_REPS], sliced[TIMED_REPS], idx[TIMED_REPS];
     for (unsigned r = 0; r < BUILD_REPS; r++) {
         lex_index_free(x);
         double t0 = xp_now_ns();
@@ -406,23 +449,27 @@ static int index_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
         if (index_rep(s, r, &q, err))
             goto fail;
         double t1 = xp_now_ns();
+        if (slicer_steps(s, err))
+            goto fail;
+        double t2 = xp_now_ns();
         if (index_steps(s, x, err))
             goto fail;
         walk[r] = (t1 - t0) / (double)s->nsteps;
-        idx[r] = (xp_now_ns() - t1) / (double)s->nsteps;
+        sliced[r] = (t2 - t1) / (double)s->nsteps;
+        idx[r] = (xp_now_ns() - t2) / (double)s->nsteps;
         /* per step: nodes are one step's average, items one step */
         if (record(env, "wallclock", "walk", "ns_per_step", r, walk[r], q.nodes / s->nsteps, 1,
                    err) ||
+            record(env, "wallclock", "slicer", "ns_per_step", r, sliced[r], 0, 1, err) ||
             record(env, "wallclock", "index", "ns_per_step", r, idx[r], 0, 1, err))
             goto fail;
     }
     double b = median(build, BUILD_REPS), w = median(walk, TIMED_REPS),
-           ix = median(idx, TIMED_REPS);
-    if (record(env, "static", "index", "states", 0, (double)x->nstates, 0, 0, err) ||
-        record(env, "static", "index", "entries", 0, (double)lex_index_entries(x), 0, 0, err) ||
-        record(env, "static", "index", "bytes", 0, (double)lex_index_bytes(x), 0, 0, err) ||
+           sl = median(sliced, TIMED_REPS), ix = median(idx, TIMED_REPS);
+    if (index_static(env, x, err) ||
         record(env, "static", "index", "steps", 0, (double)s->nsteps, 0, 0, err) ||
-        record(env, "static", "index", "breakeven_steps", 0, w > ix ? b / (w - ix) : -1, 0, 0,
+        record(env, "static", "index", "breakeven_steps", 0, breakeven(b, w, ix), 0, 0, err) ||
+        record(env, "static", "index", "breakeven_slicer_steps", 0, breakeven(b, sl, ix), 0, 0,
                err))
         goto fail;
     lex_index_free(x);
@@ -434,8 +481,9 @@ fail:
 
 const xp_driver_t xp_driver_index = {
     .name = "index",
-    .summary = "precomputed token index build (states, entries, bytes) against a mask walk "
-               "per step along a sample of the regex (pattern: REGEX)",
+    .summary = "precomputed token index build (states, classes, bytes by structure) against "
+               "a mask walk and the slicer per step along a sample of the regex "
+               "(pattern: REGEX)",
     .setup = index_setup,
     .rep = index_rep,
     .extra = index_extra,

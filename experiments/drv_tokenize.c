@@ -6,12 +6,13 @@
  * = tokens produced.  A corpus of kilobytes of varied text is its own input
  * variation: a branch predictor cannot learn it between repetitions.
  *
- * Option reference=hf|tiktoken|spm|auto also times the reference
+ * Option reference=hf|hf-official|tiktoken|spm|auto also times the reference
  * implementation on the same corpus, stored with source "wallclock" and
  * the implementation's name so a report can give the ratio:
  *   hf        node scripts/ref/ref.js hf VOCAB --bench N < corpus: the
  *             encode calls alone, timed inside node;
- *   tiktoken  the same with ref.js tiktoken;
+ *   hf-official, tiktoken  the same with ref.js hf-official (Hugging
+ *             Face's own binding) or ref.js tiktoken;
  *   spm       Debian's spm_encode --output_format=id, timed around the whole
  *             process (model load included: it has no in-process timer).
  *   auto      the one that matches the vocabulary's format.
@@ -29,13 +30,11 @@
  * temporary file), so that a suite over large corpora stays short.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../base/file.h"
@@ -43,6 +42,7 @@
 #include "cli.h"
 #include "conform.h"
 #include "driver.h"
+#include "reference.h"
 #include "setup.h"
 
 typedef struct {
@@ -152,59 +152,6 @@ static int tokenize_rep(void *state, unsigned rep, xp_qty_t *q, tb_err_t *err)
     return 0;
 }
 
-/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
-static void exec_child(char *const argv[], const char *in, int outfd)
-{
-    int fd = open(in, O_RDONLY);
-    int null = open("/dev/null", O_WRONLY);
-    if (fd < 0 || null < 0)
-        _exit(126);
-    dup2(fd, 0);
-    dup2(outfd, 1);
-    dup2(null, 2);
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
-/* Runs argv with stdin from `in`, capturing stdout into out (NUL-ended).
- * The child inherits the run's CPU pinning: both sides get one core. */
-static int run_capture(char *const argv[], const char *in, tb_buf_t *out,
-                       double *seconds, tb_err_t *err)
-{
-    int pfd[2];
-    if (pipe(pfd))
-        return tb_fail(err, "pipe: %s", strerror(errno));
-    double t0 = xp_now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pfd[0]);
-        exec_child(argv, in, pfd[1]);
-    }
-    close(pfd[1]);
-    if (pid < 0) {
-        close(pfd[0]);
-        return tb_fail(err, "fork: %s", strerror(errno));
-    }
-    char chunk[4096];
-    ssize_t n;
-    int rc = 0;
-    while ((n = read(pfd[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
-            rc = tb_fail(err, "out of memory");
-    close(pfd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    *seconds = (xp_now_ns() - t0) * 1e-9;
-    if (!rc && tb_buf_putc(out, 0))
-        rc = tb_fail(err, "out of memory");
-    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
-        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
-                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
-    return rc;
-}
-
 static int record_wall(xp_env_t *env, const char *impl, unsigned rep,
                        double seconds, uint64_t bytes, tb_err_t *err)
 {
@@ -229,7 +176,9 @@ static int bench_refjs(tokenize_t *s, const char *kind, xp_env_t *env, tb_err_t 
     char *argv[] = {"node", script, (char *)kind, s->vocab_path, "--bench", reps, NULL};
     tb_buf_t out = {0};
     double wall;
-    int rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+    int rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
+    if (rc)
+        tb_wrap(err, "reference %s", kind);
     json_error_t jerr;
     json_t *j = rc ? NULL : json_loads((char *)out.data, 0, &jerr);
     json_t *secs = j ? json_object_get(j, "seconds") : NULL;
@@ -259,7 +208,7 @@ static int bench_spm(tokenize_t *s, xp_env_t *env, tb_err_t *err)
             break;
         tb_buf_t out = {0};
         double wall;
-        rc = run_capture(argv, s->corpus_path, &out, &wall, err);
+        rc = xp_run_capture(argv, s->corpus_path, &out, &wall, err);
         tb_buf_free(&out);
         if (!rc)
             rc = record_wall(env, "spm_encode process", i, wall, s->len, err);
@@ -281,9 +230,10 @@ static int choose_reference(tokenize_t *s, const xp_row_t *row, tb_err_t *err)
                                           : f == TOK_FORMAT_SPM_MODEL ? "spm"
                                                                      : "none");
     }
-    if (strcmp(ref, "hf") && strcmp(ref, "tiktoken") && strcmp(ref, "spm") &&
-        strcmp(ref, "none"))
-        return tb_fail(err, "option reference=%s: not hf, tiktoken, spm, auto or none", ref);
+    if (strcmp(ref, "hf") && strcmp(ref, "hf-official") && strcmp(ref, "tiktoken") &&
+        strcmp(ref, "spm") && strcmp(ref, "none"))
+        return tb_fail(err, "option reference=%s: not hf, hf-official, tiktoken, "
+                            "spm, auto or none", ref);
     return 0;
 }
 
@@ -292,7 +242,8 @@ static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
 {
     (void)row;
     tokenize_t *s = state;
-    if (!strcmp(s->ref, "hf") || !strcmp(s->ref, "tiktoken"))
+    if (!strcmp(s->ref, "hf") || !strcmp(s->ref, "hf-official") ||
+        !strcmp(s->ref, "tiktoken"))
         return bench_refjs(s, s->ref, env, err);
     if (!strcmp(s->ref, "spm"))
         return bench_spm(s, env, err);
@@ -301,7 +252,7 @@ static int tokenize_extra(void *state, const xp_row_t *row, xp_env_t *env,
 
 const xp_driver_t xp_driver_tokenize = {
     .name = "tokenize",
-    .summary = "encode throughput on a corpus (reference=hf|tiktoken|spm|auto)",
+    .summary = "encode throughput on a corpus (reference=hf|hf-official|tiktoken|spm|auto)",
     .setup = tokenize_setup,
     .rep = tokenize_rep,
     .extra = tokenize_extra,

@@ -15,6 +15,7 @@ static const command_t commands[] = {
     {"encode", xp_cmd_encode, "text to token ids"},
     {"decode", xp_cmd_decode, "token ids to text"},
     {"conform", xp_cmd_conform, "compare ids with the reference tokenizer, line by line"},
+    {"fuzz", xp_cmd_fuzz, "compare ids with the references on generated text, shrink mismatches"},
     {"run", xp_cmd_run, "run an experiment suite into the results database"},
     {"runs", xp_cmd_runs, "list the runs in the results database"},
     {"show", xp_cmd_show, "print one run: provenance, inputs, every case"},

@@ -142,6 +142,9 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     " outcome TEXT NOT NULL, detail TEXT, ttfm_us REAL, max_us REAL,"
     " tokens INTEGER, masks INTEGER);"
     "CREATE INDEX outcomes_case ON outcomes(case_id, outcome);",
+    /* 6 -> 7: whose outcome it is: tokbench's, or a reference engine's
+     * measured in the same case (MaskBench's XGrammar sample) */
+    "ALTER TABLE outcomes ADD COLUMN impl TEXT NOT NULL DEFAULT 'tokbench';",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)
@@ -516,7 +519,7 @@ static int insert_outcomes(xp_db_t *d, int64_t case_id, const xp_env_t *env, tb_
     sqlite3_stmt *st;
     if (xp_db_prepare(d,
                       "INSERT INTO outcomes(case_id, item, outcome, detail, ttfm_us, max_us,"
-                      " tokens, masks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
+                      " tokens, masks, impl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; !rc && i < env->outcomes.len; i++) {
@@ -530,6 +533,7 @@ static int insert_outcomes(xp_db_t *d, int64_t case_id, const xp_env_t *env, tb_
         sqlite3_bind_double(st, 6, o->max_us);
         sqlite3_bind_int64(st, 7, (sqlite3_int64)o->tokens);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)o->masks);
+        bind_text(st, 9, o->impl[0] ? o->impl : "tokbench");
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = tb_fail(err, "%s: %s", d->path, sqlite3_errmsg(d->db));
     }

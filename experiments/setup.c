@@ -1,10 +1,18 @@
 /* setup: see setup.h. */
 #include "setup.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../tok/tokenizer.h"
 #include "cli.h"
+#include "reference.h"
 
 int xp_row_vocab(const xp_row_t *row, xp_env_t *env, char *path, size_t size,
                  tb_err_t *err)
@@ -61,4 +69,70 @@ trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
     if (trie_keys_from_vocab(keys, tok_vocab(*tok), TRIE_SPECIALS_OMIT, err))
         return NULL;
     return trie_build(layout, keys, err);
+}
+
+/* Child side: stdin from `in`, stdout to outfd, stderr discarded. */
+static void exec_child(char *const argv[], const char *in, int outfd)
+{
+    int fd = open(in, O_RDONLY);
+    int null = open("/dev/null", O_WRONLY);
+    if (fd < 0 || null < 0)
+        _exit(126);
+    dup2(fd, 0);
+    dup2(outfd, 1);
+    dup2(null, 2);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
+int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *seconds,
+                   tb_err_t *err)
+{
+    int pfd[2];
+    if (pipe(pfd))
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    double t0 = xp_now_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        exec_child(argv, in, pfd[1]);
+    }
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        return tb_fail(err, "fork: %s", strerror(errno));
+    }
+    char chunk[4096];
+    ssize_t n = 1;
+    int rc = 0;
+    double limit = xp_ref_timeout_s();
+    struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+    while (n > 0 || (n < 0 && errno == EINTR)) {
+        double left_ms = limit * 1e3 - (xp_now_ns() - t0) * 1e-6;
+        if (left_ms <= 0) {
+            kill(pid, SIGKILL);
+            rc = tb_fail(err, "%s timed out after %g s (TOKBENCH_REF_TIMEOUT) "
+                              "and was killed", argv[0], limit);
+            break;
+        }
+        if (poll(&pf, 1, left_ms > 1e6 ? 1000000 : (int)left_ms + 1) <= 0)
+            continue;
+        n = read(pfd[0], chunk, sizeof chunk);
+        if (n > 0 && tb_buf_put(out, chunk, (size_t)n))
+            rc = tb_fail(err, "out of memory");
+    }
+    close(pfd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    *seconds = (xp_now_ns() - t0) * 1e-9;
+    if (rc)
+        return rc;
+    if (tb_buf_putc(out, 0))
+        rc = tb_fail(err, "out of memory");
+    if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
+        rc = tb_fail(err, "%s exited with status %d%s", argv[0],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
+    return rc;
 }

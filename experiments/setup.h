@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "../base/buf.h"
 #include "../base/err.h"
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
@@ -47,5 +48,12 @@ trie_t *xp_build_timed(const trie_layout_t *layout, const trie_keys_t *keys, dou
  * The caller frees all three, also on failure (they start zeroed). */
 trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
                      tok_tokenizer_t **tok, tb_err_t *err);
+
+/* Runs argv (a reference program) with stdin from the file `in`, its
+ * stdout captured into out (NUL-ended), its stderr discarded; *seconds:
+ * its wall time.  The child inherits the run's CPU pinning.  Fails naming
+ * argv[0] unless it exits 0. */
+int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *seconds,
+                   tb_err_t *err);
 
 #endif

@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 int gr_cfg_init(gr_cfg_t *g, const char *source, tb_err_t *err)
 {
     memset(g, 0, sizeof *g);
@@ -163,7 +153,7 @@ int gr_cfg_nonterm(gr_cfg_t *g, const char *name, size_t len, gr_pos_t pos,
         *out = (gr_sym_t)found;
         return 0;
     }
-    char *copy = dup_n(name, len);
+    char *copy = strndup(name, len);
     if (!copy)
         return tb_fail(err, "out of memory");
     return nonterm_add(g, copy, pos, out, err);
@@ -313,23 +303,32 @@ static void fixpoint(gr_cfg_t *g, int nullable)
     }
 }
 
-/* Marks the nonterminals reachable from start in seen[]. */
+/* Marks the nonterminals reachable from start in seen[]: a search over
+ * the rules indexed by left side (by[at[a] .. at[a + 1]) are a's rules). */
 static int reachable(const gr_cfg_t *g, uint32_t start, uint8_t *seen, tb_err_t *err)
 {
-    uint32_t *todo = malloc((g->nt.len + 1) * sizeof *todo);
-    if (!todo)
+    size_t nnt = g->nt.len, nr = g->rule.len;
+    uint32_t *todo = malloc((nnt + 1) * sizeof *todo), *at = calloc(nnt + 2, sizeof *at),
+             *by = malloc((nr + 1) * sizeof *by);
+    if (!todo || !at || !by) {
+        free(todo);
+        free(at);
+        free(by);
         return tb_fail(err, "out of memory");
+    }
+    for (size_t r = 0; r < nr; r++)
+        at[g->rule.data[r].lhs + 2]++;
+    for (size_t a = 2; a < nnt + 2; a++)
+        at[a] += at[a - 1];
+    for (size_t r = 0; r < nr; r++) /* at[a + 1] is a's next free place */
+        by[at[g->rule.data[r].lhs + 1]++] = (uint32_t)r;
     size_t n = 0;
     todo[n++] = start;
     seen[start] = 1;
-    /* Rules are scanned per popped nonterminal: O(rules * nonterminals) in
-     * the worst case, paid once per grammar. */
     while (n) {
         uint32_t a = todo[--n];
-        for (size_t r = 0; r < g->rule.len; r++) {
-            const gr_rule_t *ru = &g->rule.data[r];
-            if (ru->lhs != a)
-                continue;
+        for (uint32_t k = at[a]; k < at[a + 1]; k++) {
+            const gr_rule_t *ru = &g->rule.data[by[k]];
             for (uint32_t i = 0; i < ru->n; i++) {
                 gr_sym_t s = g->sym.data[ru->off + i];
                 if (!gr_is_lex(s) && !seen[s]) {
@@ -340,6 +339,8 @@ static int reachable(const gr_cfg_t *g, uint32_t start, uint8_t *seen, tb_err_t 
         }
     }
     free(todo);
+    free(at);
+    free(by);
     return 0;
 }
 

@@ -6,25 +6,14 @@
 
 /* ---- the recognizer ----------------------------------------------------------- */
 
-static int rec_push(trie_rec_t *tr, uint8_t b)
+/* The entry not in the table yet: the grammar's step, which may consult
+ * the parser and move the table. */
+static uint32_t rec_compute(trie_rec_t *tr, uint32_t row, uint8_t b)
 {
-    gr_rec_t *r = (gr_rec_t *)tr;
-    trie_rec_table_t *t = &tr->tab;
-    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
-    if (next == TRIE_REC_UNKNOWN) {
-        next = gr_step_slow(r->g, t->stack[t->depth] / r->g->ncls, b) * r->g->ncls;
-        t->table = r->g->trans.data;
-    }
-    if (next == 0 || t->depth + 1 >= t->cap)
-        return 0;
-    t->stack[++t->depth] = next;
-    return 1;
-}
-
-static void rec_pop(trie_rec_t *tr, uint32_t n)
-{
-    trie_rec_table_t *t = &tr->tab;
-    t->depth -= n <= t->depth ? n : t->depth;
+    gr_gram_t *g = ((gr_rec_t *)tr)->g;
+    uint32_t next = gr_step_slow(g, row / g->ncls, b) * g->ncls;
+    tr->tab.table = g->trans.data;
+    return next;
 }
 
 /* Live classes of the state on top, spread to their bytes. */
@@ -47,12 +36,8 @@ static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
 int gr_rec_init(gr_rec_t *r, gr_gram_t *g, size_t max_depth, tb_err_t *err)
 {
     memset(r, 0, sizeof *r);
-    r->rec = (trie_rec_t){.push_byte = rec_push, .pop_bytes = rec_pop,
-                          .allowed_bytes = rec_allowed};
     r->g = g;
-    r->rec.tab.cap = max_depth + 2;
-    r->rec.tab.stack = malloc(r->rec.tab.cap * sizeof *r->rec.tab.stack);
-    if (!r->rec.tab.stack)
+    if (trie_rec_table_init(&r->rec, rec_compute, rec_allowed, max_depth))
         return tb_fail(err, "out of memory");
     gr_rec_reset(r, GR_START);
     return 0;
@@ -60,8 +45,7 @@ int gr_rec_init(gr_rec_t *r, gr_gram_t *g, size_t max_depth, tb_err_t *err)
 
 void gr_rec_free(gr_rec_t *r)
 {
-    free(r->rec.tab.stack);
-    r->rec.tab = (trie_rec_table_t){0};
+    trie_rec_table_free(&r->rec);
 }
 
 void gr_rec_reset(gr_rec_t *r, uint32_t state)

@@ -521,31 +521,15 @@ static void dead_start(lex_dfa_t *d)
         d->trans[d->ncls + c] = LEX_DEAD;
 }
 
-lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err)
+/* The tables and the first states of a DFA whose terms and root are set:
+ * state 0 must be the dead state and 1 the start, whatever the root.
+ * Frees d on failure. */
+static lex_dfa_t *dfa_start(lex_dfa_t *d, tb_err_t *err)
 {
-    lex_dfa_t *d = calloc(1, sizeof *d);
-    if (!d) {
-        tb_fail(err, "out of memory");
-        return NULL;
-    }
-    size_t max_terms = opts && opts->max_terms ? opts->max_terms : LEX_DEFAULT_MAX_TERMS;
-    d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
-    if (d->max_states < 2)
-        d->max_states = 2;
-    d->pattern = strdup(pattern);
-    if (!d->pattern || lex_terms_init(&d->terms, max_terms, err)) {
-        if (d->pattern)
-            tb_fail(err, "out of memory");
-        free(d->pattern);
-        free(d);
-        return NULL;
-    }
-    if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err) ||
-        dfa_tables(d, err)) {
+    if (dfa_tables(d, err)) {
         lex_dfa_free(d);
         return NULL;
     }
-    /* State 0 must be the dead state and 1 the start, whatever the root. */
     state_of(d, LEX_NOTHING);
     if (d->root == LEX_NOTHING)
         dead_start(d);
@@ -556,6 +540,55 @@ lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t
         return NULL;
     }
     return d;
+}
+
+/* A DFA with its limits and label set, terms and root not yet. */
+static lex_dfa_t *dfa_alloc(const char *label, const lex_dfa_opts_t *opts, tb_err_t *err)
+{
+    lex_dfa_t *d = calloc(1, sizeof *d);
+    if (d && !(d->pattern = strdup(label))) {
+        free(d);
+        d = NULL;
+    }
+    if (!d) {
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
+    if (d->max_states < 2)
+        d->max_states = 2;
+    return d;
+}
+
+lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err)
+{
+    size_t max_terms = opts && opts->max_terms ? opts->max_terms : LEX_DEFAULT_MAX_TERMS;
+    lex_dfa_t *d = dfa_alloc(pattern, opts, err);
+    if (!d)
+        return NULL;
+    if (lex_terms_init(&d->terms, max_terms, err)) {
+        free(d->pattern);
+        free(d);
+        return NULL;
+    }
+    if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    return dfa_start(d, err);
+}
+
+lex_dfa_t *lex_dfa_new_term(lex_terms_t *terms, lex_term_t root, const char *label,
+                            const lex_dfa_opts_t *opts, tb_err_t *err)
+{
+    lex_dfa_t *d = dfa_alloc(label, opts, err);
+    if (!d) {
+        lex_terms_free(terms);
+        return NULL;
+    }
+    d->terms = *terms;
+    d->root = root;
+    return dfa_start(d, err);
 }
 
 /* Marks lexemes that cannot lead to the end of a text (empty, or no
@@ -592,23 +625,14 @@ static void prune_lexemes(lex_lexemes_t *lx)
 lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *label,
                              const lex_dfa_opts_t *opts, tb_err_t *err)
 {
-    lex_dfa_t *d = calloc(1, sizeof *d);
-    if (d) {
-        d->terms = *terms;
-        d->lx = lx;
-        d->pattern = strdup(label);
-    }
-    if (!d || !d->pattern) {
-        tb_fail(err, "out of memory");
+    lex_dfa_t *d = dfa_alloc(label, opts, err);
+    if (!d) {
         lex_terms_free(terms);
         lex_lexemes_free(lx);
-        if (d)
-            free(d);
         return NULL;
     }
-    d->max_states = opts && opts->max_states ? opts->max_states : LEX_DEFAULT_MAX_STATES;
-    if (d->max_states < 2)
-        d->max_states = 2;
+    d->terms = *terms;
+    d->lx = lx;
     d->max_pairs = LEX_PAIRS_PER_TERM * d->terms.max_nodes;
     if (d->max_pairs > UINT32_MAX) /* pair_off entries are 32 bits */
         d->max_pairs = UINT32_MAX;

@@ -138,6 +138,10 @@ uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set);
 /* Parses pattern (NUL-terminated) and sets up the DFA with its start
  * state.  NULL with err naming the pattern and position on failure. */
 lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t *err);
+/* The DFA of a term built directly in *terms (see builtin.h), taking
+ * ownership of the store (on failure too); label names it in errors. */
+lex_dfa_t *lex_dfa_new_term(lex_terms_t *terms, lex_term_t root, const char *label,
+                            const lex_dfa_opts_t *opts, tb_err_t *err);
 void lex_dfa_free(lex_dfa_t *d);
 
 /* The state reached from s by class c, computing it if needed. */

@@ -8,33 +8,13 @@ _Static_assert(LEX_UNKNOWN == TRIE_REC_UNKNOWN && LEX_DEAD == 0,
                "the DFA's table is a trie_rec_table_t as it stands");
 
 /* The transition not in the table yet: derive it (which may move the
- * table), and answer with the next row offset. */
-static __attribute__((noinline)) uint32_t slow_next(lex_rec_t *r, uint32_t row, uint8_t b)
-{
-    uint32_t s = lex_dfa_step_slow(r->dfa, row / r->ncls, r->dfa->cls[b]);
-    r->rec.tab.table = r->dfa->trans;
-    return s * r->ncls;
-}
-
-static int rec_push(trie_rec_t *tr, uint8_t b)
+ * table). */
+static uint32_t rec_compute(trie_rec_t *tr, uint32_t row, uint8_t b)
 {
     lex_rec_t *r = (lex_rec_t *)tr;
-    trie_rec_table_t *t = &tr->tab;
-    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
-    if (__builtin_expect(next == LEX_UNKNOWN, 0))
-        next = slow_next(r, t->stack[t->depth], b);
-    /* The depth check cannot fire under a trie no deeper than promised;
-     * it keeps a wrong promise from writing past the stack. */
-    if (next == 0 || t->depth + 1 >= t->cap) /* row 0: the dead state */
-        return 0;
-    t->stack[++t->depth] = next;
-    return 1;
-}
-
-static void rec_pop(trie_rec_t *tr, uint32_t n)
-{
-    trie_rec_table_t *t = &tr->tab;
-    t->depth -= n <= t->depth ? n : t->depth;
+    uint32_t s = lex_dfa_step_slow(r->dfa, row / r->ncls, r->dfa->cls[b]);
+    tr->tab.table = r->dfa->trans;
+    return s * r->ncls;
 }
 
 static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
@@ -48,12 +28,8 @@ static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
 int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
 {
     memset(r, 0, sizeof *r);
-    r->rec = (trie_rec_t){.push_byte = rec_push, .pop_bytes = rec_pop,
-                          .allowed_bytes = rec_allowed};
     r->dfa = dfa;
-    r->rec.tab.cap = max_depth + 2;
-    r->rec.tab.stack = malloc(r->rec.tab.cap * sizeof *r->rec.tab.stack);
-    if (!r->rec.tab.stack)
+    if (trie_rec_table_init(&r->rec, rec_compute, rec_allowed, max_depth))
         return tb_fail(err, "out of memory");
     lex_rec_reset(r, LEX_START);
     return 0;
@@ -61,8 +37,7 @@ int lex_rec_init(lex_rec_t *r, lex_dfa_t *dfa, size_t max_depth, tb_err_t *err)
 
 void lex_rec_free(lex_rec_t *r)
 {
-    free(r->rec.tab.stack);
-    r->rec.tab = (trie_rec_table_t){0};
+    trie_rec_table_free(&r->rec);
 }
 
 void lex_rec_reset(lex_rec_t *r, uint32_t state)

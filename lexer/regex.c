@@ -18,6 +18,7 @@
 
 #include "../base/buf.h"
 #include "../base/file.h"
+#include "../base/hash.h"
 #include "../base/utf8.h"
 
 /* ---- the term store ------------------------------------------------------ */
@@ -115,6 +116,8 @@ void lex_terms_free(lex_terms_t *t)
     free(t->node);
     free(t->table);
     free(t->scratch);
+    free(t->cps);
+    free(t->cps_ranges.data);
     memset(t, 0, sizeof *t);
 }
 
@@ -135,7 +138,10 @@ lex_term_t lex_byte_range(lex_terms_t *t, uint8_t lo, uint8_t hi)
     return lex_bytes(t, set);
 }
 
-lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
+static int scratch_push(lex_terms_t *t, size_t *n, lex_term_t v);
+
+/* a . b for an a that is not a concatenation. */
+static lex_term_t concat_node(lex_terms_t *t, lex_term_t a, lex_term_t b)
 {
     if (a == LEX_NOTHING || b == LEX_NOTHING)
         return LEX_NOTHING;
@@ -143,16 +149,35 @@ lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
         return b;
     if (b == LEX_EPSILON)
         return a;
-    const lex_node_t *x = &t->node[a];
-    /* Right-nested: (pq)r becomes p(qr), so a derivative's head and the
-     * rest line up the same way whichever way the pattern grouped them. */
-    if (x->kind == LEX_K_CONCAT) {
-        lex_term_t p = x->a, q = x->b;
-        return lex_concat(t, p, lex_concat(t, q, b));
-    }
     lex_node_t n = {.kind = LEX_K_CONCAT, .a = a, .b = b,
-                    .nullable = (uint8_t)(x->nullable && t->node[b].nullable)};
+                    .nullable = (uint8_t)(t->node[a].nullable && t->node[b].nullable)};
     return intern(t, &n);
+}
+
+lex_term_t lex_concat(lex_terms_t *t, lex_term_t a, lex_term_t b)
+{
+    if (a == LEX_NOTHING || b == LEX_NOTHING)
+        return LEX_NOTHING;
+    if (t->node[a].kind != LEX_K_CONCAT)
+        return concat_node(t, a, b);
+    /* Right-nested: (pq)r becomes p(qr), so a derivative's head and the
+     * rest line up the same way whichever way the pattern grouped them.
+     * a's chain is read into scratch and rebuilt onto b from its end, not
+     * by recursion: x{1000} repeated makes chains of 10^5 terms. */
+    size_t n = 0;
+    for (lex_term_t x = a;; x = t->node[x].b) {
+        int last = t->node[x].kind != LEX_K_CONCAT;
+        if (scratch_push(t, &n, last ? x : t->node[x].a)) {
+            t->full = 1; /* out of memory: callers fail as on a full store */
+            return LEX_NOTHING;
+        }
+        if (last)
+            break;
+    }
+    lex_term_t acc = b;
+    while (n)
+        acc = concat_node(t, t->scratch[--n], acc);
+    return acc;
 }
 
 static int cmp_term(const void *x, const void *y)
@@ -372,8 +397,66 @@ static int emit_utf8(lex_terms_t *t, term_list_t *out, uint32_t lo, uint32_t hi)
     return tl_push(out, seq);
 }
 
+struct lex_cps_memo {
+    uint64_t hash;
+    uint32_t off, n;
+    lex_term_t term; /* LEX_NOTHING: a free slot (no class maps to it) */
+};
+
+/* The slot of class s (normalized): its term, or the free slot to fill. */
+static struct lex_cps_memo *cps_slot(lex_terms_t *t, const cp_set_t *s, uint64_t h)
+{
+    size_t m = t->cps_cap - 1;
+    for (size_t i = h & m;; i = (i + 1) & m) {
+        struct lex_cps_memo *e = &t->cps[i];
+        if (e->term == LEX_NOTHING)
+            return e;
+        if (e->hash == h && e->n == s->n &&
+            !memcmp(t->cps_ranges.data + e->off, s->r, s->n * sizeof *s->r))
+            return e;
+    }
+}
+
+/* Remembers class s -> term (a failed allocation only forgets). */
+static void cps_remember(lex_terms_t *t, const cp_set_t *s, uint64_t h, lex_term_t term)
+{
+    if ((t->cps_n + 1) * 2 > t->cps_cap) {
+        size_t cap = t->cps_cap ? t->cps_cap * 2 : 64;
+        struct lex_cps_memo *n = calloc(cap, sizeof *n), *old = t->cps;
+        if (!n)
+            return;
+        size_t oldcap = t->cps_cap;
+        t->cps = n;
+        t->cps_cap = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].term != LEX_NOTHING) {
+                size_t j = old[i].hash & (cap - 1);
+                while (n[j].term != LEX_NOTHING)
+                    j = (j + 1) & (cap - 1);
+                n[j] = old[i];
+            }
+        free(old);
+    }
+    if (tb_vec_reserve(&t->cps_ranges, 2 * s->n))
+        return;
+    struct lex_cps_memo *e = cps_slot(t, s, h);
+    *e = (struct lex_cps_memo){h, (uint32_t)t->cps_ranges.len, (uint32_t)s->n, term};
+    memcpy(t->cps_ranges.data + t->cps_ranges.len, s->r, s->n * sizeof *s->r);
+    t->cps_ranges.len += 2 * s->n;
+    t->cps_n++;
+}
+
 static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
 {
+    _Static_assert(sizeof(cp_range_t) == 2 * sizeof(uint32_t), "ranges are stored as pairs");
+    uint64_t h = tb_hash(s->r, s->n * sizeof *s->r);
+    if (t->cps_cap) {
+        const struct lex_cps_memo *e = cps_slot(t, s, h);
+        if (e->term != LEX_NOTHING) {
+            *out = e->term;
+            return 0;
+        }
+    }
     static const uint32_t bounds[][2] = {{0, 0x7F}, {0x80, 0x7FF}, {0x800, 0xFFFF},
                                          {0x10000, CP_MAX}};
     term_list_t l = {0};
@@ -396,6 +479,8 @@ static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
     }
     if (!rc)
         *out = lex_or_n(t, l.v, l.n);
+    if (!rc && *out != LEX_NOTHING && !t->full)
+        cps_remember(t, s, h, *out);
     free(l.v);
     return rc;
 }

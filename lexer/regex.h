@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/buf.h"
 #include "../base/err.h"
 
 typedef uint32_t lex_term_t;
@@ -63,6 +64,13 @@ typedef struct {
     lex_term_t *scratch; /* lex_or_n's working list */
     size_t scap;
     int full;
+    /* Classes already made into terms (regex.c's cps_to_term), since they
+     * recur: every JSON string lexeme holds [^"\\\x00-\x1f].  Open
+     * addressing on the ranges' hash; slot ranges at cps_ranges[off ..
+     * off + 2n) (lo, hi pairs). */
+    struct lex_cps_memo *cps;
+    size_t cps_cap, cps_n;
+    TB_VEC(uint32_t) cps_ranges;
 } lex_terms_t;
 
 int lex_terms_init(lex_terms_t *t, size_t max_nodes, tb_err_t *err);

@@ -350,11 +350,19 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
-    size_t top = 0;
+    size_t top = 0, born = ld->nstates;
     s->todo[top++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     uint8_t verdict = LEX_SLICE_WHOLE;
     while (top && verdict == LEX_SLICE_WHOLE) {
+        /* The lexer's states outlive the verdict: a lexeme that counts
+         * (a string of at most 2048 characters against an unbounded slice)
+         * would make a new one per pair, each with its terms, before the
+         * budget says "walk". */
+        if (ld->nstates - born > s->budget / LEX_SLICER_PAIRS_PER_STATE) {
+            verdict = LEX_SLICE_WALK;
+            break;
+        }
         uint64_t pair = s->todo[--top];
         uint32_t p = (uint32_t)(pair >> 32), q = (uint32_t)pair;
         for (unsigned c = 0; c < nrep; c++) {

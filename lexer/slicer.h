@@ -32,7 +32,8 @@
  * strings, not only the strings, which is why membership by prefix is
  * exact: a member token's path through the slice's DFA stays live, so the
  * product visits it, so the lexer is live after it.  The exploration stops after a budget of pairs
- * and then answers "not subsumed", which only costs a walk.  Verdicts are
+ * (or of new lexer DFA states, which outlive it) and then answers "not
+ * subsumed", which only costs a walk.  Verdicts are
  * cached per lexer state, so the product is explored once per state.
  *
  * The default slices, for JSON-ish use (a string body excludes '"', '\\'
@@ -116,6 +117,9 @@ typedef struct {
 } lex_slice_stats_t;
 
 #define LEX_SLICER_DEFAULT_BUDGET 4096
+/* An exploration may also make at most budget / this many new states of
+ * the lexer's DFA (which stay), else it answers "not subsumed". */
+#define LEX_SLICER_PAIRS_PER_STATE 16
 
 /*
  * Builds the slicer over keys k (the whole vocabulary's, as for the full

@@ -5,10 +5,11 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-# Build: compiler, libraries.  Tests: cmocka.  References: sentencepiece,
+# Build: compilers (clang for the clang sanitizer build and the libFuzzer
+# targets, with its runtime libraries), libraries.  Tests: cmocka.  References: sentencepiece,
 # node.  Data: fortunes, unicode-data.  Measurement: PAPI, valgrind, darts,
 # marisa.  Reports: gnuplot.
-PACKAGES="build-essential pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
+PACKAGES="build-essential clang libclang-rt-dev pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
  libunistring-dev libcsv-dev libcmocka-dev libpapi-dev papi-tools valgrind
  sentencepiece libsentencepiece-dev darts libmarisa-dev gnuplot-nox sqlite3
  nodejs npm fortunes fortunes-de fortunes-ru fortunes-zh unicode-data bzip2

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "../lexer/deriv.h"
 #include "../tok/charsmap.h"
@@ -107,14 +108,12 @@ int test_tries_load(test_tries_t *t, const char *path)
     for (size_t i = 0; trie_layouts[i] && t->ntries < TEST_MAX_LAYOUTS; i++) {
         const char *name = trie_layouts[i]->name;
         trie_t *trie = trie_build(trie_layouts[i], &t->keys, &err);
-        if (!trie && strcmp(name, "xcda")) {
+        if (!trie) {
             fprintf(stderr, "%s %s: %s\n", path, name, err.msg);
             return -1;
         }
-        if (trie) {
-            t->names[t->ntries] = name;
-            t->tries[t->ntries++] = trie;
-        }
+        t->names[t->ntries] = name;
+        t->tries[t->ntries++] = trie;
     }
     return 0;
 }
@@ -159,4 +158,60 @@ void test_run_dir_remove(const char *dir)
 {
     static const char *const made[] = {"suite.csv", "r.db", "r.db-wal", "r.db-shm"};
     test_rmdir(dir, made, sizeof made / sizeof *made);
+}
+
+void test_write_tampered_cl100k(const char *out)
+{
+    test_need_file(TEST_CL100K);
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(TEST_CL100K, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    int32_t a = tok_vocab_find(tok_vocab(t), (const uint8_t *)" the", 4);
+    int32_t b = tok_vocab_find(tok_vocab(t), (const uint8_t *)" and", 4);
+    assert_true(a >= 0 && b >= 0);
+    tok_free(t);
+    json_error_t je;
+    json_t *root = json_load_file(TEST_CL100K, 0, &je);
+    assert_non_null(root);
+    const char *ranks = json_string_value(json_object_get(root, "bpe_ranks"));
+    assert_non_null(ranks);
+    /* "! 0 TOK0 TOK1 ...": field k + 2 holds rank k */
+    size_t n = strlen(ranks);
+    char *copy = malloc(n + 1);
+    assert_non_null(copy);
+    size_t field = 0, at = 0, start[2] = {0}, len[2] = {0};
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || ranks[i] == ' ') {
+            long rank = (long)field - 2;
+            int which = rank == a ? 0 : rank == b ? 1 : -1;
+            if (which >= 0) {
+                start[which] = at;
+                len[which] = i - at;
+            }
+            field++;
+            at = i + 1;
+        }
+    /* Rebuild with the two fields exchanged. */
+    size_t o = 0;
+    at = 0;
+    field = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || ranks[i] == ' ') {
+            long rank = (long)field - 2;
+            int which = rank == a ? 1 : rank == b ? 0 : -1;
+            size_t s = which >= 0 ? start[which] : at;
+            size_t l = which >= 0 ? len[which] : i - at;
+            memcpy(copy + o, ranks + s, l);
+            o += l;
+            if (i < n)
+                copy[o++] = ' ';
+            field++;
+            at = i + 1;
+        }
+    copy[o] = 0;
+    json_object_set_new(root, "bpe_ranks", json_string(copy));
+    assert_int_equal(json_dump_file(root, out, JSON_COMPACT), 0);
+    free(copy);
+    json_decref(root);
 }

@@ -14,6 +14,13 @@
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 
+/* cl100k's npm JSON in the data cache. */
+#define TEST_CL100K "data/cache/cl100k/cl100k_base.json"
+
+/* Writes to `out` a copy of cl100k's JSON with the ranks of " the" and
+ * " and" swapped: a vocabulary that must differ from cl100k's reference. */
+void test_write_tampered_cl100k(const char *out);
+
 /* Fails the test unless path is readable ("run 'make data'"). */
 void test_need_file(const char *path);
 
@@ -58,8 +65,7 @@ typedef struct {
 } test_tries_t;
 
 /* Loads the tokenizer at path (failing the test when it is missing) and
- * builds the tries.  xcda refuses keys with a NUL byte (byte pieces, as in
- * llama3) and is left out then; every other layout must build.  Returns 0,
+ * builds the tries; every layout must build.  Returns 0,
  * or -1 after saying why on stderr, for a cmocka group setup. */
 int test_tries_load(test_tries_t *t, const char *path);
 void test_tries_free(test_tries_t *t);

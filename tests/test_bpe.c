@@ -203,6 +203,10 @@ static void test_unknown(void **state)
     /* with no unk token an unknown character is dropped */
     t = make(toks, 3, NULL, 0);
     expect(t, "a\xC3\xA9" "b", 1, 2);
+    /* and a word of nothing else has no ids, computed then cached (found by
+     * fuzz_tok: appending no ids to an empty list was memcpy from NULL) */
+    expect_ids(t, "\xC3\xA9", 2, -1);
+    expect_ids(t, "\xC3\xA9", 2, -1);
     tok_free(t);
 }
 

@@ -18,9 +18,9 @@
 #include <jansson.h>
 
 #include "../tok/tok_internal.h"
+#include "support.h"
 
 #define SAMPLE "data/fixtures/conform-sample.txt"
-#define CL100K "data/cache/cl100k/cl100k_base.json"
 
 static char bin[512];
 static char tmpdir[256];
@@ -109,63 +109,6 @@ static void manifest_vocabularies_conform(void **state)
     assert_int_equal(failed, 0);
 }
 
-/* Swaps the ranks of two frequent tokens in a copy of cl100k's JSON. */
-static void write_tampered_cl100k(const char *out)
-{
-    need(CL100K, "run 'make data'");
-    tb_err_t err;
-    tok_tokenizer_t *t = tok_load(CL100K, &err);
-    if (!t)
-        fail_msg("%s", err.msg);
-    int32_t a = tok_vocab_find(tok_vocab(t), (const uint8_t *)" the", 4);
-    int32_t b = tok_vocab_find(tok_vocab(t), (const uint8_t *)" and", 4);
-    assert_true(a >= 0 && b >= 0);
-    tok_free(t);
-    json_error_t je;
-    json_t *root = json_load_file(CL100K, 0, &je);
-    assert_non_null(root);
-    const char *ranks = json_string_value(json_object_get(root, "bpe_ranks"));
-    assert_non_null(ranks);
-    /* "! 0 TOK0 TOK1 ...": field k + 2 holds rank k */
-    size_t n = strlen(ranks);
-    char *copy = malloc(n + 1);
-    assert_non_null(copy);
-    size_t field = 0, at = 0, start[2] = {0}, len[2] = {0};
-    for (size_t i = 0; i <= n; i++)
-        if (i == n || ranks[i] == ' ') {
-            long rank = (long)field - 2;
-            int which = rank == a ? 0 : rank == b ? 1 : -1;
-            if (which >= 0) {
-                start[which] = at;
-                len[which] = i - at;
-            }
-            field++;
-            at = i + 1;
-        }
-    /* Rebuild with the two fields exchanged. */
-    size_t o = 0;
-    at = 0;
-    field = 0;
-    for (size_t i = 0; i <= n; i++)
-        if (i == n || ranks[i] == ' ') {
-            long rank = (long)field - 2;
-            int which = rank == a ? 1 : rank == b ? 0 : -1;
-            size_t s = which >= 0 ? start[which] : at;
-            size_t l = which >= 0 ? len[which] : i - at;
-            memcpy(copy + o, ranks + s, l);
-            o += l;
-            if (i < n)
-                copy[o++] = ' ';
-            field++;
-            at = i + 1;
-        }
-    copy[o] = 0;
-    json_object_set_new(root, "bpe_ranks", json_string(copy));
-    assert_int_equal(json_dump_file(root, out, JSON_COMPACT), 0);
-    free(copy);
-    json_decref(root);
-}
-
 /* The tampered copy conforms to itself (the reference really reads the
  * given file) but not to the original's reference. */
 static void tampered_vocabulary_is_caught(void **state)
@@ -173,7 +116,7 @@ static void tampered_vocabulary_is_caught(void **state)
     (void)state;
     char path[512], args[1024], *out;
     snprintf(path, sizeof path, "%s/cl100k_base.json", tmpdir);
-    write_tampered_cl100k(path);
+    test_write_tampered_cl100k(path);
     snprintf(args, sizeof args, "%s --corpus %s --quiet", path, SAMPLE);
     int rc = run_conform(args, &out);
     if (rc != 0)

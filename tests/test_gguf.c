@@ -197,7 +197,7 @@ static void build_small(gb_t *g, const small_t *o)
         gb_str(g, o->pre, strlen(o->pre));
     }
     static const char *const spm_words[] = {"\xe2\x96\x81", "a", "b", "ab",
-                                            "\xe2\x96\x81" "ab"};
+                                            ("\xe2\x96\x81" "ab")};
     uint32_t n = spm ? 3 + 256 + 5 : 257;
     uint32_t types[300];
     float scores[300];

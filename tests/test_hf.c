@@ -736,6 +736,13 @@ static void normalizer_steps(void **state)
     add_norm(t, TOK_NORM_REPLACE, " {2,}", " ", 1);
     check_norm(t, "a   b c  d", "a b c d");
     tok_free(t);
+    /* after a Strip that leaves nothing, the regex Replace gets no text at
+     * all (found by fuzz_tok: NULL + 0 under clang's UBSan) */
+    t = tok_new(TOK_FORMAT_HF_JSON);
+    add_norm(t, TOK_NORM_STRIP, NULL, NULL, 3);
+    add_norm(t, TOK_NORM_REPLACE, " {2,}", " ", 1);
+    check_norm(t, "   ", "");
+    tok_free(t);
 }
 
 /* ---- corrupt files ---------------------------------------------------------------- */

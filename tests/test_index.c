@@ -2,13 +2,15 @@
  * Tests of lexer/index: the precomputed token index over Llama 3 must
  * answer what walking would, for a set of real-world regexes (email, phone,
  * date, time, IPv4, URL, SSN, a JSON object with string and number fields,
- * a long alternation of words), from the start and from a state after a
- * consumed prefix:
- *   - the mask of every indexed state equals lex_mask there and a
- *     brute-force oracle (lex_dfa_feed over each token's bytes), for narrow
- *     states (a token list) and wide ones (kept as a bitset);
- *   - next(s, t) of every entry is the DFA state lex_dfa_feed reaches, and
- *     tokens outside the mask have no next state;
+ * a long alternation of words; the outlines benchmark set: digits, phone,
+ * date, IPv4, email, URL; the JSON string body), from the start and from a
+ * state after a consumed prefix:
+ *   - over every trie layout, the mask of every indexed state equals
+ *     lex_mask's walk of that layout there;
+ *   - the mask equals a brute-force oracle (lex_dfa_feed over each token's
+ *     bytes), and next(s, t) of every token is the DFA state feeding its
+ *     bytes reaches (LEX_INDEX_NONE outside the mask): the token classes
+ *     lose nothing;
  *   - the indexed states are closed: every next state is indexed.
  * Then the state cap fails cleanly, naming the regex, `tokbench mask
  * --index` prints what it built, and the slice and index experiments run
@@ -34,29 +36,18 @@
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
 
-static tok_tokenizer_t *tok;
-static trie_keys_t keys;
-static trie_t *trie;
+static test_tries_t tt;
 
 static int setup(void **state)
 {
     (void)state;
-    tb_err_t err;
-    tok = test_load(LLAMA3);
-    if (trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
-        !(trie = trie_build(&trie_layout_dfs, &keys, &err))) {
-        fprintf(stderr, "%s: %s\n", LLAMA3, err.msg);
-        return -1;
-    }
-    return 0;
+    return test_tries_load(&tt, LLAMA3);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    trie_free(trie);
-    trie_keys_free(&keys);
-    tok_free(tok);
+    test_tries_free(&tt);
     return 0;
 }
 
@@ -64,6 +55,7 @@ static int teardown(void **state)
               "this|that|what|when|where|which|while|who|whom|whose|why|how|into|" \
               "onto|upon|under|about|above|after|again|against|all|am|an|any|are|" \
               "because|been|before|being|below|between|both|but|by|could|did|do"
+#define JSON_STRING_BODY "([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*"
 
 static const struct {
     const char *pattern, *prefix;
@@ -77,57 +69,63 @@ static const struct {
     {"https?://[a-zA-Z0-9.-]+(:\\d{1,5})?(/[a-zA-Z0-9._~%!$&'()*+,;=:@-]*)*"
      "(\\?[a-zA-Z0-9._~%&=+-]*)?", "https://"},
     {"\\d{3}-\\d{2}-\\d{4}", "123-"},
-    {"\\{\\s*\"name\"\\s*:\\s*\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\""
+    {"\\{\\s*\"name\"\\s*:\\s*\"" JSON_STRING_BODY "\""
      "\\s*,\\s*\"age\"\\s*:\\s*-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?\\s*\\}",
      "{\"name\": \"Jo"},
     {"(" WORDS ")( (" WORDS "))*", "the quick "},
+    /* the outlines benchmark set (its tests/benchmark regex samples) */
+    {"[0-9]+", "12"},
+    {"\\+?\\d{1,4}?[-.\\s]?\\(?\\d{1,3}?\\)?[-.\\s]?\\d{1,4}[-.\\s]?\\d{1,4}[-.\\s]?\\d{1,9}",
+     "+1 (555"},
+    {"([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])(\\.|-|/)([1-9]|0[1-9]|1[0-2])(\\.|-|/)"
+     "([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])|([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])"
+     "(\\.|-|/)([1-9]|0[1-9]|1[0-2])(\\.|-|/)([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])", "19/"},
+    {"(?:(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\\.){3}"
+     "(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)", "10.0"},
+    {"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
+     "(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?", "jo.doe@"},
+    {"(https?:\\/\\/)?([\\da-z\\.-]+)\\.([a-z\\.]{2,6})([\\/\\w \\.-]*)*\\/?", "htt"},
+    {JSON_STRING_BODY, "ab\\u00"},
+    /* more byte-reachable states than one round takes: built level by level */
+    {"[0-9a-f]{0,300}x", "0a"},
 };
 
-/* Indexed states that keep their mask as a bitset (wide ones): both kinds
- * of mask query must be exercised. */
-static size_t dense_states;
+/* What the checked indexes held: masks as bitsets and as id lists, class
+ * maps as arrays and as sorted lists, next states as full rows and as
+ * pairs.  Every kind must be exercised. */
+static size_t dense_sets, list_sets, class_arrays, class_lists, full_rows, pair_rows;
+/* Builds in one round (few byte-reachable states) and in several. */
+static size_t one_round, by_levels;
 
 static void oracle_mask(lex_dfa_t *d, uint32_t state, tb_bitset_t *m)
 {
     tb_bitset_clear_all(m);
-    for (size_t i = 0; i < keys.n; i++)
-        if (lex_dfa_feed(d, state, keys.keys[i].s, keys.keys[i].len) != LEX_DEAD)
-            tb_bitset_set(m, keys.keys[i].id);
+    for (size_t i = 0; i < tt.keys.n; i++)
+        if (lex_dfa_feed(d, state, tt.keys.keys[i].s, tt.keys.keys[i].len) != LEX_DEAD)
+            tb_bitset_set(m, tt.keys.keys[i].id);
+    for (size_t a = 0; a < tt.keys.nalias; a++)
+        if (tb_bitset_get(m, tt.keys.alias[2 * a + 1]))
+            tb_bitset_set(m, tt.keys.alias[2 * a]);
 }
 
-/* Builds the index from the state after prefix and checks every state. */
-static void check_index(const char *pattern, const char *prefix, size_t *states,
-                        size_t *entries)
+/* Every state's mask and next states against the oracle (x built over the
+ * first trie). */
+static void check_oracle(lex_dfa_t *d, const lex_index_t *x)
 {
-    tb_err_t err;
-    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
-    if (!d)
-        fail_msg("%s", err.msg);
-    uint32_t start = lex_dfa_feed(d, LEX_START, (const uint8_t *)prefix, strlen(prefix));
-    assert_int_not_equal(start, LEX_DEAD);
-    lex_index_t *x = lex_index_build(trie, &keys, d, start, 0, &err);
-    if (!x)
-        fail_msg("'%s': %s", pattern, err.msg);
-    assert_int_equal(lex_index_state(x, start), 0);
-    tb_bitset_t got, walk, want;
-    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(trie)), 0);
-    assert_int_equal(tb_bitset_init(&walk, trie_mask_bits(trie)), 0);
-    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(trie)), 0);
-    lex_rec_t r;
-    assert_int_equal(lex_rec_init(&r, d, keys.max_len, &err), 0);
+    tb_bitset_t got, want;
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(tt.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(tt.tries[0])), 0);
     for (uint32_t i = 0; i < x->nstates; i++) {
         uint32_t s = x->dfa_state[i];
         assert_int_equal(lex_index_state(x, s), i);
-        dense_states += x->dense[i] != LEX_INDEX_NONE;
         lex_index_mask(x, i, &got);
-        assert_int_equal(lex_mask(trie, &r, s, &walk, NULL, &err), 0);
         oracle_mask(d, s, &want);
-        if (!tb_bitset_equal(&walk, &want) || !tb_bitset_equal(&got, &want))
-            fail_msg("'%s' index state %u (DFA %u): mask differs (index %zu, walk %zu, "
-                     "oracle %zu tokens)", pattern, i, s, tb_bitset_count(&got),
-                     tb_bitset_count(&walk), tb_bitset_count(&want));
-        for (size_t k = 0; k < keys.n; k++) {
-            const trie_key_t *key = &keys.keys[k];
+        if (!tb_bitset_equal(&got, &want))
+            fail_msg("'%s' index state %u (DFA %u): mask differs (index %zu, oracle %zu "
+                     "tokens)", d->pattern, i, s, tb_bitset_count(&got),
+                     tb_bitset_count(&want));
+        for (size_t k = 0; k < tt.keys.n; k++) {
+            const trie_key_t *key = &tt.keys.keys[k];
             uint32_t n = lex_index_next(x, i, key->id);
             if (!tb_bitset_get(&want, key->id)) {
                 assert_int_equal(n, LEX_INDEX_NONE);
@@ -137,32 +135,92 @@ static void check_index(const char *pattern, const char *prefix, size_t *states,
             uint32_t fed = lex_dfa_feed(d, s, key->s, key->len);
             if (x->dfa_state[n] != fed)
                 fail_msg("'%s' state %u token '%.*s': index says DFA state %u, feeding %u",
-                         pattern, i, (int)key->len, key->s, x->dfa_state[n], fed);
+                         d->pattern, i, (int)key->len, key->s, x->dfa_state[n], fed);
         }
+        for (size_t a = 0; a < tt.keys.nalias; a++)
+            assert_int_equal(lex_index_next(x, i, tt.keys.alias[2 * a]),
+                             lex_index_next(x, i, tt.keys.alias[2 * a + 1]));
     }
-    *states += x->nstates;
-    *entries += lex_index_entries(x);
-    assert_true(lex_index_bytes(x) >= lex_index_entries(x) * 2 * sizeof(uint32_t));
+    tb_bitset_free(&got);
+    tb_bitset_free(&want);
+}
+
+/* Every state's mask against lex_mask's walk of trie t. */
+static void check_walk(lex_dfa_t *d, const trie_t *t, const char *layout, const lex_index_t *x)
+{
+    tb_err_t err;
+    tb_bitset_t got, walk;
+    lex_rec_t r;
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(t)), 0);
+    assert_int_equal(tb_bitset_init(&walk, trie_mask_bits(t)), 0);
+    assert_int_equal(lex_rec_init(&r, d, tt.keys.max_len, &err), 0);
+    for (uint32_t i = 0; i < x->nstates; i++) {
+        lex_index_mask(x, i, &got);
+        assert_int_equal(lex_mask(t, &r, x->dfa_state[i], &walk, NULL, &err), 0);
+        if (!tb_bitset_equal(&got, &walk))
+            fail_msg("'%s' %s index state %u: mask differs (index %zu, walk %zu tokens)",
+                     d->pattern, layout, i, tb_bitset_count(&got), tb_bitset_count(&walk));
+    }
     lex_rec_free(&r);
     tb_bitset_free(&got);
     tb_bitset_free(&walk);
-    tb_bitset_free(&want);
-    lex_index_free(x);
+}
+
+/* Builds the index from the state after prefix over every layout and checks
+ * every state. */
+static void check_index(const char *pattern, const char *prefix, size_t *states,
+                        size_t *entries, size_t *classes)
+{
+    tb_err_t err;
+    lex_dfa_t *d = lex_dfa_new(pattern, NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    uint32_t start = lex_dfa_feed(d, LEX_START, (const uint8_t *)prefix, strlen(prefix));
+    assert_int_not_equal(start, LEX_DEAD);
+    for (size_t l = 0; l < tt.ntries; l++) {
+        lex_index_t *x = lex_index_build(tt.tries[l], &tt.keys, d, start, 0, &err);
+        if (!x)
+            fail_msg("'%s': %s", pattern, err.msg);
+        assert_int_equal(lex_index_state(x, start), 0);
+        check_walk(d, tt.tries[l], tt.names[l], x);
+        if (l == 0) {
+            check_oracle(d, x);
+            *states += x->nstates;
+            *entries += lex_index_entries(x);
+            *classes += x->nclasses;
+            lex_index_mem_t m;
+            lex_index_mem(x, &m);
+            assert_int_equal(m.total, lex_index_bytes(x));
+            assert_true(m.total > m.masks + m.classes + m.next + m.states);
+            for (size_t i = 0; i < x->nsets; i++)
+                *(x->set[i].dense ? &dense_sets : &list_sets) += 1;
+            *(x->class_of ? &class_arrays : &class_lists) += 1;
+            for (size_t i = 0; i < x->nstates; i++)
+                *(x->row[i].n == LEX_INDEX_NONE ? &full_rows : &pair_rows) += 1;
+            *(x->rounds > 1 ? &by_levels : &one_round) += 1;
+        }
+        lex_index_free(x);
+    }
     lex_dfa_free(d);
 }
 
 static void index_matches_walks(void **state)
 {
     (void)state;
-    size_t states = 0, entries = 0;
+    size_t states = 0, entries = 0, classes = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        check_index(cases[i].pattern, "", &states, &entries);
-        check_index(cases[i].pattern, cases[i].prefix, &states, &entries);
+        check_index(cases[i].pattern, "", &states, &entries, &classes);
+        check_index(cases[i].pattern, cases[i].prefix, &states, &entries, &classes);
     }
-    print_message("%zu index states (%zu wide, kept as bitsets), %zu entries checked against "
-                  "walks and the oracle\n", states, dense_states, entries);
+    print_message("%zu index states, %zu token classes, %zu entries checked against the "
+                  "walks of %zu layouts and the oracle; masks: %zu bitsets, %zu lists; class "
+                  "maps: %zu arrays, %zu lists; next states: %zu full rows, %zu as pairs; "
+                  "%zu built in one round, %zu by levels\n", states, classes, entries,
+                  tt.ntries, dense_sets, list_sets, class_arrays, class_lists, full_rows,
+                  pair_rows, one_round, by_levels);
     assert_true(states > 2 * sizeof cases / sizeof *cases);
-    assert_true(dense_states > 0 && dense_states < states);
+    assert_true(dense_sets && list_sets && class_arrays && class_lists);
+    assert_true(one_round && by_levels && full_rows && pair_rows);
 }
 
 static void state_cap_fails_cleanly(void **state)
@@ -171,12 +229,12 @@ static void state_cap_fails_cleanly(void **state)
     tb_err_t err;
     lex_dfa_t *d = lex_dfa_new("[0-9]{0,300}x", NULL, &err);
     assert_non_null(d);
-    lex_index_t *x = lex_index_build(trie, &keys, d, LEX_START, 20, &err);
+    lex_index_t *x = lex_index_build(tt.tries[0], &tt.keys, d, LEX_START, 20, &err);
     assert_null(x);
     assert_non_null(strstr(err.msg, "[0-9]{0,300}x"));
     assert_non_null(strstr(err.msg, "more than 20 DFA states"));
     /* With room enough it builds, and the cap was the only problem. */
-    x = lex_index_build(trie, &keys, d, LEX_START, 1000, &err);
+    x = lex_index_build(tt.tries[0], &tt.keys, d, LEX_START, 1000, &err);
     assert_non_null(x);
     assert_true(x->nstates > 20);
     lex_index_free(x);

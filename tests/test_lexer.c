@@ -1,8 +1,8 @@
 /*
  * Tests of lexer/: the regex parser (errors with positions, full matches
  * against PCRE2), the lazy derivative DFA (limits that fail cleanly), and
- * token masks of every trie layout over the llama3 vocabulary against two
- * oracles that share nothing with the derivative machinery:
+ * token masks of every trie layout over the llama3 vocabulary against the
+ * two oracles of oracle.h, which share nothing with the derivative machinery:
  *   - a Thompson NFA built here from the parsed terms and simulated over
  *     each token's bytes from the NFA state set after the prefix (a token is
  *     allowed iff a state that can still reach the end survives);
@@ -11,8 +11,9 @@
  * Masks are checked from the start and from states reached by consuming
  * prefixes, for real-world regexes and for random ones, and through each
  * of a walk's paths (the table inline, transitions derived mid-walk as the
- * table grows, a recognizer without a table).  Last, `tokbench mask`
- * ($BUILD/tokbench) on good and bad input.
+ * table grows, a recognizer without a table).  The built-in recognizers
+ * (any, utf8, letters, digits) against PCRE2 on every layout.  Last,
+ * `tokbench mask` ($BUILD/tokbench) on good and bad input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,14 +25,13 @@
 
 #include <cmocka.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "../base/utf8.h"
+#include "../lexer/builtin.h"
 #include "../lexer/deriv.h"
 #include "../lexer/rec.h"
 #include "../lexer/regex.h"
 #include "../trie/trie.h"
+#include "oracle.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
@@ -175,196 +175,6 @@ static void anchors_and_empty_alternatives_agree_with_pcre2(void **state)
     pcre2_match_data_free(md);
 }
 
-/* ---- the NFA oracle ---------------------------------------------------------- */
-
-enum { NFA_BYTES, NFA_SPLIT, NFA_MATCH, NFA_DEAD };
-
-typedef struct {
-    int kind;
-    uint64_t set[4]; /* NFA_BYTES */
-    uint32_t e1, e2; /* BYTES: next = e1; SPLIT: both */
-} nfa_state_t;
-
-typedef struct {
-    nfa_state_t *s;
-    uint32_t n, cap;
-    uint32_t match;
-    uint8_t *live; /* can reach the match state */
-    uint32_t *stamp, gen;
-    uint32_t *work;
-} nfa_t;
-
-static uint32_t nfa_add(nfa_t *a, int kind)
-{
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 256;
-        a->s = realloc(a->s, a->cap * sizeof *a->s);
-        assert_non_null(a->s);
-    }
-    memset(&a->s[a->n], 0, sizeof *a->s);
-    a->s[a->n].kind = kind;
-    return a->n++;
-}
-
-/* Thompson construction in continuation style: the start state of a
- * fragment for term x that continues to `out`. */
-static uint32_t nfa_compile(nfa_t *a, const lex_terms_t *t, lex_term_t x, uint32_t out)
-{
-    const lex_node_t *n = lex_node(t, x);
-    switch (n->kind) {
-    case LEX_K_NOTHING:
-        return nfa_add(a, NFA_DEAD);
-    case LEX_K_EPSILON:
-        return out;
-    case LEX_K_BYTES: {
-        uint32_t s = nfa_add(a, NFA_BYTES);
-        memcpy(a->s[s].set, n->set, sizeof n->set);
-        a->s[s].e1 = out;
-        return s;
-    }
-    case LEX_K_CONCAT: {
-        lex_term_t first = n->a, second = n->b;
-        uint32_t mid = nfa_compile(a, t, second, out);
-        return nfa_compile(a, t, first, mid);
-    }
-    case LEX_K_OR: {
-        lex_term_t l = n->a, r = n->b;
-        uint32_t s = nfa_add(a, NFA_SPLIT);
-        uint32_t x1 = nfa_compile(a, t, l, out);
-        uint32_t x2 = nfa_compile(a, t, r, out);
-        a->s[s].e1 = x1;
-        a->s[s].e2 = x2;
-        return s;
-    }
-    case LEX_K_REPEAT: { /* body{min} then body? (max - min) times */
-        uint32_t mn = (uint32_t)n->set[0], mx = (uint32_t)n->set[1], cur = out;
-        for (uint32_t i = mn; i < mx; i++) {
-            uint32_t s = nfa_add(a, NFA_SPLIT);
-            uint32_t b = nfa_compile(a, t, n->a, cur);
-            a->s[s].e1 = b;
-            a->s[s].e2 = out;
-            cur = s;
-        }
-        for (uint32_t i = 0; i < mn; i++)
-            cur = nfa_compile(a, t, n->a, cur);
-        return cur;
-    }
-    default: { /* STAR: a loop state that enters the body or leaves */
-        lex_term_t body = n->a;
-        uint32_t loop = nfa_add(a, NFA_SPLIT);
-        uint32_t b = nfa_compile(a, t, body, loop);
-        a->s[loop].e1 = b;
-        a->s[loop].e2 = out;
-        return loop;
-    }
-    }
-}
-
-static void nfa_build(nfa_t *a, const char *pattern, uint32_t *start)
-{
-    memset(a, 0, sizeof *a);
-    lex_terms_t t;
-    tb_err_t err;
-    lex_term_t root;
-    assert_int_equal(lex_terms_init(&t, 1u << 22, &err), 0);
-    if (lex_regex_parse(&t, pattern, strlen(pattern), &root, &err))
-        fail_msg("%s", err.msg);
-    a->match = nfa_add(a, NFA_MATCH);
-    *start = nfa_compile(a, &t, root, a->match);
-    lex_terms_free(&t);
-    /* live: reverse reachability to the match state, by fixpoint. */
-    a->live = calloc(a->n, 1);
-    a->stamp = calloc(a->n, sizeof *a->stamp);
-    a->work = malloc(a->n * sizeof *a->work);
-    a->live[a->match] = 1;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (uint32_t i = 0; i < a->n; i++) {
-            const nfa_state_t *s = &a->s[i];
-            int l = a->live[i] || (s->kind == NFA_BYTES && a->live[s->e1]) ||
-                    (s->kind == NFA_SPLIT && (a->live[s->e1] || a->live[s->e2]));
-            if (l && !a->live[i])
-                a->live[i] = 1, changed = 1;
-        }
-    }
-}
-
-static void nfa_free(nfa_t *a)
-{
-    free(a->s);
-    free(a->live);
-    free(a->stamp);
-    free(a->work);
-}
-
-/* A state set: the live consuming states (and the match state) reached. */
-typedef struct {
-    uint32_t *v;
-    uint32_t n;
-} nset_t;
-
-static void closure_add(nfa_t *a, nset_t *out, uint32_t s0)
-{
-    uint32_t top = 0;
-    a->work[top++] = s0;
-    while (top) {
-        uint32_t s = a->work[--top];
-        if (a->stamp[s] == a->gen || !a->live[s])
-            continue;
-        a->stamp[s] = a->gen;
-        if (a->s[s].kind == NFA_SPLIT) {
-            a->work[top++] = a->s[s].e2;
-            a->work[top++] = a->s[s].e1;
-        } else
-            out->v[out->n++] = s;
-    }
-}
-
-static void nfa_step(nfa_t *a, const nset_t *in, uint8_t b, nset_t *out)
-{
-    a->gen++;
-    out->n = 0;
-    for (uint32_t i = 0; i < in->n; i++) {
-        const nfa_state_t *s = &a->s[in->v[i]];
-        if (s->kind == NFA_BYTES && ((s->set[b >> 6] >> (b & 63)) & 1))
-            closure_add(a, out, s->e1);
-    }
-}
-
-/* The oracle's mask: token k allowed iff its bytes keep a live state from
- * `from`.  Keys are sorted, so the sets along the previous key's bytes are
- * reused for the shared prefix (the same function, computed once per
- * prefix rather than once per token). */
-static void nfa_mask(nfa_t *a, const nset_t *from, const trie_keys_t *k, tb_bitset_t *mask)
-{
-    uint32_t depth = k->max_len + 1;
-    nset_t *lv = calloc(depth, sizeof *lv);
-    for (uint32_t i = 0; i < depth; i++)
-        lv[i].v = malloc(a->n * sizeof *lv[i].v);
-    memcpy(lv[0].v, from->v, from->n * sizeof *from->v);
-    lv[0].n = from->n;
-    const uint8_t *prev = NULL;
-    uint32_t prev_len = 0;
-    tb_bitset_clear_all(mask);
-    for (size_t i = 0; i < k->n; i++) {
-        const trie_key_t *key = &k->keys[i];
-        uint32_t same = 0;
-        while (same < prev_len && same < key->len && prev[same] == key->s[same])
-            same++;
-        for (uint32_t j = same; j < key->len; j++)
-            nfa_step(a, &lv[j], key->s[j], &lv[j + 1]);
-        if (lv[key->len].n)
-            tb_bitset_set(mask, key->id);
-        prev = key->s;
-        prev_len = key->len;
-    }
-    for (size_t i = 0; i < k->nalias; i++)
-        if (tb_bitset_get(mask, k->alias[2 * i + 1]))
-            tb_bitset_set(mask, k->alias[2 * i]);
-    for (uint32_t i = 0; i < depth; i++)
-        free(lv[i].v);
-    free(lv);
-}
 
 /* ---- the mask checks ------------------------------------------------------------ */
 
@@ -383,13 +193,6 @@ static int teardown_vocab(void **state)
     return 0;
 }
 
-/* PCRE2: is text[0..n) a prefix of some match of the whole pattern? */
-static int pcre_viable(pcre2_code *re, pcre2_match_data *md, const uint8_t *s, size_t n)
-{
-    int rc = pcre2_match(re, s, n, 0, PCRE2_PARTIAL_HARD, md, NULL);
-    return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
-}
-
 typedef struct {
     size_t masks, allowed_total, pcre_checked;
 } stats_t;
@@ -404,22 +207,13 @@ static void check_after(const char *pattern, lex_dfa_t *d, nfa_t *a, uint32_t st
     tb_err_t err;
     if (lex_dfa_error(d, &err))
         fail_msg("%s", err.msg);
-    nset_t cur = {malloc((a->n + 1) * sizeof(uint32_t)), 0}, nxt = {
-        malloc((a->n + 1) * sizeof(uint32_t)), 0};
-    a->gen++;
-    closure_add(a, &cur, start);
-    for (size_t i = 0; i < plen; i++) {
-        nfa_step(a, &cur, prefix[i], &nxt);
-        nset_t t = cur;
-        cur = nxt;
-        nxt = t;
-    }
+    nset_t cur;
+    nfa_after(a, start, prefix, plen, &cur);
     if ((ds != LEX_DEAD) != (cur.n != 0))
         fail_msg("'%s' after '%.*s': DFA live %d, oracle live %d", pattern, (int)plen,
                  prefix, ds != LEX_DEAD, cur.n != 0);
     if (ds == LEX_DEAD) {
         free(cur.v);
-        free(nxt.v);
         return;
     }
     tb_bitset_t want, got;
@@ -471,7 +265,6 @@ static void check_after(const char *pattern, lex_dfa_t *d, nfa_t *a, uint32_t st
     tb_bitset_free(&want);
     tb_bitset_free(&got);
     free(cur.v);
-    free(nxt.v);
 }
 
 /* A prefix of `len` bytes reached by walking random live bytes of the DFA
@@ -504,7 +297,8 @@ static void check_pattern(const char *pattern, const char *const *prefixes, size
         fail_msg("%s", err.msg);
     nfa_t a;
     uint32_t start;
-    nfa_build(&a, pattern, &start);
+    if (nfa_build(&a, pattern, &start, &err))
+        fail_msg("%s", err.msg);
     /* PCRE2 refuses PCRE2_ENDANCHORED with partial matching; \\z does the
      * same job, and in hard partial mode it counts as partial at the end. */
     char anchored[4096];
@@ -660,10 +454,11 @@ static void oracle_mask(const char *pattern, tb_bitset_t *want)
 {
     nfa_t a;
     uint32_t start;
-    nfa_build(&a, pattern, &start);
-    nset_t cur = {malloc((a.n + 1) * sizeof(uint32_t)), 0};
-    a.gen++;
-    closure_add(&a, &cur, start);
+    tb_err_t err;
+    if (nfa_build(&a, pattern, &start, &err))
+        fail_msg("%s", err.msg);
+    nset_t cur;
+    nfa_after(&a, start, NULL, 0, &cur);
     tb_bitset_clear_all(want);
     nfa_mask(&a, &cur, &fx.keys, want);
     free(cur.v);
@@ -740,6 +535,108 @@ static void walk_paths_agree(void **state)
     }
     /* The first pattern outgrew the fresh table on every layout. */
     assert_true(grew >= (int)fx.ntries);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+}
+
+/* For utf8 (PCRE2_UTF): whether s[0..n) begins some valid UTF-8 string.
+ * PCRE2's check reports a character cut at the end as truncated before it
+ * looks at its second byte (surrogates, overlongs, past U+10FFFF), so a
+ * truncated one is completed instead, with every second byte it may need
+ * and 0x80 after, and checked whole.  s has room for 3 more bytes. */
+static int utf8_viable(pcre2_code *re, pcre2_match_data *md, uint8_t *s, size_t n)
+{
+    int rc = pcre2_match(re, s, n, 0, 0, md, NULL);
+    if (rc >= 0)
+        return 1;
+    if (rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR3)
+        return 0; /* invalid, not merely cut short */
+    size_t missing = (size_t)(PCRE2_ERROR_UTF8_ERR1 - rc) + 1;
+    for (unsigned b = 0x80; b <= 0xBF; b++) {
+        s[n] = (uint8_t)b;
+        for (size_t k = 1; k < missing; k++)
+            s[n + k] = 0x80;
+        if (pcre2_match(re, s, n + missing, 0, 0, md, NULL) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The built-in recognizers (lexer/builtin.h) on every layout, from the
+ * start and after a prefix, against PCRE2 on prefix + token: partial
+ * matching in byte mode for `any`, letters and digits, and for `utf8`
+ * PCRE2's UTF-8 check (which refuses overlongs, surrogates and code points
+ * past U+10FFFF) through utf8_viable.
+ */
+static void builtins_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *pcre, *after;
+        size_t plen;
+        uint32_t flags;
+    } cases[] = {
+        {"any", "(?s).*\\z", "", 0, 0},
+        {"any", "(?s).*\\z", "\xff\x00", 2, 0},
+        {"utf8", "(?s).*\\z", "", 0, PCRE2_UTF},
+        {"utf8", "(?s).*\\z", "a\xe2\x82", 3, PCRE2_UTF}, /* inside a character */
+        {"utf8", "(?s).*\\z", "\xf0", 1, PCRE2_UTF},
+        {"letters", "[A-Za-z ]*\\z", "", 0, 0},
+        {"digits", "[0-9]*\\z", "4", 1, 0},
+    };
+    tb_err_t err;
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, trie_mask_bits(fx.tries[0])), 0);
+    assert_int_equal(tb_bitset_init(&got, trie_mask_bits(fx.tries[0])), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int ec;
+        PCRE2_SIZE eo;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)cases[i].pcre, PCRE2_ZERO_TERMINATED,
+                                       PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE |
+                                           cases[i].flags,
+                                       &ec, &eo, NULL);
+        assert_non_null(re);
+        pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+        uint8_t buf[4096 + 3];
+        const uint8_t *prefix = (const uint8_t *)cases[i].after;
+        size_t plen = cases[i].plen;
+        tb_bitset_clear_all(&want);
+        for (size_t k = 0; k < fx.keys.n; k++) {
+            const trie_key_t *key = &fx.keys.keys[k];
+            assert_true(plen + key->len + 3 <= sizeof buf);
+            memcpy(buf, prefix, plen);
+            memcpy(buf + plen, key->s, key->len);
+            if (cases[i].flags ? utf8_viable(re, md, buf, plen + key->len)
+                               : pcre_viable(re, md, buf, plen + key->len))
+                tb_bitset_set(&want, key->id);
+        }
+        for (size_t k = 0; k < fx.keys.nalias; k++)
+            if (tb_bitset_get(&want, fx.keys.alias[2 * k + 1]))
+                tb_bitset_set(&want, fx.keys.alias[2 * k]);
+        if (!tb_bitset_count(&want))
+            fail_msg("case %zu: PCRE2 allows no token", i);
+        for (size_t l = 0; l < fx.ntries; l++) {
+            lex_dfa_t *d = lex_builtin_dfa(cases[i].name, NULL, &err);
+            assert_non_null(d);
+            lex_rec_t r;
+            assert_int_equal(lex_rec_init(&r, d, fx.keys.max_len, &err), 0);
+            uint32_t st = lex_dfa_feed(d, LEX_START, prefix, plen);
+            assert_int_not_equal(st, LEX_DEAD);
+            assert_int_equal(lex_mask(fx.tries[l], &r, st, &got, NULL, &err), 0);
+            if (!tb_bitset_equal(&got, &want))
+                fail_msg("%s after '%.*s', layout %s: %zu tokens, PCRE2 %zu", cases[i].name,
+                         (int)plen, cases[i].after, fx.names[l], tb_bitset_count(&got),
+                         tb_bitset_count(&want));
+            lex_rec_free(&r);
+            lex_dfa_free(d);
+        }
+        pcre2_match_data_free(md);
+        pcre2_code_free(re);
+    }
+    assert_null(lex_builtin_dfa("json", NULL, &err));
+    assert_string_equal(err.msg, "'json' is not a built-in recognizer (any, utf8, "
+                                 "letters, digits)");
     tb_bitset_free(&want);
     tb_bitset_free(&got);
 }
@@ -908,6 +805,14 @@ static void mask_command(void **state)
                               out, sizeof out), 0);
     if (!strstr(out, want) || !strstr(out, "visited") || !strstr(out, "per node"))
         fail_msg("want \"%s\" in:\n%s", want, out);
+    /* --builtin walks the built-in recognizer's DFA */
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --builtin any --reps 2", out, sizeof out), 0);
+    snprintf(want, sizeof want, "allowed    %zu of %u tokens", fx.keys.n + fx.keys.nalias,
+             tok_vocab(fx.tok)->size);
+    if (!strstr(out, want) || !strstr(out, "builtin    any"))
+        fail_msg("want \"%s\" in:\n%s", want, out);
+    assert_int_equal(test_tokbench_mask(LLAMA3 " --builtin json", out, sizeof out), 1);
+    assert_non_null(strstr(out, "'json' is not a built-in recognizer"));
     /* Bad input: a message naming the pattern and position, exit 1. */
     assert_int_equal(test_tokbench_mask(LLAMA3 " --regex 'a{1000001}'", out, sizeof out), 1);
     assert_non_null(strstr(out, "regex 'a{1000001}': repetition bound 1000001"));
@@ -936,6 +841,7 @@ int main(void)
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),
         cmocka_unit_test(walk_paths_agree),
+        cmocka_unit_test(builtins_agree_with_pcre2),
         cmocka_unit_test(shallow_stack_calls_back),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),

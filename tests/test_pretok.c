@@ -13,7 +13,9 @@
 
 #include <cmocka.h>
 
+#include "../base/utf8.h"
 #include "../tok/tok_internal.h"
+#include "../tok/uprops.h"
 
 static const char llama3_re[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
@@ -249,7 +251,7 @@ static void test_invalid_utf8(void **state)
     expect_n(t, s, sizeof s - 1, "ab", "\xFF\xFE", "cd", " ", "\xC3",
              " e", "\xE2\x82", " ", "\x80\x80", "!", (char *)NULL);
     /* whatever the split, the words tile the text */
-    const char *junk[] = {"\xFF", "\xC0\x80", "a\xED\xA0\x80" "b",
+    const char *junk[] = {"\xFF", "\xC0\x80", ("a\xED\xA0\x80" "b"),
                           "\xF4\x90\x80\x80 x", "\xE2\x96"};
     for (size_t j = 0; j < sizeof junk / sizeof *junk; j++) {
         tb_buf_t text = {0};
@@ -323,6 +325,63 @@ static void test_reuses_buffers(void **state)
     tok_free(t);
 }
 
+/* Is cp in the category set `mask` per uprops's tables? */
+static int in_mask(uint32_t mask, uint32_t cp)
+{
+    return !!(mask & (1u << tok_uprops_gc(cp)));
+}
+
+/* The compiled classes follow uprops's tables, not PCRE2's own, on every
+ * code point: each pattern below matches exactly the characters that the
+ * table puts in its categories (the references' Unicode version; how it
+ * was measured is in uprops.h). */
+static void test_classes_follow_tables(void **state)
+{
+    (void)state;
+    uint32_t L = tok_uprops_mask("L", 1), N = tok_uprops_mask("Number", 6);
+    uint32_t lu = tok_uprops_mask("lu", 2), nd = tok_uprops_mask("Nd", 2);
+    uint32_t mn = tok_uprops_mask("Nonspacing Mark", 15);
+    assert_true(L && N && lu && nd && mn && !tok_uprops_mask("Han", 3));
+    assert_true((lu & L) == lu && !(L & N));
+    struct {
+        const char *re;
+        uint32_t mask;
+        int negate;
+    } cases[] = {
+        {"\\p{L}", L, 0},          {"\\pN", N, 0},
+        {"\\p{Lu}", lu, 0},        {"\\P{L}", L, 1},
+        {"\\p{^Letter}", L, 1},    {"\\d", nd, 0},
+        {"[\\p{L}\\p{N}]", L | N, 0}, {"[^\\p{L}\\p{N}]", L | N, 1},
+        /* written out in full: negated inside a class, and Mn, which
+         * U+1171E left for Mc after PCRE2 10.42's Unicode 14.0 */
+        {"[\\P{L}]", L, 1},        {"\\p{Mn}", mn, 0},
+        {"[^\\P{Mn}]", mn, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tok_pre_t p = {0};
+        tb_err_t err;
+        if (tok_pre_compile(&p, (const uint8_t *)cases[k].re,
+                            strlen(cases[k].re), 0, &err))
+            fail_msg("compile %s: %s", cases[k].re, err.msg);
+        long wrong = 0;
+        for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                continue;
+            uint8_t u[4];
+            size_t n = tb_utf8_encode(cp, u);
+            int m = pcre2_match(p.re, u, n, 0, 0, p.md, NULL) >= 0; /* one char */
+            if (m != (in_mask(cases[k].mask, cp) != cases[k].negate) &&
+                wrong++ < 3)
+                print_error("%s: U+%04X %s\n", cases[k].re, cp,
+                            m ? "matched" : "not matched");
+        }
+        assert_int_equal(wrong, 0);
+        pcre2_match_data_free(p.md);
+        pcre2_code_free(p.re);
+        tb_buf_free(&p.pattern);
+    }
+}
+
 static void test_bad_pattern(void **state)
 {
     (void)state;
@@ -351,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_long_space_run),
         cmocka_unit_test(test_reuses_buffers),
         cmocka_unit_test(test_bad_pattern),
+        cmocka_unit_test(test_classes_follow_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

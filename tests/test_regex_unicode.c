@@ -129,7 +129,7 @@ static void load_ages(void)
         if (e[0] == '.' && e[1] == '.')
             hi = strtoul(e + 2, &e, 16);
         char *semi = strchr(e, ';');
-        unsigned maj, min;
+        unsigned maj = 0, min = 0; /* fail_msg is not noreturn to clang */
         if (!semi || sscanf(semi + 1, "%u.%u", &maj, &min) != 2 || hi > CP_MAX)
             fail_msg("DerivedAge.txt: cannot read '%s'", l[i]);
         for (unsigned long c = lo; c <= hi; c++)
@@ -141,7 +141,7 @@ static void load_ages(void)
     char path[512];
     snprintf(path, sizeof path, "%s/DerivedAge.txt", LEX_UNICODE_DIR);
     FILE *f = fopen(path, "r");
-    unsigned maj, min;
+    unsigned maj = 0, min = 0;
     if (!f || fscanf(f, "# DerivedAge-%31[0-9.]", U.data_ver_s) != 1 ||
         sscanf(U.data_ver_s, "%u.%u", &maj, &min) != 2)
         fail_msg("%s: no version in the first line", path);

@@ -432,21 +432,34 @@ static void test_report_slicer_and_index(void **state)
                                               1e-3)) <= 6);
     assert_int_equal((long long)v[4],
                      case_figure("slice", "static", "tokbench", "slicer_bytes", 1));
-    /* states, entries, bytes, build ms, walk ns, index ns, break-even */
+    /* states / classes, bytes (per state), build ms, walk ns, slicer ns,
+     * index ns, break-even steps (walk / slicer): the first figure of each
+     * cell, then the cells with two whole */
     assert_int_equal(row_figures(html, "token_index", "spm-unigram dfs \\d{3}-\\d{2}-\\d{4}",
                                  v, 7),
                      7);
-    assert_int_equal((long long)v[0], case_figure("index", "static", "index", "states", 1));
-    assert_int_equal((long long)v[1], case_figure("index", "static", "index", "entries", 1));
-    assert_int_equal((long long)v[2], case_figure("index", "static", "index", "bytes", 1));
-    assert_true(fabs(v[3] * 1e3 - case_figure("index", "wallclock", "index", "build_ns",
+    long long states = case_figure("index", "static", "index", "states", 1),
+              bytes = case_figure("index", "static", "index", "bytes", 1);
+    assert_int_equal((long long)v[0], states);
+    assert_int_equal((long long)v[1], bytes);
+    assert_true(fabs(v[2] * 1e3 - case_figure("index", "wallclock", "index", "build_ns",
                                               1e-3)) <= 6);
-    assert_true(fabs(v[4] * 10 - case_figure("index", "wallclock", "walk", "ns_per_step",
+    assert_true(fabs(v[3] * 10 - case_figure("index", "wallclock", "walk", "ns_per_step",
+                                             10)) <= 1);
+    assert_true(fabs(v[4] * 10 - case_figure("index", "wallclock", "slicer", "ns_per_step",
                                              10)) <= 1);
     assert_true(fabs(v[5] * 10 - case_figure("index", "wallclock", "index", "ns_per_step",
                                              10)) <= 1);
     assert_true(fabs(v[6] - case_figure("index", "static", "index", "breakeven_steps", 1)) <=
                 1);
+    char cell[120];
+    snprintf(cell, sizeof cell, "<td>%lld / %lld</td>", states,
+             case_figure("index", "static", "index", "classes", 1));
+    if (!strstr(html, cell))
+        fail_msg("no cell %s", cell);
+    snprintf(cell, sizeof cell, "<td>%lld (%.0f)</td>", bytes, (double)bytes / (double)states);
+    if (!strstr(html, cell))
+        fail_msg("no cell %s", cell);
     free(html);
     free(md);
 }

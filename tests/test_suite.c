@@ -111,6 +111,7 @@ static void test_shipped_suites_name_known_experiments(void **state)
     (void)state;
     const char *suites[] = {"experiments/suites/default.csv",
                             "experiments/suites/selftest.csv",
+                            "experiments/suites/maskbench.csv",
                             "tests/fixtures/xp_small.csv"};
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++) {
         xp_suite_t s;

@@ -55,6 +55,29 @@ static void duplicate_id_and_limits_are_refused(void **state)
     assert_non_null(strstr(err.msg, "token id 7 is given twice"));
 }
 
+/* No tokens, and tokens with no bytes: a vocabulary with no pool (the
+ * builder's arrays are NULL; clang UBSan, found by fuzz_tok). */
+static void empty_vocabularies(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    tok_vocab_t v;
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    assert_int_equal(tok_vocab_finish(b, &v, &err), 0);
+    assert_int_equal(v.size, 0);
+    tok_vocab_free(&v);
+    b = tok_vocab_builder_new();
+    assert_int_equal(tok_vocab_add(b, 1, (const uint8_t *)"", 0, 0, TOK_NORMAL, 0, &err), 0);
+    assert_int_equal(tok_vocab_add(b, 0, (const uint8_t *)"", 0, 0, TOK_CONTROL, 0, &err), 0);
+    assert_int_equal(tok_vocab_finish(b, &v, &err), 0);
+    size_t len = 1;
+    tok_vocab_token(&v, 1, &len);
+    assert_int_equal(v.size, 2);
+    assert_int_equal(len, 0);
+    assert_int_equal(v.kind[0], TOK_CONTROL);
+    tok_vocab_free(&v);
+}
+
 static void checksum_depends_on_bytes_and_kinds(void **state)
 {
     (void)state;
@@ -122,6 +145,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(build_and_look_up),
         cmocka_unit_test(duplicate_id_and_limits_are_refused),
+        cmocka_unit_test(empty_vocabularies),
         cmocka_unit_test(checksum_depends_on_bytes_and_kinds),
         cmocka_unit_test(gpt2_alphabet_is_a_bijection),
         cmocka_unit_test(llama3_keys_decode_to_raw_bytes),

@@ -601,11 +601,8 @@ static int bpe_piece(tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
         h = tb_hash(w, n);
         const cache_slot_t *s = cache_find(st, w, n, h);
         if (s->tag) {
-            if (tb_vec_reserve(out, s->nids))
+            if (tb_vec_append(out, st->pool.data + s->off + n, s->nids))
                 return tb_fail(err, "bpe: out of memory for %u ids", s->nids);
-            memcpy(out->data + out->len, st->pool.data + s->off + n,
-                   s->nids * sizeof *out->data);
-            out->len += s->nids;
             return 0;
         }
     }
@@ -623,10 +620,9 @@ static int bpe_piece(tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
         else
             merge_heap(st);
     }
-    if (tb_vec_reserve(out, st->sym.len))
+    /* A word of unknown characters with no unk token has no symbols. */
+    if (tb_vec_append(out, st->sym.data, st->sym.len))
         return tb_fail(err, "bpe: out of memory for %zu ids", st->sym.len);
-    memcpy(out->data + out->len, st->sym.data, st->sym.len * sizeof *st->sym.data);
-    out->len += st->sym.len;
     if (n <= CACHE_MAX_WORD)
         cache_put(st, w, n, h, st->sym.data, st->sym.len);
     return 0;

@@ -205,7 +205,9 @@ int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
         tb_buf_t *dst = &bufs[i & 1];
         dst->len = 0;
         rc = step(&t->norms.data[i], in, in_len, dst, err);
-        in = dst->data;
+        /* A step that wrote nothing leaves dst->data NULL; the next steps
+         * do pointer arithmetic on their input and hand it to PCRE2. */
+        in = dst->data ? dst->data : (const uint8_t *)"";
         in_len = dst->len;
     }
     if (!rc && tb_buf_put(out, in, in_len))

@@ -17,6 +17,7 @@
 
 #include "../base/utf8.h"
 #include "tok_internal.h"
+#include "uprops.h"
 
 /* GPT-2's split pattern, which ByteLevel(use_regex) applies. */
 static const char gpt2_pattern[] =
@@ -25,22 +26,69 @@ static const char gpt2_pattern[] =
 
 /* ---- compiling ------------------------------------------------------- */
 
-/* PCRE2's \s under UCP is "Z category plus \t\n\v\f\r", which lacks U+0085;
- * Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the Unicode
- * White_Space property, which has it.  Rewrite \s and \S to add it. */
-static int rewrite_space_classes(const uint8_t *p, size_t n, tb_buf_t *out)
+/* PCRE2's tables are not the references'.  Its \s under UCP is "\p{Z}, \h
+ * and \v", which has U+180E (no White_Space since Unicode 6.3) and lacks
+ * U+0085; Oniguruma (Hugging Face) and Rust's regex (tiktoken) use the
+ * White_Space property.  Its \p{..} are of its release (Unicode 14.0 in
+ * 10.42), the references' of Unicode 16.0 (uprops.h).  So \s, \S, \d (Nd)
+ * and the general categories (\p{L}, \pN, \P{Lu}, \p{^M}) become class
+ * items that match uprops's sets exactly (White_Space as ranges; a category
+ * as PCRE2's \p{..} plus the ranges its tables lack, see uprops.c), in
+ * brackets outside a class and bare inside one.  Other property names
+ * (scripts) are left to PCRE2. */
+static int put_category(uint32_t mask, int negate, int in_class, tb_buf_t *out)
+{
+    if (!in_class) /* a class of its own: PCRE2 negates it, items stay short */
+        return tb_buf_put(out, negate ? "[^" : "[", negate ? 2u : 1u) ||
+               put_category(mask, 0, 1, out) || tb_buf_putc(out, ']');
+    return mask ? tok_uprops_class_items(mask, negate, out)
+                : tok_uprops_space_items(negate, out);
+}
+
+/* p[*i] is the 'p' or 'P' of a property escape: returns its categories and
+ * moves *i to its last byte, or returns 0 (and leaves *i) when the name is
+ * no general category. */
+static uint32_t parse_category(const uint8_t *p, size_t n, size_t *i, int *negate)
+{
+    size_t at = *i + 1, name = at, len = 1;
+    *negate = p[*i] == 'P';
+    if (at < n && p[at] == '{') {
+        const uint8_t *end = memchr(p + at, '}', n - at);
+        if (!end)
+            return 0;
+        name = at + 1;
+        len = (size_t)(end - p) - name;
+        if (len && p[name] == '^') {
+            *negate = !*negate;
+            name++;
+            len--;
+        }
+        at = (size_t)(end - p);
+    } else if (at >= n) {
+        return 0;
+    }
+    uint32_t mask = tok_uprops_mask((const char *)p + name, len);
+    if (mask)
+        *i = at;
+    return mask;
+}
+
+static int rewrite_classes(const uint8_t *p, size_t n, tb_buf_t *out)
 {
     int in_class = 0;
     out->len = 0;
     for (size_t i = 0; i < n; i++) {
-        int rc = 0;
+        int rc = 0, negate;
+        uint32_t mask;
         if (p[i] == '\\' && i + 1 < n) {
             uint8_t c = p[++i];
-            if (c == 's')
-                rc = tb_buf_put(out, in_class ? "\\s\\x{85}" : "[\\s\\x{85}]",
-                                in_class ? 8 : 10);
-            else if (c == 'S' && !in_class)
-                rc = tb_buf_put(out, "[^\\s\\x{85}]", 11);
+            if (c == 's' || c == 'S') /* mask 0: White_Space */
+                rc = put_category(0, c == 'S', in_class, out);
+            else if (c == 'd' || c == 'D')
+                rc = put_category(tok_uprops_mask("Nd", 2), c == 'D', in_class, out);
+            else if ((c == 'p' || c == 'P') &&
+                     (mask = parse_category(p, n, &i, &negate)))
+                rc = put_category(mask, negate, in_class, out);
             else
                 rc = tb_buf_putc(out, '\\') || tb_buf_putc(out, c);
         } else if (!in_class && p[i] == '[') {
@@ -81,7 +129,7 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
         opts |= PCRE2_LITERAL;
     else
         opts |= PCRE2_UCP;
-    if (!literal && rewrite_space_classes(p->pattern.data, len, &src)) {
+    if (!literal && rewrite_classes(p->pattern.data, len, &src)) {
         tb_buf_free(&src);
         return tb_fail(err, "out of memory for a pre-tokenizer pattern");
     }

@@ -97,7 +97,8 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
     memset(v, 0, sizeof *v);
     v->bos = v->eos = v->unk = v->pad = -1;
     uint32_t size = b->tokens.len ? b->max_id + 1 : 0;
-    qsort(b->tokens.data, b->tokens.len, sizeof *b->tokens.data, by_id);
+    if (b->tokens.len) /* qsort's base must not be NULL, even for nothing */
+        qsort(b->tokens.data, b->tokens.len, sizeof *b->tokens.data, by_id);
     for (size_t i = 1; i < b->tokens.len; i++)
         if (b->tokens.data[i].id == b->tokens.data[i - 1].id) {
             tb_fail(err, "token id %u is given twice", b->tokens.data[i].id);
@@ -116,7 +117,8 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
         v->offset[id] = (uint32_t)at;
         if (next < b->tokens.len && b->tokens.data[next].id == id) {
             const pending_t *t = &b->tokens.data[next++];
-            memcpy(v->bytes + at, b->pool.data + t->at, t->len);
+            if (t->len) /* tokens all empty: no pool at all */
+                memcpy(v->bytes + at, b->pool.data + t->at, t->len);
             at += t->len;
             v->score[id] = t->score;
             v->kind[id] = t->kind;

@@ -128,6 +128,23 @@ int trie_da_build_chain(trie_da_t *da, tb_err_t *err)
     return 0;
 }
 
+int trie_da_prepare_walk(trie_da_t *da, trie_da_frame_t **frames, tb_err_t *err)
+{
+    if (!*frames && !(*frames = malloc(sizeof **frames * ((size_t)da->a.max_len + 1))))
+        return tb_fail(err, "out of memory for %u walk frames", da->a.max_len + 1);
+    return trie_da_build_chain(da, err);
+}
+
+size_t trie_da_walk_bytes(const trie_da_t *da, const trie_da_frame_t *frames)
+{
+    size_t bytes = 0;
+    if (da->chain)
+        bytes += da->a.n * sizeof *da->chain;
+    if (frames)
+        bytes += sizeof *frames * ((size_t)da->a.max_len + 1);
+    return bytes;
+}
+
 /* ---- validation -------------------------------------------------------- */
 
 typedef struct {
@@ -254,11 +271,12 @@ static void enter(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
     f->base = base;
     f->next = 0;
     f->chained = 0;
-    if (rec->allowed_bytes)
+    f->esc = 0;
+    if (rec->allowed_bytes && !da->a.shifted) /* a set of bytes, not of labels */
         rec->allowed_bytes(rec, f->allowed);
     else
         memset(f->allowed, 0xFF, sizeof f->allowed);
-    if (!da->chain || !chain_pays(f->allowed))
+    if (!da->chain || (!da->a.shifted && !chain_pays(f->allowed)))
         return;
     f->chained = 1;
     /* A first label 0 is also what a node without children holds: the
@@ -306,135 +324,158 @@ static int next_chained(const trie_da_t *da, trie_da_frame_t *f)
 
 /*
  * With a table (trie_rec_table_t) the walk runs the transitions itself and
- * needs the recognizer's allowed bytes only to choose, per node, between
- * probing them and following the chain; that choice and the set depend on
- * the state alone, so they are cached per state (row offset) for the walk:
- * a JSON-string body has a handful of states, and its nodes then cost no
- * callback at all.  Direct-mapped, by a multiplicative hash of the row;
- * row 0 (the dead state) marks a free entry, never a state pushed.
+ * follows the chain everywhere but, for a narrow recognizer, at the root:
+ * there it probes the allowed bytes when they are fewer than the root's
+ * children (digits: 10 probes instead of 246 children), which needs the
+ * recognizer's allowed_bytes once per walk.  Below the root a node has a
+ * few children, and the chain lists them at one read each.
  */
-#define ALLOW_CACHE_BITS 4
-
-typedef struct {
-    uint32_t row, count; /* count: bytes in allowed */
-    uint64_t allowed[4];
-} da_allow_t;
-
-static const da_allow_t *allowed_of(trie_rec_t *rec, size_t depth,
-                                    da_allow_t *cache)
+static void enter_root(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec)
 {
-    uint32_t row = rec->tab.stack[depth];
-    da_allow_t *e = &cache[(row * 0x9E3779B1u) >> (32 - ALLOW_CACHE_BITS)];
-    if (e->row == row)
-        return e;
-    e->row = row;
-    if (rec->allowed_bytes) {
-        rec->tab.depth = depth;
-        rec->allowed_bytes(rec, e->allowed);
-    } else
-        memset(e->allowed, 0xFF, sizeof e->allowed);
-    e->count = 0;
-    for (int w = 0; w < 4; w++)
-        for (uint64_t bits = e->allowed[w]; bits; bits &= bits - 1)
-            e->count++;
-    return e;
-}
-
-/* enter() for a table walk: the state is the row at stack[depth].  A
- * probe per allowed byte or a step per child: the root's children are
- * counted (every first byte, where a narrow state such as digits allows
- * ten), other nodes have a few, so from CHAIN_FROM allowed bytes on the
- * chain is the shorter way.  In chain mode the frame needs no set: each
- * child's transition says. */
-static void enter_table(const trie_da_t *da, trie_da_frame_t *f, uint32_t node,
-                        uint32_t base, trie_rec_t *rec, size_t depth,
-                        da_allow_t *cache)
-{
-    f->node = node;
-    f->base = base;
-    uint32_t first = 256;
-    if (da->chain) {
-        /* The first child along the chain, if any: a node without
-         * children (a leaf, most of the nodes entered) needs no state. */
-        uint32_t c = da->chain[node] & 0xFFu;
-        uint32_t p = tb_da_slot(&da->a, base, (uint8_t)c);
-        if (p < da->a.n && tb_da_label(da->a.units[p]) == c)
-            first = c;
-        else {
-            f->chained = 1;
-            f->next = 256;
-            return;
-        }
-    }
-    const da_allow_t *a = allowed_of(rec, depth, cache);
-    f->chained = da->chain && a->count >= (node == 0 ? da->root_kids : CHAIN_FROM);
-    if (!f->chained) {
-        memcpy(f->allowed, a->allowed, sizeof f->allowed);
-        f->next = 0;
+    f->node = 0;
+    f->base = tb_da_offset(da->a.units[0]);
+    f->esc = 0;
+    f->chained = 1;
+    uint32_t c = da->chain[0] & 0xFFu, p = tb_da_slot(&da->a, f->base, (uint8_t)c);
+    f->next = (uint16_t)(p < da->a.n && tb_da_label(da->a.units[p]) == c ? c : 256);
+    if (da->a.shifted || !rec->allowed_bytes)
         return;
+    rec->allowed_bytes(rec, f->allowed);
+    uint32_t count = 0;
+    for (int w = 0; w < 4; w++)
+        count += (uint32_t)__builtin_popcountll(f->allowed[w]);
+    if (count < da->root_kids) {
+        f->chained = 0;
+        f->next = 0;
     }
-    f->next = first;
 }
 
-/* The next child along the chain, or -1. */
-static int next_child(const trie_da_t *da, trie_da_frame_t *f)
+/* The byte a label of a shifted array's frame f stands for (TB_DA_ESC
+ * outside an escape node is no byte: the caller enters the escape node). */
+static inline uint8_t unshift(const trie_da_frame_t *f, int c)
 {
-    if (f->next >= 256)
-        return -1;
-    uint32_t c = f->next;
-    uint32_t sib = da->chain[tb_da_slot(&da->a, f->base, (uint8_t)c)] >> 8;
-    f->next = sib ? sib : 256;
-    return (int)c;
+    return (uint8_t)(f->esc ? c + 0xFD : c - 1);
 }
 
-/* Per child offered: its label's class and transition entry from the
- * table; if accepted, its unit (the value unit too when it has one), the
- * mask word and the stack slot, then the new frame.  Nodes offered: each
- * probe that found a child and each child along a chain. */
-static uint64_t walk_table(const trie_da_t *da, trie_da_frame_t *f,
-                           trie_rec_t *rec, tb_bitset_t *mask)
+static inline int is_escape(const trie_da_frame_t *f, int c)
 {
-    da_allow_t cache[1u << ALLOW_CACHE_BITS];
-    for (size_t i = 0; i < sizeof cache / sizeof *cache; i++)
-        cache[i].row = 0;
-    size_t d0 = rec->tab.depth, top = 0;
-    uint32_t *stack = rec->tab.stack + d0;
-    const uint32_t *units = da->a.units;
-    uint64_t visited = 0;
-    enter_table(da, &f[0], 0, tb_da_offset(units[0]), rec, d0, cache);
-    for (;;) {
-        int c = f[top].chained ? next_child(da, &f[top]) : next_probed(da, &f[top]);
-        if (c < 0) {
-            if (top == 0)
-                break;
-            top--;
-            continue;
+    return c == TB_DA_ESC && !f->esc;
+}
+
+/* The frame of the node `child` (chain entry e, children at base) above
+ * frame f: its first child's label, or 256 if it has none (a first label
+ * of 0 is also what a node without children holds: the probe tells them
+ * apart).  Returns whether it has children.  Branch free: the probe reads
+ * unit 0 (never a child) when the slot is out of range. */
+static inline int enter_child(const trie_da_t *da, trie_da_frame_t *f, uint32_t base,
+                              uint16_t e)
+{
+    uint32_t first = e & 0xFFu;
+    uint32_t g = base ^ tb_da_xor_of[first]; /* a NUL past this array: range, label */
+    int in = g < da->a.n;
+    int kids = in & (tb_da_label(da->a.units[in ? g : 0]) == first) & (g != 0);
+    f->base = base;
+    f->next = (uint16_t)(kids ? first : 256);
+    f->esc = 0;
+    return kids;
+}
+
+/* One child offered (label c of frame fr, chain entry e) at stack slot
+ * top: its transition; if accepted, its value's mask bit (the scratch bit
+ * for a node without a value, as in dfs: no branch on it) and the frame
+ * above.  Returns how far the walk goes up: 1 if the child has children
+ * and was accepted, else 0.  *visited counts the child unless it is an
+ * escape node. */
+static inline __attribute__((always_inline)) size_t
+offer(const trie_da_t *da, trie_da_frame_t *f, size_t top, int c, uint32_t child, uint16_t e,
+      trie_rec_t *rec, uint32_t *stack, size_t d0, uint64_t *words, uint32_t scratch,
+      uint64_t *visited, const int shifted)
+{
+    uint32_t u = da->a.units[child], base = child ^ tb_da_offset(u);
+    uint8_t b = (uint8_t)c;
+    if (shifted) {
+        if (is_escape(&f[top], c)) {
+            stack[top + 1] = stack[top];
+            enter_child(da, &f[top + 1], base, e);
+            f[top + 1].esc = 1;
+            return 1;
         }
-        visited++;
-        uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[c]];
-        if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0))
-            next = trie_rec_compute(rec, d0 + top, (uint8_t)c);
+        b = unshift(&f[top], c);
+    }
+    ++*visited;
+    uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[b]];
+    if (__builtin_expect(next + 1u < 2u, 0)) {
+        if (next == TRIE_REC_UNKNOWN)
+            next = trie_rec_compute(rec, d0 + top, b);
         if (!next)
-            continue;
-        uint32_t node = tb_da_slot(&da->a, f[top].base, (uint8_t)c);
-        uint32_t u = units[node];
-        int64_t v = tb_da_value_of(&da->a, node, u);
-        if (v >= 0)
-            tb_bitset_set(mask, (size_t)v);
-        stack[top + 1] = next;
-        enter_table(da, &f[top + 1], node, node ^ tb_da_offset(u), rec,
-                    d0 + top + 1, cache);
-        top++;
+            return 0;
+    }
+    uint32_t v = da->a.units[base];
+    uint32_t id = tb_da_has_leaf(u) ? tb_da_value(v) : scratch;
+    words[id >> 6] |= (uint64_t)1 << (id & 63);
+    stack[top + 1] = next;
+    return (size_t)enter_child(da, &f[top + 1], base, e);
+}
+
+/*
+ * Per child offered: its chain entry (next sibling, first child), its
+ * unit, its label's class and transition entry; if accepted, its value
+ * unit (read whatever the leaf bit says), the mask word, the stack slot
+ * and the frame above, which the walk enters only if the node has
+ * children (top += kids: no branch on leaf or not).  What is left to
+ * predict is the transition test and the end of a sibling list.  The
+ * root's children come first, in their own loop (probed or chained, see
+ * enter_root), each accepted one with children walked along the chain
+ * from frame 1 down to it again.  Nodes offered: each probe that found a
+ * child and each child along a chain.  With `shifted` (a constant in each
+ * instance) labels are decoded first, and an escape node is entered with
+ * its parent's state and offers nothing itself: its frame takes a stack
+ * slot (a copy of the parent's row), so frames and stack slots stay one to
+ * one and trie_rec_inline is asked about the encoded depth.
+ */
+static inline __attribute__((always_inline)) uint64_t
+walk_table(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec, tb_bitset_t *mask,
+           uint32_t scratch, const int shifted)
+{
+    size_t d0 = rec->tab.depth;
+    uint32_t *stack = rec->tab.stack + d0;
+    const uint16_t *chain = da->chain;
+    uint64_t *words = mask->words, visited = 0;
+    enter_root(da, &f[0], rec);
+    for (;;) {
+        int c = f[0].chained ? (f[0].next < 256 ? f[0].next : -1) : next_probed(da, &f[0]);
+        if (c < 0)
+            break;
+        uint32_t child = tb_da_slot(&da->a, f[0].base, (uint8_t)c);
+        uint16_t e = chain[child];
+        if (f[0].chained)
+            f[0].next = (uint16_t)(e >> 8 ? e >> 8 : 256);
+        size_t top = offer(da, f, 0, c, child, e, rec, stack, d0, words, scratch, &visited,
+                           shifted);
+        while (top) {
+            trie_da_frame_t *fr = &f[top];
+            if (fr->next >= 256) {
+                top--;
+                continue;
+            }
+            c = fr->next;
+            child = fr->base ^ tb_da_xor_of[c];
+            e = chain[child];
+            fr->next = (uint16_t)(e >> 8 ? e >> 8 : 256);
+            top += offer(da, f, top, c, child, e, rec, stack, d0, words, scratch, &visited,
+                         shifted);
+        }
     }
     rec->tab.depth = d0;
     return visited;
 }
 
-uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
-                      tb_bitset_t *mask)
+/* The walk through the recognizer's callbacks; an escape node of a
+ * shifted array pushes nothing, so leaving it pops nothing. */
+static inline __attribute__((always_inline)) uint64_t
+walk_calls(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec, tb_bitset_t *mask,
+           const int shifted)
 {
-    if (trie_rec_inline(rec, da->a.max_len))
-        return walk_table(da, f, rec, mask);
     size_t top = 0;
     uint64_t visited = 0;
     enter(da, &f[0], 0, tb_da_offset(da->a.units[0]), rec);
@@ -444,14 +485,24 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
         if (c < 0) {
             if (top == 0)
                 break;
-            rec->pop_bytes(rec, 1);
+            if (!f[top].esc)
+                rec->pop_bytes(rec, 1);
             top--;
             continue;
         }
-        visited++;
-        if (!rec->push_byte(rec, (uint8_t)c))
-            continue;
         uint32_t node = tb_da_slot(&da->a, f[top].base, (uint8_t)c);
+        uint8_t b = (uint8_t)c;
+        if (shifted) {
+            if (is_escape(&f[top], c)) {
+                enter(da, &f[top + 1], node, node ^ tb_da_offset(da->a.units[node]), rec);
+                f[++top].esc = 1;
+                continue;
+            }
+            b = unshift(&f[top], c);
+        }
+        visited++;
+        if (!rec->push_byte(rec, b))
+            continue;
         uint32_t u = da->a.units[node];
         int64_t v = tb_da_value_of(&da->a, node, u);
         if (v >= 0)
@@ -462,3 +513,11 @@ uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
     return visited;
 }
 
+uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *f, trie_rec_t *rec,
+                      tb_bitset_t *mask, uint32_t scratch)
+{
+    if (trie_rec_inline(rec, da->a.max_len) && da->chain)
+        return da->a.shifted ? walk_table(da, f, rec, mask, scratch, 1)
+                             : walk_table(da, f, rec, mask, scratch, 0);
+    return da->a.shifted ? walk_calls(da, f, rec, mask, 1) : walk_calls(da, f, rec, mask, 0);
+}

@@ -52,14 +52,28 @@ int trie_da_build_chain(trie_da_t *da, tb_err_t *err);
  * `chained` the next label is the next child along the chain, else the next
  * allowed label to probe. */
 typedef struct {
-    uint32_t node, base, next, chained;
+    uint32_t node, base;
+    uint16_t next;
+    uint8_t chained;
+    uint8_t esc; /* a shifted array's escape node: its labels decode as 0xFD + l */
     uint64_t allowed[4];
 } trie_da_frame_t;
 
+/* What a layout over da builds for its walks (its prepare_walk): the
+ * frames (a.max_len + 1) into *frames unless there, and the chain.  Fails
+ * only for memory, leaving what was built for a later call. */
+int trie_da_prepare_walk(trie_da_t *da, trie_da_frame_t **frames, tb_err_t *err);
+/* The bytes of what trie_da_prepare_walk built so far. */
+size_t trie_da_walk_bytes(const trie_da_t *da, const trie_da_frame_t *frames);
+
 /* The mask walk (see trie_layout_t.walk), depth first over frames[0 ..
- * a.max_len]; values are the mask bits. */
+ * a.max_len]; values are the mask bits, and `scratch` (the mask's scratch
+ * bit, trie_walk clears it) the bit a table walk sets for a node without a
+ * value.  A table walk needs the chain (without it the walk calls back); a
+ * `shifted` array needs its chain on both paths (it follows the chain
+ * everywhere: the recognizer's allowed bytes are not labels there). */
 uint64_t trie_da_walk(const trie_da_t *da, trie_da_frame_t *frames,
-                      trie_rec_t *rec, tb_bitset_t *mask);
+                      trie_rec_t *rec, tb_bitset_t *mask, uint32_t scratch);
 
 /* Structural checks from the root: every value unit in range and a leaf
  * with a value below `value_limit`, no node without children or value, the

@@ -89,18 +89,14 @@ static size_t dat_prefixes(const void *impl, const uint8_t *s, size_t n,
 static int dat_prepare_walk(void *impl, tb_err_t *err)
 {
     dat_t *t = impl;
-    if (!t->frames &&
-        !(t->frames = malloc(sizeof *t->frames * ((size_t)t->da.a.max_len + 1))))
-        return tb_fail(err, "out of memory for %u walk frames",
-                       t->da.a.max_len + 1);
-    return trie_da_build_chain(&t->da, err);
+    return trie_da_prepare_walk(&t->da, &t->frames, err);
 }
 
 /* Only after dat_prepare_walk (trie_walk sees to it): frames are needed. */
 static uint64_t dat_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const dat_t *t = impl;
-    return trie_da_walk(&t->da, t->frames, rec, mask);
+    return trie_da_walk(&t->da, t->frames, rec, mask, t->id_limit);
 }
 
 static size_t dat_nodes(const void *impl)
@@ -111,12 +107,8 @@ static size_t dat_nodes(const void *impl)
 static size_t dat_bytes(const void *impl)
 {
     const dat_t *t = impl;
-    size_t bytes = sizeof *t + t->da.a.n * sizeof *t->da.a.units;
-    if (t->da.chain)
-        bytes += t->da.a.n * sizeof *t->da.chain;
-    if (t->frames)
-        bytes += sizeof *t->frames * ((size_t)t->da.a.max_len + 1);
-    return bytes;
+    return sizeof *t + t->da.a.n * sizeof *t->da.a.units +
+           trie_da_walk_bytes(&t->da, t->frames);
 }
 
 /* The chain is checked where it has been built (trie_da_validate reads it

@@ -285,7 +285,7 @@ static inline void walk_range(const dfs_t *t, trie_rec_t *rec, uint64_t *words,
     const uint8_t *cls = rec->tab.cls;
     while (p < end) {
         uint64_t x = nodes[p];
-        uint32_t k = n_depth(x);
+        size_t k = n_depth(x); /* size_t: base[k - 1] is one address */
         size_t row = base[k - 1];
         uint32_t next = table[row + cls[n_byte(x)]];
         if (__builtin_expect(next + 1u < 2u, 0)) {

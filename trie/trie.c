@@ -276,3 +276,39 @@ int trie_validate(const trie_t *t, tb_err_t *err)
         return tb_wrap(err, "%s trie", t->layout->name);
     return 0;
 }
+
+static int table_push(trie_rec_t *r, uint8_t b)
+{
+    trie_rec_table_t *t = &r->tab;
+    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
+    if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0))
+        next = r->compute(r, t->stack[t->depth], b);
+    /* The depth check cannot fire under a trie no deeper than promised;
+     * it keeps a wrong promise from writing past the stack. */
+    if (next == 0 || t->depth + 1 >= t->cap) /* row 0: the dead state */
+        return 0;
+    t->stack[++t->depth] = next;
+    return 1;
+}
+
+static void table_pop(trie_rec_t *r, uint32_t n)
+{
+    trie_rec_table_t *t = &r->tab;
+    t->depth -= n <= t->depth ? n : t->depth;
+}
+
+int trie_rec_table_init(trie_rec_t *r, uint32_t (*compute)(trie_rec_t *, uint32_t, uint8_t),
+                        void (*allowed)(trie_rec_t *, uint64_t[4]), size_t max_depth)
+{
+    *r = (trie_rec_t){.push_byte = table_push, .pop_bytes = table_pop,
+                      .allowed_bytes = allowed, .compute = compute};
+    r->tab.cap = max_depth + 2;
+    r->tab.stack = malloc(r->tab.cap * sizeof *r->tab.stack);
+    return r->tab.stack ? 0 : -1;
+}
+
+void trie_rec_table_free(trie_rec_t *r)
+{
+    free(r->tab.stack);
+    r->tab = (trie_rec_table_t){0};
+}

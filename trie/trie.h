@@ -87,7 +87,11 @@ typedef struct trie_rec trie_rec_t;
 /*
  * Optional: the recognizer as a dense table, which a walk may run itself
  * instead of calling push_byte and pop_bytes for every byte (two indirect
- * calls per node were most of a walk's cost).  Generic: the trie knows
+ * calls per node were most of a walk's cost: dfs's callback walk runs 53
+ * instructions per node where its table walk runs 23, docs/walk-cost.md).  Every recognizer of this project has one: the regex
+ * and lexer DFAs and the built-in ones (lexer/rec.h, lexer/builtin.h), and
+ * one of your own gets the same speed by describing itself this way, its
+ * entries computed lazily by push_byte if it cannot list them up front.  Generic: the trie knows
  * rows and offsets, not what a state means.  A state is a row offset r
  * into `table`; byte b leads to
  *     next = table[r + cls[b]]
@@ -108,7 +112,7 @@ typedef struct trie_rec trie_rec_t;
  * path fits (depth + max key length < cap); otherwise it calls back, and
  * push_byte refuses what would overflow.  With a table, allowed_bytes
  * must depend on the row on top alone: a walk may keep its answer per row
- * for the length of the walk (dat does).
+ * for the length of the walk (dat asks once a walk, at the root).
  */
 #define TRIE_REC_UNKNOWN UINT32_MAX
 typedef struct {
@@ -123,7 +127,23 @@ struct trie_rec {
     void (*pop_bytes)(trie_rec_t *r, uint32_t n);
     void (*allowed_bytes)(trie_rec_t *r, uint64_t set[4]);
     trie_rec_table_t tab; /* zeroed (no table) unless the recognizer has one */
+    /* Recognizers set up by trie_rec_table_init only: the entry of row
+     * offset `row` for byte b, computed (the next row offset, 0 if b is
+     * refused); it may move the table and then updates tab.table. */
+    uint32_t (*compute)(trie_rec_t *r, uint32_t row, uint8_t b);
 };
+
+/*
+ * A recognizer whose every state is a row of its table (a lexer DFA, a
+ * grammar) needs nothing of its own but `compute` (and allowed_bytes,
+ * which may be NULL): this gives it push_byte (the table entry, computed
+ * where unknown), pop_bytes and a stack for walks at most max_depth bytes
+ * deep.  The caller fills tab.table, tab.cls and stack[0] before a walk.
+ * -1 on memory.
+ */
+int trie_rec_table_init(trie_rec_t *r, uint32_t (*compute)(trie_rec_t *, uint32_t, uint8_t),
+                        void (*allowed)(trie_rec_t *, uint64_t[4]), size_t max_depth);
+void trie_rec_table_free(trie_rec_t *r);
 
 /* Whether a walk whose paths are at most max_len bytes long may run rec's
  * table itself (see trie_rec_table_t). */

@@ -123,13 +123,25 @@ int trie_charsmap_build(const trie_charsmap_rule_t *rules, size_t n,
 
 /* ---- the trie layout --------------------------------------------------- */
 
-/* The layout keeps the units trie_da_build made, in host order, instead of
+/*
+ * The layout keeps the units trie_da_build made, in host order, instead of
  * serializing them and decoding the blob again: the values are the same
- * either way, and reading blobs is tok/charsmap's job, not the layout's. */
+ * either way, and reading blobs is tok/charsmap's job, not the layout's.
+ * Its keys are the tokens' bytes in the shifted alphabet (base/da.h: byte
+ * b is label b + 1 up to 0xFD; 0xFE and 0xFF are TB_DA_ESC then 1 or 2),
+ * so no label is NUL and every vocabulary fits the charsmap format: the
+ * units are a blob tok_charsmap_open accepts, whose keys are the encoded
+ * tokens.  A token of n bytes takes n labels plus one per 0xFE or 0xFF byte
+ * (the special marker, and byte tokens that no UTF-8 holds); lookups
+ * encode as they step, walks decode (trie_da_walk), and both count bytes,
+ * not labels.  The walk follows the child chain, built on the first walk
+ * as for `dat`.
+ */
 typedef struct {
     trie_da_t da;            /* the blob's units (token ids as values) */
     uint32_t id_limit;
-    trie_da_frame_t *frames; /* max_len + 1 walk frames, scratch */
+    trie_da_frame_t *frames; /* a.max_len + 1 walk frames (the encoded
+                              * length), scratch; NULL until prepare_walk */
 } xcda_t;
 
 static void xcda_free(void *impl)
@@ -142,41 +154,54 @@ static void xcda_free(void *impl)
     free(t);
 }
 
-static int refuse_nul(const trie_keys_t *k, tb_err_t *err)
+/* The keys in the shifted alphabet, in the same order (the code keeps it),
+ * into e (its own pool). */
+static int shift_keys(const trie_keys_t *k, trie_keys_t *e, tb_err_t *err)
 {
+    size_t bytes = 0;
+    for (size_t i = 0; i < k->n; i++)
+        for (uint32_t j = 0; j < k->keys[i].len; j++)
+            bytes += 1u + (k->keys[i].s[j] >= 0xFE);
+    memset(e, 0, sizeof *e);
+    e->keys = malloc(sizeof *e->keys * (k->n ? k->n : 1));
+    e->pool = malloc(bytes ? bytes : 1);
+    if (!e->keys || !e->pool)
+        return tb_fail(err, "out of memory for %zu shifted keys", k->n);
+    e->n = k->n;
+    e->id_limit = k->id_limit;
+    uint8_t *w = e->pool;
     for (size_t i = 0; i < k->n; i++) {
-        const uint8_t *nul = memchr(k->keys[i].s, 0, k->keys[i].len);
-        if (nul)
-            return tb_fail(err, "token id %u has a NUL byte at offset %td: "
-                           "charsmap keys are NUL-terminated strings",
-                           k->keys[i].id, nul - k->keys[i].s);
+        const trie_key_t *key = &k->keys[i];
+        e->keys[i] = (trie_key_t){.s = w, .id = key->id};
+        for (uint32_t j = 0; j < key->len; j++) {
+            unsigned n;
+            tb_da_shift(key->s[j], w, &n);
+            w += n;
+        }
+        e->keys[i].len = (uint32_t)(w - e->keys[i].s);
+        if (e->keys[i].len > e->max_len)
+            e->max_len = e->keys[i].len;
     }
-    return 0;
-}
-
-static int xcda_fill(xcda_t *t, const trie_keys_t *k, tb_err_t *err)
-{
-    if (build_units(k, NULL, &t->da, err))
-        return -1;
-    if (!(t->frames = malloc(sizeof *t->frames * ((size_t)k->max_len + 1))))
-        return tb_fail(err, "out of memory");
     return 0;
 }
 
 static void *xcda_build(const trie_keys_t *k, tb_err_t *err)
 {
-    if (refuse_nul(k, err))
-        return NULL;
     xcda_t *t = calloc(1, sizeof *t);
+    trie_keys_t e;
     if (!t) {
         tb_fail(err, "out of memory");
         return NULL;
     }
     t->id_limit = k->id_limit;
-    if (xcda_fill(t, k, err)) {
+    int rc = shift_keys(k, &e, err) || build_units(&e, NULL, &t->da, err);
+    free(e.keys);
+    free(e.pool);
+    if (rc) {
         xcda_free(t);
         return NULL;
     }
+    t->da.a.shifted = 1;
     return t;
 }
 
@@ -191,10 +216,17 @@ static size_t xcda_prefixes(const void *impl, const uint8_t *s, size_t n,
     return tb_da_prefixes(&((const xcda_t *)impl)->da.a, s, n, out, max);
 }
 
+/* The frames and the chain, once (as for dat). */
+static int xcda_prepare_walk(void *impl, tb_err_t *err)
+{
+    xcda_t *t = impl;
+    return trie_da_prepare_walk(&t->da, &t->frames, err);
+}
+
 static uint64_t xcda_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
 {
     const xcda_t *t = impl;
-    return trie_da_walk(&t->da, t->frames, rec, mask);
+    return trie_da_walk(&t->da, t->frames, rec, mask, t->id_limit);
 }
 
 static size_t xcda_nodes(const void *impl)
@@ -203,11 +235,13 @@ static size_t xcda_nodes(const void *impl)
 }
 
 /* The format's size: the blob's 4-byte size field and its units (the pool
- * is empty), which the host-order units held here take too. */
+ * is empty), which the host-order units held here take too; once walked,
+ * the chain and the frames as well. */
 static size_t xcda_bytes(const void *impl)
 {
     const xcda_t *t = impl;
-    return sizeof *t + 4 + t->da.a.n * sizeof(uint32_t);
+    return sizeof *t + 4 + t->da.a.n * sizeof(uint32_t) +
+           trie_da_walk_bytes(&t->da, t->frames);
 }
 
 static int xcda_validate(const void *impl, tb_err_t *err)
@@ -218,12 +252,14 @@ static int xcda_validate(const void *impl, tb_err_t *err)
 
 const trie_layout_t trie_layout_xcda = {
     .name = "xcda",
-    .about = "SentencePiece charsmap double array (its units, token ids as values)",
+    .about = "SentencePiece charsmap double array (its units, token ids as values, "
+             "keys in a shifted alphabet without NUL)",
     .build = xcda_build,
     .free = xcda_free,
     .lookup = xcda_lookup,
     .prefixes = xcda_prefixes,
     .walk = xcda_walk,
+    .prepare_walk = xcda_prepare_walk,
     .nodes = xcda_nodes,
     .bytes = xcda_bytes,
     .validate = xcda_validate,

@@ -18,10 +18,12 @@
  * back with tok's reader in the tests.
  *
  * The same format is also a trie layout (`xcda`: token ids as values and an
- * empty pool).  It holds the units trie_da_build makes, in host order, and
- * answers through the double-array code of da.h without NUL children, as
- * a charsmap's units must be; tokens containing NUL cannot be charsmap keys
- * and are refused.
+ * empty pool).  It holds the units trie_da_build makes, in host order,
+ * without NUL children, as a charsmap's units must be; so that tokens with
+ * NUL bytes (every real vocabulary has one) fit, the layout's keys are the
+ * tokens in the shifted alphabet of base/da.h (xcda.c says how), while the
+ * charsmap blobs built here keep their rules' bytes as SentencePiece
+ * stores them and refuse NUL.
  */
 #ifndef TRIE_XCDA_H
 #define TRIE_XCDA_H

@@ -2,7 +2,10 @@
 // ref.js: the reference tokenizers behind one command line, for tokbench
 // conform (ids per line) and the throughput experiment (--bench).
 //
-//   node scripts/ref/ref.js hf FILE            Hugging Face tokenizers
+//   node scripts/ref/ref.js hf FILE            Hugging Face tokenizers, npm
+//                                              @anush008/tokenizers
+//   node scripts/ref/ref.js hf-official FILE   the same through Hugging Face's
+//                                              own binding (npm tokenizers)
 //   node scripts/ref/ref.js tiktoken FILE|NAME tiktoken, encode_ordinary; FILE
 //                                              is the npm JSON or a plain
 //                                              NAME.tiktoken rank file
@@ -25,7 +28,7 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`ref.js: ${msg}\n`);
   process.stderr.write(
-    'usage: node ref.js hf FILE [--bench N]\n' +
+    'usage: node ref.js hf|hf-official FILE [--bench N]\n' +
     '       node ref.js tiktoken FILE.json|NAME [--bench N]\n');
   process.exit(2);
 }
@@ -51,8 +54,9 @@ function parseArgs(argv) {
 
 // Each loader returns an encoder: async (array of strings) -> array of id
 // arrays, in the same order.
-function hfEncoder(file) {
-  const { Tokenizer } = require('@anush008/tokenizers');
+// Both Hugging Face bindings have the same Tokenizer API.
+function hfEncoder(file, binding) {
+  const { Tokenizer } = require(binding);
   const tok = Tokenizer.fromFile(file);
   const options = { addSpecialTokens: false };
   return async (texts) => {
@@ -115,9 +119,10 @@ async function runBench(encode, text, n) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   let encode;
-  if (opts.kind === 'hf') encode = hfEncoder(opts.file);
+  if (opts.kind === 'hf') encode = hfEncoder(opts.file, '@anush008/tokenizers');
+  else if (opts.kind === 'hf-official') encode = hfEncoder(opts.file, 'tokenizers');
   else if (opts.kind === 'tiktoken') encode = tiktokenEncoder(opts.file);
-  else usage(`unknown kind '${opts.kind}' (hf or tiktoken)`);
+  else usage(`unknown kind '${opts.kind}' (hf, hf-official or tiktoken)`);
   const text = fs.readFileSync(0).toString('utf8');
   if (opts.bench) await runBench(encode, text, opts.bench);
   else await runLines(encode, text);

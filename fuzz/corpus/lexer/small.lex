@@ -1,0 +1,7 @@
+# two lexemes, a follow rule and an explicit end
+word = [a-z]+
+sp = [ ]
+start: word
+end: word
+word -> sp
+sp -> word

@@ -1,0 +1,1 @@
+\p{Greek}+|\p{sc=Latn}|\p{scx=Hira}|\P{L}|\p{^N}|\pL
