@@ -7,6 +7,8 @@
 
 #include "support.h"
 
+#include "../grammar/gram.h"
+
 /* $TMPDIR, else /dev/shm where there is one: SQLite syncs its files, which
  * on a disk held fuzz_results to a third of its speed. */
 static const char *scratch_dir(void)
@@ -83,4 +85,38 @@ void fuzz_dfa_explore(lex_dfa_t *d, size_t max_states,
         if (visit)
             visit(d, s, arg);
     }
+}
+
+void fuzz_gram_explore(gr_cfg_t *g, size_t max_states)
+{
+    tb_err_t err;
+    gr_opts_t opts = {.max_states = 4096, .max_items = 1u << 16, .lexer = fuzz_dfa_opts};
+    gr_gram_t *gram = gr_gram_new(g, &opts, &err);
+    if (!gram)
+        return;
+    uint32_t *queue = malloc(max_states * sizeof *queue);
+    if (!queue)
+        abort();
+    size_t head = 0, tail = 0;
+    queue[tail++] = GR_START;
+    while (head < tail && !gram->failed) {
+        uint32_t s = queue[head++];
+        (void)gr_accepting(gram, s);
+        for (int b = 0; b < 256 && !gram->failed; b++) {
+            uint32_t next = gr_step(gram, s, (uint8_t)b);
+            if (gram->failed)
+                break;
+            if (gr_step(gram, s, (uint8_t)b) != next)
+                abort(); /* the table forgot what the slow path found */
+            if (next != GR_DEAD && tail < max_states) {
+                int seen = 0;
+                for (size_t i = 0; i < tail && !seen; i++)
+                    seen = queue[i] == next;
+                if (!seen)
+                    queue[tail++] = next;
+            }
+        }
+    }
+    free(queue);
+    gr_gram_free(gram);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../grammar/cfg.h"
 #include "../lexer/deriv.h"
 
 /* The path of this process's scratch file `name` (a suffix such as ".db"),
@@ -35,6 +36,14 @@ char *fuzz_strndup(const uint8_t *data, size_t n);
  * passes a limit (a clean failure, not a finding). */
 void fuzz_dfa_explore(lex_dfa_t *d, size_t max_states,
                       void (*visit)(lex_dfa_t *d, uint32_t s, void *arg), void *arg);
+
+/* Sets up the finished grammar g (taken over) for masks under small limits
+ * and explores its automaton breadth first from the start for up to
+ * max_states states, stepping every byte and asking each state whether it
+ * accepts; aborts if a step from a state differs from feeding the same
+ * byte again (the table must answer what the slow path computed).  A
+ * grammar that passes a limit stops the exploration (a clean failure). */
+void fuzz_gram_explore(gr_cfg_t *g, size_t max_states);
 
 /* Small DFA limits, so that a pattern that explodes fails fast. */
 extern const lex_dfa_opts_t fuzz_dfa_opts;
