@@ -23,7 +23,8 @@ uint64_t tb_hash(const void *data, size_t len)
         len -= 8;
     }
     uint64_t w = 0;
-    memcpy(&w, p, len);
+    if (len) /* p may be NULL when there is nothing to hash */
+        memcpy(&w, p, len);
     return mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 
