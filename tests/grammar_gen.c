@@ -215,6 +215,9 @@ static int step(gg_t *gen, uint32_t l, tb_buf_t *out, size_t from, int full)
 int gg_lexeme(gg_t *gen, uint32_t l, tb_buf_t *out)
 {
     size_t from = out->len;
+    /* out->data + from below: never a NULL pointer, even for "" */
+    if (tb_buf_reserve(out, 1))
+        return fail(gen, "out of memory");
     for (int attempt = 0; attempt < LEX_TRIES; attempt++) {
         out->len = from;
         for (;;) {
