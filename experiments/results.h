@@ -37,7 +37,7 @@
 #include "suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 7
+#define XP_DB_SCHEMA 8
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {
