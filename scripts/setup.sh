@@ -6,8 +6,10 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # Build: compilers (clang for the clang sanitizer build and the libFuzzer
-# targets, with its runtime libraries), libraries.  Tests: cmocka.  References: sentencepiece,
-# node.  Data: fortunes, unicode-data.  Measurement: PAPI, valgrind, darts,
+# targets, with its runtime libraries), libraries.  Tests: cmocka.
+# References: sentencepiece, node; python3 (json.dumps, MaskBench's
+# serialization) and python3-jsonschema (a validator for the schema tests).
+# Data: fortunes, unicode-data.  Measurement: PAPI, valgrind, darts,
 # marisa.  Reports: gnuplot.
 PACKAGES="build-essential clang libclang-rt-dev pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
  libunistring-dev libcsv-dev libcmocka-dev libpapi-dev papi-tools valgrind
