@@ -278,7 +278,6 @@ uint32_t gr_parser_scan(gr_parser_t *p, uint32_t r, const uint64_t *lexemes)
 {
     if (r == GR_ROW_DEAD || p->failed)
         return GR_ROW_DEAD;
-    p->scans++;
     next_generation(p);
     const gr_row_t row = p->rows.data[r];
     for (uint32_t k = 0; k < row.n; k++) {

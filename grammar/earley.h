@@ -79,7 +79,6 @@ typedef struct {
     uint32_t gen;
     uint32_t *pred_gen;
     size_t max_items;
-    uint64_t scans; /* rows computed by scan (found or made) */
     int failed;
     tb_err_t err;
     const char *source;
