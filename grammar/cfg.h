@@ -77,6 +77,11 @@ typedef struct {
     tb_strmap_t lex_by_regex, nt_by_name; /* keys point into the vectors' strings */
     TB_VEC(char *) keys; /* the strings those maps borrow (owned) */
     uint32_t fresh;      /* counter for gr_cfg_fresh names */
+    /* Lexeme regexes may hold top-level look-aheads (lexer/regex.h): set by
+     * the JSON Schema compiler, whose intersections are written so; never
+     * by the grammar readers, whose users' look-aheads would look past the
+     * lexeme. */
+    int lookahead;
 } gr_cfg_t;
 
 /* Bounds that keep a grammar (and the memory its reader allocates) small

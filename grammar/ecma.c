@@ -117,6 +117,7 @@ typedef struct {
     const char *what;  /* "pattern" or "format" for messages */
     const char *label; /* what messages quote: the pattern, or the format's name */
     int depth;
+    int len_inexact; /* restrict_len met a shape it does not rewrite */
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *why)
@@ -617,8 +618,9 @@ static int has_anchor(const ast_t *a)
     return 0;
 }
 
-/* a restricted to matches of lo..hi code points, or NULL (err set) where
- * that is not written exactly by the cases below. */
+/* a restricted to matches of lo..hi code points; NULL with err set (out of
+ * memory) or with ps->len_inexact set where the cases below do not write
+ * that exactly. */
 static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
 {
     uint32_t l, h;
@@ -674,8 +676,7 @@ static ast_t *restrict_len(parser_t *ps, ast_t *a, uint32_t lo, uint32_t hi)
             return o;
         }
     }
-    tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds cannot be "
-            "combined with it exactly", ps->what, ps->label);
+    ps->len_inexact = 1; /* the caller intersects instead */
     return NULL;
 }
 
@@ -1123,25 +1124,30 @@ static int search(parser_t *ps, ast_t *top, comp_t *o)
     return r;
 }
 
-/* The JSON-encoded content regex (no quotes) into *o. */
-static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o)
+/* The JSON-encoded content regex (no quotes) into *o, restricted to lo..hi
+ * code points where a rewrite of the pattern says that exactly; where not,
+ * *len_left is set and the bounds are the caller's to apply. */
+static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o, int *len_left)
 {
     ast_t *top = parse(ps), *whole;
     if (!top)
         return -1;
+    int bounded = lo || hi != GR_NO_MAX;
+    *len_left = 0;
     whole = as_whole(ps, top);
     if (!whole) {
         uint32_t l, h;
         lengths(top, &l, &h);
-        if (lo > l || hi != GR_NO_MAX)
-            return tb_fail(ps->err, "%s '%s' with minLength/maxLength: the length bounds "
-                           "cannot be combined with its anchors exactly", ps->what,
-                           ps->label);
+        *len_left = lo > l || hi != GR_NO_MAX;
         return search(ps, top, o);
     }
-    if (lo || hi != GR_NO_MAX)
-        if (!(whole = restrict_len(ps, whole, lo, hi)))
+    if (bounded) {
+        ast_t *cut = restrict_len(ps, whole, lo, hi);
+        if (!cut && !ps->len_inexact)
             return -1;
+        *len_left = !cut;
+        whole = cut ? cut : whole;
+    }
     anch_t q;
     if (emit(ps, whole, &q))
         return -1;
@@ -1151,6 +1157,28 @@ static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o)
     return 0;
 }
 
+/* The content of `pattern` (a search) or of `format` (whichever is given),
+ * bounded where that can be written exactly (*len_left otherwise). */
+static int constraint(const char *pattern, const char *format, uint32_t lo, uint32_t hi,
+                      comp_t *o, int *len_left, tb_err_t *err)
+{
+    const char *p = pattern ? pattern : format ? gr_ecma_format(format) : "^[^]*$";
+    if (!p)
+        return tb_fail(err, "unknown format '%s'", format);
+    parser_t ps = {.p = p, .len = strlen(p), .err = err,
+                   .what = format ? "format" : pattern ? "pattern" : "string",
+                   .label = format ? format : p};
+    int r = content(&ps, lo, hi, o, len_left);
+    arena_free(&ps);
+    return r;
+}
+
+/*
+ * Several constraints on one string (a pattern, a format, length bounds
+ * that neither can be rewritten to hold) are intersected by the lexer:
+ * "(?=A"$)(?=B"$)C" matches the strings of C that A and B match too (see
+ * lexer/regex.h on look-ahead).  Each is written on its own when alone.
+ */
 int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
                    uint32_t hi, tb_err_t *err)
 {
@@ -1159,28 +1187,34 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
                        lo > GR_MAX_LENGTH ? lo : hi, GR_MAX_LENGTH);
     if (hi < lo)
         return tb_fail(err, "minLength %u is above maxLength %u", lo, hi);
-    if (pattern && format)
-        return tb_fail(err, "'pattern' and 'format' together cannot be expressed exactly");
     if (!pattern && !format && !lo && hi == GR_NO_MAX)
         return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
-    /* No pattern: any string, as a whole-string pattern to cut. */
-    const char *p = pattern ? pattern : "^[^]*$";
-    if (format && !(p = gr_ecma_format(format)))
-        return tb_fail(err, "unknown format '%s'", format);
-    parser_t ps = {.p = p, .len = strlen(p), .err = err,
-                   .what = format ? "format" : pattern ? "pattern" : "string",
-                   .label = format ? format : p};
-    comp_t c = {0};
-    int r = content(&ps, lo, hi, &c);
-    arena_free(&ps);
-    if (!r && is_empty(&c)) {
-        comp_free(&c);
-        return 1; /* no string: not an error, the schema just allows none */
+    comp_t part[3] = {{0}};
+    size_t n = 0;
+    int len_left = 1, r = 0, left;
+    /* The bounds go to the first constraint that takes them exactly. */
+    if (pattern && !(r = constraint(pattern, NULL, lo, hi, &part[n++], &left, err)))
+        len_left = left;
+    if (!r && format &&
+        !(r = constraint(NULL, format, len_left ? lo : 0, len_left ? hi : GR_NO_MAX,
+                         &part[n++], &left, err)))
+        len_left = len_left && left;
+    if (!r && len_left)
+        r = constraint(NULL, NULL, lo, hi, &part[n++], &left, err);
+    int none = 0;
+    for (size_t i = 0; i < n; i++)
+        none |= is_empty(&part[i]);
+    if (!r && !none) {
+        r = put(out, "\"");
+        for (size_t i = 0; !r && i + 1 < n; i++)
+            r = put(out, "(?=") || put_atom(out, &part[i]) || put(out, "\"$)");
+        r = r || put_atom(out, &part[n - 1]) || put(out, "\"");
+        if (r)
+            r = tb_fail(err, "out of memory");
     }
-    if (!r && (put(out, "\"") || put_atom(out, &c) || put(out, "\"")))
-        r = tb_fail(err, "out of memory");
-    comp_free(&c);
-    return r;
+    for (size_t i = 0; i < n; i++)
+        comp_free(&part[i]);
+    return r ? r : none; /* none: no string qualifies, not an error */
 }
 
 int gr_ecma_matches_all(const char *pattern, tb_err_t *err)

@@ -277,8 +277,9 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
         re[i] = g->cfg.lex.data[i].regex;
         names[i] = g->cfg.lex.data[i].name;
     }
-    g->dfa = lex_lexer_from_regexes(re, names, n, g->cfg.source, opts ? &opts->lexer : NULL,
-                                    err);
+    lex_dfa_opts_t lo = opts ? opts->lexer : (lex_dfa_opts_t){0};
+    lo.lookahead = g->cfg.lookahead;
+    g->dfa = lex_lexer_from_regexes(re, names, n, g->cfg.source, &lo, err);
     free(re);
     free(names);
     return g->dfa ? 0 : -1;

@@ -719,6 +719,9 @@ static const char *applying(json_t *s, int types)
 }
 
 static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out);
+/* What the string lexemes' regexes need of the lexer: gr_ecma_string
+ * writes intersections as look-aheads. */
+static const lex_dfa_opts_t string_opts = {.lookahead = 1};
 static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
                         tb_buf_t *regex_out);
 
@@ -734,7 +737,7 @@ static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
     if (r == 0 && scalar_text(c, v, &txt, ptr))
         r = -1;
     if (r == 0) {
-        lex_dfa_t *d = lex_dfa_new((const char *)re.data, NULL, c->err);
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, &string_opts, c->err);
         uint32_t st = d ? lex_dfa_feed(d, LEX_START, txt.data, txt.len) : LEX_DEAD;
         r = !d ? tb_wrap(c->err, "%s", ptr) : st != LEX_DEAD && lex_dfa_accepting(d, st);
         lex_dfa_free(d);
@@ -912,6 +915,27 @@ static int count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t df
     return 0;
 }
 
+/*
+ * Whether JSON Schema (draft 4 to 2020-12) defines the format.  Those the
+ * ECMA module has no regex for are refused; any other name is a custom
+ * format, which the specifications make an annotation: "An implementation
+ * MUST NOT fail validation or cease processing due to an unknown format
+ * attribute" (draft 2019-09, validation 7.2.3; draft 4 to 7 likewise leave
+ * custom formats to agreement between parties), so it constrains nothing.
+ */
+static int spec_format(const char *name)
+{
+    static const char *const defined[] = {
+        "date-time", "date", "time", "duration", "email", "idn-email", "hostname",
+        "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
+        "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+    };
+    for (size_t i = 0; i < sizeof defined / sizeof *defined; i++)
+        if (!strcmp(name, defined[i]))
+            return 1;
+    return 0;
+}
+
 /* The regex of the names of class 0 (matching no pattern). */
 static int class_none(void *ctx, uint64_t mask, const char *regex)
 {
@@ -966,8 +990,11 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
         return fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
                     (unsigned long long)hi);
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
-    if (fs && !gr_ecma_format(fs))
-        return fail(c, ptr, "format '%s' is not supported", fs);
+    if (fs && !gr_ecma_format(fs)) {
+        if (spec_format(fs))
+            return fail(c, ptr, "format '%s' is not supported", fs);
+        fs = NULL; /* an annotation, see spec_format */
+    }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
     if (np || ns) {
         if (ps || fs || lo || hi != GR_NO_MAX || (np && ns) || regex_out)
@@ -1117,7 +1144,7 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
         r = oom(c);
     } else {
-        lex_dfa_t *d = lex_dfa_new((const char *)re.data, NULL, c->err);
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, &string_opts, c->err);
         if (!d) {
             r = tb_wrap(c->err, "%s", ptr);
         } else {
@@ -1967,6 +1994,7 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err)
 {
     sc_t c = {.g = g, .err = err};
+    g->lookahead = 1; /* see string_opts */
     if (opts)
         c.opts = *opts;
     if (!c.opts.any_order)

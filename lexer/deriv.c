@@ -2,6 +2,8 @@
  * the (lexeme, term) pair sets of a lexer (see deriv.h). */
 #include "deriv.h"
 
+#include "../base/hash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +74,19 @@ static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
     d->memo_n++;
 }
 
-/* The derivative of term x by byte class c (b is a byte of that class). */
-static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
+/* Memo keys: (term << 10) | (what << 8) | class. */
+enum { MEMO_DERIV, MEMO_RAW, MEMO_LIVE };
+
+static int live(lex_dfa_t *d, lex_term_t x);
+static void dfa_fail(lex_dfa_t *d, const char *what);
+
+/*
+ * The derivative of term x by byte class c (b is a byte of that class).
+ * Where an intersection comes out empty it is made LEX_NOTHING (live()
+ * decides), unless `raw`: live() itself searches the raw derivatives, which
+ * have the same languages, so that no search runs inside another.
+ */
+static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int raw)
 {
     lex_terms_t *t = &d->terms;
     const lex_node_t *n = lex_node(t, x);
@@ -86,25 +99,33 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
     default:
         break;
     }
-    uint64_t key = ((uint64_t)x << 8) | c;
+    raw = raw && n->has_and; /* without an AND both are the same */
+    uint64_t key = ((uint64_t)x << 10) | ((uint64_t)(raw ? MEMO_RAW : MEMO_DERIV) << 8) | c;
     lex_term_t r;
     if (memo_get(d, key, &r))
         return r;
     if (n->kind == LEX_K_CONCAT) {
         lex_term_t head = n->a, rest = n->b;
         int nullable = lex_node(t, head)->nullable;
-        r = lex_concat(t, deriv(d, head, c, b), rest);
+        r = lex_concat(t, deriv(d, head, c, b, raw), rest);
         if (nullable)
-            r = lex_or(t, r, deriv(d, rest, c, b));
+            r = lex_or(t, r, deriv(d, rest, c, b, raw));
     } else if (n->kind == LEX_K_STAR) {
         lex_term_t body = n->a;
-        r = lex_concat(t, deriv(d, body, c, b), x);
+        r = lex_concat(t, deriv(d, body, c, b, raw), x);
+    } else if (n->kind == LEX_K_AND) {
+        lex_term_t left = n->a, right = n->b; /* n may move as terms are made */
+        lex_term_t dl = deriv(d, left, c, b, raw);
+        r = lex_and(t, dl, deriv(d, right, c, b, raw));
+        if (!raw && lex_node(t, r)->kind == LEX_K_AND && !live(d, r))
+            r = LEX_NOTHING;
     } else if (n->kind == LEX_K_REPEAT) {
         /* one iteration begun, the bounds one less (the body is not
          * nullable: lex_repeat made the minimum 0 if it were) */
         uint32_t mn = (uint32_t)n->set[0], mx = (uint32_t)n->set[1];
         lex_term_t body = n->a;
-        r = lex_concat(t, deriv(d, body, c, b), lex_repeat(t, body, mn ? mn - 1 : 0, mx - 1));
+        r = lex_concat(t, deriv(d, body, c, b, raw),
+                       lex_repeat(t, body, mn ? mn - 1 : 0, mx - 1));
     } else {
         /* A union chain: derive every alternative, then one normalizing
          * union (pairwise unions would re-sort the chain at every link). */
@@ -116,7 +137,7 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
             lex_term_t alt = y->kind == LEX_K_OR ? y->a : cur;
             lex_term_t next = y->kind == LEX_K_OR ? y->b : LEX_NOTHING;
             int last = y->kind != LEX_K_OR;
-            lex_term_t da = deriv(d, alt, c, b);
+            lex_term_t da = deriv(d, alt, c, b, raw);
             if (cnt == cap) {
                 lex_term_t *nv = realloc(v, (cap *= 2) * sizeof *v);
                 if (!nv) {
@@ -141,6 +162,77 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b)
     if (!t->full)
         memo_put(d, key, r);
     return r;
+}
+
+/*
+ * Whether term x (holding an AND) matches some string: a depth-first search
+ * of its raw derivatives for a nullable one, at most LIVE_MAX_TERMS of
+ * them (past that the DFA fails with a message rather than guess).  What
+ * the search learns is kept in the memo: every term on the path to a
+ * nullable one is live, every term of a search that found none is dead, so
+ * the walk's next states, the derivatives of this one, mostly find their
+ * answer there.
+ */
+#define LIVE_MAX_TERMS 200000
+
+static uint64_t live_key(lex_term_t x)
+{
+    return ((uint64_t)x << 10) | ((uint64_t)MEMO_LIVE << 8);
+}
+
+static int live(lex_dfa_t *d, lex_term_t x)
+{
+    lex_term_t r;
+    if (memo_get(d, live_key(x), &r))
+        return (int)r;
+    TB_VEC(lex_term_t) stack = {0};
+    tb_u64map_t parent; /* every term seen -> the term it was derived from */
+    lex_term_t hit = LEX_NOTHING;
+    int over = tb_u64map_init(&parent, 64) != 0;
+    if (!over && (tb_vec_push(&stack, x) || tb_u64map_put(&parent, x, x) < 0))
+        over = 1;
+    if (lex_node(&d->terms, x)->nullable)
+        hit = x;
+    while (hit == LEX_NOTHING && !over && stack.len) {
+        lex_term_t y = stack.data[--stack.len];
+        for (uint32_t c = 0; c < d->ncls && !over && hit == LEX_NOTHING; c++) {
+            lex_term_t z = deriv(d, y, c, d->rep[c], 1);
+            uint64_t v;
+            if (z == LEX_NOTHING || tb_u64map_get(&parent, z, &v))
+                continue;
+            int known = memo_get(d, live_key(z), &r);
+            if (known && !r)
+                continue;
+            over = parent.count >= LIVE_MAX_TERMS || d->terms.full ||
+                   tb_u64map_put(&parent, z, y) < 0 || tb_vec_push(&stack, z);
+            if (known || lex_node(&d->terms, z)->nullable)
+                hit = z;
+        }
+    }
+    free(stack.data);
+    if (over) {
+        tb_u64map_free(&parent);
+        char msg[160];
+        snprintf(msg, sizeof msg, "deciding whether a look-ahead's intersection is empty "
+                 "takes more than %d terms (the limit)", LIVE_MAX_TERMS);
+        dfa_fail(d, msg);
+        return 1;
+    }
+    if (hit != LEX_NOTHING) {
+        for (lex_term_t y = hit;;) {
+            uint64_t up = y;
+            memo_put(d, live_key(y), 1);
+            if (y == x || !tb_u64map_get(&parent, y, &up))
+                break;
+            y = (lex_term_t)up;
+        }
+    } else {
+        for (size_t i = 0; i <= parent.mask; i++)
+            if (parent.keys[i] != UINT64_MAX)
+                memo_put(d, live_key((lex_term_t)parent.keys[i]), 0);
+    }
+    tb_u64map_free(&parent);
+    return hit != LEX_NOTHING;
 }
 
 /* ---- states ---------------------------------------------------------------- */
@@ -375,14 +467,14 @@ static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
     size_t nt = 0;
     for (uint32_t k = 0; k < d->pair_n[s]; k++) {
         lex_pair_t p = d->pair.data[d->pair_off[s] + k];
-        acc_add(d, &nt, p.lexeme, deriv(d, p.term, c, b));
+        acc_add(d, &nt, p.lexeme, deriv(d, p.term, c, b, 0));
         if (!lex_node(&d->terms, p.term)->nullable)
             continue;
         const uint64_t *row = lx->follow + (size_t)p.lexeme * lx->words;
         for (size_t w = 0; w < lx->words; w++)
             for (uint64_t bits = row[w]; bits; bits &= bits - 1) {
                 uint32_t j = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
-                acc_add(d, &nt, j, deriv(d, lx->root[j], c, b));
+                acc_add(d, &nt, j, deriv(d, lx->root[j], c, b, 0));
             }
     }
     qsort(lx->touched, nt, sizeof *lx->touched, cmp_u32);
@@ -410,7 +502,7 @@ uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
         d->trans[(size_t)s * d->ncls + c] = ns * d->ncls;
         return ns;
     }
-    lex_term_t x = deriv(d, d->term[s], c, d->rep[c]);
+    lex_term_t x = deriv(d, d->term[s], c, d->rep[c], 0);
     if (d->terms.full) {
         dfa_fail(d, "the derivatives need more terms than the limit");
         return LEX_DEAD;
@@ -501,6 +593,12 @@ static int dfa_tables(lex_dfa_t *d, tb_err_t *err)
     return 0;
 }
 
+/* x, or LEX_NOTHING where an intersection in it leaves it empty. */
+static lex_term_t live_or_nothing(lex_dfa_t *d, lex_term_t x)
+{
+    return lex_node(&d->terms, x)->has_and && !live(d, x) ? LEX_NOTHING : x;
+}
+
 /* State 1 for an empty language: the start is dead too, but it needs its
  * own number; a fresh dead row does it (state 0 exists, so there is room). */
 static void dead_start(lex_dfa_t *d)
@@ -530,6 +628,7 @@ static lex_dfa_t *dfa_start(lex_dfa_t *d, tb_err_t *err)
         lex_dfa_free(d);
         return NULL;
     }
+    d->root = live_or_nothing(d, d->root);
     state_of(d, LEX_NOTHING);
     if (d->root == LEX_NOTHING)
         dead_start(d);
@@ -571,6 +670,7 @@ lex_dfa_t *lex_dfa_new(const char *pattern, const lex_dfa_opts_t *opts, tb_err_t
         free(d);
         return NULL;
     }
+    d->terms.lookahead = opts && opts->lookahead;
     if (lex_regex_parse(&d->terms, pattern, strlen(pattern), &d->root, err)) {
         lex_dfa_free(d);
         return NULL;
@@ -636,6 +736,12 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
     d->max_pairs = LEX_PAIRS_PER_TERM * d->terms.max_nodes;
     if (d->max_pairs > UINT32_MAX) /* pair_off entries are 32 bits */
         d->max_pairs = UINT32_MAX;
+    if (dfa_tables(d, err)) {
+        lex_dfa_free(d);
+        return NULL;
+    }
+    for (size_t i = 0; i < lx->n; i++)
+        lx->root[i] = live_or_nothing(d, lx->root[i]);
     for (size_t i = 0; i < lx->n; i++)
         if (lex_node(&d->terms, lx->root[i])->nullable) {
             tb_fail(err, "lexer '%s': lexeme '%s' matches the empty string", label,
@@ -654,10 +760,6 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
     for (size_t i = 0; i <= lx->n; i++)
         lx->acc[i] = LEX_NOTHING;
     prune_lexemes(lx);
-    if (dfa_tables(d, err)) {
-        lex_dfa_free(d);
-        return NULL;
-    }
     state_of_pairs(d, NULL, 0);
     size_t n = 0;
     for (uint32_t i = 0; i < lx->n; i++)

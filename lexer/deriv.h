@@ -39,6 +39,7 @@
 typedef struct {
     size_t max_states; /* 0: LEX_DEFAULT_MAX_STATES */
     size_t max_terms;  /* 0: LEX_DEFAULT_MAX_TERMS */
+    int lookahead;     /* patterns may hold top-level look-aheads (regex.h) */
 } lex_dfa_opts_t;
 
 #define LEX_DEFAULT_MAX_STATES 20000

@@ -376,6 +376,7 @@ lex_dfa_t *lex_lexer_from_regexes(const char *const *regexes, const char *const 
     size_t max_terms = opts && opts->max_terms ? opts->max_terms : LEX_DEFAULT_MAX_TERMS;
     if (lex_terms_init(&sp.terms, max_terms, err))
         return NULL;
+    sp.terms.lookahead = opts && opts->lookahead;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         tb_err_t rerr;

@@ -62,7 +62,8 @@ static int table_grow(lex_terms_t *t)
     return 0;
 }
 
-/* The id of *n, created if new.  LEX_NOTHING (and t->full) past the limit. */
+/* The id of *n, created if new (has_and is set here, not by the caller).
+ * LEX_NOTHING (and t->full) past the limit. */
 static lex_term_t intern(lex_terms_t *t, const lex_node_t *n)
 {
     size_t h = node_hash(n) & (t->tcap - 1);
@@ -84,7 +85,10 @@ static lex_term_t intern(lex_terms_t *t, const lex_node_t *n)
         t->cap = cap;
     }
     lex_term_t id = (lex_term_t)t->n;
-    t->node[t->n++] = *n;
+    t->node[t->n] = *n;
+    /* a and b are 0 (LEX_NOTHING, no AND) where the kind has no part */
+    t->node[t->n++].has_and = (uint8_t)(n->kind == LEX_K_AND || t->node[n->a].has_and ||
+                                        t->node[n->b].has_and);
     t->table[h] = id;
     /* Keep the load under one half so probes stay short. */
     if (t->n * 2 > t->tcap && table_grow(t))
@@ -275,6 +279,24 @@ lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max)
     lex_node_t n = {.kind = LEX_K_REPEAT, .a = a, .nullable = min == 0};
     n.set[0] = min;
     n.set[1] = max;
+    return intern(t, &n);
+}
+
+lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b)
+{
+    if (a == LEX_NOTHING || b == LEX_NOTHING)
+        return LEX_NOTHING;
+    if (a == b)
+        return a;
+    if (a == LEX_EPSILON || b == LEX_EPSILON)
+        return t->node[a == LEX_EPSILON ? b : a].nullable ? LEX_EPSILON : LEX_NOTHING;
+    if (a > b) { /* sorted, so that a & b and b & a are one term */
+        lex_term_t x = a;
+        a = b;
+        b = x;
+    }
+    lex_node_t n = {.kind = LEX_K_AND, .a = a, .b = b,
+                    .nullable = (uint8_t)(t->node[a].nullable && t->node[b].nullable)};
     return intern(t, &n);
 }
 
@@ -1479,9 +1501,16 @@ static int parse_group(parser_t *ps, anch_t *out)
     if (ps->pos < ps->len && ps->p[ps->pos] == '?') {
         ps->pos++;
         char c = ps->pos < ps->len ? ps->p[ps->pos] : 0;
-        if (c == '=' || c == '!' || (c == '<' && ps->pos + 1 < ps->len &&
-                                     (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!')))
+        int look = c == '=' || c == '!' ||
+                   (c == '<' && ps->pos + 1 < ps->len &&
+                    (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!'));
+        if (look && !ps->t->lookahead)
             return perr(ps, at, "look-around assertions are not supported", NULL);
+        if (c == '=') /* at the top level parse_seq took it */
+            return perr(ps, at, "a look-ahead inside a group is not supported", NULL);
+        if (c == '!' || (c == '<' && ps->pos + 1 < ps->len &&
+                         (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!')))
+            return perr(ps, at, "look-behind and negative look-ahead are not supported", NULL);
         if (c == ':') {
             ps->pos++;
         } else if (c == '<' || (c == 'P' && ps->pos + 1 < ps->len && ps->p[ps->pos + 1] == '<')) {
@@ -1685,6 +1714,47 @@ static int parse_piece(parser_t *ps, anch_t *out)
     return 0;
 }
 
+static int parse_seq(parser_t *ps, anch_t *out);
+
+static int at_lookahead(const parser_t *ps)
+{
+    return ps->t->lookahead && ps->depth == 0 && ps->pos + 2 < ps->len &&
+           !memcmp(ps->p + ps->pos, "(?=", 3);
+}
+
+/*
+ * X(?=A)Y at the top level: *rest is Y, each of its anchor paths
+ * intersected with (A then anything) | (A through a $), so that the look-ahead
+ * constrains the whole rest of the text, as it does in a whole-text match.
+ */
+static int parse_lookahead(parser_t *ps, anch_t *rest)
+{
+    size_t at = ps->pos, outer = ps->open_at;
+    int saved_icase = ps->icase;
+    anch_t la, y;
+    ps->pos += 3;
+    ps->depth++;
+    ps->open_at = at;
+    if (parse_alt(ps, &la))
+        return -1;
+    ps->depth--;
+    ps->open_at = outer;
+    ps->icase = saved_icase;
+    if (ps->pos >= ps->len || ps->p[ps->pos] != ')')
+        return perr(ps, at, "unbalanced parenthesis", NULL);
+    ps->pos++;
+    if (la.s != LEX_NOTHING || la.se != LEX_NOTHING)
+        return perr(ps, at, "a ^ inside a look-ahead is not supported", NULL);
+    if (parse_seq(ps, &y))
+        return -1;
+    lex_terms_t *t = ps->t;
+    lex_term_t any = lex_star(t, lex_byte_range(t, 0, 255));
+    lex_term_t a = lex_or(t, lex_concat(t, la.n, any), la.e);
+    *rest = (anch_t){lex_and(t, a, y.n), lex_and(t, a, y.s), lex_and(t, a, y.e),
+                     lex_and(t, a, y.se)};
+    return full_check(ps);
+}
+
 static int parse_seq(parser_t *ps, anch_t *out)
 {
     /* Collected, then folded from the right so concatenations come out
@@ -1692,7 +1762,7 @@ static int parse_seq(parser_t *ps, anch_t *out)
     TB_VEC(anch_t) l = {0};
     int rc;
     anch_t piece;
-    while ((rc = parse_piece(ps, &piece)) == 0) {
+    while ((rc = at_lookahead(ps) ? parse_lookahead(ps, &piece) : parse_piece(ps, &piece)) == 0) {
         if (tb_vec_push(&l, piece)) {
             free(l.data);
             return tb_fail(ps->err, "out of memory");

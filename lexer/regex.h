@@ -12,9 +12,11 @@
  * comparing terms is comparing ids.  The constructors also simplify (unions
  * are flattened, sorted, deduplicated and their byte sets merged; empty
  * language and empty string are absorbed), which makes many equivalent
- * derivatives the same id and so the same DFA state.  With no intersection
- * or complement, the empty language has one canonical term, LEX_NOTHING: a
- * term is empty iff its id is LEX_NOTHING.
+ * derivatives the same id and so the same DFA state.  Without intersection
+ * the empty language has one canonical term, LEX_NOTHING: a term is empty
+ * iff its id is LEX_NOTHING.  An intersection (LEX_K_AND, from a look-ahead)
+ * may be empty under another id; the DFA (deriv.c) decides that by search
+ * wherever one appears, so its states keep the rule: dead iff LEX_NOTHING.
  */
 #ifndef LEX_REGEX_H
 #define LEX_REGEX_H
@@ -38,16 +40,19 @@ typedef enum {
     LEX_K_OR,     /* a or b; a is never an OR, chains sorted by id */
     LEX_K_STAR,   /* a repeated zero or more times */
     LEX_K_REPEAT, /* a repeated set[0] to set[1] times (a finite bound) */
+    LEX_K_AND,    /* both a and b (a < b) */
 } lex_kind_t;
 
 /* One term: 48 bytes.  set is used by LEX_K_BYTES (bit b of set[b / 64])
- * and LEX_K_REPEAT (its bounds), a and b by CONCAT, OR (a, b), STAR and
- * REPEAT (a).  A bounded repetition is one term whose derivative is the
+ * and LEX_K_REPEAT (its bounds), a and b by CONCAT, OR, AND (a, b), STAR
+ * and REPEAT (a).  has_and: an AND is in the term (its emptiness then
+ * needs a search; without one, only LEX_NOTHING is empty).  A bounded repetition is one term whose derivative is the
  * body's then the repetition with both bounds one less: a{0,100000} costs
  * a term per count that a text reaches, not 100000 up front. */
 typedef struct {
     uint8_t kind;
     uint8_t nullable; /* matches the empty string */
+    uint8_t has_and;  /* set by the store from the kind and the parts */
     uint32_t a, b;
     uint64_t set[4];
 } lex_node_t;
@@ -64,6 +69,7 @@ typedef struct {
     lex_term_t *scratch; /* lex_or_n's working list */
     size_t scap;
     int full;
+    int lookahead; /* the parser takes top-level (?=...) (lex_regex_parse) */
     /* Classes already made into terms (regex.c's cps_to_term), since they
      * recur: every JSON string lexeme holds [^"\\\x00-\x1f].  Open
      * addressing on the ranges' hash; slot ranges at cps_ranges[off ..
@@ -85,6 +91,9 @@ lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t n);
 lex_term_t lex_star(lex_terms_t *t, lex_term_t a);
 /* a{min,max} (min <= max, max finite). */
 lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max);
+/* The strings both a and b match (may be empty under an id other than
+ * LEX_NOTHING: see the top of this file). */
+lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b);
 
 static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 {
@@ -128,6 +137,13 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  *      sc=Name and Script=Name are the Script property alone;
  *  - groups ( ), (?: ), (?<name> ), (?P<name> ), | * + ? {n} {n,} {n,m}
  *    and lazy quantifiers (same language);
+ *  - where t->lookahead is set (the JSON Schema compiler's lexemes; a
+ *    user's pattern is refused, since there a look-ahead would look past
+ *    the match), a positive look-ahead (?=A) outside every group: X(?=A)Y matches the
+ *    strings of X then a string of Y that also begins with a match of A
+ *    (a $ in A is the end of the text), exactly, as an intersection: the
+ *    lexers built from JSON Schema use it for a pattern under length
+ *    bounds or beside a format;
  *  - (?i) (to the end of the enclosing group), (?-i), (?i: ) and (?-i: ):
  *    Unicode simple case folding as PCRE2 does it in UTF mode: a literal,
  *    and each literal and range of a class, also match every character
@@ -138,7 +154,8 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  *    folded, as in PCRE2: (?i)\p{Lu} matches upper case letters only.  A
  *    negated class is folded before it is negated: (?i)[^k] refuses U+212A.
  * Errors (position = byte offset in the pattern): back-references,
- * look-around, \b and other assertions, possessive quantifiers, a
+ * look-behind, negative look-ahead, a look-ahead inside a group or holding
+ * a ^, \b and other assertions, possessive quantifiers, a
  * quantifier right after an anchor, an anchor in a group repeated more than
  * 16 times, bounds above LEX_MAX_REPEAT, a class at either end of a
  * range, unknown property or script names, a pattern whose terms pass the

@@ -176,6 +176,110 @@ static void anchors_and_empty_alternatives_agree_with_pcre2(void **state)
 }
 
 
+/* Top-level look-aheads (intersections) against PCRE2 on every string of up
+ * to 7 symbols over the patterns' alphabet: the same full matches, and,
+ * for texts of up to 4, a live state exactly where some text of up to 7
+ * that PCRE2 matches goes on from there (so an empty intersection is found
+ * dead; every pattern here completes within 3 more symbols).  PCRE2's own
+ * partial matching cannot say that: it gives up inside a look-ahead. */
+#define LA_SYMS 6
+#define LA_MAX 7
+#define LA_LIVE 4
+
+/* s[0..len) spelled from index k, first symbol most significant. */
+static void la_text(size_t k, size_t len, char *s)
+{
+    static const char alpha[LA_SYMS] = {'a', 'b', 'x', 'q', '1', '"'};
+    for (size_t i = len; i-- > 0; k /= LA_SYMS)
+        s[i] = alpha[k % LA_SYMS];
+}
+
+static void lookaheads_agree_with_pcre2(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "(?=[ab]*x)[abx]{2,4}", "q(?=.{0,3}$)[0-9ab]+", "(?=a)(?=.b)[ab]+",
+        "(?=(ab)*$)a(ba)*b?", "x(?=a|b)[ab]|y", "(?=a)b", "(?=a{3})a{1,5}",
+        "\"(?=[^\"]*1[^\"]*\"$)[^\"]{2,4}\"", "(?=.*b$)a*(?=a?$)[ab]*",
+        "(?=[a-x]{3}$)(?:a|bx)+", "q|(?=(aa|bb)$)(ab|ba)", "(?=a(bb)*$)a(b|bbb)(bb)*x?",
+    };
+    size_t count[LA_MAX + 1];
+    uint8_t *match[LA_MAX + 1];
+    count[0] = 1;
+    for (size_t l = 1; l <= LA_MAX; l++)
+        count[l] = count[l - 1] * LA_SYMS;
+    const lex_dfa_opts_t look = {.lookahead = 1};
+    pcre2_match_data *md = pcre2_match_data_create(8, NULL);
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        tb_err_t err;
+        lex_dfa_t *d = lex_dfa_new(patterns[p], &look, &err);
+        if (!d)
+            fail_msg("%s", err.msg);
+        pcre2_code *re = pcre_compile_or_fail(patterns[p],
+                                              PCRE2_ENDANCHORED | PCRE2_DOLLAR_ENDONLY);
+        char s[LA_MAX];
+        for (size_t l = 0; l <= LA_MAX; l++) {
+            match[l] = calloc(count[l], 1);
+            for (size_t k = 0; k < count[l]; k++) {
+                la_text(k, l, s);
+                match[l][k] = (uint8_t)pcre_full_match(re, md, s, l);
+                if (dfa_full_match(d, s, l) != match[l][k])
+                    fail_msg("'%s' on \"%.*s\": PCRE2 says %d", patterns[p], (int)l, s,
+                             match[l][k]);
+            }
+        }
+        for (size_t l = 0; l <= LA_LIVE; l++)
+            for (size_t k = 0; k < count[l]; k++) {
+                int viable = 0;
+                for (size_t m = l; m <= LA_MAX && !viable; m++) {
+                    size_t span = count[m - l];
+                    for (size_t j = k * span; j < (k + 1) * span && !viable; j++)
+                        viable = match[m][j];
+                }
+                la_text(k, l, s);
+                uint32_t st = lex_dfa_feed(d, LEX_START, (const uint8_t *)s, l);
+                /* the start of an empty language is a state of its own;
+                 * past it, a state is dead iff it is LEX_DEAD */
+                const uint64_t *al = st != LEX_DEAD ? lex_dfa_allowed(d, st) : NULL;
+                int live = l ? st != LEX_DEAD
+                             : al && (lex_dfa_accepting(d, st) || al[0] | al[1] | al[2] | al[3]);
+                if (live != viable)
+                    fail_msg("'%s' after \"%.*s\": live %d, a match goes on from there: %d",
+                             patterns[p], (int)l, s, live, viable);
+            }
+        for (size_t l = 0; l <= LA_MAX; l++)
+            free(match[l]);
+        assert_int_equal(lex_dfa_error(d, &err), 0);
+        pcre2_code_free(re);
+        lex_dfa_free(d);
+    }
+    pcre2_match_data_free(md);
+}
+
+/* Where look-aheads are taken (JSON Schema's lexemes), those the lexer
+ * cannot write exactly are refused with their offset. */
+static void unsupported_lookaround_is_refused(void **state)
+{
+    (void)state;
+    const lex_dfa_opts_t look = {.lookahead = 1};
+    static const struct {
+        const char *pattern, *msg;
+    } cases[] = {
+        {"a(b(?=c))", "a look-ahead inside a group is not supported at offset 3"},
+        {"a(?!b)", "look-behind and negative look-ahead are not supported at offset 1"},
+        {"(?<=a)b", "look-behind and negative look-ahead are not supported at offset 0"},
+        {"x(?=^a)a", "a ^ inside a look-ahead is not supported at offset 1"},
+        {"(?=a", "unbalanced parenthesis at offset 0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tb_err_t err;
+        lex_dfa_t *d = lex_dfa_new(cases[i].pattern, &look, &err);
+        assert_null(d);
+        if (!strstr(err.msg, cases[i].msg))
+            fail_msg("'%s': %s", cases[i].pattern, err.msg);
+    }
+}
+
 /* ---- the mask checks ------------------------------------------------------------ */
 
 static test_tries_t fx;
@@ -837,6 +941,8 @@ int main(void)
         cmocka_unit_test(parse_errors_name_the_position),
         cmocka_unit_test(full_matches_agree_with_pcre2),
         cmocka_unit_test(anchors_and_empty_alternatives_agree_with_pcre2),
+        cmocka_unit_test(lookaheads_agree_with_pcre2),
+        cmocka_unit_test(unsupported_lookaround_is_refused),
         cmocka_unit_test(simplification_shares_states),
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(random_regexes),
