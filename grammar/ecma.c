@@ -1687,24 +1687,32 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
         for (size_t i = 0; i < n; i++)
             R[i * m + f].eps = k->tags.data[i] == want;
     }
+    /* in[c], out[c]: the states left (c aside) with an edge into c, out of
+     * c; kept up to date, since counting them afresh at every step made
+     * the elimination cubic ({0,254} in a pattern is 256 states). */
+    size_t *in = calloc(m, sizeof *in), *out = calloc(m, sizeof *out);
+    if (!r && (!in || !out))
+        r = tb_fail(k->nfa.err, "out of memory");
+    for (size_t x = 0; !r && x < m; x++)
+        for (size_t y = 0; y < m; y++)
+            if (x != y && !is_empty(&R[x * m + y]))
+                out[x]++, in[y]++;
     size_t total = 0;
     for (size_t step = 0; !r && step < n; step++) {
         /* the state with the fewest paths through it goes first */
         size_t q = n, best = SIZE_MAX;
-        for (size_t c = 0; c < n; c++) {
-            if (gone[c])
-                continue;
-            size_t in = 0, out = 0;
-            for (size_t x = 0; x < m; x++) {
-                in += x != c && !gone[x] && !is_empty(&R[x * m + c]);
-                out += x != c && !gone[x] && !is_empty(&R[c * m + x]);
-            }
-            if (in * out < best)
-                best = in * out, q = c;
-        }
+        for (size_t c = 0; c < n; c++)
+            if (!gone[c] && in[c] * out[c] < best)
+                best = in[c] * out[c], q = c;
         comp_t star;
         r = comp_rep(&R[q * m + q], 0, GR_NO_MAX, &star);
         gone[q] = 1;
+        for (size_t x = 0; x < m; x++) {
+            if (x == q || gone[x])
+                continue;
+            in[x] -= !is_empty(&R[q * m + x]);
+            out[x] -= !is_empty(&R[x * m + q]);
+        }
         for (size_t i = 0; !r && i < m; i++) {
             if (gone[i] || is_empty(&R[i * m + q]))
                 continue;
@@ -1714,7 +1722,10 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
                 if (gone[j] || is_empty(&R[q * m + j]))
                     continue;
                 comp_t t;
+                int was = !is_empty(&R[i * m + j]);
                 r = comp_cat(&left, &R[q * m + j], &t) || comp_alt(&R[i * m + j], &t);
+                if (!r && !was && i != j && !is_empty(&R[i * m + j]))
+                    out[i]++, in[j]++;
                 total += t.re.len;
                 comp_free(&t);
                 if (!r && total > KEY_MAX_REGEX * 16)
@@ -1734,6 +1745,8 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
         comp_free(&R[i]);
     free(R);
     free(gone);
+    free(in);
+    free(out);
     return r;
 }
 
