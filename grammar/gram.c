@@ -279,6 +279,10 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
     }
     lex_dfa_opts_t lo = opts ? opts->lexer : (lex_dfa_opts_t){0};
     lo.lookahead = g->cfg.lookahead;
+    /* An intersection's states are products (a pattern's words counted
+     * against maxLength 5000): room for ten times the usual number. */
+    if (lo.lookahead && !lo.max_states)
+        lo.max_states = 10 * LEX_DEFAULT_MAX_STATES;
     g->dfa = lex_lexer_from_regexes(re, names, n, g->cfg.source, &lo, err);
     free(re);
     free(names);
