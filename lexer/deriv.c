@@ -165,8 +165,9 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
 }
 
 /*
- * Whether term x (holding an AND) matches some string: a depth-first search
- * of its raw derivatives for a nullable one, at most LIVE_MAX_TERMS of
+ * Whether term x (holding an AND) matches some string: a breadth-first
+ * search of its raw derivatives for a nullable one (depth-first went down
+ * a maxLength of 255 before trying the closing quote), at most LIVE_MAX_TERMS of
  * them (past that the DFA fails with a message rather than guess).  What
  * the search learns is kept in the memo: every term on the path to a
  * nullable one is live, every term of a search that found none is dead, so
@@ -185,16 +186,17 @@ static int live(lex_dfa_t *d, lex_term_t x)
     lex_term_t r;
     if (memo_get(d, live_key(x), &r))
         return (int)r;
-    TB_VEC(lex_term_t) stack = {0};
+    TB_VEC(lex_term_t) queue = {0};
+    size_t head = 0;
     tb_u64map_t parent; /* every term seen -> the term it was derived from */
     lex_term_t hit = LEX_NOTHING;
     int over = tb_u64map_init(&parent, 64) != 0;
-    if (!over && (tb_vec_push(&stack, x) || tb_u64map_put(&parent, x, x) < 0))
+    if (!over && (tb_vec_push(&queue, x) || tb_u64map_put(&parent, x, x) < 0))
         over = 1;
     if (lex_node(&d->terms, x)->nullable)
         hit = x;
-    while (hit == LEX_NOTHING && !over && stack.len) {
-        lex_term_t y = stack.data[--stack.len];
+    while (hit == LEX_NOTHING && !over && head < queue.len) {
+        lex_term_t y = queue.data[head++];
         for (uint32_t c = 0; c < d->ncls && !over && hit == LEX_NOTHING; c++) {
             lex_term_t z = deriv(d, y, c, d->rep[c], 1);
             uint64_t v;
@@ -204,12 +206,12 @@ static int live(lex_dfa_t *d, lex_term_t x)
             if (known && !r)
                 continue;
             over = parent.count >= LIVE_MAX_TERMS || d->terms.full ||
-                   tb_u64map_put(&parent, z, y) < 0 || tb_vec_push(&stack, z);
+                   tb_u64map_put(&parent, z, y) < 0 || tb_vec_push(&queue, z);
             if (known || lex_node(&d->terms, z)->nullable)
                 hit = z;
         }
     }
-    free(stack.data);
+    free(queue.data);
     if (over) {
         tb_u64map_free(&parent);
         char msg[160];
