@@ -28,7 +28,7 @@
 #include <cmocka.h>
 #include <csv.h>
 
-#include "../experiments/results.h"
+#include "../experiments/store/results.h"
 #include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-report-XXXXXX";

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "../base/file.h"
-#include "../experiments/counters.h"
-#include "../experiments/results.h"
-#include "../experiments/runner.h"
+#include "../experiments/counters/counters.h"
+#include "../experiments/store/results.h"
+#include "../experiments/drivers/runner.h"
 #include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-results-XXXXXX";
