@@ -25,6 +25,7 @@ int xp_cmd_case(int argc, char **argv);
 int xp_cmd_report(int argc, char **argv);
 int xp_cmd_export(int argc, char **argv);
 int xp_cmd_merge(int argc, char **argv);
+int xp_cmd_import(int argc, char **argv);
 int xp_cmd_mask(int argc, char **argv);
 int xp_cmd_accept(int argc, char **argv);
 

@@ -211,8 +211,10 @@ static int merge_one(xp_db_t *out, const char *tmp, counts_t *n, tb_err_t *err)
         n->runs += !rc && !held;
     }
     sqlite3_finalize(st);
+    /* the published figures too (anchors.h): the same row replaces its copy */
     if (!rc)
-        rc = xp_db_exec(out, "COMMIT", err);
+        rc = xp_db_exec(out, "INSERT OR REPLACE INTO main.anchors SELECT * FROM src.anchors;"
+                        " COMMIT", err);
     if (rc)
         sqlite3_exec(out->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_exec(out->db, "DETACH src", NULL, NULL, NULL);

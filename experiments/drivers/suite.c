@@ -160,7 +160,7 @@ static void on_record(int c, void *arg)
  * keeping their newlines so line numbers stay right: strict libcsv would
  * otherwise reject a quote inside a comment.  Counting quotes is exact for
  * valid CSV, where quotes only open, close or double inside a field. */
-static void blank_comments(char *t, size_t len)
+void xp_csv_blank_comments(char *t, size_t len)
 {
     int quoted = 0;
     for (size_t i = 0; i < len; i++) {
@@ -188,7 +188,7 @@ int xp_suite_parse(const char *name, const char *text, size_t len,
         return tb_fail(err, "%s: out of memory", name);
     }
     memcpy(copy, text, len);
-    blank_comments(copy, len);
+    xp_csv_blank_comments(copy, len);
     parse_t p = {.name = name, .suite = s, .err = err};
     size_t done = csv_parse(&csv, copy, len, on_field, on_record, &p);
     if (!p.failed && done != len)

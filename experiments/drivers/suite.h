@@ -48,4 +48,9 @@ const char *xp_row_option(const xp_row_t *r, const char *key, char *buf,
 int xp_row_init(xp_row_t *r, const char *const fields[7], unsigned reps);
 void xp_row_free(xp_row_t *r);
 
+/* Turns the comment lines of a CSV text ('#' first on a line, outside
+ * quotes) into blanks, newlines kept, so that strict libcsv reads the rest
+ * with its line numbers right (the suites, the anchors). */
+void xp_csv_blank_comments(char *t, size_t len);
+
 #endif

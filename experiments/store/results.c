@@ -172,6 +172,15 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     "  CASE WHEN metric = 'ref_cycles' THEN median / nodes / 13.0 END"
     "   AS tsc_ref_cycles_vs_13_core_cycle_baseline"
     " FROM metric_stats WHERE nodes > 0;",
+    /* 8 -> 9: published figures of other machines with their sources
+     * (anchors.h, `tokbench import`), apart from every run's */
+    "CREATE TABLE anchors("
+    " figure TEXT NOT NULL, subject TEXT NOT NULL, vocabulary TEXT NOT NULL,"
+    " work TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,"
+    " document TEXT NOT NULL, location TEXT NOT NULL, date TEXT NOT NULL,"
+    " machine TEXT NOT NULL, note TEXT NOT NULL,"
+    " kind TEXT NOT NULL DEFAULT 'published, other machine',"
+    " UNIQUE(figure, subject, vocabulary, work, document));",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)

@@ -14,7 +14,9 @@
  * reference cycles over it in a column of their own), throughput
  * (MB/s of every ns metric with bytes) and reference_ratios (tokbench's
  * MB/s over each reference's, per case).  A run's run_key names it in
- * every database it is copied to (see `tokbench merge`).
+ * every database it is copied to (see `tokbench merge`).  The anchors
+ * table holds published figures of other machines with their sources
+ * (anchors.h), apart from every run.
  *
  * A run is inserted as 'incomplete' and only marked 'complete' after its
  * last case: whatever stops it (Ctrl-C, kill -9, a power cut) leaves a
@@ -37,7 +39,7 @@
 #include "../drivers/suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 8
+#define XP_DB_SCHEMA 9
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {
