@@ -10,7 +10,6 @@ set bmargin -1
 set ylabel ylab
 set xlabel xlab
 set logscale xy
-set key bottom left opaque
 set grid xtics ytics lc rgb '#dddddd'
 set format xy '%g'
 if (nmarks > 0) {

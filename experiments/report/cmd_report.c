@@ -74,21 +74,28 @@ static void usage(FILE *out)
             "Draws the plots of one run with gnuplot (PNG and SVG, templates in\n"
             "experiments/report/, data next to each plot as NAME.dat) and one page that\n"
             "shows them with a short table under each: DIR/index.html and DIR/index.md.\n"
+            "Bars are grouped by case (vocabulary and pattern), one colour per layout or\n"
+            "engine, at most 12 groups a panel (NAME.png, NAME-p2.png, ...), the key\n"
+            "outside the plot; a pattern longer than 18 characters is named PN in the\n"
+            "plots and given verbatim in the Patterns table.  Published figures of other\n"
+            "machines (tokbench import) are drawn as marks of their own, never as bars.\n"
             "  cycles_per_node  cycles per visited node of every walk but lex: and g: (see\n"
-            "                   lexer_masks), with the 13-cycle baseline (PAPI core\n"
-            "                   cycles, else TSC reference cycles, labelled as such)\n"
+            "                   lexer_masks) per layout, with the published 13-cycle\n"
+            "                   figure (PAPI core cycles, else TSC reference cycles,\n"
+            "                   labelled as such)\n"
             "  misses_per_node  L1D and LLC misses and branch mispredictions per node\n"
             "                   (PAPI, else callgrind's simulation; one source and one\n"
             "                   event per column, named after what it counts)\n"
-            "  mask_time        time per mask against vocabulary size\n"
+            "  mask_time        time per mask against vocabulary size, a line per layout\n"
+            "                   and pattern (masks from the start state)\n"
             "  lexer_masks      walks under the lexer and grammars (re:, lex:, g:): time\n"
-            "                   per mask and ns\n"
-            "                   per visited node, with the lexer issue's targets\n"
+            "                   per mask per layout, with the lexer issue's targets\n"
             "  slicer           slice cases: the sliced mask against the plain walk, the\n"
             "                   gain, the slicer's build time and bytes, the sliced target\n"
             "  token_index      index cases: states, entries, bytes, build time, per-step\n"
             "                   cost walking and through the index, break-even steps\n"
-            "  throughput       tokenizer MB/s over each reference's\n"
+            "  throughput       tokenizer MB/s beside each reference program's and the\n"
+            "                   published encode speeds; speedups in the table\n"
             "  trie_memory      trie bytes per key, per vocabulary and layout (the lookup\n"
             "                   cases' figures, Darts and MARISA included; else the walks')\n"
             "  build_time       trie build time, per vocabulary and layout\n"
@@ -103,6 +110,8 @@ static void usage(FILE *out)
             "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
             "                   its noise band; regressions in red\n"
+            "  anchors          the published figures in the database, with sources\n"
+            "  patterns         the short names of the plots, each pattern verbatim\n"
             "--db FILE  the results database (default %s)\n"
             "--run ID   the run to report (default: the latest, complete or not)\n"
             "--vs ID    also compare the run with run ID\n"
@@ -167,17 +176,24 @@ int xp_cmd_report(int argc, char **argv)
         rc = xp_rp_spawn_gnuplot(r->log, argv_v, &err) < 0 ? -1 : 0;
     }
     if (!rc)
-        rc = xp_rp_sec_cycles(r, &err) || xp_rp_sec_misses(r, &err) || xp_rp_sec_mask_time(r, &err) ||
-             xp_rp_sec_lexer(r, &err) || xp_rp_sec_slicer(r, &err) || xp_rp_sec_index(r, &err) ||
+        rc = xp_rp_sec_cycles(r, &err) || xp_rp_sec_misses(r, &err) ||
+             xp_rp_sec_mask_time(r, &err) || xp_rp_sec_lexer(r, &err) ||
+             xp_rp_sec_slicer(r, &err) || xp_rp_sec_index(r, &err) ||
              xp_rp_sec_throughput(r, &err) || xp_rp_sec_memory(r, &err) ||
-             xp_rp_sec_lookup(r, &err) || xp_rp_sec_maskbench(r, &err) || xp_rp_sec_machines(r, &err) ||
-             (r->vs && xp_rp_sec_compare(r, &err));
-    if (!rc && !r->vs)
-        xp_rp_remove_plot(r, "compare");
+             xp_rp_sec_lookup(r, &err) || xp_rp_sec_maskbench(r, &err) ||
+             xp_rp_sec_machines(r, &err) || (r->vs && xp_rp_sec_compare(r, &err)) ||
+             xp_rp_sec_anchors(r, &err) || xp_rp_sec_patterns(r, &err);
+    if (!rc && !r->vs) {
+        static const section_t compare = {.name = "compare"};
+        xp_rp_remove_plot(r, &compare);
+    }
     if (!rc)
         rc = xp_rp_write_html(r, &err) || xp_rp_write_md(r, &err);
     for (int i = 0; i < r->nsec; i++)
         xp_rp_tab_free(&r->sec[i].tab);
+    for (size_t i = 0; i < r->patterns.len; i++)
+        free(r->patterns.data[i]);
+    free(r->patterns.data);
     xp_db_close(r->db);
     if (rc) {
         free(r);

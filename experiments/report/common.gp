@@ -6,7 +6,8 @@
 # caption (the run: machine, commit), csource (where the figures come
 # from) and ylab; logy (1: log y axis) is optional.
 # Labels hold vocabulary and layout names with underscores: no enhanced text.
-set terminal pngcairo size 1000,600 font 'sans,10' noenhanced
+if (!exists("height")) height = 600
+set terminal pngcairo size 1000,height font 'sans,10' noenhanced
 set output png
 set termoption noenhanced
 set datafile missing '?'
@@ -14,10 +15,12 @@ set datafile separator whitespace
 set grid ytics lc rgb '#dddddd'
 set border 3
 set tics nomirror
-set key top left opaque
+# the key outside the plot area, right of it: it never hides a point
+set key outside right top vertical
 set bmargin 11
 set lmargin 14
-set title ptitle."\n".caption."\n".csource font 'sans,10'
+if (!exists("csource2")) csource2 = ''
+set title ptitle."\n".caption."\n".csource.(strlen(csource2) ? "\n".csource2 : '') font 'sans,10'
 if (!exists("logy")) logy = 0
 set style fill solid 0.85 border -1
 # A tic label of at most 32 characters: regex patterns and lexer spec paths

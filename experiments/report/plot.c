@@ -1,7 +1,7 @@
 /*
  * plot: gnuplot for the report's sections: the templates' variables,
  * the drawing of NAME.png and NAME.svg from NAME.dat, and the grid data
- * of the clustered plots.
+ * of the grouped plots.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,16 +71,49 @@ static int file_size_ok(const char *path)
     return stat(path, &sb) == 0 && sb.st_size > 0;
 }
 
-/* Draws section s from NAME.dat with TEMPLATE.gp; `vars` holds the
- * template's own variables.  A plot that fails is noted on the page and
- * counted, and the report goes on. */
-int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
-               tb_buf_t *vars, tb_err_t *err)
+/* The file stem of a section's panel: NAME for the first, NAME-pN after. */
+void xp_rp_panel_stem(const section_t *s, int panel, char *buf, size_t n)
 {
-    char dat[4200], png[4200], svg[4200], gp[4200];
+    if (panel)
+        snprintf(buf, n, "%s-p%d", s->name, panel + 1);
+    else
+        snprintf(buf, n, "%s", s->name);
+}
+
+/* Where the figures come from, as csource and, when it is too long for
+ * one line of the title, csource2 (cut at the last space that fits). */
+static void caption_lines(tb_buf_t *e, const char *src)
+{
+    enum { WIDTH = 140 };
+    char first[WIDTH + 1];
+    size_t n = strlen(src);
+    if (n <= WIDTH) {
+        xp_rp_gp_str(e, "csource", src);
+        xp_rp_gp_str(e, "csource2", "");
+        return;
+    }
+    size_t cut = WIDTH;
+    while (cut > 0 && src[cut] != ' ')
+        cut--;
+    if (!cut)
+        cut = WIDTH;
+    snprintf(first, sizeof first, "%.*s", (int)cut, src);
+    xp_rp_gp_str(e, "csource", first);
+    xp_rp_gp_str(e, "csource2", src + cut + (src[cut] == ' '));
+}
+
+/* Draws one panel of section s from NAME.dat with TEMPLATE.gp into its
+ * stem's .png and .svg; `vars` holds the template's own variables.  0 when
+ * drawn, 1 when gnuplot failed (noted on the page, counted), -1 on error. */
+static int draw_panel(report_t *r, section_t *s, int panel, const char *tmpl,
+                      const char *title, const char *ylab, const tb_buf_t *vars,
+                      tb_err_t *err)
+{
+    char stem[64], dat[4200], png[4200], svg[4200], gp[4200];
+    xp_rp_panel_stem(s, panel, stem, sizeof stem);
     snprintf(dat, sizeof dat, "%s/%s.dat", r->out, s->name);
-    snprintf(png, sizeof png, "%s/%s.png", r->out, s->name);
-    snprintf(svg, sizeof svg, "%s/%s.svg", r->out, s->name);
+    snprintf(png, sizeof png, "%s/%s.png", r->out, stem);
+    snprintf(svg, sizeof svg, "%s/%s.svg", r->out, stem);
     snprintf(gp, sizeof gp, "%s/%s.gp", r->plots, tmpl);
     unlink(png);
     unlink(svg);
@@ -89,7 +122,7 @@ int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
     xp_rp_gp_str(&e, "datafile", dat);
     xp_rp_gp_str(&e, "png", png);
     xp_rp_gp_str(&e, "svg", svg);
-    xp_rp_gp_str(&e, "ptitle", s->title);
+    xp_rp_gp_str(&e, "ptitle", title);
     /* the run on one line of the title, where its figures come from on
      * the next: long CPU names would not fit on one */
     char run_part[1024];
@@ -98,7 +131,7 @@ int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
     if (cut)
         *cut = 0;
     xp_rp_gp_str(&e, "caption", run_part);
-    xp_rp_gp_str(&e, "csource", cut ? s->caption + (cut - run_part) + 2 : "");
+    caption_lines(&e, cut ? s->caption + (cut - run_part) + 2 : "");
     xp_rp_gp_str(&e, "ylab", ylab);
     if (vars->len)
         tb_buf_put(&e, vars->data, vars->len);
@@ -111,16 +144,51 @@ int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
     tb_buf_free(&e);
     if (rc < 0)
         return -1;
-    if (rc == 0 && file_size_ok(png) && file_size_ok(svg)) {
-        s->drawn = 1;
+    if (rc == 0 && file_size_ok(png) && file_size_ok(svg))
         return 0;
-    }
     r->failed_plots++;
     s->failed = 1;
     snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
-             "%sgnuplot could not draw this plot from %s (exit %d; see %s).",
-             *s->note ? " " : "", gp, rc, r->log);
-    return 0;
+             "%sgnuplot could not draw %s from %s (exit %d; see %s).",
+             *s->note ? " " : "", stem, gp, rc, r->log);
+    return 1;
+}
+
+int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
+               tb_buf_t *vars, tb_err_t *err)
+{
+    int rc = draw_panel(r, s, 0, tmpl, s->title, ylab, vars, err);
+    s->drawn = rc == 0;
+    s->npanels = rc == 0;
+    return rc < 0 ? -1 : 0;
+}
+
+int xp_rp_draw_panels(report_t *r, section_t *s, const char *tmpl, int nrows,
+                      const char *ylab, tb_buf_t *vars, tb_err_t *err)
+{
+    int npanels = (nrows + XP_RP_GROUPS - 1) / XP_RP_GROUPS, rc = 0;
+    s->npanels = 0;
+    for (int p = 0; p < npanels && !rc; p++) {
+        tb_buf_t v = {0};
+        char title[200];
+        int first = p * XP_RP_GROUPS, last = first + XP_RP_GROUPS - 1;
+        if (npanels > 1)
+            snprintf(title, sizeof title, "%s (groups %d-%d of %d)", s->title, first + 1,
+                     last < nrows ? last + 1 : nrows, nrows);
+        else
+            snprintf(title, sizeof title, "%s", s->title);
+        xp_rp_gp_num(&v, "first", first);
+        xp_rp_gp_num(&v, "last", last);
+        if (vars->len)
+            tb_buf_put(&v, vars->data, vars->len);
+        rc = draw_panel(r, s, p, tmpl, title, ylab, &v, err);
+        tb_buf_free(&v);
+        s->npanels += rc == 0;
+    }
+    s->drawn = s->npanels == npanels && npanels > 0;
+    for (int p = npanels; p < XP_RP_MAXPANELS; p++)
+        xp_rp_remove_panel(r, s, p);
+    return rc < 0 ? -1 : 0;
 }
 
 void xp_rp_dat_num(FILE *f, double v)
@@ -149,7 +217,7 @@ void xp_rp_grid_clear(grid_t g)
             g[i][l] = NAN;
 }
 
-/* A rows x columns grid as clustered-bar data: '?' where missing. */
+/* A rows x columns grid as grouped.gp's data: '?' where missing. */
 int xp_rp_write_grid(report_t *r, const char *name, const char *corner, const names_t *rows,
                      const names_t *cols, grid_t v, tb_err_t *err)
 {
@@ -190,19 +258,23 @@ static void grid_range(grid_t v, int nrows, int ncols, double *lo, double *hi)
             }
 }
 
-/* Draws a grid with the clustered template, on a log scale where it
- * spans orders of magnitude. */
-int xp_rp_draw_grid(report_t *r, section_t *s, const char *ylab, int ncols, grid_t v,
-                    int nrows, tb_err_t *err)
+/* Draws a grid with grouped.gp: its rows are the groups, its first nser
+ * columns the series, the next nmarks the reference marks; on a log scale
+ * where the values span orders of magnitude. */
+int xp_rp_draw_grid(report_t *r, section_t *s, const char *ylab, int nser, int nmarks,
+                    grid_t v, int nrows, tb_buf_t *vars, tb_err_t *err)
 {
     double lo, hi;
-    grid_range(v, nrows, ncols, &lo, &hi);
+    grid_range(v, nrows, nser + nmarks, &lo, &hi);
     char label[160];
     snprintf(label, sizeof label, "%s%s", ylab, xp_rp_spread(lo, hi) ? " (log scale)" : "");
     tb_buf_t b = {0};
-    xp_rp_gp_num(&b, "ncols", ncols + 1);
     xp_rp_gp_num(&b, "logy", xp_rp_spread(lo, hi));
-    int rc = xp_rp_draw(r, s, "clustered", label, &b, err);
+    xp_rp_gp_num(&b, "nser", nser);
+    xp_rp_gp_num(&b, "nmarks", nmarks);
+    if (vars && vars->len)
+        tb_buf_put(&b, vars->data, vars->len);
+    int rc = xp_rp_draw_panels(r, s, "grouped", nrows, label, &b, err);
     tb_buf_free(&b);
     return rc;
 }

@@ -176,15 +176,27 @@ int xp_rp_close_out(report_t *r, FILE *f, const char *name, tb_err_t *err)
     return 0;
 }
 
-/* Removes what an earlier report left for a plot this one does not draw. */
-void xp_rp_remove_plot(report_t *r, const char *name)
+/* Removes what an earlier report drew for one panel of a section. */
+void xp_rp_remove_panel(report_t *r, const section_t *s, int panel)
 {
-    static const char *const ext[] = {".png", ".svg", ".dat"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const ext[] = {".png", ".svg"};
+    char stem[64];
+    xp_rp_panel_stem(s, panel, stem, sizeof stem);
+    for (int i = 0; i < 2; i++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s%s", r->out, name, ext[i]);
+        snprintf(path, sizeof path, "%s/%s%s", r->out, stem, ext[i]);
         unlink(path);
     }
+}
+
+/* Removes what an earlier report left for a plot this one does not draw. */
+void xp_rp_remove_plot(report_t *r, const section_t *s)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.dat", r->out, s->name);
+    unlink(path);
+    for (int p = 0; p < XP_RP_MAXPANELS; p++)
+        xp_rp_remove_panel(r, s, p);
 }
 
 /* A section with nothing to draw: "Not measured: " and why (printf-style)
@@ -199,7 +211,7 @@ int xp_rp_not_measured(report_t *r, section_t *s, const char *why, ...)
     va_start(ap, why);
     vsnprintf(s->note + used, sizeof s->note - used, why, ap);
     va_end(ap);
-    xp_rp_remove_plot(r, s->name);
+    xp_rp_remove_plot(r, s);
     return 0;
 }
 
@@ -221,7 +233,8 @@ int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
         snprintf(ri->commit, sizeof ri->commit, "%s", xp_rp_col(st, 4));
         ri->dirty = sqlite3_column_int(st, 5);
         snprintf(ri->host, sizeof ri->host, "%s", xp_rp_col(st, 6));
-        snprintf(ri->cpu, sizeof ri->cpu, "%s", *xp_rp_col(st, 7) ? xp_rp_col(st, 7) : "unknown CPU");
+        snprintf(ri->cpu, sizeof ri->cpu, "%s",
+                 *xp_rp_col(st, 7) ? xp_rp_col(st, 7) : "unknown CPU");
         ri->cores = sqlite3_column_int(st, 8);
         ri->tsc_hz = sqlite3_column_double(st, 9);
         snprintf(ri->sources, sizeof ri->sources, "%s", xp_rp_col(st, 10));
@@ -256,7 +269,8 @@ void xp_rp_caption(report_t *r, section_t *s, const char *sources)
 void xp_rp_case_label(sqlite3_stmt *st, char *buf, size_t n)
 {
     const char *opt = xp_rp_col(st, 6);
-    snprintf(buf, n, "%s %s %s%s%s", xp_rp_col(st, 1), xp_rp_col(st, 2), xp_rp_col(st, 3), *opt ? " " : "", opt);
+    snprintf(buf, n, "%s %s %s%s%s", xp_rp_col(st, 1), xp_rp_col(st, 2), xp_rp_col(st, 3),
+             *opt ? " " : "", opt);
 }
 
 /* Why a case has no figures: its status and message, shortened. */
@@ -333,4 +347,72 @@ double xp_rp_stat_median(report_t *r, int64_t id, const char *source, const char
 {
     stat_t v;
     return xp_rp_get_stat(r, id, source, impl, metric, &v) ? v.median : NAN;
+}
+
+void xp_rp_tab_code(table_t *t, int c)
+{
+    t->code |= 1u << c;
+}
+
+/* Short enough to label a group in a plot as it is. */
+#define SHORT_PATTERN 18
+
+int xp_rp_short_pattern(report_t *r, const char *pattern, char *buf, size_t n)
+{
+    const char *slash = strrchr(pattern, '/');
+    size_t kind = strcspn(pattern, ":");
+    int file = slash && (!strncmp(pattern, "lex:", 4) || !strncmp(pattern, "g:", 2));
+    if (file && kind + 1 + strlen(slash + 1) <= SHORT_PATTERN) {
+        snprintf(buf, n, "%.*s%s", (int)kind + 1, pattern, slash + 1);
+        return 0;
+    }
+    /* quotes and backslashes cannot be written verbatim in gnuplot's data */
+    if (strlen(pattern) <= SHORT_PATTERN && !strpbrk(pattern, "\"\\")) {
+        snprintf(buf, n, "%s", pattern);
+        return 0;
+    }
+    size_t i = 0;
+    while (i < r->patterns.len && strcmp(r->patterns.data[i], pattern))
+        i++;
+    if (i == r->patterns.len) {
+        char *copy = strdup(pattern);
+        if (!copy || tb_vec_push(&r->patterns, copy)) {
+            free(copy);
+            return -1;
+        }
+    }
+    snprintf(buf, n, "P%zu", i + 1);
+    return 0;
+}
+
+int xp_rp_group_label(report_t *r, sqlite3_stmt *walk, char *buf, size_t n)
+{
+    char pat[32];
+    if (xp_rp_short_pattern(r, xp_rp_col(walk, 3), pat, sizeof pat))
+        return -1;
+    const char *opt = xp_rp_col(walk, 6);
+    int after = !strncmp(opt, "after=", 6);
+    snprintf(buf, n, "%s %s%s%s", xp_rp_col(walk, 1), pat, *opt ? (after ? " @" : " ") : "",
+             after ? opt + 6 : opt);
+    return 0;
+}
+
+int xp_rp_sec_patterns(report_t *r, tb_err_t *err)
+{
+    section_t *s = xp_rp_new_section(r, "patterns", "Patterns: the short names in the plots");
+    s->table_only = 1;
+    xp_rp_caption(r, s, "the plots name a pattern longer than 18 characters PN; here it is "
+                  "verbatim, as the suite gives it");
+    xp_rp_tab_init(&s->tab, 2, "short name", "pattern");
+    xp_rp_tab_code(&s->tab, 1);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < r->patterns.len; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "P%zu", i + 1);
+        rc = xp_rp_tab_row(&s->tab, err, name, r->patterns.data[i]);
+    }
+    if (!rc && !r->patterns.len)
+        snprintf(s->note, sizeof s->note, "Every pattern of this run is short enough to be "
+                 "named by itself.");
+    return rc;
 }

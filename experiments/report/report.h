@@ -18,6 +18,10 @@
 #include "../store/mbtable.h"
 
 #define MAXCOLS 8
+/* Groups of bars in one panel of a grouped plot (grouped.gp): more are
+ * drawn in more panels, NAME-p2.png ..., never crowded into one. */
+#define XP_RP_GROUPS 12
+#define XP_RP_MAXPANELS 16
 #define NOT_MEASURED "not measured"
 #define COLOUR_MAIN 0x4477aa
 #define COLOUR_ALT 0x44aa99
@@ -29,6 +33,8 @@ typedef struct {
     int ncols;
     char head[MAXCOLS][64];
     TB_VEC(char *) cells; /* row-major, ncols per row */
+    unsigned code;        /* bit c: column c is verbatim text (a case, a
+                           * regex), set in code spans on the page */
 } table_t;
 
 typedef struct {
@@ -37,6 +43,7 @@ typedef struct {
     char caption[1024];  /* the run, and where the figures come from */
     char note[1024];     /* what is missing and why; may be empty */
     int drawn;           /* NAME.png and NAME.svg were written */
+    int npanels;         /* and NAME-p2 ... when its groups need more panels */
     int failed;          /* gnuplot was given data but drew nothing */
     int table_only;      /* a table with no plot to draw */
     table_t tab;
@@ -59,6 +66,7 @@ typedef struct {
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
     section_t sec[24];
+    TB_VEC(char *) patterns; /* the long patterns the plots name P1, P2 ... */
     int nsec;
     int failed_plots;
 } report_t;
@@ -93,7 +101,7 @@ typedef struct {
 typedef int (*case_row_t)(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f,
                           tb_err_t *err);
 
-#define MAXNAMES 32
+#define MAXNAMES 64
 
 typedef struct {
     char name[MAXNAMES][64];
@@ -142,7 +150,9 @@ FILE *xp_rp_open_run_query(report_t *r, const char *sql, const char *name,
                            sqlite3_stmt **st, tb_err_t *err);
 int xp_rp_close_out(report_t *r, FILE *f, const char *name, tb_err_t *err);
 /* Removes what an earlier report left for a plot this one does not draw. */
-void xp_rp_remove_plot(report_t *r, const char *name);
+void xp_rp_remove_plot(report_t *r, const section_t *s);
+/* Removes what an earlier report drew for one panel of a section. */
+void xp_rp_remove_panel(report_t *r, const section_t *s, int panel);
 int xp_rp_not_measured(report_t *r, section_t *s, const char *why, ...)
     __attribute__((format(printf, 3, 4)));
 int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err);
@@ -172,6 +182,19 @@ int xp_rp_column_stat(report_t *r, int64_t id, const xp_column_t *c, stat_t *s);
 double xp_rp_stat_median(report_t *r, int64_t id, const char *source, const char *impl,
                          const char *metric);
 
+/* A walk's group label in a plot: vocabulary, the pattern's short name
+ * (xp_rp_short_pattern) and "@TEXT" for after=TEXT (other options as
+ * they are). */
+int xp_rp_group_label(report_t *r, sqlite3_stmt *walk, char *buf, size_t n);
+/* A pattern as a plot names it: itself when short, a lexer spec or
+ * grammar by its file name, else "PN", N its place in r->patterns (the
+ * Patterns table of the page gives each in full). */
+int xp_rp_short_pattern(report_t *r, const char *pattern, char *buf, size_t n);
+/* The table-only section that gives each short name's pattern verbatim. */
+int xp_rp_sec_patterns(report_t *r, tb_err_t *err);
+/* Marks column c of a table as verbatim text (a case, a pattern). */
+void xp_rp_tab_code(table_t *t, int c);
+
 /* --- plot.c */
 
 /* Appends name='value' to a gnuplot -e line; single quotes are doubled,
@@ -186,16 +209,25 @@ int xp_rp_spawn_gnuplot(const char *log, char *const argv[], tb_err_t *err);
  * counted, and the report goes on. */
 int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
                tb_buf_t *vars, tb_err_t *err);
+/* The file stem of a section's panel: NAME for the first, NAME-pN after. */
+void xp_rp_panel_stem(const section_t *s, int panel, char *buf, size_t n);
+/* Draws NAME.dat's nrows groups (data lines after a header) with
+ * TEMPLATE.gp, XP_RP_GROUPS a panel: the template gets the panel's first
+ * and last rows; `vars` holds its other variables. */
+int xp_rp_draw_panels(report_t *r, section_t *s, const char *tmpl, int nrows,
+                      const char *ylab, tb_buf_t *vars, tb_err_t *err);
 void xp_rp_dat_num(FILE *f, double v);
 int xp_rp_name_index(names_t *n, const char *s);
 void xp_rp_grid_clear(grid_t g);
-/* A rows x columns grid as clustered-bar data: '?' where missing. */
+/* A rows x columns grid as grouped.gp's data: '?' where missing. */
 int xp_rp_write_grid(report_t *r, const char *name, const char *corner, const names_t *rows,
                      const names_t *cols, grid_t v, tb_err_t *err);
-/* Draws a grid with the clustered template, on a log scale where it
- * spans orders of magnitude. */
-int xp_rp_draw_grid(report_t *r, section_t *s, const char *ylab, int ncols, grid_t v,
-                    int nrows, tb_err_t *err);
+/* Draws a grid with grouped.gp: its rows are the groups, its first nser
+ * columns the series, the next nmarks the reference marks; on a log scale
+ * where the values span orders of magnitude.  vars: more of grouped.gp's
+ * variables, or NULL. */
+int xp_rp_draw_grid(report_t *r, section_t *s, const char *ylab, int nser, int nmarks,
+                    grid_t v, int nrows, tb_buf_t *vars, tb_err_t *err);
 
 /* --- sec_walk.c */
 
@@ -240,6 +272,10 @@ int xp_rp_sec_maskbench(report_t *r, tb_err_t *err);
  * as gathered by `tokbench merge`. */
 int xp_rp_sec_machines(report_t *r, tb_err_t *err);
 int xp_rp_sec_compare(report_t *r, tb_err_t *err);
+
+/* --- sec_anchors.c */
+
+int xp_rp_sec_anchors(report_t *r, tb_err_t *err);
 
 /* --- page.c */
 

@@ -1,6 +1,6 @@
 /*
  * sec_machines: the same walks on every machine of the database
- * (clustered.gp), and one run against another (bars.gp).
+ * (grouped.gp), and one run against another (bars.gp).
  */
 #include <string.h>
 
@@ -31,7 +31,8 @@ static int64_t same_case(report_t *r, int64_t run, sqlite3_stmt *walk)
  * as gathered by `tokbench merge`. */
 int xp_rp_sec_machines(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "machines", "Machines side by side");
+    section_t *s = xp_rp_new_section(r, "machines", "How do the machines of this database "
+                                     "compare, walk by walk?");
     sqlite3_stmt *st;
     if (xp_rp_run_query(r, "WITH me AS (SELECT cpu_model, host FROM runs WHERE id = ?1)"
                            " SELECT CASE WHEN r.cpu_model IS me.cpu_model AND"
@@ -49,7 +50,8 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
         /* a machine's column is its core cycles or its TSC's, and says which */
         xp_pick_column(r->db, run[n], xp_cycles_prefs, 2, NULL, &cyc[n]);
         snprintf(name[n], sizeof name[n], "%.28s, %.12s (run %lld, %s)",
-                 *xp_rp_col(st, 1) ? xp_rp_col(st, 1) : "unknown CPU", xp_rp_col(st, 2), (long long)run[n],
+                 *xp_rp_col(st, 1) ? xp_rp_col(st, 1) : "unknown CPU", xp_rp_col(st, 2),
+                 (long long)run[n],
                  cyc[n].source && !strcmp(cyc[n].metric, "ref_cycles") ? "TSC ref" : "core");
         n++;
     }
@@ -64,6 +66,7 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
     xp_rp_tab_init(&s->tab, n + 1, "case", name[0], n > 1 ? name[1] : "", n > 2 ? name[2] : "",
                    n > 3 ? name[3] : "", n > 4 ? name[4] : "", n > 5 ? name[5] : "",
                    n > 6 ? name[6] : "");
+    xp_rp_tab_code(&s->tab, 0);
     FILE *f = xp_rp_open_run_query(r, WALK_CASES, s->name, &st, err);
     if (!f)
         return -1;
@@ -74,13 +77,18 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
         fprintf(f, " \"%s\"", q);
     }
     fprintf(f, "\n");
-    int rows = 0, rc = 0;
+    int rows = 0, lines = 0, rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         if (strcmp(xp_rp_col(st, 4), "ok"))
             continue;
-        char label[200], q[200], cell[MAXMACHINES][48];
+        char label[200], group[96], bar[200], q[200], cell[MAXMACHINES][48];
         xp_rp_case_label(st, label, sizeof label);
-        xp_rp_dat_label(q, sizeof q, label);
+        if (xp_rp_group_label(r, st, group, sizeof group)) {
+            rc = tb_fail(err, "out of memory");
+            break;
+        }
+        snprintf(bar, sizeof bar, "%s %s", group, xp_rp_col(st, 2));
+        xp_rp_dat_label(q, sizeof q, bar);
         fprintf(f, "\"%s\"", q);
         int have = 0;
         for (int m = 0; m < n; m++) {
@@ -96,6 +104,7 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
             }
         }
         fprintf(f, "\n");
+        lines++;
         rows += have > 0;
         rc = xp_rp_tab_row(&s->tab, err, label, cell[0], n > 1 ? cell[1] : "",
                            n > 2 ? cell[2] : "", n > 3 ? cell[3] : "", n > 4 ? cell[4] : "",
@@ -109,9 +118,11 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
     snprintf(s->note, sizeof s->note, "TSC reference cycles tick at each machine's "
              "own TSC frequency: compare them across machines with care.");
     tb_buf_t v = {0};
-    xp_rp_gp_num(&v, "ncols", n + 1);
     xp_rp_gp_num(&v, "logy", 1); /* layouts differ by orders of magnitude */
-    rc = xp_rp_draw(r, s, "clustered", "cycles per visited node (log scale)", &v, err);
+    xp_rp_gp_num(&v, "nser", n);
+    xp_rp_gp_num(&v, "nmarks", 0);
+    rc = xp_rp_draw_panels(r, s, "grouped", lines, "cycles per visited node (log scale)", &v,
+                           err);
     tb_buf_free(&v);
     return rc;
 }
@@ -119,12 +130,13 @@ int xp_rp_sec_machines(report_t *r, tb_err_t *err)
 int xp_rp_sec_compare(report_t *r, tb_err_t *err)
 {
     section_t *s = xp_rp_new_section(r, "compare", "");
-    snprintf(s->title, sizeof s->title, "Run %lld against run %lld", (long long)r->run,
-             (long long)r->vs);
+    snprintf(s->title, sizeof s->title, "Which cases got slower or faster: run %lld against "
+             "run %lld", (long long)r->run, (long long)r->vs);
     char hv[64], hr[64];
     snprintf(hv, sizeof hv, "run %lld median us", (long long)r->vs);
     snprintf(hr, sizeof hr, "run %lld median us", (long long)r->run);
     xp_rp_tab_init(&s->tab, 5, "case", hv, hr, "ratio (noise band)", "verdict");
+    xp_rp_tab_code(&s->tab, 0);
     /* the headline of every case: tokbench's time by the TSC */
     sqlite3_stmt *st;
     if (xp_rp_run_query(r,

@@ -133,7 +133,8 @@ static int mb_reasons(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
             char example[200];
             snprintf(example, sizeof example, "%.160s%s", xp_rp_col(st, 3),
                      strlen(xp_rp_col(st, 3)) > 160 ? "..." : "");
-            rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1), xp_rp_col(st, 2), example);
+            rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1),
+                               xp_rp_col(st, 2), example);
         }
         sqlite3_finalize(st);
     }
@@ -147,7 +148,8 @@ static int mb_reasons(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
 static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
 {
     section_t *s = xp_rp_new_section(r, "maskbench_failures",
-                                     "MaskBench: validation and invalidation errors, crashes, timeouts");
+                                     "MaskBench: validation and invalidation errors, "
+                                     "crashes, timeouts");
     s->table_only = 1;
     xp_rp_caption(r, s, "outcomes table; validation error: a valid instance refused (the "
                   "instance and token); invalidation error: an invalid instance accepted whole");
@@ -161,7 +163,8 @@ static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
         return -1;
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW)
-        rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1), xp_rp_col(st, 2), xp_rp_col(st, 3));
+        rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1), xp_rp_col(st, 2),
+                           xp_rp_col(st, 3));
     sqlite3_finalize(st);
     if (!rc && !xp_rp_tab_rows(&s->tab))
         snprintf(s->note, sizeof s->note, "None.");
@@ -172,9 +175,10 @@ static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
  * compile errors by reason and the failures. */
 int xp_rp_sec_maskbench(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "maskbench", "MaskBench: JSON Schema masks (TBM) and "
-                                     "outcomes against the published results");
-    section_t *ttfm = xp_rp_new_section(r, "maskbench_ttfm", "MaskBench: time to first mask (TTFM)");
+    section_t *s = xp_rp_new_section(r, "maskbench", "MaskBench: how fast are JSON Schema "
+                                     "masks (TBM), against the published results?");
+    section_t *ttfm = xp_rp_new_section(r, "maskbench_ttfm", "MaskBench: how long until the "
+                                        "first mask (TTFM), against the published results?");
     xp_mb_table_t *t = malloc(sizeof *t);
     if (!t)
         return tb_fail(err, "out of memory");

@@ -1,7 +1,7 @@
 /*
  * sec_masks: time per mask against vocabulary size (lines.gp), and the
  * walks under the lexer and grammars with the lexer issue's targets
- * (lexer.gp).
+ * (grouped.gp).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,9 +23,11 @@ static int point_cmp(const void *a, const void *b)
 
 int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "mask_time", "Time per mask against vocabulary size");
+    section_t *s = xp_rp_new_section(r, "mask_time", "How does the time per mask grow with "
+                                     "the vocabulary, per layout and pattern?");
     xp_rp_tab_init(&s->tab, 5, "case", "vocabulary size (ids)", "time per mask (us, median)",
                    "min..max", "nodes visited");
+    xp_rp_tab_code(&s->tab, 0);
     sqlite3_stmt *st;
     if (xp_rp_run_query(r, WALK_CASES, &st, err))
         return -1;
@@ -36,7 +38,8 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
         xp_rp_case_label(st, label, sizeof label);
         stat_t ns;
         int ok = !strcmp(xp_rp_col(st, 4), "ok");
-        int have = ok && xp_rp_get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns", &ns);
+        int have = ok && xp_rp_get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns",
+                                        &ns);
         double tokens = xp_rp_vocab_size(r, xp_rp_col(st, 1)); /* known from other walks too */
         xp_rp_fmt(tok, sizeof tok, "%.0f", tokens);
         if (!ok) {
@@ -54,11 +57,14 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
         rc = xp_rp_tab_row(&s->tab, err, label, isfinite(tokens) ? tok :
                            "not measured (no walk recorded the vocabulary's size)", med, range,
                            nodes);
-        if (!rc && isfinite(tokens)) {
+        /* a line per layout and pattern from the start state (no after=) */
+        if (!rc && isfinite(tokens) && !*xp_rp_col(st, 6)) {
             point_t p = {.tokens = tokens, .median = ns.median / 1e3,
                          .min = ns.min / 1e3, .max = ns.max / 1e3};
-            snprintf(p.series, sizeof p.series, "%s %s", xp_rp_col(st, 2), xp_rp_col(st, 3));
-            if (tb_vec_push(&pts, p))
+            char pat[32];
+            rc = xp_rp_short_pattern(r, xp_rp_col(st, 3), pat, sizeof pat);
+            snprintf(p.series, sizeof p.series, "%s %s", xp_rp_col(st, 2), pat);
+            if (rc || tb_vec_push(&pts, p))
                 rc = tb_fail(err, "out of memory");
         }
     }
@@ -83,7 +89,8 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
     snprintf(s->note + strlen(s->note), sizeof s->note - strlen(s->note),
              "  Vocabulary size is the number of ids the walk driver loaded "
              "(specials included); a case that failed (a layout that cannot hold "
-             "the vocabulary) is in the table with its reason, not on the plot.");
+             "the vocabulary) is in the table with its reason, not on the plot; so are "
+             "masks after a text (after=).");
     if (!pts.len) {
         xp_rp_not_measured(r, s, "the run has no timed walk of a vocabulary of known size.");
         free(pts.data);
@@ -96,19 +103,21 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
         return -1;
     }
     int nseries = 0;
-    for (size_t i = 0; i < pts.len; i++) {
-        if (!i || strcmp(pts.data[i].series, pts.data[i - 1].series)) {
-            char q[200];
-            xp_rp_dat_label(q, sizeof q, pts.data[i].series);
-            fprintf(f, "%s\"%s\"\n", i ? "\n\n" : "", q);
-            nseries++;
-        }
-        fprintf(f, "%.0f %.6g %.6g %.6g\n", pts.data[i].tokens, pts.data[i].median,
-                pts.data[i].min, pts.data[i].max);
+    for (size_t i = 0, j; i < pts.len; i = j) {
+        for (j = i + 1; j < pts.len && !strcmp(pts.data[i].series, pts.data[j].series); j++)
+            ;
+        char q[200];
+        xp_rp_dat_label(q, sizeof q, pts.data[i].series);
+        fprintf(f, "%s\"%s\"\n", nseries++ ? "\n\n" : "", q);
+        for (size_t k = i; k < j; k++)
+            fprintf(f, "%.0f %.6g %.6g %.6g\n", pts.data[k].tokens, pts.data[k].median,
+                    pts.data[k].min, pts.data[k].max);
     }
     free(pts.data);
     if (xp_rp_close_out(r, f, s->name, err))
         return -1;
+    if (!nseries)
+        return xp_rp_not_measured(r, s, "the run has no timed walk from the start state.");
     tb_buf_t v = {0};
     xp_rp_gp_num(&v, "nseries", nseries);
     xp_rp_gp_str(&v, "xlab", "vocabulary size (ids, log scale)");
@@ -162,48 +171,13 @@ static void target_text(const lexer_target_t *t, double us, double per_node, cha
     }
 }
 
-/* A bar's colour: against its target where it has one. */
-static int target_colour(double v, double target)
-{
-    return !isfinite(target) ? COLOUR_MAIN : v <= target ? COLOUR_GOOD : COLOUR_BAD;
-}
-
-/* One walk's line of lexer.gp's data: label, time per mask median min
- * max (us), the same per node (ns), the two targets ('?': none), the two
- * bars' colours.  A lex: spec or a g: grammar is labelled by its file name
- * alone: the folder would crowd the axis. */
-static void lexer_dat_line(FILE *f, sqlite3_stmt *walk, const stat_t *ns,
-                           const lexer_target_t *t)
-{
-    char label[200], q[200];
-    const char *pattern = xp_rp_col(walk, 3), *slash = strrchr(pattern, '/');
-    /* after=TEXT as "@TEXT": the text is what tells such bars apart */
-    const char *opt = xp_rp_col(walk, 6);
-    int after = !strncmp(opt, "after=", 6);
-    if ((!strncmp(pattern, "lex:", 4) || !strncmp(pattern, "g:", 2)) && slash)
-        snprintf(label, sizeof label, "%s %s %.*s%s%s%s", xp_rp_col(walk, 1), xp_rp_col(walk, 2),
-                 (int)strcspn(pattern, ":") + 1, pattern, slash + 1,
-                 *opt ? (after ? " @" : " ") : "", after ? opt + 6 : opt);
-    else
-        xp_rp_case_label(walk, label, sizeof label);
-    double us = ns->median / 1e3, per_node = ns->median / ns->nodes;
-    double goal_us = t ? t->us_per_mask : NAN, goal_node = t ? t->ns_per_node : NAN;
-    xp_rp_dat_label(q, sizeof q, label);
-    fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g", q, us, ns->min / 1e3, ns->max / 1e3,
-            per_node, ns->min / ns->nodes, ns->max / ns->nodes);
-    xp_rp_dat_num(f, goal_us);
-    xp_rp_dat_num(f, goal_node);
-    fprintf(f, " 0x%06x 0x%06x\n", target_colour(us, goal_us),
-            target_colour(per_node, goal_node));
-}
-
 /* The note under the plot: every target, and where it comes from. */
 static void lexer_note(report_t *r, section_t *s)
 {
     snprintf(s->note, sizeof s->note, "Targets of the issue \"The lexer and token "
-             "masks\" (red marks; a green bar meets its target, a red one misses it), "
-             "for a mask from the start state on its development machine (2.0 GHz TSC; "
-             "this run's ticks at %.3f GHz):", r->info.tsc_hz / 1e9);
+             "masks\" (red marks across the group; they are set for the dfs bar), for a "
+             "mask from the start state on its development machine (2.0 GHz TSC; this "
+             "run's ticks at %.3f GHz):", r->info.tsc_hz / 1e9);
     for (size_t i = 0; i < xp_rp_nlexer_targets; i++) {
         const lexer_target_t *t = &xp_rp_lexer_targets[i];
         size_t used = strlen(s->note);
@@ -221,65 +195,106 @@ static void lexer_note(report_t *r, section_t *s)
     WALK_CASES_IF(" AND (substr(pattern, 1, 3) = 're:' OR"                    \
                   " substr(pattern, 1, 4) = 'lex:' OR substr(pattern, 1, 2) = 'g:')")
 
+/* The lexer plot's groups (vocabulary, pattern, text before the mask) by
+ * layouts, and the target mark in the column after the layouts. */
+typedef struct {
+    names_t groups, layouts;
+    grid_t us;
+    double target[MAXNAMES];
+} lexer_grid_t;
+
+/* One timed walk under the lexer into the table and the grid. */
+static int lexer_row(report_t *r, section_t *s, sqlite3_stmt *st, const stat_t *ns,
+                     lexer_grid_t *g, tb_err_t *err)
+{
+    char label[200], group[96], med[32], range[64], nodes[32], per[32], goal[200];
+    xp_rp_case_label(st, label, sizeof label);
+    const lexer_target_t *t = xp_rp_lexer_target(st);
+    double us = ns->median / 1e3, per_node = ns->median / ns->nodes;
+    xp_rp_fmt(med, sizeof med, "%.1f", us);
+    snprintf(range, sizeof range, "%.1f..%.1f", ns->min / 1e3, ns->max / 1e3);
+    xp_rp_fmt(nodes, sizeof nodes, "%.0f", ns->nodes);
+    xp_rp_fmt(per, sizeof per, "%.2f", per_node);
+    snprintf(goal, sizeof goal, "%s", t ? "" : "none");
+    if (t)
+        target_text(t, us, per_node, goal, sizeof goal);
+    if (xp_rp_tab_row(&s->tab, err, label, med, range, nodes, per, goal))
+        return -1;
+    if (xp_rp_group_label(r, st, group, sizeof group))
+        return tb_fail(err, "out of memory");
+    int gi = xp_rp_name_index(&g->groups, group);
+    int li = xp_rp_name_index(&g->layouts, xp_rp_col(st, 2));
+    if (gi >= 0 && li >= 0) {
+        g->us[gi][li] = us;
+        if (t && isfinite(t->us_per_mask))
+            g->target[gi] = t->us_per_mask;
+    }
+    return 0;
+}
+
+/* Draws the grid: the layouts' bars, then the targets' column. */
+static int lexer_draw(report_t *r, section_t *s, lexer_grid_t *g, tb_err_t *err)
+{
+    int nser = g->layouts.n, marks = 0;
+    for (int i = 0; i < g->groups.n; i++)
+        if (isfinite(g->target[i]))
+            marks = 1;
+    if (marks) {
+        int k = xp_rp_name_index(&g->layouts, "target of the issue (dfs)");
+        for (int i = 0; k >= 0 && i < g->groups.n; i++)
+            g->us[i][k] = g->target[i];
+    }
+    tb_buf_t v = {0};
+    xp_rp_gp_str(&v, "markcolours", "#cc3311");
+    int rc = xp_rp_write_grid(r, s->name, "case", &g->groups, &g->layouts, g->us, err) ||
+             xp_rp_draw_grid(r, s, "time per mask (microseconds)", nser, marks, g->us,
+                             g->groups.n, &v, err);
+    tb_buf_free(&v);
+    return rc ? -1 : 0;
+}
+
 int xp_rp_sec_lexer(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "lexer_masks", "Lexer and grammar masks: time per mask and per node");
-    xp_rp_tab_init(&s->tab, 6, "case", "time per mask (us, median)", "min..max", "nodes visited",
-                   "ns per node (median)", "target of the issue");
-    sqlite3_stmt *st;
-    FILE *f = xp_rp_open_run_query(r, LEXER_CASES, s->name, &st, err);
-    if (!f)
-        return -1;
-    int rows = 0, cases = 0, rc = 0;
-    double lo = INFINITY, hi = 0, lo_node = INFINITY, hi_node = 0;
+    section_t *s = xp_rp_new_section(r, "lexer_masks", "How long does a mask under a regex, "
+                                     "lexer or grammar take, per layout?");
+    xp_rp_tab_init(&s->tab, 6, "case", "time per mask (us, TSC median)", "min..max",
+                   "nodes visited", "ns per node (median)", "target of the issue");
+    xp_rp_tab_code(&s->tab, 0);
+    lexer_grid_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return tb_fail(err, "out of memory");
+    xp_rp_grid_clear(g->us);
+    for (int i = 0; i < MAXNAMES; i++)
+        g->target[i] = NAN;
+    sqlite3_stmt *st = NULL;
+    int rows = 0, cases = 0, rc = xp_rp_run_query(r, LEXER_CASES, &st, err);
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], med[32], range[64], nodes[32], per[32], goal[200];
+        char label[200], why[200];
         xp_rp_case_label(st, label, sizeof label);
         cases++;
         stat_t ns;
         if (strcmp(xp_rp_col(st, 4), "ok")) {
-            xp_rp_failed_text(st, goal, sizeof goal);
-            rc = xp_rp_tab_row(&s->tab, err, label, NOT_MEASURED, goal, "", "", "");
-            continue;
-        }
-        if (!xp_rp_get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns", &ns) ||
-            ns.nodes <= 0) {
+            xp_rp_failed_text(st, why, sizeof why);
+            rc = xp_rp_tab_row(&s->tab, err, label, NOT_MEASURED, why, "", "", "");
+        } else if (!xp_rp_get_stat(r, sqlite3_column_int64(st, 0), "tsc", "tokbench", "ns",
+                                   &ns) || ns.nodes <= 0) {
             rc = xp_rp_tab_row(&s->tab, err, label, NOT_MEASURED, "", "", "", "");
-            continue;
+        } else {
+            rc = lexer_row(r, s, st, &ns, g, err);
+            rows++;
         }
-        const lexer_target_t *t = xp_rp_lexer_target(st);
-        double us = ns.median / 1e3, per_node = ns.median / ns.nodes;
-        xp_rp_fmt(med, sizeof med, "%.1f", us);
-        snprintf(range, sizeof range, "%.1f..%.1f", ns.min / 1e3, ns.max / 1e3);
-        xp_rp_fmt(nodes, sizeof nodes, "%.0f", ns.nodes);
-        xp_rp_fmt(per, sizeof per, "%.2f", per_node);
-        snprintf(goal, sizeof goal, "%s", t ? "" : "none");
-        if (t)
-            target_text(t, us, per_node, goal, sizeof goal);
-        rc = xp_rp_tab_row(&s->tab, err, label, med, range, nodes, per, goal);
-        lexer_dat_line(f, st, &ns, t);
-        rows++;
-        lo = fmin(lo, us);
-        hi = fmax(hi, us);
-        lo_node = fmin(lo_node, per_node);
-        hi_node = fmax(hi_node, per_node);
     }
-    sqlite3_finalize(st);
-    if (xp_rp_close_out(r, f, s->name, err) || rc)
-        return -1;
-    xp_rp_caption(r, s, "time: TSC median of the repetitions, one mask from the lexer's start "
-                  "state each; per node: over the nodes that mask visited");
-    if (!rows)
-        return xp_rp_not_measured(r, s, "the run has no%s walk under the lexer (pattern re:REGEX "
-                                  "or lex:SPEC).", cases ? " timed" : "");
-    lexer_note(r, s);
-    tb_buf_t v = {0};
-    xp_rp_gp_num(&v, "logy", xp_rp_spread(lo, hi));
-    xp_rp_gp_num(&v, "logy2", xp_rp_spread(lo_node, hi_node));
-    xp_rp_gp_str(&v, "ylab2", xp_rp_spread(lo_node, hi_node) ?
-                 "nanoseconds per visited node (log scale)" : "nanoseconds per visited node");
-    rc = xp_rp_draw(r, s, "lexer", xp_rp_spread(lo, hi) ? "time per mask (microseconds, log scale)" :
-                    "time per mask (microseconds)", &v, err);
-    tb_buf_free(&v);
-    return rc;
+    if (st)
+        sqlite3_finalize(st);
+    xp_rp_caption(r, s, "time: TSC median, one mask from the start state (or after the "
+                  "row's text); per node: over the nodes it visited");
+    if (!rc && !rows)
+        xp_rp_not_measured(r, s, "the run has no%s walk under the lexer (pattern re:REGEX, "
+                           "lex:SPEC or g:GRAMMAR).", cases ? " timed" : "");
+    if (!rc && rows) {
+        lexer_note(r, s);
+        rc = lexer_draw(r, s, g, err);
+    }
+    free(g);
+    return rc ? -1 : 0;
 }

@@ -7,30 +7,35 @@
 
 #include "report.h"
 
-/* One case's line of pairs.gp's data: label, the two bars' median min max
- * divided by `scale`, the first bar's target ('?': none). */
-static void pair_dat_line(FILE *f, const char *label, const stat_t *a, const stat_t *b,
-                          double scale, double target)
+/* One case's line of pairs.gp's data: label (vocabulary, layout and the
+ * pattern's short name), the two bars' median min max divided by `scale`,
+ * the first bar's target ('?': none). */
+static int pair_dat_line(report_t *r, FILE *f, sqlite3_stmt *c, const stat_t *a,
+                         const stat_t *b, double scale, double target, tb_err_t *err)
 {
-    char q[200];
+    char pat[32], label[160], q[200];
+    if (xp_rp_short_pattern(r, xp_rp_col(c, 3), pat, sizeof pat))
+        return tb_fail(err, "out of memory");
+    snprintf(label, sizeof label, "%s %s %s", xp_rp_col(c, 1), xp_rp_col(c, 2), pat);
     xp_rp_dat_label(q, sizeof q, label);
     fprintf(f, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g", q, a->median / scale, a->min / scale,
             a->max / scale, b->median / scale, b->min / scale, b->max / scale);
     xp_rp_dat_num(f, target);
     fputc('\n', f);
+    return 0;
 }
 
 /* Draws a section's pairs.gp plot on a log scale: the two ways differ by
  * orders of magnitude. */
-static int draw_pairs(report_t *r, section_t *s, const char *ylab, const char *title1,
-                      const char *title2, int targets, tb_err_t *err)
+static int draw_pairs(report_t *r, section_t *s, int rows, const char *ylab,
+                      const char *title1, const char *title2, int targets, tb_err_t *err)
 {
     tb_buf_t v = {0};
     xp_rp_gp_str(&v, "title1", title1);
     xp_rp_gp_str(&v, "title2", title2);
     xp_rp_gp_num(&v, "targets", targets);
     xp_rp_gp_num(&v, "logy", 1);
-    int rc = xp_rp_draw(r, s, "pairs", ylab, &v, err);
+    int rc = xp_rp_draw_panels(r, s, "pairs", rows, ylab, &v, err);
     tb_buf_free(&v);
     return rc;
 }
@@ -91,10 +96,12 @@ static int slice_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     xp_rp_case_label(c, label, sizeof label);
     xp_rp_fmt(sliced, sizeof sliced, "%.2f", sl.median / 1e3);
     xp_rp_fmt(plain, sizeof plain, "%.2f", pl.median / 1e3);
-    xp_rp_fmt(gain, sizeof gain, "%.1f", xp_rp_stat_median(r, id, "static", "tokbench", "slicer_gain"));
+    xp_rp_fmt(gain, sizeof gain, "%.1f",
+              xp_rp_stat_median(r, id, "static", "tokbench", "slicer_gain"));
     xp_rp_fmt(build, sizeof build, "%.2f",
               xp_rp_stat_median(r, id, "wallclock", "tokbench", "build_ns") / 1e6);
-    xp_rp_fmt(bytes, sizeof bytes, "%.0f", xp_rp_stat_median(r, id, "static", "tokbench", "slicer_bytes"));
+    xp_rp_fmt(bytes, sizeof bytes, "%.0f",
+              xp_rp_stat_median(r, id, "static", "tokbench", "slicer_bytes"));
     snprintf(parts, sizeof parts, "%.0f / %.0f, %.0f",
              xp_rp_stat_median(r, id, "static", "tokbench", "slices_whole"),
              xp_rp_stat_median(r, id, "static", "tokbench", "slices_walked"),
@@ -104,7 +111,8 @@ static int slice_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     if (isfinite(target))
         snprintf(goal, sizeof goal, "at most %g us per mask: %s", target,
                  sl.median / 1e3 <= target ? "met" : "missed");
-    pair_dat_line(f, label, &sl, &pl, 1e3, target);
+    if (pair_dat_line(r, f, c, &sl, &pl, 1e3, target, err))
+        return -1;
     return xp_rp_tab_row(&s->tab, err, label, sliced, plain, gain, build, bytes, parts, goal) ? -1 :
            isfinite(target) ? 2 : 1;
 }
@@ -125,10 +133,12 @@ static void slicer_note(section_t *s)
 
 int xp_rp_sec_slicer(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "slicer", "Slicer: sliced mask against the plain walk");
+    section_t *s = xp_rp_new_section(r, "slicer", "How much faster is the sliced mask than "
+                                     "the plain walk, per case?");
     xp_rp_tab_init(&s->tab, 8, "case", "sliced (us, median)", "plain walk (us, median)",
                    "gain (plain / sliced)", "slicer build (ms)", "slicer bytes",
                    "slices whole / walked, residual tokens", "target of the issue");
+    xp_rp_tab_code(&s->tab, 0);
     case_count_t n = {0};
     if (case_rows(r, s, CASES_IF("slice", ""), slice_row, &n, err))
         return -1;
@@ -137,7 +147,7 @@ int xp_rp_sec_slicer(report_t *r, tb_err_t *err)
     if (!n.rows)
         return xp_rp_not_measured(r, s, "the run has no%s slice case.", n.cases ? " timed" : "");
     slicer_note(s);
-    return draw_pairs(r, s, "time per mask (microseconds, log scale)", "sliced mask",
+    return draw_pairs(r, s, n.rows, "time per mask (microseconds, log scale)", "sliced mask",
                       "plain walk", n.targets > 0, err);
 }
 
@@ -170,7 +180,8 @@ static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     xp_rp_fmt(by, sizeof by, "%.0f", nb);
     xp_rp_fmt(per, sizeof per, "%.0f", nst > 0 ? nb / nst : NAN);
     snprintf(bytes, sizeof bytes, "%s (%s)", by, per);
-    xp_rp_fmt(build, sizeof build, "%.2f", xp_rp_stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
+    xp_rp_fmt(build, sizeof build, "%.2f",
+              xp_rp_stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
     xp_rp_fmt(w, sizeof w, "%.1f", walk.median);
     xp_rp_fmt(x, sizeof x, "%.1f", idx.median);
     xp_rp_fmt(slc, sizeof slc, "%.1f",
@@ -179,16 +190,19 @@ static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     breakeven_text(es, sizeof es,
                    xp_rp_stat_median(r, id, "static", "index", "breakeven_slicer_steps"));
     snprintf(even, sizeof even, "%s / %s", ew, es);
-    pair_dat_line(f, label, &walk, &idx, 1, NAN);
+    if (pair_dat_line(r, f, c, &walk, &idx, 1, NAN, err))
+        return -1;
     return xp_rp_tab_row(&s->tab, err, label, states, bytes, build, w, slc, x, even) ? -1 : 1;
 }
 
 int xp_rp_sec_index(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "token_index", "Token index: build against walking each step");
+    section_t *s = xp_rp_new_section(r, "token_index", "When does the token index pay for "
+                                     "its build, against walking every step?");
     xp_rp_tab_init(&s->tab, 8, "case", "states / token classes", "bytes (per state)",
                    "build (ms, median)", "walk per step (ns)", "slicer per step (ns)",
                    "index per step (ns)", "break-even steps (walk / slicer)");
+    xp_rp_tab_code(&s->tab, 0);
     case_count_t n = {0};
     if (case_rows(r, s, CASES_IF("index", ""), index_row, &n, err))
         return -1;
@@ -197,6 +211,6 @@ int xp_rp_sec_index(report_t *r, tb_err_t *err)
                   "never: the index is no faster");
     if (!n.rows)
         return xp_rp_not_measured(r, s, "the run has no%s index case.", n.cases ? " timed" : "");
-    return draw_pairs(r, s, "time per decoding step (nanoseconds, log scale)",
+    return draw_pairs(r, s, n.rows, "time per decoding step (nanoseconds, log scale)",
                       "walking the trie", "through the index", 0, err);
 }

@@ -1,6 +1,6 @@
 /*
  * sec_tries: trie memory per key, build time, and exact lookup and
- * prefix search per key beside Darts and MARISA (clustered.gp).
+ * prefix search per key beside Darts and MARISA (grouped.gp).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,8 +27,10 @@ typedef struct {
 
 int xp_rp_sec_memory(report_t *r, tb_err_t *err)
 {
-    section_t *mem = xp_rp_new_section(r, "trie_memory", "Trie memory per token");
-    section_t *bld = xp_rp_new_section(r, "build_time", "Trie build time");
+    section_t *mem = xp_rp_new_section(r, "trie_memory", "Which layout holds a vocabulary "
+                                       "in the fewest bytes per token?");
+    section_t *bld = xp_rp_new_section(r, "build_time", "Which layout builds fastest, per "
+                                       "vocabulary?");
     xp_rp_tab_init(&mem->tab, 7, "vocabulary", "layout", "keys", "trie MiB", "bytes/key",
                    "nodes/key", "from");
     xp_rp_tab_init(&bld->tab, 5, "vocabulary", "layout", "build ms (median)", "min..max",
@@ -80,10 +82,12 @@ int xp_rp_sec_memory(report_t *r, tb_err_t *err)
             snprintf(range, sizeof range, "%.2f..%.2f", t.min / 1e6, t.max / 1e6);
         else
             snprintf(range, sizeof range, "%s", "");
-        rc = xp_rp_tab_row(&mem->tab, err, xp_rp_col(st, 1), xp_rp_col(st, 2), kk, mib, bp, np, from) ||
+        rc = xp_rp_tab_row(&mem->tab, err, xp_rp_col(st, 1), xp_rp_col(st, 2), kk, mib, bp, np,
+                           from) ||
              xp_rp_tab_row(&bld->tab, err, xp_rp_col(st, 1), xp_rp_col(st, 2), ms, range,
                            lookup ? "lookup (median of the builds)" : "walk (one build)");
-        int vi = xp_rp_name_index(&m->vocabs, xp_rp_col(st, 1)), li = xp_rp_name_index(&m->layouts, xp_rp_col(st, 2));
+        int vi = xp_rp_name_index(&m->vocabs, xp_rp_col(st, 1));
+        int li = xp_rp_name_index(&m->layouts, xp_rp_col(st, 2));
         if (vi < 0 || li < 0)
             continue; /* in the tables, too many to draw */
         if (isfinite(bpk)) {
@@ -112,15 +116,15 @@ int xp_rp_sec_memory(report_t *r, tb_err_t *err)
     if (!rc && nmem) {
         snprintf(mem->note, sizeof mem->note, "darts (Darts 0.32) and marisa (libmarisa) "
                  "are external libraries, measured by the lookup driver on the same keys.");
-        rc = xp_rp_draw_grid(r, mem, "trie bytes per key", m->layouts.n, m->bytes_per_key,
-                             m->vocabs.n, err);
+        rc = xp_rp_draw_grid(r, mem, "trie bytes per key", m->layouts.n, 0,
+                             m->bytes_per_key, m->vocabs.n, NULL, err);
     } else if (!rc) {
         xp_rp_not_measured(r, mem, "no lookup or walk case of this run has the structure's "
                            "bytes and its number of keys.");
     }
     if (!rc && nbld)
-        rc = xp_rp_draw_grid(r, bld, "build time (milliseconds)", m->layouts.n, m->build_ms,
-                             m->vocabs.n, err);
+        rc = xp_rp_draw_grid(r, bld, "build time (milliseconds)", m->layouts.n, 0,
+                             m->build_ms, m->vocabs.n, NULL, err);
     else if (!rc)
         xp_rp_not_measured(r, bld, "no lookup or walk case of this run timed its build.");
     free(m);
@@ -175,8 +179,8 @@ static double other_per_key(report_t *r, sqlite3_stmt *c, const char *impl)
 
 int xp_rp_sec_lookup(report_t *r, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "lookup_time",
-                                     "Exact lookup and prefix search: time per key");
+    section_t *s = xp_rp_new_section(r, "lookup_time", "Which structure looks keys up "
+                                     "fastest, beside Darts and MARISA?");
     xp_rp_tab_init(&s->tab, 6, "work", "implementation", "ns per key (median)", "min..max",
                    "x darts", "x marisa");
     sqlite3_stmt *st;
@@ -199,7 +203,8 @@ int xp_rp_sec_lookup(report_t *r, tb_err_t *err)
         char work[200], med[32], range[64], xd[32], xm[32];
         /* "llama3 exact order=random", "gemma3 prefixes multi max_bytes=200000" */
         snprintf(work, sizeof work, "%s %s%s%s%s%s", xp_rp_col(st, 1), xp_rp_col(st, 3),
-                 *xp_rp_col(st, 4) ? " " : "", xp_rp_col(st, 4), *xp_rp_col(st, 5) ? " " : "", xp_rp_col(st, 5));
+                 *xp_rp_col(st, 4) ? " " : "", xp_rp_col(st, 4), *xp_rp_col(st, 5) ? " " : "",
+                 xp_rp_col(st, 5));
         cases++;
         if (strcmp(xp_rp_col(st, 6), "ok")) {
             char why[200];
@@ -237,7 +242,8 @@ int xp_rp_sec_lookup(report_t *r, tb_err_t *err)
                  "a common-prefix search at every byte of the corpus.");
         rc = xp_rp_write_grid(r, s->name, "work", works, impls, grid, err);
         if (!rc)
-            rc = xp_rp_draw_grid(r, s, "nanoseconds per key", impls->n, grid, works->n, err);
+            rc = xp_rp_draw_grid(r, s, "nanoseconds per key", impls->n, 0, grid, works->n,
+                                 NULL, err);
     } else if (!rc) {
         xp_rp_not_measured(r, s, "the run has no lookup case%s.",
                            cases ? " with a timed repetition" : "");
