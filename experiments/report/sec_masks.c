@@ -21,6 +21,51 @@ static int point_cmp(const void *a, const void *b)
     return c ? c : (x->tokens > y->tokens) - (x->tokens < y->tokens);
 }
 
+/* The published masks' times (anchors, figure mask_us) as blocks after the
+ * series, each at its vocabulary's size in this run: marks, not lines. */
+static int published_masks(report_t *r, FILE *f, int *nmarks)
+{
+    sqlite3_stmt *st;
+    if (xp_db_prepare(r->db, "SELECT subject, vocabulary, value FROM anchors WHERE"
+                             " figure = 'mask_us' ORDER BY subject", &st, NULL))
+        return 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double ids = xp_rp_vocab_size(r, xp_rp_col(st, 1));
+        if (!isfinite(ids))
+            continue;
+        char title[200], q[200];
+        snprintf(title, sizeof title, "%.40s, published", xp_rp_col(st, 0));
+        xp_rp_dat_label(q, sizeof q, title);
+        fprintf(f, "\n\n\"%s\"\n%.0f %.6g\n", q, ids, sqlite3_column_double(st, 2));
+        (*nmarks)++;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* mask_time.dat: one block per series (a title line, then vocabulary size,
+ * median, min, max per point), then the published marks' blocks. */
+static int mask_time_dat(report_t *r, section_t *s, const point_t *pts, size_t n,
+                         int *nseries, int *nmarks, tb_err_t *err)
+{
+    FILE *f = xp_rp_open_out(r, s->name, ".dat", err);
+    if (!f)
+        return -1;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && !strcmp(pts[i].series, pts[j].series); j++)
+            ;
+        char q[200];
+        xp_rp_dat_label(q, sizeof q, pts[i].series);
+        fprintf(f, "%s\"%s\"\n", (*nseries)++ ? "\n\n" : "", q);
+        for (size_t k = i; k < j; k++)
+            fprintf(f, "%.0f %.6g %.6g %.6g\n", pts[k].tokens, pts[k].median, pts[k].min,
+                    pts[k].max);
+    }
+    if (*nseries)
+        published_masks(r, f, nmarks);
+    return xp_rp_close_out(r, f, s->name, err);
+}
+
 int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
 {
     section_t *s = xp_rp_new_section(r, "mask_time", "How does the time per mask grow with "
@@ -97,29 +142,16 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
         return 0;
     }
     qsort(pts.data, pts.len, sizeof *pts.data, point_cmp);
-    FILE *f = xp_rp_open_out(r, s->name, ".dat", err);
-    if (!f) {
-        free(pts.data);
-        return -1;
-    }
-    int nseries = 0;
-    for (size_t i = 0, j; i < pts.len; i = j) {
-        for (j = i + 1; j < pts.len && !strcmp(pts.data[i].series, pts.data[j].series); j++)
-            ;
-        char q[200];
-        xp_rp_dat_label(q, sizeof q, pts.data[i].series);
-        fprintf(f, "%s\"%s\"\n", nseries++ ? "\n\n" : "", q);
-        for (size_t k = i; k < j; k++)
-            fprintf(f, "%.0f %.6g %.6g %.6g\n", pts.data[k].tokens, pts.data[k].median,
-                    pts.data[k].min, pts.data[k].max);
-    }
+    int nseries = 0, nmarks = 0;
+    rc = mask_time_dat(r, s, pts.data, pts.len, &nseries, &nmarks, err);
     free(pts.data);
-    if (xp_rp_close_out(r, f, s->name, err))
+    if (rc)
         return -1;
     if (!nseries)
         return xp_rp_not_measured(r, s, "the run has no timed walk from the start state.");
     tb_buf_t v = {0};
     xp_rp_gp_num(&v, "nseries", nseries);
+    xp_rp_gp_num(&v, "nmarks", nmarks);
     xp_rp_gp_str(&v, "xlab", "vocabulary size (ids, log scale)");
     xp_rp_gp_str(&v, "synthnote", synthnote);
     rc = xp_rp_draw(r, s, "lines", "time per mask (microseconds, log scale)", &v, err);
