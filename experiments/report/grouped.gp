@@ -6,17 +6,19 @@
 # series' titles, then the nmarks marks' titles.  Each further line is a
 # group: its label, then one value per column, '?' where the run has none
 # (drawn as nothing, never as zero).  A panel draws the groups first..last
-# (0-based rows of the data, at most twelve), so that every panel of a
-# plot keeps the same slots and bar widths; the report draws one file per
-# panel.  The key is outside the plot area, where it hides nothing.
+# (0-based rows of the data, at most twelve; a plot of more panels gives
+# the last one the same twelve slots, so that bars keep their width); the
+# report draws one file per panel.  The key is outside the plot area, where it hides nothing.
 # Variables: nser, nmarks, first, last, markcolours (one colour per mark,
 # space-separated), hline and hlabel (a reference line across the plot:
 # NaN for none), logy.
 load plots.'/common.gp'
 set ylabel ylab
 set key autotitle columnheader
-set xrange [-0.6:11.6]
-set xtics rotate by 30 right scale 0
+set xrange [-0.6:last - first + 0.6]
+# steep enough that a long first label stays on the canvas
+set xtics rotate by 45 right scale 0
+set lmargin 18
 set yrange [0:*]
 if (logy) { set logscale y; set yrange [*:*] }
 if (!exists("hline")) hline = NaN

@@ -4,14 +4,15 @@
 # Data columns: label, first median min max, second median min max, target
 # of the first ('?': none).
 # The labels are tics of an empty plot, centred under each pair.  A panel
-# draws the rows first..last (at most twelve cases, the same slots in
-# every panel); the report draws one file per panel.
+# draws the rows first..last (at most twelve cases; a plot of more panels
+# gives each twelve slots); the report draws one file per panel.
 # Variables: title1, title2 (the two bars' key entries), targets (1: some
 # case has a target, so the key names the mark), logy, first, last.
 load plots.'/common.gp'
 set ylabel ylab
-set xtics rotate by 30 right scale 0
-set xrange [-0.6:11.6]
+set xtics rotate by 45 right scale 0
+set lmargin 18
+set xrange [-0.6:last - first + 0.6]
 set yrange [0:*]
 if (logy) { set logscale y; set yrange [*:*] }
 set boxwidth 0.36

@@ -171,7 +171,9 @@ int xp_rp_draw_panels(report_t *r, section_t *s, const char *tmpl, int nrows,
     for (int p = 0; p < npanels && !rc; p++) {
         tb_buf_t v = {0};
         char title[200];
-        int first = p * XP_RP_GROUPS, last = first + XP_RP_GROUPS - 1;
+        /* one panel spans its groups; more keep twelve slots each */
+        int first = p * XP_RP_GROUPS;
+        int last = npanels > 1 ? first + XP_RP_GROUPS - 1 : nrows - 1;
         if (npanels > 1)
             snprintf(title, sizeof title, "%s (groups %d-%d of %d)", s->title, first + 1,
                      last < nrows ? last + 1 : nrows, nrows);
