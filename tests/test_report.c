@@ -854,6 +854,36 @@ static void test_report_machines(void **state)
     free(md);
 }
 
+/* Published figures imported into the database are listed with their
+ * sources, the regex of a work verbatim in a code span, and marked as
+ * another machine's; without them the page says how to import them. */
+static void test_report_anchors(void **state)
+{
+    (void)state;
+    char db[600], out[600], *html, *md;
+    path_in("anchors.db", db, sizeof db);
+    path_in("anchors-report", out, sizeof out);
+    copy_db_edited(smalldb, db, "SELECT 1");
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    read_pages(out, &html, &md);
+    assert_non_null(strstr(html, "None in this database: `tokbench import"));
+    free(html);
+    free(md);
+    assert_int_equal(tokbench(NULL, "import", "experiments/anchors/published.csv", "--db", db,
+                              NULL), 0);
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    read_pages(out, &html, &md);
+    const char *sec = strstr(html, "<h2 id=\"anchors\">");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "published, other machine"));
+    assert_non_null(strstr(sec, "<td>13.0 core cycles per node</td>"));
+    assert_non_null(strstr(sec, "<td>AMD EPYC 7V13</td>"));
+    assert_non_null(strstr(sec, "<td><code>(https?:\\/\\/)?([\\da-z\\.-]+)"));
+    assert_non_null(strstr(md, "| `(https?:\\/\\/)?([\\da-z\\.-]+)"));
+    free(html);
+    free(md);
+}
+
 static void test_report_empty_database(void **state)
 {
     (void)state;
@@ -1061,6 +1091,7 @@ int main(void)
         cmocka_unit_test(test_summary_slice_gain),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),
+        cmocka_unit_test(test_report_anchors),
         cmocka_unit_test(test_report_empty_database),
         cmocka_unit_test(test_export_round_trip),
         cmocka_unit_test(test_export_refuses_unknown),
