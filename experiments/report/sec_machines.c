@@ -197,7 +197,8 @@ int xp_rp_sec_compare(report_t *r, tb_err_t *err)
     xp_rp_gp_num(&v, "hline", 1);
     xp_rp_gp_str(&v, "hlabel", "no change");
     xp_rp_gp_num(&v, "logy", 1); /* ratios: twice as slow as far from 1 as twice as fast */
-    rc = xp_rp_draw(r, s, "bars", "time ratio (this run / the other, log scale)", &v, err);
+    rc = xp_rp_draw_panels(r, s, "bars", rows, "time ratio (this run / the other, log scale)",
+                           &v, err);
     tb_buf_free(&v);
     return rc;
 }
