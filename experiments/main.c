@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 typedef struct {
     const char *name;
@@ -24,6 +24,7 @@ static const command_t commands[] = {
     {"report", xp_cmd_report, "plots (gnuplot, PNG and SVG) and a page of one run"},
     {"export", xp_cmd_export, "one table or view of the results database as CSV"},
     {"merge", xp_cmd_merge, "gather the runs of several results databases into one"},
+    {"import", xp_cmd_import, "published figures of other machines, with their sources, into the database"},
     {"mask", xp_cmd_mask, "token mask of a regex, lexer or grammar over a vocabulary's trie, with its cost"},
     {"accept", xp_cmd_accept, "a text's tokens driven through a grammar's matcher, token by token"},
     {"_case", xp_cmd_case, "(internal) one repetition of one case, for callgrind"},

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../experiments/cli.h"
-#include "../experiments/results.h"
+#include "../experiments/cli/cli.h"
+#include "../experiments/store/results.h"
 #include "support.h"
 
 static int stop_after(void *arg)

@@ -1,12 +1,12 @@
 /*
- * fuzz_suite: experiment suite CSV files (experiments/suite.h) through
+ * fuzz_suite: experiment suite CSV files (experiments/drivers/suite.h) through
  * xp_suite_parse, and every option of every row it accepts read back.
  * Seeds: fuzz/corpus/suite/ (the suites of experiments/suites/ and the
  * test fixtures' shapes).  Dictionary: fuzz/suite.dict.
  */
 #include <stdint.h>
 
-#include "../experiments/suite.h"
+#include "../experiments/drivers/suite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

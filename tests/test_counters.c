@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "../experiments/counters.h"
-#include "../experiments/driver.h"
-#include "../experiments/runner.h"
+#include "../experiments/counters/counters.h"
+#include "../experiments/drivers/driver.h"
+#include "../experiments/drivers/runner.h"
 
 static void test_sources_parse(void **state)
 {

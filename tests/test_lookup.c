@@ -1,4 +1,4 @@
-/* Tests of the lookup experiment (experiments/drv_lookup.c): its options
+/* Tests of the lookup experiment (experiments/drivers/drv_lookup.c): its options
  * and static figures in process, where the external libraries are absent
  * and say so, and the Darts and MARISA rows through build/tokbench, whose
  * setup checks both libraries against the dat layout on every Llama 3 key
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "../experiments/driver.h"
+#include "../experiments/drivers/driver.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"

@@ -18,11 +18,11 @@
 #include <cmocka.h>
 #include <papi.h>
 
-#include "../experiments/cmd_results.h"
-#include "../experiments/counters.h"
-#include "../experiments/driver.h"
-#include "../experiments/results.h"
-#include "../experiments/runner.h"
+#include "../experiments/cli/cmd_results.h"
+#include "../experiments/counters/counters.h"
+#include "../experiments/drivers/driver.h"
+#include "../experiments/store/results.h"
+#include "../experiments/drivers/runner.h"
 #include "papi_double.h"
 #include "support.h"
 

@@ -1,5 +1,5 @@
 /*
- * Tests of experiments/pyjson (JSON as Python's json.dumps writes it, the
+ * Tests of experiments/drivers/pyjson (JSON as Python's json.dumps writes it, the
  * MaskBench serialization) against Python itself: random JSON values
  * (floats across the exponent range, integers, strings with escapes,
  * control characters and non-ASCII, nested arrays and objects) are written
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../experiments/pyjson.h"
+#include "../experiments/drivers/pyjson.h"
 #include "support.h"
 
 static double random_double(void)

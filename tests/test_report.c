@@ -4,7 +4,9 @@
  * under the lexer's regexes, one sliced mask, one token index, lookups by
  * dat and the external Darts and MARISA, and a tokenize case against
  * spm_encode): every plot is a real
- * PNG and SVG and the page references each; mask time is plotted against
+ * PNG and SVG and the page references each, and shows its data (every
+ * series' bars or points, as many as its .dat has, inside the plot area
+ * and clear of the key, read from the SVG); mask time is plotted against
  * the vocabulary size the walks record; the lexer section has the regex
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
@@ -28,7 +30,7 @@
 #include <cmocka.h>
 #include <csv.h>
 
-#include "../experiments/results.h"
+#include "../experiments/store/results.h"
 #include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-report-XXXXXX";
@@ -212,6 +214,306 @@ static void plot_is_shown(const char *out, const char *name, const char *html,
     assert_non_null(strstr(md, ref));
 }
 
+/* --- a plot shows its data ------------------------------------------------
+ * Read from the SVG that svg.gp writes (gnuplot's svg terminal with mouse):
+ * the plot area is gnuplot_svg.plot_xmin .. plot_ytop; each plot clause is
+ * a group <g id="gnuplot_plot_N">, whose key entry (gnuplot_plot_N_keyentry)
+ * holds its title; its points are <use> marks and its bars <polygon>s.
+ * The key's box spans every entry's text and sample.  A shape with every
+ * vertex in the key's box is a key sample; every other shape is data, and
+ * must lie inside the plot area and outside the key's box. */
+
+typedef struct {
+    double x0, y0, x1, y1;
+} box_t;
+
+#define MAXSERIES 64
+
+typedef struct {
+    char title[MAXSERIES][128];
+    int shapes[MAXSERIES];
+    int n;
+} shown_t;
+
+static int in_box(const box_t *b, double x, double y, double slack)
+{
+    return x >= b->x0 - slack && x <= b->x1 + slack && y >= b->y0 - slack &&
+           y <= b->y1 + slack;
+}
+
+static double svg_number(const char *svg, const char *name)
+{
+    const char *p = strstr(svg, name);
+    if (!p)
+        fail_msg("the SVG has no %s (svg.gp draws with `mouse`)", name);
+    return strtod(p + strlen(name), NULL);
+}
+
+/* The text of the key entry that starts at p, into title; 0 if the entry
+ * holds no text (a sample of its own). */
+static int key_title(const char *p, char *title, size_t n)
+{
+    const char *end = strstr(p, "</g>"), *t = strstr(p, "<text>");
+    if (!t || !end || t > end)
+        return 0;
+    const char *e = strstr(t, "</text>");
+    assert_non_null(e);
+    snprintf(title, n, "%.*s", (int)(e - t - 6), t + 6);
+    return 1;
+}
+
+/* The vertices of the shape at p (a polygon's points, a <use>'s place). */
+static int shape_vertices(const char *p, double *xy, int max)
+{
+    int n = 0;
+    if (!strncmp(p, "<use", 4)) {
+        const char *x = strstr(p, " x='"), *tr = strstr(p, "translate("),
+                   *end = strchr(p, '>');
+        if (x && x < end && sscanf(x, " x='%lf' y='%lf'", &xy[0], &xy[1]) == 2)
+            return 1;
+        if (tr && tr < end && sscanf(tr, "translate(%lf,%lf)", &xy[0], &xy[1]) == 2)
+            return 1;
+        fail_msg("a <use> without its place: %.80s", p);
+    }
+    const char *q = strstr(p, "points = '");
+    assert_non_null(q);
+    q += 10;
+    int used;
+    while (n < max && sscanf(q, "%lf,%lf %n", &xy[2 * n], &xy[2 * n + 1], &used) == 2) {
+        n++;
+        q += used;
+    }
+    return n;
+}
+
+/* The box of the key's entries: its texts (right-aligned at their place,
+ * about 6.5 px a character) and samples (up to 50 px right of the text,
+ * or the marks an entry of their own holds). */
+static box_t key_box(const char *svg)
+{
+    box_t k = {1e9, 1e9, -1e9, -1e9};
+    for (const char *p = svg; (p = strstr(p, "_keyentry\" visibility")); p++) {
+        const char *end = strstr(p, "</g>"), *t = strstr(p, "<text>");
+        assert_non_null(end);
+        double xy[64];
+        char title[128];
+        if (key_title(p, title, sizeof title)) {
+            /* the text's place: the last translate( before it */
+            const char *tr = NULL;
+            for (const char *q = p; (q = strstr(q, "translate(")) && q < t; q++)
+                tr = q;
+            assert_non_null(tr);
+            assert_int_equal(sscanf(tr, "translate(%lf,%lf)", &xy[0], &xy[1]), 2);
+            k.x0 = fmin(k.x0, xy[0] - 6.5 * (double)strlen(title));
+            k.x1 = fmax(k.x1, xy[0] + 50);
+            k.y0 = fmin(k.y0, xy[1] - 12);
+            k.y1 = fmax(k.y1, xy[1] + 6);
+            continue;
+        }
+        for (const char *q = p; (q = strstr(q, "<use")) && q < end; q++) {
+            shape_vertices(q, xy, 32);
+            k.x0 = fmin(k.x0, xy[0] - 4);
+            k.x1 = fmax(k.x1, xy[0] + 4);
+            k.y0 = fmin(k.y0, xy[1] - 4);
+            k.y1 = fmax(k.y1, xy[1] + 4);
+        }
+    }
+    return k;
+}
+
+/* The next plot clause's group at or after p (not a key entry), or NULL. */
+static const char *next_clause(const char *p)
+{
+    static const char prefix[] = "<g id=\"gnuplot_plot_";
+    while ((p = strstr(p, prefix))) {
+        p += sizeof prefix - 1;
+        p += strspn(p, "0123456789");
+        if (*p == '"')
+            return p;
+    }
+    return NULL;
+}
+
+/* Counts each series' data shapes in one SVG into shown, checking each. */
+static void svg_shown(const char *path, shown_t *shown)
+{
+    char *svg = slurp(path, NULL);
+    if (!svg)
+        fail_msg("%s was not written", path);
+    box_t area = {svg_number(svg, "gnuplot_svg.plot_xmin = "),
+                  svg_number(svg, "gnuplot_svg.plot_ytop = "),
+                  svg_number(svg, "gnuplot_svg.plot_xmax = "),
+                  svg_number(svg, "gnuplot_svg.plot_ybot = ")};
+    box_t key = key_box(svg);
+    /* the key beside the plot area, not over it */
+    if (key.x0 < area.x1 && key.x1 > area.x0 && key.y0 < area.y1 && key.y1 > area.y0)
+        fail_msg("%s: the key (%g..%g, %g..%g) is over the plot area (%g..%g, %g..%g)", path,
+                 key.x0, key.x1, key.y0, key.y1, area.x0, area.x1, area.y0, area.y1);
+    for (const char *g = next_clause(svg), *next; g; g = next) {
+        next = next_clause(g);
+        const char *entry = strstr(g, "_keyentry\" visibility");
+        char title[128];
+        if (entry && (!next || entry < next) && key_title(entry, title, sizeof title)) {
+            int k = 0;
+            while (k < shown->n && strcmp(shown->title[k], title))
+                k++;
+            if (k == shown->n) {
+                assert_true(shown->n < MAXSERIES);
+                snprintf(shown->title[shown->n++], sizeof shown->title[0], "%s", title);
+            }
+            for (const char *p = g; (p = strpbrk(p, "<")) && (!next || p < next); p++) {
+                if (strncmp(p, "<polygon", 8) && strncmp(p, "<use", 4))
+                    continue;
+                double xy[64];
+                int nv = shape_vertices(p, xy, 32), sample = 1;
+                for (int v = 0; v < nv; v++)
+                    sample &= in_box(&key, xy[2 * v], xy[2 * v + 1], 0);
+                if (sample)
+                    continue;
+                for (int v = 0; v < nv; v++) {
+                    if (!in_box(&area, xy[2 * v], xy[2 * v + 1], 1))
+                        fail_msg("%s: a point of '%s' at %g,%g is outside the plot area",
+                                 path, title, xy[2 * v], xy[2 * v + 1]);
+                    if (in_box(&key, xy[2 * v], xy[2 * v + 1], 0))
+                        fail_msg("%s: a point of '%s' is under the key", path, title);
+                }
+                shown->shapes[k]++;
+            }
+        }
+    }
+    free(svg);
+}
+
+/* The values of each column of a grouped plot's .dat (header: the label
+ * column's title, then each series' and mark's in quotes) that a log or
+ * linear axis draws: numbers above 0. */
+static int dat_columns(const char *dat, shown_t *want)
+{
+    const char *p = strchr(dat, '"');
+    const char *eol = strchr(dat, '\n');
+    want->n = 0;
+    while (p && p < eol) {
+        const char *e = strchr(p + 1, '"');
+        snprintf(want->title[want->n], sizeof want->title[0], "%.*s", (int)(e - p - 1), p + 1);
+        want->shapes[want->n++] = 0;
+        p = strchr(e + 1, '"');
+    }
+    int rows = 0;
+    for (const char *l = eol + 1; *l; l = strchr(l, '\n') + 1, rows++) {
+        const char *v = strchr(l + 1, '"') + 1;
+        for (int c = 0; c < want->n; c++) {
+            char *end;
+            double x = strtod(v, &end);
+            want->shapes[c] += end != v && x > 0;
+            v = end != v ? end : strchr(v + 1, '?') + 1;
+        }
+    }
+    return rows;
+}
+
+/* A grouped plot (grouped.gp) shows its data: over its panels NAME.svg,
+ * NAME-p2.svg ..., every series of NAME.dat has one group of bars, or of
+ * marks, with one shape per value, each inside the plot area and clear of
+ * the key. */
+static void grouped_plot_shows_data(const char *out, const char *name)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s.dat", out, name);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    shown_t want, got = {0};
+    int rows = dat_columns(dat, &want);
+    free(dat);
+    int panels = (rows + 11) / 12;
+    assert_true(panels > 0);
+    for (int i = 0; i < panels; i++) {
+        if (i)
+            snprintf(p, sizeof p, "%s/%s-p%d.svg", out, name, i + 1);
+        else
+            snprintf(p, sizeof p, "%s/%s.svg", out, name);
+        svg_shown(p, &got);
+    }
+    for (int c = 0; c < want.n; c++) {
+        int k = 0;
+        while (k < got.n && strcmp(got.title[k], want.title[c]))
+            k++;
+        if (k == got.n && want.shapes[c])
+            fail_msg("%s: series '%s' has no key entry", name, want.title[c]);
+        if (want.shapes[c] != (k < got.n ? got.shapes[k] : 0))
+            fail_msg("%s: series '%s' shows %d of its %d values", name, want.title[c],
+                     k < got.n ? got.shapes[k] : 0, want.shapes[c]);
+    }
+}
+
+/* A pairs plot (pairs.gp) shows its data: over its panels, the two bars
+ * of each line of NAME.dat (label, then the first bar's median min max,
+ * the second's) under the key's two titles, inside the plot area. */
+static void pairs_plot_shows_data(const char *out, const char *name, const char *title1,
+                                  const char *title2)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s.dat", out, name);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    shown_t got = {0};
+    int rows = 0, want[2] = {0, 0};
+    for (const char *l = dat; *l; l = strchr(l, '\n') + 1, rows++) {
+        double v[4];
+        assert_int_equal(sscanf(strchr(l + 1, '"') + 1, "%lf %*f %*f %lf", &v[0], &v[1]), 2);
+        want[0] += v[0] > 0;
+        want[1] += v[1] > 0;
+    }
+    free(dat);
+    for (int i = 0; i < (rows + 11) / 12; i++) {
+        if (i)
+            snprintf(p, sizeof p, "%s/%s-p%d.svg", out, name, i + 1);
+        else
+            snprintf(p, sizeof p, "%s/%s.svg", out, name);
+        svg_shown(p, &got);
+    }
+    const char *title[2] = {title1, title2};
+    for (int t = 0; t < 2; t++) {
+        int k = 0;
+        while (k < got.n && strcmp(got.title[k], title[t]))
+            k++;
+        assert_true(k < got.n);
+        if (got.shapes[k] != want[t])
+            fail_msg("%s: '%s' shows %d of its %d bars", name, title[t], got.shapes[k],
+                     want[t]);
+    }
+}
+
+/* The lines plot (lines.gp) shows its data: each block of mask_time.dat
+ * (a title line, then one row per point) is one series with one mark per
+ * row, inside the plot area and clear of the key. */
+static void lines_plot_shows_data(const char *out, const char *name)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s.dat", out, name);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    shown_t want = {0}, got = {0};
+    for (const char *l = dat; *l; l = strchr(l, '\n') + 1) {
+        if (*l == '"') {
+            const char *e = strchr(l + 1, '"');
+            snprintf(want.title[want.n++], sizeof want.title[0], "%.*s", (int)(e - l - 1),
+                     l + 1);
+        } else if (*l != '\n') {
+            want.shapes[want.n - 1]++;
+        }
+    }
+    free(dat);
+    snprintf(p, sizeof p, "%s/%s.svg", out, name);
+    svg_shown(p, &got);
+    assert_int_equal(got.n, want.n);
+    for (int c = 0; c < want.n; c++) {
+        assert_string_equal(got.title[c], want.title[c]);
+        if (got.shapes[c] != want.shapes[c])
+            fail_msg("%s: series '%s' shows %d of its %d points", name, want.title[c],
+                     got.shapes[c], want.shapes[c]);
+    }
+}
+
 static void test_report_every_plot(void **state)
 {
     (void)state;
@@ -233,6 +535,11 @@ static void test_report_every_plot(void **state)
             continue;
         }
         plot_is_shown(out, plots[i], html, md);
+        if (!strcmp(plots[i], "mask_time"))
+            lines_plot_shows_data(out, plots[i]);
+        else if (strcmp(plots[i], "slicer") && strcmp(plots[i], "token_index") &&
+                 strcmp(plots[i], "compare"))
+            grouped_plot_shows_data(out, plots[i]);
     }
     /* mask time is drawn at the vocabulary size the walk recorded */
     long long ids = db_int(fixture, "SELECT CAST(median AS INTEGER) FROM metric_stats"
@@ -320,45 +627,42 @@ static void test_report_lexer_masks(void **state)
     char out[600], p[700], *html, *md;
     report_run2("lexer-report", out, sizeof out, &html, &md);
     plot_is_shown(out, "lexer_masks", html, md);
-    assert_non_null(strstr(html, "<td>spm-unigram dfs"
-                           " re:[^&quot;\\\\\\x00-\\x1f]*&quot;</td>"));
-    assert_non_null(strstr(html, "<td>spm-unigram map re:[0-9]+</td>"));
+    assert_non_null(strstr(html, "<td><code>spm-unigram dfs"
+                           " re:[^&quot;\\\\\\x00-\\x1f]*&quot;</code></td>"));
+    assert_non_null(strstr(html, "<td><code>spm-unigram map re:[0-9]+</code></td>"));
     assert_non_null(strstr(html, "The lexer and token masks"));
-    /* one line per regex walk, in suite order; a label is one quoted
-     * string with no quote or backslash inside */
+    /* one group per vocabulary and pattern, one column per layout: the
+     * JSON-string regex (quotes, backslashes) by its short name, whose
+     * pattern the Patterns table gives verbatim */
     snprintf(p, sizeof p, "%s/lexer_masks.dat", out);
     char *dat = slurp(p, NULL);
     assert_non_null(dat);
     long long walks = db_int(fixture, "SELECT count(*) FROM cases WHERE run_id = 2 AND"
                              " experiment = 'walk' AND pattern LIKE 're:%'");
     assert_int_equal(walks, 2);
-    assert_int_equal(plain_label_lines(dat), walks);
-    assert_int_equal(strncmp(dat, "\"spm-unigram dfs re:", 20), 0);
-    assert_non_null(strstr(strchr(dat, '\n'), "\"spm-unigram map re:[0-9]+\""));
-    /* the first walk's time per mask and per node, as the store has them */
-    double us, lo, hi, per_node;
-    assert_int_equal(sscanf(strchr(dat + 1, '"') + 1, "%lf %lf %lf %lf", &us, &lo, &hi,
-                            &per_node), 4);
+    assert_int_equal(strncmp(dat, "case \"dfs\" \"map\"\n\"spm-unigram P1\" ", 33), 0);
+    assert_non_null(strstr(dat, "\n\"spm-unigram re:[0-9]+\" ? "));
+    assert_non_null(strstr(html, "<td>P1</td><td><code>re:[^&quot;\\\x00-\x1f]*&quot;"
+                           "</code></td>"));
+    assert_non_null(strstr(md, "| P1 | `re:[^\"\\\x00-\x1f]*\"` |"));
+    /* the dfs walk's time per mask, as the store has it */
+    double us;
+    assert_int_equal(sscanf(dat + 33, "%lf", &us), 1);
     long long want_ns = db_int(fixture, "SELECT CAST(round(s.median) AS INTEGER) FROM"
                                " metric_stats s JOIN cases c ON c.id = s.case_id WHERE"
                                " c.run_id = 2 AND c.layout = 'dfs' AND c.pattern LIKE"
                                " 're:%' AND s.source = 'tsc' AND s.metric = 'ns'");
-    long long want_pn = db_int(fixture, "SELECT CAST(round(s.median * 1000 / s.nodes) AS"
-                               " INTEGER) FROM metric_stats s JOIN cases c ON c.id ="
-                               " s.case_id WHERE c.run_id = 2 AND c.layout = 'dfs' AND"
-                               " c.pattern LIKE 're:%' AND s.source = 'tsc' AND"
-                               " s.metric = 'ns'");
-    assert_true(want_ns > 0 && want_pn > 0);
-    assert_true(lo <= us && us <= hi);
+    assert_true(want_ns > 0);
     assert_true(fabs(us * 1000 - (double)want_ns) <= 1 + want_ns * 1e-5);
-    assert_true(fabs(per_node * 1000 - (double)want_pn) <= 1 + want_pn * 1e-5);
+    grouped_plot_shows_data(out, "lexer_masks");
     free(dat);
     free(html);
     free(md);
 }
 
-/* The figures of section's table row of `label` (a cell's text, escaped),
- * one double per cell after the label; the number of cells read. */
+/* The figures of section's table row of `label` (a case, escaped, in a
+ * code span), one double per cell after the label; the number of cells
+ * read. */
 static int row_figures(const char *html, const char *section, const char *label, double *v,
                        int n)
 {
@@ -366,7 +670,7 @@ static int row_figures(const char *html, const char *section, const char *label,
     snprintf(cell, sizeof cell, "<h2 id=\"%s\">", section);
     const char *p = strstr(html, cell);
     assert_non_null(p);
-    snprintf(cell, sizeof cell, "<tr><td>%s</td>", label);
+    snprintf(cell, sizeof cell, "<tr><td><code>%s</code></td>", label);
     p = strstr(p, cell);
     if (!p)
         fail_msg("no table row for %s", label);
@@ -412,6 +716,8 @@ static void test_report_slicer_and_index(void **state)
     report_run2("slicer-report", out, sizeof out, &html, &md);
     plot_is_shown(out, "slicer", html, md);
     plot_is_shown(out, "token_index", html, md);
+    pairs_plot_shows_data(out, "slicer", "sliced mask", "plain walk");
+    pairs_plot_shows_data(out, "token_index", "walking the trie", "through the index");
     pairs_dat_is_plain(out, "slicer", db_int(fixture, "SELECT count(*) FROM cases WHERE"
                                              " run_id = 2 AND experiment = 'slice'"));
     pairs_dat_is_plain(out, "token_index", db_int(fixture, "SELECT count(*) FROM cases"
@@ -544,6 +850,36 @@ static void test_report_machines(void **state)
     /* the CPU name is escaped, not markup */
     assert_non_null(strstr(html, "Intel Xeon &lt;test&gt;"));
     assert_null(strstr(html, "<test>"));
+    free(html);
+    free(md);
+}
+
+/* Published figures imported into the database are listed with their
+ * sources, the regex of a work verbatim in a code span, and marked as
+ * another machine's; without them the page says how to import them. */
+static void test_report_anchors(void **state)
+{
+    (void)state;
+    char db[600], out[600], *html, *md;
+    path_in("anchors.db", db, sizeof db);
+    path_in("anchors-report", out, sizeof out);
+    copy_db_edited(smalldb, db, "SELECT 1");
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    read_pages(out, &html, &md);
+    assert_non_null(strstr(html, "None in this database: `tokbench import"));
+    free(html);
+    free(md);
+    assert_int_equal(tokbench(NULL, "import", "experiments/anchors/published.csv", "--db", db,
+                              NULL), 0);
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    read_pages(out, &html, &md);
+    const char *sec = strstr(html, "<h2 id=\"anchors\">");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "published, other machine"));
+    assert_non_null(strstr(sec, "<td>13.0 core cycles per node</td>"));
+    assert_non_null(strstr(sec, "<td>AMD EPYC 7V13</td>"));
+    assert_non_null(strstr(sec, "<td><code>(https?:\\/\\/)?([\\da-z\\.-]+)"));
+    assert_non_null(strstr(md, "| `(https?:\\/\\/)?([\\da-z\\.-]+)"));
     free(html);
     free(md);
 }
@@ -755,6 +1091,7 @@ int main(void)
         cmocka_unit_test(test_summary_slice_gain),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),
+        cmocka_unit_test(test_report_anchors),
         cmocka_unit_test(test_report_empty_database),
         cmocka_unit_test(test_export_round_trip),
         cmocka_unit_test(test_export_refuses_unknown),

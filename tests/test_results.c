@@ -17,9 +17,10 @@
 #include <cmocka.h>
 
 #include "../base/file.h"
-#include "../experiments/counters.h"
-#include "../experiments/results.h"
-#include "../experiments/runner.h"
+#include "../experiments/counters/counters.h"
+#include "../experiments/store/anchors.h"
+#include "../experiments/store/results.h"
+#include "../experiments/drivers/runner.h"
 #include "support.h"
 
 static char dir[] = "/tmp/tokbench-test-results-XXXXXX";
@@ -472,6 +473,64 @@ static int remove_dir(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The committed anchors file imports whole, marked as published figures
+ * of another machine, each with its source; importing twice replaces
+ * rather than adds; bad input names the file, line and column and stores
+ * nothing. */
+static void test_anchors_import(void **state)
+{
+    (void)state;
+    char p[512];
+    tb_err_t err;
+    db_path("anchors.db", p, sizeof p);
+    xp_db_t *d = xp_db_open(p, 1, &err);
+    assert_non_null(d);
+    uint8_t *text;
+    size_t len;
+    int n = 0;
+    if (tb_read_file("experiments/anchors/published.csv", &text, &len, &err))
+        fail_msg("%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        if (xp_anchors_import(d, "published.csv", (const char *)text, len, &n, &err))
+            fail_msg("%s", err.msg);
+        assert_true(n >= 9);
+        assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM anchors"), n);
+    }
+    free(text);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM anchors WHERE kind <>"
+                                  " 'published, other machine' OR document = '' OR"
+                                  " machine = '' OR date = '' OR location = ''"), 0);
+    assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM anchors WHERE"
+                                  " figure = 'cycles_per_node' AND value = 13 AND"
+                                  " machine = 'AMD EPYC 7V13'"), 1);
+    static const struct {
+        const char *csv, *says;
+    } bad[] = {
+        {"# a \"comment\"\nfigure,subject\nx,y\n", "bad.csv:2: the header has no column 'value'"},
+        {"figure,subject,vocabulary,work,value,unit,document,location,date,machine,note\n"
+         "\nf,s,,,1.5e,u,d,l,2025,m,\n", "bad.csv:3: column 'value': '1.5e' is not a number"},
+        {"figure,subject,vocabulary,work,value,unit,document,location,date,machine,note\n"
+         "f,s,,,1,u,,l,2025,m,\n", "bad.csv:2: column 'document' is empty"},
+        {"figure,subject,value,unit,document,location,date,machine,colour\n",
+         "bad.csv:1: column 9: unknown column 'colour'"},
+        {"figure,subject,vocabulary,work,value,unit,document,location,date,machine,note\n"
+         "f,s,,,1,u,d,l,2025,m\n", "bad.csv:2: 10 fields, the header has 11"},
+        {"figure,subject,vocabulary,work,value,unit,document,location,date,machine,note\n"
+         "f,\"s,,,1,u,d,l,2025,m,\n", "bad.csv: line 2: malformed CSV at the end"},
+        {"", "bad.csv: no header record"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int m = -1;
+        assert_int_equal(xp_anchors_import(d, "bad.csv", bad[i].csv, strlen(bad[i].csv), &m,
+                                           &err), -1);
+        if (!strstr(err.msg, bad[i].says))
+            fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, bad[i].says);
+        assert_int_equal(m, -1);
+        assert_int_equal(test_sql_int(d->db, "SELECT count(*) FROM anchors"), n);
+    }
+    xp_db_close(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_diff_flags_beyond_noise),
         cmocka_unit_test(test_callgrind_rows_stored),
         cmocka_unit_test(test_listing_commands),
+        cmocka_unit_test(test_anchors_import),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

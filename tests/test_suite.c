@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "../experiments/driver.h"
-#include "../experiments/suite.h"
+#include "../experiments/drivers/driver.h"
+#include "../experiments/drivers/suite.h"
 
 static int parse(const char *text, xp_suite_t *s, tb_err_t *err)
 {

@@ -1,0 +1,47 @@
+/*
+ * cli: the tokbench command line.  Each command lives in its own file as
+ * `int xp_cmd_NAME(int argc, char **argv)` (argv[0] is the command name),
+ * returns the process exit status, and is listed once in main.c's table.
+ * Commands print; the modules they call never do.
+ */
+#ifndef XP_CLI_H
+#define XP_CLI_H
+
+#include <stdio.h>
+
+#include "../../base/err.h"
+
+int xp_cmd_vocab(int argc, char **argv);
+int xp_cmd_encode(int argc, char **argv);
+int xp_cmd_decode(int argc, char **argv);
+int xp_cmd_conform(int argc, char **argv);
+int xp_cmd_fuzz(int argc, char **argv);
+int xp_cmd_run(int argc, char **argv);
+int xp_cmd_runs(int argc, char **argv);
+int xp_cmd_show(int argc, char **argv);
+int xp_cmd_diff(int argc, char **argv);
+int xp_cmd_counters(int argc, char **argv);
+int xp_cmd_case(int argc, char **argv);
+int xp_cmd_report(int argc, char **argv);
+int xp_cmd_export(int argc, char **argv);
+int xp_cmd_merge(int argc, char **argv);
+int xp_cmd_import(int argc, char **argv);
+int xp_cmd_mask(int argc, char **argv);
+int xp_cmd_accept(int argc, char **argv);
+
+/* True if argv holds -h or --help (then the command prints its usage). */
+int xp_wants_help(int argc, char **argv);
+
+/* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
+int xp_die(const tb_err_t *err);
+
+/* Resolves SPEC, a manifest name (e.g. "llama3") or a path, to a file
+ * path.  Manifest entries live in data/cache/NAME/ under the data root:
+ * $TOKBENCH_ROOT if set, else the current directory if it has
+ * data/manifest, else the checkout the binary was built in. */
+int xp_resolve_spec(const char *spec, char *path, size_t size, tb_err_t *err);
+
+/* The data root described above, or NULL with err set. */
+const char *xp_data_root(tb_err_t *err);
+
+#endif

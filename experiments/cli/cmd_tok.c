@@ -1,0 +1,268 @@
+/* cmd_tok: the vocabulary commands `vocab`, `encode` and `decode`. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../base/file.h"
+#include "../../tok/tokenizer.h"
+#include "cli.h"
+
+static tok_tokenizer_t *load_spec(const char *spec, char *path, size_t size,
+                                  tb_err_t *err)
+{
+    if (xp_resolve_spec(spec, path, size, err))
+        return NULL;
+    return tok_load(path, err);
+}
+
+/* Prints s with control bytes, backslashes and non-UTF-8 bytes escaped. */
+static void print_escaped(FILE *out, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c == '\t')
+            fputs("\\t", out);
+        else if (c < 0x20 || c == 0x7F)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static const char *kind_name(uint8_t k)
+{
+    switch (k) {
+    case TOK_NORMAL: return "normal";
+    case TOK_UNKNOWN: return "unknown";
+    case TOK_CONTROL: return "control";
+    case TOK_USER: return "user-defined";
+    case TOK_BYTE: return "byte";
+    default: return "unused";
+    }
+}
+
+static void print_histogram(const tok_vocab_t *v)
+{
+    enum { EXACT = 17, BUCKETS = EXACT + 2 }; /* 0..16 bytes, 17..32, 33+ */
+    uint32_t count[BUCKETS] = {0};
+    size_t longest = 0;
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len = v->offset[id + 1] - v->offset[id];
+        if (len > longest)
+            longest = len;
+        count[len < EXACT ? len : len <= 32 ? EXACT : EXACT + 1]++;
+    }
+    printf("token byte lengths (longest %zu):\n", longest);
+    for (int b = 0; b < BUCKETS; b++) {
+        if (!count[b])
+            continue;
+        if (b < EXACT)
+            printf("  %7d  %u\n", b, count[b]);
+        else
+            printf("  %7s  %u\n", b == EXACT ? "17-32" : "33+", count[b]);
+    }
+}
+
+static void print_specials(const tok_vocab_t *v, unsigned show)
+{
+    unsigned per_kind[7] = {0}, listed = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        per_kind[v->kind[id] < 7 ? v->kind[id] : TOK_UNUSED]++;
+    printf("kinds:");
+    for (int k = 1; k < 7; k++)
+        if (per_kind[k])
+            printf(" %s %u", kind_name((uint8_t)k), per_kind[k]);
+    printf("\nbos %d  eos %d  unk %d  pad %d\n", v->bos, v->eos, v->unk, v->pad);
+    printf("special and control tokens:");
+    for (uint32_t id = 0; id < v->size && listed < show; id++) {
+        if (!v->special[id] && v->kind[id] != TOK_CONTROL)
+            continue;
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        printf("%s%u=", listed++ % 4 ? "  " : "\n  ", id);
+        print_escaped(stdout, s, len);
+    }
+    printf("\n");
+}
+
+static int vocab_usage(FILE *out)
+{
+    fprintf(out, "usage: tokbench vocab SPEC [--specials N]\n\n"
+                 "Loads SPEC (a data/manifest name or a file) and prints its format,\n"
+                 "model, size, token kinds, BOS/EOS/UNK/PAD ids, the first N special\n"
+                 "tokens (default 16), the file's sha256, the vocabulary checksum\n"
+                 "(sha256 over ids, kinds and raw token bytes) and a histogram of\n"
+                 "token byte lengths.\n");
+    return out == stdout ? 0 : 2;
+}
+
+int xp_cmd_vocab(int argc, char **argv)
+{
+    if (xp_wants_help(argc, argv))
+        return vocab_usage(stdout);
+    unsigned show = 16;
+    if (argc == 4 && !strcmp(argv[2], "--specials"))
+        show = (unsigned)strtoul(argv[3], NULL, 10);
+    else if (argc != 2)
+        return vocab_usage(stderr);
+    tb_err_t err;
+    char path[PATH_MAX], file_sum[65], vocab_sum[65];
+    tok_tokenizer_t *t = load_spec(argv[1], path, sizeof path, &err);
+    if (!t || tb_file_sha256(path, file_sum, &err)) {
+        tok_free(t);
+        return xp_die(&err);
+    }
+    const tok_vocab_t *v = tok_vocab(t);
+    tok_vocab_checksum(v, vocab_sum);
+    printf("file      %s\nformat    %s\nmodel     %s\nsize      %u ids\n",
+           path, tok_format_name(tok_format(t)), tok_model_name(t), v->size);
+    printf("sha256    %s (file)\nchecksum  %s (vocabulary)\n", file_sum, vocab_sum);
+    print_specials(v, show);
+    print_histogram(v);
+    tok_free(t);
+    return 0;
+}
+
+static int encode_usage(FILE *out)
+{
+    fprintf(out, "usage: tokbench encode SPEC [--pieces] (TEXT | -f FILE)\n\n"
+                 "Encodes TEXT, or the bytes of FILE ('-' for standard input), and\n"
+                 "prints the ids on one line.  No BOS or EOS is added; special tokens\n"
+                 "written in the text are matched as the reference implementation\n"
+                 "matches them.  --pieces prints one token per line instead: id and\n"
+                 "its bytes, with control bytes escaped.\n");
+    return out == stdout ? 0 : 2;
+}
+
+static int read_input(const char *file, uint8_t **data, size_t *len, tb_err_t *err)
+{
+    if (strcmp(file, "-"))
+        return tb_read_file(file, data, len, err);
+    tb_buf_t b = {0};
+    uint8_t chunk[1 << 16];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+        if (tb_buf_put(&b, chunk, n)) {
+            tb_buf_free(&b);
+            return tb_fail(err, "standard input: out of memory");
+        }
+    *data = b.data;
+    *len = b.len;
+    return 0;
+}
+
+int xp_cmd_encode(int argc, char **argv)
+{
+    if (xp_wants_help(argc, argv))
+        return encode_usage(stdout);
+    int pieces = 0, at = 2;
+    if (at < argc && !strcmp(argv[at], "--pieces")) {
+        pieces = 1;
+        at++;
+    }
+    const char *file = NULL, *text = NULL;
+    if (argc - at == 2 && !strcmp(argv[at], "-f"))
+        file = argv[at + 1];
+    else if (argc - at == 1)
+        text = argv[at];
+    else
+        return encode_usage(stderr);
+    tb_err_t err;
+    char path[PATH_MAX];
+    tok_tokenizer_t *t = load_spec(argv[1], path, sizeof path, &err);
+    if (!t)
+        return xp_die(&err);
+    uint8_t *data = NULL;
+    size_t len = text ? strlen(text) : 0;
+    tok_ids_t ids = {0};
+    int rc = 0;
+    if (file && read_input(file, &data, &len, &err))
+        rc = xp_die(&err);
+    else if (tok_encode(t, data ? data : (const uint8_t *)text, len, &ids, &err))
+        rc = xp_die(&err);
+    for (size_t i = 0; !rc && i < ids.len; i++) {
+        if (pieces) {
+            size_t n;
+            const uint8_t *s = tok_vocab_token(tok_vocab(t), ids.data[i], &n);
+            printf("%u\t", ids.data[i]);
+            print_escaped(stdout, s, n);
+            putchar('\n');
+        } else {
+            printf(i ? " %u" : "%u", ids.data[i]);
+        }
+    }
+    if (!rc && !pieces)
+        putchar('\n');
+    free(ids.data);
+    free(data);
+    tok_free(t);
+    return rc;
+}
+
+static int decode_usage(FILE *out)
+{
+    fprintf(out, "usage: tokbench decode SPEC ID...\n\n"
+                 "Decodes the ids (decimal, as arguments or '-' to read them from\n"
+                 "standard input) and writes the resulting bytes to standard output\n"
+                 "as the reference decoder produces them.\n");
+    return out == stdout ? 0 : 2;
+}
+
+/* Parses one decimal id; fails naming the argument. */
+static int parse_id(const char *s, uint32_t size, tok_ids_t *ids, tb_err_t *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v >= size)
+        return tb_fail(err, "'%s' is not a token id of this vocabulary (0..%u)", s,
+                       size ? size - 1 : 0);
+    if (tb_vec_push(ids, (uint32_t)v))
+        return tb_fail(err, "out of memory");
+    return 0;
+}
+
+static int read_ids(FILE *in, uint32_t size, tok_ids_t *ids, tb_err_t *err)
+{
+    char word[32];
+    while (fscanf(in, "%31s", word) == 1)
+        if (parse_id(word, size, ids, err))
+            return tb_wrap(err, "standard input");
+    return 0;
+}
+
+int xp_cmd_decode(int argc, char **argv)
+{
+    if (xp_wants_help(argc, argv))
+        return decode_usage(stdout);
+    if (argc < 3)
+        return decode_usage(stderr);
+    tb_err_t err;
+    char path[PATH_MAX];
+    tok_tokenizer_t *t = load_spec(argv[1], path, sizeof path, &err);
+    if (!t)
+        return xp_die(&err);
+    uint32_t size = tok_vocab(t)->size;
+    tok_ids_t ids = {0};
+    tb_buf_t out = {0};
+    int rc = 0;
+    for (int i = 2; !rc && i < argc; i++)
+        rc = strcmp(argv[i], "-") ? parse_id(argv[i], size, &ids, &err)
+                                  : read_ids(stdin, size, &ids, &err);
+    if (!rc)
+        rc = tok_decode(t, ids.data, ids.len, &out, &err);
+    if (rc)
+        rc = xp_die(&err);
+    else
+        fwrite(out.data, 1, out.len, stdout);
+    free(ids.data);
+    tb_buf_free(&out);
+    tok_free(t);
+    return rc;
+}

@@ -1,0 +1,833 @@
+/*
+ * drv_maskbench: the MaskBench workload (../shared/maskbench/README.md):
+ * JSON Schemas compiled to grammars (grammar/schema.h), their test
+ * instances tokenized with Llama 3 and fed token by token with a mask
+ * before every token, as the benchmark's runner measures an engine.
+ *
+ * Row: vocabulary (llama3), layout (dfs), pattern = the data directory of
+ * schema files, options:
+ *   every=N     every Nth file in sorted order (the 10th, 20th, ...);
+ *   limit=N     at most N of those;
+ *   workers=N   schemas in parallel (default: the online cores), each mask
+ *               single-threaded;
+ *   timeout=S   seconds per schema (default 900, the benchmark's 15 min);
+ *   compact     no whitespace between JSON tokens (the default is JSON's);
+ *   strict_oneof  a oneOf whose branches may overlap is a compile error
+ *               (the default reads it as anyOf, as the issue's protocol
+ *               says: an instance matching two branches is accepted);
+ *   verbose     a line per schema on stderr (outcome, TTFM, slowest mask,
+ *               the reason);
+ *   noslicer    masks walk the whole trie (the default takes the JSON
+ *               string slices of lexer/slicer.h whole where subsumed);
+ *   xgrammar=N  also runs XGrammar (scripts/ref/xgrammar.js maskbench under
+ *               node: anyWhitespace on, strictMode off) on every Nth of the
+ *               selected schemas, after tokbench's, one at a time;
+ *   xgtimeout=S XGrammar's limit per schema (default 60 s: its compile
+ *               alone can take tens of seconds).
+ * Per schema, TTFM is compile + grammar set-up + the first mask; every later
+ * mask is a TBM sample.  Both are taken as wall time (what the benchmark
+ * publishes) and as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which
+ * a shared machine's preemptions do not inflate: each pair is stored.  A valid instance passes when every token is in its
+ * mask and the end is accepting; an invalid one when some token is refused
+ * or the end is not accepting.  The schema's outcome: passing, compile
+ * error (with the compiler's reason), validation error (a valid instance
+ * failed: the instance and token), invalidation error (an invalid instance
+ * was accepted), timeout, crash.
+ *
+ * Schemas run in worker processes (forked from the loaded tokenizer, trie
+ * and slicer, so they share them; not pinned to the runner's CPU), one
+ * schema at a time each, as the benchmark's runner runs an engine: a
+ * worker takes schema indices from its pipe, runs each under an alarm for
+ * the timeout, writes the results to a file and says so on a pipe shared
+ * by the workers.  A worker that dies (a crash, or the alarm: a timeout)
+ * ends that schema only: the parent records it and starts another worker.
+ * The parent stores TTFM and TBM samples as measurements (wallclock, us) and one outcome row per schema
+ * (xp_env_outcome).  No counter passes: the driver has no rep.
+ *
+ * XGrammar's figures and outcomes are stored the same way under impl
+ * "xgrammar" (TTFM wall and process CPU time, TBM wall time only), its
+ * outcomes under the same names, its compile warnings (keywords it
+ * ignores) in the outcome's detail.  Its TBM samples also time the first
+ * mask of every instance (it builds a matcher per instance) and its
+ * tokenization is Hugging Face's.  Where XGrammar cannot run (no node, no
+ * package), the case goes on without it and its note says why.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../grammar/match.h"
+#include "../../grammar/schema.h"
+#include "../../tok/tokenizer.h"
+#include "driver.h"
+#include "pyjson.h"
+#include "../cli/cli.h"
+#include "setup.h"
+
+typedef struct {
+    char **files;
+    size_t n;
+    unsigned workers, timeout;
+    unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
+    int compact, strict_oneof, verbose;
+    lex_slicer_t *slicer; /* NULL with noslicer */
+    tok_tokenizer_t *tok;
+    trie_keys_t keys;
+    trie_t *trie;
+    char tmpdir[64];
+    char vocab[4096]; /* the tokenizer file, for XGrammar */
+} mb_t;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void mb_teardown(void *state)
+{
+    mb_t *s = state;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->files[i]);
+    free(s->files);
+    lex_slicer_free(s->slicer);
+    trie_free(s->trie);
+    trie_keys_free(&s->keys);
+    tok_free(s->tok);
+    if (s->tmpdir[0])
+        rmdir(s->tmpdir);
+    free(s);
+}
+
+static unsigned opt_uint(const xp_row_t *row, const char *key, unsigned dflt)
+{
+    char buf[32];
+    return xp_row_option(row, key, buf, sizeof buf) ? (unsigned)strtoul(buf, NULL, 10) : dflt;
+}
+
+/* The schema files of dir, sorted, every Nth, at most limit. */
+static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit, tb_err_t *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return tb_fail(err, "MaskBench data directory '%s': %s (the data comes from "
+                       "../shared/maskbench/data; see README)", dir, strerror(errno));
+    TB_VEC(char *) all = {0};
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        char *p = malloc(strlen(dir) + len + 2);
+        if (!p || tb_vec_push(&all, p)) {
+            free(p);
+            rc = tb_fail(err, "out of memory");
+            break;
+        }
+        sprintf(p, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (!rc && all.len == 0)
+        rc = tb_fail(err, "MaskBench data directory '%s' holds no .json file", dir);
+    if (!rc) {
+        qsort(all.data, all.len, sizeof *all.data, cmp_str);
+        s->files = calloc(all.len, sizeof *s->files);
+        if (!s->files)
+            rc = tb_fail(err, "out of memory");
+    }
+    for (size_t i = 0; i < all.len; i++) {
+        if (!rc && (i + 1) % every == 0 && (!limit || s->n < limit))
+            s->files[s->n++] = all.data[i];
+        else
+            free(all.data[i]);
+    }
+    free(all.data);
+    return rc;
+}
+
+static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
+{
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    mb_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return tb_fail(err, "out of memory");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned every = opt_uint(row, "every", 1);
+    s->workers = opt_uint(row, "workers", cores > 0 ? (unsigned)cores : 1);
+    s->timeout = opt_uint(row, "timeout", 900);
+    s->xg_every = opt_uint(row, "xgrammar", 0);
+    s->xg_timeout = opt_uint(row, "xgtimeout", 60);
+    char buf[8];
+    s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
+    s->strict_oneof = xp_row_option(row, "strict_oneof", buf, sizeof buf) != NULL;
+    s->verbose = xp_row_option(row, "verbose", buf, sizeof buf) != NULL;
+    const trie_layout_t *layout = trie_layout_find(row->layout[0] ? row->layout : "dfs");
+    int rc = layout ? 0 : tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
+    if (!rc && (every == 0 || s->workers == 0 || s->xg_timeout == 0))
+        rc = tb_fail(err, "options: every, workers and xgtimeout must be at least 1");
+    if (!rc)
+        rc = list_files(s, row->pattern, every, opt_uint(row, "limit", 0), err);
+    if (!rc)
+        rc = xp_row_vocab(row, env, s->vocab, sizeof s->vocab, err);
+    if (!rc && !(s->tok = tok_load(s->vocab, err)))
+        rc = -1;
+    if (!rc && trie_keys_from_vocab(&s->keys, tok_vocab(s->tok), TRIE_SPECIALS_OMIT, err))
+        rc = -1;
+    if (!rc && (!(s->trie = trie_build(layout, &s->keys, err)) ||
+                trie_prepare_walk(s->trie, err)))
+        rc = -1;
+    if (!rc && !xp_row_option(row, "noslicer", buf, sizeof buf) &&
+        !(s->slicer = lex_slicer_new(&s->keys, layout, NULL, 0, err)))
+        rc = -1;
+    snprintf(s->tmpdir, sizeof s->tmpdir, "/tmp/tokbench-maskbench.XXXXXX");
+    if (!rc && !mkdtemp(s->tmpdir)) {
+        s->tmpdir[0] = 0;
+        rc = tb_fail(err, "a scratch directory in /tmp: %s", strerror(errno));
+    }
+    if (rc)
+        mb_teardown(s);
+    else
+        *state = s;
+    return rc;
+}
+
+/* ---- one schema, in the child ------------------------------------------------- */
+
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* "wall:cpu" in us since (w0, c0). */
+static void put_times(FILE *out, const char *sep, double w0, double c0)
+{
+    double c = cpu_ns(), w = xp_now_ns();
+    fprintf(out, "%s%.3f:%.3f", sep, (w - w0) / 1e3, (c - c0) / 1e3);
+}
+
+/* One instance through the matcher from the start: masks timed into out as
+ * "tbm" values, unless skip_first (the first mask was TTFM's). */
+static int run_instance(gr_matcher_t *m, const trie_t *trie, tb_bitset_t *mask,
+                        const tok_vocab_t *v, const tok_ids_t *ids, int skip_first,
+                        FILE *out, size_t *refused, int *accepting, tb_err_t *err)
+{
+    gr_matcher_rollback(m, gr_matcher_tokens(m));
+    *refused = ids->len;
+    fputs("tbm", out);
+    for (size_t i = 0; i < ids->len; i++) {
+        if (!(i == 0 && skip_first)) {
+            double w0 = xp_now_ns(), c0 = cpu_ns();
+            if (gr_matcher_mask(m, trie, mask, NULL, err))
+                return -1;
+            put_times(out, " ", w0, c0);
+        }
+        size_t len, at;
+        const uint8_t *b = tok_vocab_token(v, ids->data[i], &len);
+        int allowed = tb_bitset_get(mask, ids->data[i]);
+        int r = gr_matcher_consume(m, b, len, &at, err);
+        if (r < 0)
+            return -1;
+        if ((r == 0) != allowed)
+            return tb_fail(err, "internal: token %zu (id %u) is %s by the matcher but %s "
+                           "its mask", i, ids->data[i], r ? "refused" : "accepted",
+                           allowed ? "in" : "not in");
+        if (r) {
+            *refused = i;
+            break;
+        }
+    }
+    fputc('\n', out);
+    *accepting = *refused == ids->len && gr_matcher_accepting(m);
+    return 0;
+}
+
+/* Compiles the schema and runs its instances, writing the result lines:
+ *   compile_error REASON | ttfm WALL:CPU
+ *   tbm WALL:CPU WALL:CPU ...         (one line per instance; us)
+ *   inst K valid|invalid pass|fail TOKENS REFUSED_AT
+ *   error MESSAGE                     (an instance that could not run) */
+static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
+{
+    json_t *schema = json_object_get(file, "schema"), *tests = json_object_get(file, "tests");
+    char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (!text) {
+        fprintf(out, "compile_error the file has no \"schema\"\n");
+        return 0;
+    }
+    gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof};
+    gr_cfg_t cfg;
+    gr_gram_t *g = NULL;
+    gr_matcher_t m = {0};
+    tb_bitset_t mask = {0};
+    double w0 = xp_now_ns(), c0 = cpu_ns();
+    int rc = gr_cfg_init(&cfg, "schema", err);
+    if (!rc && gr_schema_compile(&cfg, text, strlen(text), &opts, err)) {
+        gr_cfg_free(&cfg);
+        rc = -1;
+    }
+    free(text);
+    if (!rc && !(g = gr_gram_new(&cfg, NULL, err)))
+        rc = -1;
+    if (rc) {
+        fprintf(out, "compile_error %s\n", err->msg);
+        return 0;
+    }
+    if (gr_matcher_init(&m, g, s->keys.max_len, err) ||
+        (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
+        tb_bitset_init(&mask, trie_mask_bits(s->trie)) ||
+        gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
+        fprintf(out, "error %s\n", err->msg);
+        rc = 0;
+        goto out;
+    }
+    put_times(out, "ttfm ", w0, c0);
+    fputc('\n', out);
+    size_t k;
+    json_t *t;
+    json_array_foreach(tests, k, t) {
+        tb_buf_t b = {0};
+        tok_ids_t ids = {0};
+        size_t refused = 0;
+        int accepting = 0, valid = json_is_true(json_object_get(t, "valid"));
+        if (xp_py_dumps(json_object_get(t, "data"), &b) ||
+            tok_encode(s->tok, b.data, b.len, &ids, err) ||
+            run_instance(&m, s->trie, &mask, tok_vocab(s->tok), &ids, k == 0, out, &refused,
+                         &accepting, err))
+            fprintf(out, "\nerror instance %zu: %s\n", k, err->msg);
+        else
+            fprintf(out, "inst %zu %s %s %zu %zu\n", k, valid ? "valid" : "invalid",
+                    accepting == valid ? "pass" : "fail", ids.len, refused);
+        tb_buf_free(&b);
+        free(ids.data);
+    }
+out:
+    tb_bitset_free(&mask);
+    gr_matcher_free(&m);
+    gr_gram_free(g);
+    return rc;
+}
+
+/* The runner pins itself to one CPU; a worker may run on any, so that
+ * `workers` schemas run on as many cores rather than share one. */
+static void unpin(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* One schema: its result file, written under the alarm. */
+static void one_schema(mb_t *s, size_t i)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%zu", s->tmpdir, i);
+    FILE *out = fopen(path, "w");
+    if (!out)
+        _exit(3);
+    json_error_t je;
+    json_t *file = json_load_file(s->files[i], 0, &je);
+    tb_err_t err = {{0}};
+    if (!file)
+        fprintf(out, "compile_error %s:%d:%d: %s\n", s->files[i], je.line, je.column,
+                je.text);
+    else
+        run_schema(s, file, out, &err);
+    json_decref(file);
+    fclose(out);
+}
+
+/* What a worker says when a schema is done (one write: atomic on a pipe). */
+typedef struct {
+    uint64_t worker, schema;
+} mb_done_t;
+
+/* A worker: schema indices from cmd until it closes, "done" on done_fd. */
+static void worker(mb_t *s, unsigned w, int cmd, int done_fd)
+{
+    unpin();
+    uint64_t i;
+    while (read(cmd, &i, sizeof i) == (ssize_t)sizeof i) {
+        alarm(s->timeout);
+        one_schema(s, (size_t)i);
+        alarm(0);
+        mb_done_t d = {w, i};
+        if (write(done_fd, &d, sizeof d) != (ssize_t)sizeof d)
+            _exit(4);
+    }
+    _exit(0);
+}
+
+/* ---- the parent --------------------------------------------------------------- */
+
+typedef TB_VEC(double) mb_times_t;
+
+typedef struct {
+    size_t schemas, passing, compile, validation, invalidation, timeout, crash;
+    mb_times_t tbm, tbm_cpu, ttfm, ttfm_cpu;
+} mb_sum_t;
+
+/* Reads "WALL:CPU" at *p into the two vectors; 0, 1 at the end, -1 on
+ * memory. */
+static int read_pair(char **p, mb_times_t *wall, mb_times_t *cpu, double *w)
+{
+    char *e;
+    *w = strtod(*p, &e);
+    if (e == *p || *e != ':')
+        return 1;
+    double c = strtod(e + 1, p);
+    return tb_vec_push(wall, *w) || tb_vec_push(cpu, c) ? -1 : 0;
+}
+
+/* Reads a child's result file into an outcome row and the sums. */
+static int read_result(mb_sum_t *sum, const char *path, xp_outcome_t *o, tb_err_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return snprintf(o->outcome, sizeof o->outcome, "crash"), 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int compiled = 0, failed_valid = 0, failed_invalid = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        line[strcspn(line, "\n")] = 0;
+        if (!strncmp(line, "compile_error ", 14)) {
+            snprintf(o->outcome, sizeof o->outcome, "compile error");
+            snprintf(o->detail, sizeof o->detail, "%s", line + 14);
+        } else if (!strncmp(line, "ttfm ", 5)) {
+            char *p = line + 5;
+            compiled = 1;
+            if (read_pair(&p, &sum->ttfm, &sum->ttfm_cpu, &o->ttfm_us) < 0)
+                goto oom;
+        } else if (!strncmp(line, "tbm", 3)) {
+            double v;
+            int r;
+            for (char *p = line + 3; (r = read_pair(&p, &sum->tbm, &sum->tbm_cpu, &v)) == 0;) {
+                o->masks++;
+                o->max_us = v > o->max_us ? v : o->max_us;
+            }
+            if (r < 0)
+                goto oom;
+        } else if (!strncmp(line, "inst ", 5)) {
+            size_t k = 0, tokens = 0, refused = 0;
+            char kind[16] = "", verdict[8] = "";
+            sscanf(line + 5, "%zu %15s %7s %zu %zu", &k, kind, verdict, &tokens, &refused);
+            o->tokens += tokens;
+            if (!strcmp(verdict, "fail") && !strcmp(kind, "valid") && !failed_valid++)
+                snprintf(o->detail, sizeof o->detail, "instance %zu: token %zu of %zu %s", k,
+                         refused, tokens, refused < tokens ? "refused" : "(end not accepting)");
+            if (!strcmp(verdict, "fail") && !strcmp(kind, "invalid") && !failed_invalid++ &&
+                !failed_valid)
+                snprintf(o->detail, sizeof o->detail, "instance %zu accepted", k);
+        } else if (!strncmp(line, "error ", 6) && !o->detail[0]) {
+            snprintf(o->outcome, sizeof o->outcome, "crash");
+            snprintf(o->detail, sizeof o->detail, "%s", line + 6);
+        }
+    }
+    free(line);
+    fclose(f);
+    if (!o->outcome[0] && compiled)
+        snprintf(o->outcome, sizeof o->outcome, "%s", failed_valid ? "validation error"
+                 : failed_invalid ? "invalidation error" : "passing");
+    else if (!o->outcome[0])
+        snprintf(o->outcome, sizeof o->outcome, "crash");
+    return 0;
+oom:
+    free(line);
+    fclose(f);
+    return tb_fail(err, "out of memory");
+}
+
+static void count(mb_sum_t *sum, const char *outcome)
+{
+    sum->schemas++;
+    sum->passing += !strcmp(outcome, "passing");
+    sum->compile += !strcmp(outcome, "compile error");
+    sum->validation += !strcmp(outcome, "validation error");
+    sum->invalidation += !strcmp(outcome, "invalidation error");
+    sum->timeout += !strcmp(outcome, "timeout");
+    sum->crash += !strcmp(outcome, "crash");
+}
+
+/* What the child of schema i left, as its outcome row. */
+static int finish(mb_t *s, mb_sum_t *sum, size_t i, int status, xp_env_t *env, tb_err_t *err)
+{
+    xp_outcome_t o = {0};
+    const char *base = strrchr(s->files[i], '/');
+    snprintf(o.item, sizeof o.item, "%s", base ? base + 1 : s->files[i]);
+    char path[128];
+    snprintf(path, sizeof path, "%s/%zu", s->tmpdir, i);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+        snprintf(o.outcome, sizeof o.outcome, "timeout");
+        snprintf(o.detail, sizeof o.detail, "more than %u s", s->timeout);
+    } else if (WIFSIGNALED(status)) {
+        snprintf(o.outcome, sizeof o.outcome, "crash");
+        snprintf(o.detail, sizeof o.detail, "signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+        snprintf(o.outcome, sizeof o.outcome, "crash");
+        snprintf(o.detail, sizeof o.detail, "exit status %d", WEXITSTATUS(status));
+    } else if (read_result(sum, path, &o, err)) {
+        return -1;
+    }
+    unlink(path);
+    count(sum, o.outcome);
+    if (s->verbose)
+        fprintf(stderr, "maskbench: %s: %s; ttfm %.0f us, %llu masks, slowest %.0f us%s%s\n",
+                o.item, o.outcome, o.ttfm_us, (unsigned long long)o.masks, o.max_us,
+                o.detail[0] ? "; " : "", o.detail);
+    return xp_env_outcome(env, &o, err);
+}
+
+static void progress(size_t n, const mb_sum_t *sum, int last)
+{
+    if (!last && sum->schemas % 50)
+        return;
+    fprintf(stderr, "maskbench: %zu/%zu schemas: %zu passing, %zu compile errors, %zu "
+            "validation, %zu invalidation, %zu timeouts, %zu crashes\n", sum->schemas, n,
+            sum->passing, sum->compile, sum->validation, sum->invalidation, sum->timeout,
+            sum->crash);
+}
+
+/* A worker process and the schema it runs (SIZE_MAX: none). */
+typedef struct {
+    pid_t pid;
+    int cmd;
+    size_t schema;
+} mb_worker_t;
+
+static int spawn(mb_t *s, mb_worker_t *wk, unsigned w, int done[2], tb_err_t *err)
+{
+    int cmd[2];
+    if (pipe(cmd))
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        close(cmd[1]);
+        close(done[0]);
+        worker(s, w, cmd[0], done[1]);
+    }
+    close(cmd[0]);
+    if (p < 0) {
+        close(cmd[1]);
+        return tb_fail(err, "fork: %s", strerror(errno));
+    }
+    wk[w] = (mb_worker_t){.pid = p, .cmd = cmd[1], .schema = SIZE_MAX};
+    return 0;
+}
+
+/* Gives worker w the next schema, or closes its pipe when there is none. */
+static void assign(mb_t *s, mb_worker_t *wk, size_t *next, xp_env_t *env)
+{
+    if (*next < s->n && !(env->stop && *env->stop)) {
+        uint64_t i = *next;
+        if (write(wk->cmd, &i, sizeof i) == (ssize_t)sizeof i) {
+            wk->schema = (*next)++;
+            return;
+        }
+    }
+    if (wk->cmd >= 0)
+        close(wk->cmd);
+    wk->cmd = -1;
+}
+
+/* Reaps dead workers: the schema one was running failed with its status;
+ * a replacement takes the next schema. */
+static int reap(mb_t *s, mb_sum_t *sum, mb_worker_t *wk, int done[2], size_t *next,
+                size_t *alive, xp_env_t *env, tb_err_t *err)
+{
+    int status;
+    pid_t p;
+    while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (unsigned w = 0; w < s->workers; w++) {
+            if (wk[w].pid != p)
+                continue;
+            size_t i = wk[w].schema;
+            if (wk[w].cmd >= 0)
+                close(wk[w].cmd);
+            wk[w] = (mb_worker_t){.cmd = -1, .schema = SIZE_MAX};
+            (*alive)--;
+            if (i == SIZE_MAX)
+                continue;
+            if (finish(s, sum, i, status, env, err))
+                return -1;
+            progress(s->n, sum, 0);
+            if (*next < s->n && !(env->stop && *env->stop)) {
+                if (spawn(s, wk, w, done, err))
+                    return -1;
+                (*alive)++;
+                assign(s, &wk[w], next, env);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs every schema on the workers. */
+static int run_all(mb_t *s, mb_sum_t *sum, xp_env_t *env, tb_err_t *err)
+{
+    mb_worker_t *wk = calloc(s->workers, sizeof *wk);
+    int done[2];
+    if (!wk)
+        return tb_fail(err, "out of memory");
+    if (pipe(done)) {
+        free(wk);
+        return tb_fail(err, "pipe: %s", strerror(errno));
+    }
+    size_t next = 0, alive = 0;
+    int rc = 0;
+    for (unsigned w = 0; !rc && w < s->workers && w < s->n; w++) {
+        rc = spawn(s, wk, w, done, err);
+        alive += !rc;
+        if (!rc)
+            assign(s, &wk[w], &next, env);
+    }
+    /* A worker that died leaves its pipe closed: writing to it must fail,
+     * not end this process. */
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    fcntl(done[0], F_SETFL, O_NONBLOCK);
+    while (!rc && alive) {
+        struct pollfd pfd = {.fd = done[0], .events = POLLIN};
+        poll(&pfd, 1, 100);
+        /* Every schema reported done first, then the dead: a worker that
+         * died after reporting one has not lost it. */
+        mb_done_t d;
+        while (!rc && read(done[0], &d, sizeof d) == (ssize_t)sizeof d) {
+            if (d.worker >= s->workers || wk[d.worker].schema != d.schema)
+                continue;
+            wk[d.worker].schema = SIZE_MAX;
+            rc = finish(s, sum, (size_t)d.schema, 0, env, err);
+            progress(s->n, sum, 0);
+            assign(s, &wk[d.worker], &next, env);
+        }
+        if (!rc)
+            rc = reap(s, sum, wk, done, &next, &alive, env, err);
+    }
+    signal(SIGPIPE, old_pipe);
+    for (unsigned w = 0; w < s->workers; w++)
+        if (wk[w].pid) { /* stopped early: end the workers */
+            kill(wk[w].pid, SIGKILL);
+            waitpid(wk[w].pid, NULL, 0);
+        }
+    close(done[0]);
+    close(done[1]);
+    free(wk);
+    return rc;
+}
+
+static int record(xp_env_t *env, const char *impl, const char *metric, const double *v,
+                  size_t n, tb_err_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        xp_meas_t m = {.rep = (unsigned)i, .value = v[i], .items = 1};
+        snprintf(m.source, sizeof m.source, "wallclock");
+        snprintf(m.impl, sizeof m.impl, "%s", impl);
+        snprintf(m.metric, sizeof m.metric, "%s", metric);
+        if (xp_env_record(env, &m, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_err_t *err)
+{
+    return record(env, impl, "ttfm_us", sum->ttfm.data, sum->ttfm.len, err) ||
+           record(env, impl, "ttfm_cpu_us", sum->ttfm_cpu.data, sum->ttfm_cpu.len, err) ||
+           record(env, impl, "tbm_us", sum->tbm.data, sum->tbm.len, err) ||
+           record(env, impl, "tbm_cpu_us", sum->tbm_cpu.data, sum->tbm_cpu.len, err) ? -1 : 0;
+}
+
+static void sum_free(mb_sum_t *sum)
+{
+    free(sum->tbm.data);
+    free(sum->tbm_cpu.data);
+    free(sum->ttfm.data);
+    free(sum->ttfm_cpu.data);
+}
+
+/* ---- XGrammar on a sample ------------------------------------------------------- */
+
+/* xgrammar.js's outcome names as the outcomes table spells them; a file it
+ * cannot read is a compile error, as it is for tokbench. */
+static const char *xg_outcome(const char *o)
+{
+    static const char *const map[][2] = {
+        {"pass", "passing"}, {"compile_error", "compile error"},
+        {"bad_input", "compile error"}, {"validation_error", "validation error"},
+        {"invalidation_error", "invalidation error"}, {"timeout", "timeout"},
+    };
+    for (size_t i = 0; o && i < sizeof map / sizeof *map; i++)
+        if (!strcmp(o, map[i][0]))
+            return map[i][1];
+    return "crash";
+}
+
+static void append(char *buf, size_t size, const char *sep, const char *text)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "%s%s", n ? sep : "", text);
+}
+
+/* The outcome's detail: XGrammar's error, else its first failed instance
+ * (a validation error first) in the words of tokbench's; then its compile
+ * warnings. */
+static void xg_detail(json_t *j, xp_outcome_t *o)
+{
+    const char *e = json_string_value(json_object_get(j, "error"));
+    append(o->detail, sizeof o->detail, "", e ? e : "");
+    for (int pass = 0; !e && pass < 2 && !o->detail[0]; pass++) {
+        size_t k;
+        json_t *in;
+        json_array_foreach(json_object_get(j, "instances"), k, in) {
+            const char *v = json_string_value(json_object_get(in, "outcome"));
+            long long at = json_integer_value(json_object_get(in, "at"));
+            long long n = json_integer_value(json_object_get(in, "tokens"));
+            long long i = json_integer_value(json_object_get(in, "index"));
+            if (pass == 0 && v && !strcmp(v, "validation_error"))
+                snprintf(o->detail, sizeof o->detail, "instance %lld: token %lld of %lld %s",
+                         i, at, n, at < n ? "refused" : "(end not accepting)");
+            else if (pass == 1 && v && !strcmp(v, "invalidation_error"))
+                snprintf(o->detail, sizeof o->detail, "instance %lld accepted", i);
+            if (o->detail[0])
+                break;
+        }
+    }
+    size_t k;
+    json_t *w;
+    json_array_foreach(json_object_get(j, "warnings"), k, w) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%.400s", k ? "" : "warning: ",
+                 json_string_value(w) ? json_string_value(w) : "");
+        append(o->detail, sizeof o->detail, "; ", text);
+    }
+}
+
+/* One line of xgrammar.js maskbench into an outcome row and the sums: 0,
+ * 1 when the line is not JSON (left out), -1 on memory. */
+static int xg_line(mb_sum_t *sum, const char *line, xp_env_t *env, tb_err_t *err)
+{
+    json_t *j = json_loads(line, 0, NULL);
+    if (!j)
+        return 1;
+    xp_outcome_t o = {.impl = "xgrammar"};
+    snprintf(o.item, sizeof o.item, "%s", json_string_value(json_object_get(j, "file"))
+             ? json_string_value(json_object_get(j, "file")) : "?");
+    snprintf(o.outcome, sizeof o.outcome, "%s",
+             xg_outcome(json_string_value(json_object_get(j, "outcome"))));
+    xg_detail(j, &o);
+    json_t *ttfm = json_object_get(j, "ttfm_us"), *tbm = json_object_get(j, "tbm_us");
+    int rc = 0;
+    if (json_is_number(ttfm)) {
+        o.ttfm_us = json_number_value(ttfm);
+        rc = tb_vec_push(&sum->ttfm, o.ttfm_us) ||
+             tb_vec_push(&sum->ttfm_cpu, json_number_value(json_object_get(j, "ttfm_cpu_us")));
+    }
+    size_t k;
+    json_t *v;
+    json_array_foreach(tbm, k, v) {
+        double us = json_number_value(v);
+        o.max_us = us > o.max_us ? us : o.max_us;
+        o.masks++;
+        rc = rc || tb_vec_push(&sum->tbm, us);
+    }
+    json_array_foreach(json_object_get(j, "instances"), k, v)
+        o.tokens += (uint64_t)json_integer_value(json_object_get(v, "tokens"));
+    json_decref(j);
+    count(sum, o.outcome);
+    return rc ? tb_fail(err, "out of memory") : xp_env_outcome(env, &o, err);
+}
+
+/* Runs xgrammar.js maskbench on every xg_every-th selected schema and
+ * stores what it printed.  -1 only on memory; a reference that could not
+ * run, or stopped early, is in env's note. */
+static int run_xgrammar(mb_t *s, xp_env_t *env, tb_err_t *err)
+{
+    tb_err_t why = {{0}};
+    char script[4200], list[128], secs[16];
+    const char *root = xp_data_root(&why);
+    snprintf(script, sizeof script, "%s/scripts/ref/xgrammar.js", root ? root : ".");
+    snprintf(list, sizeof list, "%s/xgrammar.list", s->tmpdir);
+    snprintf(secs, sizeof secs, "%u", s->xg_timeout);
+    size_t n = 0;
+    FILE *f = root ? fopen(list, "w") : NULL;
+    for (size_t i = s->xg_every - 1; f && i < s->n; i += s->xg_every, n++)
+        fprintf(f, "%s\n", s->files[i]);
+    int failed = !root;
+    if (root && (!f || fclose(f)))
+        failed = tb_fail(&why, "%s: %s", list, strerror(errno));
+    char *argv[] = {"node", script, "maskbench", "--vocab", s->vocab, "--timeout", secs, NULL};
+    tb_buf_t out = {0};
+    double wall;
+    fprintf(stderr, "maskbench: XGrammar on %zu schemas\n", n);
+    if (!failed && n)
+        failed = xp_run_capture(argv, list, &out, &wall, &why);
+    mb_sum_t sum = {0};
+    size_t lines = 0;
+    int rc = 0;
+    for (char *p = (char *)out.data; rc >= 0 && p && *p;) {
+        char *e = p + strcspn(p, "\n");
+        int more = *e != 0;
+        *e = 0;
+        rc = xg_line(&sum, p, env, err);
+        lines += rc == 0;
+        p = e + more;
+    }
+    rc = rc < 0 ? -1 : 0;
+    progress(n, &sum, 1);
+    if (!rc)
+        rc = record_sum(env, "xgrammar", &sum, err);
+    if (!rc && (failed || lines < n)) {
+        size_t used = strlen(env->note);
+        snprintf(env->note + used, sizeof env->note - used, "%sxgrammar: %zu of %zu schemas "
+                 "measured: %.300s%s", used ? "; " : "", lines, n, failed ? why.msg : "",
+                 failed ? " (run scripts/ref/xgrammar.js maskbench by hand to see why)" : "");
+    }
+    unlink(list);
+    tb_buf_free(&out);
+    sum_free(&sum);
+    return rc;
+}
+
+static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
+{
+    (void)row;
+    mb_t *s = state;
+    mb_sum_t sum = {0};
+    int rc = run_all(s, &sum, env, err);
+    progress(s->n, &sum, 1);
+    if (!rc)
+        rc = record_sum(env, "tokbench", &sum, err);
+    sum_free(&sum);
+    if (!rc && s->xg_every && !(env->stop && *env->stop))
+        rc = run_xgrammar(s, env, err);
+    return rc;
+}
+
+const xp_driver_t xp_driver_maskbench = {
+    .name = "maskbench",
+    .summary = "MaskBench: JSON Schemas compiled, instances fed token by token with a mask "
+               "before each (pattern: data directory; every=N limit=N workers=N timeout=S "
+               "xgrammar=N xgtimeout=S)",
+    .setup = mb_setup,
+    .extra = mb_extra,
+    .teardown = mb_teardown,
+    .default_reps = 1,
+};
