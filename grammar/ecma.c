@@ -1673,15 +1673,32 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
     comp_t *R = calloc(m * m, sizeof *R);
     uint8_t *gone = calloc(m, 1);
     int r = !R || !gone ? tb_fail(k->nfa.err, "out of memory") : 0;
-    for (size_t i = 0; !r && i < n; i++)
-        for (size_t j = 0; !r && j < n; j++) {
-            cps_t set = {0};
-            for (size_t a = 0; !r && a < k->natoms; a++)
-                if (k->delta.data[i * k->natoms + a] == j)
-                    r = cps_add(&set, k->bound[a], k->bound[a + 1] - 1);
-            r = r || cps_norm(&set) || comp_set(&set, &R[i * m + j]);
-            free(set.data);
+    /* R[i][j]: the atoms from i to j, gathered in one pass over i's atoms
+     * (one pass per pair of states was n * n * atoms). */
+    cps_t *to = r ? NULL : calloc(n, sizeof *to);
+    uint32_t *hit = r ? NULL : malloc((k->natoms + 1) * sizeof *hit); /* the j reached */
+    if (!r && (!to || !hit))
+        r = tb_fail(k->nfa.err, "out of memory");
+    for (size_t i = 0; !r && i < n; i++) {
+        size_t nhit = 0;
+        for (size_t a = 0; !r && a < k->natoms; a++) {
+            uint32_t j = k->delta.data[i * k->natoms + a];
+            if (j >= n)
+                continue;
+            if (!to[j].len)
+                hit[nhit++] = j;
+            r = cps_add(&to[j], k->bound[a], k->bound[a + 1] - 1);
         }
+        for (size_t h = 0; h < nhit; h++) {
+            cps_t *t = &to[hit[h]];
+            if (!r)
+                r = cps_norm(t) || comp_set(t, &R[i * m + hit[h]]);
+            free(t->data);
+            memset(t, 0, sizeof *t);
+        }
+    }
+    free(hit);
+    free(to);
     if (!r) {
         R[s * m + 0].eps = 1;
         for (size_t i = 0; i < n; i++)
