@@ -345,12 +345,25 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
 /* The product of slice i's DFA and the lexer's from (start, state): WALK as
  * soon as a live slice state meets a dead lexer state or the budget runs
  * out, WHOLE when every reachable pair is live on the lexer's side. */
+/* The pairs an exploration of slice i may visit: the slicer's budget, but
+ * no more than LEX_SLICER_PAIRS_PER_TOKEN per token of the slice, since
+ * walking a small slice costs less than an exploration that runs to the
+ * budget (a string lexeme counting to maxLength 1024 against the unbounded
+ * slice of 187 tokens made 256 lexer states per new state, then walked). */
+static size_t slice_budget(const lex_slicer_t *s, size_t i)
+{
+    size_t cap = LEX_SLICER_PAIRS_PER_TOKEN * s->slice[i].ntokens;
+    if (cap < LEX_SLICER_MIN_BUDGET)
+        cap = LEX_SLICER_MIN_BUDGET;
+    return cap < s->budget ? cap : s->budget;
+}
+
 static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
-    size_t top = 0, born = ld->nstates;
+    size_t top = 0, born = ld->nstates, budget = slice_budget(s, i);
     s->todo[top++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     uint8_t verdict = LEX_SLICE_WHOLE;
@@ -359,7 +372,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
          * (a string of at most 2048 characters against an unbounded slice)
          * would make a new one per pair, each with its terms, before the
          * budget says "walk". */
-        if (ld->nstates - born > s->budget / LEX_SLICER_PAIRS_PER_STATE) {
+        if (ld->nstates - born > budget / LEX_SLICER_PAIRS_PER_STATE) {
             verdict = LEX_SLICE_WALK;
             break;
         }
@@ -376,7 +389,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
             }
             uint64_t np = (uint64_t)p2 << 32 | q2;
             if (seen_insert(s, np)) {
-                if (s->nused > s->scratch_for) {
+                if (s->nused > budget) {
                     verdict = LEX_SLICE_WALK;
                     break;
                 }

@@ -120,6 +120,11 @@ typedef struct {
 /* An exploration may also make at most budget / this many new states of
  * the lexer's DFA (which stay), else it answers "not subsumed". */
 #define LEX_SLICER_PAIRS_PER_STATE 16
+/* A slice's exploration visits at most this many pairs per token of the
+ * slice (and at least LEX_SLICER_MIN_BUDGET), within the budget: deciding
+ * must not cost more than walking the slice would. */
+#define LEX_SLICER_PAIRS_PER_TOKEN 1
+#define LEX_SLICER_MIN_BUDGET 64
 
 /*
  * Builds the slicer over keys k (the whole vocabulary's, as for the full
