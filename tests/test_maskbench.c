@@ -9,7 +9,8 @@
  * failures); a missing data directory is a failed case whose reason the
  * show and the report repeat as "not measured"; XGrammar's sample (node
  * and scripts/ref/xgrammar.js) lands under its own impl with the same
- * outcome names. */
+ * outcome names; an overlapping oneOf is an invalidation error as anyOf
+ * and a compile error under strict_oneof. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -280,6 +282,50 @@ static void test_xgrammar_sample(void **state)
     assert_non_null(strstr(out, "XGrammar 0.1.27, wall (sample of 3 schemas)"));
 }
 
+/* A oneOf whose branches overlap (1 is an integer and a number >= 0):
+ * read as anyOf by default, so an instance matching both branches, which
+ * oneOf forbids, is accepted (an invalidation error); strict_oneof refuses
+ * the schema instead (a compile error naming the branches). */
+static void test_strict_oneof(void **state)
+{
+    (void)state;
+    char data[700], file[760], suite2[760], db2[760];
+    snprintf(data, sizeof data, "%s/oneof", dir);
+    snprintf(file, sizeof file, "%s/g_oneof.json", data);
+    snprintf(suite2, sizeof suite2, "%s/oneof.csv", dir);
+    assert_int_equal(mkdir(data, 0755), 0);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{\"schema\": {\"oneOf\": [{\"type\": \"integer\"}, {\"type\": \"number\","
+          " \"minimum\": 0}]},\n \"tests\": [{\"valid\": false, \"data\": 1},"
+          " {\"valid\": true, \"data\": -1}]}\n", f);
+    fclose(f);
+    static const char *const opts[] = {"", "strict_oneof"};
+    static const char *const want[][2] = {
+        {"invalidation error", "instance 0 accepted"},
+        {"compile error", "#: %oneOf% branches 0 and 1 may both match (strict)"}, /* % for the quotes */
+    };
+    for (int k = 0; k < 2; k++) {
+        snprintf(db2, sizeof db2, "%s/oneof-%d.db", dir, k);
+        f = fopen(suite2, "w");
+        assert_non_null(f);
+        fprintf(f, "experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
+                   "maskbench,llama3,dfs,%s,,1,,%s\n", data, opts[k]);
+        fclose(f);
+        if (tb("run %s --db %s --quiet", suite2, db2))
+            fail_msg("run failed:\n%s", out);
+        sqlite3 *d;
+        assert_int_equal(sqlite3_open_v2(db2, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        char q[300];
+        snprintf(q, sizeof q, "SELECT count(*) FROM outcomes WHERE item = 'g_oneof.json' AND"
+                              " outcome = '%s' AND detail LIKE '%%%s%%'", want[k][0], want[k][1]);
+        if (test_sql_int(d, q) != 1)
+            fail_msg("%s: want %s (%s)", opts[k][0] ? opts[k] : "default", want[k][0],
+                     want[k][1]);
+        sqlite3_close(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_report_table),
         cmocka_unit_test(test_missing_directory),
         cmocka_unit_test(test_xgrammar_sample),
+        cmocka_unit_test(test_strict_oneof),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
