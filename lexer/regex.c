@@ -32,8 +32,11 @@ static uint64_t mix(uint64_t h, uint64_t v)
 static uint64_t node_hash(const lex_node_t *n)
 {
     uint64_t h = mix(n->kind, ((uint64_t)n->a << 32) | n->b);
-    for (int i = 0; i < 4; i++)
-        h = mix(h, n->set[i]);
+    /* only a byte set or a repetition's bounds use set: the other kinds'
+     * is zero, and a concatenation or union is most of what is interned */
+    if (n->kind == LEX_K_BYTES || n->kind == LEX_K_REPEAT)
+        for (int i = 0; i < 4; i++)
+            h = mix(h, n->set[i]);
     return h ^ (h >> 29);
 }
 
