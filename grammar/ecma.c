@@ -801,13 +801,20 @@ static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)
 }
 
 /* A code point inside a class: ASCII letters and digits as themselves. */
+/* c as a class member: itself if alphanumeric, else \x{HEX} (written by
+ * hand: snprintf here was a tenth of a large schema's compile). */
 static int put_cp(tb_buf_t *b, uint32_t c)
 {
-    char tmp[16];
     if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
         return tb_buf_putc(b, (uint8_t)c);
-    snprintf(tmp, sizeof tmp, "\\x{%X}", c);
-    return put(b, tmp);
+    char tmp[16] = "\\x{";
+    size_t n = 3, digits = 1;
+    while (digits < 8 && c >> (4 * digits))
+        digits++;
+    while (digits--)
+        tmp[n++] = "0123456789ABCDEF"[(c >> (4 * digits)) & 15];
+    tmp[n++] = '}';
+    return tb_buf_put(b, tmp, n);
 }
 
 static int put_ranges(tb_buf_t *b, const cps_t *s)
