@@ -342,9 +342,6 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
     }
 }
 
-/* The product of slice i's DFA and the lexer's from (start, state): WALK as
- * soon as a live slice state meets a dead lexer state or the budget runs
- * out, WHOLE when every reachable pair is live on the lexer's side. */
 /* The pairs an exploration of slice i may visit: the slicer's budget, but
  * no more than LEX_SLICER_PAIRS_PER_TOKEN per token of the slice, since
  * walking a small slice costs less than an exploration that runs to the
@@ -358,6 +355,9 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i)
     return cap < s->budget ? cap : s->budget;
 }
 
+/* The product of slice i's DFA and the lexer's from (start, state): WALK as
+ * soon as a live slice state meets a dead lexer state or the budget runs
+ * out, WHOLE when every reachable pair is live on the lexer's side. */
 static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
