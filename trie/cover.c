@@ -1,0 +1,314 @@
+/*
+ * cover: the dfs node array plus an index of its large subtrees, each with
+ * the set of edge bytes below it (its cover), so that a mask walk accepts
+ * a whole subtree at once where the recognizer's state loops on every byte
+ * of the cover: every node below is then accepted in that same state, and
+ * the walk sets the bits of the subtree's tokens from a list instead of
+ * stepping the DFA node by node.
+ *
+ * Most of a wide mask is such subtrees: under the JSON-string body's
+ * `[^"\\\x00-\x1f]*"` the string state loops on printable ASCII but for `"`
+ * and `\`, and 69% of Llama 3's trie nodes lie below a node whose cover is
+ * in that set; under `any` everything does; under `[0-9]+` the digits'
+ * subtrees hold only digits.  docs/walk-cost.md has the figures.
+ *
+ * Layout (beside the dfs words of trie/dfs.h, which lookups and the
+ * callback walk use unchanged):
+ *   top[0..ntop)  one entry per node whose subtree has at least
+ *                 COVER_MIN_SUB nodes, in depth-first order (cover_top_t);
+ *                 the walk steps through these, and between two entries
+ *                 runs the plain dfs loop over the small subtrees there;
+ *   ids[0..nids)  the token ids of the nodes in depth-first order (nodes
+ *                 that are no token left out), so a subtree's tokens are
+ *                 the run ids[tok_lo..tok_hi).
+ * The index is derived from the dfs array alone; validate rebuilds it and
+ * compares.
+ *
+ * The walk returns the nodes whose acceptance it decided, the count dfs
+ * returns for the same mask: a subtree accepted whole counts all its
+ * nodes, though none of them was offered to the recognizer one by one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dfs.h"
+#include "trie.h"
+
+/* Subtrees smaller than this get no entry: testing them costs more than
+ * walking them (Llama 3, JSON-string body: 16 leaves 8k entries). */
+#define COVER_MIN_SUB 16
+
+/* One large subtree.  56 bytes; the walk reads the entries in order, so
+ * the root's children and every skipped subtree are tested without
+ * touching the node array. */
+typedef struct {
+    uint64_t word;           /* the node's dfs word */
+    uint32_t pos;            /* its index in the dfs node array */
+    uint32_t ntop;           /* entries in its subtree, itself included */
+    uint32_t tok_lo, tok_hi; /* ids[tok_lo..tok_hi): the tokens below it */
+    uint64_t cover[4];       /* edge bytes below it: bit b of cover[b / 64] */
+} cover_top_t;
+
+typedef struct {
+    trie_dfs_t *dfs;
+    cover_top_t *top;
+    size_t ntop;
+    uint32_t *ids;
+    size_t nids;
+} cover_t;
+
+/* The open nodes along the path while the index is built, by depth. */
+typedef struct {
+    size_t *top;           /* its entry, or SIZE_MAX for a small subtree */
+    uint8_t *byte;
+    uint64_t (*acc)[4];    /* the edge bytes below it seen so far */
+} cover_path_t;
+
+/* The node at depth j is complete: its entry takes the cover and the
+ * token count, and its parent's cover takes its byte and its cover. */
+static void close_node(cover_t *c, cover_path_t *path, uint32_t j, size_t ntok)
+{
+    if (path->top[j] != SIZE_MAX) {
+        cover_top_t *e = &c->top[path->top[j]];
+        e->tok_hi = (uint32_t)ntok;
+        e->ntop = (uint32_t)(c->ntop - path->top[j]);
+        memcpy(e->cover, path->acc[j], sizeof e->cover);
+    }
+    if (j > 1) {
+        for (int w = 0; w < 4; w++)
+            path->acc[j - 1][w] |= path->acc[j][w];
+        path->acc[j - 1][path->byte[j] >> 6] |= (uint64_t)1 << (path->byte[j] & 63);
+    }
+}
+
+static void fill_index(cover_t *c, cover_path_t *path)
+{
+    const trie_dfs_t *t = c->dfs;
+    uint32_t open = 0;
+    for (size_t p = 0; p < t->n; p++) {
+        uint64_t x = t->nodes[p];
+        uint32_t k = trie_dfs_depth(x);
+        for (; open >= k; open--)
+            close_node(c, path, open, c->nids);
+        open = k;
+        path->byte[k] = trie_dfs_byte(x);
+        memset(path->acc[k], 0, sizeof path->acc[k]);
+        if (trie_dfs_id(x) != t->none)
+            c->ids[c->nids++] = trie_dfs_id(x);
+        path->top[k] = SIZE_MAX;
+        if (trie_dfs_sub(x) >= COVER_MIN_SUB) {
+            path->top[k] = c->ntop;
+            c->top[c->ntop++] = (cover_top_t){.word = x, .pos = (uint32_t)p,
+                                              .tok_lo = (uint32_t)c->nids};
+        }
+    }
+    for (; open > 0; open--)
+        close_node(c, path, open, c->nids);
+}
+
+/* Builds c->top and c->ids from c->dfs. */
+static int build_index(cover_t *c, tb_err_t *err)
+{
+    const trie_dfs_t *t = c->dfs;
+    size_t ntop = 0, ntok = 0;
+    for (size_t p = 0; p < t->n; p++) {
+        ntop += trie_dfs_sub(t->nodes[p]) >= COVER_MIN_SUB;
+        ntok += trie_dfs_id(t->nodes[p]) != t->none;
+    }
+    size_t depth = (size_t)t->max_len + 1;
+    cover_path_t path = {malloc(depth * sizeof *path.top), malloc(depth),
+                         malloc(depth * sizeof *path.acc)};
+    c->top = malloc((ntop ? ntop : 1) * sizeof *c->top);
+    c->ids = malloc((ntok ? ntok : 1) * sizeof *c->ids);
+    int rc = 0;
+    if (!path.top || !path.byte || !path.acc || !c->top || !c->ids)
+        rc = tb_fail(err, "out of memory for the index of %zu subtrees and "
+                     "%zu tokens", ntop, ntok);
+    else
+        fill_index(c, &path);
+    free(path.top);
+    free(path.byte);
+    free(path.acc);
+    return rc;
+}
+
+static void cover_free(void *impl)
+{
+    cover_t *c = impl;
+    if (!c)
+        return;
+    if (c->dfs)
+        trie_layout_dfs.free(c->dfs);
+    free(c->top);
+    free(c->ids);
+    free(c);
+}
+
+static void *cover_build(const trie_keys_t *k, tb_err_t *err)
+{
+    cover_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    c->dfs = trie_layout_dfs.build(k, err);
+    if (!c->dfs || build_index(c, err)) {
+        cover_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static int32_t cover_lookup(const void *impl, const uint8_t *s, size_t n)
+{
+    return trie_layout_dfs.lookup(((const cover_t *)impl)->dfs, s, n);
+}
+
+static size_t cover_prefixes(const void *impl, const uint8_t *s, size_t n,
+                             trie_match_t *out, size_t max)
+{
+    return trie_layout_dfs.prefixes(((const cover_t *)impl)->dfs, s, n, out, max);
+}
+
+/* The bytes on which each state seen in this walk stays where it is (a
+ * self-loop), by row offset; a direct-mapped cache, row 0 (the dead
+ * state's, never tested) marking an empty slot.  An entry not computed yet
+ * counts as no loop: the set may be smaller than the state's, never
+ * larger, and the table's known entries do not change. */
+#define COVER_LOOPS 8
+typedef struct {
+    uint32_t row[COVER_LOOPS];
+    uint64_t set[COVER_LOOPS][4];
+} cover_loops_t;
+
+static const uint64_t *loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
+{
+    size_t s = (uint32_t)(row * 2654435761u) >> 29; /* 3 bits: 8 slots */
+    if (l->row[s] != row) {
+        const uint32_t *next = rec->tab.table + row;
+        const uint8_t *cls = rec->tab.cls;
+        uint64_t *set = l->set[s];
+        memset(set, 0, sizeof l->set[s]);
+        for (unsigned b = 0; b < 256; b++)
+            set[b >> 6] |= (uint64_t)(next[cls[b]] == row) << (b & 63);
+        l->row[s] = row;
+    }
+    return l->set[s];
+}
+
+static int covered(const uint64_t cover[4], const uint64_t loop[4])
+{
+    return !((cover[0] & ~loop[0]) | (cover[1] & ~loop[1]) |
+             (cover[2] & ~loop[2]) | (cover[3] & ~loop[3]));
+}
+
+static void set_ids(uint64_t *words, const uint32_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        words[ids[i] >> 6] |= (uint64_t)1 << (ids[i] & 63);
+}
+
+/*
+ * The table walk: the entries in order, the dfs loop over the small
+ * subtrees between them.  Per entry: its word's transition from its
+ * parent's row (stack slot at its depth - 1, as dfs); refused, the walk
+ * skips its subtree and its entries; accepted, its bit and stack slot,
+ * then the cover test against the new state's loop set: covered, its
+ * tokens' bits and a skip; else into its children.
+ */
+static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const trie_dfs_t *t = c->dfs;
+    size_t d = rec->tab.depth, p = 0;
+    uint32_t *base = rec->tab.stack + d;
+    uint64_t *words = mask->words, skipped = 0;
+    cover_loops_t loops;
+    memset(loops.row, 0, sizeof loops.row);
+    for (size_t i = 0; i < c->ntop;) {
+        const cover_top_t *e = &c->top[i];
+        trie_dfs_walk_range(t, rec, words, p, e->pos, base, &skipped);
+        uint64_t x = e->word;
+        size_t k = trie_dfs_depth(x);
+        uint32_t next = rec->tab.table[base[k - 1] + rec->tab.cls[trie_dfs_byte(x)]];
+        if (next == TRIE_REC_UNKNOWN)
+            next = trie_rec_compute(rec, d + k - 1, trie_dfs_byte(x));
+        if (!next) {
+            skipped += trie_dfs_sub(x) - 1;
+            p = e->pos + trie_dfs_sub(x);
+            i += e->ntop;
+            continue;
+        }
+        words[x >> 51] |= (uint64_t)1 << ((x >> 45) & 63);
+        base[k] = next;
+        if (covered(e->cover, loop_set(&loops, rec, next))) {
+            set_ids(words, c->ids + e->tok_lo, e->tok_hi - e->tok_lo);
+            p = e->pos + trie_dfs_sub(x);
+            i += e->ntop;
+        } else {
+            p = e->pos + 1;
+            i++;
+        }
+    }
+    trie_dfs_walk_range(t, rec, words, p, t->n, base, &skipped);
+    rec->tab.depth = d;
+    return t->n - skipped;
+}
+
+static uint64_t cover_walk(const void *impl, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const cover_t *c = impl;
+    if (trie_rec_inline(rec, c->dfs->max_len))
+        return walk_table(c, rec, mask);
+    return trie_layout_dfs.walk(c->dfs, rec, mask); /* dfs's callback walk */
+}
+
+static size_t cover_nodes(const void *impl)
+{
+    return ((const cover_t *)impl)->dfs->n;
+}
+
+static size_t cover_bytes(const void *impl)
+{
+    const cover_t *c = impl;
+    return sizeof *c + trie_layout_dfs.bytes(c->dfs) + c->ntop * sizeof *c->top +
+           c->nids * sizeof *c->ids;
+}
+
+/* The dfs array's own checks, then the index against one rebuilt from it. */
+static int cover_validate(const void *impl, tb_err_t *err)
+{
+    const cover_t *c = impl;
+    if (trie_layout_dfs.validate(c->dfs, err))
+        return -1;
+    cover_t again = {.dfs = c->dfs};
+    int rc = build_index(&again, err);
+    if (!rc && (again.ntop != c->ntop || again.nids != c->nids))
+        rc = tb_fail(err, "index: %zu subtree entries and %zu token ids, the "
+                     "nodes make %zu and %zu", c->ntop, c->nids, again.ntop,
+                     again.nids);
+    for (size_t i = 0; !rc && i < c->ntop; i++)
+        if (memcmp(&again.top[i], &c->top[i], sizeof c->top[i]))
+            rc = tb_fail(err, "index: subtree entry %zu (node %u) differs "
+                         "from the nodes'", i, c->top[i].pos);
+    for (size_t i = 0; !rc && i < c->nids; i++)
+        if (again.ids[i] != c->ids[i])
+            rc = tb_fail(err, "index: token %zu in depth-first order is id %u, "
+                         "the nodes say %u", i, c->ids[i], again.ids[i]);
+    free(again.top);
+    free(again.ids);
+    return rc;
+}
+
+const trie_layout_t trie_layout_cover = {
+    .name = "cover",
+    .about = "dfs nodes plus the byte covers of large subtrees: a subtree "
+             "whose bytes all loop on the walk's state is accepted whole",
+    .build = cover_build,
+    .free = cover_free,
+    .lookup = cover_lookup,
+    .prefixes = cover_prefixes,
+    .walk = cover_walk,
+    .nodes = cover_nodes,
+    .bytes = cover_bytes,
+    .validate = cover_validate,
+};
