@@ -38,15 +38,16 @@
  * walking them (Llama 3, JSON-string body: 16 leaves 8k entries). */
 #define COVER_MIN_SUB 16
 
-/* One large subtree.  56 bytes; the walk reads the entries in order, so
- * the root's children and every skipped subtree are tested without
- * touching the node array. */
+/* One large subtree.  64 bytes (7 of them padding), one cache line; the
+ * walk reads the entries in order, so a skipped subtree's entries are
+ * passed over without touching the node array. */
 typedef struct {
     uint64_t word;           /* the node's dfs word */
     uint32_t pos;            /* its index in the dfs node array */
     uint32_t ntop;           /* entries in its subtree, itself included */
     uint32_t tok_lo, tok_hi; /* ids[tok_lo..tok_hi): the tokens below it */
     uint64_t cover[4];       /* edge bytes below it: bit b of cover[b / 64] */
+    uint8_t probe;           /* the highest byte of the cover, tested first */
 } cover_top_t;
 
 typedef struct {
@@ -55,6 +56,11 @@ typedef struct {
     size_t ntop;
     uint32_t *ids;
     size_t nids;
+    /* root_top[r]: the first entry in the subtree of the root's child r
+     * (dfs->root[r]), root_top[nroot] = ntop: a refused child of the root
+     * is skipped from the dfs root index alone, as dfs does, rather than
+     * by a chain of jumps across the entries (each waiting for the last). */
+    uint32_t root_top[257];
 } cover_t;
 
 /* The open nodes along the path while the index is built, by depth. */
@@ -73,6 +79,11 @@ static void close_node(cover_t *c, cover_path_t *path, uint32_t j, size_t ntok)
         e->tok_hi = (uint32_t)ntok;
         e->ntop = (uint32_t)(c->ntop - path->top[j]);
         memcpy(e->cover, path->acc[j], sizeof e->cover);
+        for (int w = 3; w >= 0; w--)
+            if (e->cover[w]) {
+                e->probe = (uint8_t)(64 * w + 63 - __builtin_clzll(e->cover[w]));
+                break;
+            }
     }
     if (j > 1) {
         for (int w = 0; w < 4; w++)
@@ -104,6 +115,13 @@ static void fill_index(cover_t *c, cover_path_t *path)
     }
     for (; open > 0; open--)
         close_node(c, path, open, c->nids);
+    size_t i = 0;
+    for (uint32_t r = 0; r < t->nroot; r++) {
+        while (i < c->ntop && c->top[i].pos < t->root[r])
+            i++;
+        c->root_top[r] = (uint32_t)i;
+    }
+    c->root_top[t->nroot] = (uint32_t)c->ntop;
 }
 
 /* Builds c->top and c->ids from c->dfs. */
@@ -171,11 +189,12 @@ static size_t cover_prefixes(const void *impl, const uint8_t *s, size_t n,
 }
 
 /* The bytes on which each state seen in this walk stays where it is (a
- * self-loop), by row offset; a direct-mapped cache, row 0 (the dead
- * state's, never tested) marking an empty slot.  An entry not computed yet
- * counts as no loop: the set may be smaller than the state's, never
- * larger, and the table's known entries do not change. */
-#define COVER_LOOPS 8
+ * self-loop), by row offset, in a table probed linearly from the row's
+ * hash; row 0 (the dead state's, never tested) marks an empty slot.  With
+ * more rows than slots, the last slot probed is recomputed for the new row.
+ * An entry not computed yet counts as no loop: the set may be smaller than
+ * the state's, never larger, and the table's known entries do not change. */
+#define COVER_LOOPS 32
 typedef struct {
     uint32_t row[COVER_LOOPS];
     uint64_t set[COVER_LOOPS][4];
@@ -183,7 +202,9 @@ typedef struct {
 
 static const uint64_t *loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
 {
-    size_t s = (uint32_t)(row * 2654435761u) >> 29; /* 3 bits: 8 slots */
+    size_t s = (uint32_t)(row * 2654435761u) >> 27; /* 5 bits: 32 slots */
+    for (size_t probe = 0; probe < 4 && l->row[s] && l->row[s] != row; probe++)
+        s = (s + 1) % COVER_LOOPS;
     if (l->row[s] != row) {
         const uint32_t *next = rec->tab.table + row;
         const uint8_t *cls = rec->tab.cls;
@@ -209,38 +230,41 @@ static void set_ids(uint64_t *words, const uint32_t *ids, size_t n)
 }
 
 /*
- * The table walk: the entries in order, the dfs loop over the small
- * subtrees between them.  Per entry: its word's transition from its
- * parent's row (stack slot at its depth - 1, as dfs); refused, the walk
- * skips its subtree and its entries; accepted, its bit and stack slot,
- * then the cover test against the new state's loop set: covered, its
- * tokens' bits and a skip; else into its children.
+ * The table walk over one child of the root, nodes [p, end) with entries
+ * [i, iend), its states from stack[d + 1] on (d: the walk's starting
+ * depth; rec->tab.depth moves with every push_byte): the entries in order, the dfs loop over the small subtrees
+ * between them.  Per entry: its word's transition from its parent's row
+ * (stack slot at its depth - 1, as dfs); refused, the walk skips its
+ * subtree and its entries; accepted, its bit and stack slot, then the
+ * cover test against the new state's loop set: covered, its tokens' bits
+ * and a skip; else into its children.
  */
-static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
+static void walk_child(const cover_t *c, trie_rec_t *rec, uint64_t *words,
+                       size_t p, size_t end, size_t i, size_t iend, size_t d,
+                       cover_loops_t *loops, uint64_t *skipped)
 {
     const trie_dfs_t *t = c->dfs;
-    size_t d = rec->tab.depth, p = 0;
     uint32_t *base = rec->tab.stack + d;
-    uint64_t *words = mask->words, skipped = 0;
-    cover_loops_t loops;
-    memset(loops.row, 0, sizeof loops.row);
-    for (size_t i = 0; i < c->ntop;) {
+    while (i < iend) {
         const cover_top_t *e = &c->top[i];
-        trie_dfs_walk_range(t, rec, words, p, e->pos, base, &skipped);
+        trie_dfs_walk_range(t, rec, words, p, e->pos, base, skipped);
         uint64_t x = e->word;
         size_t k = trie_dfs_depth(x);
         uint32_t next = rec->tab.table[base[k - 1] + rec->tab.cls[trie_dfs_byte(x)]];
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d + k - 1, trie_dfs_byte(x));
         if (!next) {
-            skipped += trie_dfs_sub(x) - 1;
+            *skipped += trie_dfs_sub(x) - 1;
             p = e->pos + trie_dfs_sub(x);
             i += e->ntop;
             continue;
         }
         words[x >> 51] |= (uint64_t)1 << ((x >> 45) & 63);
         base[k] = next;
-        if (covered(e->cover, loop_set(&loops, rec, next))) {
+        /* The probe byte first: most failing covers fail there, without
+         * a loop set (computed once per state and walk, 256 entries). */
+        if (rec->tab.table[next + rec->tab.cls[e->probe]] == next &&
+            covered(e->cover, loop_set(loops, rec, next))) {
             set_ids(words, c->ids + e->tok_lo, e->tok_hi - e->tok_lo);
             p = e->pos + trie_dfs_sub(x);
             i += e->ntop;
@@ -249,7 +273,31 @@ static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
             i++;
         }
     }
-    trie_dfs_walk_range(t, rec, words, p, t->n, base, &skipped);
+    trie_dfs_walk_range(t, rec, words, p, end, base, skipped);
+}
+
+/* The root's children from the dfs root index, each tested from the start
+ * row first (a refused one costs its word and no entry), then walked. */
+static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
+{
+    const trie_dfs_t *t = c->dfs;
+    size_t d = rec->tab.depth;
+    uint64_t skipped = 0;
+    cover_loops_t loops;
+    memset(loops.row, 0, sizeof loops.row);
+    for (uint32_t r = 0; r < t->nroot; r++) {
+        size_t p = t->root[r];
+        uint64_t x = t->nodes[p];
+        uint32_t next = rec->tab.table[rec->tab.stack[d] + rec->tab.cls[trie_dfs_byte(x)]];
+        if (next == TRIE_REC_UNKNOWN)
+            next = trie_rec_compute(rec, d, trie_dfs_byte(x));
+        if (!next) {
+            skipped += trie_dfs_sub(x) - 1;
+            continue;
+        }
+        walk_child(c, rec, mask->words, p, p + trie_dfs_sub(x), c->root_top[r],
+                   c->root_top[r + 1], d, &loops, &skipped);
+    }
     rec->tab.depth = d;
     return t->n - skipped;
 }
@@ -274,6 +322,13 @@ static size_t cover_bytes(const void *impl)
            c->nids * sizeof *c->ids;
 }
 
+static int same_entry(const cover_top_t *a, const cover_top_t *b)
+{
+    return a->word == b->word && a->pos == b->pos && a->ntop == b->ntop &&
+           a->tok_lo == b->tok_lo && a->tok_hi == b->tok_hi &&
+           !memcmp(a->cover, b->cover, sizeof a->cover) && a->probe == b->probe;
+}
+
 /* The dfs array's own checks, then the index against one rebuilt from it. */
 static int cover_validate(const void *impl, tb_err_t *err)
 {
@@ -287,7 +342,7 @@ static int cover_validate(const void *impl, tb_err_t *err)
                      "nodes make %zu and %zu", c->ntop, c->nids, again.ntop,
                      again.nids);
     for (size_t i = 0; !rc && i < c->ntop; i++)
-        if (memcmp(&again.top[i], &c->top[i], sizeof c->top[i]))
+        if (!same_entry(&again.top[i], &c->top[i]))
             rc = tb_fail(err, "index: subtree entry %zu (node %u) differs "
                          "from the nodes'", i, c->top[i].pos);
     for (size_t i = 0; !rc && i < c->nids; i++)
