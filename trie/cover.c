@@ -285,18 +285,27 @@ static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
     uint64_t skipped = 0;
     cover_loops_t loops;
     memset(loops.row, 0, sizeof loops.row);
+    /* table and cls in locals, reloaded only where they may have moved
+     * (a callback): the loop over a narrow mask's refused root children
+     * is most of its time. */
+    const uint32_t *table = rec->tab.table, row = rec->tab.stack[d];
+    const uint8_t *cls = rec->tab.cls;
     for (uint32_t r = 0; r < t->nroot; r++) {
         size_t p = t->root[r];
         uint64_t x = t->nodes[p];
-        uint32_t next = rec->tab.table[rec->tab.stack[d] + rec->tab.cls[trie_dfs_byte(x)]];
-        if (next == TRIE_REC_UNKNOWN)
+        uint32_t next = table[row + cls[trie_dfs_byte(x)]];
+        if (next == TRIE_REC_UNKNOWN) {
             next = trie_rec_compute(rec, d, trie_dfs_byte(x));
-        if (!next) {
-            skipped += trie_dfs_sub(x) - 1;
-            continue;
+            table = rec->tab.table;
+            cls = rec->tab.cls;
         }
-        walk_child(c, rec, mask->words, p, p + trie_dfs_sub(x), c->root_top[r],
-                   c->root_top[r + 1], d, &loops, &skipped);
+        if (next) {
+            walk_child(c, rec, mask->words, p, p + trie_dfs_sub(x), c->root_top[r],
+                       c->root_top[r + 1], d, &loops, &skipped);
+            table = rec->tab.table;
+            cls = rec->tab.cls;
+        } else
+            skipped += trie_dfs_sub(x) - 1;
     }
     rec->tab.depth = d;
     return t->n - skipped;
