@@ -8,9 +8,9 @@
  *
  * Most of a wide mask is such subtrees: under the JSON-string body's
  * `[^"\\\x00-\x1f]*"` the string state loops on printable ASCII but for `"`
- * and `\`, and 69% of Llama 3's trie nodes lie below a node whose cover is
- * in that set; under `any` everything does; under `[0-9]+` the digits'
- * subtrees hold only digits.  docs/walk-cost.md has the figures.
+ * and `\`, and covers decide 56% of the nodes of Llama 3's mask; under
+ * `any` 99.8%; under `[0-9]+` the digits' subtrees, which hold only digits.
+ * docs/walk-cost.md has the figures.
  *
  * Layout (beside the dfs words of trie/dfs.h, which lookups and the
  * callback walk use unchanged):
@@ -41,9 +41,9 @@
  * 3% of either (Llama 3: 9,200 entries; docs/walk-cost.md). */
 #define COVER_MIN_SUB 24
 
-/* One large subtree.  64 bytes (7 of them padding), one cache line; the
- * walk reads the entries in order, so a skipped subtree's entries are
- * passed over without touching the node array. */
+/* One large subtree.  64 bytes (7 of them padding), one cache line of an
+ * array aligned to 64; the walk reads the entries in order, so a skipped
+ * subtree's entries are passed over without touching the node array. */
 typedef struct {
     uint64_t word;           /* the node's dfs word */
     uint32_t pos;            /* its index in the dfs node array */
@@ -52,6 +52,7 @@ typedef struct {
     uint64_t cover[4];       /* edge bytes below it: bit b of cover[b / 64] */
     uint8_t probe;           /* the highest byte of the cover, tested first */
 } cover_top_t;
+_Static_assert(sizeof(cover_top_t) == 64, "one entry, one cache line");
 
 typedef struct {
     trie_dfs_t *dfs;
@@ -131,6 +132,9 @@ static void fill_index(cover_t *c, cover_path_t *path)
 static int build_index(cover_t *c, tb_err_t *err)
 {
     const trie_dfs_t *t = c->dfs;
+    if (t->n > UINT32_MAX)
+        return tb_fail(err, "%zu nodes, past the limit of %u (32-bit node "
+                       "index in the subtree entries)", t->n, UINT32_MAX);
     size_t ntop = 0, ntok = 0;
     for (size_t p = 0; p < t->n; p++) {
         ntop += trie_dfs_sub(t->nodes[p]) >= COVER_MIN_SUB;
@@ -139,7 +143,7 @@ static int build_index(cover_t *c, tb_err_t *err)
     size_t depth = (size_t)t->max_len + 1;
     cover_path_t path = {malloc(depth * sizeof *path.top), malloc(depth),
                          malloc(depth * sizeof *path.acc)};
-    c->top = malloc((ntop ? ntop : 1) * sizeof *c->top);
+    c->top = aligned_alloc(64, (ntop ? ntop : 1) * sizeof *c->top);
     c->ids = malloc((ntok ? ntok : 1) * sizeof *c->ids);
     int rc = 0;
     if (!path.top || !path.byte || !path.acc || !c->top || !c->ids)
