@@ -50,7 +50,14 @@ typedef struct {
     uint32_t ntop;           /* entries in its subtree, itself included */
     uint32_t tok_lo, tok_hi; /* ids[tok_lo..tok_hi): the tokens below it */
     uint64_t cover[4];       /* edge bytes below it: bit b of cover[b / 64] */
-    uint8_t probe;           /* the highest byte of the cover, tested first */
+    uint8_t probe;           /* the highest byte of the cover, tested first
+                                (but for a utf8 entry) */
+    uint8_t utf8;            /* 1: the node ends a whole character, every
+                                string below it is a prefix of valid UTF-8
+                                (RFC 3629) and the cover holds a byte past
+                                0x7F: tested against the state's UTF-8 loop
+                                set (loop_sets), which takes whole
+                                characters */
 } cover_top_t;
 _Static_assert(sizeof(cover_top_t) == 64, "one entry, one cache line");
 
@@ -67,11 +74,46 @@ typedef struct {
     uint32_t root_top[257];
 } cover_t;
 
+/* UTF-8 (RFC 3629) one byte at a time: how many continuation bytes the
+ * character under way still needs and the range of the next one; need
+ * U8_BAD once the bytes are no prefix of valid UTF-8. */
+#define U8_BAD 0xFF
+typedef struct {
+    uint8_t need, lo, hi;
+} u8_state_t;
+
+/* The state after lead byte b (need 0 for ASCII: a character ended). */
+static u8_state_t u8_lead(uint8_t b)
+{
+    if (b < 0x80)
+        return (u8_state_t){0, 0, 0};
+    if (b >= 0xC2 && b <= 0xDF)
+        return (u8_state_t){1, 0x80, 0xBF};
+    if (b >= 0xE0 && b <= 0xEF) /* E0: no overlong form; ED: no surrogate */
+        return (u8_state_t){2, b == 0xE0 ? 0xA0 : 0x80, b == 0xED ? 0x9F : 0xBF};
+    if (b >= 0xF0 && b <= 0xF4) /* F0: no overlong form; F4: to U+10FFFF */
+        return (u8_state_t){3, b == 0xF0 ? 0x90 : 0x80, b == 0xF4 ? 0x8F : 0xBF};
+    return (u8_state_t){U8_BAD, 0, 0};
+}
+
+static u8_state_t u8_step(u8_state_t s, uint8_t b)
+{
+    if (s.need == U8_BAD)
+        return s;
+    if (s.need == 0)
+        return u8_lead(b);
+    if (b < s.lo || b > s.hi)
+        return (u8_state_t){U8_BAD, 0, 0};
+    return (u8_state_t){(uint8_t)(s.need - 1), 0x80, 0xBF};
+}
+
 /* The open nodes along the path while the index is built, by depth. */
 typedef struct {
     size_t *top;           /* its entry, or SIZE_MAX for a small subtree */
     uint8_t *byte;
     uint64_t (*acc)[4];    /* the edge bytes below it seen so far */
+    u8_state_t *u8;        /* UTF-8 decoding of the path down to it */
+    uint8_t *bad;          /* 1: a string below it is no UTF-8 prefix */
 } cover_path_t;
 
 /* The node at depth j is complete: its entry takes the cover and the
@@ -83,6 +125,8 @@ static void close_node(cover_t *c, cover_path_t *path, uint32_t j, size_t ntok)
         e->tok_hi = (uint32_t)ntok;
         e->ntop = (uint32_t)(c->ntop - path->top[j]);
         memcpy(e->cover, path->acc[j], sizeof e->cover);
+        e->utf8 = path->u8[j].need == 0 && !path->bad[j] &&
+                  (e->cover[2] | e->cover[3]);
         for (int w = 3; w >= 0; w--)
             if (e->cover[w]) {
                 e->probe = (uint8_t)(64 * w + 63 - __builtin_clzll(e->cover[w]));
@@ -93,6 +137,7 @@ static void close_node(cover_t *c, cover_path_t *path, uint32_t j, size_t ntok)
         for (int w = 0; w < 4; w++)
             path->acc[j - 1][w] |= path->acc[j][w];
         path->acc[j - 1][path->byte[j] >> 6] |= (uint64_t)1 << (path->byte[j] & 63);
+        path->bad[j - 1] |= path->bad[j] | (path->u8[j].need == U8_BAD);
     }
 }
 
@@ -108,6 +153,8 @@ static void fill_index(cover_t *c, cover_path_t *path)
         open = k;
         path->byte[k] = trie_dfs_byte(x);
         memset(path->acc[k], 0, sizeof path->acc[k]);
+        path->u8[k] = u8_step(path->u8[k - 1], path->byte[k]);
+        path->bad[k] = 0;
         if (trie_dfs_id(x) != t->none)
             c->ids[c->nids++] = trie_dfs_id(x);
         path->top[k] = SIZE_MAX;
@@ -142,16 +189,22 @@ static int build_index(cover_t *c, tb_err_t *err)
     }
     size_t depth = (size_t)t->max_len + 1;
     cover_path_t path = {malloc(depth * sizeof *path.top), malloc(depth),
-                         malloc(depth * sizeof *path.acc)};
+                         malloc(depth * sizeof *path.acc),
+                         malloc(depth * sizeof *path.u8), malloc(depth)};
     c->top = aligned_alloc(64, (ntop ? ntop : 1) * sizeof *c->top);
     c->ids = malloc((ntok ? ntok : 1) * sizeof *c->ids);
     int rc = 0;
-    if (!path.top || !path.byte || !path.acc || !c->top || !c->ids)
+    if (!path.top || !path.byte || !path.acc || !path.u8 || !path.bad ||
+        !c->top || !c->ids)
         rc = tb_fail(err, "out of memory for the index of %zu subtrees and "
                      "%zu tokens", ntop, ntok);
-    else
+    else {
+        path.u8[0] = (u8_state_t){0, 0, 0}; /* the root: no character begun */
         fill_index(c, &path);
+    }
     free(path.top);
+    free(path.u8);
+    free(path.bad);
     free(path.byte);
     free(path.acc);
     return rc;
@@ -200,14 +253,19 @@ static size_t cover_prefixes(const void *impl, const uint8_t *s, size_t n,
  * hash; row 0 (the dead state's, never tested) marks an empty slot.  With
  * more rows than slots, the last slot probed is recomputed for the new row.
  * An entry not computed yet counts as no loop: the set may be smaller than
- * the state's, never larger, and the table's known entries do not change. */
+ * the state's, never larger, and the table's known entries do not change.
+ * u8set, computed when a utf8 entry first asks (has_u8): the ASCII bytes of
+ * set, every continuation byte (0x80-0xBF), and each lead byte all of
+ * whose characters lead from the row back to it (char_loops). */
 #define COVER_LOOPS 32
 typedef struct {
     uint32_t row[COVER_LOOPS];
+    uint8_t has_u8[COVER_LOOPS];
     uint64_t set[COVER_LOOPS][4];
+    uint64_t u8set[COVER_LOOPS][4];
 } cover_loops_t;
 
-static const uint64_t *loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
+static size_t loop_slot(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
 {
     size_t s = (uint32_t)(row * 2654435761u) >> 27; /* 5 bits: 32 slots */
     for (size_t probe = 0; probe < 4 && l->row[s] && l->row[s] != row; probe++)
@@ -220,8 +278,62 @@ static const uint64_t *loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_
         for (unsigned b = 0; b < 256; b++)
             set[b >> 6] |= (uint64_t)(next[cls[b]] == row) << (b & 63);
         l->row[s] = row;
+        l->has_u8[s] = 0;
     }
-    return l->set[s];
+    return s;
+}
+
+static const uint64_t *loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
+{
+    return l->set[loop_slot(l, rec, row)];
+}
+
+/* Whether every character lead byte b begins (each continuation byte its
+ * range allows) leads from row back to row, through no refused or
+ * uncomputed entry.  The states along the way are kept as a set of at
+ * most 8; more counts as no. */
+static int char_loops(const trie_rec_t *rec, uint32_t row, uint8_t b)
+{
+    const uint32_t *table = rec->tab.table;
+    const uint8_t *cls = rec->tab.cls;
+    uint32_t cur[8], nxt[8];
+    size_t ncur = 1;
+    cur[0] = table[row + cls[b]];
+    if (cur[0] + 1u < 2u)
+        return 0;
+    for (u8_state_t u = u8_lead(b); u.need; u = u8_step(u, u.lo)) {
+        size_t n = 0;
+        for (size_t i = 0; i < ncur; i++)
+            for (unsigned c = u.lo; c <= u.hi; c++) {
+                uint32_t t = table[cur[i] + cls[c]];
+                size_t j = 0;
+                while (j < n && nxt[j] != t)
+                    j++;
+                if (t + 1u < 2u || (j == n && n == 8))
+                    return 0;
+                if (j == n)
+                    nxt[n++] = t;
+            }
+        memcpy(cur, nxt, n * sizeof *cur);
+        ncur = n;
+    }
+    return ncur == 1 && cur[0] == row;
+}
+
+static const uint64_t *u8_loop_set(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
+{
+    size_t s = loop_slot(l, rec, row);
+    if (!l->has_u8[s]) {
+        uint64_t *u = l->u8set[s];
+        u[0] = l->set[s][0];
+        u[1] = l->set[s][1];
+        u[2] = ~(uint64_t)0; /* 0x80-0xBF */
+        u[3] = 0;
+        for (unsigned b = 0xC2; b <= 0xF4; b++)
+            u[b >> 6] |= (uint64_t)char_loops(rec, row, (uint8_t)b) << (b & 63);
+        l->has_u8[s] = 1;
+    }
+    return l->u8set[s];
 }
 
 static int covered(const uint64_t cover[4], const uint64_t loop[4])
@@ -270,8 +382,9 @@ static void walk_child(const cover_t *c, trie_rec_t *rec, uint64_t *words,
         base[k] = next;
         /* The probe byte first: most failing covers fail there, without
          * a loop set (computed once per state and walk, 256 entries). */
-        if (rec->tab.table[next + rec->tab.cls[e->probe]] == next &&
-            covered(e->cover, loop_set(loops, rec, next))) {
+        if (e->utf8 ? covered(e->cover, u8_loop_set(loops, rec, next))
+                    : rec->tab.table[next + rec->tab.cls[e->probe]] == next &&
+                          covered(e->cover, loop_set(loops, rec, next))) {
             set_ids(words, c->ids + e->tok_lo, e->tok_hi - e->tok_lo);
             p = e->pos + trie_dfs_sub(x);
             i += e->ntop;
@@ -342,7 +455,8 @@ static int same_entry(const cover_top_t *a, const cover_top_t *b)
 {
     return a->word == b->word && a->pos == b->pos && a->ntop == b->ntop &&
            a->tok_lo == b->tok_lo && a->tok_hi == b->tok_hi &&
-           !memcmp(a->cover, b->cover, sizeof a->cover) && a->probe == b->probe;
+           !memcmp(a->cover, b->cover, sizeof a->cover) && a->probe == b->probe &&
+           a->utf8 == b->utf8;
 }
 
 /* The dfs array's own checks, then the index against one rebuilt from it. */
