@@ -35,10 +35,10 @@
 #include "trie.h"
 
 /* Subtrees smaller than this get no entry: testing them costs more than
- * walking them.  On the JSON-string body, Llama 3 runs best at 16 (213 us,
- * 227 at 32), Gemma 3 at 24 to 32 (its covers mostly fail on the bytes of
- * its space mark U+2581: 885 us at 16, 825 at 24, 800 at 32); 24 is within
- * 3% of either (Llama 3: 9,200 entries; docs/walk-cost.md). */
+ * walking them.  On the JSON-string body, median of 31 masks: Llama 3
+ * 108 us at 12, 111 at 16, 114 at 24, 118 to 155 at 32; Gemma 3 206, 210,
+ * 217, 233.  24 is within 7% of 12 with 60% of its entries (Llama 3:
+ * 9,202 entries, 0.59 MB; docs/walk-cost.md). */
 #define COVER_MIN_SUB 24
 
 /* One large subtree.  64 bytes (7 of them padding), one cache line of an
