@@ -18,7 +18,7 @@
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 
-#define NLAYOUTS 4
+#define NLAYOUTS 5
 
 /* ---- randomness ------------------------------------------------------ */
 

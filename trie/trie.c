@@ -10,6 +10,7 @@ const trie_layout_t *const trie_layouts[] = {
     &trie_layout_dat,
     &trie_layout_xcda,
     &trie_layout_map,
+    &trie_layout_cover,
     NULL,
 };
 

@@ -7,7 +7,7 @@
  * candidates of Unigram Viterbi and of longest match), and the mask walk
  * (every token a recognizer accepts byte by byte, as a bitset over ids).
  *
- * Several layouts implement it (`dfs`, `dat`, `xcda`, `map`); each is one
+ * Several layouts implement it (`dfs`, `dat`, `xcda`, `map`, `cover`); each is one
  * file plus one entry in trie_layouts[] (trie.c).  Callers pick a layout by
  * name and never see its internals, so that the experiments run the same
  * work over every layout.
@@ -266,5 +266,6 @@ extern const trie_layout_t trie_layout_dfs;
 extern const trie_layout_t trie_layout_dat;
 extern const trie_layout_t trie_layout_xcda;
 extern const trie_layout_t trie_layout_map;
+extern const trie_layout_t trie_layout_cover;
 
 #endif
