@@ -1390,7 +1390,13 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
 /* RFC 3986 section 2: unreserved, sub-delims, ":" "@" and pct-encoded; "/"
  * "?" (and "[" "]" for IP literals) in the rest of a reference. */
 #define F_PCHAR "(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})"
-#define F_REST "(?:" F_PCHAR "|[/?\\[\\]])*(?:#(?:" F_PCHAR "|[/?])*)?"
+#define F_PATH "(?:" F_PCHAR "|[/?\\[\\]])*"
+#define F_FRAG "(?:#(?:" F_PCHAR "|[/?])*)?"
+#define F_REST F_PATH F_FRAG
+/* Section 4.2: without a scheme, the first segment has no ":" (a
+ * path-noscheme), so "://" is no reference. */
+#define F_NOCOLON "(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|%[0-9A-Fa-f]{2})"
+#define F_RELATIVE "(?:" F_NOCOLON "+(?:[/?]" F_PATH ")?|(?:[/?]" F_PATH ")?)" F_FRAG
 #define F_SCHEME "[A-Za-z][A-Za-z0-9+\\-.]*:"
 /* RFC 5322 section 3.4.1 addr-spec with a dot-atom local part and an RFC
  * 1123 host name as the domain (no quoted local parts, no literals). */
@@ -1412,9 +1418,10 @@ static const struct {
     /* RFC 4122 section 3 string representation. */
     {"uuid", "^[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$"},
     /* RFC 3986 section 3 URI (authority and path structure unchecked) and
-     * section 4.1 URI-reference (scheme optional). */
+     * section 4.1 URI-reference (scheme optional; without it, a first
+     * segment with no colon). */
     {"uri", "^" F_SCHEME F_REST "$"},
-    {"uri-reference", "^(?:" F_SCHEME ")?" F_REST "$"},
+    {"uri-reference", "^(?:" F_SCHEME F_REST "|" F_RELATIVE ")$"},
     {"duration", "^P(?:\\d+W|" F_DUR_D "(?:" F_DUR_T ")?|" F_DUR_T ")$"},
 };
 

@@ -259,6 +259,10 @@ static void formats_follow_their_rfcs(void **state)
         {"uri", "https://example.com/a?b=c#d", 1}, {"uri", "urn:isbn:0451450523", 1},
         {"uri", "/relative/path", 0}, {"uri", "http://exa mple.com", 0},
         {"uri-reference", "/relative/path?x=1", 1}, {"uri-reference", "a b", 0},
+        /* RFC 3986 4.2: a relative reference's first segment has no colon */
+        {"uri-reference", "://", 0}, {"uri-reference", "a:b/c", 1},
+        {"uri-reference", "./a:b", 1}, {"uri-reference", "seg/x:y?q#f", 1},
+        {"uri-reference", "", 1}, {"uri-reference", "#frag", 1}, {"uri-reference", ":x", 0},
         {"duration", "P3Y6M4DT12H30M5S", 1}, {"duration", "PT36H", 1}, {"duration", "P", 0},
         {"duration", "P1W", 1}, {"duration", "P1H", 0},
     };
