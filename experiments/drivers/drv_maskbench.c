@@ -32,7 +32,9 @@
  * or the end is not accepting.  The schema's outcome: passing, compile
  * error (with the compiler's reason), validation error (a valid instance
  * failed: the instance and token), invalidation error (an invalid instance
- * was accepted), timeout, crash.
+ * was accepted), timeout, crash (a worker that died, or a mask the engine
+ * could not compute, such as a lexer past its state limit: the message is
+ * the detail; the published table has no other row for either).
  *
  * Schemas run in worker processes (forked from the loaded tokenizer, trie
  * and slicer, so they share them; not pinned to the runner's CPU), one
