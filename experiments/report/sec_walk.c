@@ -143,6 +143,7 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         return -1;
     fprintf(f, "case \"%s\" \"%s\" \"%s\"\n", head[0], head[1], head[2]);
     int rows = 0, rc = 0;
+    double lo = INFINITY, hi = 0; /* the bars drawn, for the axis */
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         char label[200], q[240], cell[3][32], why[200];
         xp_rp_case_label(st, label, sizeof label);
@@ -174,9 +175,12 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         xp_rp_dat_label(q, sizeof q, label);
         fprintf(f, "\"%s\"", q);
         for (int k = 0; k < 3; k++)
-            if (have[k])
-                fprintf(f, " %.6g", m[k].median / m[k].nodes);
-            else
+            if (have[k]) {
+                double per = m[k].median / m[k].nodes;
+                fprintf(f, " %.6g", per);
+                lo = per > 0 ? fmin(lo, per) : lo;
+                hi = fmax(hi, per);
+            } else
                 fprintf(f, " ?");
         fprintf(f, "\n");
         rows++;
@@ -200,10 +204,15 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         return xp_rp_not_measured(r, s, "no walk case of this run has PAPI or callgrind counts "
                                   "(the machine has no PMU and no case asked for callgrind, or "
                                   "there is no walk case).");
+    /* LLC misses run orders of magnitude under L1D misses: on a linear
+     * axis their bars are flat against it */
+    int logy = xp_rp_spread(lo, hi);
     tb_buf_t v = {0};
     xp_rp_gp_num(&v, "nser", 3);
     xp_rp_gp_num(&v, "nmarks", 0);
-    rc = xp_rp_draw_panels(r, s, "grouped", rows, "events per visited node", &v, err);
+    xp_rp_gp_num(&v, "logy", logy);
+    rc = xp_rp_draw_panels(r, s, "grouped", rows, logy ? "events per visited node (log scale)"
+                           : "events per visited node", &v, err);
     tb_buf_free(&v);
     return rc;
 }
