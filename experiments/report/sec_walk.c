@@ -135,7 +135,10 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
     char head[3][64];
     for (int k = 0; k < 3; k++)
         snprintf(head[k], sizeof head[k], "%s/node", c[k].source ? c[k].metric : what[k]);
-    xp_rp_tab_init(&s->tab, 5, "case", "source", head[0], head[1], head[2]);
+    char th[3][64];
+    for (int k = 0; k < 3; k++)
+        snprintf(th[k], sizeof th[k], "%.30s median (min..max)", head[k]);
+    xp_rp_tab_init(&s->tab, 5, "case", "counter source", th[0], th[1], th[2]);
     xp_rp_tab_code(&s->tab, 0);
     sqlite3_stmt *st;
     FILE *f = xp_rp_open_run_query(r, WALK_CASES, s->name, &st, err);
@@ -145,7 +148,7 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
     int rows = 0, rc = 0;
     double lo = INFINITY, hi = 0; /* the bars drawn, for the axis */
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], q[240], cell[3][32], why[200];
+        char label[200], q[240], cell[3][100], why[200];
         xp_rp_case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
         stat_t m[3];
@@ -163,7 +166,10 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
             continue;
         }
         for (int k = 0; k < 3; k++)
-            xp_rp_fmt(cell[k], sizeof cell[k], "%.4f", have[k] ? m[k].median / m[k].nodes : NAN);
+            if (have[k])
+                xp_rp_fmt_range(cell[k], sizeof cell[k], "%.3g", &m[k], m[k].nodes);
+            else
+                snprintf(cell[k], sizeof cell[k], "%s", NOT_MEASURED);
         rc = xp_rp_tab_row(&s->tab, err, label, is_sim ? "callgrind (simulated)" : "PAPI (real)",
                            cell[0], cell[1], cell[2]);
         char group[96];
