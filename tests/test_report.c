@@ -568,8 +568,7 @@ static void test_report_every_plot(void **state)
         if (!strcmp(plots[i], "mask_time"))
             lines_plot_shows_data(out, plots[i]);
         else if (!strcmp(plots[i], "compare"))
-            bars_plot_shows_data(out, plots[i], "ratio (red: slower, green: faster, grey: "
-                                 "within noise)");
+            bars_plot_shows_data(out, plots[i], "ratio (red: slower, green: faster)");
         else if (strcmp(plots[i], "slicer") && strcmp(plots[i], "token_index") &&
                  strcmp(plots[i], "compare"))
             grouped_plot_shows_data(out, plots[i]);
