@@ -6,7 +6,8 @@
  * spm_encode): every plot is a real
  * PNG and SVG and the page references each, and shows its data (every
  * series' bars or points, as many as its .dat has, inside the plot area
- * and clear of the key, read from the SVG); mask time is plotted against
+ * and clear of the key, read from the SVG; the run-against-run bars
+ * too); mask time is plotted against
  * the vocabulary size the walks record; the lexer section has the regex
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
