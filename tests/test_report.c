@@ -6,7 +6,8 @@
  * spm_encode): every plot is a real
  * PNG and SVG and the page references each, and shows its data (every
  * series' bars or points, as many as its .dat has, inside the plot area
- * and clear of the key, read from the SVG); mask time is plotted against
+ * and clear of the key, read from the SVG; the run-against-run bars
+ * too); mask time is plotted against
  * the vocabulary size the walks record; the lexer section has the regex
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
@@ -483,6 +484,36 @@ static void pairs_plot_shows_data(const char *out, const char *name, const char 
     }
 }
 
+/* The run-against-run plot (bars.gp) shows its data: over its panels, one
+ * bar under the key's `title` for each line of NAME.dat (label, ratio, its
+ * band, colour), inside the plot area and clear of the key. */
+static void bars_plot_shows_data(const char *out, const char *name, const char *title)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s.dat", out, name);
+    char *dat = slurp(p, NULL);
+    assert_non_null(dat);
+    shown_t got = {0};
+    int rows = 0, want = 0;
+    for (const char *l = dat; *l; l = strchr(l, '\n') + 1, rows++)
+        want += strtod(strchr(l + 1, '"') + 1, NULL) > 0;
+    free(dat);
+    for (int i = 0; i < (rows + 11) / 12; i++) {
+        if (i)
+            snprintf(p, sizeof p, "%s/%s-p%d.svg", out, name, i + 1);
+        else
+            snprintf(p, sizeof p, "%s/%s.svg", out, name);
+        svg_shown(p, &got);
+    }
+    int k = 0;
+    while (k < got.n && strcmp(got.title[k], title))
+        k++;
+    if (k == got.n)
+        fail_msg("%s: no key entry '%s'", name, title);
+    if (got.shapes[k] != want)
+        fail_msg("%s: '%s' shows %d of its %d bars", name, title, got.shapes[k], want);
+}
+
 /* The lines plot (lines.gp) shows its data: each block of mask_time.dat
  * (a title line, then one row per point) is one series with one mark per
  * row, inside the plot area and clear of the key. */
@@ -537,6 +568,8 @@ static void test_report_every_plot(void **state)
         plot_is_shown(out, plots[i], html, md);
         if (!strcmp(plots[i], "mask_time"))
             lines_plot_shows_data(out, plots[i]);
+        else if (!strcmp(plots[i], "compare"))
+            bars_plot_shows_data(out, plots[i], "ratio (red: slower, green: faster)");
         else if (strcmp(plots[i], "slicer") && strcmp(plots[i], "token_index") &&
                  strcmp(plots[i], "compare"))
             grouped_plot_shows_data(out, plots[i]);

@@ -20,7 +20,7 @@ set xrange [-0.6:last - first + 0.6]
 set xtics rotate by 45 right scale 0
 set lmargin 18
 set yrange [0:*]
-if (logy) { set logscale y; set yrange [*:*] }
+if (logy) { set logscale y; set yrange [*:*]; set format y '%g' }
 if (!exists("hline")) hline = NaN
 if (!exists("markcolours")) markcolours = '#000000'
 colours = '#4477aa #ee6677 #228833 #ccbb44 #66ccee #aa3377 #bbbbbb #222255'

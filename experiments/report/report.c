@@ -129,6 +129,16 @@ void xp_rp_fmt(char *buf, size_t n, const char *f, double v)
         snprintf(buf, n, "%s", NOT_MEASURED);
 }
 
+/* "median (min..max)" of a figure over `scale`, each number in format f. */
+void xp_rp_fmt_range(char *buf, size_t n, const char *f, const stat_t *s, double scale)
+{
+    char med[32], lo[32], hi[32];
+    xp_rp_fmt(med, sizeof med, f, s->median / scale);
+    xp_rp_fmt(lo, sizeof lo, f, s->min / scale);
+    xp_rp_fmt(hi, sizeof hi, f, s->max / scale);
+    snprintf(buf, n, "%s (%s..%s)", med, lo, hi);
+}
+
 /* A label safe inside a gnuplot data file's double quotes. */
 void xp_rp_dat_label(char *dst, size_t n, const char *src)
 {

@@ -138,6 +138,8 @@ size_t xp_rp_tab_rows(const table_t *t);
 void xp_rp_tab_free(table_t *t);
 section_t *xp_rp_new_section(report_t *r, const char *name, const char *title);
 void xp_rp_fmt(char *buf, size_t n, const char *f, double v);
+/* "median (min..max)" of a figure over `scale`, each number in format f. */
+void xp_rp_fmt_range(char *buf, size_t n, const char *f, const stat_t *s, double scale);
 /* A label safe inside a gnuplot data file's double quotes. */
 void xp_rp_dat_label(char *dst, size_t n, const char *src);
 FILE *xp_rp_open_out(report_t *r, const char *name, const char *ext, tb_err_t *err);

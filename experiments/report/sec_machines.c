@@ -196,6 +196,7 @@ int xp_rp_sec_compare(report_t *r, tb_err_t *err)
     tb_buf_t v = {0};
     xp_rp_gp_num(&v, "hline", 1);
     xp_rp_gp_str(&v, "hlabel", "no change");
+    xp_rp_gp_str(&v, "btitle", "ratio (red: slower, green: faster)");
     xp_rp_gp_num(&v, "logy", 1); /* ratios: twice as slow as far from 1 as twice as fast */
     rc = xp_rp_draw_panels(r, s, "bars", rows, "time ratio (this run / the other, log scale)",
                            &v, err);

@@ -91,11 +91,11 @@ static int slice_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     if (!xp_rp_get_stat(r, id, "wallclock", "tokbench", "ns", &sl) ||
         !xp_rp_get_stat(r, id, "wallclock", "plain", "ns", &pl))
         return 0;
-    char label[200], sliced[32], plain[32], gain[32], build[32], bytes[32], parts[96];
+    char label[200], sliced[100], plain[100], gain[32], build[32], bytes[32], parts[96];
     char goal[96] = "none";
     xp_rp_case_label(c, label, sizeof label);
-    xp_rp_fmt(sliced, sizeof sliced, "%.2f", sl.median / 1e3);
-    xp_rp_fmt(plain, sizeof plain, "%.2f", pl.median / 1e3);
+    xp_rp_fmt_range(sliced, sizeof sliced, "%.2f", &sl, 1e3);
+    xp_rp_fmt_range(plain, sizeof plain, "%.2f", &pl, 1e3);
     xp_rp_fmt(gain, sizeof gain, "%.1f",
               xp_rp_stat_median(r, id, "static", "tokbench", "slicer_gain"));
     xp_rp_fmt(build, sizeof build, "%.2f",
@@ -135,7 +135,8 @@ int xp_rp_sec_slicer(report_t *r, tb_err_t *err)
 {
     section_t *s = xp_rp_new_section(r, "slicer", "How much faster is the sliced mask than "
                                      "the plain walk, per case?");
-    xp_rp_tab_init(&s->tab, 8, "case", "sliced (us, median)", "plain walk (us, median)",
+    xp_rp_tab_init(&s->tab, 8, "case", "sliced (us, wall clock: median (min..max))",
+                   "plain walk (us, wall clock: median (min..max))",
                    "gain (plain / sliced)", "slicer build (ms)", "slicer bytes",
                    "slices whole / walked, residual tokens", "target of the issue");
     xp_rp_tab_code(&s->tab, 0);
@@ -169,8 +170,8 @@ static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     if (!xp_rp_get_stat(r, id, "wallclock", "walk", "ns_per_step", &walk) ||
         !xp_rp_get_stat(r, id, "wallclock", "index", "ns_per_step", &idx))
         return 0;
-    char label[200], st[32], cl[32], states[80], by[32], per[32], bytes[80], build[32], w[32],
-        x[32], slc[32], ew[32], es[32], even[80];
+    char label[200], st[32], cl[32], states[80], by[32], per[32], bytes[80], build[32], w[100],
+        x[100], slc[100], ew[32], es[32], even[80];
     xp_rp_case_label(c, label, sizeof label);
     double nst = xp_rp_stat_median(r, id, "static", "index", "states"),
            nb = xp_rp_stat_median(r, id, "static", "index", "bytes");
@@ -182,10 +183,12 @@ static int index_row(report_t *r, section_t *s, sqlite3_stmt *c, FILE *f, tb_err
     snprintf(bytes, sizeof bytes, "%s (%s)", by, per);
     xp_rp_fmt(build, sizeof build, "%.2f",
               xp_rp_stat_median(r, id, "wallclock", "index", "build_ns") / 1e6);
-    xp_rp_fmt(w, sizeof w, "%.1f", walk.median);
-    xp_rp_fmt(x, sizeof x, "%.1f", idx.median);
-    xp_rp_fmt(slc, sizeof slc, "%.1f",
-              xp_rp_get_stat(r, id, "wallclock", "slicer", "ns_per_step", &sl) ? sl.median : NAN);
+    xp_rp_fmt_range(w, sizeof w, "%.1f", &walk, 1);
+    xp_rp_fmt_range(x, sizeof x, "%.1f", &idx, 1);
+    if (xp_rp_get_stat(r, id, "wallclock", "slicer", "ns_per_step", &sl))
+        xp_rp_fmt_range(slc, sizeof slc, "%.1f", &sl, 1);
+    else
+        snprintf(slc, sizeof slc, "%s", NOT_MEASURED);
     breakeven_text(ew, sizeof ew, xp_rp_stat_median(r, id, "static", "index", "breakeven_steps"));
     breakeven_text(es, sizeof es,
                    xp_rp_stat_median(r, id, "static", "index", "breakeven_slicer_steps"));
@@ -200,8 +203,10 @@ int xp_rp_sec_index(report_t *r, tb_err_t *err)
     section_t *s = xp_rp_new_section(r, "token_index", "When does the token index pay for "
                                      "its build, against walking every step?");
     xp_rp_tab_init(&s->tab, 8, "case", "states / token classes", "bytes (per state)",
-                   "build (ms, median)", "walk per step (ns)", "slicer per step (ns)",
-                   "index per step (ns)", "break-even steps (walk / slicer)");
+                   "build (ms, median)",
+                   "walk per step (ns, wall clock: median (min..max))",
+                   "slicer per step (ns, median (min..max))",
+                   "index per step (ns, median (min..max))", "break-even steps (walk / slicer)");
     xp_rp_tab_code(&s->tab, 0);
     case_count_t n = {0};
     if (case_rows(r, s, CASES_IF("index", ""), index_row, &n, err))

@@ -135,7 +135,10 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
     char head[3][64];
     for (int k = 0; k < 3; k++)
         snprintf(head[k], sizeof head[k], "%s/node", c[k].source ? c[k].metric : what[k]);
-    xp_rp_tab_init(&s->tab, 5, "case", "source", head[0], head[1], head[2]);
+    char th[3][64];
+    for (int k = 0; k < 3; k++)
+        snprintf(th[k], sizeof th[k], "%.30s median (min..max)", head[k]);
+    xp_rp_tab_init(&s->tab, 5, "case", "counter source", th[0], th[1], th[2]);
     xp_rp_tab_code(&s->tab, 0);
     sqlite3_stmt *st;
     FILE *f = xp_rp_open_run_query(r, WALK_CASES, s->name, &st, err);
@@ -143,8 +146,9 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         return -1;
     fprintf(f, "case \"%s\" \"%s\" \"%s\"\n", head[0], head[1], head[2]);
     int rows = 0, rc = 0;
+    double lo = INFINITY, hi = 0; /* the bars drawn, for the axis */
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char label[200], q[240], cell[3][32], why[200];
+        char label[200], q[240], cell[3][100], why[200];
         xp_rp_case_label(st, label, sizeof label);
         int64_t id = sqlite3_column_int64(st, 0);
         stat_t m[3];
@@ -162,7 +166,10 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
             continue;
         }
         for (int k = 0; k < 3; k++)
-            xp_rp_fmt(cell[k], sizeof cell[k], "%.4f", have[k] ? m[k].median / m[k].nodes : NAN);
+            if (have[k])
+                xp_rp_fmt_range(cell[k], sizeof cell[k], "%.3g", &m[k], m[k].nodes);
+            else
+                snprintf(cell[k], sizeof cell[k], "%s", NOT_MEASURED);
         rc = xp_rp_tab_row(&s->tab, err, label, is_sim ? "callgrind (simulated)" : "PAPI (real)",
                            cell[0], cell[1], cell[2]);
         char group[96];
@@ -174,9 +181,12 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         xp_rp_dat_label(q, sizeof q, label);
         fprintf(f, "\"%s\"", q);
         for (int k = 0; k < 3; k++)
-            if (have[k])
-                fprintf(f, " %.6g", m[k].median / m[k].nodes);
-            else
+            if (have[k]) {
+                double per = m[k].median / m[k].nodes;
+                fprintf(f, " %.6g", per);
+                lo = per > 0 ? fmin(lo, per) : lo;
+                hi = fmax(hi, per);
+            } else
                 fprintf(f, " ?");
         fprintf(f, "\n");
         rows++;
@@ -200,10 +210,15 @@ int xp_rp_sec_misses(report_t *r, tb_err_t *err)
         return xp_rp_not_measured(r, s, "no walk case of this run has PAPI or callgrind counts "
                                   "(the machine has no PMU and no case asked for callgrind, or "
                                   "there is no walk case).");
+    /* LLC misses run orders of magnitude under L1D misses: on a linear
+     * axis their bars are flat against it */
+    int logy = xp_rp_spread(lo, hi);
     tb_buf_t v = {0};
     xp_rp_gp_num(&v, "nser", 3);
     xp_rp_gp_num(&v, "nmarks", 0);
-    rc = xp_rp_draw_panels(r, s, "grouped", rows, "events per visited node", &v, err);
+    xp_rp_gp_num(&v, "logy", logy);
+    rc = xp_rp_draw_panels(r, s, "grouped", rows, logy ? "events per visited node (log scale)"
+                           : "events per visited node", &v, err);
     tb_buf_free(&v);
     return rc;
 }
