@@ -154,7 +154,9 @@ int xp_rp_sec_mask_time(report_t *r, tb_err_t *err)
     xp_rp_gp_num(&v, "nmarks", nmarks);
     xp_rp_gp_str(&v, "xlab", "vocabulary size (ids, log scale)");
     xp_rp_gp_str(&v, "synthnote", synthnote);
-    rc = xp_rp_draw(r, s, "lines", "time per mask (microseconds, log scale)", &v, err);
+    /* twelve series a panel, each in a colour and mark of its own there */
+    rc = xp_rp_draw_panels(r, s, "lines", nseries, "time per mask (microseconds, log scale)",
+                           &v, err);
     tb_buf_free(&v);
     return rc;
 }
