@@ -53,24 +53,24 @@ const char *xp_sources_format(unsigned mask, char *buf, size_t size)
     return buf;
 }
 
+int xp_tsc_rdtscp;
+
 int xp_tsc_usable(char *why, size_t size)
 {
 #if !defined(__x86_64__)
-    snprintf(why, size, "not an x86-64 CPU: no rdtscp");
+    snprintf(why, size, "not an x86-64 CPU: no TSC");
     return 0;
 #else
     unsigned a, b, c, d;
-    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(d & (1u << 27))) {
-        snprintf(why, size, "the CPU has no rdtscp instruction");
-        return 0;
-    }
+    xp_tsc_rdtscp = __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
     /* Without an invariant TSC the counter follows frequency changes, so
      * reference cycles would not be comparable across repetitions. */
     if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) {
         snprintf(why, size, "the TSC is not invariant (CPUID 0x80000007 EDX bit 8)");
         return 0;
     }
-    snprintf(why, size, "rdtscp with an invariant TSC");
+    snprintf(why, size, "%s with an invariant TSC",
+             xp_tsc_rdtscp ? "rdtscp" : "lfence; rdtsc (the CPU shows no rdtscp)");
     return 1;
 #endif
 }

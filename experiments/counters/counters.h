@@ -2,7 +2,8 @@
  * counters: where every measured number comes from.  One interface, three
  * sources, and each stored figure names its source:
  *
- *   tsc        the time stamp counter, read with fenced rdtscp: reference
+ *   tsc        the time stamp counter, read with fenced rdtscp (or lfence;
+ *              rdtsc where a hypervisor hides rdtscp): reference
  *              cycles at the TSC frequency, which is measured against the
  *              monotonic clock (not trusted from /proc) and recorded.
  *   papi       PAPI presets (or perf's generic events where a preset is
@@ -78,9 +79,15 @@ const char *xp_sources_format(unsigned mask, char *buf, size_t size);
 
 /* --- time stamp counter ------------------------------------------------ */
 
+/* 1 where the CPU has rdtscp (xp_tsc_usable sets it).  Some hypervisors
+ * (bhyve among them) hide rdtscp while the TSC itself is invariant: a
+ * region then ends with lfence; rdtsc, which likewise waits for every
+ * earlier instruction before it reads the counter. */
+extern int xp_tsc_rdtscp;
+
 /* Start of a measured region: lfence keeps earlier instructions from
- * drifting past the read; end: rdtscp waits for the region, the trailing
- * lfence keeps later ones from starting before it. */
+ * drifting past the read; end: rdtscp (or lfence; rdtsc) waits for the
+ * region, the trailing lfence keeps later ones from starting before it. */
 #if defined(__x86_64__)
 static inline uint64_t xp_tsc_begin(void)
 {
@@ -91,6 +98,8 @@ static inline uint64_t xp_tsc_begin(void)
 
 static inline uint64_t xp_tsc_end(void)
 {
+    if (!xp_tsc_rdtscp)
+        return xp_tsc_begin();
     uint32_t lo, hi, aux;
     __asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
     return (uint64_t)hi << 32 | lo;
@@ -108,7 +117,8 @@ static inline uint64_t xp_tsc_begin(void)
 #define xp_tsc_end xp_tsc_begin
 #endif
 
-/* 1 if this CPU has rdtscp and an invariant TSC; else 0 and why. */
+/* 1 if this CPU has an invariant TSC (read with rdtscp where it has one,
+ * see xp_tsc_rdtscp); else 0 and why. */
 int xp_tsc_usable(char *why, size_t size);
 
 /* Measures the TSC frequency in Hz over `ms` milliseconds of the monotonic

@@ -73,14 +73,19 @@ static double tsc_overhead(void)
     return median(s, OVERHEAD_SAMPLES);
 }
 
-/* The TSC counts every cycle of the wall clock: kernel and halted time too. */
+/* The TSC counts every cycle of the wall clock: kernel and halted time
+ * too.  The event names the instruction that ended the region. */
 static const what_t ref_cycles = {"tsc", "ref_cycles", "rdtscp", NULL, 0};
 static const what_t tsc_ns = {"tsc", "ns", "rdtscp / measured TSC Hz", NULL, 0};
+static const what_t ref_cycles_rdtsc = {"tsc", "ref_cycles", "lfence; rdtsc", NULL, 0};
+static const what_t tsc_ns_rdtsc = {"tsc", "ns", "lfence; rdtsc / measured TSC Hz", NULL, 0};
 
 static int pass_tsc(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env,
                     tb_err_t *err)
 {
     double over = tsc_overhead(), ns_per_tick = 1e9 / env->tsc_hz;
+    const what_t *cycles = xp_tsc_rdtscp ? &ref_cycles : &ref_cycles_rdtsc;
+    const what_t *ns = xp_tsc_rdtscp ? &tsc_ns : &tsc_ns_rdtsc;
     for (unsigned i = 0; i < reps && !stopped(env); i++) {
         xp_qty_t q = {0};
         uint64_t t0 = xp_tsc_begin();
@@ -92,8 +97,8 @@ static int pass_tsc(const xp_driver_t *d, void *st, unsigned reps, xp_env_t *env
         double ticks = (double)(t1 - t0) - over;
         if (ticks < 0)
             ticks = 0;
-        if (record(env, &ref_cycles, i, ticks, over, &q, err) ||
-            record(env, &tsc_ns, i, ticks * ns_per_tick, over * ns_per_tick, &q, err))
+        if (record(env, cycles, i, ticks, over, &q, err) ||
+            record(env, ns, i, ticks * ns_per_tick, over * ns_per_tick, &q, err))
             return -1;
     }
     return 0;
