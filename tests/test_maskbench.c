@@ -246,14 +246,15 @@ static void test_missing_directory(void **state)
 }
 
 /* XGrammar on every 2nd file (b, d, f): its outcomes under impl
- * "xgrammar", with the outcome names of tokbench's. */
+ * "xgrammar", with the outcome names of tokbench's; its masks compared
+ * with tokbench's under impl "xgrammar masks". */
 static void test_xgrammar_sample(void **state)
 {
     (void)state;
     test_need_file("scripts/ref/node_modules/@mlc-ai/web-xgrammar/package.json");
     FILE *f = fopen(suite, "w");
     fprintf(f, "experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
-               "maskbench,llama3,dfs,tests/maskbench,,1,,xgrammar=2 xgtimeout=60\n");
+               "maskbench,llama3,dfs,tests/maskbench,,1,,xgrammar=2 xgtimeout=60 xgmasks=3\n");
     fclose(f);
     if (tb("run %s --db %s --quiet", suite, db))
         fail_msg("run failed:\n%s", out);
@@ -275,6 +276,17 @@ static void test_xgrammar_sample(void **state)
                                      " 'validation error'"), 1);
     assert_true(test_sql_int(d, "SELECT count(*) FROM measurements WHERE impl = 'xgrammar'"
                                 " AND metric = 'tbm_us'") > 0);
+    /* masks against XGrammar's where both engines compiled: d only (b's
+     * `not` and f are compile errors here); its differences are all known
+     * ones (whitespace JSON allows and any_whitespace leaves out; other
+     * names before the required n, which XGrammar wants first), and both
+     * refuse 12 at the same token: the 5 masks up to it are compared */
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE"
+                                     " impl = 'xgrammar masks'"), 1);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE"
+                                     " impl = 'xgrammar masks' AND item = 'd_validation.json'"
+                                     " AND outcome = 'explained differences' AND masks = 5"
+                                     " AND detail LIKE '%carriage return%property order%'"), 1);
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM cases WHERE run_id = 3 AND"
                                      " status = 'ok' AND ifnull(message, '') NOT LIKE '%xgrammar%'"), 1);
     sqlite3_close(d);

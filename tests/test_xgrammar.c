@@ -3,22 +3,12 @@
  * @mlc-ai/web-xgrammar, WebAssembly, run by scripts/ref/xgrammar.js) on
  * Llama 3, for grammars whose lexing is unambiguous: JSON and arithmetic
  * in XGrammar's EBNF (experiments/grammars/xgrammar-*.ebnf), which
- * tokbench reads as GBNF.  At each prefix the two masks must be equal but
- * for the differences explained here, each checked token by token:
- *   - XGrammar's stop tokens (<|end_of_text|>, <|eot_id|>) where the text
- *     may end: tokbench's masks hold no control tokens;
- *   - inside a string, single-byte tokens 0xC0, 0xC1 and 0xF5-0xF7, which
- *     XGrammar takes as lead bytes of a character although no UTF-8 text
- *     has them; tokbench's classes are over code points in valid UTF-8.
- * And a JSON Schema (tests/fixtures/schema_person.json; XGrammar with
- * any_whitespace on, strict mode off), where tokbench allows more, each
- * difference one of:
- *   - whitespace XGrammar's any_whitespace leaves out: carriage returns,
- *     and whitespace before the document or after its end (JSON allows
- *     all three; where the document ends is asked of tokbench's grammar);
- *   - an integer written with a fraction or an exponent (JSON Schema's
- *     "integer" is any number with a zero fractional part, so 1.0 is one):
- *     '.', 'e', 'E' after the digits.
+ * tokbench reads as GBNF, and a JSON Schema (tests/fixtures/schema_person.json;
+ * XGrammar with any_whitespace on, strict mode off).  At each prefix the
+ * two masks must be equal but for the known differences between the two
+ * engines (experiments/refs/xgdiff.h: stop tokens, lead bytes that are not
+ * UTF-8, and for the schema whitespace outside any_whitespace and integers
+ * written 1.0 or 1e2), each decided token by token by xp_xg_cause.
  * Any other difference fails, naming the token.
  */
 #include <setjmp.h>
@@ -32,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../grammar/load.h"
+#include "../experiments/refs/xgdiff.h"
 #include "../grammar/match.h"
 #include "support.h"
 
@@ -92,47 +83,6 @@ static void xgrammar_mask(const char *grammar, const char *after, int schema, tb
     assert_int_equal(pclose(p), 0);
 }
 
-static int is_ws(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* A schema mask's difference explained in the header, or 0: the token
- * allowed by tokbench only at grammar state st after `after`. */
-static int schema_explained(uint32_t id, const char *after, gr_gram_t *g, uint32_t st)
-{
-    size_t n;
-    const uint8_t *s = tok_vocab_token(tok_vocab(tok), id, &n);
-    if (memchr(s, '\r', n))
-        return 1;
-    size_t alen = strlen(after);
-    if (alen && after[alen - 1] >= '0' && after[alen - 1] <= '9' &&
-        (s[0] == '.' || s[0] == 'e' || s[0] == 'E'))
-        return 1;
-    if (is_ws(s[0]) && (!alen || gr_accepting(g, st))) /* before or after the document */
-        return 1;
-    /* the token closes the document and whitespace follows */
-    for (size_t k = 0; k + 1 < n; k++) {
-        if (s[k] != '}' || !gr_accepting(g, gr_feed(g, st, s, k + 1, NULL)))
-            continue;
-        size_t j = k + 1;
-        while (j < n && is_ws(s[j]))
-            j++;
-        return j == n;
-    }
-    return 0;
-}
-
-/* A token XGrammar alone allows, explained in the header, or 0. */
-static int explained(uint32_t id)
-{
-    size_t n;
-    const uint8_t *s = tok_vocab_token(tok_vocab(tok), id, &n);
-    if (trie_lookup(trie, s, n) < 0) /* not in tokbench's trie: a control token */
-        return tok_vocab(tok)->kind[id] != TOK_NORMAL;
-    return n == 1 && (s[0] == 0xC0 || s[0] == 0xC1 || (s[0] >= 0xF5 && s[0] <= 0xF7));
-}
-
 static void compare(const char *grammar, int schema, const char *const *afters, size_t n)
 {
     tb_err_t err;
@@ -152,6 +102,7 @@ static void compare(const char *grammar, int schema, const char *const *afters, 
         assert_int_not_equal(st, GR_DEAD);
         assert_int_equal(gr_mask(trie, &rec, st, &ours, NULL, &err), 0);
         xgrammar_mask(grammar, afters[i], schema, &theirs);
+        xp_xg_ctx_t ctx = {.vocab = tok_vocab(tok), .trie = trie, .g = g, .schema = schema};
         size_t same = 0, explained_n = 0;
         for (uint32_t id = 0; id < vocab; id++) {
             int a = tb_bitset_get(&ours, id), b = tb_bitset_get(&theirs, id);
@@ -159,7 +110,9 @@ static void compare(const char *grammar, int schema, const char *const *afters, 
                 same += a;
                 continue;
             }
-            if (b ? !explained(id) : !schema || !schema_explained(id, afters[i], g, st)) {
+            xp_xg_cause_t why = xp_xg_cause(&ctx, (const uint8_t *)afters[i],
+                                            strlen(afters[i]), st, id, a);
+            if (why == XP_XG_OURS || why == XP_XG_THEIRS) {
                 size_t len;
                 const uint8_t *s = tok_vocab_token(tok_vocab(tok), id, &len);
                 print_message("%s after '%s': token %u '%.*s' allowed by %s only\n", grammar,
@@ -203,12 +156,57 @@ static void test_schema(void **state)
     compare("tests/fixtures/schema_person.json", 1, afters, 5);
 }
 
+/* The cause xgdiff gives token `text` (allowed by tokbench only if ours)
+ * after `after`, on the person schema with RFC 8259 JSON at hand. */
+static xp_xg_cause_t cause_of(const char *text, const char *after, int ours)
+{
+    tb_err_t err;
+    gr_cfg_t cfg, json_cfg;
+    assert_int_equal(gr_cfg_load(&cfg, "tests/fixtures/schema_person.json", "schema", &err), 0);
+    assert_int_equal(gr_cfg_load(&json_cfg, "experiments/grammars/json.lark", "lark", &err), 0);
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err), *json = gr_gram_new(&json_cfg, NULL, &err);
+    assert_non_null(g);
+    assert_non_null(json);
+    int32_t id = trie_lookup(trie, (const uint8_t *)text, strlen(text));
+    assert_true(id >= 0);
+    char *names[] = {"age", "name", "tags"};
+    xp_xg_ctx_t ctx = {.vocab = tok_vocab(tok), .trie = trie, .g = g, .schema = 1,
+                       .json = json, .names = names, .n_names = 3};
+    uint32_t st = gr_feed(g, GR_START, (const uint8_t *)after, strlen(after), NULL);
+    xp_xg_cause_t why = xp_xg_cause(&ctx, (const uint8_t *)after, strlen(after), st,
+                                    (uint32_t)id, ours);
+    gr_gram_free(g);
+    gr_gram_free(json);
+    return why;
+}
+
+/* Each cause on a token it is meant for, and the same token elsewhere
+ * left unexplained. */
+static void test_causes(void **state)
+{
+    (void)state;
+    assert_int_equal(cause_of("\r", "{\"name\": \"x\",", 1), XP_XG_CR);
+    assert_int_equal(cause_of("!", "{\"", 1), XP_XG_ORDER);
+    assert_int_equal(cause_of("!", "{\"name\": \"", 1), XP_XG_OURS);
+    assert_int_equal(cause_of("\\n", "{\"name\": \"", 1), XP_XG_STRESC);
+    assert_int_equal(cause_of("6", "{\"name\": \"12:00:", 1), XP_XG_LEAP);
+    assert_int_equal(cause_of("6", "{\"name\": \"12:00", 1), XP_XG_OURS);
+    assert_int_equal(cause_of("\t", "{\"name\": \"", 0), XP_XG_CONTROL);
+    assert_int_equal(cause_of("\t", "{\"name\": ", 0), XP_XG_NAMED);
+    assert_int_equal(cause_of("\t", "{\"other\": ", 0), XP_XG_THEIRS);
+    assert_int_equal(cause_of("\",", "{\"name", 0), XP_XG_NOTJSON);
+    assert_int_equal(cause_of("\\/", "{\"name\": \"", 0), XP_XG_ESCAPE);
+    assert_int_equal(cause_of("\xA1", "{\"name\": \"", 0), XP_XG_UTF8);
+    assert_int_equal(cause_of("\xA1", "{\"name\": \"\xC3", 0), XP_XG_NAMED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_arith),
         cmocka_unit_test(test_schema),
+        cmocka_unit_test(test_causes),
     };
     return cmocka_run_group_tests_name("grammar masks against XGrammar", tests, setup,
                                        teardown);

@@ -23,7 +23,13 @@
  *               node: anyWhitespace on, strictMode off) on every Nth of the
  *               selected schemas, after tokbench's, one at a time;
  *   xgtimeout=S XGrammar's limit per schema (default 60 s: its compile
- *               alone can take tens of seconds).
+ *               alone can take tens of seconds);
+ *   xgmasks=N   then compares XGrammar's masks with tokbench's token by
+ *               token on the first N schemas of XGrammar's sample that
+ *               tokbench compiles, first instance each: one outcome row per
+ *               schema (impl "xgrammar masks": same, explained or
+ *               unexplained differences, by cause; refs/xgdiff.h), every
+ *               point where they differ listed on stderr.
  * Per schema, TTFM is compile + grammar set-up + the first mask; every later
  * mask is a TBM sample.  Both are taken as wall time (what the benchmark
  * publishes) and as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which
@@ -70,12 +76,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../grammar/load.h"
 #include "../../grammar/match.h"
 #include "../../grammar/schema.h"
 #include "../../tok/tokenizer.h"
 #include "driver.h"
 #include "pyjson.h"
 #include "../cli/cli.h"
+#include "../refs/xgdiff.h"
 #include "setup.h"
 
 typedef struct {
@@ -83,6 +91,7 @@ typedef struct {
     size_t n;
     unsigned workers, timeout;
     unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
+    unsigned xg_masks;             /* schemas whose masks are compared with XGrammar's */
     int compact, strict_oneof, verbose;
     lex_slicer_t *slicer; /* NULL with noslicer */
     tok_tokenizer_t *tok;
@@ -172,6 +181,7 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     s->timeout = opt_uint(row, "timeout", 900);
     s->xg_every = opt_uint(row, "xgrammar", 0);
     s->xg_timeout = opt_uint(row, "xgtimeout", 60);
+    s->xg_masks = opt_uint(row, "xgmasks", 0);
     char buf[8];
     s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
     s->strict_oneof = xp_row_option(row, "strict_oneof", buf, sizeof buf) != NULL;
@@ -180,6 +190,9 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     int rc = layout ? 0 : tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
     if (!rc && (every == 0 || s->workers == 0 || s->xg_timeout == 0))
         rc = tb_fail(err, "options: every, workers and xgtimeout must be at least 1");
+    if (!rc && s->xg_masks && !s->xg_every)
+        rc = tb_fail(err, "option xgmasks=N compares masks on XGrammar's sample: it wants "
+                     "xgrammar=N");
     if (!rc)
         rc = list_files(s, row->pattern, every, opt_uint(row, "limit", 0), err);
     if (!rc)
@@ -258,6 +271,26 @@ static int run_instance(gr_matcher_t *m, const trie_t *trie, tb_bitset_t *mask,
     return 0;
 }
 
+/* The grammar of a MaskBench file's schema under s's options; NULL with
+ * err (the compile error). */
+static gr_gram_t *compile(const mb_t *s, json_t *schema, tb_err_t *err)
+{
+    char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (!text)
+        return tb_fail(err, "the file has no \"schema\""), NULL;
+    gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof};
+    gr_cfg_t cfg;
+    gr_gram_t *g = NULL;
+    if (!gr_cfg_init(&cfg, "schema", err)) {
+        if (gr_schema_compile(&cfg, text, strlen(text), &opts, err))
+            gr_cfg_free(&cfg);
+        else
+            g = gr_gram_new(&cfg, NULL, err);
+    }
+    free(text);
+    return g;
+}
+
 /* Compiles the schema and runs its instances, writing the result lines:
  *   compile_error REASON | ttfm WALL:CPU
  *   tbm WALL:CPU WALL:CPU ...         (one line per instance; us)
@@ -265,27 +298,13 @@ static int run_instance(gr_matcher_t *m, const trie_t *trie, tb_bitset_t *mask,
  *   error MESSAGE                     (an instance that could not run) */
 static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
 {
-    json_t *schema = json_object_get(file, "schema"), *tests = json_object_get(file, "tests");
-    char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    if (!text) {
-        fprintf(out, "compile_error the file has no \"schema\"\n");
-        return 0;
-    }
-    gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof};
-    gr_cfg_t cfg;
-    gr_gram_t *g = NULL;
+    json_t *tests = json_object_get(file, "tests");
     gr_matcher_t m = {0};
     tb_bitset_t mask = {0};
+    int rc = 0;
     double w0 = xp_now_ns(), c0 = cpu_ns();
-    int rc = gr_cfg_init(&cfg, "schema", err);
-    if (!rc && gr_schema_compile(&cfg, text, strlen(text), &opts, err)) {
-        gr_cfg_free(&cfg);
-        rc = -1;
-    }
-    free(text);
-    if (!rc && !(g = gr_gram_new(&cfg, NULL, err)))
-        rc = -1;
-    if (rc) {
+    gr_gram_t *g = compile(s, json_object_get(file, "schema"), err);
+    if (!g) {
         fprintf(out, "compile_error %s\n", err->msg);
         return 0;
     }
@@ -294,7 +313,6 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         tb_bitset_init(&mask, trie_mask_bits(s->trie)) ||
         gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
         fprintf(out, "error %s\n", err->msg);
-        rc = 0;
         goto out;
     }
     put_times(out, "ttfm ", w0, c0);
@@ -757,30 +775,61 @@ static int xg_line(mb_sum_t *sum, const char *line, xp_env_t *env, tb_err_t *err
     return rc ? tb_fail(err, "out of memory") : xp_env_outcome(env, &o, err);
 }
 
+/* tokbench's outcome for item: whether its schema compiled and ran. */
+static int ran_here(const xp_env_t *env, const char *item)
+{
+    for (size_t i = 0; i < env->outcomes.len; i++) {
+        const xp_outcome_t *o = &env->outcomes.data[i];
+        if ((!o->impl[0] || !strcmp(o->impl, "tokbench")) && !strcmp(o->item, item))
+            return !strcmp(o->outcome, "passing") || strstr(o->outcome, "validation");
+    }
+    return 0;
+}
+
+/* Runs xgrammar.js maskbench on every xg_every-th selected schema, its
+ * output into out; with masks, only on the first xg_masks of them that
+ * tokbench ran, with their masks (first instance each).  *n: the schemas
+ * given.  0, or 1 with why when it could not run. */
+static int xg_run(const mb_t *s, const xp_env_t *env, int masks, tb_buf_t *out, size_t *n,
+                  tb_err_t *why)
+{
+    char script[4200], list[128], secs[16];
+    const char *root = xp_data_root(why);
+    snprintf(script, sizeof script, "%s/scripts/ref/xgrammar.js", root ? root : ".");
+    snprintf(list, sizeof list, "%s/xgrammar.list", s->tmpdir);
+    snprintf(secs, sizeof secs, "%u", s->xg_timeout);
+    *n = 0;
+    FILE *f = root ? fopen(list, "w") : NULL;
+    for (size_t i = s->xg_every - 1; f && i < s->n && (!masks || *n < s->xg_masks);
+         i += s->xg_every) {
+        const char *base = strrchr(s->files[i], '/');
+        if (!masks || ran_here(env, base ? base + 1 : s->files[i]))
+            fprintf(f, "%s\n", s->files[i]), ++*n;
+    }
+    int failed = !root;
+    if (root && (!f || fclose(f)))
+        failed = tb_fail(why, "%s: %s", list, strerror(errno));
+    /* without masks the list ends before "--masks" */
+    char *argv[] = {"node", script, "maskbench", "--vocab", (char *)s->vocab, "--timeout",
+                    secs, masks ? "--masks" : NULL, "--instance-index", "0", NULL};
+    double wall;
+    fprintf(stderr, masks ? "maskbench: masks against XGrammar's on %zu schemas\n"
+                          : "maskbench: XGrammar on %zu schemas\n", *n);
+    if (!failed && *n)
+        failed = xp_run_capture(argv, list, out, &wall, why);
+    unlink(list);
+    return failed ? 1 : 0;
+}
+
 /* Runs xgrammar.js maskbench on every xg_every-th selected schema and
  * stores what it printed.  -1 only on memory; a reference that could not
  * run, or stopped early, is in env's note. */
 static int run_xgrammar(mb_t *s, xp_env_t *env, tb_err_t *err)
 {
     tb_err_t why = {{0}};
-    char script[4200], list[128], secs[16];
-    const char *root = xp_data_root(&why);
-    snprintf(script, sizeof script, "%s/scripts/ref/xgrammar.js", root ? root : ".");
-    snprintf(list, sizeof list, "%s/xgrammar.list", s->tmpdir);
-    snprintf(secs, sizeof secs, "%u", s->xg_timeout);
-    size_t n = 0;
-    FILE *f = root ? fopen(list, "w") : NULL;
-    for (size_t i = s->xg_every - 1; f && i < s->n; i += s->xg_every, n++)
-        fprintf(f, "%s\n", s->files[i]);
-    int failed = !root;
-    if (root && (!f || fclose(f)))
-        failed = tb_fail(&why, "%s: %s", list, strerror(errno));
-    char *argv[] = {"node", script, "maskbench", "--vocab", s->vocab, "--timeout", secs, NULL};
     tb_buf_t out = {0};
-    double wall;
-    fprintf(stderr, "maskbench: XGrammar on %zu schemas\n", n);
-    if (!failed && n)
-        failed = xp_run_capture(argv, list, &out, &wall, &why);
+    size_t n;
+    int failed = xg_run(s, env, 0, &out, &n, &why);
     mb_sum_t sum = {0};
     size_t lines = 0;
     int rc = 0;
@@ -802,9 +851,265 @@ static int run_xgrammar(mb_t *s, xp_env_t *env, tb_err_t *err)
                  "measured: %.300s%s", used ? "; " : "", lines, n, failed ? why.msg : "",
                  failed ? " (run scripts/ref/xgrammar.js maskbench by hand to see why)" : "");
     }
-    unlink(list);
     tb_buf_free(&out);
     sum_free(&sum);
+    return rc;
+}
+
+/* ---- masks against XGrammar's ---------------------------------------------------- */
+
+/* One schema's comparison: masks compared, and differing tokens by cause. */
+typedef struct {
+    size_t points, differing, counts[XP_XG_CAUSES];
+    char first[200]; /* the first unexplained token, in words */
+    TB_VEC(char *) names; /* the property names the schema defines, sorted */
+    gr_gram_t *json;      /* RFC 8259 JSON, for xgdiff's "not JSON"; may be NULL */
+} mb_cmp_t;
+
+/* Every name under a "properties" keyword anywhere in v into names. */
+static int collect_names(json_t *v, mb_cmp_t *c)
+{
+    const char *key;
+    json_t *x;
+    size_t i;
+    if (json_is_array(v))
+        json_array_foreach(v, i, x)
+            if (collect_names(x, c))
+                return -1;
+    if (!json_is_object(v))
+        return 0;
+    json_t *props = json_object_get(v, "properties");
+    json_object_foreach(json_is_object(props) ? props : NULL, key, x) {
+        char *copy = strdup(key);
+        if (!copy || tb_vec_push(&c->names, copy))
+            return free(copy), -1;
+    }
+    json_object_foreach(v, key, x)
+        if (collect_names(x, c))
+            return -1;
+    return 0;
+}
+
+/* Token id's bytes for a listing: printable ASCII, the rest escaped. */
+static void shown(const tok_vocab_t *v, uint32_t id, char *out, size_t size)
+{
+    size_t n, k = 0;
+    const uint8_t *b = tok_vocab_token(v, id, &n);
+    for (size_t i = 0; i < n && k + 5 < size; i++)
+        k += (size_t)(b[i] >= 0x20 && b[i] < 0x7F && b[i] != '\\'
+                      ? snprintf(out + k, size - k, "%c", b[i])
+                      : snprintf(out + k, size - k, "\\x%02X", b[i]));
+    out[k] = 0;
+}
+
+/* Lists one point where the masks differ on stderr and keeps the first
+ * unexplained token in c->first. */
+static void list_point(const mb_t *s, const char *item, size_t inst, size_t at,
+                       const tb_buf_t *text, size_t off, const size_t counts[XP_XG_CAUSES],
+                       uint32_t unexplained, int ours, mb_cmp_t *c)
+{
+    size_t from = off > 40 ? off - 40 : 0;
+    char tok[64] = "";
+    if (unexplained != UINT32_MAX)
+        shown(tok_vocab(s->tok), unexplained, tok, sizeof tok);
+    fprintf(stderr, "xgmasks: %s instance %zu token %zu after '...%.*s'%s:", item, inst, at,
+            (int)(off - from), (const char *)text->data + from,
+            xp_xg_at_name(text->data, off) ? " (at a property name)" : "");
+    for (int k = 0; k < XP_XG_CAUSES; k++)
+        if (counts[k])
+            fprintf(stderr, " %s %zu;", xp_xg_cause_names[k], counts[k]);
+    const char *whose = xp_xg_cause_names[ours ? XP_XG_OURS : XP_XG_THEIRS];
+    if (tok[0])
+        fprintf(stderr, " e.g. '%s' (%s)", tok, whose);
+    fputc('\n', stderr);
+    if (tok[0] && !c->first[0])
+        snprintf(c->first, sizeof c->first, "instance %zu token %zu: '%s' (%s)", inst, at, tok,
+                 whose);
+}
+
+/* XGrammar's hex mask i of list into set; 0 if there is none. */
+static int xg_mask(json_t *list, size_t i, tb_bitset_t *set, tb_err_t *err)
+{
+    const char *hex = json_string_value(json_array_get(list, i));
+    if (!hex)
+        return 0;
+    return xp_xg_read_hex(hex, set, err) ? -1 : 1;
+}
+
+/* Instance `in` of XGrammar's line (its ids, masks and strict masks)
+ * against tokbench's masks through m, from the start; theirs[1]: room for
+ * the strict masks. */
+static int compare_instance(const mb_t *s, gr_matcher_t *m, json_t *tests, json_t *in,
+                            const char *item, tb_bitset_t *ours, tb_bitset_t theirs[2],
+                            mb_cmp_t *c, tb_err_t *err)
+{
+    size_t k = (size_t)json_integer_value(json_object_get(in, "index"));
+    json_t *masks = json_object_get(in, "masks"), *xids = json_object_get(in, "ids");
+    json_t *strict = json_object_get(in, "strict_masks");
+    tb_buf_t text = {0};
+    tok_ids_t ids = {0};
+    int rc = xp_py_dumps(json_object_get(json_array_get(tests, k), "data"), &text) ||
+                     tok_encode(s->tok, text.data, text.len, &ids, err) ? -1 : 0;
+    for (size_t i = 0; !rc && i < json_array_size(xids); i++)
+        if (i >= ids.len || (json_int_t)ids.data[i] != json_integer_value(json_array_get(xids, i)))
+            rc = tb_fail(err, "instance %zu: token %zu differs from Hugging Face's", k, i);
+    if (!rc)
+        gr_matcher_rollback(m, gr_matcher_tokens(m));
+    xp_xg_ctx_t ctx = {.vocab = tok_vocab(s->tok), .trie = s->trie, .g = m->g, .schema = 1,
+                       .names = c->names.data, .n_names = c->names.len, .json = c->json};
+    size_t off = 0;
+    for (size_t i = 0; !rc && i < json_array_size(masks) && i < ids.len; i++) {
+        size_t counts[XP_XG_CAUSES] = {0}, len, at;
+        uint32_t unexplained;
+        int has_strict = xg_mask(strict, i, &theirs[1], err), has = 0;
+        if (has_strict < 0 || gr_matcher_mask(m, s->trie, ours, NULL, err) ||
+            (has = xg_mask(masks, i, &theirs[0], err)) <= 0) {
+            rc = has < 0 || has_strict < 0 ? -1
+                 : tb_fail(err, "XGrammar's mask %zu is not a string", i);
+            break;
+        }
+        ctx.strict = has_strict ? &theirs[1] : NULL;
+        size_t d = xp_xg_diff(&ctx, ours, &theirs[0], text.data, off, gr_matcher_state(m),
+                              counts, &unexplained);
+        c->points++;
+        c->differing += d > 0;
+        for (int j = 0; j < XP_XG_CAUSES; j++)
+            c->counts[j] += counts[j];
+        if (d)
+            list_point(s, item, k, i, &text, off, counts, unexplained,
+                       unexplained != UINT32_MAX && tb_bitset_get(ours, unexplained), c);
+        const uint8_t *b = tok_vocab_token(tok_vocab(s->tok), ids.data[i], &len);
+        int r = gr_matcher_consume(m, b, len, &at, err);
+        if (r)
+            rc = r < 0 ? -1 : 0;
+        if (r)
+            break;
+        off += len;
+    }
+    tb_buf_free(&text);
+    free(ids.data);
+    return rc;
+}
+
+/* The comparison of one line of xgrammar.js maskbench --masks as an
+ * outcome row of impl "xgrammar masks"; its schema compiled here again. */
+static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram_t *json,
+                          xp_outcome_t *o, tb_err_t *err)
+{
+    json_error_t je;
+    json_t *file = json_load_file(path, 0, &je);
+    gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), err) : NULL;
+    gr_matcher_t m = {0};
+    tb_bitset_t ours = {0}, theirs[2] = {{0}};
+    mb_cmp_t c = {.json = json};
+    int rc = g ? 0 : -1;
+    if (!file)
+        tb_fail(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    if (!rc && collect_names(json_object_get(file, "schema"), &c))
+        rc = tb_fail(err, "out of memory");
+    if (c.names.len)
+        qsort(c.names.data, c.names.len, sizeof *c.names.data, cmp_str);
+    if (!rc && (gr_matcher_init(&m, g, s->keys.max_len, err) ||
+                (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
+                tb_bitset_init(&ours, trie_mask_bits(s->trie)) ||
+                tb_bitset_init(&theirs[0], tok_vocab(s->tok)->size) ||
+                tb_bitset_init(&theirs[1], tok_vocab(s->tok)->size)))
+        rc = -1;
+    size_t k;
+    json_t *in;
+    json_array_foreach(json_object_get(line, "instances"), k, in) {
+        if (!rc)
+            rc = compare_instance(s, &m, json_object_get(file, "tests"), in, o->item, &ours,
+                                  theirs, &c, err);
+    }
+    size_t unexplained = c.counts[XP_XG_OURS] + c.counts[XP_XG_THEIRS];
+    const char *xg = json_string_value(json_object_get(line, "outcome"));
+    snprintf(o->outcome, sizeof o->outcome, "%s", rc ? "crash" : !c.points ? "not compared"
+             : !c.differing ? "same" : unexplained ? "unexplained differences"
+             : "explained differences");
+    o->masks = c.points;
+    if (rc)
+        snprintf(o->detail, sizeof o->detail, "%.400s", err->msg);
+    else if (!c.points)
+        snprintf(o->detail, sizeof o->detail, "no mask to compare: XGrammar's outcome %s, "
+                 "%zu instances", xg ? xg : "none",
+                 json_array_size(json_object_get(line, "instances")));
+    else
+        snprintf(o->detail, sizeof o->detail, "%zu of %zu masks differ", c.differing, c.points);
+    for (int j = 0; !rc && j < XP_XG_CAUSES; j++) {
+        char part[96];
+        snprintf(part, sizeof part, "%s: %zu tokens", xp_xg_cause_names[j], c.counts[j]);
+        if (c.counts[j])
+            append(o->detail, sizeof o->detail, "; ", part);
+    }
+    if (c.first[0])
+        append(o->detail, sizeof o->detail, "; first unexplained: ", c.first);
+    for (size_t i = 0; i < c.names.len; i++)
+        free(c.names.data[i]);
+    free(c.names.data);
+    tb_bitset_free(&ours);
+    tb_bitset_free(&theirs[0]);
+    tb_bitset_free(&theirs[1]);
+    gr_matcher_free(&m);
+    gr_gram_free(g);
+    json_decref(file);
+    return 0;
+}
+
+/* Compares masks with XGrammar's on the first xg_masks schemas of its
+ * sample that both engines compile, first instance of each (XGrammar's
+ * masks are 32 KB each for Llama 3): one outcome row per schema, every
+ * point where they differ listed on stderr.  -1 only on memory. */
+static int run_xgmasks(mb_t *s, xp_env_t *env, tb_err_t *err)
+{
+    tb_err_t why = {{0}};
+    tb_buf_t out = {0};
+    size_t n;
+    int failed = xg_run(s, env, 1, &out, &n, &why);
+    const char *root = xp_data_root(&why);
+    char grammar[4200];
+    gr_cfg_t cfg;
+    gr_gram_t *json = NULL;
+    snprintf(grammar, sizeof grammar, "%s/experiments/grammars/json.lark", root ? root : ".");
+    if (!failed && (gr_cfg_load(&cfg, grammar, "lark", &why) ||
+                    !(json = gr_gram_new(&cfg, NULL, &why))))
+        failed = 1;
+    size_t compared = 0, same = 0, none = 0;
+    int rc = 0;
+    for (char *p = (char *)out.data; !rc && p && *p;) {
+        char *e = p + strcspn(p, "\n");
+        int more = *e != 0;
+        *e = 0;
+        json_t *j = json_loads(p, 0, NULL);
+        const char *item = json_string_value(json_object_get(j, "file"));
+        const char *outcome = json_string_value(json_object_get(j, "outcome"));
+        for (size_t i = 0; item && outcome && strcmp(outcome, "compile_error") && i < s->n; i++) {
+            const char *base = strrchr(s->files[i], '/');
+            if (strcmp(base ? base + 1 : s->files[i], item))
+                continue;
+            xp_outcome_t o = {.impl = "xgrammar masks"};
+            snprintf(o.item, sizeof o.item, "%s", item);
+            rc = compare_schema(s, s->files[i], j, json, &o, err) ||
+                 xp_env_outcome(env, &o, err);
+            compared++;
+            same += !strcmp(o.outcome, "same") || !strcmp(o.outcome, "explained differences");
+            none += !strcmp(o.outcome, "not compared");
+            break;
+        }
+        json_decref(j);
+        p = e + more;
+    }
+    fprintf(stderr, "maskbench: masks against XGrammar's: %zu schemas compared, %zu without an "
+            "unexplained difference; %zu with no mask to compare\n", compared - none, same,
+            none);
+    if (!rc && (failed || compared < n)) {
+        size_t used = strlen(env->note);
+        snprintf(env->note + used, sizeof env->note - used, "%sxgrammar masks: %zu of %zu "
+                 "schemas compared%s%.300s", used ? "; " : "", compared, n,
+                 failed ? ": " : "", failed ? why.msg : "");
+    }
+    tb_buf_free(&out);
+    gr_gram_free(json);
     return rc;
 }
 
@@ -820,6 +1125,8 @@ static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *e
     sum_free(&sum);
     if (!rc && s->xg_every && !(env->stop && *env->stop))
         rc = run_xgrammar(s, env, err);
+    if (!rc && s->xg_masks && !(env->stop && *env->stop))
+        rc = run_xgmasks(s, env, err);
     return rc;
 }
 
@@ -827,7 +1134,7 @@ const xp_driver_t xp_driver_maskbench = {
     .name = "maskbench",
     .summary = "MaskBench: JSON Schemas compiled, instances fed token by token with a mask "
                "before each (pattern: data directory; every=N limit=N workers=N timeout=S "
-               "xgrammar=N xgtimeout=S)",
+               "xgrammar=N xgtimeout=S xgmasks=N)",
     .setup = mb_setup,
     .extra = mb_extra,
     .teardown = mb_teardown,

@@ -143,6 +143,24 @@ static int mb_reasons(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
     return rc;
 }
 
+/* Rows of four columns from sql (its one parameter: the case) into s's
+ * table; `none` as the note when there are none. */
+static int outcome_rows(report_t *r, section_t *s, const char *sql, int64_t case_id,
+                        const char *none, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (xp_db_prepare_id(r->db, sql, case_id, &st, err))
+        return -1;
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW)
+        rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1), xp_rp_col(st, 2),
+                           xp_rp_col(st, 3));
+    sqlite3_finalize(st);
+    if (!rc && !xp_rp_tab_rows(&s->tab))
+        snprintf(s->note, sizeof s->note, "%s", none);
+    return rc;
+}
+
 /* Every validation and invalidation error (and crash and timeout), with
  * its detail: the instance and token at fault. */
 static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
@@ -154,21 +172,30 @@ static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
     xp_rp_caption(r, s, "outcomes table; validation error: a valid instance refused (the "
                   "instance and token); invalidation error: an invalid instance accepted whole");
     xp_rp_tab_init(&s->tab, 4, "engine", "schema", "outcome", "detail");
-    sqlite3_stmt *st;
-    if (xp_db_prepare_id(r->db, "SELECT impl, item, outcome, ifnull(detail, '') FROM outcomes"
-                                " WHERE case_id = ? AND outcome IN ('validation error',"
-                                " 'invalidation error', 'crash', 'timeout') ORDER BY"
-                                " impl <> 'tokbench', impl, outcome DESC, item",
-                         t->case_id, &st, err))
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW)
-        rc = xp_rp_tab_row(&s->tab, err, xp_rp_col(st, 0), xp_rp_col(st, 1), xp_rp_col(st, 2),
-                           xp_rp_col(st, 3));
-    sqlite3_finalize(st);
-    if (!rc && !xp_rp_tab_rows(&s->tab))
-        snprintf(s->note, sizeof s->note, "None.");
-    return rc;
+    return outcome_rows(r, s, "SELECT impl, item, outcome, ifnull(detail, '') FROM outcomes"
+                              " WHERE case_id = ? AND outcome IN ('validation error',"
+                              " 'invalidation error', 'crash', 'timeout') ORDER BY"
+                              " impl <> 'tokbench', impl, outcome DESC, item",
+                        t->case_id, "None.", err);
+}
+
+/* XGrammar's masks against tokbench's (the driver's xgmasks=N): each
+ * schema compared, its differing tokens by cause (experiments/refs/xgdiff.h). */
+static int mb_xgmasks(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
+{
+    section_t *s = xp_rp_new_section(r, "maskbench_xgmasks",
+                                     "MaskBench: where do XGrammar's masks differ from "
+                                     "tokbench's, and why?");
+    s->table_only = 1;
+    xp_rp_caption(r, s, "outcomes table, impl 'xgrammar masks': the masks before every token "
+                  "of each schema's first instance, compared token by token; each differing "
+                  "token counted under its cause (experiments/refs/xgdiff.h)");
+    xp_rp_tab_init(&s->tab, 4, "schema", "outcome", "masks", "differing tokens by cause");
+    return outcome_rows(r, s, "SELECT item, outcome, masks, ifnull(detail, '') FROM outcomes"
+                              " WHERE case_id = ? AND impl = 'xgrammar masks'"
+                              " ORDER BY outcome DESC, item", t->case_id,
+                        "Not compared in this run (the maskbench row's option xgmasks=N "
+                        "compares them).", err);
 }
 
 /* The MaskBench table (mbtable.h) under the TBM plot, the TTFM plot, the
@@ -199,7 +226,7 @@ int xp_rp_sec_maskbench(report_t *r, tb_err_t *err)
                                t->cell[i][3], t->cell[i][4], t->cell[i][5], t->cell[i][6]);
         snprintf(s->note, sizeof s->note, "%s", t->note);
         rc = rc || draw_survival(r, s, t, "TBM", err) || draw_survival(r, ttfm, t, "TTFM", err) ||
-             mb_reasons(r, t, err) || mb_failures(r, t, err);
+             mb_reasons(r, t, err) || mb_failures(r, t, err) || mb_xgmasks(r, t, err);
     }
     free(t);
     return rc;

@@ -18,7 +18,7 @@
 //
 //   node scripts/ref/xgrammar.js maskbench --vocab TOKENIZER.json
 //        [--schema-file FILE.json ...] [--instance-index K] [--timeout S]
-//        [--specials empty|text]
+//        [--specials empty|text] [--masks]
 //     Runs the MaskBench protocol (../shared/maskbench/README.md) on each
 //     schema file given, or, with no --schema-file, on each path read from
 //     stdin (one per line), and prints one JSON line per schema.  XGrammar
@@ -52,6 +52,13 @@
 //     replaced after a timeout, a crash or a compile error (XGrammar aborts
 //     its WebAssembly instance on errors).  TBM samples include the web
 //     wrapper's copy of the bitmask to JavaScript (4,008 words for Llama 3).
+//     --masks: each instance also has "masks", XGrammar's mask before each
+//     of its tokens (up to the refused one) as a hex string of the bitmask's
+//     32-bit words, word 0 first, each word 8 digits, most significant
+//     first (id i is bit i % 32 of word i / 32), "strict_masks", the same
+//     with strictMode on (up to the token it refuses; none where the schema
+//     does not compile so), and "ids", its tokens: for comparing masks with
+//     tokbench's (the maskbench driver's xgmasks=N).
 //
 //   node scripts/ref/xgrammar.js dumps FILE.json ...
 //     Prints each test instance of the MaskBench files as the maskbench
@@ -95,7 +102,8 @@ function usage(msg) {
     '                             [--after TEXT] [--specials empty|text]\n' +
     '       node xgrammar.js maskbench --vocab FILE [--schema-file FILE ...]' +
     ' [--instance-index K]\n' +
-    '                                  [--timeout S] [--specials empty|text]\n' +
+    '                                  [--timeout S] [--specials empty|text]' +
+    ' [--masks]\n' +
     '       node xgrammar.js dumps FILE ...\n');
   process.exit(2);
 }
@@ -103,7 +111,7 @@ function usage(msg) {
 function parseArgs(argv) {
   const o = { cmd: argv[0], vocab: null, ebnf: null, schema: null,
     anyWs: false, strict: false, after: '', specials: 'empty',
-    schemaFiles: [], instance: -1, timeout: 60, files: [] };
+    schemaFiles: [], instance: -1, timeout: 60, files: [], masks: false };
   const want = (i) => {
     if (i >= argv.length) usage(`${argv[i - 1]} wants a value`);
     return argv[i];
@@ -120,6 +128,7 @@ function parseArgs(argv) {
     else if (a === '--schema-file') o.schemaFiles.push(want(++i));
     else if (a === '--instance-index') o.instance = Number(want(++i));
     else if (a === '--timeout') o.timeout = Number(want(++i));
+    else if (a === '--masks' && o.cmd === 'maskbench') o.masks = true;
     else if (a === '-h' || a === '--help') usage();
     else if (!a.startsWith('--') && o.cmd === 'dumps') o.files.push(a);
     else usage(`unknown argument '${a}'`);
@@ -281,6 +290,12 @@ async function xgrammarSession(xgFile, vocab) {
 
 function allowed(mask, id) {
   return ((mask[id >>> 5] >>> (id & 31)) & 1) === 1;
+}
+
+function maskHex(mask) {
+  let s = '';
+  for (const w of mask) s += (w >>> 0).toString(16).padStart(8, '0');
+  return s;
 }
 
 // ---- mask ----------------------------------------------------------------
@@ -495,6 +510,26 @@ const WARM_SCHEMA = JSON.stringify({ type: 'object', properties: {
   b: { type: 'object', additionalProperties: { type: 'boolean' } } },
   required: ['a'] });
 
+// XGrammar's masks in strict mode (no properties or items beyond those the
+// schema names) before each of ids, up to the first it refuses; none if the
+// schema does not compile so.
+async function strictMasks(s, schema, ids) {
+  const c = await captured(async () => {
+    const g = await s.compiler.compileJSONSchema(schema, true, -1, undefined,
+      true);
+    const m = await s.xg.GrammarMatcher.createGrammarMatcher(g);
+    const out = [];
+    for (let k = 0; k < ids.length; k++) {
+      out.push(maskHex(await m.getNextTokenBitmask()));
+      if (!m.acceptToken(ids[k])) break;
+    }
+    m.dispose();
+    g.dispose();
+    return out;
+  });
+  return c.error === null ? c.value : [];
+}
+
 // Worker side: one schema per message; posts 'compiled' (or
 // 'compile_error'), one 'instance' per test, then 'done'.
 async function workerMain() {
@@ -525,11 +560,13 @@ async function workerMain() {
     for (const inst of job.instances) {
       const m = await s.xg.GrammarMatcher.createGrammarMatcher(c.value);
       const tbm = [];
+      const masks = [];
       let at = -1;
       for (let k = 0; k < inst.ids.length && at < 0; k++) {
         const t = process.hrtime.bigint();
         const mask = await m.getNextTokenBitmask();
         tbm.push(Number(process.hrtime.bigint() - t) / 1e3);
+        if (job.masks) masks.push(maskHex(mask));
         const ok = allowed(mask, inst.ids[k]);
         if (ok !== m.acceptToken(inst.ids[k]))
           throw new Error(`mask and acceptToken disagree on token ${k}`);
@@ -537,9 +574,11 @@ async function workerMain() {
       }
       if (at < 0 && !m.acceptToken(stop)) at = inst.ids.length;
       m.dispose();
+      const strict = job.masks ? await strictMasks(s, job.schema, inst.ids) : [];
       parentPort.postMessage({ type: 'instance', index: inst.index,
         valid: inst.valid, tokens: inst.ids.length, tbm_us: tbm, at,
-        token: at >= 0 && at < inst.ids.length ? inst.ids[at] : null });
+        token: at >= 0 && at < inst.ids.length ? inst.ids[at] : null,
+        ...(job.masks ? { masks, strict_masks: strict, ids: inst.ids } : {}) });
     }
     c.value.dispose();
     parentPort.postMessage({ type: 'done' });
@@ -630,7 +669,9 @@ function schemaResult(file, r, seconds) {
     out.instances.push({ index: msg.index, valid: msg.valid,
       tokens: msg.tokens, at: refused ? msg.at : null, token: msg.token,
       outcome: msg.valid === !refused ? 'pass'
-        : msg.valid ? 'validation_error' : 'invalidation_error' });
+        : msg.valid ? 'validation_error' : 'invalidation_error',
+      ...(msg.masks ? { masks: msg.masks, strict_masks: msg.strict_masks,
+        ids: msg.ids } : {}) });
     out.tokens += msg.tbm_us.length;
     for (const t of msg.tbm_us) out.tbm_us.push(Math.round(t * 10) / 10);
   }
@@ -669,7 +710,8 @@ async function runMaskbench(o) {
       ? await tok.encodeBatch(picked.map((t) => t.text),
         { addSpecialTokens: false })
       : [];
-    const job = { schema: mb.schema, instances: picked.map((t, k) => ({
+    const job = { schema: mb.schema, masks: o.masks,
+      instances: picked.map((t, k) => ({
       index: t.index, valid: t.valid, ids: Array.from(encs[k].getIds()) })) };
     const r = await runner.run(job, o.timeout);
     process.stdout.write(JSON.stringify(schemaResult(file, r, o.timeout)) + '\n');
