@@ -808,7 +808,8 @@ static int xg_line(mb_sum_t *sum, const char *line, xp_env_t *env, tb_err_t *err
     return rc ? tb_fail(err, "out of memory") : xp_env_outcome(env, &o, err);
 }
 
-/* tokbench's outcome for item: whether its schema compiled and ran. */
+/* Whether tokbench compiled item's schema and ran its instances: its
+ * outcome is passing, validation error or invalidation error. */
 static int ran_here(const xp_env_t *env, const char *item)
 {
     for (size_t i = 0; i < env->outcomes.len; i++) {
@@ -996,9 +997,14 @@ static int compare_instance(const mb_t *s, gr_matcher_t *m, json_t *tests, json_
         uint32_t unexplained;
         int has_strict = xg_mask(strict, i, &theirs[1], err), has = 0;
         if (has_strict < 0 || gr_matcher_mask(m, s->trie, ours, NULL, err) ||
-            (has = xg_mask(masks, i, &theirs[0], err)) <= 0) {
-            rc = has < 0 || has_strict < 0 ? -1
-                 : tb_fail(err, "XGrammar's mask %zu is not a string", i);
+            (has = xg_mask(masks, i, &theirs[0], err)) < 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%.200s", err->msg);
+            rc = tb_fail(err, "instance %zu, before token %zu: %s", k, i, why);
+            break;
+        }
+        if (!has) {
+            rc = tb_fail(err, "instance %zu: XGrammar's mask %zu is not a string", k, i);
             break;
         }
         ctx.strict = has_strict ? &theirs[1] : NULL;
@@ -1013,10 +1019,10 @@ static int compare_instance(const mb_t *s, gr_matcher_t *m, json_t *tests, json_
                        unexplained != UINT32_MAX && tb_bitset_get(ours, unexplained), c);
         const uint8_t *b = tok_vocab_token(tok_vocab(s->tok), ids.data[i], &len);
         int r = gr_matcher_consume(m, b, len, &at, err);
-        if (r)
+        if (r) { /* refused (both engines' masks up to it compared) or an error */
             rc = r < 0 ? -1 : 0;
-        if (r)
             break;
+        }
         off += len;
     }
     tb_buf_free(&text);
