@@ -19,6 +19,11 @@ int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem)
     return 0;
 }
 
+int tb_cmp_strs(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 void tb_buf_free(tb_buf_t *b)
 {
     free(b->data);

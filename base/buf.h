@@ -44,6 +44,9 @@ static inline int tb_buf_putc(tb_buf_t *b, uint8_t c)
 
 void tb_buf_free(tb_buf_t *b);
 
+/* qsort and bsearch's comparator for an array of C strings (char *). */
+int tb_cmp_strs(const void *a, const void *b);
+
 /* A typed vector: struct { T *data; size_t len, cap; }. */
 #define TB_VEC(T) struct { T *data; size_t len, cap; }
 

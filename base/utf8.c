@@ -1,6 +1,8 @@
 /* utf8: see utf8.h. */
 #include "utf8.h"
 
+#include <string.h>
+
 size_t tb_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp)
 {
     uint8_t c = s[0];
@@ -74,4 +76,32 @@ size_t tb_utf8_validate(const uint8_t *s, size_t n)
         i += len;
     }
     return n;
+}
+
+size_t tb_utf8_escape(const uint8_t *s, size_t n, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (size_t i = 0; i < n && size;) {
+        uint32_t cp;
+        size_t len = tb_utf8_decode(s + i, n - i, &cp);
+        char esc[4];
+        const char *put = (const char *)s + i;
+        size_t m = len;
+        if (cp == '\\' || cp == '\'' || cp == '\n' || cp == '\r' || cp == '\t') {
+            esc[0] = '\\', esc[1] = cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : (char)cp;
+            put = esc, m = 2;
+        } else if (!len || cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[s[i] >> 4], esc[3] = hex[s[i] & 15];
+            put = esc, m = 4, len = 1;
+        }
+        if (k + m >= size)
+            break;
+        memcpy(out + k, put, m);
+        k += m;
+        i += len;
+    }
+    if (size)
+        out[k] = 0;
+    return k;
 }

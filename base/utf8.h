@@ -20,6 +20,14 @@ size_t tb_utf8_encode(uint32_t cp, uint8_t out[4]);
 /* Offset of the first invalid sequence in s[0..n), or n if all is valid. */
 size_t tb_utf8_validate(const uint8_t *s, size_t n);
 
+/* Writes s[0..n) into out (size bytes, NUL-terminated) as one line a
+ * reader can quote between single quotes: printable ASCII and valid UTF-8
+ * characters from U+00A0 on as they are; backslash, quote, \n, \r and \t
+ * escaped as in C; every other byte (controls, DEL, C1 controls, bytes of
+ * no valid character) as \xNN.  Stops before an escape or character that
+ * does not fit; returns the length written.  4n + 1 bytes always suffice. */
+size_t tb_utf8_escape(const uint8_t *s, size_t n, char *out, size_t size);
+
 /* Length of the sequence a lead byte announces (1-4), 1 for stray bytes. */
 static inline size_t tb_utf8_lead_len(uint8_t c)
 {

@@ -59,6 +59,38 @@ static void utf8_validate_agrees_with_libunistring(void **state)
     }
 }
 
+/* Token listings: text a reader can quote, every byte accounted for. */
+static void utf8_escape_keeps_characters_and_names_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"plain", "plain"},
+        {"a'b\\c", "a\\'b\\\\c"},
+        {"\n\t\r\x01\x7f", "\\n\\t\\r\\x01\\x7f"},
+        {"\xC3\xA9t\xC3\xA9 \xE4\xB8\xAD", "\xC3\xA9t\xC3\xA9 \xE4\xB8\xAD"}, /* été 中 */
+        {"\xC3", "\\xc3"},                  /* a character cut short */
+        {"\xC2\x85", "\\xc2\\x85"},        /* U+0085, a C1 control */
+        {"\xED\xA0\x80", "\\xed\\xa0\\x80"}, /* a surrogate: not UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[64];
+        size_t n = tb_utf8_escape((const uint8_t *)cases[i].in, strlen(cases[i].in), out,
+                                  sizeof out);
+        assert_string_equal(out, cases[i].want);
+        assert_int_equal(n, strlen(cases[i].want));
+    }
+    /* a short buffer ends before an escape that does not fit */
+    char small[5];
+    assert_int_equal(tb_utf8_escape((const uint8_t *)"ab\x01", 3, small, sizeof small), 2);
+    assert_string_equal(small, "ab");
+    const char *names[] = {"b", "c", "a"};
+    qsort(names, 3, sizeof *names, tb_cmp_strs);
+    assert_string_equal(names[0], "a");
+    assert_string_equal(names[2], "c");
+}
+
 static void sha256_agrees_with_sha256sum(void **state)
 {
     (void)state;
@@ -151,6 +183,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(utf8_round_trip_all_code_points),
         cmocka_unit_test(utf8_validate_agrees_with_libunistring),
+        cmocka_unit_test(utf8_escape_keeps_characters_and_names_bytes),
         cmocka_unit_test(sha256_agrees_with_sha256sum),
         cmocka_unit_test(read_file_names_the_missing_file),
         cmocka_unit_test(strmap_matches_brute_force),

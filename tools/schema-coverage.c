@@ -17,17 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/buf.h"
 #include "../grammar/schema.h"
 
 typedef struct {
     char *reason;
     int n;
 } reason_t;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static int cmp_reason(const void *a, const void *b)
 {
@@ -80,7 +76,7 @@ int main(int argc, char **argv)
             files[nf++] = strdup(e->d_name);
         }
     closedir(d);
-    qsort(files, nf, sizeof *files, cmp_str);
+    qsort(files, nf, sizeof *files, tb_cmp_strs);
     reason_t *rs = NULL;
     size_t nr = 0;
     int ok = 0, total = 0;

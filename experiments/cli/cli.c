@@ -7,12 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/utf8.h"
+
 int xp_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return 1;
     return 0;
+}
+
+void xp_print_quoted(const uint8_t *s, size_t n)
+{
+    char *text = malloc(4 * n + 1);
+    if (text)
+        tb_utf8_escape(s, n, text, 4 * n + 1);
+    printf("'%s'", text ? text : "(out of memory)");
+    free(text);
 }
 
 int xp_die(const tb_err_t *err)

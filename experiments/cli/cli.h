@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include <stdint.h>
+
 #include "../../base/err.h"
 
 int xp_cmd_vocab(int argc, char **argv);
@@ -31,6 +33,10 @@ int xp_cmd_accept(int argc, char **argv);
 
 /* True if argv holds -h or --help (then the command prints its usage). */
 int xp_wants_help(int argc, char **argv);
+
+/* Prints bytes (a token, forced bytes) to stdout between single quotes,
+ * escaped as tb_utf8_escape says. */
+void xp_print_quoted(const uint8_t *s, size_t n);
 
 /* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
 int xp_die(const tb_err_t *err);

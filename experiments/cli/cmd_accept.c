@@ -127,20 +127,6 @@ static int drive(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, siz
     return rc;
 }
 
-static void print_bytes(const uint8_t *s, size_t n)
-{
-    putchar('\'');
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\'' || s[i] == '\\')
-            printf("\\%c", s[i]);
-        else if (s[i] < 0x20 || s[i] >= 0x7F)
-            printf("\\x%02x", s[i]);
-        else
-            putchar(s[i]);
-    }
-    putchar('\'');
-}
-
 /* Prints the verdict; returns the exit status. */
 static int report(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, size_t n,
                   size_t refused, size_t in_token, tb_err_t *err)
@@ -155,7 +141,7 @@ static int report(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, si
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[refused], &len);
         printf("refused    token #%zu (id %u, ", refused, ids[refused]);
-        print_bytes(s, len);
+        xp_print_quoted(s, len);
         printf(") at byte %zu of the text (byte %zu of the token); the %zu tokens before "
                "it are a prefix of a sentence\n", off + in_token, in_token, refused);
         return 3;
@@ -169,7 +155,7 @@ static int report(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, si
     printf("accepted   all %zu tokens; the text is %s\n", n,
            sentence ? "a sentence" : "a prefix of a sentence, not a sentence");
     printf("forced     ");
-    print_bytes(forced.data, forced.len);
+    xp_print_quoted(forced.data, forced.len);
     printf(" next\n");
     tb_buf_free(&forced);
     return sentence ? 0 : 3;

@@ -84,23 +84,6 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_token(const uint8_t *s, size_t n)
-{
-    putchar('\'');
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        if (c == '\\' || c == '\'')
-            printf("\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c < 0x20 || c == 0x7F)
-            printf("\\x%02x", c);
-        else
-            putchar(c);
-    }
-    putchar('\'');
-}
-
 /* The lexemes possible and ending at state s of a lexer DFA. */
 static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
 {
@@ -421,7 +404,7 @@ static int print_grammar(engine_t *e, const mask_args_t *a, const gr_stats_t st[
         return -1;
     }
     printf("forced     ");
-    print_token(forced.data, forced.len);
+    xp_print_quoted(forced.data, forced.len);
     printf(" (%zu bytes)\n", forced.len);
     tb_buf_free(&forced);
     print_stats("cold mask", &st[0], &st[1]);
@@ -530,7 +513,7 @@ int xp_cmd_mask(int argc, char **argv)
             size_t n;
             const uint8_t *s = tok_vocab_token(v, id, &n);
             putchar(' ');
-            print_token(s, n);
+            xp_print_quoted(s, n);
             shown++;
         }
     printf("%s\n", allowed > shown ? " ..." : "");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/buf.h"
 #include "../../base/utf8.h"
 
 const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
@@ -53,14 +54,9 @@ typedef struct {
     size_t key_len;
 } json_pos_t;
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int is_named(const xp_xg_ctx_t *c, const char *key)
 {
-    return c && c->n_names && bsearch(&key, c->names, c->n_names, sizeof *c->names, cmp_name);
+    return c && c->n_names && bsearch(&key, c->names, c->n_names, sizeof *c->names, tb_cmp_strs);
 }
 
 static void in_string_step(json_pos_t *p, uint8_t ch)
