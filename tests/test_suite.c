@@ -106,6 +106,31 @@ static void test_options(void **state)
     xp_suite_free(&s);
 }
 
+/* The one parser of numeric options: a default, the bounds, and an error
+ * that names the line, the option and the value. */
+static void test_numeric_options(void **state)
+{
+    (void)state;
+    xp_suite_t s;
+    tb_err_t err;
+    uint64_t v;
+    assert_int_equal(parse("experiment,options\nselftest,n=5 big=99 neg=-1 junk=4x huge="
+                           "99999999999999999999999\n", &s, &err), 0);
+    xp_row_t *r = &s.rows[0];
+    assert_int_equal(xp_row_uint(r, "n", 7, 1, 10, &v, &err), 0);
+    assert_int_equal(v, 5);
+    assert_int_equal(xp_row_uint(r, "absent", 7, 1, 10, &v, &err), 0);
+    assert_int_equal(v, 7);
+    const char *bad[] = {"big", "neg", "junk", "huge"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(xp_row_uint(r, bad[i], 7, 1, 10, &v, &err), -1);
+        assert_non_null(strstr(err.msg, "line 2: option "));
+        assert_non_null(strstr(err.msg, bad[i]));
+        assert_non_null(strstr(err.msg, "from 1 to 10"));
+    }
+    xp_suite_free(&s);
+}
+
 static void test_shipped_suites_name_known_experiments(void **state)
 {
     (void)state;
@@ -134,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_columns_any_order),
         cmocka_unit_test(test_errors_name_the_fault),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_numeric_options),
         cmocka_unit_test(test_shipped_suites_name_known_experiments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

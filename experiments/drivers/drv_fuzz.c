@@ -39,27 +39,18 @@ static void fuzz_teardown(void *state)
     free(s);
 }
 
-/* Option key as a positive count, or `dflt` when the row leaves it out. */
-static int row_count(const xp_row_t *row, const char *key, long dflt, long *out,
-                     tb_err_t *err)
-{
-    char buf[32], *end;
-    const char *v = xp_row_option(row, key, buf, sizeof buf);
-    *out = v ? strtol(v, &end, 10) : dflt;
-    if (v && (*end || *out <= 0))
-        return tb_fail(err, "option %s=%s is not a positive number", key, v);
-    return 0;
-}
-
 static int fuzz_setup(const xp_row_t *row, xp_env_t *env, void **state,
                       tb_err_t *err)
 {
+    uint64_t lines, seed;
+    if (xp_row_uint(row, "lines", 100000, 1, LONG_MAX, &lines, err) ||
+        xp_row_uint(row, "seed", 1, 1, LONG_MAX, &seed, err))
+        return -1;
     fuzz_state_t *s = calloc(1, sizeof *s);
     if (!s)
         return tb_fail(err, "out of memory");
-    if (row_count(row, "lines", 100000, &s->lines, err) ||
-        row_count(row, "seed", 1, &s->seed, err) ||
-        xp_row_vocab(row, env, s->vocab_path, sizeof s->vocab_path, err) ||
+    s->lines = (long)lines, s->seed = (long)seed;
+    if (xp_row_vocab(row, env, s->vocab_path, sizeof s->vocab_path, err) ||
         !(s->tok = tok_load(s->vocab_path, err)) ||
         xp_fuzz_generate(tok_vocab(s->tok),
                          tok_format(s->tok) == TOK_FORMAT_SPM_MODEL, s->lines,

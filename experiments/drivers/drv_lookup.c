@@ -263,14 +263,16 @@ static int check_against_dat(const lookup_t *s, tb_err_t *err)
 
 static int load_corpus(lookup_t *s, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
 {
-    char path[4096], buf[32];
+    char path[4096];
     if (xp_resolve_spec(row->corpus, path, sizeof path, err) ||
         xp_env_input(env, "corpus", path, err) ||
         tb_read_file(path, &s->text, &s->len, err))
         return tb_wrap(err, "corpus '%s'", row->corpus);
-    const char *max = xp_row_option(row, "max_bytes", buf, sizeof buf);
-    if (max && strtoull(max, NULL, 10) > 0 && strtoull(max, NULL, 10) < s->len)
-        s->len = (size_t)strtoull(max, NULL, 10);
+    uint64_t max;
+    if (xp_row_uint(row, "max_bytes", 0, 1, UINT64_MAX, &max, err))
+        return -1;
+    if (max && max < s->len)
+        s->len = (size_t)max;
     return 0;
 }
 

@@ -42,7 +42,8 @@
  * failed: the instance and token), invalidation error (an invalid instance
  * was accepted), timeout, crash (a worker that died, or a mask the engine
  * could not compute, such as a lexer past its state limit: the message is
- * the detail; the published table has no other row for either).
+ * the detail; the published table has no other row for either).  A crash
+ * fails the case once every outcome is stored, so the run exits non-zero.
  *
  * Schemas run in worker processes (forked from the loaded tokenizer, trie
  * and slicer, so they share them; not pinned to the runner's CPU), one
@@ -66,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +80,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../base/utf8.h"
 #include "../../grammar/load.h"
 #include "../../grammar/match.h"
 #include "../../grammar/schema.h"
@@ -104,11 +107,6 @@ typedef struct {
     char vocab[4096]; /* the tokenizer file, for XGrammar */
 } mb_t;
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void mb_teardown(void *state)
 {
     mb_t *s = state;
@@ -124,12 +122,6 @@ static void mb_teardown(void *state)
     if (s->tmpdir[0])
         rmdir(s->tmpdir);
     free(s);
-}
-
-static unsigned opt_uint(const xp_row_t *row, const char *key, unsigned dflt)
-{
-    char buf[32];
-    return xp_row_option(row, key, buf, sizeof buf) ? (unsigned)strtoul(buf, NULL, 10) : dflt;
 }
 
 /* The schema files of dir, sorted, every Nth, at most limit. */
@@ -157,7 +149,7 @@ static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit, 
     if (!rc && all.len == 0)
         rc = tb_fail(err, "MaskBench data directory '%s' holds no .json file", dir);
     if (!rc) {
-        qsort(all.data, all.len, sizeof *all.data, cmp_str);
+        qsort(all.data, all.len, sizeof *all.data, tb_cmp_strs);
         s->files = calloc(all.len, sizeof *s->files);
         if (!s->files)
             rc = tb_fail(err, "out of memory");
@@ -179,26 +171,31 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     if (!s)
         return tb_fail(err, "out of memory");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned every = opt_uint(row, "every", 1);
-    s->workers = opt_uint(row, "workers", cores > 0 ? (unsigned)cores : 1);
-    s->timeout = opt_uint(row, "timeout", 900);
-    s->xg_every = opt_uint(row, "xgrammar", 0);
-    s->xg_timeout = opt_uint(row, "xgtimeout", 60);
-    s->xg_masks = opt_uint(row, "xgmasks", 0);
+    uint64_t every, workers, timeout, xg_every, xg_timeout, xg_masks, limit;
+    int rc = xp_row_uint(row, "every", 1, 1, UINT_MAX, &every, err) ||
+             xp_row_uint(row, "workers", cores > 0 ? (uint64_t)cores : 1, 1, 1024, &workers,
+                         err) ||
+             xp_row_uint(row, "timeout", 900, 1, UINT_MAX, &timeout, err) ||
+             xp_row_uint(row, "xgrammar", 0, 0, UINT_MAX, &xg_every, err) ||
+             xp_row_uint(row, "xgtimeout", 60, 1, UINT_MAX, &xg_timeout, err) ||
+             xp_row_uint(row, "xgmasks", 0, 0, UINT_MAX, &xg_masks, err) ||
+             xp_row_uint(row, "limit", 0, 0, UINT_MAX, &limit, err) ? -1 : 0;
+    s->workers = (unsigned)workers, s->timeout = (unsigned)timeout;
+    s->xg_every = (unsigned)xg_every, s->xg_timeout = (unsigned)xg_timeout;
+    s->xg_masks = (unsigned)xg_masks;
     s->cpu_over = -1;
     char buf[8];
     s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
     s->strict_oneof = xp_row_option(row, "strict_oneof", buf, sizeof buf) != NULL;
     s->verbose = xp_row_option(row, "verbose", buf, sizeof buf) != NULL;
     const trie_layout_t *layout = trie_layout_find(row->layout[0] ? row->layout : "dfs");
-    int rc = layout ? 0 : tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
-    if (!rc && (every == 0 || s->workers == 0 || s->xg_timeout == 0))
-        rc = tb_fail(err, "options: every, workers and xgtimeout must be at least 1");
+    if (!rc && !layout)
+        rc = tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
     if (!rc && s->xg_masks && !s->xg_every)
         rc = tb_fail(err, "option xgmasks=N compares masks on XGrammar's sample: it wants "
                      "xgrammar=N");
     if (!rc)
-        rc = list_files(s, row->pattern, every, opt_uint(row, "limit", 0), err);
+        rc = list_files(s, row->pattern, (unsigned)every, (unsigned)limit, err);
     if (!rc)
         rc = xp_row_vocab(row, env, s->vocab, sizeof s->vocab, err);
     if (!rc && !(s->tok = tok_load(s->vocab, err)))
@@ -924,17 +921,6 @@ static int collect_names(json_t *v, mb_cmp_t *c)
     return 0;
 }
 
-/* Token id's bytes for a listing: printable ASCII, the rest escaped. */
-static void shown(const tok_vocab_t *v, uint32_t id, char *out, size_t size)
-{
-    size_t n, k = 0;
-    const uint8_t *b = tok_vocab_token(v, id, &n);
-    for (size_t i = 0; i < n && k + 5 < size; i++)
-        k += (size_t)(b[i] >= 0x20 && b[i] < 0x7F && b[i] != '\\'
-                      ? snprintf(out + k, size - k, "%c", b[i])
-                      : snprintf(out + k, size - k, "\\x%02X", b[i]));
-    out[k] = 0;
-}
 
 /* Lists one point where the masks differ on stderr and keeps the first
  * unexplained token in c->first. */
@@ -944,8 +930,11 @@ static void list_point(const mb_t *s, const char *item, size_t inst, size_t at,
 {
     size_t from = off > 40 ? off - 40 : 0;
     char tok[64] = "";
-    if (unexplained != UINT32_MAX)
-        shown(tok_vocab(s->tok), unexplained, tok, sizeof tok);
+    if (unexplained != UINT32_MAX) {
+        size_t n;
+        const uint8_t *b = tok_vocab_token(tok_vocab(s->tok), unexplained, &n);
+        tb_utf8_escape(b, n, tok, sizeof tok);
+    }
     fprintf(stderr, "xgmasks: %s instance %zu token %zu after '...%.*s'%s:", item, inst, at,
             (int)(off - from), (const char *)text->data + from,
             xp_xg_at_name(text->data, off) ? " (at a property name)" : "");
@@ -1047,7 +1036,7 @@ static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram
     if (!rc && collect_names(json_object_get(file, "schema"), &c))
         rc = tb_fail(err, "out of memory");
     if (c.names.len)
-        qsort(c.names.data, c.names.len, sizeof *c.names.data, cmp_str);
+        qsort(c.names.data, c.names.len, sizeof *c.names.data, tb_cmp_strs);
     if (!rc && (gr_matcher_init(&m, g, s->keys.max_len, err) ||
                 (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
                 tb_bitset_init(&ours, trie_mask_bits(s->trie)) ||
@@ -1161,11 +1150,17 @@ static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *e
     progress(s->n, &sum, 1);
     if (!rc)
         rc = record_sum(env, "tokbench", &sum, err);
+    size_t crashes = sum.crash;
     sum_free(&sum);
     if (!rc && s->xg_every && !(env->stop && *env->stop))
         rc = run_xgrammar(s, env, err);
     if (!rc && s->xg_masks && !(env->stop && *env->stop))
         rc = run_xgmasks(s, env, err);
+    /* Every outcome is stored by now; a crash of the engine under test
+     * still fails the case, so that `tokbench run` exits non-zero. */
+    if (!rc && crashes)
+        rc = tb_fail(err, "tokbench crashed on %zu of %zu schemas (outcome 'crash': the "
+                     "schema and signal or message are in its row)", crashes, s->n);
     return rc;
 }
 

@@ -21,22 +21,6 @@ typedef struct {
     int fail_rep;
 } selftest_t;
 
-static int opt_num(const xp_row_t *row, const char *key, uint64_t dflt,
-                   uint64_t max, uint64_t *out, tb_err_t *err)
-{
-    char buf[64], *end;
-    const char *v = xp_row_option(row, key, buf, sizeof buf);
-    *out = dflt;
-    if (!v)
-        return 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (*end || !*v || x > max || *v == '-')
-        return tb_fail(err, "line %u: option %s=%s is not a number up to %llu",
-                       row->line, key, v, (unsigned long long)max);
-    *out = x;
-    return 0;
-}
-
 static int selftest_setup(const xp_row_t *row, xp_env_t *env, void **state,
                           tb_err_t *err)
 {
@@ -46,8 +30,8 @@ static int selftest_setup(const xp_row_t *row, xp_env_t *env, void **state,
     if (fail && !strcmp(fail, "setup"))
         return tb_fail(err, "selftest: failing in setup as the row asks (fail=setup)");
     uint64_t n, us;
-    if (opt_num(row, "n", 100000, UINT64_C(1) << 40, &n, err) ||
-        opt_num(row, "sleep_us", 0, 10000000, &us, err))
+    if (xp_row_uint(row, "n", 100000, 0, UINT64_C(1) << 40, &n, err) ||
+        xp_row_uint(row, "sleep_us", 0, 0, 10000000, &us, err))
         return -1;
     selftest_t *s = calloc(1, sizeof *s);
     if (!s)

@@ -86,14 +86,10 @@ static int choose_reference(tokenize_t *s, const xp_row_t *row, tb_err_t *err);
  * where the reference implementations can read it. */
 static int apply_max_bytes(tokenize_t *s, const xp_row_t *row, tb_err_t *err)
 {
-    char buf[32], *end;
-    const char *v = xp_row_option(row, "max_bytes", buf, sizeof buf);
-    if (!v)
-        return 0;
-    unsigned long long max = strtoull(v, &end, 10);
-    if (*end || !max)
-        return tb_fail(err, "option max_bytes=%s is not a positive number", v);
-    if (s->len <= max)
+    uint64_t max;
+    if (xp_row_uint(row, "max_bytes", 0, 1, UINT64_MAX, &max, err))
+        return -1;
+    if (!max || s->len <= max)
         return 0;
     size_t cut = (size_t)max;
     while (cut > 0 && s->text[cut - 1] != '\n')

@@ -2,6 +2,7 @@
 #include "suite.h"
 
 #include <csv.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,23 @@ void xp_suite_free(xp_suite_t *s)
     free(s->rows);
     s->rows = NULL;
     s->n = 0;
+}
+
+int xp_row_uint(const xp_row_t *r, const char *key, uint64_t dflt, uint64_t min,
+                uint64_t max, uint64_t *out, tb_err_t *err)
+{
+    char buf[64], *end;
+    const char *v = xp_row_option(r, key, buf, sizeof buf);
+    *out = dflt;
+    if (!v)
+        return 0;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || !*v || *v == '-' || errno || x < min || x > max)
+        return tb_fail(err, "line %u: option %s=%s is not a whole number from %llu to %llu",
+                       r->line, key, v, (unsigned long long)min, (unsigned long long)max);
+    *out = x;
+    return 0;
 }
 
 const char *xp_row_option(const xp_row_t *r, const char *key, char *buf,

@@ -18,6 +18,7 @@
 #define XP_SUITE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../base/err.h"
 
@@ -42,6 +43,12 @@ void xp_suite_free(xp_suite_t *s);
  * returns NULL when the row does not set it.  "key" alone means "1". */
 const char *xp_row_option(const xp_row_t *r, const char *key, char *buf,
                           size_t size);
+
+/* The value of option `key` as a whole number in [min, max] into *out, or
+ * dflt when the row leaves it out; a value that is not such a number is an
+ * error that names the row's line, the option and the value. */
+int xp_row_uint(const xp_row_t *r, const char *key, uint64_t dflt, uint64_t min,
+                uint64_t max, uint64_t *out, tb_err_t *err);
 
 /* Builds a row from literal strings (any may be NULL: empty), owned by the
  * caller through xp_row_free; used by the hidden one-case sub-command. */
