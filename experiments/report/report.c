@@ -186,45 +186,6 @@ int xp_rp_close_out(report_t *r, FILE *f, const char *name, tb_err_t *err)
     return 0;
 }
 
-/* Removes what an earlier report drew for one panel of a section. */
-void xp_rp_remove_panel(report_t *r, const section_t *s, int panel)
-{
-    static const char *const ext[] = {".png", ".svg"};
-    char stem[64];
-    xp_rp_panel_stem(s, panel, stem, sizeof stem);
-    for (int i = 0; i < 2; i++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s%s", r->out, stem, ext[i]);
-        unlink(path);
-    }
-}
-
-/* Removes what an earlier report left for a plot this one does not draw. */
-void xp_rp_remove_plot(report_t *r, const section_t *s)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s.dat", r->out, s->name);
-    unlink(path);
-    for (int p = 0; p < XP_RP_MAXPANELS; p++)
-        xp_rp_remove_panel(r, s, p);
-}
-
-/* A section with nothing to draw: "Not measured: " and why (printf-style)
- * end its note, and what an earlier report drew for it goes.  Returns 0,
- * for `return xp_rp_not_measured(...)`. */
-int xp_rp_not_measured(report_t *r, section_t *s, const char *why, ...)
-{
-    size_t used = strlen(s->note);
-    snprintf(s->note + used, sizeof s->note - used, "%sNot measured: ", used ? "  " : "");
-    used = strlen(s->note);
-    va_list ap;
-    va_start(ap, why);
-    vsnprintf(s->note + used, sizeof s->note - used, why, ap);
-    va_end(ap);
-    xp_rp_remove_plot(r, s);
-    return 0;
-}
-
 int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
 {
     sqlite3_stmt *st;

@@ -151,12 +151,6 @@ int xp_rp_run_query(report_t *r, const char *sql, sqlite3_stmt **st, tb_err_t *e
 FILE *xp_rp_open_run_query(report_t *r, const char *sql, const char *name,
                            sqlite3_stmt **st, tb_err_t *err);
 int xp_rp_close_out(report_t *r, FILE *f, const char *name, tb_err_t *err);
-/* Removes what an earlier report left for a plot this one does not draw. */
-void xp_rp_remove_plot(report_t *r, const section_t *s);
-/* Removes what an earlier report drew for one panel of a section. */
-void xp_rp_remove_panel(report_t *r, const section_t *s, int panel);
-int xp_rp_not_measured(report_t *r, section_t *s, const char *why, ...)
-    __attribute__((format(printf, 3, 4)));
 int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err);
 void xp_rp_caption(report_t *r, section_t *s, const char *sources);
 /* vocabulary layout pattern, and the options where the row has some
@@ -197,7 +191,8 @@ int xp_rp_sec_patterns(report_t *r, tb_err_t *err);
 /* Marks column c of a table as verbatim text (a case, a pattern). */
 void xp_rp_tab_code(table_t *t, int c);
 
-/* --- plot.c */
+/* --- plot.c: gnuplot's side, standing on report.c (report.c calls
+ * nothing here) */
 
 /* Appends name='value' to a gnuplot -e line; single quotes are doubled,
  * the only escape single-quoted gnuplot strings have. */
@@ -213,6 +208,14 @@ int xp_rp_draw(report_t *r, section_t *s, const char *tmpl, const char *ylab,
                tb_buf_t *vars, tb_err_t *err);
 /* The file stem of a section's panel: NAME for the first, NAME-pN after. */
 void xp_rp_panel_stem(const section_t *s, int panel, char *buf, size_t n);
+/* Removes what an earlier report left for a plot this one does not draw. */
+void xp_rp_remove_plot(report_t *r, const section_t *s);
+/* Removes what an earlier report drew for one panel of a section. */
+void xp_rp_remove_panel(report_t *r, const section_t *s, int panel);
+/* A section with nothing to draw: "Not measured: " and why end its note,
+ * and what an earlier report drew for it goes (returns 0). */
+int xp_rp_not_measured(report_t *r, section_t *s, const char *why, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Draws NAME.dat's nrows groups (data lines after a header) with
  * TEMPLATE.gp, XP_RP_GROUPS a panel: the template gets the panel's first
  * and last rows; `vars` holds its other variables. */
