@@ -126,6 +126,34 @@ static void bad_arguments_are_named(void **state)
     free(out);
 }
 
+/* `tokbench run` exits 1 when a case failed, 0 when every failure is one
+ * the suite expects (expect=fail), and 1 again when such a case ran. */
+static void run_exit_status_says_whether_a_case_failed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rows, *says;
+        int rc;
+    } runs[] = {
+        {"selftest,,,,,2,tsc,n=10\n", "1 ok, 0 failed", 0},
+        {"selftest,,,,,2,tsc,n=10\nselftest,,,,,2,tsc,fail=rep\n", "1 ok, 1 failed", 1},
+        {"selftest,,,,,2,tsc,fail=rep expect=fail\n", "(1 failed as the suite expects)", 0},
+        {"selftest,,,,,2,tsc,n=10 expect=fail\n", "1 marked expect=fail ran", 1},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char dir[] = "/tmp/test_cli.XXXXXX", suite[256], db[256], cmd[600], out[8192];
+        FILE *f = test_run_dir(dir, suite, db, sizeof suite);
+        fputs(runs[i].rows, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "run %s --db %s --quiet", suite, db);
+        int rc = test_tokbench(cmd, out, sizeof out);
+        if (rc != runs[i].rc || !strstr(out, runs[i].says))
+            fail_msg("suite %zu: exit %d, want %d and '%s':\n%s", i, rc, runs[i].rc,
+                     runs[i].says, out);
+        test_run_dir_remove(dir);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -144,6 +172,7 @@ int main(void)
         cmocka_unit_test(vocab_agrees_with_the_library),
         cmocka_unit_test(encode_then_decode_round_trips),
         cmocka_unit_test(bad_arguments_are_named),
+        cmocka_unit_test(run_exit_status_says_whether_a_case_failed),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -47,7 +47,9 @@ static int usage(FILE *out)
             "usage: tokbench run [SUITE] [--db FILE] [--reps N] [--cpu N] [--quiet]\n"
             "Runs every case of SUITE (default experiments/suites/default.csv) and\n"
             "stores runs, cases and raw repetitions in FILE (default %s).\n"
-            "Ctrl-C stops after storing what was measured; the run stays incomplete.\n",
+            "Ctrl-C stops after storing what was measured; the run stays incomplete.\n"
+            "Exits 1 when a case failed, unless its options say expect=fail (then a\n"
+            "case that ran fails the run instead), 130 when interrupted.\n",
             XP_DEFAULT_DB);
     return out == stdout ? 0 : 2;
 }
@@ -123,10 +125,17 @@ int xp_cmd_run(int argc, char **argv)
     }
     fflush(stdout);
     say_missing_sources(res.prov.sources_detail);
-    fprintf(stderr, "run %lld %s: %zu ok, %zu failed of %zu cases, in %s\n",
-            (long long)res.run, res.interrupted ? "INCOMPLETE (interrupted)" : "complete",
-            res.ok, res.failed, res.total, o.db_path);
-    return res.interrupted ? 130 : 0;
+    fprintf(stderr, "run %lld %s: %zu ok, %zu failed of %zu cases", (long long)res.run,
+            res.interrupted ? "INCOMPLETE (interrupted)" : "complete", res.ok, res.failed,
+            res.total);
+    if (res.expected_failures)
+        fprintf(stderr, " (%zu failed as the suite expects)", res.expected_failures);
+    if (res.unexpected_ok)
+        fprintf(stderr, "; %zu marked expect=fail ran: update the suite", res.unexpected_ok);
+    fprintf(stderr, ", in %s\n", o.db_path);
+    if (res.interrupted)
+        return 130;
+    return res.failed > res.expected_failures || res.unexpected_ok ? 1 : 0;
 }
 
 /* _case EXPERIMENT VOCAB LAYOUT PATTERN CORPUS OPTIONS */

@@ -421,10 +421,12 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
                          .started = started, .env = &env};
     int rc = xp_db_case_write(db, &rec, err);
     xp_env_free(&env);
+    char expect[16];
+    int xfail = xp_row_option(row, "expect", expect, sizeof expect) && !strcmp(expect, "fail");
     if (!strcmp(status, "ok"))
-        res->ok++;
+        res->ok++, res->unexpected_ok += xfail;
     else if (!strcmp(status, "failed"))
-        res->failed++;
+        res->failed++, res->expected_failures += xfail;
     if (o->progress)
         o->progress(o->progress_arg, seq + 1, res->total, row, status, rec.message);
     return rc;

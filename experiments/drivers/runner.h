@@ -8,7 +8,10 @@
  * measurement subtracted; the callgrind pass re-runs the case in a child
  * (`tokbench _case ...`, one warmed-up repetition under simulation).  The
  * process is pinned to one CPU for the whole run.  A case that fails is
- * stored as failed with its message and the suite goes on; a stop request
+ * stored as failed with its message and the suite goes on (a row whose
+ * options say expect=fail is expected to fail: its failure is counted
+ * apart, and its success is counted as a failure, so that a suite that
+ * no longer describes the code says so); a stop request
  * (SIGINT/SIGTERM) ends the run after storing what was measured, and the
  * run stays marked incomplete.
  */
@@ -40,6 +43,8 @@ typedef struct {
 typedef struct {
     int64_t run;
     size_t ok, failed, total;
+    size_t expected_failures; /* of `failed`: rows marked expect=fail */
+    size_t unexpected_ok;     /* of `ok`: rows marked expect=fail that ran */
     int interrupted;
     xp_prov_t prov;
 } xp_run_result_t;
