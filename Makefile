@@ -1,7 +1,10 @@
 # tokbench: build, test, bench, report, data, setup.
 #
 #   make            build/tokbench and build/libtokbench.a (release flags)
-#   make test       install what is missing, fetch test data, run all tests
+#   make test       install what is missing, fetch test data, run the tests
+#                   of every change (programs in parallel, JOBS at a time)
+#   make check-long the long sweeps (tests/support.h: long_unit_test), once
+#                   in CI, not under the sanitizers
 #   make bench      the default suite into results/tokbench.db, then a report
 #   make SANITIZE=1 the same targets built with ASan and UBSan in build/san
 #   make SANITIZE=clang  the same with clang in build/san-clang (its UBSan
@@ -55,8 +58,14 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_DOUBLES := $(wildcard tests/*_double.c)
 TEST_SUPPORT := $(filter-out $(TEST_SRC) $(TEST_DOUBLES),$(wildcard tests/*.c))
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
+# The programs that hold long cases, for check-long.
+LONG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,\
+              $(shell grep -lw long_unit_test $(TEST_SRC) 2>/dev/null))
+# Builds and test programs run on every core unless JOBS says otherwise.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all setup data test test-unit test-conform bench report clean fuzz
+.PHONY: all setup data test check-long bench report clean fuzz
 all: $(BIN) $(LIB)
 
 $(BUILD)/obj/%.o: %.c
@@ -107,16 +116,16 @@ $(BUILD)/obj/%.o: %.cc
 $(BIN): $(BUILD)/obj/experiments/main.o $(LIB) $(EXT_OBJ)
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lmarisa
 
-$(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(LIB)
+$(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $< $(TEST_SUPPORT) $(LIB) -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(TEST_SUPPORT_OBJ) $(LIB) -o $@ $(LDLIBS) -lcmocka
 
 # A test double tests/X_double.c stands in for the library -lX in the one
 # test program tests/test_X.c (PAPI without a PMU: tests/papi_double.c).
 define test_with_double
-$(BUILD)/tests/test_$(1): tests/test_$(1).c tests/$(1)_double.c $(TEST_SUPPORT) $(LIB)
+$(BUILD)/tests/test_$(1): tests/test_$(1).c tests/$(1)_double.c $(TEST_SUPPORT_OBJ) $(LIB)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$(LDFLAGS) $$< tests/$(1)_double.c $$(TEST_SUPPORT) $$(LIB) -o $$@ \
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) $$< tests/$(1)_double.c $$(TEST_SUPPORT_OBJ) $$(LIB) -o $$@ \
 	    $$(filter-out -l$(1),$$(LDLIBS)) -lcmocka
 endef
 $(foreach d,$(TEST_DOUBLES:tests/%_double.c=%),$(eval $(call test_with_double,$(d))))
@@ -133,10 +142,19 @@ setup:
 data: setup
 	@scripts/fetch-data.sh
 
-# Unit tests, then conformance of every manifest vocabulary on a sample.
+# Unit tests, then conformance of every manifest vocabulary on a sample:
+# every case but the long ones.
 test: data
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
-	@BUILD=$(BUILD) scripts/run-tests.sh $(TEST_BIN)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BIN) $(TEST_BIN)
+	@BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/test-times \
+	    scripts/run-tests.sh $(TEST_BIN)
+
+# The long cases only (TB_TEST_LONG=1: whole-corpus and every-vocabulary
+# sweeps, the big samples); CI runs them once, in the release build.
+check-long: data
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BIN) $(LONG_BIN)
+	@BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/long-times TB_TEST_LONG=1 \
+	    scripts/run-tests.sh $(LONG_BIN)
 
 # libFuzzer targets (fuzz/fuzz_*.c, see fuzz/README.md), each run for
 # FUZZ_SECONDS from its seed corpus; a crash fails and keeps its input in
@@ -157,9 +175,10 @@ build/fuzz/bin/%: fuzz/%.c $(FUZZ_SUPPORT) $(LIB)
 bench: data
 	@$(MAKE) --no-print-directory $(BIN)
 	@mkdir -p results
-	$(BIN) run experiments/suites/default.csv --db results/tokbench.db
-	$(BIN) import experiments/anchors/published.csv --db results/tokbench.db
-	$(BIN) report --db results/tokbench.db --out results/report
+	@# a failed case fails the target, after the report of what was stored
+	@rc=0; $(BIN) run experiments/suites/default.csv --db results/tokbench.db || rc=$$?; \
+	$(BIN) import experiments/anchors/published.csv --db results/tokbench.db && \
+	$(BIN) report --db results/tokbench.db --out results/report && exit $$rc
 
 # The published figures (experiments/anchors/published.csv) are imported
 # again each time, so that an edit of the file shows in the next report.

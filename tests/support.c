@@ -17,6 +17,16 @@
 #include "../lexer/deriv.h"
 #include "../tok/charsmap.h"
 
+/* The tier of support.h, set before main runs the groups. */
+__attribute__((constructor)) static void choose_tier(void)
+{
+    const char *tier = getenv("TB_TEST_LONG");
+    if (tier && strcmp(tier, "0"))
+        cmocka_set_test_filter("long_*");
+    else
+        cmocka_set_skip_filter("long_*");
+}
+
 void test_need_file(const char *path)
 {
     if (access(path, R_OK))

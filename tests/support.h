@@ -14,6 +14,14 @@
 #include "../tok/tokenizer.h"
 #include "../trie/trie.h"
 
+/* Two tiers of cases.  A long case (a sweep over every vocabulary or a
+ * whole corpus, a big sample) is registered with long_unit_test(f) in place
+ * of cmocka_unit_test(f): its name becomes "long_f", and a constructor in
+ * support.c filters by that prefix, so `make test` runs every case but the
+ * long ones and `make check-long` (TB_TEST_LONG=1) only the long ones.  A
+ * filtered case is not run and not counted, never reported as passing. */
+#define long_unit_test(f) {"long_" #f, f, NULL, NULL, NULL}
+
 /* cl100k's npm JSON in the data cache. */
 #define TEST_CL100K "data/cache/cl100k/cl100k_base.json"
 

@@ -270,7 +270,7 @@ int main(void)
         cmocka_unit_test(gguf_is_refused),
         cmocka_unit_test(other_reference_is_caught),
         cmocka_unit_test(tampered_vocabulary_is_caught),
-        cmocka_unit_test(manifest_vocabularies_conform),
+        long_unit_test(manifest_vocabularies_conform),
         cmocka_unit_test(conform_experiment_records_counts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

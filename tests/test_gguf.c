@@ -510,7 +510,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_gpt2_file),
         cmocka_unit_test(small_llama_file),
-        cmocka_unit_test(every_truncation_refused),
+        long_unit_test(every_truncation_refused),
         cmocka_unit_test(corrupt_files_refused),
         cmocka_unit_test(random_corruptions),
         cmocka_unit_test(llama3_round_trip),

@@ -910,7 +910,7 @@ int main(void)
         cmocka_unit_test(anchors_and_bad_lexemes),
         cmocka_unit_test(json_texts),
         cmocka_unit_test(utf8_completions),
-        cmocka_unit_test(completion_classes),
+        long_unit_test(completion_classes),
         cmocka_unit_test(deep_nesting),
         cmocka_unit_test(random_grammars),
         cmocka_unit_test(small_vocab_masks),

@@ -795,7 +795,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(corrupt_files_are_refused_with_their_place),
         cmocka_unit_test(normalizer_steps),
-        cmocka_unit_test(loads_every_vocabulary_as_the_json_says),
+        long_unit_test(loads_every_vocabulary_as_the_json_says),
         cmocka_unit_test(byte_level_vocabularies_hold_raw_bytes),
         cmocka_unit_test(sentencepiece_style_vocabularies),
         cmocka_unit_test(added_tokens_are_matched_in_the_text),

@@ -282,7 +282,7 @@ static void mask_command(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(index_matches_walks),
+        long_unit_test(index_matches_walks),
         cmocka_unit_test(state_cap_fails_cleanly),
         cmocka_unit_test(mask_command),
         cmocka_unit_test(experiments_run),

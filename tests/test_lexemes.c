@@ -914,7 +914,7 @@ int main(void)
         cmocka_unit_test(committed_specs),
         cmocka_unit_test(measured_specs_match_their_regex),
         cmocka_unit_test(walk_rows),
-        cmocka_unit_test(random_lexers),
+        long_unit_test(random_lexers),
     };
     test_rng = 0x2545f4914f6cdd1dull;
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);

@@ -945,7 +945,7 @@ int main(void)
         cmocka_unit_test(unsupported_lookaround_is_refused),
         cmocka_unit_test(simplification_shares_states),
         cmocka_unit_test(real_world_regexes),
-        cmocka_unit_test(random_regexes),
+        long_unit_test(random_regexes),
         cmocka_unit_test(walk_paths_agree),
         cmocka_unit_test(builtins_agree_with_pcre2),
         cmocka_unit_test(shallow_stack_calls_back),

@@ -16,6 +16,7 @@
 #include "../base/hash.h"
 #include "../trie/da.h"
 #include "../tok/tokenizer.h"
+#include "support.h"
 #include "../trie/trie.h"
 
 #define NLAYOUTS 5
@@ -1033,7 +1034,7 @@ int main(void)
         cmocka_unit_test(double_array_validate_catches_damage),
         cmocka_unit_test(double_array_child_chain),
         cmocka_unit_test(lazy_walk_structures),
-        cmocka_unit_test(every_manifest_vocabulary),
+        long_unit_test(every_manifest_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
