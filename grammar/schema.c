@@ -168,10 +168,12 @@ static int unhex(char ch)
                                                    ? (ch | 0x20) - 'a' + 10 : -1;
 }
 
-/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd). */
+/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd;
+ * NULL on failure, so that callers may free it either way). */
 static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon)
 {
     const char *r = ref;
+    *canon = NULL;
     size_t nb = c->base_id ? strlen(c->base_id) : 0;
     if (nb && !strncmp(r, c->base_id, nb) && (r[nb] == '#' || !r[nb]))
         r += nb;

@@ -936,6 +936,14 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"type\": \"strin\"}", "unknown type 'strin'"},
         {"false", "the schema allows no value"},
         {"{\"type\": \"object\",\n \"properties\": {\"a\": }}", "<test>:2:22: malformed JSON"},
+        /* an unresolvable $ref under allOf (JSON-Schema-Test-Suite draft2020-12
+         * dynamicRef.json group 16): an error, not a free() of garbage */
+        {"{\"$id\": \"http://localhost:1234/x.json\", \"allOf\": [{\"$defs\": {\"e\": "
+         "{\"$dynamicAnchor\": \"e\"}}}, {\"$ref\": \"extendible-dynamic-ref.json\"}]}",
+         "#: $ref 'extendible-dynamic-ref.json' points outside this document"},
+        {"{\"allOf\": [{\"$ref\": \"#/nope\"}]}", "#: $ref '#/nope' cannot be resolved"},
+        {"{\"$ref\": \"#/$defs/a\", \"minimum\": 1, \"$defs\": {\"a\": {\"$ref\": \"#/x\"}}}",
+         "$ref '#/x' cannot be resolved"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gr_cfg_t g;
