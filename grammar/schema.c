@@ -43,7 +43,7 @@ typedef struct {
     json_t *root;
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
-    int draft4;          /* $schema names draft 3 or 4: 3.0 is not an integer */
+    int draft4;          /* $schema names draft 4: 3.0 is not an integer */
     int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
@@ -403,8 +403,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
-    } else if ((!strcmp(k, "items") || !strcmp(k, "additionalProperties") ||
-                !strcmp(k, "additionalItems")) &&
+    } else if (!strcmp(k, "additionalProperties") &&
                (json_is_object(av) || json_is_boolean(av)) &&
                (json_is_object(bv) || json_is_boolean(bv))) {
         n = all_of(av, bv);
@@ -486,6 +485,57 @@ static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
     return 0;
 }
 
+/* A schema's items as prefix schemas and the schema of the items after
+ * them (either NULL when absent): prefixItems and items (2020-12), or an
+ * array items and additionalItems (drafts to 2019-09). */
+static void item_parts(json_t *s, json_t **prefix, json_t **rest)
+{
+    json_t *items = json_object_get(s, "items");
+    int tuple = json_is_array(items);
+    *prefix = tuple ? items : json_object_get(s, "prefixItems");
+    *rest = tuple ? json_object_get(s, "additionalItems") : items;
+}
+
+static int has_items(json_t *s)
+{
+    return json_object_get(s, "items") || json_object_get(s, "prefixItems") ||
+           json_object_get(s, "additionalItems");
+}
+
+/* The item keywords of a and b into n, each keeping its scope: index i
+ * takes a's prefix schema i, or a's rest where a's prefix is shorter, and
+ * b's likewise; the rest is both rests.  (Merging items with items alone
+ * would put one side's items under the other's prefixItems.)  A rest is
+ * present when either side has one, so the merged items evaluate the union
+ * of the indices each side evaluates (what unevaluatedItems reads). */
+static int merge_items(sc_t *c, json_t *n, json_t *a, json_t *b)
+{
+    json_t *pa, *ra, *pb, *rb;
+    item_parts(a, &pa, &ra);
+    item_parts(b, &pb, &rb);
+    size_t ka = json_array_size(pa), kb = json_array_size(pb);
+    json_t *prefix = json_array(), *rest = both(ra, rb);
+    if (keep(c, prefix) || (rest && keep(c, rest)))
+        return -1;
+    for (size_t i = 0; i < (ka > kb ? ka : kb); i++) {
+        json_t *x = both(i < ka ? json_array_get(pa, i) : ra, i < kb ? json_array_get(pb, i) : rb);
+        if (json_array_append_new(prefix, x ? x : json_true()))
+            return oom(c);
+    }
+    json_object_del(n, "items");
+    json_object_del(n, "prefixItems");
+    json_object_del(n, "additionalItems");
+    if ((json_array_size(prefix) && json_object_set(n, "prefixItems", prefix)) ||
+        (rest && json_object_set(n, "items", rest)))
+        return oom(c);
+    return 0;
+}
+
+static int is_item_kw(const char *k)
+{
+    return !strcmp(k, "items") || !strcmp(k, "prefixItems") || !strcmp(k, "additionalItems");
+}
+
 /* *m := merge(*m, b), both flattened. */
 static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
@@ -504,13 +554,17 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties");
     if (pat && (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr)))
         return -1;
+    int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)))
+    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)) ||
+        (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
     json_t *v;
     json_object_foreach(b, k, v) {
         if (!pat && (!strcmp(k, "properties") || !strcmp(k, "additionalProperties")))
+            continue;
+        if (items && is_item_kw(k))
             continue;
         if (merge_key(c, n, k, v, ptr))
             return -1;
@@ -519,13 +573,98 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     return 0;
 }
 
-/* s without allOf and $ref: their schemas merged into its keywords. */
+static int may_evaluate_items(json_t *s, int depth);
+
+/* Whether keyword kw's subschemas (a schema, an array of them, or
+ * dependentSchemas' object of them) may evaluate items. */
+static int schemas_evaluate_items(const char *kw, json_t *v, int depth)
+{
+    json_t *x;
+    size_t i;
+    const char *k;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x) if (may_evaluate_items(x, depth + 1)) return 1;
+    } else if (!strcmp(kw, "dependentSchemas") && json_is_object(v)) {
+        json_object_foreach(v, k, x) if (may_evaluate_items(x, depth + 1)) return 1;
+    } else {
+        return may_evaluate_items(v, depth + 1);
+    }
+    return 0;
+}
+
+/* Whether a subschema may evaluate array items (conservatively: any item
+ * keyword or reference, in place or through in-place applicators; `not`
+ * evaluates nothing). */
+static int may_evaluate_items(json_t *s, int depth)
+{
+    static const char *const kws[] = {"items", "prefixItems", "additionalItems", "contains",
+                                      "unevaluatedItems", "$ref", "$dynamicRef",
+                                      "$recursiveRef", NULL};
+    static const char *const sub[] = {"allOf", "anyOf", "oneOf", "if", "then", "else",
+                                      "dependentSchemas", NULL};
+    if (!json_is_object(s))
+        return 0;
+    if (depth > MAX_DEPTH)
+        return 1;
+    for (size_t i = 0; kws[i]; i++)
+        if (json_object_get(s, kws[i]))
+            return 1;
+    for (size_t i = 0; sub[i]; i++) {
+        json_t *v = json_object_get(s, sub[i]);
+        if (v && schemas_evaluate_items(sub[i], v, depth))
+            return 1;
+    }
+    return 0;
+}
+
+/* unevaluatedItems of a schema whose allOf and $ref are merged in: the
+ * items its own keywords and those merged evaluate are the prefix (when
+ * no rest schema is there) or all, so it becomes the rest schema, or
+ * says nothing.  Where an applicator that may evaluate items depends on
+ * the instance (anyOf, oneOf, if, dependentSchemas, contains), the
+ * evaluated items are not known statically: refused. */
+static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    static const char *const dyn[] = {"anyOf", "oneOf", "if", "then", "else",
+                                      "dependentSchemas", "contains", "$dynamicRef",
+                                      "$recursiveRef", NULL};
+    json_t *u = json_object_get(s, "unevaluatedItems"), *prefix, *rest;
+    *out = s;
+    if (!u)
+        return 0;
+    if (!json_is_object(u) && !json_is_boolean(u))
+        return fail(c, ptr, "'unevaluatedItems' must be a schema");
+    for (size_t i = 0; dyn[i]; i++) {
+        json_t *v = json_object_get(s, dyn[i]);
+        int dynamic = v && (!strcmp(dyn[i], "contains") || dyn[i][0] == '$' ||
+                            schemas_evaluate_items(dyn[i], v, 0));
+        if (dynamic && !json_is_true(u))
+            return fail(c, ptr, "'unevaluatedItems' beside '%s' is not supported (the items "
+                        "it evaluates depend on the instance)", dyn[i]);
+    }
+    json_t *n = json_copy(s);
+    if (keep(c, n))
+        return -1;
+    json_object_del(n, "unevaluatedItems");
+    item_parts(s, &prefix, &rest);
+    /* also unevaluatedItems: true, which evaluates every item for the
+     * unevaluatedItems of a schema this one is merged into */
+    if (!rest &&
+        json_object_set(n, json_is_array(json_object_get(s, "items")) ? "additionalItems"
+                                                                       : "items", u))
+        return oom(c);
+    *out = n;
+    return 0;
+}
+
+/* s without allOf and $ref: their schemas merged into its keywords (and
+ * unevaluatedItems resolved where the merge makes it static). */
 static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
     *out = s;
     json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
     if (!all && !ref)
-        return 0;
+        return resolve_unevaluated_items(c, s, ptr, out);
     if (++c->depth > MAX_DEPTH)
         return fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
     json_t *m = json_copy(s);
@@ -558,8 +697,7 @@ static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
             return -1;
     }
     c->depth--;
-    *out = m;
-    return 0;
+    return json_is_object(m) ? resolve_unevaluated_items(c, m, ptr, out) : (*out = m, 0);
 }
 
 /* Whether the keywords beside a $ref say nothing its target does not (then
@@ -704,10 +842,12 @@ static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "forma
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
                                      "exclusiveMaximum", "multipleOf", NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
-                                     "maxItems", "uniqueItems", "contains", NULL};
+                                     "maxItems", "uniqueItems", "contains", "unevaluatedItems",
+                                     NULL};
 static const char *const kw_obj[] = {"properties", "required", "additionalProperties",
                                      "patternProperties", "minProperties", "maxProperties",
-                                     "propertyNames", "dependencies", NULL};
+                                     "propertyNames", "dependencies", "unevaluatedProperties",
+                                     NULL};
 
 static const char *applying(json_t *s, int types)
 {
@@ -1958,7 +2098,7 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf")) {
+    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
@@ -2015,7 +2155,15 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
                        je.text);
     const char *sv = json_string_value(json_object_get(c.root, "$schema"));
-    c.draft4 = sv && (strstr(sv, "draft-04") || strstr(sv, "draft-03"));
+    /* Draft 3's own assertions (disallow, extends, divisibleBy, a boolean
+     * required) are unknown keywords to the later drafts read here: they
+     * would be ignored, so its schemas are refused. */
+    if (sv && strstr(sv, "draft-03")) {
+        json_decref(c.root);
+        return tb_fail(err, "#/$schema: draft 3 is not supported (its disallow, extends, "
+                       "divisibleBy and boolean required would be ignored)");
+    }
+    c.draft4 = sv && strstr(sv, "draft-04");
     c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));

@@ -612,7 +612,35 @@ static const schema_case_t cases[] = {
      I("\"2024-01-31\"", "\"2023-01-31\"", "\"2024-13-01\"", "\"2024\"")},
     {"{\"type\": \"string\", \"format\": \"ipv4\", \"pattern\": \"\\\\.1$\", "
      "\"minLength\": 9}",
-     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},
+     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* unevaluatedItems where the evaluated items are known statically */
+#define D2020 "\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", "
+    {"{" D2020 "\"unevaluatedItems\": false}", I("[\"foo\"]", "[]", "1", "{\"a\": 1}")},
+    {"{" D2020 "\"prefixItems\": [{\"type\": \"string\"}], \"unevaluatedItems\": false}",
+     I("[\"a\"]", "[\"a\", 1]", "[]", "[1]")},
+    {"{" D2020 "\"unevaluatedItems\": {\"type\": \"string\"}, \"allOf\": [{\"prefixItems\": "
+     "[{\"type\": \"integer\"}]}]}",
+     I("[1, \"a\", \"b\"]", "[1, 2]", "[\"a\"]", "[]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"type\": \"string\"}]}, {\"unevaluatedItems\": "
+     "true}], \"unevaluatedItems\": false}",
+     I("[\"a\", 1]", "[1]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [true]}, {\"unevaluatedItems\": false}]}",
+     I("[1]", "[]")},
+    {"{" D2020 "\"unevaluatedItems\": false, \"items\": {\"type\": \"integer\"}}",
+     I("[1, 2]", "[\"a\"]")},
+    /* merged item keywords keep their scopes: items after its own prefix */
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"minimum\": 3}]}], \"items\": "
+     "{\"minimum\": 5}}",
+     I("[3, 5]", "[5, 5]", "[5]", "[3]", "[]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"type\": \"integer\"}], \"items\": false}, "
+     "{\"prefixItems\": [true, true]}]}",
+     I("[1]", "[1, 2]", "[\"a\"]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"allOf\": [{\"additionalItems\": "
+     "false}, {\"items\": [{\"type\": \"integer\"}]}]}",
+     I("[1, \"x\"]", "[\"x\"]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"items\": [{\"minimum\": 2}], "
+     "\"additionalItems\": {\"type\": \"string\"}, \"allOf\": [{\"items\": {\"type\": "
+     "\"integer\"}}]}",
+     I("[2]", "[2, \"x\"]", "[1]", "[2, 3]")},
 };
 
 /* Runs python3-jsonschema over every (schema, instance): a line "V TEXT"
@@ -942,6 +970,17 @@ static void errors_name_pointer_and_keyword(void **state)
          "{\"$dynamicAnchor\": \"e\"}}}, {\"$ref\": \"extendible-dynamic-ref.json\"}]}",
          "#: $ref 'extendible-dynamic-ref.json' points outside this document"},
         {"{\"allOf\": [{\"$ref\": \"#/nope\"}]}", "#: $ref '#/nope' cannot be resolved"},
+        /* unevaluatedItems where the items evaluated depend on the instance */
+        {"{\"unevaluatedItems\": false, \"anyOf\": [{\"prefixItems\": [{}]}, true]}",
+         "#: 'unevaluatedItems' beside 'anyOf' is not supported"},
+        {"{\"unevaluatedItems\": false, \"contains\": {}}",
+         "#: 'unevaluatedItems' beside 'contains' is not supported"},
+        {"{\"$schema\": \"http://json-schema.org/draft-03/schema#\", \"divisibleBy\": 2}",
+         "#/$schema: draft 3 is not supported"},
+        {"{\"enum\": [[1]], \"unevaluatedItems\": false}",
+         "beside enum/const is not supported"},
+        {"{\"const\": {\"a\": 1}, \"unevaluatedProperties\": false}",
+         "'unevaluatedProperties' beside enum/const is not supported"},
         {"{\"$ref\": \"#/$defs/a\", \"minimum\": 1, \"$defs\": {\"a\": {\"$ref\": \"#/x\"}}}",
          "$ref '#/x' cannot be resolved"},
     };
