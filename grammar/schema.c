@@ -292,6 +292,11 @@ static int keep(sc_t *c, json_t *j)
  * from a schema's own). */
 #define NOT_PATTERN "$tb:notPattern"
 #define NOT_STRINGS "$tb:notStrings"
+/* The properties, patternProperties and additionalProperties of allOf
+ * branches merged beside a schema's own where patternProperties make a
+ * merge into one set of them inexact: an array of objects, each holding
+ * one branch's three (object_value's sides). */
+#define SIDES "$tb:objectSides"
 
 /* Keywords that never constrain an instance: all but the assertions and
  * applicators below (JSON Schema ignores unknown keywords). */
@@ -306,7 +311,7 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, NULL};
+        NOT_PATTERN, NOT_STRINGS, SIDES, NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
@@ -415,33 +420,6 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
     return 0;
 }
 
-/* additionalProperties and patternProperties speak of the properties of
- * their own schema: merging is exact only if the other side's properties
- * are among them. */
-static int check_closed(sc_t *c, json_t *a, json_t *b, const char *ptr)
-{
-    json_t *ap = json_object_get(a, "additionalProperties");
-    if ((!ap || json_is_true(ap)) && !json_object_get(a, "patternProperties"))
-        return 0;
-    json_t *pa = json_object_get(a, "properties"), *pb = json_object_get(b, "properties");
-    const char *k;
-    json_t *v;
-    json_object_foreach(pb, k, v) {
-        if (!json_object_get(pa, k))
-            return fail(c, ptr, "allOf: property '%s' is not among the properties of a "
-                        "branch with additionalProperties or patternProperties", k);
-    }
-    json_t *rb = json_object_get(b, "required");
-    size_t i;
-    json_array_foreach(rb, i, v) {
-        if (json_is_string(v) && !json_object_get(pa, json_string_value(v)))
-            return fail(c, ptr, "allOf: required '%s' is not among the properties of a "
-                        "branch with additionalProperties or patternProperties",
-                        json_string_value(v));
-    }
-    return 0;
-}
-
 static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 /* x and y both (NULL: no constraint), new reference or NULL. */
@@ -536,6 +514,37 @@ static int is_item_kw(const char *k)
     return !strcmp(k, "items") || !strcmp(k, "prefixItems") || !strcmp(k, "additionalItems");
 }
 
+static int is_object_kw(const char *k)
+{
+    return !strcmp(k, "properties") || !strcmp(k, "additionalProperties") ||
+           !strcmp(k, "patternProperties") || !strcmp(k, SIDES);
+}
+
+/* b's object keywords (and its sides) as sides of n, which holds a's: each
+ * keeps its additionalProperties to the names its own properties and
+ * patterns leave, which one set of the three cannot say once patterns
+ * are on either side. */
+static int merge_sides(sc_t *c, json_t *n, json_t *b)
+{
+    json_t *old = json_object_get(n, SIDES), *sides = old ? json_copy(old) : json_array();
+    json_t *own = json_object(), *x;
+    if (keep(c, sides) || keep(c, own))
+        return -1;
+    static const char *const kws[] = {"properties", "patternProperties",
+                                      "additionalProperties", NULL};
+    for (size_t i = 0; kws[i]; i++)
+        if ((x = json_object_get(b, kws[i])) && json_object_set(own, kws[i], x))
+            return oom(c);
+    size_t i;
+    if (json_object_size(own) && json_array_append(sides, own))
+        return oom(c);
+    json_array_foreach(json_object_get(b, SIDES), i, x) {
+        if (json_array_append(sides, x))
+            return oom(c);
+    }
+    return json_array_size(sides) && json_object_set(n, SIDES, sides) ? oom(c) : 0;
+}
+
 /* *m := merge(*m, b), both flattened. */
 static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
@@ -551,18 +560,17 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     if (!json_is_object(b) || !json_is_object(*m))
         return fail(c, ptr, "allOf: a schema must be an object or a boolean");
-    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties");
-    if (pat && (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr)))
-        return -1;
+    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties") ||
+              json_object_get(*m, SIDES) || json_object_get(b, SIDES);
     int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)) ||
+    if (keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
         (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
     json_t *v;
     json_object_foreach(b, k, v) {
-        if (!pat && (!strcmp(k, "properties") || !strcmp(k, "additionalProperties")))
+        if (is_object_kw(k))
             continue;
         if (items && is_item_kw(k))
             continue;
@@ -847,7 +855,7 @@ static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", 
 static const char *const kw_obj[] = {"properties", "required", "additionalProperties",
                                      "patternProperties", "minProperties", "maxProperties",
                                      "propertyNames", "dependencies", "unevaluatedProperties",
-                                     NULL};
+                                     SIDES, NULL};
 
 static const char *applying(json_t *s, int types)
 {
@@ -1300,38 +1308,106 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     return r;
 }
 
-/* A defined (or required) name's schema with the schemas of the patterns
- * it matches; for a required name properties does not define, those or
- * additionalProperties' (absent: true); 1 when it allows nothing. */
-static int pattern_schemas(sc_t *c, json_t *pp, json_t *addl, const char *ptr, prop_t *p)
+/* The object keywords of a schema and of the allOf branches merged beside
+ * it with patternProperties (SIDES, see merge): each side's
+ * additionalProperties applies to the names its own properties and
+ * patternProperties do not cover.  The patterns of every side are numbered
+ * as gr_ecma_key_classes's bits. */
+#define MAX_SIDES 64
+#define MAX_PATTERNS 62
+typedef struct {
+    size_t n, npat;
+    json_t *props[MAX_SIDES], *addl[MAX_SIDES];
+    const char *pat[MAX_PATTERNS];
+    json_t *pat_schema[MAX_PATTERNS];
+    size_t pat_side[MAX_PATTERNS];
+} sides_t;
+
+static int add_side(sc_t *c, sides_t *sd, json_t *s, const char *ptr)
 {
+    json_t *props = json_object_get(s, "properties"), *pp = json_object_get(s, "patternProperties"),
+           *addl = json_object_get(s, "additionalProperties"), *v;
     const char *k;
-    json_t *v, *list = json_array();
-    if (keep(c, list))
-        return -1;
-    if (p->schema && json_array_append(list, p->schema))
-        return oom(c);
-    size_t undefined = !p->schema;
+    if ((props && !json_is_object(props)) || (pp && !json_is_object(pp)))
+        return fail(c, ptr, "'properties' and 'patternProperties' must be objects");
+    if (addl && !json_is_boolean(addl) && !json_is_object(addl))
+        return fail(c, ptr, "'additionalProperties' must be a schema");
+    if (sd->n == MAX_SIDES || sd->npat + json_object_size(pp) > MAX_PATTERNS)
+        return fail(c, ptr, "more than %d patternProperties or %d merged objects are not "
+                    "supported", MAX_PATTERNS, MAX_SIDES);
     json_object_foreach(pp, k, v) {
-        int m = pattern_matches(c, k, p->name, ptr);
+        sd->pat[sd->npat] = k;
+        sd->pat_schema[sd->npat] = v;
+        sd->pat_side[sd->npat++] = sd->n;
+    }
+    sd->props[sd->n] = props;
+    sd->addl[sd->n++] = addl;
+    return 0;
+}
+
+static int sides_init(sc_t *c, json_t *s, const char *ptr, sides_t *sd)
+{
+    json_t *more = json_object_get(s, SIDES), *x;
+    size_t i;
+    sd->n = sd->npat = 0;
+    if (add_side(c, sd, s, ptr))
+        return -1;
+    json_array_foreach(more, i, x) {
+        if (add_side(c, sd, x, ptr))
+            return -1;
+    }
+    return 0;
+}
+
+/* The schema of a name (NULL: a name no side defines) matching the
+ * patterns in mask: on each side its property and its patterns, or where
+ * it has neither its additionalProperties (absent: true); false when a
+ * side allows nothing there. */
+static json_t *name_schema(sc_t *c, const sides_t *sd, const char *name, uint64_t mask)
+{
+    json_t *list = json_array(), *one = json_true();
+    if (keep(c, list))
+        return NULL;
+    for (size_t i = 0; i < sd->n; i++) {
+        size_t before = json_array_size(list);
+        json_t *own = name ? json_object_get(sd->props[i], name) : NULL;
+        if (own && json_array_append(list, own))
+            return oom(c), NULL;
+        for (size_t b = 0; b < sd->npat; b++)
+            if (sd->pat_side[b] == i && (mask >> b & 1) &&
+                json_array_append(list, sd->pat_schema[b]))
+                return oom(c), NULL;
+        if (json_array_size(list) == before && sd->addl[i] &&
+            json_array_append(list, sd->addl[i]))
+            return oom(c), NULL;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) {
+        if (json_is_false(v))
+            return json_false();
+    }
+    if (json_array_size(list) == 1)
+        one = json_array_get(list, 0);
+    if (json_array_size(list) <= 1)
+        return one;
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    return keep(c, all) ? NULL : all;
+}
+
+/* A defined (or required) name's schema: name_schema with the patterns it
+ * matches. */
+static int pattern_schemas(sc_t *c, const sides_t *sd, const char *ptr, prop_t *p)
+{
+    uint64_t mask = 0;
+    for (size_t b = 0; b < sd->npat; b++) {
+        int m = pattern_matches(c, sd->pat[b], p->name, ptr);
         if (m < 0)
             return -1;
-        if (m && json_array_append(list, v))
-            return oom(c);
+        mask |= (uint64_t)m << b;
     }
-    if (undefined && !json_array_size(list)) {
-        if (json_is_false(addl))
-            return p->required ? 1 : 0;
-        p->schema = addl ? addl : json_true();
-        return 0;
-    }
-    if (json_array_size(list) == 1) {
-        p->schema = json_array_get(list, 0);
-        return 0;
-    }
-    json_t *all = json_pack("{s:O}", "allOf", list);
-    p->schema = all;
-    return keep(c, all);
+    p->schema = name_schema(c, sd, p->name, mask);
+    return p->schema ? 0 : -1;
 }
 
 /* The schema of patternProperties when one of them matches every name and
@@ -1364,35 +1440,10 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
            rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
-/* The additional members: keys other than the defined names (or matching
- * patternProperties), each with its value; 1 when there are none. */
-/* The schema of a name class: the allOf of the patterns' schemas in mask,
- * additionalProperties (absent: true) for none. */
-static json_t *class_schema(sc_t *c, json_t *pp, json_t *addl, uint64_t mask)
-{
-    if (!mask)
-        return addl ? addl : json_true();
-    json_t *list = json_array(), *one = NULL;
-    const char *k;
-    json_t *v;
-    uint64_t bit = 1;
-    json_object_foreach(pp, k, v) {
-        if ((mask & bit) && list && json_array_append(list, v))
-            list = (json_decref(list), NULL);
-        one = mask & bit ? v : one;
-        bit <<= 1;
-    }
-    if (!list || keep(c, list))
-        return NULL;
-    if (json_array_size(list) == 1)
-        return one;
-    json_t *all = json_pack("{s:O}", "allOf", list);
-    return keep(c, all) ? NULL : all;
-}
-
 typedef struct {
     sc_t *c;
-    json_t *pp, *addl;
+    const sides_t *sd;
+    json_t *every; /* the schema of every name (pattern_every), or NULL */
     const char *ptr;
     TB_VEC(gr_sym_t) members;
 } classes_t;
@@ -1403,10 +1454,10 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 {
     classes_t *cl = ctx;
     sc_t *c = cl->c;
-    json_t *sch = class_schema(c, cl->pp, cl->addl, mask);
+    json_t *sch = cl->every ? cl->every : name_schema(c, cl->sd, NULL, mask);
     char *p = ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
     gr_sym_t key, val, m;
-    int r = !sch || !p ? oom(c) : value(c, sch, p, &val);
+    int r = !sch || !p ? (c->err->msg[0] ? -1 : oom(c)) : value(c, sch, p, &val);
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
@@ -1419,37 +1470,28 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 
 /* The additional members: names other than the defined ones, split by the
  * patterns they match, each with its value; 1 when there are none. */
-static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
+static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
                         json_t *every, gr_sym_t *out)
 {
-    json_t *addl = json_object_get(s, "additionalProperties"),
-           *pp = json_object_get(s, "patternProperties");
-    if (every)
-        addl = every, pp = NULL;
-    if (addl && !json_is_boolean(addl) && !json_is_object(addl))
-        return fail(c, ptr, "'additionalProperties' must be a schema");
     const char **names = malloc((n + 1) * sizeof *names);
-    const char **pats = malloc((json_object_size(pp) + 1) * sizeof *pats);
-    classes_t cl = {.c = c, .pp = pp, .addl = addl, .ptr = ptr};
-    int r = names && pats ? 0 : oom(c);
-    for (size_t j = 0; j < n; j++)
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr};
+    int r = names ? 0 : oom(c);
+    for (size_t j = 0; names && j < n; j++)
         names[j] = pr[j].name;
-    size_t np = 0;
-    const char *k;
-    json_t *v;
-    json_object_foreach(pp, k, v) pats[np++] = k;
-    if (!r && np) {
-        r = gr_ecma_key_classes(pats, np, names, n, add_class, &cl, c->err);
+    json_t *none = every ? every : name_schema(c, sd, NULL, 0);
+    if (!r && !none)
+        r = -1;
+    if (!r && sd->npat && !every) {
+        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, add_class, &cl, c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
-    } else if (!r && !json_is_false(addl)) {
+    } else if (!r && !json_is_false(none)) {
         tb_buf_t re = {0};
         r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
     free(names);
-    free(pats);
     if (!r && cl.members.len == 1)
         *out = cl.members.data[0];
     else if (!r && cl.members.len > 1)
@@ -1547,22 +1589,34 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             !(!strcmp(refused[i], "unevaluatedProperties") &&
               json_is_true(json_object_get(s, refused[i]))))
             return fail(c, ptr, "'%s' is not supported", refused[i]);
-    json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
-    json_t *addl = json_object_get(s, "additionalProperties"),
-           *pp = json_object_get(s, "patternProperties");
-    if ((props && !json_is_object(props)) || (req && !json_is_array(req)) ||
-        (pp && !json_is_object(pp)))
-        return fail(c, ptr, "'properties' and 'patternProperties' must be objects, "
-                    "'required' an array");
-    size_t n = json_object_size(props), nreq = json_array_size(req);
+    json_t *req = json_object_get(s, "required"), *pp = json_object_get(s, "patternProperties");
+    if (req && !json_is_array(req))
+        return fail(c, ptr, "'required' must be an array");
+    sides_t *sd = malloc(sizeof *sd);
+    if (!sd)
+        return oom(c);
+    if (sides_init(c, s, ptr, sd))
+        return free(sd), -1;
+    size_t n = 0, nreq = json_array_size(req);
+    for (size_t i = 0; i < sd->n; i++)
+        n += json_object_size(sd->props[i]);
     prop_t *pr = calloc(n + nreq + 1, sizeof *pr);
     if (!pr)
-        return oom(c);
+        return free(sd), oom(c);
     int r = 0;
     const char *k;
     json_t *v;
     size_t np = 0;
-    json_object_foreach(props, k, v) pr[np++] = (prop_t){.name = k, .schema = v};
+    /* the names any side defines, once each (their schemas: pattern_schemas) */
+    for (size_t i = 0; i < sd->n; i++) {
+        json_object_foreach(sd->props[i], k, v) {
+            size_t j = 0;
+            while (j < np && strcmp(pr[j].name, k))
+                j++;
+            if (j == np)
+                pr[np++] = (prop_t){.name = k};
+        }
+    }
     /* Required names that properties does not define: additional members
      * that must be there. */
     for (size_t i = 0; i < nreq && !r; i++) {
@@ -1591,10 +1645,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported");
     json_t *every = NULL;
-    if (!r && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
+    if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
     for (size_t j = 0; j < np && !r; j++)
-        r = pattern_schemas(c, pp, addl, ptr, &pr[j]);
+        r = pattern_schemas(c, sd, ptr, &pr[j]);
     /* Members, dropping optional properties that allow nothing. */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
@@ -1622,7 +1676,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, s, ptr, pr, np, every, &a);
+        r = extra_member(c, sd, ptr, pr, np, every, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
@@ -1639,6 +1693,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             gr_cfg_fresh(c->g, "object", out, c->err) ||
             rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
     free(pr);
+    free(sd);
     return r;
 }
 

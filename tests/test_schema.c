@@ -627,6 +627,22 @@ static const schema_case_t cases[] = {
      I("[1]", "[]")},
     {"{" D2020 "\"unevaluatedItems\": false, \"items\": {\"type\": \"integer\"}}",
      I("[1, 2]", "[\"a\"]")},
+    /* each allOf branch's additionalProperties applies to the names its own
+     * properties and patternProperties leave */
+    {"{\"allOf\": [{\"additionalProperties\": false}, {\"patternProperties\": {\"^f\": "
+     "{\"type\": \"integer\"}}}]}",
+     I("{\"foo\": 42}", "{\"fa\": 1, \"fb\": 2}", "{}", "{\"bar\": 1}")},
+    {"{\"allOf\": [{\"additionalProperties\": {\"type\": \"string\"}}, {\"patternProperties\": "
+     "{\"^f\": {\"type\": \"integer\"}}}]}",
+     I("{\"foo\": 42}", "{\"foo\": \"x\"}", "{\"bar\": \"x\"}", "{\"bar\": 1}")},
+    {"{\"allOf\": [{\"properties\": {\"a\": {}}, \"patternProperties\": {\"^x\": {\"type\": "
+     "\"integer\"}}, \"additionalProperties\": false}, {\"properties\": {\"xb\": {\"minimum\": 2}, "
+     "\"c\": {}}, \"patternProperties\": {\"b$\": {\"maximum\": 5}}}]}",
+     I("{\"a\": \"s\"}", "{\"xb\": 3}", "{\"xb\": 1}", "{\"xb\": 7}", "{\"c\": 1}",
+       "{\"xab\": 6}", "{\"xab\": 4}", "{\"ab\": 1}", "{\"x\": 1.5}")},
+    {"{\"patternProperties\": {\"^a\": {\"type\": \"string\"}}, \"allOf\": [{\"properties\": "
+     "{\"ab\": {\"maxLength\": 1}}, \"required\": [\"ab\"]}]}",
+     I("{\"ab\": \"x\"}", "{\"ab\": 1}", "{\"ab\": \"xy\"}", "{}", "{\"ab\": \"x\", \"ac\": 2}")},
     /* merged item keywords keep their scopes: items after its own prefix */
     {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"minimum\": 3}]}], \"items\": "
      "{\"minimum\": 5}}",
