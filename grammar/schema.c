@@ -360,6 +360,42 @@ static int type_and(int a, int b)
 
 static double num(json_t *j) { return json_number_value(j); }
 
+/* Whether two JSON values are equal as JSON Schema compares them: numbers
+ * by value (1 is 1.0), objects whatever their members' order. */
+static int same_value(json_t *a, json_t *b)
+{
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (json_is_integer(a) && json_is_integer(b))
+        return json_integer_value(a) == json_integer_value(b);
+    if (json_is_number(a) && json_is_number(b)) {
+        json_t *r = json_is_real(a) ? a : b, *o = r == a ? b : a;
+        double d = json_real_value(r);
+        /* an integer beside a real: exact where the real is an int64 */
+        if (json_is_integer(o))
+            return d == floor(d) && fabs(d) < 9.2e18 && (json_int_t)d == json_integer_value(o);
+        return d == json_real_value(o);
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return 0;
+        json_array_foreach(a, i, x) if (!same_value(x, json_array_get(b, i))) return 0;
+        return 1;
+    }
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return 0;
+        json_object_foreach(a, k, x) {
+            json_t *y = json_object_get(b, k);
+            if (!y || !same_value(x, y))
+                return 0;
+        }
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
 /* Merges key k of b into the merged object m (which holds a's keywords). */
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
@@ -397,7 +433,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         json_t *x, *y;
         json_array_foreach(av, i, x) {
             int in = 0;
-            json_array_foreach(bv, j, y) in |= json_equal(x, y);
+            json_array_foreach(bv, j, y) in |= same_value(x, y);
             if (n && in && json_array_append(n, x))
                 return json_decref(n), oom(c);
         }
@@ -802,46 +838,53 @@ static int json_type_of(json_t *v)
     }
 }
 
-/* The symbol of one constant value: a literal lexeme for a scalar, rules
- * for arrays and objects (whose members keep their order). */
-static int const_value(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
+/* An array or object constant: the schema of the values equal to it, each
+ * member or item a constant in turn, so that members come in any order
+ * (objects of at most any_order members; larger ones in their order) and
+ * numbers compare by value. */
+static int composite_const(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
 {
-    if (!json_is_array(v) && !json_is_object(v)) {
-        tb_buf_t b = {0};
-        int r = scalar_text(c, v, &b, ptr) || tb_buf_putc(&b, 0);
-        if (!r)
-            r = lit(c, (const char *)b.data, out);
-        tb_buf_free(&b);
-        return r;
-    }
-    TB_VEC(gr_sym_t) seq = {0};
-    gr_sym_t x;
-    int obj = json_is_object(v), r = lit(c, obj ? "{" : "[", &x) || tb_vec_push(&seq, x);
-    size_t i = 0;
+    json_t *sub = json_array(), *names = json_array(), *props = json_object(), *e, *sch;
     const char *k;
-    json_t *e;
-    if (obj) {
-        json_object_foreach(v, k, e) {
-            gr_sym_t key, colon, comma;
-            tb_buf_t q = {0};
-            r = r || (i++ && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
-                gr_json_quote(&q, (const uint8_t *)k, strlen(k)) || tb_buf_putc(&q, 0) ||
-                lit(c, (const char *)q.data, &key) || tb_vec_push(&seq, key) ||
-                lit(c, ":", &colon) || tb_vec_push(&seq, colon) ||
-                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
-            tb_buf_free(&q);
-        }
-    } else {
-        json_array_foreach(v, i, e) {
-            gr_sym_t comma;
-            r = r || (i && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
-                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
-        }
+    size_t i;
+    if (keep(c, sub) || keep(c, names) || keep(c, props))
+        return -1;
+    json_object_foreach(json_is_object(v) ? v : NULL, k, e) {
+        if (json_object_set_new(props, k, json_pack("{s:O}", "const", e)) ||
+            json_array_append_new(names, json_string(k)))
+            return oom(c);
     }
-    r = r || lit(c, obj ? "}" : "]", &x) || tb_vec_push(&seq, x) ||
-        gr_cfg_fresh(c->g, "const", out, c->err) || rule(c, *out, seq.data, seq.len);
-    free(seq.data);
-    return r && !c->err->msg[0] ? oom(c) : r;
+    json_array_foreach(json_is_array(v) ? v : NULL, i, e) {
+        if (json_array_append_new(sub, json_pack("{s:O}", "const", e)))
+            return oom(c);
+    }
+    sch = json_is_object(v)
+              ? json_pack("{s:s,s:O,s:O,s:b}", "type", "object", "properties", props,
+                          "required", names, "additionalProperties", 0)
+              : json_pack("{s:s,s:O,s:b,s:I}", "type", "array", "prefixItems", sub, "items", 0,
+                          "minItems", (json_int_t)json_array_size(v));
+    if (keep(c, sch))
+        return -1;
+    return value(c, sch, ptr, out);
+}
+
+/* The regex of the JSON number texts equal to the number v: its decimal
+ * as an interval of one point ("0" also reads "0.0", "-0", "0.00"; no
+ * exponent, as for every bounded number); integers only (draft 4's
+ * integer type, which 3.0 is not) with integer set. */
+static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, tb_buf_t *re)
+{
+    char d[1024];
+    if (json_is_integer(v))
+        snprintf(d, sizeof d, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
+        return fail(c, ptr, "the integer %.17g is too large to be exact here", json_real_value(v));
+    else if (gr_num_decimal(json_real_value(v), d, sizeof d))
+        return fail(c, ptr, "number %.17g out of range", json_real_value(v));
+    if (tb_buf_put(re, "(?:", 3) || gr_num_range(re, d, 0, d, 0, integer, c->err) ||
+        tb_buf_putc(re, ')'))
+        return c->err->msg[0] ? tb_wrap(c->err, "%s", ptr) : oom(c);
+    return 0;
 }
 
 /* Keywords that apply to each type (checked against enum/const values and
@@ -912,7 +955,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     if (cst && json_array_append(vals, cst))
         return oom(c);
     json_array_foreach(en, i, v) {
-        int in = !cst || json_equal(v, cst);
+        int in = !cst || same_value(v, cst);
         if (in && (json_type_of(v) & types) && json_array_append(vals, v))
             return oom(c);
     }
@@ -939,17 +982,20 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     tb_buf_t re = {0}, txt = {0};
     gr_sym_t alt;
     int r = gr_cfg_fresh(c->g, "enum", &alt, c->err), nsc = 0;
+    int integer = c->draft4 && !(types & T_NUM);
     json_array_foreach(vals, i, v) {
         gr_sym_t x;
         if (r)
             break;
         if (json_is_array(v) || json_is_object(v)) {
-            r = const_value(c, v, ptr, &x) || rule(c, alt, &x, 1);
+            r = composite_const(c, v, ptr, &x) || rule(c, alt, &x, 1);
             continue;
         }
         txt.len = 0;
-        r = scalar_text(c, v, &txt, ptr) || (nsc++ && tb_buf_putc(&re, '|')) ||
-            gr_regex_escape(&re, txt.data, txt.len);
+        r = (nsc++ && tb_buf_putc(&re, '|')) ||
+            (json_is_number(v) ? number_equal_regex(c, v, integer, ptr, &re)
+                               : scalar_text(c, v, &txt, ptr) ||
+                                     gr_regex_escape(&re, txt.data, txt.len));
     }
     gr_sym_t x;
     if (!r && nsc)
@@ -1942,7 +1988,7 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
         size_t i, j;
         json_t *x, *y;
         int common = 0;
-        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= json_equal(x, y);
+        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= same_value(x, y);
         json_decref(la);
         json_decref(lb);
         if (!common)
