@@ -318,6 +318,12 @@ static int is_annotation(const char *k)
     return 1;
 }
 
+/* is_annotation, and format where the options make it one. */
+static int annotation(const sc_t *c, const char *k)
+{
+    return is_annotation(k) || (c->opts.format_annotation && !strcmp(k, "format"));
+}
+
 /* {"allOf": [a, b]}, new. */
 static json_t *all_of(json_t *a, json_t *b)
 {
@@ -400,7 +406,7 @@ static int same_value(json_t *a, json_t *b)
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
     json_t *av = json_object_get(m, k);
-    if (!av || is_annotation(k))
+    if (!av || annotation(c, k))
         return av ? 0 : json_object_set(m, k, bv) ? oom(c) : 0;
     if (json_equal(av, bv))
         return 0;
@@ -1186,6 +1192,8 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
         return fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
                     (unsigned long long)hi);
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
+    if (c->opts.format_annotation)
+        fs = NULL; /* see gr_schema_opts_t */
     if (fs && !gr_ecma_format(fs)) {
         if (spec_format(fs))
             return fail(c, ptr, "format '%s' is not supported", fs);
@@ -1819,7 +1827,7 @@ static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     json_t *v;
     int nkw = 0;
     json_object_foreach(fn, k, v) {
-        if (!is_annotation(k))
+        if (!annotation(c, k))
             nkw++, only = k;
     }
     json_t *add = NULL; /* the keywords to merge into rest */
@@ -2019,14 +2027,14 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
 
 /* The names a branch of only `required` (and annotations) requires; NULL
  * for other branches. */
-static json_t *required_only(json_t *b)
+static json_t *required_only(const sc_t *c, json_t *b)
 {
     const char *k;
     json_t *v;
     if (!json_is_object(b) || !json_is_array(json_object_get(b, "required")))
         return NULL;
     json_object_foreach(b, k, v) {
-        if (strcmp(k, "required") && !is_annotation(k))
+        if (strcmp(k, "required") && !annotation(c, k))
             return NULL;
     }
     return json_object_get(b, "required");
@@ -2053,20 +2061,20 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
     json_t *v;
     *out = NULL;
     json_array_foreach(br, i, v) {
-        if (!required_only(v))
+        if (!required_only(c, v))
             return 0;
     }
     json_t *list = json_array();
     if (keep(c, list))
         return -1;
     for (i = 0; i < n; i++) {
-        json_t *ri = required_only(json_array_get(br, i));
+        json_t *ri = required_only(c, json_array_get(br, i));
         size_t total = 1; /* one absent name chosen in each other R_j */
         int ok = n <= 64;
         for (j = 0; j < n && ok; j++) {
             size_t free_names = 0, k;
             json_t *x;
-            json_array_foreach(required_only(json_array_get(br, j)), k, x)
+            json_array_foreach(required_only(c, json_array_get(br, j)), k, x)
                 free_names += !in_array(ri, x);
             if (j != i)
                 total *= free_names, ok = free_names > 0; /* R_j within R_i: i never alone */
@@ -2084,7 +2092,7 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
             for (j = 0; j < n; j++) {
                 if (j == i)
                     continue;
-                json_t *rj = required_only(json_array_get(br, j)), *x, *pick = NULL;
+                json_t *rj = required_only(c, json_array_get(br, j)), *x, *pick = NULL;
                 size_t nfree = 0, k;
                 json_array_foreach(rj, k, x) nfree += !in_array(ri, x);
                 size_t want = rest % nfree, seen_free = 0;
@@ -2122,7 +2130,7 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int plain = 1;
     const char *k;
     json_t *v;
-    json_object_foreach(rest, k, v) plain &= is_annotation(k);
+    json_object_foreach(rest, k, v) plain &= annotation(c, k);
     TB_VEC(gr_sym_t) alts = {0};
     TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
     int r = 0;
@@ -2192,7 +2200,7 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
-    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || is_annotation(k);
+    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || annotation(c, k);
     only_ref |= ref && (c->ref_alone || ref_siblings_redundant(c, s, ptr));
     if (c->err->msg[0])
         r = -1;

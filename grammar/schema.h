@@ -76,6 +76,11 @@ typedef struct {
     unsigned any_order;
     /* 1: every object in the order of `properties` (any_order ignored). */
     int definition_order;
+    /* 0 (default): `format` asserts (the regexes of ecma.h; formats JSON
+     * Schema defines with no regex here refused); 1: `format` is an
+     * annotation and constrains nothing, JSON Schema 2019-09 and 2020-12's
+     * default (the Format-Annotation vocabulary). */
+    int format_annotation;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6

@@ -924,6 +924,58 @@ static void multiple_of_decimals(void **state)
             fail_msg("%s on %s: want %d", cases[i].schema, cases[i].text, cases[i].ok);
 }
 
+/* format as an annotation (gr_schema_opts_t.format_annotation; `tokbench
+ * accept/mask --format-annotation`): JSON-Schema-Test-Suite draft2020-12
+ * format.json, whose instances that no format holds are valid. */
+static void format_annotation_option(void **state)
+{
+    (void)state;
+    static const char *const schemas[] = {
+        "{\"format\": \"email\"}", "{\"type\": \"string\", \"format\": \"regex\"}",
+        "{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
+    };
+    gr_schema_opts_t o = {.format_annotation = 1};
+    for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        if (gr_schema_compile(&g, schemas[i], strlen(schemas[i]), &o, &err))
+            fail_msg("%s: %s", schemas[i], err.msg);
+        gr_gram_t *gram = gr_gram_new(&g, NULL, &err);
+        assert_non_null(gram);
+        uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)"\"2 x\"", 5, NULL);
+        if (st == GR_DEAD || !gr_accepting(gram, st))
+            fail_msg("%s refuses \"2 x\" with format_annotation", schemas[i]);
+        gr_gram_free(gram);
+        gr_cfg_free(&g);
+    }
+    /* the default asserts it */
+    assert_false(parses("{\"format\": \"email\"}", "\"2 x\""));
+    test_need_file(LLAMA3);
+    const char *schema = "test_schema_format.json", *inst = "test_schema_format_i.json";
+    FILE *f = fopen(schema, "w");
+    assert_non_null(f);
+    fputs("{\"type\": \"string\", \"format\": \"ipv4\"}", f);
+    fclose(f);
+    f = fopen(inst, "w");
+    assert_non_null(f);
+    fputs("\"not an address\"", f);
+    fclose(f);
+    char args[256], out[4096];
+    for (int ann = 0; ann < 2; ann++) {
+        snprintf(args, sizeof args, "accept %s --schema %s -f %s --masks%s", LLAMA3, schema,
+                 inst, ann ? " --format-annotation" : "");
+        int rc = test_tokbench(args, out, sizeof out);
+        if (rc != (ann ? 0 : 3))
+            fail_msg("%s: exit %d:\n%s", args, rc, out);
+    }
+    snprintf(args, sizeof args, "accept %s --grammar x.lark --format-annotation -f %s", LLAMA3,
+             inst);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 2);
+    remove(schema);
+    remove(inst);
+}
+
 /* [false] is not [0]: JSON-Schema-Test-Suite draft2020-12 enum.json groups
  * 10 and 12, where python3-jsonschema 4.26 says otherwise (it compares
  * booleans and numbers apart at the top level only). */
@@ -1056,6 +1108,7 @@ int main(void)
         cmocka_unit_test(property_order),
         cmocka_unit_test(multiple_of_decimals),
         cmocka_unit_test(enum_booleans_are_not_numbers),
+        cmocka_unit_test(format_annotation_option),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
