@@ -112,6 +112,23 @@ static int named_lexeme(sc_t *c, const char *regex, const char *what, const char
     return r;
 }
 
+/* The lexeme of a string (a property name, an enum or const string) in
+ * every spelling JSON has for it (escapes, \u of either case, surrogate
+ * pairs: a key "\u0066oo" is the property foo), named by the spelling
+ * json.dumps writes, so that dumps read "\"name\"". */
+static int name_lexeme(sc_t *c, const char *s, gr_sym_t *out)
+{
+    tb_buf_t re = {0}, q = {0}, name = {0};
+    int r = gr_json_quote_regex(&re, (const uint8_t *)s, strlen(s)) || tb_buf_putc(&re, 0) ||
+            tb_buf_putc(&name, '"') || gr_json_quote(&q, (const uint8_t *)s, strlen(s)) ||
+            tb_buf_put(&name, q.data, q.len) || tb_buf_putc(&name, '"') || tb_buf_putc(&name, 0);
+    r = r ? oom(c) : lexeme(c, (const char *)re.data, (const char *)name.data, out);
+    tb_buf_free(&re);
+    tb_buf_free(&q);
+    tb_buf_free(&name);
+    return r;
+}
+
 static int lit(sc_t *c, const char *s, gr_sym_t *out)
 {
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
@@ -999,9 +1016,11 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
         }
         txt.len = 0;
         r = (nsc++ && tb_buf_putc(&re, '|')) ||
-            (json_is_number(v) ? number_equal_regex(c, v, integer, ptr, &re)
-                               : scalar_text(c, v, &txt, ptr) ||
-                                     gr_regex_escape(&re, txt.data, txt.len));
+            (json_is_number(v)   ? number_equal_regex(c, v, integer, ptr, &re)
+             : json_is_string(v) ? gr_json_quote_regex(&re, (const uint8_t *)json_string_value(v),
+                                                       json_string_length(v))
+                                 : scalar_text(c, v, &txt, ptr) ||
+                                       gr_regex_escape(&re, txt.data, txt.len));
     }
     gr_sym_t x;
     if (!r && nsc)
@@ -1707,7 +1726,6 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
         gr_sym_t key, val;
-        tb_buf_t q = {0};
         char *p = ptr_join(ptr, "properties"), *pj = p ? ptr_join(p, pr[j].name) : NULL;
         free(p);
         r = !pj ? oom(c) : value(c, pr[j].schema, pj, &val);
@@ -1717,10 +1735,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             continue;
         }
         if (!r)
-            r = gr_json_quote(&q, (const uint8_t *)pr[j].name, strlen(pr[j].name)) ||
-                        tb_buf_putc(&q, 0) ? oom(c)
-                : lit(c, (const char *)q.data, &key) || member(c, key, val, &pr[j].member);
-        tb_buf_free(&q);
+            r = name_lexeme(c, pr[j].name, &key) || member(c, key, val, &pr[j].member);
         /* kept first; the dropped stay behind them, still names to exclude */
         prop_t keep_p = pr[j];
         pr[j] = pr[kept];

@@ -976,6 +976,73 @@ static void format_annotation_option(void **state)
     remove(inst);
 }
 
+/* Every spelling JSON has for a string (escapes, \u of either case,
+ * surrogate pairs) in keys and values under any schema, lengths counted
+ * in characters after unescaping: each text's verdict against
+ * python3-jsonschema's on the value json.loads reads from it. */
+static void escapes_spell_the_same_strings(void **state)
+{
+    (void)state;
+    const schema_case_t esc[] = {
+        {"{}", I("{\"\\u0041\": 1}", "{\"\\u0041\\u0062\": [\"\\/\\ud83d\\ude00\"]}")},
+        {"{\"type\": \"string\", \"maxLength\": 2}",
+         I("\"\\u0041\"", "\"\\u0041bc\"", "\"\\ud83d\\ude00x\"", "\"\\ud83d\\ude00xy\"",
+           "\"\\/\\/\"", "\"\\n\\u000A\"", "\"\\u00e9\\u00E9\"")},
+        {"{\"type\": \"string\", \"minLength\": 2}", I("\"\\ud83d\\ude00\"", "\"\\t\\u0009\"")},
+        {"{\"properties\": {\"foo\": {\"type\": \"integer\"}}, \"additionalProperties\": false}",
+         I("{\"\\u0066oo\": 1}", "{\"\\u0066oo\": \"x\"}", "{\"\\u0066OO\": 1}",
+           "{\"fo\\u006F\": 2}", "{\"foo\": 1, \"b\\u0061r\": 2}")},
+        {"{\"properties\": {\"\\u00e9\": {\"type\": \"integer\"}}, \"required\": [\"\\u00e9\"]}",
+         I("{\"\\u00e9\": 1}", "{\"\\u00E9\": 1}", "{\"\\u00e9\": \"x\"}", "{\"\\u00c9\": 1}")},
+        {"{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}, \"additionalProperties\": "
+         "false}",
+         I("{\"\\u0061b\": 1}", "{\"\\u0062\": 1}", "{\"\\u0061\": \"x\"}")},
+        {"{\"enum\": [\"A/b\", \"\\u00e9\"]}", I("\"\\u0041\\/b\"", "\"\\u00c9\"", "\"\\u00E9\"")},
+        {"{\"const\": \"\\ud83d\\ude00\"}", I("\"\\ud83d\\ude00\"", "\"\\uD83D\\uDE00\"", "\"\\ud83d\"")},
+        {"{\"type\": \"string\", \"pattern\": \"^[a-c]+$\"}", I("\"\\u0061\\u0062\"", "\"\\u0064\"")},
+        {"{\"type\": \"string\", \"format\": \"date\"}", I("\"2024\\u002d01-31\"")},
+        {"{\"required\": [\"a\\\"b\"]}", I("{\"a\\u0022b\": 1}", "{\"a\\\"b\": 1}", "{\"ab\": 1}")},
+    };
+    const char *in = "test_schema_esc.json", *out = "test_schema_esc.txt";
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputc('[', f);
+    size_t n = 0;
+    for (size_t c = 0; c < sizeof esc / sizeof *esc; c++)
+        for (size_t i = 0; esc[c].instances[i]; i++) {
+            tb_buf_t q = {0};
+            assert_int_equal(gr_json_quote(&q, (const uint8_t *)esc[c].instances[i],
+                                           strlen(esc[c].instances[i])), 0);
+            fprintf(f, "%s[%s, %.*s]", n++ ? ",\n" : "", esc[c].schema, (int)q.len,
+                    (char *)q.data);
+            tb_buf_free(&q);
+        }
+    fputs("]\n", f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import json, sys, jsonschema\n"
+             "for s, t in json.load(open(sys.argv[1])):\n"
+             "    k = jsonschema.validators.validator_for(s)\n"
+             "    print(int(k(s, format_checker=k.FORMAT_CHECKER).is_valid(json.loads(t))))\n'"
+             " %s > %s", in, out);
+    if (system(cmd) != 0)
+        fail_msg("python3-jsonschema failed");
+    f = fopen(out, "r");
+    assert_non_null(f);
+    for (size_t c = 0; c < sizeof esc / sizeof *esc; c++)
+        for (size_t i = 0; esc[c].instances[i]; i++) {
+            int want = fgetc(f) == '1';
+            fgetc(f);
+            if (parses(esc[c].schema, esc[c].instances[i]) != want)
+                fail_msg("%s on %s: jsonschema says %d", esc[c].schema, esc[c].instances[i],
+                         want);
+        }
+    fclose(f);
+    remove(in);
+    remove(out);
+}
+
 /* [false] is not [0]: JSON-Schema-Test-Suite draft2020-12 enum.json groups
  * 10 and 12, where python3-jsonschema 4.26 says otherwise (it compares
  * booleans and numbers apart at the top level only). */
@@ -1109,6 +1176,7 @@ int main(void)
         cmocka_unit_test(multiple_of_decimals),
         cmocka_unit_test(enum_booleans_are_not_numbers),
         cmocka_unit_test(format_annotation_option),
+        cmocka_unit_test(escapes_spell_the_same_strings),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
