@@ -871,43 +871,106 @@ static int put_plain(tb_buf_t *b, const cps_t *s)
     return r;
 }
 
-/* Hex digits as a class with ranges ("0-7bef" -> "0-7be-f"). */
+/* Hex digits (bit d: digit d) as a class, letters in either case (JSON's
+ * \uXXXX takes both): "0-7bef" -> "0-7be-fBE-F".  A run never crosses
+ * from 9 to a, which ASCII does not keep adjacent. */
 static int put_nibbles(tb_buf_t *b, unsigned bits)
 {
-    static const char hex[] = "0123456789abcdef";
+    static const char *const hex[2] = {"0123456789abcdef", "0123456789ABCDEF"};
     int r = put(b, "[");
-    for (int d = 0; d < 16 && !r;) {
-        if (!(bits >> d & 1)) {
-            d++;
-            continue;
+    for (int pass = 0; pass < 2; pass++)
+        for (int d = pass ? 10 : 0; d < 16 && !r;) {
+            if (!(bits >> d & 1)) {
+                d++;
+                continue;
+            }
+            int e = d;
+            while (e + 1 < 16 && e != 9 && (bits >> (e + 1) & 1))
+                e++;
+            r = tb_buf_putc(b, (uint8_t)hex[pass][d]) ||
+                (e > d && (put(b, "-") || tb_buf_putc(b, (uint8_t)hex[pass][e])));
+            d = e + 1;
         }
-        int e = d;
-        while (e + 1 < 16 && (bits >> (e + 1) & 1))
-            e++;
-        r = tb_buf_putc(b, (uint8_t)hex[d]) || (e > d && (put(b, "-") ||
-                                                         tb_buf_putc(b, (uint8_t)hex[e])));
-        d = e + 1;
-    }
     return r || put(b, "]");
 }
 
-/* The class of set written as its members' JSON encodings: the plain code
- * points as a class, then \" \\ \b \t \n \f \r as one escape class, then
- * the other controls as \u00xx by their high hex digit. */
+static int put_hexdigits(tb_buf_t *b, unsigned d0, unsigned d1)
+{
+    return put_nibbles(b, ((2u << d1) - 1) & ~((1u << d0) - 1));
+}
+
+/* The ndig-digit hex texts of the values lo..hi (classic digit ranges). */
+static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
+{
+    if (!ndig)
+        return 0;
+    unsigned sh = 4 * (ndig - 1), tl = lo >> sh, th = hi >> sh;
+    uint32_t full = (1u << sh) - 1, rl = lo & full, rh = hi & full;
+    if (tl == th)
+        return put_hexdigits(b, tl, tl) || put_hex_range(b, rl, rh, ndig - 1);
+    unsigned from = rl ? tl + 1 : tl, to = rh != full ? th - 1 : th;
+    int r = put(b, "(?:"), alts = 0;
+    if (rl)
+        r = r || put_hexdigits(b, tl, tl) || put_hex_range(b, rl, full, ndig - 1), alts++;
+    if (from <= to) {
+        char q[16];
+        snprintf(q, sizeof q, "{%u}", ndig - 1);
+        r = r || (alts++ && put(b, "|")) || put_hexdigits(b, from, to) ||
+            (ndig > 1 && (put(b, "[0-9a-fA-F]") || put(b, q)));
+    }
+    if (rh != full)
+        r = r || (alts && put(b, "|")) || put_hexdigits(b, th, th) ||
+            put_hex_range(b, 0, rh, ndig - 1);
+    return r || put(b, ")");
+}
+
+/* The \uXXXX spellings of the members of s: the BMP ones but surrogates
+ * as one escape, the others as their UTF-16 surrogate pair.  Appends
+ * alternatives to b, a '|' before each when *alts. */
+static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
+{
+    int r = 0;
+    for (size_t i = 0; i < s->len && !r; i += 2) {
+        uint32_t lo = s->data[i], hi = s->data[i + 1];
+        for (int part = 0; part < 2 && !r; part++) { /* below and above the surrogates */
+            uint32_t a = part ? (lo > 0xE000 ? lo : 0xE000) : lo;
+            uint32_t z = part ? (hi < 0xFFFF ? hi : 0xFFFF) : (hi < 0xD7FF ? hi : 0xD7FF);
+            if (a <= z)
+                r = put(b, (*alts)++ ? "|\\\\u" : "\\\\u") || put_hex_range(b, a, z, 4);
+        }
+        uint32_t a = lo > 0x10000 ? lo : 0x10000;
+        while (a <= hi && !r) { /* one high surrogate, or a run of full ones */
+            uint32_t h = 0xD800 + ((a - 0x10000) >> 10), l0 = 0xDC00 + ((a - 0x10000) & 0x3FF);
+            uint32_t end = a | 0x3FF, h1 = h; /* the last code point under h */
+            if (l0 == 0xDC00 && end <= hi)
+                while (end + 0x400 <= hi)
+                    end += 0x400, h1++;
+            if (end > hi)
+                end = hi;
+            uint32_t l1 = 0xDC00 + ((end - 0x10000) & 0x3FF);
+            r = put(b, (*alts)++ ? "|\\\\u" : "\\\\u") || put_hex_range(b, h, h1, 4) ||
+                put(b, "\\\\u") || put_hex_range(b, h1 > h ? 0xDC00 : l0, h1 > h ? 0xDFFF : l1, 4);
+            a = end + 1;
+        }
+    }
+    return r;
+}
+
+/* The class of set written as its members' JSON encodings, every one JSON
+ * allows: the plain code points as a class, then \" \\ \/ \b \t \n \f
+ * \r as one escape class, then every member as \uXXXX (or a surrogate
+ * pair), hex digits in either case. */
 static int put_set(tb_buf_t *b, const cps_t *s)
 {
     static const char shortesc[32] = {[8] = 'b', [9] = 't', [10] = 'n', [12] = 'f', [13] = 'r'};
     tb_buf_t cls = {0}, esc = {0};
-    unsigned u[2] = {0, 0};
     int r = put_plain(&cls, s);
     for (size_t i = 0; i < s->len && !r; i += 2)
         for (uint32_t c = s->data[i]; c <= s->data[i + 1] && c < 0x60 && !r; c++) {
-            if (c == '"' || c == '\\')
-                r = put(&esc, c == '"' ? "\"" : "\\\\");
+            if (c == '"' || c == '\\' || c == '/')
+                r = put(&esc, c == '"' ? "\"" : c == '/' ? "/" : "\\\\");
             else if (c < 0x20 && shortesc[c])
                 r = tb_buf_putc(&esc, (uint8_t)shortesc[c]);
-            else if (c < 0x20)
-                u[c >> 4] |= 1u << (c & 15);
         }
     int alts = 0;
     if (!r && cls.len)
@@ -915,14 +978,7 @@ static int put_set(tb_buf_t *b, const cps_t *s)
     if (!r && esc.len)
         r = put(b, alts++ ? "|\\\\[" : "\\\\[") || tb_buf_put(b, esc.data, esc.len) ||
             put(b, "]");
-    if (!r && (u[0] || u[1])) {
-        r = put(b, alts++ ? "|\\\\u00" : "\\\\u00");
-        if (u[0] && u[1])
-            r = r || put(b, "(?:0") || put_nibbles(b, u[0]) || put(b, "|1") ||
-                put_nibbles(b, u[1]) || put(b, ")");
-        else
-            r = r || put(b, u[0] ? "0" : "1") || put_nibbles(b, u[0] ? u[0] : u[1]);
-    }
+    r = r || put_u_escapes(b, s, &alts);
     tb_buf_free(&cls);
     tb_buf_free(&esc);
     return r;
@@ -1262,10 +1318,19 @@ int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
 
 int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n)
 {
-    tb_buf_t q = {0};
-    int r = gr_json_quote(&q, s, n) || gr_regex_escape(out, q.data, q.len);
-    tb_buf_free(&q);
-    return r;
+    int r = put(out, "\"");
+    for (size_t at = 0; at < n && !r;) {
+        uint32_t cp;
+        size_t k = tb_utf8_decode(s + at, n - at, &cp);
+        cps_t one = {0};
+        if (!k) /* not UTF-8: the byte itself, as before */
+            r = gr_regex_escape(out, s + at, 1), at++;
+        else
+            r = cps_add(&one, cp, cp) || put(out, "(?:") || put_set(out, &one) ||
+                put(out, ")"), at += k;
+        free(one.data);
+    }
+    return r || put(out, "\"");
 }
 
 /* ---- strings other than given names -------------------------------------- */

@@ -7,12 +7,11 @@
  * of the JSON text.  So the pattern is parsed here into a small AST of
  * code point sets, concatenations, alternations, repetitions and anchors,
  * and each code point set is written out as the alternation of its members'
- * JSON encodings.  The encoding is the one Python's
- * json.dumps(ensure_ascii=False) writes (docs/json-schema.md): `"` and `\`
- * as \" and \\, U+0008 U+0009 U+000A U+000C U+000D as \b \t \n \f \r, the
- * other controls below U+0020 as \u00xx (lower-case hex), every other code
- * point as its UTF-8 bytes.  Surrogate code points are in no set (a JSON
- * text in UTF-8 cannot hold them unescaped).
+ * JSON spellings, every one JSON allows (docs/json-schema.md): the UTF-8
+ * bytes (not for `"`, `\` and the controls below U+0020), the short escapes
+ * \" \\ \/ \b \t \n \f \r, and \uXXXX in either case (a surrogate pair
+ * above U+FFFF).  Surrogate code points are in no set (a JSON text in
+ * UTF-8 cannot hold them unescaped).
  *
  * Pattern semantics are ECMA-262's with the u flag (code points): a search,
  * so an unanchored pattern may match anywhere in the string; ^ and $ anchor
@@ -57,7 +56,7 @@ int gr_ecma_matches_all(const char *pattern, tb_err_t *err);
 /* The ECMA pattern of a known format (anchored), NULL for an unknown one. */
 const char *gr_ecma_format(const char *format);
 
-/* Appends the regex of the JSON encoding (as above, quotes included) of
+/* Appends the regex of the JSON spellings (as above, quotes included) of
  * the string s[0..n) (UTF-8). */
 int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n);
 

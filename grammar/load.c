@@ -79,3 +79,19 @@ int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err
     free(data);
     return rc;
 }
+
+int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *opts,
+                       tb_err_t *err)
+{
+    uint8_t *data;
+    size_t len;
+    if (tb_read_file(path, &data, &len, err))
+        return -1;
+    int rc = gr_cfg_init(g, path, err);
+    if (!rc && gr_schema_compile(g, (const char *)data, len, opts, err)) {
+        gr_cfg_free(g);
+        rc = -1;
+    }
+    free(data);
+    return rc;
+}

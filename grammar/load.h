@@ -10,10 +10,16 @@
 #include <stddef.h>
 
 #include "cfg.h"
+#include "schema.h"
 
 /* Reads the file at path into g (initialised here; freed on failure) and
  * finishes it.  format: "lark", "gbnf", "schema", or NULL for the extension. */
 int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err);
+
+/* A JSON Schema file compiled with opts (NULL: the defaults) into g, as
+ * gr_cfg_load does with format "schema". */
+int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *opts,
+                       tb_err_t *err);
 
 /* The same for text[0..len); source names it in messages (and gives the
  * extension when format is NULL). */

@@ -43,7 +43,7 @@ typedef struct {
     json_t *root;
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
-    int draft4;          /* $schema names draft 3 or 4: 3.0 is not an integer */
+    int draft4;          /* $schema names draft 4: 3.0 is not an integer */
     int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
@@ -112,6 +112,23 @@ static int named_lexeme(sc_t *c, const char *regex, const char *what, const char
     return r;
 }
 
+/* The lexeme of a string (a property name, an enum or const string) in
+ * every spelling JSON has for it (escapes, \u of either case, surrogate
+ * pairs: a key "\u0066oo" is the property foo), named by the spelling
+ * json.dumps writes, so that dumps read "\"name\"". */
+static int name_lexeme(sc_t *c, const char *s, gr_sym_t *out)
+{
+    tb_buf_t re = {0}, q = {0}, name = {0};
+    int r = gr_json_quote_regex(&re, (const uint8_t *)s, strlen(s)) || tb_buf_putc(&re, 0) ||
+            tb_buf_putc(&name, '"') || gr_json_quote(&q, (const uint8_t *)s, strlen(s)) ||
+            tb_buf_put(&name, q.data, q.len) || tb_buf_putc(&name, '"') || tb_buf_putc(&name, 0);
+    r = r ? oom(c) : lexeme(c, (const char *)re.data, (const char *)name.data, out);
+    tb_buf_free(&re);
+    tb_buf_free(&q);
+    tb_buf_free(&name);
+    return r;
+}
+
 static int lit(sc_t *c, const char *s, gr_sym_t *out)
 {
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
@@ -168,10 +185,12 @@ static int unhex(char ch)
                                                    ? (ch | 0x20) - 'a' + 10 : -1;
 }
 
-/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd). */
+/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd;
+ * NULL on failure, so that callers may free it either way). */
 static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon)
 {
     const char *r = ref;
+    *canon = NULL;
     size_t nb = c->base_id ? strlen(c->base_id) : 0;
     if (nb && !strncmp(r, c->base_id, nb) && (r[nb] == '#' || !r[nb]))
         r += nb;
@@ -290,6 +309,11 @@ static int keep(sc_t *c, json_t *j)
  * from a schema's own). */
 #define NOT_PATTERN "$tb:notPattern"
 #define NOT_STRINGS "$tb:notStrings"
+/* The properties, patternProperties and additionalProperties of allOf
+ * branches merged beside a schema's own where patternProperties make a
+ * merge into one set of them inexact: an array of objects, each holding
+ * one branch's three (object_value's sides). */
+#define SIDES "$tb:objectSides"
 
 /* Keywords that never constrain an instance: all but the assertions and
  * applicators below (JSON Schema ignores unknown keywords). */
@@ -304,11 +328,17 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, NULL};
+        NOT_PATTERN, NOT_STRINGS, SIDES, NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
     return 1;
+}
+
+/* is_annotation, and format where the options make it one. */
+static int annotation(const sc_t *c, const char *k)
+{
+    return is_annotation(k) || (c->opts.format_annotation && !strcmp(k, "format"));
 }
 
 /* {"allOf": [a, b]}, new. */
@@ -353,11 +383,47 @@ static int type_and(int a, int b)
 
 static double num(json_t *j) { return json_number_value(j); }
 
+/* Whether two JSON values are equal as JSON Schema compares them: numbers
+ * by value (1 is 1.0), objects whatever their members' order. */
+static int same_value(json_t *a, json_t *b)
+{
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (json_is_integer(a) && json_is_integer(b))
+        return json_integer_value(a) == json_integer_value(b);
+    if (json_is_number(a) && json_is_number(b)) {
+        json_t *r = json_is_real(a) ? a : b, *o = r == a ? b : a;
+        double d = json_real_value(r);
+        /* an integer beside a real: exact where the real is an int64 */
+        if (json_is_integer(o))
+            return d == floor(d) && fabs(d) < 9.2e18 && (json_int_t)d == json_integer_value(o);
+        return d == json_real_value(o);
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return 0;
+        json_array_foreach(a, i, x) if (!same_value(x, json_array_get(b, i))) return 0;
+        return 1;
+    }
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return 0;
+        json_object_foreach(a, k, x) {
+            json_t *y = json_object_get(b, k);
+            if (!y || !same_value(x, y))
+                return 0;
+        }
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
 /* Merges key k of b into the merged object m (which holds a's keywords). */
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
     json_t *av = json_object_get(m, k);
-    if (!av || is_annotation(k))
+    if (!av || annotation(c, k))
         return av ? 0 : json_object_set(m, k, bv) ? oom(c) : 0;
     if (json_equal(av, bv))
         return 0;
@@ -390,7 +456,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         json_t *x, *y;
         json_array_foreach(av, i, x) {
             int in = 0;
-            json_array_foreach(bv, j, y) in |= json_equal(x, y);
+            json_array_foreach(bv, j, y) in |= same_value(x, y);
             if (n && in && json_array_append(n, x))
                 return json_decref(n), oom(c);
         }
@@ -401,8 +467,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
-    } else if ((!strcmp(k, "items") || !strcmp(k, "additionalProperties") ||
-                !strcmp(k, "additionalItems")) &&
+    } else if (!strcmp(k, "additionalProperties") &&
                (json_is_object(av) || json_is_boolean(av)) &&
                (json_is_object(bv) || json_is_boolean(bv))) {
         n = all_of(av, bv);
@@ -411,33 +476,6 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
     }
     if (!n || json_object_set_new(m, k, n))
         return oom(c);
-    return 0;
-}
-
-/* additionalProperties and patternProperties speak of the properties of
- * their own schema: merging is exact only if the other side's properties
- * are among them. */
-static int check_closed(sc_t *c, json_t *a, json_t *b, const char *ptr)
-{
-    json_t *ap = json_object_get(a, "additionalProperties");
-    if ((!ap || json_is_true(ap)) && !json_object_get(a, "patternProperties"))
-        return 0;
-    json_t *pa = json_object_get(a, "properties"), *pb = json_object_get(b, "properties");
-    const char *k;
-    json_t *v;
-    json_object_foreach(pb, k, v) {
-        if (!json_object_get(pa, k))
-            return fail(c, ptr, "allOf: property '%s' is not among the properties of a "
-                        "branch with additionalProperties or patternProperties", k);
-    }
-    json_t *rb = json_object_get(b, "required");
-    size_t i;
-    json_array_foreach(rb, i, v) {
-        if (json_is_string(v) && !json_object_get(pa, json_string_value(v)))
-            return fail(c, ptr, "allOf: required '%s' is not among the properties of a "
-                        "branch with additionalProperties or patternProperties",
-                        json_string_value(v));
-    }
     return 0;
 }
 
@@ -484,6 +522,88 @@ static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
     return 0;
 }
 
+/* A schema's items as prefix schemas and the schema of the items after
+ * them (either NULL when absent): prefixItems and items (2020-12), or an
+ * array items and additionalItems (drafts to 2019-09). */
+static void item_parts(json_t *s, json_t **prefix, json_t **rest)
+{
+    json_t *items = json_object_get(s, "items");
+    int tuple = json_is_array(items);
+    *prefix = tuple ? items : json_object_get(s, "prefixItems");
+    *rest = tuple ? json_object_get(s, "additionalItems") : items;
+}
+
+static int has_items(json_t *s)
+{
+    return json_object_get(s, "items") || json_object_get(s, "prefixItems") ||
+           json_object_get(s, "additionalItems");
+}
+
+/* The item keywords of a and b into n, each keeping its scope: index i
+ * takes a's prefix schema i, or a's rest where a's prefix is shorter, and
+ * b's likewise; the rest is both rests.  (Merging items with items alone
+ * would put one side's items under the other's prefixItems.)  A rest is
+ * present when either side has one, so the merged items evaluate the union
+ * of the indices each side evaluates (what unevaluatedItems reads). */
+static int merge_items(sc_t *c, json_t *n, json_t *a, json_t *b)
+{
+    json_t *pa, *ra, *pb, *rb;
+    item_parts(a, &pa, &ra);
+    item_parts(b, &pb, &rb);
+    size_t ka = json_array_size(pa), kb = json_array_size(pb);
+    json_t *prefix = json_array(), *rest = both(ra, rb);
+    if (keep(c, prefix) || (rest && keep(c, rest)))
+        return -1;
+    for (size_t i = 0; i < (ka > kb ? ka : kb); i++) {
+        json_t *x = both(i < ka ? json_array_get(pa, i) : ra, i < kb ? json_array_get(pb, i) : rb);
+        if (json_array_append_new(prefix, x ? x : json_true()))
+            return oom(c);
+    }
+    json_object_del(n, "items");
+    json_object_del(n, "prefixItems");
+    json_object_del(n, "additionalItems");
+    if ((json_array_size(prefix) && json_object_set(n, "prefixItems", prefix)) ||
+        (rest && json_object_set(n, "items", rest)))
+        return oom(c);
+    return 0;
+}
+
+static int is_item_kw(const char *k)
+{
+    return !strcmp(k, "items") || !strcmp(k, "prefixItems") || !strcmp(k, "additionalItems");
+}
+
+static int is_object_kw(const char *k)
+{
+    return !strcmp(k, "properties") || !strcmp(k, "additionalProperties") ||
+           !strcmp(k, "patternProperties") || !strcmp(k, SIDES);
+}
+
+/* b's object keywords (and its sides) as sides of n, which holds a's: each
+ * keeps its additionalProperties to the names its own properties and
+ * patterns leave, which one set of the three cannot say once patterns
+ * are on either side. */
+static int merge_sides(sc_t *c, json_t *n, json_t *b)
+{
+    json_t *old = json_object_get(n, SIDES), *sides = old ? json_copy(old) : json_array();
+    json_t *own = json_object(), *x;
+    if (keep(c, sides) || keep(c, own))
+        return -1;
+    static const char *const kws[] = {"properties", "patternProperties",
+                                      "additionalProperties", NULL};
+    for (size_t i = 0; kws[i]; i++)
+        if ((x = json_object_get(b, kws[i])) && json_object_set(own, kws[i], x))
+            return oom(c);
+    size_t i;
+    if (json_object_size(own) && json_array_append(sides, own))
+        return oom(c);
+    json_array_foreach(json_object_get(b, SIDES), i, x) {
+        if (json_array_append(sides, x))
+            return oom(c);
+    }
+    return json_array_size(sides) && json_object_set(n, SIDES, sides) ? oom(c) : 0;
+}
+
 /* *m := merge(*m, b), both flattened. */
 static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
@@ -499,16 +619,19 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     if (!json_is_object(b) || !json_is_object(*m))
         return fail(c, ptr, "allOf: a schema must be an object or a boolean");
-    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties");
-    if (pat && (check_closed(c, *m, b, ptr) || check_closed(c, b, *m, ptr)))
-        return -1;
+    int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties") ||
+              json_object_get(*m, SIDES) || json_object_get(b, SIDES);
+    int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (keep(c, n) || (!pat && merge_properties(c, n, *m, b)))
+    if (keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
+        (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
     json_t *v;
     json_object_foreach(b, k, v) {
-        if (!pat && (!strcmp(k, "properties") || !strcmp(k, "additionalProperties")))
+        if (is_object_kw(k))
+            continue;
+        if (items && is_item_kw(k))
             continue;
         if (merge_key(c, n, k, v, ptr))
             return -1;
@@ -517,13 +640,98 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     return 0;
 }
 
-/* s without allOf and $ref: their schemas merged into its keywords. */
+static int may_evaluate_items(json_t *s, int depth);
+
+/* Whether keyword kw's subschemas (a schema, an array of them, or
+ * dependentSchemas' object of them) may evaluate items. */
+static int schemas_evaluate_items(const char *kw, json_t *v, int depth)
+{
+    json_t *x;
+    size_t i;
+    const char *k;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x) if (may_evaluate_items(x, depth + 1)) return 1;
+    } else if (!strcmp(kw, "dependentSchemas") && json_is_object(v)) {
+        json_object_foreach(v, k, x) if (may_evaluate_items(x, depth + 1)) return 1;
+    } else {
+        return may_evaluate_items(v, depth + 1);
+    }
+    return 0;
+}
+
+/* Whether a subschema may evaluate array items (conservatively: any item
+ * keyword or reference, in place or through in-place applicators; `not`
+ * evaluates nothing). */
+static int may_evaluate_items(json_t *s, int depth)
+{
+    static const char *const kws[] = {"items", "prefixItems", "additionalItems", "contains",
+                                      "unevaluatedItems", "$ref", "$dynamicRef",
+                                      "$recursiveRef", NULL};
+    static const char *const sub[] = {"allOf", "anyOf", "oneOf", "if", "then", "else",
+                                      "dependentSchemas", NULL};
+    if (!json_is_object(s))
+        return 0;
+    if (depth > MAX_DEPTH)
+        return 1;
+    for (size_t i = 0; kws[i]; i++)
+        if (json_object_get(s, kws[i]))
+            return 1;
+    for (size_t i = 0; sub[i]; i++) {
+        json_t *v = json_object_get(s, sub[i]);
+        if (v && schemas_evaluate_items(sub[i], v, depth))
+            return 1;
+    }
+    return 0;
+}
+
+/* unevaluatedItems of a schema whose allOf and $ref are merged in: the
+ * items its own keywords and those merged evaluate are the prefix (when
+ * no rest schema is there) or all, so it becomes the rest schema, or
+ * says nothing.  Where an applicator that may evaluate items depends on
+ * the instance (anyOf, oneOf, if, dependentSchemas, contains), the
+ * evaluated items are not known statically: refused. */
+static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    static const char *const dyn[] = {"anyOf", "oneOf", "if", "then", "else",
+                                      "dependentSchemas", "contains", "$dynamicRef",
+                                      "$recursiveRef", NULL};
+    json_t *u = json_object_get(s, "unevaluatedItems"), *prefix, *rest;
+    *out = s;
+    if (!u)
+        return 0;
+    if (!json_is_object(u) && !json_is_boolean(u))
+        return fail(c, ptr, "'unevaluatedItems' must be a schema");
+    for (size_t i = 0; dyn[i]; i++) {
+        json_t *v = json_object_get(s, dyn[i]);
+        int dynamic = v && (!strcmp(dyn[i], "contains") || dyn[i][0] == '$' ||
+                            schemas_evaluate_items(dyn[i], v, 0));
+        if (dynamic && !json_is_true(u))
+            return fail(c, ptr, "'unevaluatedItems' beside '%s' is not supported (the items "
+                        "it evaluates depend on the instance)", dyn[i]);
+    }
+    json_t *n = json_copy(s);
+    if (keep(c, n))
+        return -1;
+    json_object_del(n, "unevaluatedItems");
+    item_parts(s, &prefix, &rest);
+    /* also unevaluatedItems: true, which evaluates every item for the
+     * unevaluatedItems of a schema this one is merged into */
+    if (!rest &&
+        json_object_set(n, json_is_array(json_object_get(s, "items")) ? "additionalItems"
+                                                                       : "items", u))
+        return oom(c);
+    *out = n;
+    return 0;
+}
+
+/* s without allOf and $ref: their schemas merged into its keywords (and
+ * unevaluatedItems resolved where the merge makes it static). */
 static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
     *out = s;
     json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
     if (!all && !ref)
-        return 0;
+        return resolve_unevaluated_items(c, s, ptr, out);
     if (++c->depth > MAX_DEPTH)
         return fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
     json_t *m = json_copy(s);
@@ -556,8 +764,7 @@ static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
             return -1;
     }
     c->depth--;
-    *out = m;
-    return 0;
+    return json_is_object(m) ? resolve_unevaluated_items(c, m, ptr, out) : (*out = m, 0);
 }
 
 /* Whether the keywords beside a $ref say nothing its target does not (then
@@ -654,46 +861,53 @@ static int json_type_of(json_t *v)
     }
 }
 
-/* The symbol of one constant value: a literal lexeme for a scalar, rules
- * for arrays and objects (whose members keep their order). */
-static int const_value(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
+/* An array or object constant: the schema of the values equal to it, each
+ * member or item a constant in turn, so that members come in any order
+ * (objects of at most any_order members; larger ones in their order) and
+ * numbers compare by value. */
+static int composite_const(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
 {
-    if (!json_is_array(v) && !json_is_object(v)) {
-        tb_buf_t b = {0};
-        int r = scalar_text(c, v, &b, ptr) || tb_buf_putc(&b, 0);
-        if (!r)
-            r = lit(c, (const char *)b.data, out);
-        tb_buf_free(&b);
-        return r;
-    }
-    TB_VEC(gr_sym_t) seq = {0};
-    gr_sym_t x;
-    int obj = json_is_object(v), r = lit(c, obj ? "{" : "[", &x) || tb_vec_push(&seq, x);
-    size_t i = 0;
+    json_t *sub = json_array(), *names = json_array(), *props = json_object(), *e, *sch;
     const char *k;
-    json_t *e;
-    if (obj) {
-        json_object_foreach(v, k, e) {
-            gr_sym_t key, colon, comma;
-            tb_buf_t q = {0};
-            r = r || (i++ && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
-                gr_json_quote(&q, (const uint8_t *)k, strlen(k)) || tb_buf_putc(&q, 0) ||
-                lit(c, (const char *)q.data, &key) || tb_vec_push(&seq, key) ||
-                lit(c, ":", &colon) || tb_vec_push(&seq, colon) ||
-                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
-            tb_buf_free(&q);
-        }
-    } else {
-        json_array_foreach(v, i, e) {
-            gr_sym_t comma;
-            r = r || (i && (lit(c, ",", &comma) || tb_vec_push(&seq, comma))) ||
-                const_value(c, e, ptr, &x) || tb_vec_push(&seq, x);
-        }
+    size_t i;
+    if (keep(c, sub) || keep(c, names) || keep(c, props))
+        return -1;
+    json_object_foreach(json_is_object(v) ? v : NULL, k, e) {
+        if (json_object_set_new(props, k, json_pack("{s:O}", "const", e)) ||
+            json_array_append_new(names, json_string(k)))
+            return oom(c);
     }
-    r = r || lit(c, obj ? "}" : "]", &x) || tb_vec_push(&seq, x) ||
-        gr_cfg_fresh(c->g, "const", out, c->err) || rule(c, *out, seq.data, seq.len);
-    free(seq.data);
-    return r && !c->err->msg[0] ? oom(c) : r;
+    json_array_foreach(json_is_array(v) ? v : NULL, i, e) {
+        if (json_array_append_new(sub, json_pack("{s:O}", "const", e)))
+            return oom(c);
+    }
+    sch = json_is_object(v)
+              ? json_pack("{s:s,s:O,s:O,s:b}", "type", "object", "properties", props,
+                          "required", names, "additionalProperties", 0)
+              : json_pack("{s:s,s:O,s:b,s:I}", "type", "array", "prefixItems", sub, "items", 0,
+                          "minItems", (json_int_t)json_array_size(v));
+    if (keep(c, sch))
+        return -1;
+    return value(c, sch, ptr, out);
+}
+
+/* The regex of the JSON number texts equal to the number v: its decimal
+ * as an interval of one point ("0" also reads "0.0", "-0", "0.00"; no
+ * exponent, as for every bounded number); integers only (draft 4's
+ * integer type, which 3.0 is not) with integer set. */
+static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, tb_buf_t *re)
+{
+    char d[1024];
+    if (json_is_integer(v))
+        snprintf(d, sizeof d, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
+        return fail(c, ptr, "the integer %.17g is too large to be exact here", json_real_value(v));
+    else if (gr_num_decimal(json_real_value(v), d, sizeof d))
+        return fail(c, ptr, "number %.17g out of range", json_real_value(v));
+    if (tb_buf_put(re, "(?:", 3) || gr_num_range(re, d, 0, d, 0, integer, c->err) ||
+        tb_buf_putc(re, ')'))
+        return c->err->msg[0] ? tb_wrap(c->err, "%s", ptr) : oom(c);
+    return 0;
 }
 
 /* Keywords that apply to each type (checked against enum/const values and
@@ -702,10 +916,12 @@ static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "forma
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
                                      "exclusiveMaximum", "multipleOf", NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
-                                     "maxItems", "uniqueItems", "contains", NULL};
+                                     "maxItems", "uniqueItems", "contains", "unevaluatedItems",
+                                     NULL};
 static const char *const kw_obj[] = {"properties", "required", "additionalProperties",
                                      "patternProperties", "minProperties", "maxProperties",
-                                     "propertyNames", "dependencies", NULL};
+                                     "propertyNames", "dependencies", "unevaluatedProperties",
+                                     SIDES, NULL};
 
 static const char *applying(json_t *s, int types)
 {
@@ -762,7 +978,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     if (cst && json_array_append(vals, cst))
         return oom(c);
     json_array_foreach(en, i, v) {
-        int in = !cst || json_equal(v, cst);
+        int in = !cst || same_value(v, cst);
         if (in && (json_type_of(v) & types) && json_array_append(vals, v))
             return oom(c);
     }
@@ -789,17 +1005,22 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     tb_buf_t re = {0}, txt = {0};
     gr_sym_t alt;
     int r = gr_cfg_fresh(c->g, "enum", &alt, c->err), nsc = 0;
+    int integer = c->draft4 && !(types & T_NUM);
     json_array_foreach(vals, i, v) {
         gr_sym_t x;
         if (r)
             break;
         if (json_is_array(v) || json_is_object(v)) {
-            r = const_value(c, v, ptr, &x) || rule(c, alt, &x, 1);
+            r = composite_const(c, v, ptr, &x) || rule(c, alt, &x, 1);
             continue;
         }
         txt.len = 0;
-        r = scalar_text(c, v, &txt, ptr) || (nsc++ && tb_buf_putc(&re, '|')) ||
-            gr_regex_escape(&re, txt.data, txt.len);
+        r = (nsc++ && tb_buf_putc(&re, '|')) ||
+            (json_is_number(v)   ? number_equal_regex(c, v, integer, ptr, &re)
+             : json_is_string(v) ? gr_json_quote_regex(&re, (const uint8_t *)json_string_value(v),
+                                                       json_string_length(v))
+                                 : scalar_text(c, v, &txt, ptr) ||
+                                       gr_regex_escape(&re, txt.data, txt.len));
     }
     gr_sym_t x;
     if (!r && nsc)
@@ -990,6 +1211,8 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
         return fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
                     (unsigned long long)hi);
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
+    if (c->opts.format_annotation)
+        fs = NULL; /* see gr_schema_opts_t */
     if (fs && !gr_ecma_format(fs)) {
         if (spec_format(fs))
             return fail(c, ptr, "format '%s' is not supported", fs);
@@ -1158,38 +1381,106 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     return r;
 }
 
-/* A defined (or required) name's schema with the schemas of the patterns
- * it matches; for a required name properties does not define, those or
- * additionalProperties' (absent: true); 1 when it allows nothing. */
-static int pattern_schemas(sc_t *c, json_t *pp, json_t *addl, const char *ptr, prop_t *p)
+/* The object keywords of a schema and of the allOf branches merged beside
+ * it with patternProperties (SIDES, see merge): each side's
+ * additionalProperties applies to the names its own properties and
+ * patternProperties do not cover.  The patterns of every side are numbered
+ * as gr_ecma_key_classes's bits. */
+#define MAX_SIDES 64
+#define MAX_PATTERNS 62
+typedef struct {
+    size_t n, npat;
+    json_t *props[MAX_SIDES], *addl[MAX_SIDES];
+    const char *pat[MAX_PATTERNS];
+    json_t *pat_schema[MAX_PATTERNS];
+    size_t pat_side[MAX_PATTERNS];
+} sides_t;
+
+static int add_side(sc_t *c, sides_t *sd, json_t *s, const char *ptr)
 {
+    json_t *props = json_object_get(s, "properties"), *pp = json_object_get(s, "patternProperties"),
+           *addl = json_object_get(s, "additionalProperties"), *v;
     const char *k;
-    json_t *v, *list = json_array();
-    if (keep(c, list))
-        return -1;
-    if (p->schema && json_array_append(list, p->schema))
-        return oom(c);
-    size_t undefined = !p->schema;
+    if ((props && !json_is_object(props)) || (pp && !json_is_object(pp)))
+        return fail(c, ptr, "'properties' and 'patternProperties' must be objects");
+    if (addl && !json_is_boolean(addl) && !json_is_object(addl))
+        return fail(c, ptr, "'additionalProperties' must be a schema");
+    if (sd->n == MAX_SIDES || sd->npat + json_object_size(pp) > MAX_PATTERNS)
+        return fail(c, ptr, "more than %d patternProperties or %d merged objects are not "
+                    "supported", MAX_PATTERNS, MAX_SIDES);
     json_object_foreach(pp, k, v) {
-        int m = pattern_matches(c, k, p->name, ptr);
+        sd->pat[sd->npat] = k;
+        sd->pat_schema[sd->npat] = v;
+        sd->pat_side[sd->npat++] = sd->n;
+    }
+    sd->props[sd->n] = props;
+    sd->addl[sd->n++] = addl;
+    return 0;
+}
+
+static int sides_init(sc_t *c, json_t *s, const char *ptr, sides_t *sd)
+{
+    json_t *more = json_object_get(s, SIDES), *x;
+    size_t i;
+    sd->n = sd->npat = 0;
+    if (add_side(c, sd, s, ptr))
+        return -1;
+    json_array_foreach(more, i, x) {
+        if (add_side(c, sd, x, ptr))
+            return -1;
+    }
+    return 0;
+}
+
+/* The schema of a name (NULL: a name no side defines) matching the
+ * patterns in mask: on each side its property and its patterns, or where
+ * it has neither its additionalProperties (absent: true); false when a
+ * side allows nothing there. */
+static json_t *name_schema(sc_t *c, const sides_t *sd, const char *name, uint64_t mask)
+{
+    json_t *list = json_array(), *one = json_true();
+    if (keep(c, list))
+        return NULL;
+    for (size_t i = 0; i < sd->n; i++) {
+        size_t before = json_array_size(list);
+        json_t *own = name ? json_object_get(sd->props[i], name) : NULL;
+        if (own && json_array_append(list, own))
+            return oom(c), NULL;
+        for (size_t b = 0; b < sd->npat; b++)
+            if (sd->pat_side[b] == i && (mask >> b & 1) &&
+                json_array_append(list, sd->pat_schema[b]))
+                return oom(c), NULL;
+        if (json_array_size(list) == before && sd->addl[i] &&
+            json_array_append(list, sd->addl[i]))
+            return oom(c), NULL;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) {
+        if (json_is_false(v))
+            return json_false();
+    }
+    if (json_array_size(list) == 1)
+        one = json_array_get(list, 0);
+    if (json_array_size(list) <= 1)
+        return one;
+    json_t *all = json_pack("{s:O}", "allOf", list);
+    return keep(c, all) ? NULL : all;
+}
+
+/* A defined (or required) name's schema: name_schema with the patterns it
+ * matches. */
+static int pattern_schemas(sc_t *c, const sides_t *sd, const char *ptr, prop_t *p)
+{
+    uint64_t mask = 0;
+    for (size_t b = 0; b < sd->npat; b++) {
+        int m = pattern_matches(c, sd->pat[b], p->name, ptr);
         if (m < 0)
             return -1;
-        if (m && json_array_append(list, v))
-            return oom(c);
+        mask |= (uint64_t)m << b;
     }
-    if (undefined && !json_array_size(list)) {
-        if (json_is_false(addl))
-            return p->required ? 1 : 0;
-        p->schema = addl ? addl : json_true();
-        return 0;
-    }
-    if (json_array_size(list) == 1) {
-        p->schema = json_array_get(list, 0);
-        return 0;
-    }
-    json_t *all = json_pack("{s:O}", "allOf", list);
-    p->schema = all;
-    return keep(c, all);
+    p->schema = name_schema(c, sd, p->name, mask);
+    return p->schema ? 0 : -1;
 }
 
 /* The schema of patternProperties when one of them matches every name and
@@ -1222,35 +1513,10 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
            rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
-/* The additional members: keys other than the defined names (or matching
- * patternProperties), each with its value; 1 when there are none. */
-/* The schema of a name class: the allOf of the patterns' schemas in mask,
- * additionalProperties (absent: true) for none. */
-static json_t *class_schema(sc_t *c, json_t *pp, json_t *addl, uint64_t mask)
-{
-    if (!mask)
-        return addl ? addl : json_true();
-    json_t *list = json_array(), *one = NULL;
-    const char *k;
-    json_t *v;
-    uint64_t bit = 1;
-    json_object_foreach(pp, k, v) {
-        if ((mask & bit) && list && json_array_append(list, v))
-            list = (json_decref(list), NULL);
-        one = mask & bit ? v : one;
-        bit <<= 1;
-    }
-    if (!list || keep(c, list))
-        return NULL;
-    if (json_array_size(list) == 1)
-        return one;
-    json_t *all = json_pack("{s:O}", "allOf", list);
-    return keep(c, all) ? NULL : all;
-}
-
 typedef struct {
     sc_t *c;
-    json_t *pp, *addl;
+    const sides_t *sd;
+    json_t *every; /* the schema of every name (pattern_every), or NULL */
     const char *ptr;
     TB_VEC(gr_sym_t) members;
 } classes_t;
@@ -1261,10 +1527,10 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 {
     classes_t *cl = ctx;
     sc_t *c = cl->c;
-    json_t *sch = class_schema(c, cl->pp, cl->addl, mask);
+    json_t *sch = cl->every ? cl->every : name_schema(c, cl->sd, NULL, mask);
     char *p = ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
     gr_sym_t key, val, m;
-    int r = !sch || !p ? oom(c) : value(c, sch, p, &val);
+    int r = !sch || !p ? (c->err->msg[0] ? -1 : oom(c)) : value(c, sch, p, &val);
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
@@ -1277,37 +1543,28 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 
 /* The additional members: names other than the defined ones, split by the
  * patterns they match, each with its value; 1 when there are none. */
-static int extra_member(sc_t *c, json_t *s, const char *ptr, prop_t *pr, size_t n,
+static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
                         json_t *every, gr_sym_t *out)
 {
-    json_t *addl = json_object_get(s, "additionalProperties"),
-           *pp = json_object_get(s, "patternProperties");
-    if (every)
-        addl = every, pp = NULL;
-    if (addl && !json_is_boolean(addl) && !json_is_object(addl))
-        return fail(c, ptr, "'additionalProperties' must be a schema");
     const char **names = malloc((n + 1) * sizeof *names);
-    const char **pats = malloc((json_object_size(pp) + 1) * sizeof *pats);
-    classes_t cl = {.c = c, .pp = pp, .addl = addl, .ptr = ptr};
-    int r = names && pats ? 0 : oom(c);
-    for (size_t j = 0; j < n; j++)
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr};
+    int r = names ? 0 : oom(c);
+    for (size_t j = 0; names && j < n; j++)
         names[j] = pr[j].name;
-    size_t np = 0;
-    const char *k;
-    json_t *v;
-    json_object_foreach(pp, k, v) pats[np++] = k;
-    if (!r && np) {
-        r = gr_ecma_key_classes(pats, np, names, n, add_class, &cl, c->err);
+    json_t *none = every ? every : name_schema(c, sd, NULL, 0);
+    if (!r && !none)
+        r = -1;
+    if (!r && sd->npat && !every) {
+        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, add_class, &cl, c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
-    } else if (!r && !json_is_false(addl)) {
+    } else if (!r && !json_is_false(none)) {
         tb_buf_t re = {0};
         r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
     free(names);
-    free(pats);
     if (!r && cl.members.len == 1)
         *out = cl.members.data[0];
     else if (!r && cl.members.len > 1)
@@ -1405,22 +1662,34 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             !(!strcmp(refused[i], "unevaluatedProperties") &&
               json_is_true(json_object_get(s, refused[i]))))
             return fail(c, ptr, "'%s' is not supported", refused[i]);
-    json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
-    json_t *addl = json_object_get(s, "additionalProperties"),
-           *pp = json_object_get(s, "patternProperties");
-    if ((props && !json_is_object(props)) || (req && !json_is_array(req)) ||
-        (pp && !json_is_object(pp)))
-        return fail(c, ptr, "'properties' and 'patternProperties' must be objects, "
-                    "'required' an array");
-    size_t n = json_object_size(props), nreq = json_array_size(req);
+    json_t *req = json_object_get(s, "required"), *pp = json_object_get(s, "patternProperties");
+    if (req && !json_is_array(req))
+        return fail(c, ptr, "'required' must be an array");
+    sides_t *sd = malloc(sizeof *sd);
+    if (!sd)
+        return oom(c);
+    if (sides_init(c, s, ptr, sd))
+        return free(sd), -1;
+    size_t n = 0, nreq = json_array_size(req);
+    for (size_t i = 0; i < sd->n; i++)
+        n += json_object_size(sd->props[i]);
     prop_t *pr = calloc(n + nreq + 1, sizeof *pr);
     if (!pr)
-        return oom(c);
+        return free(sd), oom(c);
     int r = 0;
     const char *k;
     json_t *v;
     size_t np = 0;
-    json_object_foreach(props, k, v) pr[np++] = (prop_t){.name = k, .schema = v};
+    /* the names any side defines, once each (their schemas: pattern_schemas) */
+    for (size_t i = 0; i < sd->n; i++) {
+        json_object_foreach(sd->props[i], k, v) {
+            size_t j = 0;
+            while (j < np && strcmp(pr[j].name, k))
+                j++;
+            if (j == np)
+                pr[np++] = (prop_t){.name = k};
+        }
+    }
     /* Required names that properties does not define: additional members
      * that must be there. */
     for (size_t i = 0; i < nreq && !r; i++) {
@@ -1449,15 +1718,14 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported");
     json_t *every = NULL;
-    if (!r && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
+    if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
     for (size_t j = 0; j < np && !r; j++)
-        r = pattern_schemas(c, pp, addl, ptr, &pr[j]);
+        r = pattern_schemas(c, sd, ptr, &pr[j]);
     /* Members, dropping optional properties that allow nothing. */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
         gr_sym_t key, val;
-        tb_buf_t q = {0};
         char *p = ptr_join(ptr, "properties"), *pj = p ? ptr_join(p, pr[j].name) : NULL;
         free(p);
         r = !pj ? oom(c) : value(c, pr[j].schema, pj, &val);
@@ -1467,10 +1735,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             continue;
         }
         if (!r)
-            r = gr_json_quote(&q, (const uint8_t *)pr[j].name, strlen(pr[j].name)) ||
-                        tb_buf_putc(&q, 0) ? oom(c)
-                : lit(c, (const char *)q.data, &key) || member(c, key, val, &pr[j].member);
-        tb_buf_free(&q);
+            r = name_lexeme(c, pr[j].name, &key) || member(c, key, val, &pr[j].member);
         /* kept first; the dropped stay behind them, still names to exclude */
         prop_t keep_p = pr[j];
         pr[j] = pr[kept];
@@ -1480,7 +1745,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, s, ptr, pr, np, every, &a);
+        r = extra_member(c, sd, ptr, pr, np, every, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
@@ -1497,6 +1762,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             gr_cfg_fresh(c->g, "object", out, c->err) ||
             rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
     free(pr);
+    free(sd);
     return r;
 }
 
@@ -1576,7 +1842,7 @@ static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     json_t *v;
     int nkw = 0;
     json_object_foreach(fn, k, v) {
-        if (!is_annotation(k))
+        if (!annotation(c, k))
             nkw++, only = k;
     }
     json_t *add = NULL; /* the keywords to merge into rest */
@@ -1745,7 +2011,7 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
         size_t i, j;
         json_t *x, *y;
         int common = 0;
-        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= json_equal(x, y);
+        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= same_value(x, y);
         json_decref(la);
         json_decref(lb);
         if (!common)
@@ -1776,14 +2042,14 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
 
 /* The names a branch of only `required` (and annotations) requires; NULL
  * for other branches. */
-static json_t *required_only(json_t *b)
+static json_t *required_only(const sc_t *c, json_t *b)
 {
     const char *k;
     json_t *v;
     if (!json_is_object(b) || !json_is_array(json_object_get(b, "required")))
         return NULL;
     json_object_foreach(b, k, v) {
-        if (strcmp(k, "required") && !is_annotation(k))
+        if (strcmp(k, "required") && !annotation(c, k))
             return NULL;
     }
     return json_object_get(b, "required");
@@ -1810,20 +2076,20 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
     json_t *v;
     *out = NULL;
     json_array_foreach(br, i, v) {
-        if (!required_only(v))
+        if (!required_only(c, v))
             return 0;
     }
     json_t *list = json_array();
     if (keep(c, list))
         return -1;
     for (i = 0; i < n; i++) {
-        json_t *ri = required_only(json_array_get(br, i));
+        json_t *ri = required_only(c, json_array_get(br, i));
         size_t total = 1; /* one absent name chosen in each other R_j */
         int ok = n <= 64;
         for (j = 0; j < n && ok; j++) {
             size_t free_names = 0, k;
             json_t *x;
-            json_array_foreach(required_only(json_array_get(br, j)), k, x)
+            json_array_foreach(required_only(c, json_array_get(br, j)), k, x)
                 free_names += !in_array(ri, x);
             if (j != i)
                 total *= free_names, ok = free_names > 0; /* R_j within R_i: i never alone */
@@ -1841,7 +2107,7 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
             for (j = 0; j < n; j++) {
                 if (j == i)
                     continue;
-                json_t *rj = required_only(json_array_get(br, j)), *x, *pick = NULL;
+                json_t *rj = required_only(c, json_array_get(br, j)), *x, *pick = NULL;
                 size_t nfree = 0, k;
                 json_array_foreach(rj, k, x) nfree += !in_array(ri, x);
                 size_t want = rest % nfree, seen_free = 0;
@@ -1879,7 +2145,7 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int plain = 1;
     const char *k;
     json_t *v;
-    json_object_foreach(rest, k, v) plain &= is_annotation(k);
+    json_object_foreach(rest, k, v) plain &= annotation(c, k);
     TB_VEC(gr_sym_t) alts = {0};
     TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
     int r = 0;
@@ -1949,14 +2215,14 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
-    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || is_annotation(k);
+    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || annotation(c, k);
     only_ref |= ref && (c->ref_alone || ref_siblings_redundant(c, s, ptr));
     if (c->err->msg[0])
         r = -1;
     else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf")) {
+    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems")) {
         json_t *m;
         r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
@@ -2013,7 +2279,15 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
                        je.text);
     const char *sv = json_string_value(json_object_get(c.root, "$schema"));
-    c.draft4 = sv && (strstr(sv, "draft-04") || strstr(sv, "draft-03"));
+    /* Draft 3's own assertions (disallow, extends, divisibleBy, a boolean
+     * required) are unknown keywords to the later drafts read here: they
+     * would be ignored, so its schemas are refused. */
+    if (sv && strstr(sv, "draft-03")) {
+        json_decref(c.root);
+        return tb_fail(err, "#/$schema: draft 3 is not supported (its disallow, extends, "
+                       "divisibleBy and boolean required would be ignored)");
+    }
+    c.draft4 = sv && strstr(sv, "draft-04");
     c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));

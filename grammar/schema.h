@@ -6,14 +6,13 @@
  * Lexemes: every JSON string and number is ONE lexeme, quotes included, so
  * whitespace (the ignored lexeme [ \t\n\r]+, unless compact) can never
  * enter one; punctuation and true/false/null are lexemes; property names
- * are literal lexemes "name".  Strings that a keyword constrains (pattern,
- * format, minLength, maxLength, enum, const, property names) are read in
- * the encoding of json.dumps(ensure_ascii=False): " \ and the controls
- * escaped (\b \t \n \f \r, else \u00xx), every other character as its
- * UTF-8 bytes; unconstrained strings accept any JSON escape.
+ * are lexemes of every spelling of "name".  Every string, constrained or
+ * not, key or value, is read in every spelling JSON allows (UTF-8, short
+ * escapes, \uXXXX in either case, surrogate pairs); keywords hold for the
+ * decoded string (lengths in characters after unescaping).
  *
  * Supported, exactly (an instance is accepted iff it is valid, up to the
- * encodings above and the notes below):
+ * notes below and docs/json-schema.md's):
  *   type (also arrays), boolean schemas, nullable (OpenAPI), enum, const
  *     (filtered by type and the string and number keywords beside them);
  *   properties in any order (objects of at most opts->any_order of them)
@@ -44,8 +43,10 @@
  *   not of {}, true, false, required, type, pattern, string enum/const.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
+ *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: other nots,
- * if/then/else, propertyNames, unevaluated*, contains, other
+ * if/then/else, propertyNames, unevaluatedProperties, unevaluatedItems
+ * beside instance-dependent applicators, contains, draft 3, other
  * min/maxProperties, other multipleOf, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
@@ -76,6 +77,11 @@ typedef struct {
     unsigned any_order;
     /* 1: every object in the order of `properties` (any_order ignored). */
     int definition_order;
+    /* 0 (default): `format` asserts (the regexes of ecma.h; formats JSON
+     * Schema defines with no regex here refused); 1: `format` is an
+     * annotation and constrains nothing, JSON Schema 2019-09 and 2020-12's
+     * default (the Format-Annotation vocabulary). */
+    int format_annotation;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6

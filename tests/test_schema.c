@@ -612,7 +612,66 @@ static const schema_case_t cases[] = {
      I("\"2024-01-31\"", "\"2023-01-31\"", "\"2024-13-01\"", "\"2024\"")},
     {"{\"type\": \"string\", \"format\": \"ipv4\", \"pattern\": \"\\\\.1$\", "
      "\"minLength\": 9}",
-     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},
+     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* unevaluatedItems where the evaluated items are known statically */
+#define D2020 "\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", "
+    {"{" D2020 "\"unevaluatedItems\": false}", I("[\"foo\"]", "[]", "1", "{\"a\": 1}")},
+    {"{" D2020 "\"prefixItems\": [{\"type\": \"string\"}], \"unevaluatedItems\": false}",
+     I("[\"a\"]", "[\"a\", 1]", "[]", "[1]")},
+    {"{" D2020 "\"unevaluatedItems\": {\"type\": \"string\"}, \"allOf\": [{\"prefixItems\": "
+     "[{\"type\": \"integer\"}]}]}",
+     I("[1, \"a\", \"b\"]", "[1, 2]", "[\"a\"]", "[]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"type\": \"string\"}]}, {\"unevaluatedItems\": "
+     "true}], \"unevaluatedItems\": false}",
+     I("[\"a\", 1]", "[1]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [true]}, {\"unevaluatedItems\": false}]}",
+     I("[1]", "[]")},
+    {"{" D2020 "\"unevaluatedItems\": false, \"items\": {\"type\": \"integer\"}}",
+     I("[1, 2]", "[\"a\"]")},
+    /* const and enum compare JSON values: numbers by value, objects in any
+     * member order (JSON-Schema-Test-Suite const.json, enum.json) */
+    {"{\"const\": 0}", I("0", "0.0", "-0.0", "false", "1", "0.5")},
+    {"{\"const\": -2.0}", I("-2", "-2.0", "2", "-2.5")},
+    {"{\"enum\": [0]}", I("0.0", "0", "false", "null")},
+    {"{\"enum\": [1, 2.5], \"type\": \"integer\"}", I("1.0", "2.5", "1")},
+    {"{\"const\": 9007199254740992}", I("9007199254740992.0", "9007199254740992",
+                                          "9007199254740993")},
+    {"{\"const\": {\"foo\": \"bar\", \"baz\": \"bax\"}}",
+     I("{\"baz\": \"bax\", \"foo\": \"bar\"}", "{\"foo\": \"bar\", \"baz\": \"bax\"}",
+       "{\"foo\": \"bar\"}", "{\"foo\": \"bar\", \"baz\": \"bax\", \"x\": 1}")},
+    {"{\"enum\": [[0], {\"a\": [1.0, {\"b\": false}]}]}",
+     I("[0.0]", "{\"a\": [1, {\"b\": false}]}", "{\"a\": [1]}", "[0, 0]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-04/schema#\", \"type\": \"integer\", "
+     "\"enum\": [3]}", I("3", "3.0")},
+    /* each allOf branch's additionalProperties applies to the names its own
+     * properties and patternProperties leave */
+    {"{\"allOf\": [{\"additionalProperties\": false}, {\"patternProperties\": {\"^f\": "
+     "{\"type\": \"integer\"}}}]}",
+     I("{\"foo\": 42}", "{\"fa\": 1, \"fb\": 2}", "{}", "{\"bar\": 1}")},
+    {"{\"allOf\": [{\"additionalProperties\": {\"type\": \"string\"}}, {\"patternProperties\": "
+     "{\"^f\": {\"type\": \"integer\"}}}]}",
+     I("{\"foo\": 42}", "{\"foo\": \"x\"}", "{\"bar\": \"x\"}", "{\"bar\": 1}")},
+    {"{\"allOf\": [{\"properties\": {\"a\": {}}, \"patternProperties\": {\"^x\": {\"type\": "
+     "\"integer\"}}, \"additionalProperties\": false}, {\"properties\": {\"xb\": {\"minimum\": 2}, "
+     "\"c\": {}}, \"patternProperties\": {\"b$\": {\"maximum\": 5}}}]}",
+     I("{\"a\": \"s\"}", "{\"xb\": 3}", "{\"xb\": 1}", "{\"xb\": 7}", "{\"c\": 1}",
+       "{\"xab\": 6}", "{\"xab\": 4}", "{\"ab\": 1}", "{\"x\": 1.5}")},
+    {"{\"patternProperties\": {\"^a\": {\"type\": \"string\"}}, \"allOf\": [{\"properties\": "
+     "{\"ab\": {\"maxLength\": 1}}, \"required\": [\"ab\"]}]}",
+     I("{\"ab\": \"x\"}", "{\"ab\": 1}", "{\"ab\": \"xy\"}", "{}", "{\"ab\": \"x\", \"ac\": 2}")},
+    /* merged item keywords keep their scopes: items after its own prefix */
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"minimum\": 3}]}], \"items\": "
+     "{\"minimum\": 5}}",
+     I("[3, 5]", "[5, 5]", "[5]", "[3]", "[]")},
+    {"{" D2020 "\"allOf\": [{\"prefixItems\": [{\"type\": \"integer\"}], \"items\": false}, "
+     "{\"prefixItems\": [true, true]}]}",
+     I("[1]", "[1, 2]", "[\"a\"]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"allOf\": [{\"additionalItems\": "
+     "false}, {\"items\": [{\"type\": \"integer\"}]}]}",
+     I("[1, \"x\"]", "[\"x\"]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"items\": [{\"minimum\": 2}], "
+     "\"additionalItems\": {\"type\": \"string\"}, \"allOf\": [{\"items\": {\"type\": "
+     "\"integer\"}}]}",
+     I("[2]", "[2, \"x\"]", "[1]", "[2, 3]")},
 };
 
 /* Runs python3-jsonschema over every (schema, instance): a line "V TEXT"
@@ -727,6 +786,9 @@ static void strict_oneof_refuses_overlaps(void **state)
     static const char *const bad[] = {
         "{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}",
         "{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}",
+        /* equal as JSON values, whatever their text or member order */
+        "{\"oneOf\": [{\"const\": 1}, {\"const\": 1.0}]}",
+        "{\"oneOf\": [{\"const\": {\"a\": 1, \"b\": 2}}, {\"enum\": [{\"b\": 2, \"a\": 1}]}]}",
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok + sizeof bad / sizeof *bad; i++) {
         int good = i < sizeof ok / sizeof *ok;
@@ -862,6 +924,137 @@ static void multiple_of_decimals(void **state)
             fail_msg("%s on %s: want %d", cases[i].schema, cases[i].text, cases[i].ok);
 }
 
+/* format as an annotation (gr_schema_opts_t.format_annotation; `tokbench
+ * accept/mask --format-annotation`): JSON-Schema-Test-Suite draft2020-12
+ * format.json, whose instances that no format holds are valid. */
+static void format_annotation_option(void **state)
+{
+    (void)state;
+    static const char *const schemas[] = {
+        "{\"format\": \"email\"}", "{\"type\": \"string\", \"format\": \"regex\"}",
+        "{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
+    };
+    gr_schema_opts_t o = {.format_annotation = 1};
+    for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        if (gr_schema_compile(&g, schemas[i], strlen(schemas[i]), &o, &err))
+            fail_msg("%s: %s", schemas[i], err.msg);
+        gr_gram_t *gram = gr_gram_new(&g, NULL, &err);
+        assert_non_null(gram);
+        uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)"\"2 x\"", 5, NULL);
+        if (st == GR_DEAD || !gr_accepting(gram, st))
+            fail_msg("%s refuses \"2 x\" with format_annotation", schemas[i]);
+        gr_gram_free(gram);
+        gr_cfg_free(&g);
+    }
+    /* the default asserts it */
+    assert_false(parses("{\"format\": \"email\"}", "\"2 x\""));
+    test_need_file(LLAMA3);
+    const char *schema = "test_schema_format.json", *inst = "test_schema_format_i.json";
+    FILE *f = fopen(schema, "w");
+    assert_non_null(f);
+    fputs("{\"type\": \"string\", \"format\": \"ipv4\"}", f);
+    fclose(f);
+    f = fopen(inst, "w");
+    assert_non_null(f);
+    fputs("\"not an address\"", f);
+    fclose(f);
+    char args[256], out[4096];
+    for (int ann = 0; ann < 2; ann++) {
+        snprintf(args, sizeof args, "accept %s --schema %s -f %s --masks%s", LLAMA3, schema,
+                 inst, ann ? " --format-annotation" : "");
+        int rc = test_tokbench(args, out, sizeof out);
+        if (rc != (ann ? 0 : 3))
+            fail_msg("%s: exit %d:\n%s", args, rc, out);
+    }
+    snprintf(args, sizeof args, "accept %s --grammar x.lark --format-annotation -f %s", LLAMA3,
+             inst);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 2);
+    remove(schema);
+    remove(inst);
+}
+
+/* Every spelling JSON has for a string (escapes, \u of either case,
+ * surrogate pairs) in keys and values under any schema, lengths counted
+ * in characters after unescaping: each text's verdict against
+ * python3-jsonschema's on the value json.loads reads from it. */
+static void escapes_spell_the_same_strings(void **state)
+{
+    (void)state;
+    const schema_case_t esc[] = {
+        {"{}", I("{\"\\u0041\": 1}", "{\"\\u0041\\u0062\": [\"\\/\\ud83d\\ude00\"]}")},
+        {"{\"type\": \"string\", \"maxLength\": 2}",
+         I("\"\\u0041\"", "\"\\u0041bc\"", "\"\\ud83d\\ude00x\"", "\"\\ud83d\\ude00xy\"",
+           "\"\\/\\/\"", "\"\\n\\u000A\"", "\"\\u00e9\\u00E9\"")},
+        {"{\"type\": \"string\", \"minLength\": 2}", I("\"\\ud83d\\ude00\"", "\"\\t\\u0009\"")},
+        {"{\"properties\": {\"foo\": {\"type\": \"integer\"}}, \"additionalProperties\": false}",
+         I("{\"\\u0066oo\": 1}", "{\"\\u0066oo\": \"x\"}", "{\"\\u0066OO\": 1}",
+           "{\"fo\\u006F\": 2}", "{\"foo\": 1, \"b\\u0061r\": 2}")},
+        {"{\"properties\": {\"\\u00e9\": {\"type\": \"integer\"}}, \"required\": [\"\\u00e9\"]}",
+         I("{\"\\u00e9\": 1}", "{\"\\u00E9\": 1}", "{\"\\u00e9\": \"x\"}", "{\"\\u00c9\": 1}")},
+        {"{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}, \"additionalProperties\": "
+         "false}",
+         I("{\"\\u0061b\": 1}", "{\"\\u0062\": 1}", "{\"\\u0061\": \"x\"}")},
+        {"{\"enum\": [\"A/b\", \"\\u00e9\"]}", I("\"\\u0041\\/b\"", "\"\\u00c9\"", "\"\\u00E9\"")},
+        {"{\"const\": \"\\ud83d\\ude00\"}", I("\"\\ud83d\\ude00\"", "\"\\uD83D\\uDE00\"", "\"\\ud83d\"")},
+        {"{\"type\": \"string\", \"pattern\": \"^[a-c]+$\"}", I("\"\\u0061\\u0062\"", "\"\\u0064\"")},
+        {"{\"type\": \"string\", \"format\": \"date\"}", I("\"2024\\u002d01-31\"")},
+        {"{\"required\": [\"a\\\"b\"]}", I("{\"a\\u0022b\": 1}", "{\"a\\\"b\": 1}", "{\"ab\": 1}")},
+    };
+    const char *in = "test_schema_esc.json", *out = "test_schema_esc.txt";
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputc('[', f);
+    size_t n = 0;
+    for (size_t c = 0; c < sizeof esc / sizeof *esc; c++)
+        for (size_t i = 0; esc[c].instances[i]; i++) {
+            tb_buf_t q = {0};
+            assert_int_equal(gr_json_quote(&q, (const uint8_t *)esc[c].instances[i],
+                                           strlen(esc[c].instances[i])), 0);
+            fprintf(f, "%s[%s, %.*s]", n++ ? ",\n" : "", esc[c].schema, (int)q.len,
+                    (char *)q.data);
+            tb_buf_free(&q);
+        }
+    fputs("]\n", f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import json, sys, jsonschema\n"
+             "for s, t in json.load(open(sys.argv[1])):\n"
+             "    k = jsonschema.validators.validator_for(s)\n"
+             "    print(int(k(s, format_checker=k.FORMAT_CHECKER).is_valid(json.loads(t))))\n'"
+             " %s > %s", in, out);
+    if (system(cmd) != 0)
+        fail_msg("python3-jsonschema failed");
+    f = fopen(out, "r");
+    assert_non_null(f);
+    for (size_t c = 0; c < sizeof esc / sizeof *esc; c++)
+        for (size_t i = 0; esc[c].instances[i]; i++) {
+            int want = fgetc(f) == '1';
+            fgetc(f);
+            if (parses(esc[c].schema, esc[c].instances[i]) != want)
+                fail_msg("%s on %s: jsonschema says %d", esc[c].schema, esc[c].instances[i],
+                         want);
+        }
+    fclose(f);
+    remove(in);
+    remove(out);
+}
+
+/* [false] is not [0]: JSON-Schema-Test-Suite draft2020-12 enum.json groups
+ * 10 and 12, where python3-jsonschema 4.26 says otherwise (it compares
+ * booleans and numbers apart at the top level only). */
+static void enum_booleans_are_not_numbers(void **state)
+{
+    (void)state;
+    assert_false(parses("{\"enum\": [[0]]}", "[false]"));
+    assert_true(parses("{\"enum\": [[0]]}", "[0.0]"));
+    assert_false(parses("{\"enum\": [[1]]}", "[true]"));
+    assert_true(parses("{\"enum\": [[1]]}", "[1.0]"));
+}
+
 /* OpenAPI's nullable, which JSON Schema validators do not know. */
 static void nullable_adds_null(void **state)
 {
@@ -936,6 +1129,25 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"type\": \"strin\"}", "unknown type 'strin'"},
         {"false", "the schema allows no value"},
         {"{\"type\": \"object\",\n \"properties\": {\"a\": }}", "<test>:2:22: malformed JSON"},
+        /* an unresolvable $ref under allOf (JSON-Schema-Test-Suite draft2020-12
+         * dynamicRef.json group 16): an error, not a free() of garbage */
+        {"{\"$id\": \"http://localhost:1234/x.json\", \"allOf\": [{\"$defs\": {\"e\": "
+         "{\"$dynamicAnchor\": \"e\"}}}, {\"$ref\": \"extendible-dynamic-ref.json\"}]}",
+         "#: $ref 'extendible-dynamic-ref.json' points outside this document"},
+        {"{\"allOf\": [{\"$ref\": \"#/nope\"}]}", "#: $ref '#/nope' cannot be resolved"},
+        /* unevaluatedItems where the items evaluated depend on the instance */
+        {"{\"unevaluatedItems\": false, \"anyOf\": [{\"prefixItems\": [{}]}, true]}",
+         "#: 'unevaluatedItems' beside 'anyOf' is not supported"},
+        {"{\"unevaluatedItems\": false, \"contains\": {}}",
+         "#: 'unevaluatedItems' beside 'contains' is not supported"},
+        {"{\"$schema\": \"http://json-schema.org/draft-03/schema#\", \"divisibleBy\": 2}",
+         "#/$schema: draft 3 is not supported"},
+        {"{\"enum\": [[1]], \"unevaluatedItems\": false}",
+         "beside enum/const is not supported"},
+        {"{\"const\": {\"a\": 1}, \"unevaluatedProperties\": false}",
+         "'unevaluatedProperties' beside enum/const is not supported"},
+        {"{\"$ref\": \"#/$defs/a\", \"minimum\": 1, \"$defs\": {\"a\": {\"$ref\": \"#/x\"}}}",
+         "$ref '#/x' cannot be resolved"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gr_cfg_t g;
@@ -962,6 +1174,9 @@ int main(void)
         cmocka_unit_test(accept_command),
         cmocka_unit_test(property_order),
         cmocka_unit_test(multiple_of_decimals),
+        cmocka_unit_test(enum_booleans_are_not_numbers),
+        cmocka_unit_test(format_annotation_option),
+        cmocka_unit_test(escapes_spell_the_same_strings),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),

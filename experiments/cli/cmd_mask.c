@@ -33,7 +33,7 @@ static int mask_usage(FILE *out)
     fprintf(out,
             "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
             "                     --grammar FILE [--format lark|gbnf|schema] |\n"
-            "                     --schema FILE)\n"
+            "                     --schema FILE [--format-annotation])\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
@@ -64,6 +64,9 @@ static int mask_usage(FILE *out)
             "rows and items.\n\n"
             "--ids prints the allowed token ids, one per line, and nothing else on\n"
             "stdout (to compare a mask with another engine's).\n\n"
+            "--format-annotation (with --schema) reads the schema's `format` as an\n"
+            "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"
+            "default; without it each format is asserted (docs/json-schema.md).\n\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -106,7 +109,7 @@ typedef struct {
     const char *spec, *regex, *lexer, *builtin, *grammar, *format, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
-    int index, ids;
+    int index, ids, format_annotation;
 } mask_args_t;
 
 static int parse_args(int argc, char **argv, mask_args_t *a)
@@ -128,6 +131,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->format = v, i++;
         else if (!strcmp(argv[i], "--ids"))
             a->ids = 1;
+        else if (!strcmp(argv[i], "--format-annotation"))
+            a->format_annotation = 1;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -153,6 +158,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         return -1;
     if (a->format && !a->grammar)
         return -1;
+    if (a->format_annotation && (!a->format || strcmp(a->format, "schema")))
+        return -1; /* an option of JSON Schemas only */
     if (a->reps == 0)
         a->reps = 1;
     return 0;
@@ -312,7 +319,9 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
-        if (gr_cfg_load(&cfg, a->grammar, a->format, err))
+        gr_schema_opts_t so = {.format_annotation = a->format_annotation};
+        if (a->format_annotation ? gr_cfg_load_schema(&cfg, a->grammar, &so, err)
+                                 : gr_cfg_load(&cfg, a->grammar, a->format, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
         if (!(e->g = gr_gram_new(&cfg, &go, err)))

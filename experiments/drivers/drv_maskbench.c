@@ -12,6 +12,9 @@
  *               single-threaded;
  *   timeout=S   seconds per schema (default 900, the benchmark's 15 min);
  *   compact     no whitespace between JSON tokens (the default is JSON's);
+ *   format=annotation  `format` constrains nothing (JSON Schema 2019-09
+ *               and 2020-12's default; the default here, format=assertion,
+ *               asserts each format: grammar/schema.h);
  *   strict_oneof  a oneOf whose branches may overlap is a compile error
  *               (the default reads it as anyOf, as the issue's protocol
  *               says: an instance matching two branches is accepted);
@@ -98,7 +101,7 @@ typedef struct {
     unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
     unsigned xg_masks;             /* schemas whose masks are compared with XGrammar's */
     double cpu_over;               /* ns the CPU clock's reads add to a region; < 0: unknown */
-    int compact, strict_oneof, verbose;
+    int compact, strict_oneof, verbose, format_annotation;
     lex_slicer_t *slicer; /* NULL with noslicer */
     tok_tokenizer_t *tok;
     trie_keys_t keys;
@@ -188,9 +191,14 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
     s->strict_oneof = xp_row_option(row, "strict_oneof", buf, sizeof buf) != NULL;
     s->verbose = xp_row_option(row, "verbose", buf, sizeof buf) != NULL;
+    char fmt[16] = "";
+    const char *fv = xp_row_option(row, "format", fmt, sizeof fmt);
+    s->format_annotation = fv && !strcmp(fv, "annotation");
     const trie_layout_t *layout = trie_layout_find(row->layout[0] ? row->layout : "dfs");
     if (!rc && !layout)
         rc = tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
+    if (!rc && fv && !s->format_annotation && strcmp(fv, "assertion"))
+        rc = tb_fail(err, "option format=%s: annotation or assertion", fv);
     if (!rc && s->xg_masks && !s->xg_every)
         rc = tb_fail(err, "option xgmasks=N compares masks on XGrammar's sample: it wants "
                      "xgrammar=N");
@@ -305,7 +313,8 @@ static gr_gram_t *compile(const mb_t *s, json_t *schema, tb_err_t *err)
     char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     if (!text)
         return tb_fail(err, "the file has no \"schema\""), NULL;
-    gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof};
+    gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof,
+                             .format_annotation = s->format_annotation};
     gr_cfg_t cfg;
     gr_gram_t *g = NULL;
     if (!gr_cfg_init(&cfg, "schema", err)) {
