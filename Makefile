@@ -9,8 +9,9 @@
 #   make SANITIZE=1 the same targets built with ASan and UBSan in build/san
 #   make SANITIZE=clang  the same with clang in build/san-clang (its UBSan
 #                   also checks null pointers with zero lengths, pointer
-#                   overflow and more that gcc's does not)
-#   make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS each
+#                   overflow and more that gcc's does not): the one that CI runs
+#   make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS each,
+#                   JOBS at a time, over the SANITIZE=clang library
 #
 # Sources are found by directory, so adding a module file needs no edit here.
 
@@ -21,14 +22,10 @@ ifeq ($(SANITIZE),1)
 BUILD   ?= build/san
 OPT     := $(SAN_OPT)
 else ifeq ($(SANITIZE),clang)
+# Also the library the fuzz targets link: with libFuzzer's coverage
+# (-fsanitize=fuzzer-no-link; the sanitizers' runtime has the hooks the
+# test programs then call), so CI builds the clang library once.
 BUILD   ?= build/san-clang
-CC      := clang
-CXX     := clang++
-OPT     := $(SAN_OPT)
-else ifeq ($(SANITIZE),fuzz)
-# The library as the fuzz targets link it: coverage for libFuzzer, the
-# sanitizers as in SANITIZE=clang.
-BUILD   ?= build/fuzz
 CC      := clang
 CXX     := clang++
 OPT     := $(SAN_OPT) -fsanitize=fuzzer-no-link
@@ -165,8 +162,8 @@ FUZZ_SUPPORT := $(filter-out $(FUZZ_SRC),$(wildcard fuzz/*.c)) tests/oracle.c
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/bin/%)
 
 fuzz: setup
-	@$(MAKE) --no-print-directory SANITIZE=fuzz $(FUZZ_BIN)
-	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=clang $(FUZZ_BIN)
+	@FUZZ_JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 build/fuzz/bin/%: fuzz/%.c $(FUZZ_SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)
