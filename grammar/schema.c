@@ -43,7 +43,8 @@ typedef struct {
     json_t *root;
     const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
-    int draft4;          /* $schema names draft 4: 3.0 is not an integer */
+    int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
+    int draft4;          /* draft 4: 3.0 is not an integer */
     int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
@@ -2287,8 +2288,19 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         return tb_fail(err, "#/$schema: draft 3 is not supported (its disallow, extends, "
                        "divisibleBy and boolean required would be ignored)");
     }
-    c.draft4 = sv && strstr(sv, "draft-04");
-    c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
+    c.draft = c.opts.draft ? c.opts.draft : 2020;
+    if (sv)
+        c.draft = strstr(sv, "draft-04")   ? 4
+                  : strstr(sv, "draft-06") ? 6
+                  : strstr(sv, "draft-07") ? 7
+                  : strstr(sv, "2019-09")  ? 2019
+                  : strstr(sv, "2020-12")  ? 2020 : c.draft;
+    if (c.draft != 4 && c.draft != 6 && c.draft != 7 && c.draft != 2019 && c.draft != 2020) {
+        json_decref(c.root);
+        return tb_fail(err, "draft %d is not one of 4, 6, 7, 2019, 2020", c.draft);
+    }
+    c.draft4 = c.draft == 4;
+    c.ref_alone = c.draft <= 7;
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;

@@ -82,6 +82,10 @@ typedef struct {
      * annotation and constrains nothing, JSON Schema 2019-09 and 2020-12's
      * default (the Format-Annotation vocabulary). */
     int format_annotation;
+    /* The draft of a schema whose root has no $schema: 4, 6, 7, 2019
+     * (2019-09) or 2020 (2020-12); 0: 2020-12.  A root $schema naming a
+     * draft overrides it. */
+    int draft;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6
