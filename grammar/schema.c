@@ -2265,7 +2265,8 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : 0;
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
-    if (r == 1)
+    int empty = r == 1;
+    if (empty)
         r = tb_fail(err, "#: the schema allows no value");
     if (!r && !c.opts.compact)
         r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
@@ -2281,5 +2282,5 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     free(c.refs.data);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);
-    return r ? -1 : 0;
+    return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;
 }

@@ -96,8 +96,12 @@ typedef struct {
  * it (gr_cfg_finish).  opts NULL: the defaults.  Errors: malformed JSON
  * (line and column), "#/pointer: reason" for what cannot be compiled
  * exactly, and gr_cfg_finish's (a $ref cycle with no base case is a rule
- * that derives no finite string, named by the pointer).
+ * that derives no finite string, named by the pointer).  GR_SCHEMA_EMPTY
+ * (with err "#: the schema allows no value", g not finished) when the
+ * schema is exactly the empty language (false, an empty enum, not {}...):
+ * every instance is invalid, and there is no grammar to build.
  */
+#define GR_SCHEMA_EMPTY 1
 int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err);
 

@@ -11,7 +11,8 @@
  * writes it (experiments/drivers/pyjson.h), is fed byte by byte through
  * the grammar (grammar/gram.h: no tokenizer needed) and must be accepted
  * iff it is valid.  A group's verdict: passing, refused (a compile error:
- * what the compiler cannot write exactly), wrong (a valid instance refused
+ * what the compiler cannot write exactly; GR_SCHEMA_EMPTY, the empty
+ * language, is no refusal: it is right when no instance is valid), wrong (a valid instance refused
  * or an invalid one accepted) or crash (a signal, a timeout, or a grammar
  * limit while feeding).  Each group runs in a child process so that a
  * crash is a verdict, not the end of the test.
@@ -114,7 +115,17 @@ static int run_group(json_t *group, const gr_schema_opts_t *opts, char *msg, siz
     if (rc) {
         gr_cfg_free(&cfg);
         snprintf(msg, size, "%.1000s", err.msg);
-        return V_REFUSED;
+        if (rc != GR_SCHEMA_EMPTY)
+            return V_REFUSED;
+        /* the empty language: right iff no instance is valid */
+        json_t *t;
+        size_t k;
+        json_array_foreach(json_object_get(group, "tests"), k, t) {
+            if (json_is_true(json_object_get(t, "valid")))
+                return snprintf(msg, size, "instance %zu valid, but %.900s", k, err.msg),
+                       V_WRONG;
+        }
+        return V_PASS;
     }
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
     if (!g) {

@@ -1096,6 +1096,62 @@ static void dump_shows_the_translation(void **state)
     free(t);
 }
 
+/* Whether the schema compiled with opts accepts text (its own parser). */
+static int parses_opts(const char *schema, const gr_schema_opts_t *o, const char *text)
+{
+    gr_cfg_t *g = malloc(sizeof *g);
+    tb_err_t err;
+    assert_non_null(g);
+    assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+    if (gr_schema_compile(g, schema, strlen(schema), o, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+    free(g);
+    if (!gram)
+        fail_msg("%s: %s", schema, err.msg);
+    uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), NULL);
+    int ok = st != GR_DEAD && gr_accepting(gram, st);
+    gr_gram_free(gram);
+    return ok;
+}
+
+/* opts.draft is the draft of a schema without $schema (draft 7: keywords
+ * beside $ref are ignored); a root $schema overrides it.  A schema that
+ * allows nothing is GR_SCHEMA_EMPTY, not a refusal. */
+static void draft_option_and_empty_schemas(void **state)
+{
+    (void)state;
+    const char *ref = "{\"$defs\": {\"i\": {\"type\": \"integer\"}}, \"$ref\": \"#/$defs/i\", "
+                      "\"minimum\": 5}";
+    gr_schema_opts_t d7 = {.draft = 7}, d2020 = {.draft = 2020};
+    assert_true(parses_opts(ref, &d7, "3"));
+    assert_false(parses_opts(ref, &d2020, "3"));
+    assert_false(parses_opts(ref, NULL, "3"));
+    assert_true(parses_opts(ref, &d2020, "7"));
+    const char *named = "{\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", "
+                        "\"$defs\": {\"i\": {\"type\": \"integer\"}}, \"$ref\": \"#/$defs/i\", "
+                        "\"minimum\": 5}";
+    assert_false(parses_opts(named, &d7, "3"));
+    static const char *const empty[] = {"false", "{\"enum\": []}", "{\"not\": {}}",
+                                        "{\"allOf\": [true, false]}"};
+    for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        assert_int_equal(gr_schema_compile(&g, empty[i], strlen(empty[i]), NULL, &err),
+                         GR_SCHEMA_EMPTY);
+        assert_non_null(strstr(err.msg, "allows no value"));
+        gr_cfg_free(&g);
+    }
+    gr_cfg_t g;
+    tb_err_t err;
+    gr_schema_opts_t bad = {.draft = 5};
+    assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+    assert_int_equal(gr_schema_compile(&g, "{}", 2, &bad, &err), -1);
+    assert_non_null(strstr(err.msg, "draft 5"));
+    gr_cfg_free(&g);
+}
+
 static void errors_name_pointer_and_keyword(void **state)
 {
     (void)state;
@@ -1180,6 +1236,7 @@ int main(void)
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
+        cmocka_unit_test(draft_option_and_empty_schemas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
