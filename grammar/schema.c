@@ -288,7 +288,7 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, SIDES, NULL};
+        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
@@ -425,6 +425,25 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
                 !strncmp(k, "exclusiveM", 10))) {
         int take_max = !strncmp(k, "min", 3) || !strcmp(k, "exclusiveMinimum");
         n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
+    } else if (!strcmp(k, NOT_STRINGS) && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av); /* neither of them */
+        if (n && json_array_extend(n, bv))
+            return json_decref(n), sc_oom(c);
+    } else if (!strcmp(k, FRACTION)) {
+        n = json_incref(json_integer_value(av) > json_integer_value(bv) ? av : bv);
+    } else if (!strcmp(k, "not")) {
+        n = json_pack("{s:[O,O]}", "anyOf", av, bv); /* not A and not B */
+    } else if (!strcmp(k, "anyOf") && json_is_array(av) && json_is_array(bv)) {
+        /* (a1 | a2) & (b1 | b2): every pair */
+        if (json_array_size(av) * json_array_size(bv) > 64)
+            return sc_fail(c, ptr, "allOf: two 'anyOf' of more than 64 pairs of branches");
+        n = json_array();
+        size_t i, j;
+        json_t *x, *y;
+        json_array_foreach(av, i, x) json_array_foreach(bv, j, y) {
+            if (n && json_array_append_new(n, sc_all_of(x, y)))
+                return json_decref(n), sc_oom(c);
+        }
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
     } else if (!strcmp(k, "additionalProperties") &&
@@ -873,7 +892,7 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
  * refused there). */
 static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format", NULL};
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
-                                     "exclusiveMaximum", "multipleOf", NULL};
+                                     "exclusiveMaximum", "multipleOf", FRACTION, NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
                                      "maxItems", "uniqueItems", "contains", "unevaluatedItems",
                                      NULL};
@@ -1023,6 +1042,12 @@ static unsigned decimal_places(double n)
     return UINT32_MAX;
 }
 
+int sc_decimal_places(double n)
+{
+    unsigned k = decimal_places(n);
+    return k == UINT32_MAX ? -1 : (int)k;
+}
+
 /* Compares decimals a and b (as numrange reads them). */
 static int dec_less(const char *a, const char *b) { return strtod(a, NULL) < strtod(b, NULL); }
 
@@ -1065,8 +1090,33 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
             r = -1;
     } else if (!hl && !hh)
         r = tb_buf_put(&re, x, strlen(x)) ? sc_oom(c) : 0;
-    else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
+    else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err)) {
+        /* an empty interval (also of a merge, or a not's) allows nothing */
+        if (strstr(c->err->msg, "is empty")) {
+            c->err->msg[0] = 0;
+            tb_buf_free(&re);
+            return 1;
+        }
         r = tb_wrap(c->err, "%s", ptr);
+    }
+    json_t *fr = json_object_get(s, FRACTION);
+    if (!r && fr) {
+        /* a non-zero digit after the first k of the fraction (no integer
+         * has one), within the bounds: a look-ahead */
+        if (integer) {
+            tb_buf_free(&re);
+            return 1;
+        }
+        char f[160];
+        snprintf(f, sizeof f, "(?=-?(?:0|[1-9][0-9]*)\\.[0-9]{%d}[0-9]*[1-9][0-9]*$)(?:",
+                 (int)json_integer_value(fr));
+        tb_buf_t both = {0};
+        r = tb_buf_put(&both, f, strlen(f)) || tb_buf_put(&both, re.data, re.len) ||
+                    tb_buf_putc(&both, ')')
+                ? sc_oom(c) : 0;
+        tb_buf_free(&re);
+        re = both;
+    }
     if (!r && tb_buf_putc(&re, 0))
         r = sc_oom(c);
     if (!r && regex_out) {
@@ -1074,7 +1124,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         return 0;
     }
     if (!r)
-        r = hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+        r = hl || hh || fr ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
                      : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
@@ -1116,6 +1166,11 @@ static int spec_format(const char *name)
     return 0;
 }
 
+int sc_format_asserts(const sc_t *c, const char *name)
+{
+    return !c->opts.format_annotation && (gr_ecma_format(name) || spec_format(name));
+}
+
 /* The regex of the names of class 0 (matching no pattern). */
 static int class_none(void *ctx, uint64_t mask, const char *regex)
 {
@@ -1125,31 +1180,27 @@ static int class_none(void *ctx, uint64_t mask, const char *regex)
     return tb_buf_put(b, regex, strlen(regex) + 1);
 }
 
-/* Strings that do not match the pattern np, or are none of the strings ns. */
-static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t *out)
+/* The regex (NUL-terminated, in re) of the strings that do not match the
+ * pattern np (np NULL: that are none of the strings ns); 1 when no string
+ * qualifies. */
+static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, tb_buf_t *re)
 {
-    tb_buf_t re = {0};
     int r;
     if (np) {
         const char *p = json_string_value(np);
-        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, &re, c->err);
+        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
     } else {
         size_t n = json_array_size(ns), i;
         const char **names = malloc((n + 1) * sizeof *names);
         json_t *v;
         r = names ? 0 : sc_oom(c);
         json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
-        r = r || gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0);
+        r = r || gr_ecma_string_except(re, names, n, c->err) || tb_buf_putc(re, 0);
         free(names);
     }
     if (r)
-        r = tb_wrap(c->err, "%s/not", ptr);
-    else if (!re.len)
-        r = 1; /* every string matches */
-    else
-        r = named_lexeme(c, (const char *)re.data, "not", ptr, out);
-    tb_buf_free(&re);
-    return r;
+        return tb_wrap(c->err, "%s/not", ptr);
+    return re->len ? 0 : 1; /* every string matches */
 }
 
 /* The lexeme of strings under s's keywords (or, with regex_out, only its
@@ -1178,15 +1229,36 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
         fs = NULL; /* an annotation, see spec_format */
     }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
-    if (np || ns) {
-        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns) || regex_out)
-            return sc_fail(c, ptr, "'not' beside other string keywords is not supported");
-        return not_string(c, np, ns, ptr, out);
-    }
     tb_buf_t re = {0};
     int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
     if (r < 0)
         tb_wrap(c->err, "%s", ptr);
+    /* not pattern, not these strings: as look-aheads before the rest (or
+     * alone, where nothing else constrains the string) */
+    int plain = !ps && !fs && !lo && hi == GR_NO_MAX;
+    for (int k = 0; k < 2 && r == 0; k++) {
+        json_t *x = k ? ns : np;
+        tb_buf_t nr = {0}, both = {0};
+        if (!x)
+            continue;
+        r = not_string(c, k ? NULL : x, k ? x : NULL, ptr, &nr);
+        if (r == 0 && plain) {
+            tb_buf_free(&re);
+            re = nr;
+            re.len--; /* its NUL */
+            plain = 0;
+            continue;
+        }
+        if (r == 0 && (tb_buf_put(&both, "(?=(?:", 6) || tb_buf_put(&both, nr.data, nr.len - 1) ||
+                       tb_buf_put(&both, ")$)", 3) || tb_buf_put(&both, re.data, re.len)))
+            r = sc_oom(c);
+        tb_buf_free(&nr);
+        tb_buf_free(&re);
+        re = both;
+        plain = 0;
+    }
+    if (r < 0)
+        r = c->err->msg[0] ? -1 : sc_oom(c);
     else if (r == 1)
         ; /* no string qualifies */
     else if (tb_buf_putc(&re, 0))
@@ -1195,7 +1267,7 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
         *regex_out = re;
         return 0;
     } else
-        r = ps || fs || lo || hi != GR_NO_MAX
+        r = ps || fs || lo || hi != GR_NO_MAX || np || ns
                 ? named_lexeme(c, (const char *)re.data, "string", ptr, out)
                 : lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
@@ -1777,9 +1849,6 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
             free(p);
             return r;
         }
-    if (json_object_get(s, "if") &&
-        (json_object_get(s, "then") || json_object_get(s, "else")))
-        return sc_fail(c, ptr, "'if'/'then'/'else' is not supported");
     return 0;
 }
 
@@ -1789,68 +1858,38 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
  * const of strings} constrain strings only (NOT_PATTERN, NOT_STRINGS). */
 static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n;
+    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n, *comp;
     char *p = sc_ptr_join(ptr, "not");
     int r = !p ? sc_oom(c) : sc_keep(c, rest);
     if (!r && json_is_object(n))
         r = sc_flatten(c, n, p, &fn);
-    if (r)
-        return free(p), -1;
-    json_object_del(rest, "not");
-    const char *k, *only = NULL;
-    json_t *v;
-    int nkw = 0;
-    json_object_foreach(fn, k, v) {
-        if (!sc_annotation(c, k))
-            nkw++, only = k;
-    }
-    json_t *add = NULL; /* the keywords to merge into rest */
-    if (json_is_false(fn)) {
-        add = json_object();
-    } else if (json_is_true(fn) || (json_is_object(fn) && !nkw)) {
-        free(p);
-        return 1;
-    } else if (nkw == 1 && !strcmp(only, "required") && json_is_array(v = json_object_get(fn, only))) {
-        json_t *alts = json_array();
-        size_t i;
-        json_t *name;
-        json_array_foreach(v, i, name) {
-            json_t *b = json_is_string(name) ? json_pack("{s:s,s:{s:b}}", "type", "object",
-                                                          "properties", json_string_value(name), 0)
-                                             : NULL;
-            if (!b || json_array_append_new(alts, b))
-                alts = (json_decref(alts), NULL);
-        }
-        add = alts && json_array_size(alts) ? json_pack("{s:o}", "anyOf", alts) : NULL;
-        if (alts && !json_array_size(alts))
-            json_decref(alts), add = json_pack("{s:b}", "not", 1) ; /* not {required: []} */
-    } else if (nkw == 1 && !strcmp(only, "type")) {
-        int t = sc_type_mask(json_object_get(fn, "type"));
-        int left = T_ALL & ~t & ~(t & T_NUM ? T_INT : 0);
-        if ((left & T_NUM) && (t & T_INT))
-            r = sc_fail(c, p, "'not' of integer among numbers is not supported");
-        add = r ? NULL : json_pack("{s:o}", "type", sc_type_json(left));
-    } else if (nkw == 1 && !strcmp(only, "pattern") && json_is_string(json_object_get(fn, only))) {
-        add = json_pack("{s:O}", NOT_PATTERN, json_object_get(fn, only));
-    } else if (nkw == 1 && (!strcmp(only, "enum") || !strcmp(only, "const"))) {
-        json_t *vals = !strcmp(only, "const") ? json_pack("[O]", json_object_get(fn, only))
-                                              : json_incref(json_object_get(fn, only));
-        size_t i;
-        int strings = json_is_array(vals);
-        json_array_foreach(vals, i, v) strings &= json_is_string(v);
-        if (strings)
-            add = json_pack("{s:o}", NOT_STRINGS, vals);
-        else
-            json_decref(vals);
-    }
-    if (!r && !add)
-        r = sc_fail(c, p, "'not' is not supported");
+    if (!r)
+        r = sc_complement(c, fn, p, &comp);
     free(p);
-    if (r || sc_keep(c, add))
+    if (r)
         return -1;
-    if (json_object_get(add, "not")) /* not {required: []}: nothing */
-        return 1;
-    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, add);
+    json_object_del(rest, "not");
+    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, comp);
+    if (sc_keep(c, all))
+        return -1;
+    return sc_value(c, all, ptr, out);
+}
+
+/* if/then/else: (if and then) or (not if and else), a missing then or
+ * else being true; the keywords beside them merged into both. */
+static int conditional(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *rest = json_copy(s);
+    if (sc_keep(c, rest))
+        return -1;
+    json_t *i = json_object_get(s, "if"), *t = json_object_get(s, "then"),
+           *e = json_object_get(s, "else");
+    json_object_del(rest, "if");
+    json_object_del(rest, "then");
+    json_object_del(rest, "else");
+    json_t *any = json_pack("{s:[{s:[O,O]},{s:[{s:O},O]}]}", "anyOf", "allOf", i,
+                            t ? t : json_true(), "allOf", "not", i, e ? e : json_true());
+    json_t *all = any ? json_pack("{s:[O,o]}", "allOf", rest, any) : NULL;
     if (sc_keep(c, all))
         return -1;
     return sc_value(c, all, ptr, out);
@@ -2187,6 +2226,8 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     } else if (json_object_get(s, "not")) {
         r = negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if (json_object_get(s, "if") && c->draft >= 7) {
+        r = conditional(c, s, ptr, out);
     } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
                       : json_object_get(s, "dependentRequired") ? "dependentRequired"
                       : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {

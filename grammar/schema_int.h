@@ -56,6 +56,10 @@ typedef struct {
  * merge into one set of them inexact: an array of objects, each holding
  * one branch's three (object_value's sides). */
 #define SIDES "$tb:objectSides"
+/* Numbers with a non-zero digit after the first k of the fraction (the
+ * complement of multipleOf 10^-k; 0: the numbers that are no integers),
+ * written without an exponent. */
+#define FRACTION "$tb:fraction"
 
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
@@ -78,5 +82,13 @@ json_t *sc_type_json(int m);
 int sc_type_and(int a, int b);
 int sc_same_value(json_t *a, json_t *b);
 int sc_json_type_of(json_t *v);
+/* k for multipleOf 10^-k (1 -> 0, 0.01 -> 2), -1 for other numbers. */
+int sc_decimal_places(double n);
+/* Whether `format` name asserts under the options (a custom format or
+ * format_annotation: no). */
+int sc_format_asserts(const sc_t *c, const char *name);
+/* The complement of the flattened schema s as a schema (kept), or -1 with
+ * an error naming the keyword that has none here (schema_not.c). */
+int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif
