@@ -953,7 +953,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
         return -1;
     size_t i;
     json_t *v;
-    if (cst && json_array_append(vals, cst))
+    if (cst && (sc_json_type_of(cst) & types) && json_array_append(vals, cst))
         return sc_oom(c);
     json_array_foreach(en, i, v) {
         int in = !cst || sc_same_value(v, cst);
@@ -2126,6 +2126,58 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
     return 0;
 }
 
+/* oneOf whose branches (merged with rest unless plain) may overlap, as
+ * branches that cannot: branch i and the complement of every other one
+ * (schema_not.c).  *out NULL when they are shown disjoint already; an
+ * error when some complement is not written here. */
+static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char *ptr,
+                       json_t **out)
+{
+    size_t n = json_array_size(br), i, j;
+    json_t **f = calloc(n + 1, sizeof *f);
+    int r = f ? 0 : sc_oom(c), overlap = 0;
+    *out = NULL;
+    for (i = 0; i < n && !r; i++) {
+        json_t *v = json_array_get(br, i), *m = rest;
+        f[i] = v;
+        if (json_is_object(v) && sc_flatten(c, v, ptr, &f[i]))
+            r = -1;
+        else if (!plain && sc_merge(c, &m, f[i], ptr))
+            r = -1;
+        else if (!plain)
+            f[i] = m;
+        for (j = 0; j < i && !r && !overlap; j++)
+            overlap = !disjoint(c, f[j], f[i], 0);
+    }
+    json_t *list = r || !overlap ? NULL : json_array();
+    if (list && sc_keep(c, list))
+        r = -1;
+    for (i = 0; list && i < n && !r; i++) {
+        json_t *all = json_pack("[O]", json_array_get(br, i)), *comp;
+        for (j = 0; j < n && !r && all; j++) {
+            json_t *v = json_array_get(br, j), *fv = v;
+            if (j == i)
+                continue;
+            if ((json_is_object(v) && sc_flatten(c, v, ptr, &fv)) ||
+                sc_complement(c, fv, ptr, &comp))
+                r = -1;
+            else if (json_array_append(all, comp))
+                r = sc_oom(c);
+        }
+        json_t *b = all ? json_pack("{s:o}", "allOf", all) : NULL;
+        if (!r && (sc_keep(c, b) || json_array_append(list, b)))
+            r = -1;
+    }
+    free(f);
+    if (r && c->err->msg[0] && overlap) {
+        char why[TB_ERR_MAX];
+        snprintf(why, sizeof why, "%s", c->err->msg);
+        return sc_fail(c, ptr, "'oneOf' branches may both match (strict), and %.900s", why);
+    }
+    *out = r ? NULL : list;
+    return r;
+}
+
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
 static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
@@ -2151,6 +2203,9 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     json_t *exact = NULL;
     if (one && (r = oneof_required(c, br, ptr, &exact)) == 0 && exact)
         br = exact; /* branches now disjoint by construction */
+    if (!r && one && !exact && c->opts.strict_oneof && (r = oneof_exact(c, br, rest, plain, ptr,
+                                                                        &exact)) == 0 && exact)
+        br = exact;
     json_array_foreach(br, i, v) {
         if (r)
             break;

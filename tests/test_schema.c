@@ -793,7 +793,10 @@ static char *dump(const char *schema, int compact)
     return text;
 }
 
-/* strict_oneof: overlapping branches refused, disjoint ones kept. */
+static int parses_opts(const char *schema, const gr_schema_opts_t *o, const char *text);
+
+/* strict_oneof: disjoint branches kept, overlapping ones written exactly
+ * where their complements are (refused where not). */
 static void strict_oneof_refuses_overlaps(void **state)
 {
     (void)state;
@@ -806,13 +809,33 @@ static void strict_oneof_refuses_overlaps(void **state)
         "[\"k\"]}]}",
         "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
     };
+    /* overlapping, and no complement of an object constant here */
     static const char *const bad[] = {
-        "{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}",
-        "{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}",
-        /* equal as JSON values, whatever their text or member order */
-        "{\"oneOf\": [{\"const\": 1}, {\"const\": 1.0}]}",
         "{\"oneOf\": [{\"const\": {\"a\": 1, \"b\": 2}}, {\"enum\": [{\"b\": 2, \"a\": 1}]}]}",
     };
+    /* overlapping branches, written exactly: branch i and not the others */
+    static const struct {
+        const char *schema, *text;
+        int ok;
+    } exact[] = {
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "1.5", 1},
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "2", 0},
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "2.0", 0},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "0", 1},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "3", 0},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "6", 1},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "\"x\"", 0},
+    };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        if (parses_opts(exact[i].schema, &o, exact[i].text) != exact[i].ok)
+            fail_msg("%s on %s: want %d", exact[i].schema, exact[i].text, exact[i].ok);
+    /* equal as JSON values, whatever their text: nothing is in exactly one */
+    gr_cfg_t e;
+    tb_err_t eerr;
+    const char *same = "{\"oneOf\": [{\"const\": 1}, {\"const\": 1.0}]}";
+    assert_int_equal(gr_cfg_init(&e, "<test>", &eerr), 0);
+    assert_int_equal(gr_schema_compile(&e, same, strlen(same), &o, &eerr), GR_SCHEMA_EMPTY);
+    gr_cfg_free(&e);
     for (size_t i = 0; i < sizeof ok / sizeof *ok + sizeof bad / sizeof *bad; i++) {
         int good = i < sizeof ok / sizeof *ok;
         const char *sch = good ? ok[i] : bad[i - sizeof ok / sizeof *ok];
