@@ -288,7 +288,8 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, NULL};
+        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
@@ -1291,7 +1292,7 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (json_is_true(ui) && mx > 1)
         return sc_fail(c, ptr, "'uniqueItems' is not supported");
     if (json_object_get(s, "contains"))
-        return sc_fail(c, ptr, "'contains' is not supported");
+        return sc_array_contains(c, s, ptr, mn, mx, out);
     json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
     json_t *rest = items;
     const char *rest_kw = "items";

@@ -89,6 +89,10 @@ int sc_decimal_places(double n);
 int sc_format_asserts(const sc_t *c, const char *name);
 /* The complement of the flattened schema s as a schema (kept), or -1 with
  * an error naming the keyword that has none here (schema_not.c). */
+/* An array under s's keywords that has `contains`, its length within
+ * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
+int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
+                      gr_sym_t *out);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

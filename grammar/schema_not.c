@@ -305,6 +305,25 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
     }
     if (!strcmp(kw, "then") || !strcmp(kw, "else"))
         return 0; /* with if; alone they say nothing */
+    if (!strcmp(kw, "contains")) {
+        /* fewer than minContains, or more than maxContains */
+        json_t *mnv = json_object_get(s, c->draft >= 2019 ? "minContains" : "$tb:minContains");
+        json_t *mxv = json_object_get(s, c->draft >= 2019 ? "maxContains" : "$tb:maxContains");
+        mnv = mnv ? mnv : json_object_get(s, "$tb:minContains");
+        mxv = mxv ? mxv : json_object_get(s, "$tb:maxContains");
+        json_int_t lo = mnv ? (json_int_t)json_number_value(mnv) : 1;
+        if (lo > 0 && alt(k, json_pack("{s:s,s:O,s:i,s:I}", "type", "array", "contains", v,
+                                       "$tb:minContains", 0, "$tb:maxContains", lo - 1)))
+            return -1;
+        if (mxv && alt(k, json_pack("{s:s,s:O,s:I}", "type", "array", "contains", v,
+                                    "$tb:minContains",
+                                    (json_int_t)json_number_value(mxv) + 1)))
+            return -1;
+        return 0;
+    }
+    if (!strcmp(kw, "minContains") || !strcmp(kw, "maxContains") ||
+        !strcmp(kw, "$tb:minContains") || !strcmp(kw, "$tb:maxContains"))
+        return 0; /* with contains */
     if (!strcmp(kw, "uniqueItems") && json_is_false(v))
         return 0;
     if (!strcmp(kw, "unevaluatedProperties") && json_is_true(v))

@@ -643,6 +643,18 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"string\", \"not\": {\"anyOf\": [{\"maxLength\": 1}, {\"pattern\": \"x\"}]}}",
      I("\"a\"", "\"ab\"", "\"axb\"", "\"abc\"")},
     {"{\"not\": {\"not\": {\"type\": \"string\", \"minLength\": 2}}}", I("\"ab\"", "\"a\"", "1")},
+    /* contains, minContains, maxContains (grammar/schema_arr.c) */
+    {"{\"contains\": {\"minimum\": 5}}", I("[3, 4, 5]", "[1]", "[]", "\"x\"", "[5, 6]")},
+    {"{\"type\": \"array\", \"contains\": {\"type\": \"string\"}, \"minContains\": 2, "
+     "\"maxContains\": 3}",
+     I("[\"a\"]", "[\"a\", 1, \"b\"]", "[\"a\", \"b\", \"c\", \"d\"]", "[1, 2]",
+       "[\"a\", \"b\", \"c\"]")},
+    {"{\"prefixItems\": [{\"type\": \"integer\"}], \"items\": {\"type\": \"string\"}, "
+     "\"contains\": {\"const\": 1}, \"maxItems\": 2}",
+     I("[1]", "[2, \"a\"]", "[1, \"a\"]", "[]", "[1, \"a\", \"b\"]")},
+    {"{\"not\": {\"contains\": {\"type\": \"null\"}}}", I("[1, null]", "[1]", "[]", "3")},
+    {"{\"contains\": {\"type\": \"null\"}, \"minContains\": 0, \"maxContains\": 1}",
+     I("[]", "[null]", "[null, 1, null]", "[1, 2]")},
     /* if/then/else: (if and then) or (not if and else) */
     {"{\"if\": {\"properties\": {\"k\": {\"const\": 1}}, \"required\": [\"k\"]}, \"then\": "
      "{\"required\": [\"a\"]}, \"else\": {\"required\": [\"b\"]}}",
