@@ -40,13 +40,17 @@
  *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
  *     "#/json/pointer" (through $defs, definitions or anywhere in the
  *     document; the root's $id as a prefix), recursive.
- *   not of {}, true, false, required, type, pattern, string enum/const.
+ *   not of any schema whose keywords have complements here (schema_not.c:
+ *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
+ *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
+ *   if/then/else as (if and then) or (not if and else); contains with
+ *     minContains and maxContains (schema_arr.c); strict oneOf exactly.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
- * Refused with "POINTER: reason" naming the keyword: other nots,
- * if/then/else, propertyNames, unevaluatedProperties, unevaluatedItems
- * beside instance-dependent applicators, contains, draft 3, other
+ * Refused with "POINTER: reason" naming the keyword: nots of the other
+ * keywords, propertyNames, unevaluatedProperties, unevaluatedItems
+ * beside instance-dependent applicators, draft 3, other
  * min/maxProperties, other multipleOf, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
