@@ -61,6 +61,7 @@ static const struct {
 };
 
 enum { V_PASS, V_REFUSED, V_WRONG, V_CRASH, V_N };
+#define VERDICT_EXIT 40 /* a child's exit status: VERDICT_EXIT + verdict */
 static const char *const verdict_names[] = {"passing", "refused", "wrong", "crash"};
 
 typedef struct {
@@ -183,7 +184,7 @@ static int group_verdict(json_t *group, const gr_schema_opts_t *opts, char *msg,
         size_t n = strlen(m);
         if (write(fd[1], m, n) != (ssize_t)n)
             _exit(100);
-        _exit(v);
+        _exit(VERDICT_EXIT + v); /* apart from a sanitizer's exit code 1 */
     }
     close(fd[1]);
     size_t got = 0;
@@ -201,8 +202,8 @@ static int group_verdict(json_t *group, const gr_schema_opts_t *opts, char *msg,
         return V_CRASH;
     }
     int code = WEXITSTATUS(status);
-    if (code < V_N)
-        return code;
+    if (code >= VERDICT_EXIT && code < VERDICT_EXIT + V_N)
+        return code - VERDICT_EXIT;
     snprintf(msg + strlen(msg), size - strlen(msg), " (exit %d)", code);
     return V_CRASH;
 }
