@@ -2165,7 +2165,13 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
             else if (json_array_append(all, comp))
                 r = sc_oom(c);
         }
-        json_t *b = all ? json_pack("{s:o}", "allOf", all) : NULL;
+        json_t *b = NULL;
+        if (r)
+            json_decref(all);
+        else if (!all)
+            r = sc_oom(c);
+        else
+            b = json_pack("{s:o}", "allOf", all); /* steals all */
         if (!r && (sc_keep(c, b) || json_array_append(list, b)))
             r = -1;
     }
