@@ -1,7 +1,7 @@
 /*
  * schema: JSON Schema to grammar (schema.h; docs/json-schema.md).
  *
- * value() turns a schema into a symbol, or reports that it allows nothing
+ * sc_value() turns a schema into a symbol, or reports that it allows nothing
  * (return 1): the false schema, a required property that cannot appear,
  * an empty enum.  The keywords that combine schemas are rewritten first:
  * allOf (and $ref beside other keywords) by merging keyword by keyword into
@@ -23,40 +23,12 @@
 #include "../lexer/deriv.h"
 #include "ecma.h"
 #include "numrange.h"
-
-#define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
-#define MAX_ITEMS 100000u  /* largest minItems/maxItems written out */
-
-enum { T_NULL = 1, T_BOOL = 2, T_INT = 4, T_NUM = 8, T_STR = 16, T_ARR = 32, T_OBJ = 64,
-       T_ALL = 127 };
-static const char *const type_names[] = {"null", "boolean", "integer", "number",
-                                         "string", "array", "object"};
-
-typedef struct {
-    gr_sym_t sym;
-    int state; /* 0 being compiled, 1 done, 2 allows nothing */
-} ref_t;
-
-typedef struct {
-    gr_cfg_t *g;
-    gr_schema_opts_t opts;
-    json_t *root;
-    const char *base_id; /* the root's $id, a prefix $refs may carry */
-    int big;             /* integers were read as reals (some were too big) */
-    int draft4;          /* $schema names draft 4: 3.0 is not an integer */
-    int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
-    tb_err_t *err;
-    tb_strmap_t ref_map; /* target pointer -> index in refs */
-    TB_VEC(ref_t) refs;
-    TB_VEC(char *) ref_keys;
-    TB_VEC(json_t *) owned; /* merged schemas, released at the end */
-    gr_sym_t any, any_str;
-    int have_any, depth;
-} sc_t;
+#include "schema_int.h"
+#include "schema_int.h"
 
 static const gr_pos_t nopos = {0, 0};
 
-__attribute__((format(printf, 3, 4))) static int fail(sc_t *c, const char *ptr,
+__attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr,
                                                       const char *f, ...)
 {
     char msg[TB_ERR_MAX];
@@ -67,10 +39,10 @@ __attribute__((format(printf, 3, 4))) static int fail(sc_t *c, const char *ptr,
     return tb_fail(c->err, "%s: %s", ptr, msg);
 }
 
-static int oom(sc_t *c) { return tb_fail(c->err, "out of memory"); }
+int sc_oom(sc_t *c) { return tb_fail(c->err, "out of memory"); }
 
 /* ptr + "/" + key (with ~ and / escaped as JSON Pointer says); malloc'd. */
-static char *ptr_join(const char *ptr, const char *key)
+char *sc_ptr_join(const char *ptr, const char *key)
 {
     tb_buf_t b = {0};
     int r = tb_buf_put(&b, ptr, strlen(ptr)) || tb_buf_putc(&b, '/');
@@ -84,7 +56,7 @@ static char *ptr_join(const char *ptr, const char *key)
     return (char *)b.data;
 }
 
-static char *ptr_index(const char *ptr, const char *key, size_t i)
+char *sc_ptr_index(const char *ptr, const char *key, size_t i)
 {
     char *s = NULL;
     if (asprintf(&s, "%s/%s/%zu", ptr, key, i) < 0)
@@ -106,7 +78,7 @@ static int named_lexeme(sc_t *c, const char *regex, const char *what, const char
 {
     char *name = NULL;
     if (ptr && asprintf(&name, "%s at %s", what, ptr) < 0)
-        return oom(c);
+        return sc_oom(c);
     int r = lexeme(c, regex, name, out);
     free(name);
     return r;
@@ -122,19 +94,19 @@ static int name_lexeme(sc_t *c, const char *s, gr_sym_t *out)
     int r = gr_json_quote_regex(&re, (const uint8_t *)s, strlen(s)) || tb_buf_putc(&re, 0) ||
             tb_buf_putc(&name, '"') || gr_json_quote(&q, (const uint8_t *)s, strlen(s)) ||
             tb_buf_put(&name, q.data, q.len) || tb_buf_putc(&name, '"') || tb_buf_putc(&name, 0);
-    r = r ? oom(c) : lexeme(c, (const char *)re.data, (const char *)name.data, out);
+    r = r ? sc_oom(c) : lexeme(c, (const char *)re.data, (const char *)name.data, out);
     tb_buf_free(&re);
     tb_buf_free(&q);
     tb_buf_free(&name);
     return r;
 }
 
-static int lit(sc_t *c, const char *s, gr_sym_t *out)
+int sc_lit(sc_t *c, const char *s, gr_sym_t *out)
 {
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
 }
 
-static int rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
+int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
 {
     return gr_cfg_rule(c->g, lhs, rhs, n, nopos, c->err);
 }
@@ -146,7 +118,7 @@ static int rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
 #define JSON_INT6 JSON_INT "(?:\\.0+)?"
 
 /* The rules of any JSON value, made once. */
-static int any_value(sc_t *c, gr_sym_t *out)
+int sc_any_value(sc_t *c, gr_sym_t *out)
 {
     if (c->have_any) {
         *out = c->any;
@@ -160,21 +132,21 @@ static int any_value(sc_t *c, gr_sym_t *out)
         gr_cfg_nonterm(c->g, "json_members", 12, nopos, &mems, c->err) ||
         gr_cfg_nonterm(c->g, "json_elements", 13, nopos, &elems, c->err) ||
         lexeme(c, GR_JSON_ANY_STRING, "STRING", &s) || lexeme(c, JSON_NUM, "NUMBER", &n) ||
-        lexeme(c, "true|false|null", "true|false|null", &k) || lit(c, "{", &lb) ||
-        lit(c, "}", &rb) || lit(c, "[", &ls) || lit(c, "]", &rs) || lit(c, ":", &co) ||
-        lit(c, ",", &cm))
+        lexeme(c, "true|false|null", "true|false|null", &k) || sc_lit(c, "{", &lb) ||
+        sc_lit(c, "}", &rb) || sc_lit(c, "[", &ls) || sc_lit(c, "]", &rs) || sc_lit(c, ":", &co) ||
+        sc_lit(c, ",", &cm))
         return -1;
     c->any = v;
     c->any_str = s;
     c->have_any = 1;
     *out = v;
-    return rule(c, v, &obj, 1) || rule(c, v, &arr, 1) || rule(c, v, &s, 1) ||
-           rule(c, v, &n, 1) || rule(c, v, &k, 1) ||
-           rule(c, obj, (gr_sym_t[]){lb, rb}, 2) || rule(c, obj, (gr_sym_t[]){lb, mems, rb}, 3) ||
-           rule(c, mems, &mem, 1) || rule(c, mems, (gr_sym_t[]){mems, cm, mem}, 3) ||
-           rule(c, mem, (gr_sym_t[]){s, co, v}, 3) || rule(c, arr, (gr_sym_t[]){ls, rs}, 2) ||
-           rule(c, arr, (gr_sym_t[]){ls, elems, rs}, 3) || rule(c, elems, &v, 1) ||
-           rule(c, elems, (gr_sym_t[]){elems, cm, v}, 3);
+    return sc_rule(c, v, &obj, 1) || sc_rule(c, v, &arr, 1) || sc_rule(c, v, &s, 1) ||
+           sc_rule(c, v, &n, 1) || sc_rule(c, v, &k, 1) ||
+           sc_rule(c, obj, (gr_sym_t[]){lb, rb}, 2) || sc_rule(c, obj, (gr_sym_t[]){lb, mems, rb}, 3) ||
+           sc_rule(c, mems, &mem, 1) || sc_rule(c, mems, (gr_sym_t[]){mems, cm, mem}, 3) ||
+           sc_rule(c, mem, (gr_sym_t[]){s, co, v}, 3) || sc_rule(c, arr, (gr_sym_t[]){ls, rs}, 2) ||
+           sc_rule(c, arr, (gr_sym_t[]){ls, elems, rs}, 3) || sc_rule(c, elems, &v, 1) ||
+           sc_rule(c, elems, (gr_sym_t[]){elems, cm, v}, 3);
 }
 
 /* ---- $ref ----------------------------------------------------------------- */
@@ -197,9 +169,9 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
     if (!*r)
         r = "#";
     if (r[0] != '#')
-        return fail(c, ptr, "$ref '%s' points outside this document (not supported)", ref);
+        return sc_fail(c, ptr, "$ref '%s' points outside this document (not supported)", ref);
     if (r[1] && r[1] != '/')
-        return fail(c, ptr, "$ref '%s': anchors are not supported", ref);
+        return sc_fail(c, ptr, "$ref '%s': anchors are not supported", ref);
     json_t *at = c->root;
     const char *p = r + 1;
     tb_buf_t key = {0};
@@ -214,12 +186,12 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
                 ch = (char)(unhex(p[1]) * 16 + unhex(p[2])), p += 2;
             if (tb_buf_putc(&key, (uint8_t)ch)) {
                 tb_buf_free(&key);
-                return oom(c);
+                return sc_oom(c);
             }
         }
         if (tb_buf_putc(&key, 0)) {
             tb_buf_free(&key);
-            return oom(c);
+            return sc_oom(c);
         }
         const char *k = (const char *)key.data;
         char *end;
@@ -231,16 +203,15 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
             at = NULL;
         if (!at) {
             tb_buf_free(&key);
-            return fail(c, ptr, "$ref '%s' cannot be resolved", ref);
+            return sc_fail(c, ptr, "$ref '%s' cannot be resolved", ref);
         }
     }
     tb_buf_free(&key);
     *out = at;
     *canon = strdup(r);
-    return *canon ? 0 : oom(c);
+    return *canon ? 0 : sc_oom(c);
 }
 
-static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
 
 /* The nonterminal of a $ref's target (compiled on first use). */
 static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
@@ -266,7 +237,7 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         int loop = t2 == target || n == MAX_DEPTH;
         free(c2);
         if (loop) {
-            int r = fail(c, ptr, "$ref '%s' is a cycle of $refs with no base case", ref);
+            int r = sc_fail(c, ptr, "$ref '%s' is a cycle of $refs with no base case", ref);
             free(canon);
             return r;
         }
@@ -279,41 +250,30 @@ static int ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
                       (int32_t)(c->refs.len - 1)) < 0) {
         if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != canon)
             free(canon);
-        return c->err->msg[0] ? -1 : oom(c);
+        return c->err->msg[0] ? -1 : sc_oom(c);
     }
     size_t idx = c->refs.len - 1;
     gr_sym_t x;
-    int r = value(c, target, canon, &x);
+    int r = sc_value(c, target, canon, &x);
     if (r < 0)
         return -1;
     c->refs.data[idx].state = r == 1 ? 2 : 1;
     *out = c->refs.data[idx].sym;
     /* A target that allows nothing keeps a rule that derives nothing, so
      * that the grammar has no undefined rule (it is never reached). */
-    return r == 1 ? rule(c, *out, out, 1) ? -1 : 1 : rule(c, *out, &x, 1);
+    return r == 1 ? sc_rule(c, *out, out, 1) ? -1 : 1 : sc_rule(c, *out, &x, 1);
 }
 
 /* ---- merging (allOf) ------------------------------------------------------ */
 
-static int keep(sc_t *c, json_t *j)
+int sc_keep(sc_t *c, json_t *j)
 {
     if (!j || tb_vec_push(&c->owned, j)) {
         json_decref(j);
-        return oom(c);
+        return sc_oom(c);
     }
     return 0;
 }
-
-/* What `not` leaves to the string branch: a pattern strings must not
- * match, strings they must not be (internal keywords, '$' keeps them apart
- * from a schema's own). */
-#define NOT_PATTERN "$tb:notPattern"
-#define NOT_STRINGS "$tb:notStrings"
-/* The properties, patternProperties and additionalProperties of allOf
- * branches merged beside a schema's own where patternProperties make a
- * merge into one set of them inexact: an array of objects, each holding
- * one branch's three (object_value's sides). */
-#define SIDES "$tb:objectSides"
 
 /* Keywords that never constrain an instance: all but the assertions and
  * applicators below (JSON Schema ignores unknown keywords). */
@@ -328,7 +288,8 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, SIDES, NULL};
+        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
             return 0;
@@ -336,18 +297,18 @@ static int is_annotation(const char *k)
 }
 
 /* is_annotation, and format where the options make it one. */
-static int annotation(const sc_t *c, const char *k)
+int sc_annotation(const sc_t *c, const char *k)
 {
     return is_annotation(k) || (c->opts.format_annotation && !strcmp(k, "format"));
 }
 
 /* {"allOf": [a, b]}, new. */
-static json_t *all_of(json_t *a, json_t *b)
+json_t *sc_all_of(json_t *a, json_t *b)
 {
     return json_pack("{s:[O,O]}", "allOf", a, b);
 }
 
-static int type_mask(json_t *t)
+int sc_type_mask(json_t *t)
 {
     if (!t)
         return T_ALL;
@@ -361,7 +322,7 @@ static int type_mask(json_t *t)
     return m;
 }
 
-static json_t *type_json(int m)
+json_t *sc_type_json(int m)
 {
     json_t *a = json_array();
     for (int k = 0; a && k < 7; k++)
@@ -371,7 +332,7 @@ static json_t *type_json(int m)
 }
 
 /* The intersection of two type masks (integer is a number). */
-static int type_and(int a, int b)
+int sc_type_and(int a, int b)
 {
     int m = a & b;
     if ((a & T_NUM) && (b & T_INT))
@@ -385,7 +346,7 @@ static double num(json_t *j) { return json_number_value(j); }
 
 /* Whether two JSON values are equal as JSON Schema compares them: numbers
  * by value (1 is 1.0), objects whatever their members' order. */
-static int same_value(json_t *a, json_t *b)
+int sc_same_value(json_t *a, json_t *b)
 {
     size_t i;
     const char *k;
@@ -403,7 +364,7 @@ static int same_value(json_t *a, json_t *b)
     if (json_is_array(a) && json_is_array(b)) {
         if (json_array_size(a) != json_array_size(b))
             return 0;
-        json_array_foreach(a, i, x) if (!same_value(x, json_array_get(b, i))) return 0;
+        json_array_foreach(a, i, x) if (!sc_same_value(x, json_array_get(b, i))) return 0;
         return 1;
     }
     if (json_is_object(a) && json_is_object(b)) {
@@ -411,7 +372,7 @@ static int same_value(json_t *a, json_t *b)
             return 0;
         json_object_foreach(a, k, x) {
             json_t *y = json_object_get(b, k);
-            if (!y || !same_value(x, y))
+            if (!y || !sc_same_value(x, y))
                 return 0;
         }
         return 1;
@@ -423,8 +384,8 @@ static int same_value(json_t *a, json_t *b)
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
     json_t *av = json_object_get(m, k);
-    if (!av || annotation(c, k))
-        return av ? 0 : json_object_set(m, k, bv) ? oom(c) : 0;
+    if (!av || sc_annotation(c, k))
+        return av ? 0 : json_object_set(m, k, bv) ? sc_oom(c) : 0;
     if (json_equal(av, bv))
         return 0;
     json_t *n = NULL;
@@ -434,9 +395,9 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         json_t *pv;
         json_object_foreach(bv, pk, pv) {
             json_t *old = json_object_get(n, pk);
-            if (n && json_object_set_new(n, pk, old && !json_equal(old, pv) ? all_of(old, pv)
+            if (n && json_object_set_new(n, pk, old && !json_equal(old, pv) ? sc_all_of(old, pv)
                                                                           : json_incref(pv)))
-                return json_decref(n), oom(c);
+                return json_decref(n), sc_oom(c);
         }
     } else if (!strcmp(k, "required") && json_is_array(av) && json_is_array(bv)) {
         n = json_copy(av);
@@ -446,47 +407,65 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
             int dup = 0;
             json_array_foreach(av, j, y) dup |= json_equal(x, y);
             if (n && !dup && json_array_append(n, x))
-                return json_decref(n), oom(c);
+                return json_decref(n), sc_oom(c);
         }
     } else if (!strcmp(k, "type")) {
-        n = type_json(type_and(type_mask(av), type_mask(bv)));
+        n = sc_type_json(sc_type_and(sc_type_mask(av), sc_type_mask(bv)));
     } else if (!strcmp(k, "enum") && json_is_array(av) && json_is_array(bv)) {
         n = json_array();
         size_t i, j;
         json_t *x, *y;
         json_array_foreach(av, i, x) {
             int in = 0;
-            json_array_foreach(bv, j, y) in |= same_value(x, y);
+            json_array_foreach(bv, j, y) in |= sc_same_value(x, y);
             if (n && in && json_array_append(n, x))
-                return json_decref(n), oom(c);
+                return json_decref(n), sc_oom(c);
         }
     } else if (json_is_number(av) && json_is_number(bv) &&
                (!strncmp(k, "min", 3) || !strncmp(k, "max", 3) ||
                 !strncmp(k, "exclusiveM", 10))) {
         int take_max = !strncmp(k, "min", 3) || !strcmp(k, "exclusiveMinimum");
         n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
+    } else if (!strcmp(k, NOT_STRINGS) && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av); /* neither of them */
+        if (n && json_array_extend(n, bv))
+            return json_decref(n), sc_oom(c);
+    } else if (!strcmp(k, FRACTION)) {
+        n = json_incref(json_integer_value(av) > json_integer_value(bv) ? av : bv);
+    } else if (!strcmp(k, "not")) {
+        n = json_pack("{s:[O,O]}", "anyOf", av, bv); /* not A and not B */
+    } else if (!strcmp(k, "anyOf") && json_is_array(av) && json_is_array(bv)) {
+        /* (a1 | a2) & (b1 | b2): every pair */
+        if (json_array_size(av) * json_array_size(bv) > 64)
+            return sc_fail(c, ptr, "allOf: two 'anyOf' of more than 64 pairs of branches");
+        n = json_array();
+        size_t i, j;
+        json_t *x, *y;
+        json_array_foreach(av, i, x) json_array_foreach(bv, j, y) {
+            if (n && json_array_append_new(n, sc_all_of(x, y)))
+                return json_decref(n), sc_oom(c);
+        }
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
     } else if (!strcmp(k, "additionalProperties") &&
                (json_is_object(av) || json_is_boolean(av)) &&
                (json_is_object(bv) || json_is_boolean(bv))) {
-        n = all_of(av, bv);
+        n = sc_all_of(av, bv);
     } else {
-        return fail(c, ptr, "allOf: cannot merge two different '%s'", k);
+        return sc_fail(c, ptr, "allOf: cannot merge two different '%s'", k);
     }
     if (!n || json_object_set_new(m, k, n))
-        return oom(c);
+        return sc_oom(c);
     return 0;
 }
 
-static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 /* x and y both (NULL: no constraint), new reference or NULL. */
 static json_t *both(json_t *x, json_t *y)
 {
     if (!x || !y || json_equal(x, y))
         return x ? json_incref(x) : y ? json_incref(y) : NULL;
-    return all_of(x, y);
+    return sc_all_of(x, y);
 }
 
 /* properties and additionalProperties of a and b into n (no
@@ -501,7 +480,7 @@ static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
     xa = json_is_true(xa) ? NULL : xa;
     xb = json_is_true(xb) ? NULL : xb;
     json_t *props = json_object(), *x;
-    if (keep(c, props))
+    if (sc_keep(c, props))
         return -1;
     const char *k;
     json_t *v;
@@ -512,13 +491,13 @@ static int merge_properties(sc_t *c, json_t *n, json_t *a, json_t *b)
             json_t *sa = json_object_get(pa, k), *sb = json_object_get(pb, k);
             x = both(sa ? sa : xa, sb ? sb : xb);
             if (json_object_set_new(props, k, x ? x : json_true()))
-                return oom(c);
+                return sc_oom(c);
         }
     }
     x = both(xa, xb);
     if ((json_object_size(props) && json_object_set(n, "properties", props)) ||
         (x && json_object_set_new(n, "additionalProperties", x)))
-        return oom(c);
+        return sc_oom(c);
     return 0;
 }
 
@@ -552,19 +531,19 @@ static int merge_items(sc_t *c, json_t *n, json_t *a, json_t *b)
     item_parts(b, &pb, &rb);
     size_t ka = json_array_size(pa), kb = json_array_size(pb);
     json_t *prefix = json_array(), *rest = both(ra, rb);
-    if (keep(c, prefix) || (rest && keep(c, rest)))
+    if (sc_keep(c, prefix) || (rest && sc_keep(c, rest)))
         return -1;
     for (size_t i = 0; i < (ka > kb ? ka : kb); i++) {
         json_t *x = both(i < ka ? json_array_get(pa, i) : ra, i < kb ? json_array_get(pb, i) : rb);
         if (json_array_append_new(prefix, x ? x : json_true()))
-            return oom(c);
+            return sc_oom(c);
     }
     json_object_del(n, "items");
     json_object_del(n, "prefixItems");
     json_object_del(n, "additionalItems");
     if ((json_array_size(prefix) && json_object_set(n, "prefixItems", prefix)) ||
         (rest && json_object_set(n, "items", rest)))
-        return oom(c);
+        return sc_oom(c);
     return 0;
 }
 
@@ -587,25 +566,25 @@ static int merge_sides(sc_t *c, json_t *n, json_t *b)
 {
     json_t *old = json_object_get(n, SIDES), *sides = old ? json_copy(old) : json_array();
     json_t *own = json_object(), *x;
-    if (keep(c, sides) || keep(c, own))
+    if (sc_keep(c, sides) || sc_keep(c, own))
         return -1;
     static const char *const kws[] = {"properties", "patternProperties",
                                       "additionalProperties", NULL};
     for (size_t i = 0; kws[i]; i++)
         if ((x = json_object_get(b, kws[i])) && json_object_set(own, kws[i], x))
-            return oom(c);
+            return sc_oom(c);
     size_t i;
     if (json_object_size(own) && json_array_append(sides, own))
-        return oom(c);
+        return sc_oom(c);
     json_array_foreach(json_object_get(b, SIDES), i, x) {
         if (json_array_append(sides, x))
-            return oom(c);
+            return sc_oom(c);
     }
-    return json_array_size(sides) && json_object_set(n, SIDES, sides) ? oom(c) : 0;
+    return json_array_size(sides) && json_object_set(n, SIDES, sides) ? sc_oom(c) : 0;
 }
 
-/* *m := merge(*m, b), both flattened. */
-static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
+/* *m := sc_merge(*m, b), both flattened. */
+int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
 {
     if (json_is_false(b) || json_is_false(*m)) {
         *m = json_false();
@@ -618,12 +597,12 @@ static int merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
         return 0;
     }
     if (!json_is_object(b) || !json_is_object(*m))
-        return fail(c, ptr, "allOf: a schema must be an object or a boolean");
+        return sc_fail(c, ptr, "allOf: a schema must be an object or a boolean");
     int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties") ||
               json_object_get(*m, SIDES) || json_object_get(b, SIDES);
     int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
+    if (sc_keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
         (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
@@ -700,17 +679,17 @@ static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t
     if (!u)
         return 0;
     if (!json_is_object(u) && !json_is_boolean(u))
-        return fail(c, ptr, "'unevaluatedItems' must be a schema");
+        return sc_fail(c, ptr, "'unevaluatedItems' must be a schema");
     for (size_t i = 0; dyn[i]; i++) {
         json_t *v = json_object_get(s, dyn[i]);
         int dynamic = v && (!strcmp(dyn[i], "contains") || dyn[i][0] == '$' ||
                             schemas_evaluate_items(dyn[i], v, 0));
         if (dynamic && !json_is_true(u))
-            return fail(c, ptr, "'unevaluatedItems' beside '%s' is not supported (the items "
+            return sc_fail(c, ptr, "'unevaluatedItems' beside '%s' is not supported (the items "
                         "it evaluates depend on the instance)", dyn[i]);
     }
     json_t *n = json_copy(s);
-    if (keep(c, n))
+    if (sc_keep(c, n))
         return -1;
     json_object_del(n, "unevaluatedItems");
     item_parts(s, &prefix, &rest);
@@ -719,37 +698,37 @@ static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t
     if (!rest &&
         json_object_set(n, json_is_array(json_object_get(s, "items")) ? "additionalItems"
                                                                        : "items", u))
-        return oom(c);
+        return sc_oom(c);
     *out = n;
     return 0;
 }
 
 /* s without allOf and $ref: their schemas merged into its keywords (and
  * unevaluatedItems resolved where the merge makes it static). */
-static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
+int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
     *out = s;
     json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
     if (!all && !ref)
         return resolve_unevaluated_items(c, s, ptr, out);
     if (++c->depth > MAX_DEPTH)
-        return fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
+        return sc_fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
     json_t *m = json_copy(s);
-    if (keep(c, m))
+    if (sc_keep(c, m))
         return -1;
     json_object_del(m, "allOf");
     json_object_del(m, "$ref");
     if (all && !json_is_array(all)) {
-        return fail(c, ptr, "'allOf' must be an array");
+        return sc_fail(c, ptr, "'allOf' must be an array");
     }
     if (ref) {
         if (!json_is_string(ref))
-            return fail(c, ptr, "'$ref' must be a string");
+            return sc_fail(c, ptr, "'$ref' must be a string");
         json_t *t, *ft;
         char *canon;
         int r = resolve(c, json_string_value(ref), ptr, &t, &canon) ||
-                (json_is_object(t) && flatten(c, t, canon, &ft)) ||
-                merge(c, &m, json_is_object(t) ? ft : t, ptr);
+                (json_is_object(t) && sc_flatten(c, t, canon, &ft)) ||
+                sc_merge(c, &m, json_is_object(t) ? ft : t, ptr);
         free(canon);
         if (r)
             return -1;
@@ -758,9 +737,9 @@ static int flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     json_t *x;
     json_array_foreach(all, i, x) {
         json_t *fx = x;
-        if (json_is_object(x) && flatten(c, x, ptr, &fx))
+        if (json_is_object(x) && sc_flatten(c, x, ptr, &fx))
             return -1;
-        if (merge(c, &m, fx, ptr))
+        if (sc_merge(c, &m, fx, ptr))
             return -1;
     }
     c->depth--;
@@ -781,9 +760,9 @@ static int ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr)
         json_t *sib = json_copy(s);
         ft = t;
         m = t;
-        if (!keep(c, sib)) {
+        if (!sc_keep(c, sib)) {
             json_object_del(sib, "$ref");
-            r = !merge(c, &m, sib, ptr) && json_equal(m, ft);
+            r = !sc_merge(c, &m, sib, ptr) && json_equal(m, ft);
         }
     }
     free(canon);
@@ -835,19 +814,19 @@ static int scalar_text(sc_t *c, json_t *v, tb_buf_t *b, const char *ptr)
         snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else if (json_is_real(v)) {
         if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
-            return fail(c, ptr, "the integer %.17g is too large to be exact here",
+            return sc_fail(c, ptr, "the integer %.17g is too large to be exact here",
                         json_real_value(v));
         if (c->big && json_real_value(v) == floor(json_real_value(v)))
             snprintf(tmp, sizeof tmp, "%.0f", json_real_value(v));
         else if (py_float(json_real_value(v), tmp, sizeof tmp))
-            return fail(c, ptr, "number out of range");
+            return sc_fail(c, ptr, "number out of range");
     } else
         snprintf(tmp, sizeof tmp, "%s", json_is_true(v) ? "true" : json_is_false(v) ? "false"
                                                                                   : "null");
     return tb_buf_put(b, tmp, strlen(tmp));
 }
 
-static int json_type_of(json_t *v)
+int sc_json_type_of(json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_NULL: return T_NULL;
@@ -870,25 +849,25 @@ static int composite_const(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
     json_t *sub = json_array(), *names = json_array(), *props = json_object(), *e, *sch;
     const char *k;
     size_t i;
-    if (keep(c, sub) || keep(c, names) || keep(c, props))
+    if (sc_keep(c, sub) || sc_keep(c, names) || sc_keep(c, props))
         return -1;
     json_object_foreach(json_is_object(v) ? v : NULL, k, e) {
         if (json_object_set_new(props, k, json_pack("{s:O}", "const", e)) ||
             json_array_append_new(names, json_string(k)))
-            return oom(c);
+            return sc_oom(c);
     }
     json_array_foreach(json_is_array(v) ? v : NULL, i, e) {
         if (json_array_append_new(sub, json_pack("{s:O}", "const", e)))
-            return oom(c);
+            return sc_oom(c);
     }
     sch = json_is_object(v)
               ? json_pack("{s:s,s:O,s:O,s:b}", "type", "object", "properties", props,
                           "required", names, "additionalProperties", 0)
               : json_pack("{s:s,s:O,s:b,s:I}", "type", "array", "prefixItems", sub, "items", 0,
                           "minItems", (json_int_t)json_array_size(v));
-    if (keep(c, sch))
+    if (sc_keep(c, sch))
         return -1;
-    return value(c, sch, ptr, out);
+    return sc_value(c, sch, ptr, out);
 }
 
 /* The regex of the JSON number texts equal to the number v: its decimal
@@ -901,12 +880,12 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
     if (json_is_integer(v))
         snprintf(d, sizeof d, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
-        return fail(c, ptr, "the integer %.17g is too large to be exact here", json_real_value(v));
+        return sc_fail(c, ptr, "the integer %.17g is too large to be exact here", json_real_value(v));
     else if (gr_num_decimal(json_real_value(v), d, sizeof d))
-        return fail(c, ptr, "number %.17g out of range", json_real_value(v));
+        return sc_fail(c, ptr, "number %.17g out of range", json_real_value(v));
     if (tb_buf_put(re, "(?:", 3) || gr_num_range(re, d, 0, d, 0, integer, c->err) ||
         tb_buf_putc(re, ')'))
-        return c->err->msg[0] ? tb_wrap(c->err, "%s", ptr) : oom(c);
+        return c->err->msg[0] ? tb_wrap(c->err, "%s", ptr) : sc_oom(c);
     return 0;
 }
 
@@ -914,7 +893,7 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
  * refused there). */
 static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format", NULL};
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
-                                     "exclusiveMaximum", "multipleOf", NULL};
+                                     "exclusiveMaximum", "multipleOf", FRACTION, NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
                                      "maxItems", "uniqueItems", "contains", "unevaluatedItems",
                                      NULL};
@@ -969,34 +948,34 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
 {
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
     if (en && !json_is_array(en))
-        return fail(c, ptr, "'enum' must be an array");
+        return sc_fail(c, ptr, "'enum' must be an array");
     json_t *vals = json_array();
-    if (keep(c, vals))
+    if (sc_keep(c, vals))
         return -1;
     size_t i;
     json_t *v;
-    if (cst && json_array_append(vals, cst))
-        return oom(c);
+    if (cst && (sc_json_type_of(cst) & types) && json_array_append(vals, cst))
+        return sc_oom(c);
     json_array_foreach(en, i, v) {
-        int in = !cst || same_value(v, cst);
-        if (in && (json_type_of(v) & types) && json_array_append(vals, v))
-            return oom(c);
+        int in = !cst || sc_same_value(v, cst);
+        if (in && (sc_json_type_of(v) & types) && json_array_append(vals, v))
+            return sc_oom(c);
     }
     int vt = 0;
-    json_array_foreach(vals, i, v) vt |= json_type_of(v);
+    json_array_foreach(vals, i, v) vt |= sc_json_type_of(v);
     const char *k = applying(s, vt & (T_ARR | T_OBJ));
     if (k)
-        return fail(c, ptr, "'%s' beside enum/const is not supported", k);
+        return sc_fail(c, ptr, "'%s' beside enum/const is not supported", k);
     /* string and number keywords filter the values */
     json_t *kept = json_array();
-    if (keep(c, kept))
+    if (sc_keep(c, kept))
         return -1;
     json_array_foreach(vals, i, v) {
         int in = value_passes(c, s, ptr, v);
         if (in < 0)
             return -1;
         if (in && json_array_append(kept, v))
-            return oom(c);
+            return sc_oom(c);
     }
     vals = kept;
     if (!json_array_size(vals))
@@ -1011,7 +990,7 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
         if (r)
             break;
         if (json_is_array(v) || json_is_object(v)) {
-            r = composite_const(c, v, ptr, &x) || rule(c, alt, &x, 1);
+            r = composite_const(c, v, ptr, &x) || sc_rule(c, alt, &x, 1);
             continue;
         }
         txt.len = 0;
@@ -1025,11 +1004,11 @@ static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *
     gr_sym_t x;
     if (!r && nsc)
         r = tb_buf_putc(&re, 0) || named_lexeme(c, (const char *)re.data, "enum", ptr, &x) ||
-            rule(c, alt, &x, 1);
+            sc_rule(c, alt, &x, 1);
     tb_buf_free(&re);
     tb_buf_free(&txt);
     *out = alt;
-    return r && !c->err->msg[0] ? oom(c) : r;
+    return r && !c->err->msg[0] ? sc_oom(c) : r;
 }
 
 /* ---- numbers and strings ---------------------------------------------------- */
@@ -1041,16 +1020,16 @@ static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, 
     if (!v || json_is_boolean(v))
         return 0;
     if (!json_is_number(v))
-        return fail(c, ptr, "'%s' must be a number", k);
+        return sc_fail(c, ptr, "'%s' must be a number", k);
     if (json_is_integer(v)) {
         snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return 1;
     }
     double d = json_real_value(v);
     if (c->big && fabs(d) >= 9007199254740992.0)
-        return fail(c, ptr, "'%s': %.17g is too large to be exact here", k, d);
+        return sc_fail(c, ptr, "'%s': %.17g is too large to be exact here", k, d);
     if (gr_num_decimal(d, buf, n))
-        return fail(c, ptr, "'%s': %.17g is out of range", k, d);
+        return sc_fail(c, ptr, "'%s': %.17g is out of range", k, d);
     return 1;
 }
 
@@ -1062,6 +1041,12 @@ static unsigned decimal_places(double n)
         if (n == p || (k && fabs(n - p) < p * 1e-9))
             return k;
     return UINT32_MAX;
+}
+
+int sc_decimal_places(double n)
+{
+    unsigned k = decimal_places(n);
+    return k == UINT32_MAX ? -1 : (int)k;
 }
 
 /* Compares decimals a and b (as numrange reads them). */
@@ -1076,7 +1061,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     json_t *mo = json_object_get(s, "multipleOf");
     unsigned places = 0; /* multipleOf 10^-places */
     if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX))
-        return fail(c, ptr, "'multipleOf' other than 1 or 0.1, 0.01, ... is not supported");
+        return sc_fail(c, ptr, "'multipleOf' other than 1 or 0.1, 0.01, ... is not supported");
     if (mo && !places)
         integer = 1;
     if (integer && !c->draft4)
@@ -1101,21 +1086,46 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         /* multiples of 0.01...: no bound, or only 0 */
         int lz = hl && !hh && !strcmp(lo, "0"), hz = hh && !hl && !strcmp(hi, "0");
         if ((hl || hh) && !lz && !hz)
-            r = fail(c, ptr, "'multipleOf' beside bounds other than 0 is not supported");
+            r = sc_fail(c, ptr, "'multipleOf' beside bounds other than 0 is not supported");
         else if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
             r = -1;
     } else if (!hl && !hh)
-        r = tb_buf_put(&re, x, strlen(x)) ? oom(c) : 0;
-    else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err))
+        r = tb_buf_put(&re, x, strlen(x)) ? sc_oom(c) : 0;
+    else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err)) {
+        /* an empty interval (also of a merge, or a not's) allows nothing */
+        if (strstr(c->err->msg, "is empty")) {
+            c->err->msg[0] = 0;
+            tb_buf_free(&re);
+            return 1;
+        }
         r = tb_wrap(c->err, "%s", ptr);
+    }
+    json_t *fr = json_object_get(s, FRACTION);
+    if (!r && fr) {
+        /* a non-zero digit after the first k of the fraction (no integer
+         * has one), within the bounds: a look-ahead */
+        if (integer) {
+            tb_buf_free(&re);
+            return 1;
+        }
+        char f[160];
+        snprintf(f, sizeof f, "(?=-?(?:0|[1-9][0-9]*)\\.[0-9]{%d}[0-9]*[1-9][0-9]*$)(?:",
+                 (int)json_integer_value(fr));
+        tb_buf_t both = {0};
+        r = tb_buf_put(&both, f, strlen(f)) || tb_buf_put(&both, re.data, re.len) ||
+                    tb_buf_putc(&both, ')')
+                ? sc_oom(c) : 0;
+        tb_buf_free(&re);
+        re = both;
+    }
     if (!r && tb_buf_putc(&re, 0))
-        r = oom(c);
+        r = sc_oom(c);
     if (!r && regex_out) {
         *regex_out = re;
         return 0;
     }
     if (!r)
-        r = hl || hh ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+        r = hl || hh || fr ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
                      : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
@@ -1131,7 +1141,7 @@ static int count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t df
         return 0;
     double d = num(v);
     if (!json_is_number(v) || d < 0 || d != floor(d))
-        return fail(c, ptr, "'%s' must be a non-negative integer", k);
+        return sc_fail(c, ptr, "'%s' must be a non-negative integer", k);
     *out = d > 1e15 ? (uint64_t)1e15 : (uint64_t)d;
     return 0;
 }
@@ -1157,6 +1167,11 @@ static int spec_format(const char *name)
     return 0;
 }
 
+int sc_format_asserts(const sc_t *c, const char *name)
+{
+    return !c->opts.format_annotation && (gr_ecma_format(name) || spec_format(name));
+}
+
 /* The regex of the names of class 0 (matching no pattern). */
 static int class_none(void *ctx, uint64_t mask, const char *regex)
 {
@@ -1166,31 +1181,27 @@ static int class_none(void *ctx, uint64_t mask, const char *regex)
     return tb_buf_put(b, regex, strlen(regex) + 1);
 }
 
-/* Strings that do not match the pattern np, or are none of the strings ns. */
-static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, gr_sym_t *out)
+/* The regex (NUL-terminated, in re) of the strings that do not match the
+ * pattern np (np NULL: that are none of the strings ns); 1 when no string
+ * qualifies. */
+static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, tb_buf_t *re)
 {
-    tb_buf_t re = {0};
     int r;
     if (np) {
         const char *p = json_string_value(np);
-        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, &re, c->err);
+        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
     } else {
         size_t n = json_array_size(ns), i;
         const char **names = malloc((n + 1) * sizeof *names);
         json_t *v;
-        r = names ? 0 : oom(c);
+        r = names ? 0 : sc_oom(c);
         json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
-        r = r || gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0);
+        r = r || gr_ecma_string_except(re, names, n, c->err) || tb_buf_putc(re, 0);
         free(names);
     }
     if (r)
-        r = tb_wrap(c->err, "%s/not", ptr);
-    else if (!re.len)
-        r = 1; /* every string matches */
-    else
-        r = named_lexeme(c, (const char *)re.data, "not", ptr, out);
-    tb_buf_free(&re);
-    return r;
+        return tb_wrap(c->err, "%s/not", ptr);
+    return re->len ? 0 : 1; /* every string matches */
 }
 
 /* The lexeme of strings under s's keywords (or, with regex_out, only its
@@ -1202,41 +1213,62 @@ static int string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_b
     if (count(c, s, "minLength", ptr, 0, &lo) || count(c, s, "maxLength", ptr, GR_NO_MAX, &hi))
         return -1;
     if ((pat && !json_is_string(pat)) || (fmt && !json_is_string(fmt)))
-        return fail(c, ptr, "'pattern' and 'format' must be strings");
+        return sc_fail(c, ptr, "'pattern' and 'format' must be strings");
     if (lo > GR_MAX_LENGTH || (hi != GR_NO_MAX && hi > GR_MAX_LENGTH))
-        return fail(c, ptr, "'%s' %llu is above the limit of %u",
+        return sc_fail(c, ptr, "'%s' %llu is above the limit of %u",
                     lo > GR_MAX_LENGTH ? "minLength" : "maxLength",
                     (unsigned long long)(lo > GR_MAX_LENGTH ? lo : hi), GR_MAX_LENGTH);
     if (hi < lo)
-        return fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
+        return sc_fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
                     (unsigned long long)hi);
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
     if (c->opts.format_annotation)
         fs = NULL; /* see gr_schema_opts_t */
     if (fs && !gr_ecma_format(fs)) {
         if (spec_format(fs))
-            return fail(c, ptr, "format '%s' is not supported", fs);
+            return sc_fail(c, ptr, "format '%s' is not supported", fs);
         fs = NULL; /* an annotation, see spec_format */
     }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
-    if (np || ns) {
-        if (ps || fs || lo || hi != GR_NO_MAX || (np && ns) || regex_out)
-            return fail(c, ptr, "'not' beside other string keywords is not supported");
-        return not_string(c, np, ns, ptr, out);
-    }
     tb_buf_t re = {0};
     int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->err);
     if (r < 0)
         tb_wrap(c->err, "%s", ptr);
+    /* not pattern, not these strings: as look-aheads before the rest (or
+     * alone, where nothing else constrains the string) */
+    int plain = !ps && !fs && !lo && hi == GR_NO_MAX;
+    for (int k = 0; k < 2 && r == 0; k++) {
+        json_t *x = k ? ns : np;
+        tb_buf_t nr = {0}, both = {0};
+        if (!x)
+            continue;
+        r = not_string(c, k ? NULL : x, k ? x : NULL, ptr, &nr);
+        if (r == 0 && plain) {
+            tb_buf_free(&re);
+            re = nr;
+            re.len--; /* its NUL */
+            plain = 0;
+            continue;
+        }
+        if (r == 0 && (tb_buf_put(&both, "(?=(?:", 6) || tb_buf_put(&both, nr.data, nr.len - 1) ||
+                       tb_buf_put(&both, ")$)", 3) || tb_buf_put(&both, re.data, re.len)))
+            r = sc_oom(c);
+        tb_buf_free(&nr);
+        tb_buf_free(&re);
+        re = both;
+        plain = 0;
+    }
+    if (r < 0)
+        r = c->err->msg[0] ? -1 : sc_oom(c);
     else if (r == 1)
         ; /* no string qualifies */
     else if (tb_buf_putc(&re, 0))
-        r = oom(c);
+        r = sc_oom(c);
     else if (regex_out) {
         *regex_out = re;
         return 0;
     } else
-        r = ps || fs || lo || hi != GR_NO_MAX
+        r = ps || fs || lo || hi != GR_NO_MAX || np || ns
                 ? named_lexeme(c, (const char *)re.data, "string", ptr, out)
                 : lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
@@ -1251,16 +1283,16 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (count(c, s, "minItems", ptr, 0, &mn) || count(c, s, "maxItems", ptr, GR_NO_MAX, &mx))
         return -1;
     if (mn > mx)
-        return fail(c, ptr, "minItems %llu is above maxItems %llu", (unsigned long long)mn,
+        return sc_fail(c, ptr, "minItems %llu is above maxItems %llu", (unsigned long long)mn,
                     (unsigned long long)mx);
     if (mn > MAX_ITEMS || (mx != GR_NO_MAX && mx > MAX_ITEMS))
-        return fail(c, ptr, "'%s' is above the limit of %u", mn > MAX_ITEMS ? "minItems"
+        return sc_fail(c, ptr, "'%s' is above the limit of %u", mn > MAX_ITEMS ? "minItems"
                     : "maxItems", MAX_ITEMS);
     json_t *ui = json_object_get(s, "uniqueItems");
     if (json_is_true(ui) && mx > 1)
-        return fail(c, ptr, "'uniqueItems' is not supported");
+        return sc_fail(c, ptr, "'uniqueItems' is not supported");
     if (json_object_get(s, "contains"))
-        return fail(c, ptr, "'contains' is not supported");
+        return sc_array_contains(c, s, ptr, mn, mx, out);
     json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
     json_t *rest = items;
     const char *rest_kw = "items";
@@ -1273,11 +1305,11 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     /* Element symbols; an item that allows nothing caps the length. */
     gr_sym_t *el = calloc(k + 1, sizeof *el);
     if (!el)
-        return oom(c);
+        return sc_oom(c);
     int r = 0;
     for (size_t i = 0; i < k && !r; i++) {
-        char *p = ptr_index(ptr, prefix == items ? "items" : "prefixItems", i);
-        r = p ? value(c, json_array_get(prefix, i), p, &el[i]) : oom(c);
+        char *p = sc_ptr_index(ptr, prefix == items ? "items" : "prefixItems", i);
+        r = p ? sc_value(c, json_array_get(prefix, i), p, &el[i]) : sc_oom(c);
         free(p);
         if (r == 1 && mx > i) {
             mx = i;
@@ -1289,8 +1321,8 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int rest_ok = 0;
     gr_sym_t rs = 0;
     if (!r && mx > k) {
-        char *p = ptr_join(ptr, rest_kw);
-        r = !p ? oom(c) : rest ? value(c, rest, p, &rs) : any_value(c, &rs);
+        char *p = sc_ptr_join(ptr, rest_kw);
+        r = !p ? sc_oom(c) : rest ? sc_value(c, rest, p, &rs) : sc_any_value(c, &rs);
         free(p);
         rest_ok = r == 0;
         if (r == 1)
@@ -1304,7 +1336,7 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         k = (size_t)mx;
     /* W_i: the items from i on (i = 0: no comma before the first). */
     gr_sym_t lb, rb, comma, w_next = 0;
-    r = lit(c, "[", &lb) || lit(c, "]", &rb) || lit(c, ",", &comma);
+    r = sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) || sc_lit(c, ",", &comma);
     if (!r) {
         gr_sym_t tail;
         uint64_t rlo = mn > k ? mn - k : 0, rhi = mx == GR_NO_MAX ? GR_NO_MAX : mx - k;
@@ -1312,29 +1344,29 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         if (!r && rest_ok && rhi > 0) {
             gr_sym_t cr, reps;
             r = gr_cfg_fresh(c->g, "item", &cr, c->err) ||
-                rule(c, cr, (gr_sym_t[]){comma, rs}, 2);
+                sc_rule(c, cr, (gr_sym_t[]){comma, rs}, 2);
             if (!r && k > 0) {
                 r = gr_cfg_repeat(c->g, cr, (uint32_t)rlo,
                                   rhi == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)rhi, "items",
-                                  nopos, &reps, c->err) || rule(c, tail, &reps, 1);
+                                  nopos, &reps, c->err) || sc_rule(c, tail, &reps, 1);
             } else if (!r) {
                 /* the first has no comma */
                 r = gr_cfg_repeat(c->g, cr, rlo ? (uint32_t)rlo - 1 : 0,
                                   rhi == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)rhi - 1, "items",
                                   nopos, &reps, c->err) ||
-                    rule(c, tail, (gr_sym_t[]){rs, reps}, 2) ||
-                    (!rlo && rule(c, tail, NULL, 0));
+                    sc_rule(c, tail, (gr_sym_t[]){rs, reps}, 2) ||
+                    (!rlo && sc_rule(c, tail, NULL, 0));
             }
         } else if (!r && rlo == 0) {
-            r = rule(c, tail, NULL, 0);
+            r = sc_rule(c, tail, NULL, 0);
         }
         w_next = tail;
         for (size_t i = k; i-- > 0 && !r;) {
             gr_sym_t w;
             r = gr_cfg_fresh(c->g, "items", &w, c->err) ||
-                (i ? rule(c, w, (gr_sym_t[]){comma, el[i], w_next}, 3)
-                   : rule(c, w, (gr_sym_t[]){el[i], w_next}, 2)) ||
-                (i >= mn && rule(c, w, NULL, 0));
+                (i ? sc_rule(c, w, (gr_sym_t[]){comma, el[i], w_next}, 3)
+                   : sc_rule(c, w, (gr_sym_t[]){el[i], w_next}, 2)) ||
+                (i >= mn && sc_rule(c, w, NULL, 0));
             w_next = w;
         }
     }
@@ -1342,7 +1374,7 @@ static int array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (r)
         return -1;
     return gr_cfg_fresh(c->g, "array", out, c->err) ||
-           rule(c, *out, (gr_sym_t[]){lb, w_next, rb}, 3);
+           sc_rule(c, *out, (gr_sym_t[]){lb, w_next, rb}, 3);
 }
 
 /* ---- objects ------------------------------------------------------------------ */
@@ -1365,7 +1397,7 @@ static int pattern_matches(sc_t *c, const char *pattern, const char *name, const
     } else if (r == 1) {
         r = 0; /* the pattern matches no name */
     } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
-        r = oom(c);
+        r = sc_oom(c);
     } else {
         lex_dfa_t *d = lex_dfa_new((const char *)re.data, &string_opts, c->err);
         if (!d) {
@@ -1402,11 +1434,11 @@ static int add_side(sc_t *c, sides_t *sd, json_t *s, const char *ptr)
            *addl = json_object_get(s, "additionalProperties"), *v;
     const char *k;
     if ((props && !json_is_object(props)) || (pp && !json_is_object(pp)))
-        return fail(c, ptr, "'properties' and 'patternProperties' must be objects");
+        return sc_fail(c, ptr, "'properties' and 'patternProperties' must be objects");
     if (addl && !json_is_boolean(addl) && !json_is_object(addl))
-        return fail(c, ptr, "'additionalProperties' must be a schema");
+        return sc_fail(c, ptr, "'additionalProperties' must be a schema");
     if (sd->n == MAX_SIDES || sd->npat + json_object_size(pp) > MAX_PATTERNS)
-        return fail(c, ptr, "more than %d patternProperties or %d merged objects are not "
+        return sc_fail(c, ptr, "more than %d patternProperties or %d merged objects are not "
                     "supported", MAX_PATTERNS, MAX_SIDES);
     json_object_foreach(pp, k, v) {
         sd->pat[sd->npat] = k;
@@ -1439,20 +1471,20 @@ static int sides_init(sc_t *c, json_t *s, const char *ptr, sides_t *sd)
 static json_t *name_schema(sc_t *c, const sides_t *sd, const char *name, uint64_t mask)
 {
     json_t *list = json_array(), *one = json_true();
-    if (keep(c, list))
+    if (sc_keep(c, list))
         return NULL;
     for (size_t i = 0; i < sd->n; i++) {
         size_t before = json_array_size(list);
         json_t *own = name ? json_object_get(sd->props[i], name) : NULL;
         if (own && json_array_append(list, own))
-            return oom(c), NULL;
+            return sc_oom(c), NULL;
         for (size_t b = 0; b < sd->npat; b++)
             if (sd->pat_side[b] == i && (mask >> b & 1) &&
                 json_array_append(list, sd->pat_schema[b]))
-                return oom(c), NULL;
+                return sc_oom(c), NULL;
         if (json_array_size(list) == before && sd->addl[i] &&
             json_array_append(list, sd->addl[i]))
-            return oom(c), NULL;
+            return sc_oom(c), NULL;
     }
     size_t i;
     json_t *v;
@@ -1465,7 +1497,7 @@ static json_t *name_schema(sc_t *c, const sides_t *sd, const char *name, uint64_
     if (json_array_size(list) <= 1)
         return one;
     json_t *all = json_pack("{s:O}", "allOf", list);
-    return keep(c, all) ? NULL : all;
+    return sc_keep(c, all) ? NULL : all;
 }
 
 /* A defined (or required) name's schema: name_schema with the patterns it
@@ -1509,8 +1541,8 @@ static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
 static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 {
     gr_sym_t colon;
-    return lit(c, ":", &colon) || gr_cfg_fresh(c->g, "member", out, c->err) ||
-           rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
+    return sc_lit(c, ":", &colon) || gr_cfg_fresh(c->g, "member", out, c->err) ||
+           sc_rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
 typedef struct {
@@ -1528,9 +1560,9 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     classes_t *cl = ctx;
     sc_t *c = cl->c;
     json_t *sch = cl->every ? cl->every : name_schema(c, cl->sd, NULL, mask);
-    char *p = ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
+    char *p = sc_ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
     gr_sym_t key, val, m;
-    int r = !sch || !p ? (c->err->msg[0] ? -1 : oom(c)) : value(c, sch, p, &val);
+    int r = !sch || !p ? (c->err->msg[0] ? -1 : sc_oom(c)) : sc_value(c, sch, p, &val);
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
@@ -1548,7 +1580,7 @@ static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
 {
     const char **names = malloc((n + 1) * sizeof *names);
     classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr};
-    int r = names ? 0 : oom(c);
+    int r = names ? 0 : sc_oom(c);
     for (size_t j = 0; names && j < n; j++)
         names[j] = pr[j].name;
     json_t *none = every ? every : name_schema(c, sd, NULL, 0);
@@ -1570,7 +1602,7 @@ static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
     else if (!r && cl.members.len > 1)
         r = gr_cfg_fresh(c->g, "extra", out, c->err);
     for (size_t j = 0; !r && cl.members.len > 1 && j < cl.members.len; j++)
-        r = rule(c, *out, &cl.members.data[j], 1);
+        r = sc_rule(c, *out, &cl.members.data[j], 1);
     size_t got = cl.members.len;
     free(cl.members.data);
     return r ? -1 : got == 0;
@@ -1586,7 +1618,7 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 {
     gr_sym_t comma, t_next[2] = {0, 0}, u_next[2] = {0, 0};
     int u_ok[2] = {1, 1}; /* U_{i+1} exists (not when it would derive nothing) */
-    if (lit(c, ",", &comma))
+    if (sc_lit(c, ",", &comma))
         return -1;
     for (size_t i = n + 1; i-- > 0;) {
         gr_sym_t t[2], u[2];
@@ -1597,19 +1629,19 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
             if (ok[f] && gr_cfg_fresh(c->g, "props", &u[f], c->err))
                 return -1;
             gr_sym_t seq[3] = {comma, i < n ? pr[i].member : 0, t_next[0]};
-            if (ok[f] && (i == n ? rule(c, u[f], NULL, 0)
-                                 : rule(c, u[f], seq + f, 3 - (size_t)f) ||
+            if (ok[f] && (i == n ? sc_rule(c, u[f], NULL, 0)
+                                 : sc_rule(c, u[f], seq + f, 3 - (size_t)f) ||
                                        (!pr[i].required && u_ok[f] &&
-                                        rule(c, u[f], &u_next[f], 1))))
+                                        sc_rule(c, u[f], &u_next[f], 1))))
                 return -1;
             t[f] = u[f];
             if (!have_a)
                 continue;
             if (gr_cfg_fresh(c->g, "props", &t[f], c->err) ||
-                (ok[f] && rule(c, t[f], &u[f], 1)))
+                (ok[f] && sc_rule(c, t[f], &u[f], 1)))
                 return -1;
             gr_sym_t extra[3] = {comma, a, t[0]}; /* after a member, commas follow */
-            if (rule(c, t[f], extra + f, 3 - (size_t)f))
+            if (sc_rule(c, t[f], extra + f, 3 - (size_t)f))
                 return -1;
         }
         memcpy(t_next, t, sizeof t);
@@ -1634,19 +1666,19 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
     for (size_t i = 0; i < n; i++)
         req |= (uint32_t)pr[i].required << i;
     gr_sym_t comma, first, *t = malloc(states * sizeof *t);
-    int r = !t ? oom(c) : lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
+    int r = !t ? sc_oom(c) : sc_lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
     for (size_t m = 0; !r && m < states; m++)
         r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
     for (size_t m = 0; !r && m < states; m++) {
         for (size_t p = 0; !r && p < n; p++)
             if (!(m >> p & 1))
-                r = rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
-                    (m == 0 && rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
+                r = sc_rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
+                    (m == 0 && sc_rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
         if (!r && have_a)
-            r = rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
-                (m == 0 && rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
+            r = sc_rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
+                (m == 0 && sc_rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
         if (!r && (m & req) == req)
-            r = rule(c, t[m], NULL, 0) || (m == 0 && !need_one && rule(c, first, NULL, 0));
+            r = sc_rule(c, t[m], NULL, 0) || (m == 0 && !need_one && sc_rule(c, first, NULL, 0));
     }
     free(t);
     *out = first;
@@ -1661,13 +1693,13 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         if (json_object_get(s, refused[i]) &&
             !(!strcmp(refused[i], "unevaluatedProperties") &&
               json_is_true(json_object_get(s, refused[i]))))
-            return fail(c, ptr, "'%s' is not supported", refused[i]);
+            return sc_fail(c, ptr, "'%s' is not supported", refused[i]);
     json_t *req = json_object_get(s, "required"), *pp = json_object_get(s, "patternProperties");
     if (req && !json_is_array(req))
-        return fail(c, ptr, "'required' must be an array");
+        return sc_fail(c, ptr, "'required' must be an array");
     sides_t *sd = malloc(sizeof *sd);
     if (!sd)
-        return oom(c);
+        return sc_oom(c);
     if (sides_init(c, s, ptr, sd))
         return free(sd), -1;
     size_t n = 0, nreq = json_array_size(req);
@@ -1675,7 +1707,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         n += json_object_size(sd->props[i]);
     prop_t *pr = calloc(n + nreq + 1, sizeof *pr);
     if (!pr)
-        return free(sd), oom(c);
+        return free(sd), sc_oom(c);
     int r = 0;
     const char *k;
     json_t *v;
@@ -1695,7 +1727,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     for (size_t i = 0; i < nreq && !r; i++) {
         const char *name = json_string_value(json_array_get(req, i));
         if (!name) {
-            r = fail(c, ptr, "'required' must hold strings");
+            r = sc_fail(c, ptr, "'required' must hold strings");
             break;
         }
         size_t j = 0;
@@ -1715,7 +1747,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
                count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
         r = -1;
     if (!r && minp > nr && minp > 1)
-        r = fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
+        r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported");
     json_t *every = NULL;
     if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
@@ -1726,9 +1758,9 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
         gr_sym_t key, val;
-        char *p = ptr_join(ptr, "properties"), *pj = p ? ptr_join(p, pr[j].name) : NULL;
+        char *p = sc_ptr_join(ptr, "properties"), *pj = p ? sc_ptr_join(p, pr[j].name) : NULL;
         free(p);
-        r = !pj ? oom(c) : value(c, pr[j].schema, pj, &val);
+        r = !pj ? sc_oom(c) : sc_value(c, pr[j].schema, pj, &val);
         free(pj);
         if (r == 1 && !pr[j].required) {
             r = 0;
@@ -1751,16 +1783,16 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = 0;
     }
     if (!r && maxp < (have_a ? GR_NO_MAX : kept))
-        r = fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
+        r = sc_fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
                  "not supported");
     if (!r)
         r = kept <= c->opts.any_order
                 ? members_any_order(c, pr, kept, have_a, a, minp > nr, &body)
                 : members(c, pr, kept, have_a, a, minp > nr, &body);
     if (!r)
-        r = lit(c, "{", &lb) || lit(c, "}", &rb) ||
+        r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
-            rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
+            sc_rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
     free(pr);
     free(sd);
     return r;
@@ -1772,7 +1804,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 static int type_value(sc_t *c, json_t *s, const char *ptr, int t, gr_sym_t *out)
 {
     switch (t) {
-    case T_NULL: return lit(c, "null", out);
+    case T_NULL: return sc_lit(c, "null", out);
     case T_BOOL: return lexeme(c, "true|false", "true|false", out);
     case T_INT: return number_value(c, s, ptr, 1, out, NULL);
     case T_NUM: return number_value(c, s, ptr, 0, out, NULL);
@@ -1803,7 +1835,7 @@ static int type_alternatives(sc_t *c, json_t *s, const char *ptr, int types, gr_
     if (gr_cfg_fresh(c->g, "value", out, c->err))
         return -1;
     for (int i = 0; i < n; i++)
-        if (rule(c, *out, &x[i], 1))
+        if (sc_rule(c, *out, &x[i], 1))
             return -1;
     return 0;
 }
@@ -1813,14 +1845,11 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
     static const char *const refused[] = {"$dynamicRef", "$recursiveRef", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i])) {
-            char *p = ptr_join(ptr, refused[i]);
-            int r = fail(c, p ? p : ptr, "'%s' is not supported", refused[i]);
+            char *p = sc_ptr_join(ptr, refused[i]);
+            int r = sc_fail(c, p ? p : ptr, "'%s' is not supported", refused[i]);
             free(p);
             return r;
         }
-    if (json_object_get(s, "if") &&
-        (json_object_get(s, "then") || json_object_get(s, "else")))
-        return fail(c, ptr, "'if'/'then'/'else' is not supported");
     return 0;
 }
 
@@ -1830,71 +1859,41 @@ static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
  * const of strings} constrain strings only (NOT_PATTERN, NOT_STRINGS). */
 static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n;
-    char *p = ptr_join(ptr, "not");
-    int r = !p ? oom(c) : keep(c, rest);
+    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n, *comp;
+    char *p = sc_ptr_join(ptr, "not");
+    int r = !p ? sc_oom(c) : sc_keep(c, rest);
     if (!r && json_is_object(n))
-        r = flatten(c, n, p, &fn);
-    if (r)
-        return free(p), -1;
-    json_object_del(rest, "not");
-    const char *k, *only = NULL;
-    json_t *v;
-    int nkw = 0;
-    json_object_foreach(fn, k, v) {
-        if (!annotation(c, k))
-            nkw++, only = k;
-    }
-    json_t *add = NULL; /* the keywords to merge into rest */
-    if (json_is_false(fn)) {
-        add = json_object();
-    } else if (json_is_true(fn) || (json_is_object(fn) && !nkw)) {
-        free(p);
-        return 1;
-    } else if (nkw == 1 && !strcmp(only, "required") && json_is_array(v = json_object_get(fn, only))) {
-        json_t *alts = json_array();
-        size_t i;
-        json_t *name;
-        json_array_foreach(v, i, name) {
-            json_t *b = json_is_string(name) ? json_pack("{s:s,s:{s:b}}", "type", "object",
-                                                          "properties", json_string_value(name), 0)
-                                             : NULL;
-            if (!b || json_array_append_new(alts, b))
-                alts = (json_decref(alts), NULL);
-        }
-        add = alts && json_array_size(alts) ? json_pack("{s:o}", "anyOf", alts) : NULL;
-        if (alts && !json_array_size(alts))
-            json_decref(alts), add = json_pack("{s:b}", "not", 1) ; /* not {required: []} */
-    } else if (nkw == 1 && !strcmp(only, "type")) {
-        int t = type_mask(json_object_get(fn, "type"));
-        int left = T_ALL & ~t & ~(t & T_NUM ? T_INT : 0);
-        if ((left & T_NUM) && (t & T_INT))
-            r = fail(c, p, "'not' of integer among numbers is not supported");
-        add = r ? NULL : json_pack("{s:o}", "type", type_json(left));
-    } else if (nkw == 1 && !strcmp(only, "pattern") && json_is_string(json_object_get(fn, only))) {
-        add = json_pack("{s:O}", NOT_PATTERN, json_object_get(fn, only));
-    } else if (nkw == 1 && (!strcmp(only, "enum") || !strcmp(only, "const"))) {
-        json_t *vals = !strcmp(only, "const") ? json_pack("[O]", json_object_get(fn, only))
-                                              : json_incref(json_object_get(fn, only));
-        size_t i;
-        int strings = json_is_array(vals);
-        json_array_foreach(vals, i, v) strings &= json_is_string(v);
-        if (strings)
-            add = json_pack("{s:o}", NOT_STRINGS, vals);
-        else
-            json_decref(vals);
-    }
-    if (!r && !add)
-        r = fail(c, p, "'not' is not supported");
+        r = sc_flatten(c, n, p, &fn);
+    if (!r)
+        r = sc_complement(c, fn, p, &comp);
     free(p);
-    if (r || keep(c, add))
+    if (r)
         return -1;
-    if (json_object_get(add, "not")) /* not {required: []}: nothing */
-        return 1;
-    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, add);
-    if (keep(c, all))
+    json_object_del(rest, "not");
+    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, comp);
+    if (sc_keep(c, all))
         return -1;
-    return value(c, all, ptr, out);
+    return sc_value(c, all, ptr, out);
+}
+
+/* if/then/else: (if and then) or (not if and else), a missing then or
+ * else being true; the keywords beside them merged into both. */
+static int conditional(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *rest = json_copy(s);
+    if (sc_keep(c, rest))
+        return -1;
+    json_t *i = json_object_get(s, "if"), *t = json_object_get(s, "then"),
+           *e = json_object_get(s, "else");
+    json_object_del(rest, "if");
+    json_object_del(rest, "then");
+    json_object_del(rest, "else");
+    json_t *any = json_pack("{s:[{s:[O,O]},{s:[{s:O},O]}]}", "anyOf", "allOf", i,
+                            t ? t : json_true(), "allOf", "not", i, e ? e : json_true());
+    json_t *all = any ? json_pack("{s:[O,o]}", "allOf", rest, any) : NULL;
+    if (sc_keep(c, all))
+        return -1;
+    return sc_value(c, all, ptr, out);
 }
 
 /* The types a schema allows: its type keyword (and nullable). */
@@ -1902,15 +1901,15 @@ static int allowed_types(sc_t *c, json_t *s, const char *ptr, int *out)
 {
     json_t *t = json_object_get(s, "type");
     if (t && !json_is_string(t) && !json_is_array(t))
-        return fail(c, ptr, "'type' must be a string or an array");
-    int m = type_mask(t);
+        return sc_fail(c, ptr, "'type' must be a string or an array");
+    int m = sc_type_mask(t);
     size_t i;
     json_t *x;
     if (json_is_string(t) && !m)
-        return fail(c, ptr, "unknown type '%s'", json_string_value(t));
+        return sc_fail(c, ptr, "unknown type '%s'", json_string_value(t));
     json_array_foreach(t, i, x) {
-        if (!json_is_string(x) || !type_mask(x))
-            return fail(c, ptr, "unknown type in 'type'");
+        if (!json_is_string(x) || !sc_type_mask(x))
+            return sc_fail(c, ptr, "unknown type in 'type'");
     }
     if (json_is_true(json_object_get(s, "nullable")))
         m |= T_NULL;
@@ -1926,9 +1925,9 @@ static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_
 {
     json_t *deps = json_object_get(s, kw);
     if (!json_is_object(deps))
-        return fail(c, ptr, "'%s' must be an object", kw);
+        return sc_fail(c, ptr, "'%s' must be an object", kw);
     json_t *rest = json_copy(s), *nd = json_copy(deps);
-    if (keep(c, rest) || keep(c, nd))
+    if (sc_keep(c, rest) || sc_keep(c, nd))
         return -1;
     void *it = json_object_iter(deps);
     const char *k = it ? json_object_iter_key(it) : NULL;
@@ -1936,13 +1935,13 @@ static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_
     if (k)
         json_object_del(nd, k);
     if (json_object_size(nd) ? json_object_set(rest, kw, nd) : json_object_del(rest, kw))
-        return oom(c);
+        return sc_oom(c);
     if (!k)
-        return value(c, rest, ptr, out);
+        return sc_value(c, rest, ptr, out);
     json_t *b1 = json_copy(rest), *b2 = json_copy(rest);
     json_t *props = json_object_get(rest, "properties"), *req = json_object_get(rest, "required");
     json_t *p1 = props ? json_copy(props) : json_object(), *r2 = req ? json_copy(req) : json_array();
-    if (keep(c, b1) || keep(c, b2) || keep(c, p1) || keep(c, r2))
+    if (sc_keep(c, b1) || sc_keep(c, b2) || sc_keep(c, p1) || sc_keep(c, r2))
         return -1;
     int r = json_object_set(p1, k, json_false()) || json_object_set(b1, "properties", p1) ||
             json_array_append_new(r2, json_string(k));
@@ -1951,28 +1950,28 @@ static int dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_
     if (json_is_array(d))
         json_array_foreach(d, i, x) r |= json_array_append(r2, x);
     else if (!json_is_object(d) && !json_is_boolean(d))
-        return fail(c, ptr, "'%s' of '%s' must be an array or a schema", kw, k);
+        return sc_fail(c, ptr, "'%s' of '%s' must be an array or a schema", kw, k);
     r |= json_object_set(b2, "required", r2);
-    json_t *second = json_is_array(d) ? json_incref(b2) : all_of(b2, d);
+    json_t *second = json_is_array(d) ? json_incref(b2) : sc_all_of(b2, d);
     json_t *any = second ? json_pack("{s:[O,o]}", "anyOf", b1, second) : NULL;
-    if (r || keep(c, any))
-        return oom(c);
-    return value(c, any, ptr, out);
+    if (r || sc_keep(c, any))
+        return sc_oom(c);
+    return sc_value(c, any, ptr, out);
 }
 
 /* The types a flattened schema allows, its enum/const values' included. */
 static int schema_types(json_t *s)
 {
-    int m = type_mask(json_object_get(s, "type"));
+    int m = sc_type_mask(json_object_get(s, "type"));
     if (json_is_true(json_object_get(s, "nullable")))
         m |= T_NULL;
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
     if (cst || en) {
-        int vt = cst ? json_type_of(cst) : 0;
+        int vt = cst ? sc_json_type_of(cst) : 0;
         size_t i;
         json_t *v;
-        json_array_foreach(en, i, v) vt |= json_type_of(v);
-        m = type_and(m, vt);
+        json_array_foreach(en, i, v) vt |= sc_json_type_of(v);
+        m = sc_type_and(m, vt);
     }
     return m;
 }
@@ -1994,13 +1993,13 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
 {
     if (json_is_false(a) || json_is_false(b))
         return 1;
-    if (!json_is_object(a) || !json_is_object(b) || depth > 8 || flatten(c, a, "#", &a) ||
-        flatten(c, b, "#", &b) || json_object_get(a, "anyOf") || json_object_get(b, "anyOf") ||
+    if (!json_is_object(a) || !json_is_object(b) || depth > 8 || sc_flatten(c, a, "#", &a) ||
+        sc_flatten(c, b, "#", &b) || json_object_get(a, "anyOf") || json_object_get(b, "anyOf") ||
         json_object_get(a, "oneOf") || json_object_get(b, "oneOf")) {
         c->err->msg[0] = 0;
         return 0;
     }
-    int both = type_and(schema_types(a), schema_types(b));
+    int both = sc_type_and(schema_types(a), schema_types(b));
     if (!both)
         return 1;
     json_t *va = json_object_get(a, "enum"), *vb = json_object_get(b, "enum");
@@ -2011,7 +2010,7 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
         size_t i, j;
         json_t *x, *y;
         int common = 0;
-        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= same_value(x, y);
+        json_array_foreach(la, i, x) json_array_foreach(lb, j, y) common |= sc_same_value(x, y);
         json_decref(la);
         json_decref(lb);
         if (!common)
@@ -2049,7 +2048,7 @@ static json_t *required_only(const sc_t *c, json_t *b)
     if (!json_is_object(b) || !json_is_array(json_object_get(b, "required")))
         return NULL;
     json_object_foreach(b, k, v) {
-        if (strcmp(k, "required") && !annotation(c, k))
+        if (strcmp(k, "required") && !sc_annotation(c, k))
             return NULL;
     }
     return json_object_get(b, "required");
@@ -2080,7 +2079,7 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
             return 0;
     }
     json_t *list = json_array();
-    if (keep(c, list))
+    if (sc_keep(c, list))
         return -1;
     for (i = 0; i < n; i++) {
         json_t *ri = required_only(c, json_array_get(br, i));
@@ -2097,12 +2096,12 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
         if (!ok)
             continue;
         if (total > 64)
-            return fail(c, ptr, "'oneOf' of required names needs more than 64 branches");
+            return sc_fail(c, ptr, "'oneOf' of required names needs more than 64 branches");
         for (size_t t = 0; t < total; t++) {
             json_t *props = json_object(), *b = json_pack("{s:O,s:o}", "required", ri,
                                                           "properties", props);
-            if (!props || keep(c, b))
-                return oom(c);
+            if (!props || sc_keep(c, b))
+                return sc_oom(c);
             size_t rest = t;
             for (j = 0; j < n; j++) {
                 if (j == i)
@@ -2118,14 +2117,72 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
                 }
                 if (json_is_string(pick) && json_object_set(props, json_string_value(pick),
                                                             json_false()))
-                    return oom(c);
+                    return sc_oom(c);
             }
             if (json_array_append(list, b))
-                return oom(c);
+                return sc_oom(c);
         }
     }
     *out = list;
     return 0;
+}
+
+/* oneOf whose branches (merged with rest unless plain) may overlap, as
+ * branches that cannot: branch i and the complement of every other one
+ * (schema_not.c).  *out NULL when they are shown disjoint already; an
+ * error when some complement is not written here. */
+static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char *ptr,
+                       json_t **out)
+{
+    size_t n = json_array_size(br), i, j;
+    json_t **f = calloc(n + 1, sizeof *f);
+    int r = f ? 0 : sc_oom(c), overlap = 0;
+    *out = NULL;
+    for (i = 0; i < n && !r; i++) {
+        json_t *v = json_array_get(br, i), *m = rest;
+        f[i] = v;
+        if (json_is_object(v) && sc_flatten(c, v, ptr, &f[i]))
+            r = -1;
+        else if (!plain && sc_merge(c, &m, f[i], ptr))
+            r = -1;
+        else if (!plain)
+            f[i] = m;
+        for (j = 0; j < i && !r && !overlap; j++)
+            overlap = !disjoint(c, f[j], f[i], 0);
+    }
+    json_t *list = r || !overlap ? NULL : json_array();
+    if (list && sc_keep(c, list))
+        r = -1;
+    for (i = 0; list && i < n && !r; i++) {
+        json_t *all = json_pack("[O]", json_array_get(br, i)), *comp;
+        for (j = 0; j < n && !r && all; j++) {
+            json_t *v = json_array_get(br, j), *fv = v;
+            if (j == i)
+                continue;
+            if ((json_is_object(v) && sc_flatten(c, v, ptr, &fv)) ||
+                sc_complement(c, fv, ptr, &comp))
+                r = -1;
+            else if (json_array_append(all, comp))
+                r = sc_oom(c);
+        }
+        json_t *b = NULL;
+        if (r)
+            json_decref(all);
+        else if (!all)
+            r = sc_oom(c);
+        else
+            b = json_pack("{s:o}", "allOf", all); /* steals all */
+        if (!r && (sc_keep(c, b) || json_array_append(list, b)))
+            r = -1;
+    }
+    free(f);
+    if (r && c->err->msg[0] && overlap) {
+        char why[TB_ERR_MAX];
+        snprintf(why, sizeof why, "%s", c->err->msg);
+        return sc_fail(c, ptr, "'oneOf' branches may both match (strict), and %.900s", why);
+    }
+    *out = r ? NULL : list;
+    return r;
 }
 
 /* anyOf/oneOf: each branch merged with the keywords beside it. */
@@ -2133,19 +2190,19 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     json_t *any = json_object_get(s, "anyOf"), *one = json_object_get(s, "oneOf");
     if (any && one)
-        return fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
+        return sc_fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
     const char *kw = any ? "anyOf" : "oneOf";
     json_t *br = any ? any : one;
     if (!json_is_array(br) || !json_array_size(br))
-        return fail(c, ptr, "'%s' must be a non-empty array", kw);
+        return sc_fail(c, ptr, "'%s' must be a non-empty array", kw);
     json_t *rest = json_copy(s);
-    if (keep(c, rest))
+    if (sc_keep(c, rest))
         return -1;
     json_object_del(rest, kw);
     int plain = 1;
     const char *k;
     json_t *v;
-    json_object_foreach(rest, k, v) plain &= annotation(c, k);
+    json_object_foreach(rest, k, v) plain &= sc_annotation(c, k);
     TB_VEC(gr_sym_t) alts = {0};
     TB_VEC(json_t *) seen = {0}; /* the branches as compiled, for strict oneOf */
     int r = 0;
@@ -2153,37 +2210,40 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     json_t *exact = NULL;
     if (one && (r = oneof_required(c, br, ptr, &exact)) == 0 && exact)
         br = exact; /* branches now disjoint by construction */
+    if (!r && one && !exact && c->opts.strict_oneof && (r = oneof_exact(c, br, rest, plain, ptr,
+                                                                        &exact)) == 0 && exact)
+        br = exact;
     json_array_foreach(br, i, v) {
         if (r)
             break;
-        char *p = ptr_index(ptr, kw, i);
+        char *p = sc_ptr_index(ptr, kw, i);
         json_t *m = rest, *fv = v;
         gr_sym_t x;
         if (!p) {
-            r = oom(c);
+            r = sc_oom(c);
             break;
         }
         if (json_is_object(v))
-            r = flatten(c, v, p, &fv);
+            r = sc_flatten(c, v, p, &fv);
         if (!r && !plain)
-            r = merge(c, &m, fv, p);
+            r = sc_merge(c, &m, fv, p);
         if (!r && one && !exact && c->opts.strict_oneof) {
             json_t *b = plain ? fv : m;
             for (size_t j = 0; j < seen.len && !r; j++)
                 if (!disjoint(c, seen.data[j], b, 0))
-                    r = fail(c, ptr, "'oneOf' branches %zu and %zu may both match (strict)", j, i);
+                    r = sc_fail(c, ptr, "'oneOf' branches %zu and %zu may both match (strict)", j, i);
             if (!r && tb_vec_push(&seen, b))
-                r = oom(c);
+                r = sc_oom(c);
         }
         if (!r)
-            r = value(c, plain ? v : m, p, &x);
+            r = sc_value(c, plain ? v : m, p, &x);
         free(p);
         if (r == 1) {
             r = 0;
             continue;
         }
         if (r || tb_vec_push(&alts, x)) {
-            r = r ? r : oom(c);
+            r = r ? r : sc_oom(c);
             break;
         }
     }
@@ -2193,41 +2253,43 @@ static int alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     else if (!r && alts.len > 1)
         r = gr_cfg_fresh(c->g, kw, out, c->err);
     for (size_t j = 0; !r && alts.len > 1 && j < alts.len; j++)
-        r = rule(c, *out, &alts.data[j], 1);
+        r = sc_rule(c, *out, &alts.data[j], 1);
     free(alts.data);
     free(seen.data);
     return r ? r : alts.len == 0;
 }
 
-static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     if (json_is_true(s))
-        return any_value(c, out);
+        return sc_any_value(c, out);
     if (json_is_false(s))
         return 1;
     if (!json_is_object(s))
-        return fail(c, ptr, "a schema must be an object or a boolean");
+        return sc_fail(c, ptr, "a schema must be an object or a boolean");
     if (++c->depth > MAX_DEPTH)
-        return fail(c, ptr, "schema nested too deeply");
+        return sc_fail(c, ptr, "schema nested too deeply");
     int r = 0;
     const char *dep;
     json_t *ref = json_object_get(s, "$ref");
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
-    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || annotation(c, k);
+    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || sc_annotation(c, k);
     only_ref |= ref && (c->ref_alone || ref_siblings_redundant(c, s, ptr));
     if (c->err->msg[0])
         r = -1;
     else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
-                                : fail(c, ptr, "'$ref' must be a string");
+                                : sc_fail(c, ptr, "'$ref' must be a string");
     } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems")) {
         json_t *m;
-        r = flatten(c, s, ptr, &m) ? -1 : value(c, m, ptr, out);
+        r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
         r = negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if (json_object_get(s, "if") && c->draft >= 7) {
+        r = conditional(c, s, ptr, out);
     } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
                       : json_object_get(s, "dependentRequired") ? "dependentRequired"
                       : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
@@ -2236,7 +2298,7 @@ static int value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         if (!r && !(types & T_OBJ)) {
             /* it speaks of objects only */
             json_t *rest = json_copy(s);
-            r = keep(c, rest) || json_object_del(rest, dep) ? -1 : value(c, rest, ptr, out);
+            r = sc_keep(c, rest) || json_object_del(rest, dep) ? -1 : sc_value(c, rest, ptr, out);
         } else if (!r)
             r = dependencies(c, s, dep, ptr, out);
     } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
@@ -2287,20 +2349,32 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         return tb_fail(err, "#/$schema: draft 3 is not supported (its disallow, extends, "
                        "divisibleBy and boolean required would be ignored)");
     }
-    c.draft4 = sv && strstr(sv, "draft-04");
-    c.ref_alone = c.draft4 || (sv && (strstr(sv, "draft-06") || strstr(sv, "draft-07")));
+    c.draft = c.opts.draft ? c.opts.draft : 2020;
+    if (sv)
+        c.draft = strstr(sv, "draft-04")   ? 4
+                  : strstr(sv, "draft-06") ? 6
+                  : strstr(sv, "draft-07") ? 7
+                  : strstr(sv, "2019-09")  ? 2019
+                  : strstr(sv, "2020-12")  ? 2020 : c.draft;
+    if (c.draft != 4 && c.draft != 6 && c.draft != 7 && c.draft != 2019 && c.draft != 2020) {
+        json_decref(c.root);
+        return tb_fail(err, "draft %d is not one of 4, 6, 7, 2019, 2020", c.draft);
+    }
+    c.draft4 = c.draft == 4;
+    c.ref_alone = c.draft <= 7;
     json_t *id = json_object_get(c.root, "$id");
     c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) ? oom(&c) : 0;
+    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : 0;
     if (!r)
-        r = value(&c, c.root, "#", &x);
-    if (r == 1)
+        r = sc_value(&c, c.root, "#", &x);
+    int empty = r == 1;
+    if (empty)
         r = tb_fail(err, "#: the schema allows no value");
     if (!r && !c.opts.compact)
         r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
     if (!r)
-        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || rule(&c, start, &x, 1) ||
+        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || sc_rule(&c, start, &x, 1) ||
             gr_cfg_finish(g, start, err);
     for (size_t i = 0; i < c.owned.len; i++)
         json_decref(c.owned.data[i]);
@@ -2311,5 +2385,5 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     free(c.refs.data);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);
-    return r ? -1 : 0;
+    return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;
 }

@@ -40,13 +40,17 @@
  *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
  *     "#/json/pointer" (through $defs, definitions or anywhere in the
  *     document; the root's $id as a prefix), recursive.
- *   not of {}, true, false, required, type, pattern, string enum/const.
+ *   not of any schema whose keywords have complements here (schema_not.c:
+ *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
+ *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
+ *   if/then/else as (if and then) or (not if and else); contains with
+ *     minContains and maxContains (schema_arr.c); strict oneOf exactly.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
- * Refused with "POINTER: reason" naming the keyword: other nots,
- * if/then/else, propertyNames, unevaluatedProperties, unevaluatedItems
- * beside instance-dependent applicators, contains, draft 3, other
+ * Refused with "POINTER: reason" naming the keyword: nots of the other
+ * keywords, propertyNames, unevaluatedProperties, unevaluatedItems
+ * beside instance-dependent applicators, draft 3, other
  * min/maxProperties, other multipleOf, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
@@ -82,6 +86,10 @@ typedef struct {
      * annotation and constrains nothing, JSON Schema 2019-09 and 2020-12's
      * default (the Format-Annotation vocabulary). */
     int format_annotation;
+    /* The draft of a schema whose root has no $schema: 4, 6, 7, 2019
+     * (2019-09) or 2020 (2020-12); 0: 2020-12.  A root $schema naming a
+     * draft overrides it. */
+    int draft;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6
@@ -92,8 +100,12 @@ typedef struct {
  * it (gr_cfg_finish).  opts NULL: the defaults.  Errors: malformed JSON
  * (line and column), "#/pointer: reason" for what cannot be compiled
  * exactly, and gr_cfg_finish's (a $ref cycle with no base case is a rule
- * that derives no finite string, named by the pointer).
+ * that derives no finite string, named by the pointer).  GR_SCHEMA_EMPTY
+ * (with err "#: the schema allows no value", g not finished) when the
+ * schema is exactly the empty language (false, an empty enum, not {}...):
+ * every instance is invalid, and there is no grammar to build.
  */
+#define GR_SCHEMA_EMPTY 1
 int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err);
 

@@ -627,6 +627,41 @@ static const schema_case_t cases[] = {
      I("[1]", "[]")},
     {"{" D2020 "\"unevaluatedItems\": false, \"items\": {\"type\": \"integer\"}}",
      I("[1, 2]", "[\"a\"]")},
+    /* not: the complement keyword by keyword (grammar/schema_not.c) */
+    {"{\"not\": {\"minimum\": 3}}", I("2", "3", "\"x\"", "2.5", "-1")},
+    {"{\"not\": {\"type\": \"integer\"}}", I("1", "1.5", "\"a\"", "null", "2.0")},
+    {"{\"type\": \"number\", \"not\": {\"multipleOf\": 1}}", I("1", "1.5", "2.0", "-0.25")},
+    {"{\"type\": \"number\", \"minimum\": 1, \"not\": {\"multipleOf\": 0.1}}",
+     I("1.25", "0.25", "2.05", "0.5")},
+    {"{\"not\": {\"properties\": {\"a\": {\"type\": \"string\"}}}}",
+     I("{}", "{\"a\": 1}", "{\"a\": \"s\"}", "3")},
+    {"{\"not\": {\"enum\": [1, \"a\", true, null]}}",
+     I("1", "1.0", "2", "0.5", "\"a\"", "\"b\"", "true", "false", "null", "[]")},
+    {"{\"not\": {\"oneOf\": [{\"minimum\": 2}, {\"maximum\": 5}]}}", I("1", "3", "6", "\"x\"")},
+    {"{\"not\": {\"dependentRequired\": {\"a\": [\"b\"]}}}",
+     I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{}", "1")},
+    {"{\"type\": \"string\", \"not\": {\"anyOf\": [{\"maxLength\": 1}, {\"pattern\": \"x\"}]}}",
+     I("\"a\"", "\"ab\"", "\"axb\"", "\"abc\"")},
+    {"{\"not\": {\"not\": {\"type\": \"string\", \"minLength\": 2}}}", I("\"ab\"", "\"a\"", "1")},
+    /* contains, minContains, maxContains (grammar/schema_arr.c) */
+    {"{\"contains\": {\"minimum\": 5}}", I("[3, 4, 5]", "[1]", "[]", "\"x\"", "[5, 6]")},
+    {"{\"type\": \"array\", \"contains\": {\"type\": \"string\"}, \"minContains\": 2, "
+     "\"maxContains\": 3}",
+     I("[\"a\"]", "[\"a\", 1, \"b\"]", "[\"a\", \"b\", \"c\", \"d\"]", "[1, 2]",
+       "[\"a\", \"b\", \"c\"]")},
+    {"{\"prefixItems\": [{\"type\": \"integer\"}], \"items\": {\"type\": \"string\"}, "
+     "\"contains\": {\"const\": 1}, \"maxItems\": 2}",
+     I("[1]", "[2, \"a\"]", "[1, \"a\"]", "[]", "[1, \"a\", \"b\"]")},
+    {"{\"not\": {\"contains\": {\"type\": \"null\"}}}", I("[1, null]", "[1]", "[]", "3")},
+    {"{\"contains\": {\"type\": \"null\"}, \"minContains\": 0, \"maxContains\": 1}",
+     I("[]", "[null]", "[null, 1, null]", "[1, 2]")},
+    /* if/then/else: (if and then) or (not if and else) */
+    {"{\"if\": {\"properties\": {\"k\": {\"const\": 1}}, \"required\": [\"k\"]}, \"then\": "
+     "{\"required\": [\"a\"]}, \"else\": {\"required\": [\"b\"]}}",
+     I("{\"k\": 1, \"a\": 0}", "{\"k\": 1}", "{\"b\": 0}", "{}", "{\"k\": 2, \"b\": 1}", "3")},
+    {"{\"type\": \"string\", \"if\": {\"maxLength\": 2}, \"then\": {\"pattern\": \"^a\"}}",
+     I("\"ab\"", "\"b\"", "\"bcd\"", "\"\"")},
+    {"{\"if\": {\"minimum\": 10}, \"else\": {\"multipleOf\": 1}}", I("10.5", "9.5", "9", "\"s\"")},
     /* const and enum compare JSON values: numbers by value, objects in any
      * member order (JSON-Schema-Test-Suite const.json, enum.json) */
     {"{\"const\": 0}", I("0", "0.0", "-0.0", "false", "1", "0.5")},
@@ -770,7 +805,10 @@ static char *dump(const char *schema, int compact)
     return text;
 }
 
-/* strict_oneof: overlapping branches refused, disjoint ones kept. */
+static int parses_opts(const char *schema, const gr_schema_opts_t *o, const char *text);
+
+/* strict_oneof: disjoint branches kept, overlapping ones written exactly
+ * where their complements are (refused where not). */
 static void strict_oneof_refuses_overlaps(void **state)
 {
     (void)state;
@@ -783,13 +821,33 @@ static void strict_oneof_refuses_overlaps(void **state)
         "[\"k\"]}]}",
         "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
     };
+    /* overlapping, and no complement of an object constant here */
     static const char *const bad[] = {
-        "{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}",
-        "{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}",
-        /* equal as JSON values, whatever their text or member order */
-        "{\"oneOf\": [{\"const\": 1}, {\"const\": 1.0}]}",
         "{\"oneOf\": [{\"const\": {\"a\": 1, \"b\": 2}}, {\"enum\": [{\"b\": 2, \"a\": 1}]}]}",
     };
+    /* overlapping branches, written exactly: branch i and not the others */
+    static const struct {
+        const char *schema, *text;
+        int ok;
+    } exact[] = {
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "1.5", 1},
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "2", 0},
+        {"{\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]}", "2.0", 0},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "0", 1},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "3", 0},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "6", 1},
+        {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "\"x\"", 0},
+    };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        if (parses_opts(exact[i].schema, &o, exact[i].text) != exact[i].ok)
+            fail_msg("%s on %s: want %d", exact[i].schema, exact[i].text, exact[i].ok);
+    /* equal as JSON values, whatever their text: nothing is in exactly one */
+    gr_cfg_t e;
+    tb_err_t eerr;
+    const char *same = "{\"oneOf\": [{\"const\": 1}, {\"const\": 1.0}]}";
+    assert_int_equal(gr_cfg_init(&e, "<test>", &eerr), 0);
+    assert_int_equal(gr_schema_compile(&e, same, strlen(same), &o, &eerr), GR_SCHEMA_EMPTY);
+    gr_cfg_free(&e);
     for (size_t i = 0; i < sizeof ok / sizeof *ok + sizeof bad / sizeof *bad; i++) {
         int good = i < sizeof ok / sizeof *ok;
         const char *sch = good ? ok[i] : bad[i - sizeof ok / sizeof *ok];
@@ -887,11 +945,7 @@ static void property_order(void **state)
 /* Whether the schema's grammar (its own parser) accepts text. */
 static int parses(const char *schema, const char *text)
 {
-    gr_gram_t *gram = parser(schema, 0);
-    uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), NULL);
-    int ok = st != GR_DEAD && gr_accepting(gram, st);
-    gr_gram_free(gram);
-    return ok;
+    return parses_opts(schema, NULL, text);
 }
 
 /* multipleOf 0.01 as exact decimals (MaskBench flags 10.99 valid, which
@@ -1096,15 +1150,70 @@ static void dump_shows_the_translation(void **state)
     free(t);
 }
 
+/* Whether the schema compiled with opts accepts text (its own parser). */
+static int parses_opts(const char *schema, const gr_schema_opts_t *o, const char *text)
+{
+    gr_cfg_t *g = malloc(sizeof *g);
+    tb_err_t err;
+    assert_non_null(g);
+    assert_int_equal(gr_cfg_init(g, "<test>", &err), 0);
+    if (gr_schema_compile(g, schema, strlen(schema), o, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    gr_gram_t *gram = gr_gram_new(g, NULL, &err);
+    free(g);
+    if (!gram)
+        fail_msg("%s: %s", schema, err.msg);
+    uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), NULL);
+    int ok = st != GR_DEAD && gr_accepting(gram, st);
+    gr_gram_free(gram);
+    return ok;
+}
+
+/* opts.draft is the draft of a schema without $schema (draft 7: keywords
+ * beside $ref are ignored); a root $schema overrides it.  A schema that
+ * allows nothing is GR_SCHEMA_EMPTY, not a refusal. */
+static void draft_option_and_empty_schemas(void **state)
+{
+    (void)state;
+    const char *ref = "{\"$defs\": {\"i\": {\"type\": \"integer\"}}, \"$ref\": \"#/$defs/i\", "
+                      "\"minimum\": 5}";
+    gr_schema_opts_t d7 = {.draft = 7}, d2020 = {.draft = 2020};
+    assert_true(parses_opts(ref, &d7, "3"));
+    assert_false(parses_opts(ref, &d2020, "3"));
+    assert_false(parses_opts(ref, NULL, "3"));
+    assert_true(parses_opts(ref, &d2020, "7"));
+    const char *named = "{\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", "
+                        "\"$defs\": {\"i\": {\"type\": \"integer\"}}, \"$ref\": \"#/$defs/i\", "
+                        "\"minimum\": 5}";
+    assert_false(parses_opts(named, &d7, "3"));
+    static const char *const empty[] = {"false", "{\"enum\": []}", "{\"not\": {}}",
+                                        "{\"allOf\": [true, false]}"};
+    for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+        gr_cfg_t g;
+        tb_err_t err;
+        assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+        assert_int_equal(gr_schema_compile(&g, empty[i], strlen(empty[i]), NULL, &err),
+                         GR_SCHEMA_EMPTY);
+        assert_non_null(strstr(err.msg, "allows no value"));
+        gr_cfg_free(&g);
+    }
+    gr_cfg_t g;
+    tb_err_t err;
+    gr_schema_opts_t bad = {.draft = 5};
+    assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+    assert_int_equal(gr_schema_compile(&g, "{}", 2, &bad, &err), -1);
+    assert_non_null(strstr(err.msg, "draft 5"));
+    gr_cfg_free(&g);
+}
+
 static void errors_name_pointer_and_keyword(void **state)
 {
     (void)state;
     static const struct {
         const char *schema, *want;
     } cases[] = {
-        {"{\"properties\": {\"a\": {\"not\": {\"minimum\": 3}}}}",
-         "#/properties/a/not: 'not' is not supported"},
-        {"{\"if\": {}, \"then\": {}}", "#: 'if'/'then'/'else' is not supported"},
+        {"{\"properties\": {\"a\": {\"not\": {\"uniqueItems\": true}}}}",
+         "#/properties/a/not: 'not' of 'uniqueItems' is not supported"},
         {"{\"type\": \"string\", \"format\": \"regex\"}", "#: format 'regex' is not supported"},
         {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
         {"{\"type\": \"array\", \"uniqueItems\": true}", "'uniqueItems' is not supported"},
@@ -1123,7 +1232,7 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
         {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
          "#: allOf: cannot merge two different 'format'"},
-        {"{\"type\": \"integer\", \"minimum\": 5, \"maximum\": 4}", "is empty"},
+        {"{\"type\": \"integer\", \"minimum\": 5, \"maximum\": 4}", "allows no value"},
         {"{\"type\": \"object\", \"required\": [\"a\"], \"additionalProperties\": false}",
          "the schema allows no value"},
         {"{\"type\": \"strin\"}", "unknown type 'strin'"},
@@ -1180,6 +1289,7 @@ int main(void)
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
+        cmocka_unit_test(draft_option_and_empty_schemas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,7 +175,7 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
         return tb_fail(err, "out of memory");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t every = 0, workers = 0, timeout = 0, xg_every = 0, xg_timeout = 0, xg_masks = 0,
-             limit = 0;
+             limit = 0; /* clang cannot see that rc != 0 leaves them unread */
     int rc = xp_row_uint(row, "every", 1, 1, UINT_MAX, &every, err) ||
              xp_row_uint(row, "workers", cores > 0 ? (uint64_t)cores : 1, 1, 1024, &workers,
                          err) ||

@@ -1,0 +1,162 @@
+/*
+ * schema_arr: arrays with `contains` (and minContains, maxContains).
+ *
+ * The items are read left to right by a nonterminal per (position, items
+ * that matched C so far): W(i, n).  Each item is either one that counts,
+ * (its item schema and C), or one that does not: its item schema alone
+ * where there is no maxContains (an item that matches C but is read as
+ * not counted only lowers the count, and the count only has to reach
+ * minContains), and its item schema and not C where there is one (then
+ * the count is exact).  The count is kept up to minContains (no
+ * maxContains) or maxContains; the position up to the prefix, minItems and
+ * maxItems, the last one looping where the length is not bounded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecma.h"
+#include "schema_int.h"
+
+#define MAX_STATES 100000u
+
+/* The count keyword k (internal $tb:k first; minContains and maxContains
+ * are keywords from 2019-09 on). */
+static int contains_count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t dflt,
+                          uint64_t *out)
+{
+    char internal[32];
+    snprintf(internal, sizeof internal, "$tb:%s", k);
+    json_t *v = json_object_get(s, internal);
+    if (!v && c->draft >= 2019)
+        v = json_object_get(s, k);
+    *out = dflt;
+    if (!v)
+        return 0;
+    double d = json_number_value(v);
+    if (!json_is_number(v) || d < 0 || d != (double)(uint64_t)d)
+        return sc_fail(c, ptr, "'%s' must be a non-negative integer", k);
+    *out = d > 1e15 ? (uint64_t)1e15 : (uint64_t)d;
+    return 0;
+}
+
+typedef struct {
+    gr_sym_t yes, no;
+    int has_yes, has_no;
+} item_t;
+
+/* The two readings of an item of schema is (NULL: any value). */
+static int item_syms(sc_t *c, json_t *is, json_t *cs, int exact, const char *ptr, item_t *it)
+{
+    json_t *i = is ? is : json_true();
+    json_t *y = json_pack("{s:[O,O]}", "allOf", i, cs);
+    json_t *n = exact ? json_pack("{s:[O,{s:O}]}", "allOf", i, "not", cs) : json_incref(i);
+    if (sc_keep(c, y) || sc_keep(c, n))
+        return -1;
+    int r = sc_value(c, y, ptr, &it->yes);
+    if (r < 0)
+        return -1;
+    it->has_yes = r == 0;
+    r = sc_value(c, n, ptr, &it->no);
+    if (r < 0)
+        return -1;
+    it->has_no = r == 0;
+    return 0;
+}
+
+int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
+                      gr_sym_t *out)
+{
+    json_t *cs = json_object_get(s, "contains");
+    uint64_t lo, hi;
+    char *p = sc_ptr_join(ptr, "contains");
+    if (!p)
+        return sc_oom(c);
+    if (contains_count(c, s, "minContains", ptr, 1, &lo) ||
+        contains_count(c, s, "maxContains", ptr, UINT64_MAX, &hi)) {
+        free(p);
+        return -1;
+    }
+    json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
+    json_t *rest = items;
+    if (json_is_array(items)) {
+        prefix = items;
+        rest = json_object_get(s, "additionalItems");
+    }
+    size_t k = json_array_size(prefix);
+    int exact = hi != UINT64_MAX;
+    uint64_t cap = exact ? hi : lo;
+    uint64_t len = k > mn ? k : mn;
+    if (mx != GR_NO_MAX && mx > len)
+        len = mx;
+    if (!len && mx)
+        len = 1; /* the looping state is past the first item (commas) */
+    if (lo > hi || lo > mx) {
+        free(p);
+        return 1;
+    }
+    if ((len + 1) * (cap + 1) > MAX_STATES) {
+        free(p);
+        return sc_fail(c, ptr, "'contains' with more than %u (position, count) states is not "
+                       "supported", MAX_STATES);
+    }
+    /* item readings: one per prefix position, one for the rest */
+    item_t *it = calloc(k + 1, sizeof *it);
+    gr_sym_t *w = calloc((size_t)((len + 1) * (cap + 1)), sizeof *w);
+    gr_sym_t lb, rb, comma;
+    int r = !it || !w ? sc_oom(c) : sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) ||
+                                         sc_lit(c, ",", &comma);
+    for (size_t i = 0; i <= k && !r; i++)
+        r = i < k || !json_is_false(rest)
+                ? item_syms(c, i < k ? json_array_get(prefix, i) : rest, cs, exact, p, &it[i])
+                : 0;
+#define W(i, n) w[(i) * (cap + 1) + (n)]
+#define PROD(i, n) prod[(i) * (cap + 1) + (n)]
+    /* Backwards (positions and counts only grow, but for the loop at the
+     * last position), so that rules lead to states that can end only. */
+    char *prod = r ? NULL : calloc((size_t)((len + 1) * (cap + 1)), 1);
+    if (!r && !prod)
+        r = sc_oom(c);
+    for (uint64_t i = len + 1; i-- > 0 && !r;) {
+        for (uint64_t n = cap + 1; n-- > 0 && !r;) {
+            const item_t *t = &it[i < k ? i : k];
+            uint64_t next = i < len ? i + 1 : len; /* the last loops */
+            uint64_t ny = n < cap ? n + 1 : cap;
+            int more = mx == GR_NO_MAX || i < mx;
+            int ends = i >= mn && n >= lo;
+            int yes = more && t->has_yes && (!exact || n < hi) &&
+                      (PROD(next, ny) || (next == i && ny == n));
+            int no = more && t->has_no && (PROD(next, n) || (next == i));
+            int self_only = (!yes || (next == i && ny == n)) && (!no || next == i);
+            if (!ends && self_only)
+                continue; /* nothing ends from here */
+            PROD(i, n) = 1;
+            r = gr_cfg_fresh(c->g, "contains", &W(i, n), c->err);
+            if (!r && ends)
+                r = sc_rule(c, W(i, n), NULL, 0);
+            gr_sym_t seq[3] = {comma, 0, 0};
+            if (!r && yes) {
+                seq[1] = t->yes;
+                seq[2] = W(next, ny);
+                r = sc_rule(c, W(i, n), i ? seq : seq + 1, i ? 3 : 2);
+            }
+            if (!r && no) {
+                seq[1] = t->no;
+                seq[2] = W(next, n);
+                r = sc_rule(c, W(i, n), i ? seq : seq + 1, i ? 3 : 2);
+            }
+        }
+    }
+    int prod0 = prod && prod[0];
+    free(prod);
+#undef PROD
+    int empty = !r && !prod0;
+    if (!r && !empty)
+        r = gr_cfg_fresh(c->g, "array", out, c->err) ||
+            sc_rule(c, *out, (gr_sym_t[]){lb, W(0, 0), rb}, 3);
+#undef W
+    free(it);
+    free(w);
+    free(p);
+    return r ? -1 : empty;
+}

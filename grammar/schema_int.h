@@ -1,0 +1,98 @@
+/*
+ * schema_int: what the files of the JSON Schema compiler share (schema.c
+ * the dispatch, merging and the types' values; schema_not.c complements;
+ * schema_arr.c contains).  Not a public interface.
+ */
+#ifndef GR_SCHEMA_INT_H
+#define GR_SCHEMA_INT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "../base/hash.h"
+#include "../base/buf.h"
+#include "../base/err.h"
+#include "cfg.h"
+#include "schema.h"
+
+#define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
+#define MAX_ITEMS 100000u  /* largest minItems/maxItems written out */
+
+enum { T_NULL = 1, T_BOOL = 2, T_INT = 4, T_NUM = 8, T_STR = 16, T_ARR = 32, T_OBJ = 64,
+       T_ALL = 127 };
+static const char *const type_names[] = {"null", "boolean", "integer", "number",
+                                         "string", "array", "object"};
+
+typedef struct {
+    gr_sym_t sym;
+    int state; /* 0 being compiled, 1 done, 2 allows nothing */
+} ref_t;
+
+typedef struct {
+    gr_cfg_t *g;
+    gr_schema_opts_t opts;
+    json_t *root;
+    const char *base_id; /* the root's $id, a prefix $refs may carry */
+    int big;             /* integers were read as reals (some were too big) */
+    int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
+    int draft4;          /* draft 4: 3.0 is not an integer */
+    int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
+    tb_err_t *err;
+    tb_strmap_t ref_map; /* target pointer -> index in refs */
+    TB_VEC(ref_t) refs;
+    TB_VEC(char *) ref_keys;
+    TB_VEC(json_t *) owned; /* merged schemas, released at the end */
+    gr_sym_t any, any_str;
+    int have_any, depth;
+} sc_t;
+
+/* What `not` leaves to the string branch: a pattern strings must not
+ * match, strings they must not be (internal keywords, '$' keeps them apart
+ * from a schema's own). */
+#define NOT_PATTERN "$tb:notPattern"
+#define NOT_STRINGS "$tb:notStrings"
+/* The properties, patternProperties and additionalProperties of allOf
+ * branches merged beside a schema's own where patternProperties make a
+ * merge into one set of them inexact: an array of objects, each holding
+ * one branch's three (object_value's sides). */
+#define SIDES "$tb:objectSides"
+/* Numbers with a non-zero digit after the first k of the fraction (the
+ * complement of multipleOf 10^-k; 0: the numbers that are no integers),
+ * written without an exponent. */
+#define FRACTION "$tb:fraction"
+
+
+__attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
+int sc_oom(sc_t *c);
+/* Keeps j (a new reference) until the end of the compile; -1 on memory. */
+int sc_keep(sc_t *c, json_t *j);
+char *sc_ptr_join(const char *ptr, const char *key);
+char *sc_ptr_index(const char *ptr, const char *key, size_t i);
+int sc_lit(sc_t *c, const char *s, gr_sym_t *out);
+int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n);
+int sc_any_value(sc_t *c, gr_sym_t *out);
+/* A schema's symbol: 0, 1 when it allows nothing, -1 with c->err. */
+int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
+int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr);
+int sc_annotation(const sc_t *c, const char *k);
+json_t *sc_all_of(json_t *a, json_t *b);
+int sc_type_mask(json_t *t);
+json_t *sc_type_json(int m);
+int sc_type_and(int a, int b);
+int sc_same_value(json_t *a, json_t *b);
+int sc_json_type_of(json_t *v);
+/* k for multipleOf 10^-k (1 -> 0, 0.01 -> 2), -1 for other numbers. */
+int sc_decimal_places(double n);
+/* Whether `format` name asserts under the options (a custom format or
+ * format_annotation: no). */
+int sc_format_asserts(const sc_t *c, const char *name);
+/* The complement of the flattened schema s as a schema (kept), or -1 with
+ * an error naming the keyword that has none here (schema_not.c). */
+/* An array under s's keywords that has `contains`, its length within
+ * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
+int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
+                      gr_sym_t *out);
+int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
+
+#endif
