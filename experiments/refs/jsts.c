@@ -231,20 +231,30 @@ static int run_file(const char *dir, const char *draft, const char *rel, int opt
     return rc;
 }
 
-int xp_jsts_run(const char *tests, const char *draft, int optional, unsigned timeout,
-                volatile sig_atomic_t *stop, xp_jsts_cb_t cb, void *ctx, tb_err_t *err)
+int xp_jsts_check(const char *tests, const char *draft, tb_err_t *err)
 {
     const char *name = xp_jsts_draft_dir(draft);
     if (!name)
         return tb_fail(err, "JSON Schema Test Suite: draft '%s' is not run (2020-12 or 7)",
                        draft);
-    char dir[4000], sub[4100];
+    char dir[4000];
     struct stat st;
     snprintf(dir, sizeof dir, "%.3900s/%s", tests, name);
     if (stat(dir, &st) || !S_ISDIR(st.st_mode))
         return tb_fail(err, "JSON Schema Test Suite folder '%s': %s (the suite's tests/ "
-                       "folder, e.g. ../shared/json-schema-test-suite/tests)", dir,
+                       "folder: ../shared/json-schema-test-suite/tests; see docs/json-schema.md)", dir,
                        stat(dir, &st) ? strerror(errno) : "not a folder");
+    return 0;
+}
+
+int xp_jsts_run(const char *tests, const char *draft, int optional, unsigned timeout,
+                volatile sig_atomic_t *stop, xp_jsts_cb_t cb, void *ctx, tb_err_t *err)
+{
+    const char *name = xp_jsts_draft_dir(draft);
+    char dir[4000], sub[4100];
+    if (xp_jsts_check(tests, draft, err))
+        return -1;
+    snprintf(dir, sizeof dir, "%.3900s/%s", tests, name);
     static const char *const subs[] = {"", "optional/", "optional/format/"};
     names_t names = {0};
     size_t nreq = 0;

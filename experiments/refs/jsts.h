@@ -51,6 +51,10 @@ typedef struct {
 /* Returns non-zero (with err set) to stop the run. */
 typedef int (*xp_jsts_cb_t)(void *ctx, const xp_jsts_group_t *g, tb_err_t *err);
 
+/* Whether tests/DRAFT is there: 0, else -1 with a message naming the
+ * folder (or the draft that is not run). */
+int xp_jsts_check(const char *tests, const char *draft, tb_err_t *err);
+
 /* Runs every group of tests/DRAFT (the required files, then optional/ and
  * optional/format/ when `optional`), in sorted file order, each in a child
  * killed after `timeout` seconds, and calls cb for each.  `tests` is the
