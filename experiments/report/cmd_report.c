@@ -106,6 +106,9 @@ static void usage(FILE *out)
             "                   (experiments/anchors/maskbench.csv); the TBM distribution\n"
             "  maskbench_ttfm   the TTFM distribution; then compile errors by reason and\n"
             "                   every validation and invalidation error (tables)\n"
+            "  jsts_2020_12     the JSON Schema Test Suite per keyword file, draft 2020-12\n"
+            "  jsts_7           and draft 7: groups passing, refused, wrong, crashed\n"
+            "                   (tables; totals first); then the wrong and crashed groups\n"
             "  machines         cycles per node of the same walks on every machine in\n"
             "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
@@ -181,6 +184,7 @@ int xp_cmd_report(int argc, char **argv)
              xp_rp_sec_slicer(r, &err) || xp_rp_sec_index(r, &err) ||
              xp_rp_sec_throughput(r, &err) || xp_rp_sec_memory(r, &err) ||
              xp_rp_sec_lookup(r, &err) || xp_rp_sec_maskbench(r, &err) ||
+             xp_rp_sec_jsts(r, &err) ||
              xp_rp_sec_machines(r, &err) || (r->vs && xp_rp_sec_compare(r, &err)) ||
              xp_rp_sec_anchors(r, &err) || xp_rp_sec_patterns(r, &err);
     if (!rc && !r->vs) {

@@ -65,7 +65,7 @@ typedef struct {
     char anchors[4096];  /* the published MaskBench figures (mbtable.h) */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[24];
+    section_t sec[32];   /* xp_rp_new_section takes the next one */
     TB_VEC(char *) patterns; /* the long patterns the plots name P1, P2 ... */
     int nsec;
     int failed_plots;
@@ -269,6 +269,13 @@ int xp_rp_sec_lookup(report_t *r, tb_err_t *err);
 /* The MaskBench table (mbtable.h) under the TBM plot, the TTFM plot, the
  * compile errors by reason and the failures. */
 int xp_rp_sec_maskbench(report_t *r, tb_err_t *err);
+
+/* --- sec_jsts.c */
+
+/* The JSON Schema Test Suite's compliance table per draft (the jsts
+ * cases' outcomes): keyword file x groups, passing, refused, wrong,
+ * crash; then the wrong and crashed groups. */
+int xp_rp_sec_jsts(report_t *r, tb_err_t *err);
 
 /* --- sec_machines.c */
 
