@@ -14,6 +14,12 @@
  * apart and never fails it.  A suite that is not there skips the test, with
  * a message.  JSTS_VERBOSE=1 prints every group that does not pass, with
  * the compiler's reason or the instance at fault.
+ *
+ * driver_and_report runs the jsts experiment through `tokbench run` on a
+ * tiny suite written here (draft 7: a passing, a wrong and a refused
+ * group, and an optional one; no draft 2020-12 folder): the outcome rows,
+ * the counts, the report's compliance table and wrong groups, and the
+ * missing draft as "not measured" with the case's reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <sqlite3.h>
 
 #include <cmocka.h>
 
@@ -176,11 +184,130 @@ static void draft7(void **state)
     run_draft("draft7");
 }
 
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+    char path[700], cmd[800];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot read %s", path);
+    static char buf[1 << 18];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void has(const char *text, const char *want)
+{
+    if (!strstr(text, want))
+        fail_msg("the report lacks \"%s\"", want);
+}
+
+static void driver_and_report(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tokbench-test-jsts-XXXXXX", suite[600], db[600], tests[600];
+    FILE *f = test_run_dir(dir, suite, db, sizeof suite);
+    snprintf(tests, sizeof tests, "%s/tests", dir);
+    fprintf(f, "jsts,,,%s,,1,,draft=7 optional\n", tests);
+    fprintf(f, "jsts,,,%s,,1,,draft=2020-12\n", tests);
+    fclose(f);
+    write_file(tests, "draft7/minimum.json",
+               "[{\"description\": \"at least 1\", \"schema\": {\"minimum\": 1},"
+               " \"tests\": [{\"description\": \"above\", \"data\": 2, \"valid\": true},"
+               " {\"description\": \"below\", \"data\": 0, \"valid\": false}]},"
+               " {\"description\": \"mislabelled\", \"schema\": {\"type\": \"integer\"},"
+               " \"tests\": [{\"description\": \"a fraction\", \"data\": 1.5, \"valid\": true}]}]");
+    write_file(tests, "draft7/not.json",
+               "[{\"description\": \"not unique\", \"schema\": {\"not\": {\"uniqueItems\": true}},"
+               " \"tests\": [{\"description\": \"dup\", \"data\": [1, 1], \"valid\": true}]}]");
+    write_file(tests, "draft7/optional/format/ipv4.json",
+               "[{\"description\": \"ipv4\", \"schema\": {\"format\": \"ipv4\"},"
+               " \"tests\": [{\"description\": \"ok\", \"data\": \"1.2.3.4\", \"valid\": true},"
+               " {\"description\": \"no\", \"data\": \"x\", \"valid\": false}]}]");
+    static char out[1 << 16];
+    char args[2048];
+    snprintf(args, sizeof args, "run %s --db %s --quiet", suite, db);
+    /* exit 1: the draft 2020-12 case fails, its folder missing */
+    assert_int_equal(test_tokbench(args, out, sizeof out), 1);
+
+    sqlite3 *d;
+    assert_int_equal(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    static const char *const want[][3] = {
+        {"minimum#0", "passing", ""},
+        {"minimum#1", "wrong", "instance 0 (a fraction) valid, refused: 1.5"},
+        {"not#0", "refused", "'not' of 'uniqueItems' is not supported"},
+        {"optional/format/ipv4#0", "passing", ""},
+    };
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(d, "SELECT item, outcome, ifnull(detail, '') FROM"
+                                           " outcomes o JOIN cases c ON c.id = o.case_id"
+                                           " WHERE c.seq = 0 ORDER BY o.rowid", -1, &st, NULL),
+                     SQLITE_OK);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        assert_true(n < 4);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), want[n][0]);
+        assert_string_equal((const char *)sqlite3_column_text(st, 1), want[n][1]);
+        const char *detail = (const char *)sqlite3_column_text(st, 2);
+        if (!strstr(detail, want[n][2]))
+            fail_msg("%s: detail \"%s\" lacks \"%s\"", want[n][0], detail, want[n][2]);
+        n++;
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(n, 4);
+    assert_int_equal(test_sql_int(d, "SELECT group_concat(metric || '=' || value, ' ') ="
+                                     " 'crash=0.0 groups=3.0 opt_crash=0.0 opt_groups=1.0"
+                                     " opt_passing=1.0 opt_refused=0.0 opt_wrong=0.0"
+                                     " passing=1.0 refused=1.0 wrong=1.0' FROM (SELECT"
+                                     " metric, value FROM measurements m JOIN cases c ON"
+                                     " c.id = m.case_id WHERE c.seq = 0 AND m.source ="
+                                     " 'static' ORDER BY metric)"), 1);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM cases WHERE seq = 1 AND status ="
+                                     " 'failed' AND message LIKE '%JSON Schema Test Suite"
+                                     " folder%draft2020-12%'"), 1);
+    sqlite3_close(d);
+
+    char rep[700], md[800];
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    snprintf(args, sizeof args, "report --db %s --out %s", db, rep);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
+    snprintf(md, sizeof md, "%s/index.md", rep);
+    const char *page = read_text(md);
+    const char *d7 = strstr(page, "## JSON Schema Test Suite, draft 7");
+    assert_non_null(d7);
+    has(d7, "| keyword file | groups | passing | refused | wrong | crash |");
+    has(d7, "| total, required | 3 | 1 (33.3%) | 1 (33.3%) | 1 (33.3%) | 0 |\n"
+            "| total, optional | 1 | 1 (100.0%) | 0 | 0 | 0 |\n"
+            "| minimum | 2 | 1 (50.0%) | 0 | 1 (50.0%) | 0 |\n"
+            "| not | 1 | 0 | 1 (100.0%) | 0 | 0 |\n"
+            "| optional/format/ipv4 | 1 | 1 (100.0%) | 0 | 0 | 0 |\n");
+    has(d7, "| `minimum#1` | wrong | instance 0 (a fraction) valid, refused: 1.5 |");
+    const char *d20 = strstr(page, "## JSON Schema Test Suite, draft 2020-12");
+    assert_non_null(d20);
+    assert_true(d20 < d7);
+    has(d20, "Not measured: failed: JSON Schema Test Suite folder");
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    assert_int_equal(system(args), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(draft2020_12),
         cmocka_unit_test(draft7),
+        cmocka_unit_test(driver_and_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
