@@ -118,8 +118,15 @@ static int failures(report_t *r, tb_err_t *err)
         rc = xp_rp_tab_row(&s->tab, err, what, xp_rp_col(st, 2), xp_rp_col(st, 3), detail);
     }
     sqlite3_finalize(st);
-    if (!rc && !xp_rp_tab_rows(&s->tab))
-        snprintf(s->note, sizeof s->note, "None.");
+    if (!rc && !xp_rp_tab_rows(&s->tab)) {
+        /* "None." only where a jsts case ran */
+        sqlite3_stmt *q = xp_rp_figure_query(r, "SELECT count(*) FROM cases WHERE run_id = ?"
+                                                " AND experiment = 'jsts' AND status = 'ok'",
+                                             r->run);
+        double ran = q ? xp_rp_first_number(q) : 0;
+        snprintf(s->note, sizeof s->note, "%s", ran > 0 ? "None." : "Not measured: the run "
+                 "has no jsts case that ran.");
+    }
     return rc;
 }
 
