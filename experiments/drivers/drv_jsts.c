@@ -17,7 +17,7 @@
  * passing, refused, wrong and crash of the required groups and the same
  * prefixed "opt_" of the optional ones.  Every keyword file read is an
  * input of the run.  A crash is a verdict, contained in its child: it is
- * counted, and the case still succeeds.  Without the suite's folder the
+ * counted, and fails the case after every outcome is stored.  Without the suite's folder the
  * case fails saying so, and the report's section is "not measured" with
  * that reason.
  */
@@ -118,6 +118,12 @@ static int jsts_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
             if (record(env, prefix, xp_jsts_verdicts[v], s->n[o][v], err))
                 return -1;
     }
+    /* as maskbench: a crash of the compiler or matcher fails the case once
+     * every outcome is stored, so that `tokbench run` exits non-zero */
+    uint64_t crashes = s->n[0][XP_JSTS_CRASH] + s->n[1][XP_JSTS_CRASH];
+    if (crashes)
+        return tb_fail(err, "%llu groups crashed (outcome 'crash': the group and its signal "
+                       "are in its row)", (unsigned long long)crashes);
     return 0;
 }
 
