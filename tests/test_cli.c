@@ -127,7 +127,8 @@ static void bad_arguments_are_named(void **state)
 }
 
 /* `tokbench run` exits 1 when a case failed, 0 when every failure is one
- * the suite expects (expect=fail), and 1 again when such a case ran. */
+ * the suite expects (expect=fail, or needs=PATH where PATH is absent: the
+ * case does not run), and 1 again when an expect=fail case ran. */
 static void run_exit_status_says_whether_a_case_failed(void **state)
 {
     (void)state;
@@ -139,6 +140,9 @@ static void run_exit_status_says_whether_a_case_failed(void **state)
         {"selftest,,,,,2,tsc,n=10\nselftest,,,,,2,tsc,fail=rep\n", "1 ok, 1 failed", 1},
         {"selftest,,,,,2,tsc,fail=rep expect=fail\n", "(1 failed as the suite expects)", 0},
         {"selftest,,,,,2,tsc,n=10 expect=fail\n", "1 marked expect=fail ran", 1},
+        {"selftest,,,,,2,tsc,n=10 needs=/nonexistent/data\n",
+         "(1 failed as the suite expects)", 0},
+        {"selftest,,,,,2,tsc,n=10 needs=tests\n", "1 ok, 0 failed", 0},
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         char dir[] = "/tmp/test_cli.XXXXXX", suite[256], db[256], cmd[600], out[8192];

@@ -49,7 +49,8 @@ static int usage(FILE *out)
             "stores runs, cases and raw repetitions in FILE (default %s).\n"
             "Ctrl-C stops after storing what was measured; the run stays incomplete.\n"
             "Exits 1 when a case failed, unless its options say expect=fail (then a\n"
-            "case that ran fails the run instead), 130 when interrupted.\n",
+            "case that ran fails the run instead) or needs=PATH and PATH is absent\n"
+            "(the case does not run), 130 when interrupted.\n",
             XP_DEFAULT_DB);
     return out == stdout ? 0 : 2;
 }

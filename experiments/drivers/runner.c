@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../counters/counters.h"
 #include "../store/results.h"
@@ -400,7 +401,13 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     const char *status = "ok";
     const xp_driver_t *d = xp_driver_find(row->experiment);
     note[0] = 0;
-    if (!d) {
+    char needs[512];
+    int absent = xp_row_option(row, "needs", needs, sizeof needs) && access(needs, F_OK);
+    if (absent) {
+        tb_fail(&cerr, "%s is absent: the row needs it (needs=%s), so it did not run", needs,
+                needs);
+        status = "failed";
+    } else if (!d) {
         tb_fail(&cerr, "no such experiment '%s'", row->experiment);
         status = "failed";
     } else if (case_sources(row, &res->prov, &env.sources, note, sizeof note, &cerr) ||
@@ -422,7 +429,8 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     int rc = xp_db_case_write(db, &rec, err);
     xp_env_free(&env);
     char expect[16];
-    int xfail = xp_row_option(row, "expect", expect, sizeof expect) && !strcmp(expect, "fail");
+    int xfail = absent ||
+                (xp_row_option(row, "expect", expect, sizeof expect) && !strcmp(expect, "fail"));
     if (!strcmp(status, "ok"))
         res->ok++, res->unexpected_ok += xfail;
     else if (!strcmp(status, "failed"))

@@ -11,7 +11,9 @@
  * stored as failed with its message and the suite goes on (a row whose
  * options say expect=fail is expected to fail: its failure is counted
  * apart, and its success is counted as a failure, so that a suite that
- * no longer describes the code says so); a stop request
+ * no longer describes the code says so; a row with needs=PATH, data that
+ * not every machine has, does not run where PATH is absent and is counted
+ * as an expected failure with that reason); a stop request
  * (SIGINT/SIGTERM) ends the run after storing what was measured, and the
  * run stays marked incomplete.
  */
@@ -43,7 +45,8 @@ typedef struct {
 typedef struct {
     int64_t run;
     size_t ok, failed, total;
-    size_t expected_failures; /* of `failed`: rows marked expect=fail */
+    size_t expected_failures; /* of `failed`: rows marked expect=fail, or
+                               * whose needs=PATH is absent */
     size_t unexpected_ok;     /* of `ok`: rows marked expect=fail that ran */
     int interrupted;
     xp_prov_t prov;
