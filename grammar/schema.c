@@ -163,15 +163,13 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
 {
     const char *r = ref;
     *canon = NULL;
-    size_t nb = c->base_id ? strlen(c->base_id) : 0;
-    if (nb && !strncmp(r, c->base_id, nb) && (r[nb] == '#' || !r[nb]))
-        r += nb;
+    const char *bad = sc_ref_bad(ref);
+    if (bad)
+        return sc_fail(c, ptr, "%s", bad);
     if (!*r)
         r = "#";
-    if (r[0] != '#')
-        return sc_fail(c, ptr, "$ref '%s' points outside this document (not supported)", ref);
-    if (r[1] && r[1] != '/')
-        return sc_fail(c, ptr, "$ref '%s': anchors are not supported", ref);
+    if (r[0] != '#' || (r[1] && r[1] != '/'))
+        return sc_fail(c, ptr, "$ref '%s' cannot be resolved", ref);
     json_t *at = c->root;
     const char *p = r + 1;
     tb_buf_t key = {0};
@@ -197,9 +195,11 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
         char *end;
         if (json_is_object(at))
             at = json_object_get(at, k);
-        else if (json_is_array(at) && *k && (at = json_array_get(at, strtoul(k, &end, 10))) && *end)
-            at = NULL;
-        else
+        else if (json_is_array(at) && *k >= '0' && *k <= '9' && (k[0] != '0' || !k[1])) {
+            at = json_array_get(at, strtoul(k, &end, 10));
+            if (*end)
+                at = NULL;
+        } else
             at = NULL;
         if (!at) {
             tb_buf_free(&key);
@@ -2362,10 +2362,8 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     }
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
-    json_t *id = json_object_get(c.root, "$id");
-    c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : 0;
+    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : sc_refs_prepare(&c);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
     int empty = r == 1;

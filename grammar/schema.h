@@ -37,9 +37,9 @@
  *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
  *     keyword (and the keywords beside anyOf/oneOf/$ref merged into each
- *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
- *     "#/json/pointer" (through $defs, definitions or anywhere in the
- *     document; the root's $id as a prefix), recursive.
+ *     branch; beside $ref ignored for drafts 4 to 7); $ref, recursive, to
+ *     JSON pointers, $id base URIs (resolved as RFC 3986 says), $anchor,
+ *     and remote documents read from opts->remote_dir (schema_ref.c).
  *   not of any schema whose keywords have complements here (schema_not.c:
  *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
  *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
@@ -55,7 +55,7 @@
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
  * where the intersection is not written exactly, allOf branches that
- * cannot be merged, external or anchor $refs, absurd bounds.
+ * cannot be merged, $refs that resolve to nothing, absurd bounds.
  * Where JSON Schema treats a keyword as applying to one type only
  * (minLength to strings...), it is checked only when that type is allowed.
  */
@@ -90,6 +90,10 @@ typedef struct {
      * (2019-09) or 2020 (2020-12); 0: 2020-12.  A root $schema naming a
      * draft overrides it. */
     int draft;
+    /* A folder that $refs to http://localhost:1234/PATH read as
+     * remote_dir/PATH (the JSON Schema Test Suite's remotes/); NULL: no
+     * remote document is read.  Nothing is ever fetched from the network. */
+    const char *remote_dir;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6

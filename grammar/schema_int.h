@@ -1,7 +1,7 @@
 /*
  * schema_int: what the files of the JSON Schema compiler share (schema.c
  * the dispatch, merging and the types' values; schema_not.c complements;
- * schema_arr.c contains).  Not a public interface.
+ * schema_arr.c contains; schema_ref.c $ref's URIs).  Not a public interface.
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -32,7 +32,6 @@ typedef struct {
     gr_cfg_t *g;
     gr_schema_opts_t opts;
     json_t *root;
-    const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
     int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
     int draft4;          /* draft 4: 3.0 is not an integer */
@@ -93,6 +92,11 @@ int sc_format_asserts(const sc_t *c, const char *name);
  * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
 int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
                       gr_sym_t *out);
+/* Resolves every $ref of the document (and of the remote documents it
+ * names) into the JSON pointer of its target (schema_ref.c). */
+int sc_refs_prepare(sc_t *c);
+/* The reason a $ref was found to resolve to nothing, or NULL. */
+const char *sc_ref_bad(const char *ref);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

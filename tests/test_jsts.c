@@ -266,7 +266,10 @@ static void run_file(const char *root, const char *draft, const char *rel, int o
     tally_t *ft = &dt->files[dt->nfiles++];
     memset(ft, 0, sizeof *ft);
     snprintf(ft->name, sizeof ft->name, "%.*s", (int)(strlen(rel) - 5), rel);
+    char remotes[2048];
+    snprintf(remotes, sizeof remotes, "%s/remotes", root);
     gr_schema_opts_t opts = {
+        .remote_dir = remotes, /* what http://localhost:1234/ means in the suite */
         .draft = !strcmp(draft, "draft7") ? 7 : 2020,
         .strict_oneof = 1, /* oneOf as anyOf would accept what two branches match */
         .format_annotation = strncmp(rel, "optional/format/", 16) != 0,
