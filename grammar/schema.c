@@ -944,6 +944,24 @@ static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
     return r;
 }
 
+int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re)
+{
+    return string_value(c, s, ptr, NULL, re);
+}
+
+int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
+{
+    return value_passes(c, s, ptr, v);
+}
+
+int sc_in_enum(json_t *en, json_t *v)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(en, i, x) if (sc_same_value(x, v)) return 1;
+    return 0;
+}
+
 static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
 {
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
@@ -1549,6 +1567,7 @@ typedef struct {
     sc_t *c;
     const sides_t *sd;
     json_t *every; /* the schema of every name (pattern_every), or NULL */
+    const sc_names_t *names; /* propertyNames */
     const char *ptr;
     TB_VEC(gr_sym_t) members;
 } classes_t;
@@ -1566,20 +1585,26 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
-    return named_lexeme(c, regex, mask ? "pattern name" : "other name", cl->ptr, &key) ||
-                   member(c, key, val, &m) ||
-                   tb_vec_push(&cl->members, m)
-               ? -1
-               : 0;
+    if (cl->names->none)
+        return 0; /* propertyNames allows no name */
+    tb_buf_t re = {0};
+    r = sc_names_restrict(c, cl->names, regex, &re) ||
+                named_lexeme(c, (const char *)re.data, mask ? "pattern name" : "other name",
+                             cl->ptr, &key) ||
+                member(c, key, val, &m) || tb_vec_push(&cl->members, m)
+            ? -1
+            : 0;
+    tb_buf_free(&re);
+    return r;
 }
 
 /* The additional members: names other than the defined ones, split by the
  * patterns they match, each with its value; 1 when there are none. */
 static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
-                        json_t *every, gr_sym_t *out)
+                        json_t *every, const sc_names_t *pn, gr_sym_t *out)
 {
     const char **names = malloc((n + 1) * sizeof *names);
-    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr};
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn};
     int r = names ? 0 : sc_oom(c);
     for (size_t j = 0; names && j < n; j++)
         names[j] = pr[j].name;
@@ -1687,8 +1712,7 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    static const char *const refused[] = {"propertyNames",
-                                          "unevaluatedProperties", NULL};
+    static const char *const refused[] = {"unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i]) &&
             !(!strcmp(refused[i], "unevaluatedProperties") &&
@@ -1754,13 +1778,22 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = -1;
     for (size_t j = 0; j < np && !r; j++)
         r = pattern_schemas(c, sd, ptr, &pr[j]);
-    /* Members, dropping optional properties that allow nothing. */
+    sc_names_t pn = {0};
+    if (!r && sc_names_init(c, s, ptr, &pn))
+        r = -1;
+    /* Members, dropping optional properties that allow nothing (or whose
+     * name propertyNames rejects). */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
         gr_sym_t key, val;
+        int named = sc_names_allow(c, &pn, pr[j].name);
+        if (named < 0) {
+            r = -1;
+            break;
+        }
         char *p = sc_ptr_join(ptr, "properties"), *pj = p ? sc_ptr_join(p, pr[j].name) : NULL;
         free(p);
-        r = !pj ? sc_oom(c) : sc_value(c, pr[j].schema, pj, &val);
+        r = !pj ? sc_oom(c) : !named ? 1 : sc_value(c, pr[j].schema, pj, &val);
         free(pj);
         if (r == 1 && !pr[j].required) {
             r = 0;
@@ -1777,7 +1810,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, sd, ptr, pr, np, every, &a);
+        r = extra_member(c, sd, ptr, pr, np, every, &pn, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
@@ -1793,6 +1826,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
             sc_rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
+    sc_names_free(&pn);
     free(pr);
     free(sd);
     return r;

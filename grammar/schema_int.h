@@ -1,7 +1,8 @@
 /*
  * schema_int: what the files of the JSON Schema compiler share (schema.c
  * the dispatch, merging and the types' values; schema_not.c complements;
- * schema_arr.c contains; schema_ref.c $ref's URIs).  Not a public interface.
+ * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
+ * propertyNames).  Not a public interface.
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -12,6 +13,7 @@
 #include "../base/hash.h"
 #include "../base/buf.h"
 #include "../base/err.h"
+#include "../lexer/deriv.h"
 #include "cfg.h"
 #include "schema.h"
 
@@ -97,6 +99,27 @@ int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t
 int sc_refs_prepare(sc_t *c);
 /* The reason a $ref was found to resolve to nothing, or NULL. */
 const char *sc_ref_bad(const char *ref);
+/* propertyNames as the string lexeme every name must be in
+ * (schema_names.c). */
+typedef struct {
+    int on;          /* propertyNames constrains the names */
+    int none;        /* no name qualifies */
+    tb_buf_t re;     /* the lexeme, NUL-terminated */
+    lex_dfa_t *dfa;
+} sc_names_t;
+int sc_names_init(sc_t *c, json_t *s, const char *ptr, sc_names_t *n);
+void sc_names_free(sc_names_t *n);
+/* Whether the name is allowed (1, 0; -1 on memory). */
+int sc_names_allow(sc_t *c, const sc_names_t *n, const char *name);
+/* regex (a key lexeme) intersected with the names allowed, in out. */
+int sc_names_restrict(sc_t *c, const sc_names_t *n, const char *regex, tb_buf_t *out);
+/* The lexeme of the strings s's string keywords allow, in re
+ * (NUL-terminated); 1 when none. */
+int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re);
+/* Whether the string v meets s's string keywords (1, 0, -1). */
+int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
+/* Whether v is in the array en (JSON equality). */
+int sc_in_enum(json_t *en, json_t *v);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

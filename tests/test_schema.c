@@ -614,7 +614,19 @@ static const schema_case_t cases[] = {
      I("\"2024-01-31\"", "\"2023-01-31\"", "\"2024-13-01\"", "\"2024\"")},
     {"{\"type\": \"string\", \"format\": \"ipv4\", \"pattern\": \"\\\\.1$\", "
      "\"minLength\": 9}",
-     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* $ref by $id base URIs (relative resolution) and by $anchor */
+     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* propertyNames: every name in its string lexeme */
+    {"{\"type\": \"object\", \"propertyNames\": {\"maxLength\": 3}}",
+     I("{\"abc\": 1}", "{\"abcd\": 1}", "{}", "{\"\u00e9\u00e9\u00e9\": 1}", "{\"a\": 1, \"bcde\": 2}")},
+    {"{\"type\": \"object\", \"properties\": {\"long\": {}}, \"propertyNames\": "
+     "{\"pattern\": \"^[a-z]{1,3}$\"}}",
+     I("{\"long\": 1}", "{\"ab\": 1}", "{\"ab1\": 2}", "{}")},
+    {"{\"propertyNames\": {\"enum\": [\"a\", \"b\", 3]}, \"required\": [\"a\"]}",
+     I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"c\": 1}", "{}", "\"x\"", "{\"a\": 1, \"3\": 1}")},
+    {"{\"type\": \"object\", \"propertyNames\": false}", I("{}", "{\"a\": 1}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"^x\": {\"type\": \"integer\"}}, "
+     "\"propertyNames\": {\"minLength\": 2, \"type\": \"string\"}}",
+     I("{\"xy\": 1}", "{\"x\": 1}", "{\"xy\": \"s\"}", "{\"ab\": \"s\"}")},
+    /* $ref by $id base URIs (relative resolution) and by $anchor */
     {"{\"$id\": \"http://example.com/root.json\", \"$defs\": {\"a\": {\"$id\": "
      "\"sub/a.json\", \"type\": \"integer\"}}, \"properties\": {\"x\": {\"$ref\": "
      "\"sub/a.json\"}}}",
@@ -1291,7 +1303,8 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"properties\": {\"a\": {\"not\": {\"uniqueItems\": true}}}}",
          "#/properties/a/not: 'not' of 'uniqueItems' is not supported"},
         {"{\"type\": \"string\", \"format\": \"regex\"}", "#: format 'regex' is not supported"},
-        {"{\"type\": \"object\", \"propertyNames\": {}}", "'propertyNames' is not supported"},
+        {"{\"type\": \"object\", \"propertyNames\": {\"anyOf\": [{\"maxLength\": 1}, "
+         "{\"pattern\": \"x\"}]}}", "#: 'propertyNames' with 'anyOf' is not supported"},
         {"{\"type\": \"array\", \"uniqueItems\": true}", "'uniqueItems' is not supported"},
         {"{\"type\": \"number\", \"multipleOf\": 3}", "'multipleOf' other than 1"},
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"minimum\": 1}",
@@ -1317,6 +1330,9 @@ static void errors_name_pointer_and_keyword(void **state)
          "the schema allows no value"},
         {"{\"type\": \"strin\"}", "unknown type 'strin'"},
         {"false", "the schema allows no value"},
+        /* a required name that propertyNames rejects: no object qualifies */
+        {"{\"type\": \"object\", \"required\": [\"toolong\"], \"propertyNames\": "
+         "{\"maxLength\": 3}}", "the schema allows no value"},
         {"{\"type\": \"object\",\n \"properties\": {\"a\": }}", "<test>:2:22: malformed JSON"},
         /* an unresolvable $ref under allOf (JSON-Schema-Test-Suite draft2020-12
          * dynamicRef.json group 16): an error, not a free() of garbage */
