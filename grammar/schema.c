@@ -669,6 +669,16 @@ static int may_evaluate_items(json_t *s, int depth)
  * says nothing.  Where an applicator that may evaluate items depends on
  * the instance (anyOf, oneOf, if, dependentSchemas, contains), the
  * evaluated items are not known statically: refused. */
+static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out);
+
+/* Both unevaluated keywords of a flattened schema. */
+static int resolve_unevaluated(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    json_t *m;
+    return sc_unevaluated_properties(c, s, ptr, &m) ||
+           resolve_unevaluated_items(c, m, ptr, out);
+}
+
 static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
     static const char *const dyn[] = {"anyOf", "oneOf", "if", "then", "else",
@@ -710,7 +720,7 @@ int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     *out = s;
     json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
     if (!all && !ref)
-        return resolve_unevaluated_items(c, s, ptr, out);
+        return resolve_unevaluated(c, s, ptr, out);
     if (++c->depth > MAX_DEPTH)
         return sc_fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
     json_t *m = json_copy(s);
@@ -743,7 +753,7 @@ int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
             return -1;
     }
     c->depth--;
-    return json_is_object(m) ? resolve_unevaluated_items(c, m, ptr, out) : (*out = m, 0);
+    return json_is_object(m) ? resolve_unevaluated(c, m, ptr, out) : (*out = m, 0);
 }
 
 /* Whether the keywords beside a $ref say nothing its target does not (then
@@ -2316,7 +2326,10 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : sc_fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems")) {
+    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems") ||
+               (json_object_get(s, "unevaluatedProperties") &&
+                !json_is_true(json_object_get(s, "unevaluatedProperties")) &&
+                !json_object_get(s, "enum") && !json_object_get(s, "const"))) {
         json_t *m;
         r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {

@@ -2,7 +2,7 @@
  * schema_int: what the files of the JSON Schema compiler share (schema.c
  * the dispatch, merging and the types' values; schema_not.c complements;
  * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
- * propertyNames).  Not a public interface.
+ * propertyNames; schema_uneval.c unevaluatedProperties).  Not a public interface.
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -61,6 +61,9 @@ typedef struct {
  * complement of multipleOf 10^-k; 0: the numbers that are no integers),
  * written without an exponent. */
 #define FRACTION "$tb:fraction"
+/* An annotation on a flattened schema: its keywords evaluate every property
+ * name (for the unevaluatedProperties of a schema it is merged into). */
+#define EVALUATED "$tb:allNamesEvaluated"
 
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
@@ -120,6 +123,9 @@ int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re);
 int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
 /* Whether v is in the array en (JSON equality). */
 int sc_in_enum(json_t *en, json_t *v);
+/* s with unevaluatedProperties resolved where the properties evaluated are
+ * static (schema_uneval.c): dropped, or additionalProperties. */
+int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

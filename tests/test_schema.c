@@ -643,6 +643,25 @@ static const schema_case_t cases[] = {
      I("[true]", "[1]")},
     /* unevaluatedItems where the evaluated items are known statically */
 #define D2020 "\"$schema\": \"https://json-schema.org/draft/2020-12/schema\", "
+    /* unevaluatedProperties where the names evaluated are static */
+    {"{" D2020 "\"properties\": {\"a\": {}}, \"patternProperties\": {\"^x\": "
+     "{\"type\": \"integer\"}}, \"unevaluatedProperties\": {\"type\": \"string\"}}",
+     I("{\"a\": 1, \"xy\": 2, \"b\": \"s\"}", "{\"b\": 1}", "{\"xy\": \"s\"}", "{}")},
+    {"{" D2020 "\"allOf\": [{\"properties\": {\"a\": {}}}], \"$defs\": {\"r\": "
+     "{\"properties\": {\"b\": {}}}}, \"$ref\": \"#/$defs/r\", "
+     "\"unevaluatedProperties\": false}",
+     I("{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"c\": 2}", "{}")},
+    {"{" D2020 "\"properties\": {\"a\": {}}, \"allOf\": [{\"additionalProperties\": "
+     "true}], \"unevaluatedProperties\": false}",
+     I("{\"a\": 1, \"c\": 2}", "{}")},
+    {"{" D2020 "\"properties\": {\"a\": {}}, \"allOf\": [{\"properties\": {\"b\": {}}, "
+     "\"unevaluatedProperties\": false}], \"unevaluatedProperties\": false}",
+     I("{\"a\": 1}", "{\"b\": 1}", "{\"c\": 1}", "{}")},
+    {"{" D2020 "\"properties\": {\"a\": {}}, \"not\": {\"required\": [\"c\"]}, "
+     "\"unevaluatedProperties\": false}",
+     I("{\"a\": 1}", "{\"c\": 2}", "{\"b\": 1}", "{}", "1")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"unevaluatedProperties\": "
+     "false}", I("{\"a\": 1}", "{}")},
     {"{" D2020 "\"unevaluatedItems\": false}", I("[\"foo\"]", "[]", "1", "{\"a\": 1}")},
     {"{" D2020 "\"prefixItems\": [{\"type\": \"string\"}], \"unevaluatedItems\": false}",
      I("[\"a\"]", "[\"a\", 1]", "[]", "[1]")},
@@ -1349,6 +1368,9 @@ static void errors_name_pointer_and_keyword(void **state)
          "#/$schema: draft 3 is not supported"},
         {"{\"enum\": [[1]], \"unevaluatedItems\": false}",
          "beside enum/const is not supported"},
+        {"{\"unevaluatedProperties\": false, \"anyOf\": [{\"properties\": {\"a\": {}}}, true]}",
+         "#: 'unevaluatedProperties' beside 'anyOf' is not supported (the properties it "
+         "evaluates depend on the instance)"},
         {"{\"const\": {\"a\": 1}, \"unevaluatedProperties\": false}",
          "'unevaluatedProperties' beside enum/const is not supported"},
         {"{\"$ref\": \"#/$defs/a\", \"minimum\": 1, \"$defs\": {\"a\": {\"$ref\": \"#/x\"}}}",
