@@ -451,6 +451,8 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
                (json_is_object(av) || json_is_boolean(av)) &&
                (json_is_object(bv) || json_is_boolean(bv))) {
         n = sc_all_of(av, bv);
+    } else if (!strcmp(k, "multipleOf") && (n = sc_multiple_lcm(av, bv))) {
+        /* multiples of both: of their least common multiple */
     } else {
         return sc_fail(c, ptr, "allOf: cannot merge two different '%s'", k);
     }
@@ -602,7 +604,23 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
               json_object_get(*m, SIDES) || json_object_get(b, SIDES);
     int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (sc_keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
+    if (sc_keep(c, n))
+        return -1;
+    /* then and else without if say nothing: none of them may meet
+     * another side's if */
+    if (!json_object_get(b, "if") && (json_object_get(b, "then") || json_object_get(b, "else"))) {
+        json_t *bc = json_copy(b);
+        if (sc_keep(c, bc))
+            return -1;
+        json_object_del(bc, "then");
+        json_object_del(bc, "else");
+        b = bc;
+    }
+    if (!json_object_get(n, "if")) {
+        json_object_del(n, "then");
+        json_object_del(n, "else");
+    }
+    if ( (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
         (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
@@ -1088,9 +1106,18 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
     unsigned places = 0; /* multipleOf 10^-places */
-    if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX))
-        return sc_fail(c, ptr, "'multipleOf' other than 1 or 0.1, 0.01, ... is not supported");
-    if (mo && !places)
+    tb_buf_t mre = {0};  /* other multipleOf: look-aheads (schema_mult.c) */
+    int general = 0;
+    if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX)) {
+        if (sc_multiple_of(c, mo, ptr, integer, &mre))
+            return -1;
+        general = mre.len > 0, places = 0;
+        if (json_object_get(s, FRACTION)) {
+            tb_buf_free(&mre);
+            return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
+        }
+    }
+    if (mo && !places && !general && decimal_places(num(mo)) != UINT32_MAX)
         integer = 1;
     if (integer && !c->draft4)
         integer = 2;
@@ -1110,12 +1137,19 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     tb_buf_t re = {0};
     const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
     int r = 0;
+    if (places && !integer && (hl || hh) && !(hl && !hh && !strcmp(lo, "0")) &&
+        !(hh && !hl && !strcmp(hi, "0"))) {
+        /* 0.01... beside other bounds: the multiples as look-aheads */
+        if (json_object_get(s, FRACTION))
+            return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
+        if (sc_multiple_of(c, mo, ptr, 0, &mre))
+            return -1;
+        general = 1, places = 0;
+    }
     if (places && !integer) {
         /* multiples of 0.01...: no bound, or only 0 */
         int lz = hl && !hh && !strcmp(lo, "0"), hz = hh && !hl && !strcmp(hi, "0");
-        if ((hl || hh) && !lz && !hz)
-            r = sc_fail(c, ptr, "'multipleOf' beside bounds other than 0 is not supported");
-        else if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
+        if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
             r = -1;
     } else if (!hl && !hh)
         r = tb_buf_put(&re, x, strlen(x)) ? sc_oom(c) : 0;
@@ -1124,6 +1158,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         if (strstr(c->err->msg, "is empty")) {
             c->err->msg[0] = 0;
             tb_buf_free(&re);
+            tb_buf_free(&mre);
             return 1;
         }
         r = tb_wrap(c->err, "%s", ptr);
@@ -1146,6 +1181,16 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         tb_buf_free(&re);
         re = both;
     }
+    if (!r && general) {
+        /* the multiples as look-aheads before the rest */
+        r = tb_buf_put(&mre, "(?:", 3) || tb_buf_put(&mre, re.data, re.len) ||
+                    tb_buf_putc(&mre, ')')
+                ? sc_oom(c) : 0;
+        tb_buf_free(&re);
+        re = mre;
+        mre = (tb_buf_t){0};
+    }
+    tb_buf_free(&mre);
     if (!r && tb_buf_putc(&re, 0))
         r = sc_oom(c);
     if (!r && regex_out) {
@@ -1153,7 +1198,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         return 0;
     }
     if (!r)
-        r = hl || hh || fr ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+        r = hl || hh || fr || general ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
                      : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;

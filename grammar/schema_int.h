@@ -2,7 +2,8 @@
  * schema_int: what the files of the JSON Schema compiler share (schema.c
  * the dispatch, merging and the types' values; schema_not.c complements;
  * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
- * propertyNames; schema_uneval.c unevaluatedProperties).  Not a public interface.
+ * propertyNames; schema_uneval.c unevaluatedProperties;
+ * schema_mult.c multipleOf).  Not a public interface.
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -126,6 +127,13 @@ int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are
  * static (schema_uneval.c): dropped, or additionalProperties. */
 int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
+/* Look-aheads that keep the numbers (no exponent) that are multiples of
+ * the decimal mo (schema_mult.c), appended to re (nothing where, with
+ * integer, every integer is one); -1 with the reason
+ * where the automaton or its regex would be too big. */
+int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *re);
+/* The least common multiple of two decimals (new), NULL if not written. */
+json_t *sc_multiple_lcm(json_t *a, json_t *b);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif
