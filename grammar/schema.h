@@ -32,7 +32,10 @@
  *     ipv4 ipv6 uri uri-reference uuid duration (ecma.c names each RFC);
  *   minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-4 booleans
  *     and later numbers; exact decimal intervals, grammar/numrange.h),
- *     multipleOf 1, and 0.1, 0.01... alone or beside a bound of 0;
+ *     multipleOf of any decimal whose automaton is small (schema_mult.c);
+ *   propertyNames (its string keywords; schema_names.c);
+ *   unevaluatedProperties where the names evaluated are static
+ *     (schema_uneval.c);
  *   anyOf; oneOf as anyOf (exact where no instance matches two branches,
  *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
@@ -49,9 +52,10 @@
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: nots of the other
- * keywords, propertyNames, unevaluatedProperties, unevaluatedItems
- * beside instance-dependent applicators, draft 3, other
- * min/maxProperties, other multipleOf, unknown formats, uniqueItems
+ * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties
+ * and unevaluatedItems beside instance-dependent applicators,
+ * $dynamicRef, draft 3, other min/maxProperties, multipleOf whose
+ * automaton would be too big, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
  * where the intersection is not written exactly, allOf branches that

@@ -20,7 +20,7 @@
 #include "schema_int.h"
 
 #define MAX_MPRIME 64
-#define MAX_G 1024
+#define MAX_G 1024 /* the powers of 2 and 5 (and at most 256 endings) */
 #define MAX_REGEX (256u << 10)
 
 typedef struct {
@@ -151,8 +151,6 @@ static char *coprime_regex(unsigned m, int *over)
     gnfa_t g = {.n = n, .e = calloc(n * n, sizeof(char *))};
     if (!g.e)
         return *over = 0, NULL;
-    size_t after_dot0 = 2 + 2 * (size_t)m; /* unused slot guard */
-    (void)after_dot0;
     unsigned first[64] = {0};
     for (int d = 1; d < 10; d++)
         first[d % m] |= 1u << d;
@@ -328,9 +326,9 @@ int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *
         return 0;
     if (mp > MAX_MPRIME || g > MAX_G || k > 30)
         return sc_fail(c, ptr, "'multipleOf' %.17g is not supported: divisibility by %llu "
-                       "needs more states than written here (at most %u for the factor "
-                       "prime to 10, %u for the powers of 2 and 5)", m,
-                       (unsigned long long)M, MAX_MPRIME, MAX_G);
+                       "needs more states than written here (its factor prime to 10 is "
+                       "%llu, at most %u)", m, (unsigned long long)M,
+                       (unsigned long long)mp, MAX_MPRIME);
     int over = 0, e = 0;
     char *a = mp > 1 ? coprime_regex((unsigned)mp, &over) : NULL;
     unsigned pa = 0, pb = 0;
