@@ -1734,32 +1734,47 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 }
 
 /* The members in any order, each defined property at most once: a
- * nonterminal per set of properties present so far (2^n of them, hence
- * opts.any_order), the end allowed once every required one is in, and
- * additional members anywhere.  first is the start, before any member (no
- * comma yet). */
+ * nonterminal per set of properties present so far and number of
+ * additional members read (2^n * (cap + 1) of them, hence opts.any_order;
+ * the count is what minProperties and maxProperties need: up to maxp, or
+ * saturating at minp), the end allowed once every required one is in and
+ * there are at least minp members, additional members anywhere while
+ * there are fewer than maxp.  first is the start, before any member (no
+ * comma yet); 1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
-                             int need_one, gr_sym_t *out)
+                             uint64_t minp, uint64_t maxp, gr_sym_t *out)
 {
     size_t states = (size_t)1 << n;
+    size_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? (size_t)maxp : (size_t)minp;
     uint32_t req = 0;
     for (size_t i = 0; i < n; i++)
         req |= (uint32_t)pr[i].required << i;
-    gr_sym_t comma, first, *t = malloc(states * sizeof *t);
+    gr_sym_t comma, first, *t = malloc(states * (cap + 1) * sizeof *t);
     int r = !t ? sc_oom(c) : sc_lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
-    for (size_t m = 0; !r && m < states; m++)
+    for (size_t m = 0; !r && m < states * (cap + 1); m++)
         r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
+#define T(m, x) t[(m) * (cap + 1) + (x)]
     for (size_t m = 0; !r && m < states; m++) {
-        for (size_t p = 0; !r && p < n; p++)
-            if (!(m >> p & 1))
-                r = sc_rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
-                    (m == 0 && sc_rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
-        if (!r && have_a)
-            r = sc_rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
-                (m == 0 && sc_rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
-        if (!r && (m & req) == req)
-            r = sc_rule(c, t[m], NULL, 0) || (m == 0 && !need_one && sc_rule(c, first, NULL, 0));
+        uint64_t pc = (uint64_t)__builtin_popcountll((unsigned long long)m);
+        for (size_t x = 0; !r && x <= cap; x++) {
+            uint64_t total = pc + x; /* x saturates at cap when maxp is unbounded */
+            int room = maxp == GR_NO_MAX || total + 1 <= maxp;
+            for (size_t p = 0; !r && room && p < n; p++)
+                if (!(m >> p & 1))
+                    r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, pr[p].member,
+                                                         T(m | (size_t)1 << p, x)}, 3) ||
+                        (m == 0 && x == 0 &&
+                         sc_rule(c, first, (gr_sym_t[]){pr[p].member, T((size_t)1 << p, 0)}, 2));
+            size_t nx = x < cap ? x + 1 : cap;
+            if (!r && have_a && room)
+                r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, a, T(m, nx)}, 3) ||
+                    (m == 0 && x == 0 && sc_rule(c, first, (gr_sym_t[]){a, T(0, nx)}, 2));
+            if (!r && (m & req) == req && total >= minp)
+                r = sc_rule(c, T(m, x), NULL, 0) ||
+                    (m == 0 && x == 0 && sc_rule(c, first, NULL, 0));
+        }
     }
+#undef T
     free(t);
     *out = first;
     return r ? -1 : c->g->nt.data[first].nrules == 0;
@@ -1825,9 +1840,9 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (!r && (count(c, s, "minProperties", ptr, 0, &minp) ||
                count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
         r = -1;
-    if (!r && minp > nr && minp > 1)
-        r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
-                 "is not supported");
+    /* members_any_order counts members: any minProperties and
+     * maxProperties there, up to 20,000 states */
+    int counted = 0;
     json_t *every = NULL;
     if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
@@ -1870,12 +1885,20 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         if (r == 1)
             r = 0;
     }
-    if (!r && maxp < (have_a ? GR_NO_MAX : kept))
+    if (!r && kept <= c->opts.any_order) {
+        uint64_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? maxp : minp;
+        counted = cap <= 20000u >> kept;
+    }
+    if (!r && !counted && minp > nr && minp > 1)
+        r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
+                 "is not supported");
+    if (!r && !counted && maxp < (have_a ? GR_NO_MAX : kept))
         r = sc_fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
                  "not supported");
     if (!r)
         r = kept <= c->opts.any_order
-                ? members_any_order(c, pr, kept, have_a, a, minp > nr, &body)
+                ? members_any_order(c, pr, kept, have_a, a, counted ? minp : minp > nr,
+                                    counted ? maxp : GR_NO_MAX, &body)
                 : members(c, pr, kept, have_a, a, minp > nr, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||

@@ -614,7 +614,18 @@ static const schema_case_t cases[] = {
      I("\"2024-01-31\"", "\"2023-01-31\"", "\"2024-13-01\"", "\"2024\"")},
     {"{\"type\": \"string\", \"format\": \"ipv4\", \"pattern\": \"\\\\.1$\", "
      "\"minLength\": 9}",
-     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* propertyNames: every name in its string lexeme */
+     I("\"10.0.0.1\"", "\"10.0.10.1\"", "\"192.168.0.1\"", "\"10.0.10.2\"")},    /* minProperties and maxProperties counted with the additional members */
+    {"{\"type\": \"object\", \"maxProperties\": 2}",
+     I("{}", "{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3}", "[1, 2, 3]")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {}}, \"minProperties\": 3, "
+     "\"maxProperties\": 3}",
+     I("{\"a\": 1, \"b\": 2, \"c\": 3}", "{\"b\": 1, \"c\": 2, \"d\": 3}",
+       "{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4}")},
+    {"{\"maxProperties\": 0}", I("{}", "{\"a\": 1}", "1")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {}, \"b\": {}, \"c\": {}}, "
+     "\"additionalProperties\": false, \"maxProperties\": 1}",
+     I("{\"a\": 1}", "{\"a\": 1, \"c\": 2}", "{}")},
+    /* propertyNames: every name in its string lexeme */
     {"{\"type\": \"object\", \"propertyNames\": {\"maxLength\": 3}}",
      I("{\"abc\": 1}", "{\"abcd\": 1}", "{}", "{\"\u00e9\u00e9\u00e9\": 1}", "{\"a\": 1, \"bcde\": 2}")},
     {"{\"type\": \"object\", \"properties\": {\"long\": {}}, \"propertyNames\": "
@@ -1381,6 +1392,10 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"type\": \"object\", \"required\": [\"a\"], \"additionalProperties\": false}",
          "the schema allows no value"},
         {"{\"type\": \"strin\"}", "unknown type 'strin'"},
+        /* counting in definition order is not written */
+        {"{\"type\": \"object\", \"properties\": {\"a\": {}, \"b\": {}, \"c\": {}, \"d\": {}, "
+         "\"e\": {}, \"f\": {}, \"g\": {}}, \"maxProperties\": 2}",
+         "'maxProperties' below the number of properties that may appear is not supported"},
         {"false", "the schema allows no value"},
         /* a required name that propertyNames rejects: no object qualifies */
         {"{\"type\": \"object\", \"required\": [\"toolong\"], \"propertyNames\": "
