@@ -21,8 +21,10 @@
  *     absent or a schema; names other than the defined ones) anywhere;
  *     patternProperties (names split exactly by the patterns they match,
  *     defined names taking their patterns' schemas too);
- *   required, minProperties up to the number of required properties (or
- *     1), maxProperties where redundant, dependencies, dependentRequired,
+ *   required, minProperties and maxProperties (counted where properties
+ *     take any order; in definition order minProperties up to the number
+ *     of required properties, or 1, and maxProperties where redundant),
+ *     dependencies, dependentRequired,
  *     dependentSchemas (as two branches: the key absent, or present with
  *     what it needs);
  *   items, prefixItems, additionalItems, minItems, maxItems (<= 100000),
