@@ -692,8 +692,12 @@ static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t
 /* Both unevaluated keywords of a flattened schema. */
 static int resolve_unevaluated(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
-    json_t *m;
-    return sc_unevaluated_properties(c, s, ptr, &m) ||
+    json_t *m, *x;
+    if (sc_unevaluated_if(c, s, ptr, &x))
+        return -1;
+    if (x != s && json_object_get(x, "anyOf"))
+        return *out = x, 0; /* its branches resolve them */
+    return sc_unevaluated_properties(c, x, ptr, &m) ||
            resolve_unevaluated_items(c, m, ptr, out);
 }
 

@@ -127,6 +127,10 @@ int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are
  * static (schema_uneval.c): dropped, or additionalProperties. */
 int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
+/* s with if/then/else beside an unevaluated keyword rewritten as the two
+ * disjoint branches (if and then) or (not if and else), each holding the
+ * unevaluated keywords (schema_uneval.c); s itself otherwise. */
+int sc_unevaluated_if(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* Look-aheads that keep the numbers (no exponent) that are multiples of
  * the decimal mo (schema_mult.c), appended to re (nothing where, with
  * integer, every integer is one); -1 with the reason

@@ -126,3 +126,55 @@ int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out)
     *out = n;
     return 0;
 }
+
+/* Whether an unevaluated keyword of s says something. */
+static int has_unevaluated(json_t *s)
+{
+    json_t *p = json_object_get(s, "unevaluatedProperties"),
+           *i = json_object_get(s, "unevaluatedItems");
+    return (p && !json_is_true(p)) || (i && !json_is_true(i));
+}
+
+int sc_unevaluated_if(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    (void)ptr;
+    *out = s;
+    json_t *f = json_object_get(s, "if");
+    if (c->draft < 2019 || !has_unevaluated(s) || json_object_get(s, "anyOf") ||
+        json_object_get(s, "oneOf") || json_object_get(s, "enum") ||
+        json_object_get(s, "const"))
+        return 0;
+    if (!f && !json_object_get(s, "then") && !json_object_get(s, "else"))
+        return 0;
+    /* (if and then) or (not if and else), each with the unevaluated
+     * keywords, which then see the annotations of the branch taken: the
+     * two are disjoint, so exactly one collects them */
+    json_t *rest = json_copy(s), *ue = json_object();
+    if (sc_keep(c, rest) || sc_keep(c, ue))
+        return -1;
+    static const char *const kws[] = {"if", "then", "else", "unevaluatedProperties",
+                                      "unevaluatedItems", NULL};
+    for (size_t i = 0; kws[i]; i++) {
+        json_t *v = json_object_get(s, kws[i]);
+        if (v && i >= 3 && json_object_set(ue, kws[i], v))
+            return sc_oom(c);
+        json_object_del(rest, kws[i]);
+    }
+    if (!f) { /* then and else alone say nothing */
+        if (json_object_update(rest, ue))
+            return sc_oom(c);
+        *out = rest;
+        return 0;
+    }
+    json_t *th = json_object_get(s, "then"), *el = json_object_get(s, "else");
+    json_t *b1 = json_pack("{s:[O,O,O]}", "allOf", rest, f, th ? th : json_true());
+    json_t *b2 = json_pack("{s:[O,{s:O},O]}", "allOf", rest, "not", f, el ? el : json_true());
+    if (sc_keep(c, b1) || sc_keep(c, b2) || json_object_update(b1, ue) ||
+        json_object_update(b2, ue))
+        return sc_oom(c);
+    json_t *n = json_pack("{s:[O,O]}", "anyOf", b1, b2);
+    if (sc_keep(c, n))
+        return -1;
+    *out = n;
+    return 0;
+}

@@ -671,6 +671,11 @@ static const schema_case_t cases[] = {
     {"{" D2020 "\"properties\": {\"a\": {}}, \"not\": {\"required\": [\"c\"]}, "
      "\"unevaluatedProperties\": false}",
      I("{\"a\": 1}", "{\"c\": 2}", "{\"b\": 1}", "{}", "1")},
+    {"{" D2020 "\"if\": {\"properties\": {\"a\": {\"const\": 1}}, \"required\": [\"a\"]}, "
+     "\"then\": {\"properties\": {\"b\": {}}}, \"else\": {\"properties\": {\"c\": {}}}, "
+     "\"unevaluatedProperties\": false}",
+     I("{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"c\": 2}", "{\"c\": 1}", "{\"a\": 2, \"c\": 3}",
+       "{\"b\": 1}", "{}")},
     {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"unevaluatedProperties\": "
      "false}", I("{\"a\": 1}", "{}")},
     {"{" D2020 "\"unevaluatedItems\": false}", I("[\"foo\"]", "[]", "1", "{\"a\": 1}")},
