@@ -44,7 +44,8 @@
  *     keyword (and the keywords beside anyOf/oneOf/$ref merged into each
  *     branch; beside $ref ignored for drafts 4 to 7); $ref, recursive, to
  *     JSON pointers, $id base URIs (resolved as RFC 3986 says), $anchor,
- *     and remote documents read from opts->remote_dir (schema_ref.c).
+ *     and remote documents read from opts->remote_dir (schema_ref.c);
+ *     $dynamicRef where its dynamic anchor is the only one of its name.
  *   not of any schema whose keywords have complements here (schema_not.c:
  *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
  *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
@@ -56,7 +57,7 @@
  * Refused with "POINTER: reason" naming the keyword: nots of the other
  * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties
  * and unevaluatedItems beside instance-dependent applicators,
- * $dynamicRef, draft 3, other min/maxProperties, multipleOf whose
+ * $dynamicRef to a competing dynamic anchor, draft 3, other min/maxProperties, multipleOf whose
  * automaton would be too big, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds

@@ -12,6 +12,9 @@
  * under the root's "$tb:docs" array and walked the same way.  A $ref that
  * resolves to nothing is rewritten to "$tb:bad:" and the reason, which
  * resolve turns into the compile error naming the $ref where it is used.
+ * A $dynamicRef becomes such a $ref where no dynamic scope can change its
+ * target: its target has no $dynamicAnchor of its name, or no other object
+ * anywhere has one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,11 +166,14 @@ static char *uri_resolve(const char *base, const char *ref)
 
 typedef struct {
     char *uri, *ptr; /* an absolute URI (a resource, or resource#anchor) -> pointer */
+    int dyn;         /* a $dynamicAnchor's */
 } name_t;
 
 typedef struct {
     json_t *obj; /* the schema object holding the $ref */
     char *uri;   /* its absolute URI */
+    int dynamic; /* a $dynamicRef */
+    char *canon; /* a $dynamicRef's static target */
 } pending_t;
 
 typedef struct {
@@ -178,12 +184,18 @@ typedef struct {
     json_t *docs;
 } walk_t;
 
-static const char *lookup(walk_t *w, const char *uri)
+static name_t *lookup_name(walk_t *w, const char *uri)
 {
     for (size_t i = 0; i < w->names.len; i++)
         if (!strcmp(w->names.data[i].uri, uri))
-            return w->names.data[i].ptr;
+            return &w->names.data[i];
     return NULL;
+}
+
+static const char *lookup(walk_t *w, const char *uri)
+{
+    name_t *n = lookup_name(w, uri);
+    return n ? n->ptr : NULL;
 }
 
 /* Registers uri (taken) -> ptr (copied); the first registration wins. */
@@ -198,7 +210,7 @@ static int name(walk_t *w, char *uri, const char *ptr)
         free(uri);
         return 0;
     }
-    name_t e = {uri, strdup(ptr)};
+    name_t e = {uri, strdup(ptr), 0};
     if (!e.ptr || tb_vec_push(&w->names, e)) {
         free(uri);
         free(e.ptr);
@@ -284,11 +296,22 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
         char *u = NULL;
         if (a && asprintf(&u, "%s#%s", base, a) < 0)
             r = sc_oom(c);
-        else if (a)
-            r = name(w, u, ptr);
+        else if (a && !(r = name(w, u, ptr)) && i == 1) {
+            name_t *n = lookup_name(w, w->names.data[w->names.len - 1].uri);
+            if (n && !strcmp(n->ptr, ptr))
+                n->dyn = 1;
+        }
+    }
+    json_t *dref = json_object_get(s, "$dynamicRef");
+    if (!r && !ref && json_is_string(dref) && c->draft >= 2020) {
+        pending_t p = {s, uri_resolve(base, json_string_value(dref)), 1, NULL};
+        if (!p.uri || tb_vec_push(&w->pending, p)) {
+            free(p.uri);
+            r = sc_oom(c);
+        }
     }
     if (!r && json_is_string(ref)) {
-        pending_t p = {s, uri_resolve(base, json_string_value(ref))};
+        pending_t p = {s, uri_resolve(base, json_string_value(ref)), 0, NULL};
         if (!p.uri || tb_vec_push(&w->pending, p)) {
             free(p.uri);
             r = sc_oom(c);
@@ -442,6 +465,25 @@ static char *target(walk_t *w, const char *uri, char *why, size_t nwhy, int *r)
     return out;
 }
 
+/* Objects anywhere in j with "$dynamicAnchor": name (anything may be
+ * reached by a JSON pointer, so no location is left out). */
+static size_t count_dynamic(json_t *j, const char *name, int depth)
+{
+    size_t n = 0, i;
+    const char *k;
+    json_t *x;
+    if (depth > 4 * MAX_DEPTH)
+        return 2; /* too deep to know: as if there were more */
+    if (json_is_object(j)) {
+        const char *a = json_string_value(json_object_get(j, "$dynamicAnchor"));
+        n += a && !strcmp(a, name);
+        json_object_foreach(j, k, x) n += count_dynamic(x, name, depth + 1);
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, x) n += count_dynamic(x, name, depth + 1);
+    }
+    return n;
+}
+
 int sc_refs_prepare(sc_t *c)
 {
     if (!json_is_object(c->root))
@@ -458,6 +500,11 @@ int sc_refs_prepare(sc_t *c)
         char *t = target(&w, p->uri, why, sizeof why, &r);
         if (r)
             break;
+        p = &w.pending.data[i]; /* target may have grown the vector */
+        if (p->dynamic) {
+            p->canon = t; /* decided once every document is read */
+            continue;
+        }
         char *bad = NULL;
         if (!t && asprintf(&bad, BAD_PREFIX "$ref '%s' cannot be resolved (%s: %s)",
                            json_string_value(ref), p->uri, why[0] ? why : "no such schema") < 0)
@@ -468,10 +515,26 @@ int sc_refs_prepare(sc_t *c)
         free(bad);
         p = &w.pending.data[i]; /* target may have grown the vector */
     }
+    /* A $dynamicRef is a $ref where its target has no $dynamicAnchor of
+     * its fragment's name, or where no other schema anywhere has one (then
+     * every dynamic scope finds that one); otherwise it stays refused. */
+    for (size_t i = 0; i < w.pending.len && !r; i++) {
+        pending_t *p = &w.pending.data[i];
+        if (!p->dynamic || !p->canon)
+            continue;
+        const char *frag = strchr(p->uri, '#');
+        frag = frag ? frag + 1 : "";
+        name_t *n = *frag && *frag != '/' ? lookup_name(&w, p->uri) : NULL;
+        if (n && n->dyn && count_dynamic(c->root, frag, 0) != 1)
+            continue;
+        if (json_object_set_new(p->obj, "$ref", json_string(p->canon)) ||
+            json_object_del(p->obj, "$dynamicRef"))
+            r = sc_oom(c);
+    }
     for (size_t i = 0; i < w.names.len; i++)
         free(w.names.data[i].uri), free(w.names.data[i].ptr);
     for (size_t i = 0; i < w.pending.len; i++)
-        free(w.pending.data[i].uri);
+        free(w.pending.data[i].uri), free(w.pending.data[i].canon);
     for (size_t i = 0; i < w.loaded.len; i++)
         free(w.loaded.data[i]);
     free(w.names.data);

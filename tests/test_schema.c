@@ -1087,6 +1087,20 @@ static void refs_by_uri(void **state)
                          "\"type\": \"string\"}}}}, \"$ref\": \"http://example.com/a/c/d.json\"}";
     assert_true(parses(nested, "\"x\""));
     assert_false(parses(nested, "1"));
+    /* $dynamicRef: a $ref where no other $dynamicAnchor of its name exists */
+    const char *dyn = "{\"$defs\": {\"n\": {\"$dynamicAnchor\": \"x\", \"type\": "
+                      "\"integer\"}}, \"items\": {\"$dynamicRef\": \"#x\"}}";
+    assert_true(parses(dyn, "[1, 2]"));
+    assert_false(parses(dyn, "[\"a\"]"));
+    const char *dyn2 = "{\"$defs\": {\"n\": {\"$dynamicAnchor\": \"x\", \"type\": "
+                       "\"integer\"}, \"m\": {\"$id\": \"other\", \"$dynamicAnchor\": "
+                       "\"x\"}}, \"items\": {\"$dynamicRef\": \"#x\"}}";
+    gr_cfg_t g0;
+    tb_err_t err0;
+    assert_int_equal(gr_cfg_init(&g0, "<test>", &err0), 0);
+    assert_int_not_equal(gr_schema_compile(&g0, dyn2, strlen(dyn2), NULL, &err0), 0);
+    assert_non_null(strstr(err0.msg, "'$dynamicRef' is not supported"));
+    gr_cfg_free(&g0);
     char dir[] = "/tmp/tb-remotes-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char path[256];
