@@ -163,15 +163,13 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
 {
     const char *r = ref;
     *canon = NULL;
-    size_t nb = c->base_id ? strlen(c->base_id) : 0;
-    if (nb && !strncmp(r, c->base_id, nb) && (r[nb] == '#' || !r[nb]))
-        r += nb;
+    const char *bad = sc_ref_bad(ref);
+    if (bad)
+        return sc_fail(c, ptr, "%s", bad);
     if (!*r)
         r = "#";
-    if (r[0] != '#')
-        return sc_fail(c, ptr, "$ref '%s' points outside this document (not supported)", ref);
-    if (r[1] && r[1] != '/')
-        return sc_fail(c, ptr, "$ref '%s': anchors are not supported", ref);
+    if (r[0] != '#' || (r[1] && r[1] != '/'))
+        return sc_fail(c, ptr, "$ref '%s' cannot be resolved", ref);
     json_t *at = c->root;
     const char *p = r + 1;
     tb_buf_t key = {0};
@@ -197,9 +195,11 @@ static int resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char
         char *end;
         if (json_is_object(at))
             at = json_object_get(at, k);
-        else if (json_is_array(at) && *k && (at = json_array_get(at, strtoul(k, &end, 10))) && *end)
-            at = NULL;
-        else
+        else if (json_is_array(at) && *k >= '0' && *k <= '9' && (k[0] != '0' || !k[1])) {
+            at = json_array_get(at, strtoul(k, &end, 10));
+            if (*end)
+                at = NULL;
+        } else
             at = NULL;
         if (!at) {
             tb_buf_free(&key);
@@ -451,6 +451,8 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
                (json_is_object(av) || json_is_boolean(av)) &&
                (json_is_object(bv) || json_is_boolean(bv))) {
         n = sc_all_of(av, bv);
+    } else if (!strcmp(k, "multipleOf") && (n = sc_multiple_lcm(av, bv))) {
+        /* multiples of both: of their least common multiple */
     } else {
         return sc_fail(c, ptr, "allOf: cannot merge two different '%s'", k);
     }
@@ -602,7 +604,23 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
               json_object_get(*m, SIDES) || json_object_get(b, SIDES);
     int items = has_items(*m) && has_items(b);
     json_t *n = json_copy(*m);
-    if (sc_keep(c, n) || (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
+    if (sc_keep(c, n))
+        return -1;
+    /* then and else without if say nothing: none of them may meet
+     * another side's if */
+    if (!json_object_get(b, "if") && (json_object_get(b, "then") || json_object_get(b, "else"))) {
+        json_t *bc = json_copy(b);
+        if (sc_keep(c, bc))
+            return -1;
+        json_object_del(bc, "then");
+        json_object_del(bc, "else");
+        b = bc;
+    }
+    if (!json_object_get(n, "if")) {
+        json_object_del(n, "then");
+        json_object_del(n, "else");
+    }
+    if ( (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
         (items && merge_items(c, n, *m, b)))
         return -1;
     const char *k;
@@ -669,6 +687,20 @@ static int may_evaluate_items(json_t *s, int depth)
  * says nothing.  Where an applicator that may evaluate items depends on
  * the instance (anyOf, oneOf, if, dependentSchemas, contains), the
  * evaluated items are not known statically: refused. */
+static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out);
+
+/* Both unevaluated keywords of a flattened schema. */
+static int resolve_unevaluated(sc_t *c, json_t *s, const char *ptr, json_t **out)
+{
+    json_t *m, *x;
+    if (sc_unevaluated_if(c, s, ptr, &x))
+        return -1;
+    if (x != s && json_object_get(x, "anyOf"))
+        return *out = x, 0; /* its branches resolve them */
+    return sc_unevaluated_properties(c, x, ptr, &m) ||
+           resolve_unevaluated_items(c, m, ptr, out);
+}
+
 static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
     static const char *const dyn[] = {"anyOf", "oneOf", "if", "then", "else",
@@ -710,7 +742,7 @@ int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     *out = s;
     json_t *all = json_object_get(s, "allOf"), *ref = json_object_get(s, "$ref");
     if (!all && !ref)
-        return resolve_unevaluated_items(c, s, ptr, out);
+        return resolve_unevaluated(c, s, ptr, out);
     if (++c->depth > MAX_DEPTH)
         return sc_fail(c, ptr, "allOf/$ref nested too deeply (a $ref cycle through allOf?)");
     json_t *m = json_copy(s);
@@ -743,7 +775,7 @@ int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
             return -1;
     }
     c->depth--;
-    return json_is_object(m) ? resolve_unevaluated_items(c, m, ptr, out) : (*out = m, 0);
+    return json_is_object(m) ? resolve_unevaluated(c, m, ptr, out) : (*out = m, 0);
 }
 
 /* Whether the keywords beside a $ref say nothing its target does not (then
@@ -944,6 +976,24 @@ static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
     return r;
 }
 
+int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re)
+{
+    return string_value(c, s, ptr, NULL, re);
+}
+
+int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
+{
+    return value_passes(c, s, ptr, v);
+}
+
+int sc_in_enum(json_t *en, json_t *v)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(en, i, x) if (sc_same_value(x, v)) return 1;
+    return 0;
+}
+
 static int enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
 {
     json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
@@ -1060,9 +1110,18 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
     unsigned places = 0; /* multipleOf 10^-places */
-    if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX))
-        return sc_fail(c, ptr, "'multipleOf' other than 1 or 0.1, 0.01, ... is not supported");
-    if (mo && !places)
+    tb_buf_t mre = {0};  /* other multipleOf: look-aheads (schema_mult.c) */
+    int general = 0;
+    if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX)) {
+        if (sc_multiple_of(c, mo, ptr, integer, &mre))
+            return -1;
+        general = mre.len > 0, places = 0;
+        if (json_object_get(s, FRACTION)) {
+            tb_buf_free(&mre);
+            return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
+        }
+    }
+    if (mo && !places && !general && decimal_places(num(mo)) != UINT32_MAX)
         integer = 1;
     if (integer && !c->draft4)
         integer = 2;
@@ -1082,12 +1141,19 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     tb_buf_t re = {0};
     const char *x = integer == 2 ? JSON_INT6 : integer ? JSON_INT : JSON_NUM;
     int r = 0;
+    if (places && !integer && (hl || hh) && !(hl && !hh && !strcmp(lo, "0")) &&
+        !(hh && !hl && !strcmp(hi, "0"))) {
+        /* 0.01... beside other bounds: the multiples as look-aheads */
+        if (json_object_get(s, FRACTION))
+            return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
+        if (sc_multiple_of(c, mo, ptr, 0, &mre))
+            return -1;
+        general = 1, places = 0;
+    }
     if (places && !integer) {
         /* multiples of 0.01...: no bound, or only 0 */
         int lz = hl && !hh && !strcmp(lo, "0"), hz = hh && !hl && !strcmp(hi, "0");
-        if ((hl || hh) && !lz && !hz)
-            r = sc_fail(c, ptr, "'multipleOf' beside bounds other than 0 is not supported");
-        else if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
+        if (gr_num_decimals(&re, places, lz, hz, lz ? sl : sh, c->err))
             r = -1;
     } else if (!hl && !hh)
         r = tb_buf_put(&re, x, strlen(x)) ? sc_oom(c) : 0;
@@ -1096,6 +1162,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         if (strstr(c->err->msg, "is empty")) {
             c->err->msg[0] = 0;
             tb_buf_free(&re);
+            tb_buf_free(&mre);
             return 1;
         }
         r = tb_wrap(c->err, "%s", ptr);
@@ -1118,6 +1185,16 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         tb_buf_free(&re);
         re = both;
     }
+    if (!r && general) {
+        /* the multiples as look-aheads before the rest */
+        r = tb_buf_put(&mre, "(?:", 3) || tb_buf_put(&mre, re.data, re.len) ||
+                    tb_buf_putc(&mre, ')')
+                ? sc_oom(c) : 0;
+        tb_buf_free(&re);
+        re = mre;
+        mre = (tb_buf_t){0};
+    }
+    tb_buf_free(&mre);
     if (!r && tb_buf_putc(&re, 0))
         r = sc_oom(c);
     if (!r && regex_out) {
@@ -1125,7 +1202,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
         return 0;
     }
     if (!r)
-        r = hl || hh || fr ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
+        r = hl || hh || fr || general ? named_lexeme(c, (const char *)re.data, "number", ptr, out)
                      : lexeme(c, (const char *)re.data, integer ? "INTEGER" : "NUMBER", out);
     tb_buf_free(&re);
     return r;
@@ -1549,6 +1626,7 @@ typedef struct {
     sc_t *c;
     const sides_t *sd;
     json_t *every; /* the schema of every name (pattern_every), or NULL */
+    const sc_names_t *names; /* propertyNames */
     const char *ptr;
     TB_VEC(gr_sym_t) members;
 } classes_t;
@@ -1566,20 +1644,26 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     free(p);
     if (r)
         return r == 1 ? 0 : -1;
-    return named_lexeme(c, regex, mask ? "pattern name" : "other name", cl->ptr, &key) ||
-                   member(c, key, val, &m) ||
-                   tb_vec_push(&cl->members, m)
-               ? -1
-               : 0;
+    if (cl->names->none)
+        return 0; /* propertyNames allows no name */
+    tb_buf_t re = {0};
+    r = sc_names_restrict(c, cl->names, regex, &re) ||
+                named_lexeme(c, (const char *)re.data, mask ? "pattern name" : "other name",
+                             cl->ptr, &key) ||
+                member(c, key, val, &m) || tb_vec_push(&cl->members, m)
+            ? -1
+            : 0;
+    tb_buf_free(&re);
+    return r;
 }
 
 /* The additional members: names other than the defined ones, split by the
  * patterns they match, each with its value; 1 when there are none. */
 static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
-                        json_t *every, gr_sym_t *out)
+                        json_t *every, const sc_names_t *pn, gr_sym_t *out)
 {
     const char **names = malloc((n + 1) * sizeof *names);
-    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr};
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn};
     int r = names ? 0 : sc_oom(c);
     for (size_t j = 0; names && j < n; j++)
         names[j] = pr[j].name;
@@ -1654,32 +1738,47 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 }
 
 /* The members in any order, each defined property at most once: a
- * nonterminal per set of properties present so far (2^n of them, hence
- * opts.any_order), the end allowed once every required one is in, and
- * additional members anywhere.  first is the start, before any member (no
- * comma yet). */
+ * nonterminal per set of properties present so far and number of
+ * additional members read (2^n * (cap + 1) of them, hence opts.any_order;
+ * the count is what minProperties and maxProperties need: up to maxp, or
+ * saturating at minp), the end allowed once every required one is in and
+ * there are at least minp members, additional members anywhere while
+ * there are fewer than maxp.  first is the start, before any member (no
+ * comma yet); 1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
-                             int need_one, gr_sym_t *out)
+                             uint64_t minp, uint64_t maxp, gr_sym_t *out)
 {
     size_t states = (size_t)1 << n;
+    size_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? (size_t)maxp : (size_t)minp;
     uint32_t req = 0;
     for (size_t i = 0; i < n; i++)
         req |= (uint32_t)pr[i].required << i;
-    gr_sym_t comma, first, *t = malloc(states * sizeof *t);
+    gr_sym_t comma, first, *t = malloc(states * (cap + 1) * sizeof *t);
     int r = !t ? sc_oom(c) : sc_lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
-    for (size_t m = 0; !r && m < states; m++)
+    for (size_t m = 0; !r && m < states * (cap + 1); m++)
         r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
+#define T(m, x) t[(m) * (cap + 1) + (x)]
     for (size_t m = 0; !r && m < states; m++) {
-        for (size_t p = 0; !r && p < n; p++)
-            if (!(m >> p & 1))
-                r = sc_rule(c, t[m], (gr_sym_t[]){comma, pr[p].member, t[m | (size_t)1 << p]}, 3) ||
-                    (m == 0 && sc_rule(c, first, (gr_sym_t[]){pr[p].member, t[(size_t)1 << p]}, 2));
-        if (!r && have_a)
-            r = sc_rule(c, t[m], (gr_sym_t[]){comma, a, t[m]}, 3) ||
-                (m == 0 && sc_rule(c, first, (gr_sym_t[]){a, t[0]}, 2));
-        if (!r && (m & req) == req)
-            r = sc_rule(c, t[m], NULL, 0) || (m == 0 && !need_one && sc_rule(c, first, NULL, 0));
+        uint64_t pc = (uint64_t)__builtin_popcountll((unsigned long long)m);
+        for (size_t x = 0; !r && x <= cap; x++) {
+            uint64_t total = pc + x; /* x saturates at cap when maxp is unbounded */
+            int room = maxp == GR_NO_MAX || total + 1 <= maxp;
+            for (size_t p = 0; !r && room && p < n; p++)
+                if (!(m >> p & 1))
+                    r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, pr[p].member,
+                                                         T(m | (size_t)1 << p, x)}, 3) ||
+                        (m == 0 && x == 0 &&
+                         sc_rule(c, first, (gr_sym_t[]){pr[p].member, T((size_t)1 << p, 0)}, 2));
+            size_t nx = x < cap ? x + 1 : cap;
+            if (!r && have_a && room)
+                r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, a, T(m, nx)}, 3) ||
+                    (m == 0 && x == 0 && sc_rule(c, first, (gr_sym_t[]){a, T(0, nx)}, 2));
+            if (!r && (m & req) == req && total >= minp)
+                r = sc_rule(c, T(m, x), NULL, 0) ||
+                    (m == 0 && x == 0 && sc_rule(c, first, NULL, 0));
+        }
     }
+#undef T
     free(t);
     *out = first;
     return r ? -1 : c->g->nt.data[first].nrules == 0;
@@ -1687,8 +1786,7 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
-    static const char *const refused[] = {"propertyNames",
-                                          "unevaluatedProperties", NULL};
+    static const char *const refused[] = {"unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (json_object_get(s, refused[i]) &&
             !(!strcmp(refused[i], "unevaluatedProperties") &&
@@ -1746,21 +1844,30 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (!r && (count(c, s, "minProperties", ptr, 0, &minp) ||
                count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
         r = -1;
-    if (!r && minp > nr && minp > 1)
-        r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
-                 "is not supported");
+    /* members_any_order counts members: any minProperties and
+     * maxProperties there, up to 20,000 states */
+    int counted = 0;
     json_t *every = NULL;
     if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
     for (size_t j = 0; j < np && !r; j++)
         r = pattern_schemas(c, sd, ptr, &pr[j]);
-    /* Members, dropping optional properties that allow nothing. */
+    sc_names_t pn = {0};
+    if (!r && sc_names_init(c, s, ptr, &pn))
+        r = -1;
+    /* Members, dropping optional properties that allow nothing (or whose
+     * name propertyNames rejects). */
     size_t kept = 0;
     for (size_t j = 0; j < np && !r; j++) {
         gr_sym_t key, val;
+        int named = sc_names_allow(c, &pn, pr[j].name);
+        if (named < 0) {
+            r = -1;
+            break;
+        }
         char *p = sc_ptr_join(ptr, "properties"), *pj = p ? sc_ptr_join(p, pr[j].name) : NULL;
         free(p);
-        r = !pj ? sc_oom(c) : sc_value(c, pr[j].schema, pj, &val);
+        r = !pj ? sc_oom(c) : !named ? 1 : sc_value(c, pr[j].schema, pj, &val);
         free(pj);
         if (r == 1 && !pr[j].required) {
             r = 0;
@@ -1777,22 +1884,31 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, sd, ptr, pr, np, every, &a);
+        r = extra_member(c, sd, ptr, pr, np, every, &pn, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
     }
-    if (!r && maxp < (have_a ? GR_NO_MAX : kept))
+    if (!r && kept <= c->opts.any_order) {
+        uint64_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? maxp : minp;
+        counted = cap <= 20000u >> kept;
+    }
+    if (!r && !counted && minp > nr && minp > 1)
+        r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
+                 "is not supported");
+    if (!r && !counted && maxp < (have_a ? GR_NO_MAX : kept))
         r = sc_fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
                  "not supported");
     if (!r)
         r = kept <= c->opts.any_order
-                ? members_any_order(c, pr, kept, have_a, a, minp > nr, &body)
+                ? members_any_order(c, pr, kept, have_a, a, counted ? minp : minp > nr,
+                                    counted ? maxp : GR_NO_MAX, &body)
                 : members(c, pr, kept, have_a, a, minp > nr, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
             sc_rule(c, *out, (gr_sym_t[]){lb, body, rb}, 3);
+    sc_names_free(&pn);
     free(pr);
     free(sd);
     return r;
@@ -2282,7 +2398,10 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     else if (only_ref) {
         r = json_is_string(ref) ? ref_symbol(c, json_string_value(ref), ptr, out)
                                 : sc_fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems")) {
+    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems") ||
+               (json_object_get(s, "unevaluatedProperties") &&
+                !json_is_true(json_object_get(s, "unevaluatedProperties")) &&
+                !json_object_get(s, "enum") && !json_object_get(s, "const"))) {
         json_t *m;
         r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
@@ -2362,10 +2481,8 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     }
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
-    json_t *id = json_object_get(c.root, "$id");
-    c.base_id = json_string_value(id ? id : json_object_get(c.root, "id"));
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : 0;
+    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : sc_refs_prepare(&c);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
     int empty = r == 1;

@@ -21,8 +21,10 @@
  *     absent or a schema; names other than the defined ones) anywhere;
  *     patternProperties (names split exactly by the patterns they match,
  *     defined names taking their patterns' schemas too);
- *   required, minProperties up to the number of required properties (or
- *     1), maxProperties where redundant, dependencies, dependentRequired,
+ *   required, minProperties and maxProperties (counted where properties
+ *     take any order; in definition order minProperties up to the number
+ *     of required properties, or 1, and maxProperties where redundant),
+ *     dependencies, dependentRequired,
  *     dependentSchemas (as two branches: the key absent, or present with
  *     what it needs);
  *   items, prefixItems, additionalItems, minItems, maxItems (<= 100000),
@@ -32,14 +34,18 @@
  *     ipv4 ipv6 uri uri-reference uuid duration (ecma.c names each RFC);
  *   minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-4 booleans
  *     and later numbers; exact decimal intervals, grammar/numrange.h),
- *     multipleOf 1, and 0.1, 0.01... alone or beside a bound of 0;
+ *     multipleOf of any decimal whose automaton is small (schema_mult.c);
+ *   propertyNames (its string keywords; schema_names.c);
+ *   unevaluatedProperties where the names evaluated are static
+ *     (schema_uneval.c);
  *   anyOf; oneOf as anyOf (exact where no instance matches two branches,
  *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
  *     keyword (and the keywords beside anyOf/oneOf/$ref merged into each
- *     branch; beside $ref ignored for drafts 4 to 7); $ref to "#",
- *     "#/json/pointer" (through $defs, definitions or anywhere in the
- *     document; the root's $id as a prefix), recursive.
+ *     branch; beside $ref ignored for drafts 4 to 7); $ref, recursive, to
+ *     JSON pointers, $id base URIs (resolved as RFC 3986 says), $anchor,
+ *     and remote documents read from opts->remote_dir (schema_ref.c);
+ *     $dynamicRef where its dynamic anchor is the only one of its name.
  *   not of any schema whose keywords have complements here (schema_not.c:
  *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
  *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
@@ -49,13 +55,14 @@
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: nots of the other
- * keywords, propertyNames, unevaluatedProperties, unevaluatedItems
- * beside instance-dependent applicators, draft 3, other
- * min/maxProperties, other multipleOf, unknown formats, uniqueItems
+ * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties
+ * and unevaluatedItems beside instance-dependent applicators,
+ * $dynamicRef to a competing dynamic anchor, draft 3, other min/maxProperties, multipleOf whose
+ * automaton would be too big, unknown formats, uniqueItems
  * true, patterns the ECMA translation refuses (look-around, \b,
  * back-references, \p), pattern or format combined with length bounds
  * where the intersection is not written exactly, allOf branches that
- * cannot be merged, external or anchor $refs, absurd bounds.
+ * cannot be merged, $refs that resolve to nothing, absurd bounds.
  * Where JSON Schema treats a keyword as applying to one type only
  * (minLength to strings...), it is checked only when that type is allowed.
  */
@@ -90,6 +97,10 @@ typedef struct {
      * (2019-09) or 2020 (2020-12); 0: 2020-12.  A root $schema naming a
      * draft overrides it. */
     int draft;
+    /* A folder that $refs to http://localhost:1234/PATH read as
+     * remote_dir/PATH (the JSON Schema Test Suite's remotes/); NULL: no
+     * remote document is read.  Nothing is ever fetched from the network. */
+    const char *remote_dir;
 } gr_schema_opts_t;
 
 #define GR_SCHEMA_ANY_ORDER 6

@@ -1,7 +1,9 @@
 /*
  * schema_int: what the files of the JSON Schema compiler share (schema.c
  * the dispatch, merging and the types' values; schema_not.c complements;
- * schema_arr.c contains).  Not a public interface.
+ * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
+ * propertyNames; schema_uneval.c unevaluatedProperties;
+ * schema_mult.c multipleOf).  Not a public interface.
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -12,6 +14,7 @@
 #include "../base/hash.h"
 #include "../base/buf.h"
 #include "../base/err.h"
+#include "../lexer/deriv.h"
 #include "cfg.h"
 #include "schema.h"
 
@@ -32,7 +35,6 @@ typedef struct {
     gr_cfg_t *g;
     gr_schema_opts_t opts;
     json_t *root;
-    const char *base_id; /* the root's $id, a prefix $refs may carry */
     int big;             /* integers were read as reals (some were too big) */
     int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
     int draft4;          /* draft 4: 3.0 is not an integer */
@@ -60,6 +62,9 @@ typedef struct {
  * complement of multipleOf 10^-k; 0: the numbers that are no integers),
  * written without an exponent. */
 #define FRACTION "$tb:fraction"
+/* An annotation on a flattened schema: its keywords evaluate every property
+ * name (for the unevaluatedProperties of a schema it is merged into). */
+#define EVALUATED "$tb:allNamesEvaluated"
 
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
@@ -93,6 +98,46 @@ int sc_format_asserts(const sc_t *c, const char *name);
  * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
 int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
                       gr_sym_t *out);
+/* Resolves every $ref of the document (and of the remote documents it
+ * names) into the JSON pointer of its target (schema_ref.c). */
+int sc_refs_prepare(sc_t *c);
+/* The reason a $ref was found to resolve to nothing, or NULL. */
+const char *sc_ref_bad(const char *ref);
+/* propertyNames as the string lexeme every name must be in
+ * (schema_names.c). */
+typedef struct {
+    int on;          /* propertyNames constrains the names */
+    int none;        /* no name qualifies */
+    tb_buf_t re;     /* the lexeme, NUL-terminated */
+    lex_dfa_t *dfa;
+} sc_names_t;
+int sc_names_init(sc_t *c, json_t *s, const char *ptr, sc_names_t *n);
+void sc_names_free(sc_names_t *n);
+/* Whether the name is allowed (1, 0; -1 on memory). */
+int sc_names_allow(sc_t *c, const sc_names_t *n, const char *name);
+/* regex (a key lexeme) intersected with the names allowed, in out. */
+int sc_names_restrict(sc_t *c, const sc_names_t *n, const char *regex, tb_buf_t *out);
+/* The lexeme of the strings s's string keywords allow, in re
+ * (NUL-terminated); 1 when none. */
+int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re);
+/* Whether the string v meets s's string keywords (1, 0, -1). */
+int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
+/* Whether v is in the array en (JSON equality). */
+int sc_in_enum(json_t *en, json_t *v);
+/* s with unevaluatedProperties resolved where the properties evaluated are
+ * static (schema_uneval.c): dropped, or additionalProperties. */
+int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
+/* s with if/then/else beside an unevaluated keyword rewritten as the two
+ * disjoint branches (if and then) or (not if and else), each holding the
+ * unevaluated keywords (schema_uneval.c); s itself otherwise. */
+int sc_unevaluated_if(sc_t *c, json_t *s, const char *ptr, json_t **out);
+/* Look-aheads that keep the numbers (no exponent) that are multiples of
+ * the decimal mo (schema_mult.c), appended to re (nothing where, with
+ * integer, every integer is one); -1 with the reason
+ * where the automaton or its regex would be too big. */
+int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *re);
+/* The least common multiple of two decimals (new), NULL if not written. */
+json_t *sc_multiple_lcm(json_t *a, json_t *b);
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

@@ -21,7 +21,7 @@ static int accept_usage(FILE *out)
     fprintf(out,
             "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema] |\n"
             "                       --schema FILE) (TEXT | -f FILE) [--masks [--slicer]]\n"
-            "                       [--layout L] [--times] [--format-annotation]\n\n"
+            "                       [--layout L] [--times] [--format-annotation] [--remote-dir DIR]\n\n"
             "Encodes TEXT (or the bytes of FILE) with SPEC's tokenizer, no special\n"
             "tokens added, and feeds the tokens one by one to the matcher of the\n"
             "grammar (docs/grammars.md; the format from FILE's extension unless\n"
@@ -35,7 +35,10 @@ static int accept_usage(FILE *out)
             "does; --times prints every mask's time, one line per token.\n"
             "--format-annotation (with --schema) reads the schema's `format` as an\n"
             "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"
-            "default; without it each format is asserted (docs/json-schema.md).\n\n"
+            "default; without it each format is asserted (docs/json-schema.md).\n"
+            "--remote-dir DIR (with --schema) reads a $ref to\n"
+            "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"
+            "remotes/); nothing is fetched from the network.\n\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
     return out == stdout ? 0 : 2;
@@ -44,6 +47,7 @@ static int accept_usage(FILE *out)
 typedef struct {
     const char *spec, *grammar, *format, *text, *file, *layout;
     int masks, slicer, times, format_annotation;
+    const char *remote_dir;
 } accept_args_t;
 
 static int parse_args(int argc, char **argv, accept_args_t *a)
@@ -69,6 +73,8 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
             a->times = a->masks = 1;
         else if (!strcmp(argv[i], "--format-annotation"))
             a->format_annotation = 1;
+        else if (!strcmp(argv[i], "--remote-dir") && v)
+            a->remote_dir = v, i++;
         else if (argv[i][0] != '-' && !a->spec)
             a->spec = argv[i];
         else if (argv[i][0] != '-' && !a->text)
@@ -76,7 +82,7 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
         else
             return -1;
     }
-    if (a->format_annotation && (!a->format || strcmp(a->format, "schema")))
+    if ((a->format_annotation || a->remote_dir) && (!a->format || strcmp(a->format, "schema")))
         return -1; /* an option of JSON Schemas only */
     return a->spec && a->grammar && !a->text != !a->file ? 0 : -1;
 }
@@ -177,8 +183,9 @@ int xp_cmd_accept(int argc, char **argv)
         return accept_usage(stderr);
     tb_err_t err = {{0}};
     gr_cfg_t cfg;
-    gr_schema_opts_t so = {.format_annotation = a.format_annotation};
-    if (a.format_annotation ? gr_cfg_load_schema(&cfg, a.grammar, &so, &err)
+    gr_schema_opts_t so = {.format_annotation = a.format_annotation,
+                            .remote_dir = a.remote_dir};
+    if (a.format_annotation || a.remote_dir ? gr_cfg_load_schema(&cfg, a.grammar, &so, &err)
                             : gr_cfg_load(&cfg, a.grammar, a.format, &err))
         return xp_die(&err);
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);

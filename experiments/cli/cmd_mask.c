@@ -33,7 +33,7 @@ static int mask_usage(FILE *out)
     fprintf(out,
             "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
             "                     --grammar FILE [--format lark|gbnf|schema] |\n"
-            "                     --schema FILE [--format-annotation])\n"
+            "                     --schema FILE [--format-annotation] [--remote-dir DIR])\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
             "                     [--slicer default|R1;R2;...] [--index]\n\n"
@@ -66,7 +66,10 @@ static int mask_usage(FILE *out)
             "stdout (to compare a mask with another engine's).\n\n"
             "--format-annotation (with --schema) reads the schema's `format` as an\n"
             "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"
-            "default; without it each format is asserted (docs/json-schema.md).\n\n"
+            "default; without it each format is asserted (docs/json-schema.md).\n"
+            "--remote-dir DIR (with --schema) reads a $ref to\n"
+            "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"
+            "remotes/); nothing is fetched from the network.\n\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -110,6 +113,7 @@ typedef struct {
     unsigned reps, sample;
     size_t max_states, index_states;
     int index, ids, format_annotation;
+    const char *remote_dir;
 } mask_args_t;
 
 static int parse_args(int argc, char **argv, mask_args_t *a)
@@ -133,6 +137,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->ids = 1;
         else if (!strcmp(argv[i], "--format-annotation"))
             a->format_annotation = 1;
+        else if (!strcmp(argv[i], "--remote-dir") && v)
+            a->remote_dir = v, i++;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -158,7 +164,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         return -1;
     if (a->format && !a->grammar)
         return -1;
-    if (a->format_annotation && (!a->format || strcmp(a->format, "schema")))
+    if ((a->format_annotation || a->remote_dir) && (!a->format || strcmp(a->format, "schema")))
         return -1; /* an option of JSON Schemas only */
     if (a->reps == 0)
         a->reps = 1;
@@ -319,8 +325,9 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
-        gr_schema_opts_t so = {.format_annotation = a->format_annotation};
-        if (a->format_annotation ? gr_cfg_load_schema(&cfg, a->grammar, &so, err)
+        gr_schema_opts_t so = {.format_annotation = a->format_annotation,
+                            .remote_dir = a->remote_dir};
+        if (a->format_annotation || a->remote_dir ? gr_cfg_load_schema(&cfg, a->grammar, &so, err)
                                  : gr_cfg_load(&cfg, a->grammar, a->format, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
