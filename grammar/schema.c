@@ -637,33 +637,23 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     return 0;
 }
 
-static int may_evaluate_items(json_t *s, int depth);
-
-/* Whether keyword kw's subschemas (a schema, an array of them, or
- * dependentSchemas' object of them) may evaluate items. */
-static int schemas_evaluate_items(const char *kw, json_t *v, int depth)
+int sc_subschemas_use(const char *kw, json_t *v, const char *const *kws, int depth)
 {
     json_t *x;
     size_t i;
     const char *k;
     if (json_is_array(v)) {
-        json_array_foreach(v, i, x) if (may_evaluate_items(x, depth + 1)) return 1;
+        json_array_foreach(v, i, x) if (sc_may_use(x, kws, depth + 1)) return 1;
     } else if (!strcmp(kw, "dependentSchemas") && json_is_object(v)) {
-        json_object_foreach(v, k, x) if (may_evaluate_items(x, depth + 1)) return 1;
+        json_object_foreach(v, k, x) if (sc_may_use(x, kws, depth + 1)) return 1;
     } else {
-        return may_evaluate_items(v, depth + 1);
+        return sc_may_use(v, kws, depth + 1);
     }
     return 0;
 }
 
-/* Whether a subschema may evaluate array items (conservatively: any item
- * keyword or reference, in place or through in-place applicators; `not`
- * evaluates nothing). */
-static int may_evaluate_items(json_t *s, int depth)
+int sc_may_use(json_t *s, const char *const *kws, int depth)
 {
-    static const char *const kws[] = {"items", "prefixItems", "additionalItems", "contains",
-                                      "unevaluatedItems", "$ref", "$dynamicRef",
-                                      "$recursiveRef", NULL};
     static const char *const sub[] = {"allOf", "anyOf", "oneOf", "if", "then", "else",
                                       "dependentSchemas", NULL};
     if (!json_is_object(s))
@@ -675,11 +665,17 @@ static int may_evaluate_items(json_t *s, int depth)
             return 1;
     for (size_t i = 0; sub[i]; i++) {
         json_t *v = json_object_get(s, sub[i]);
-        if (v && schemas_evaluate_items(sub[i], v, depth))
+        if (v && sc_subschemas_use(sub[i], v, kws, depth))
             return 1;
     }
     return 0;
 }
+
+/* The keywords by which a subschema may evaluate array items (any item
+ * keyword or reference). */
+static const char *const item_kws[] = {"items", "prefixItems", "additionalItems", "contains",
+                                       "unevaluatedItems", "$ref", "$dynamicRef",
+                                       "$recursiveRef", NULL};
 
 /* unevaluatedItems of a schema whose allOf and $ref are merged in: the
  * items its own keywords and those merged evaluate are the prefix (when
@@ -715,7 +711,7 @@ static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t
     for (size_t i = 0; dyn[i]; i++) {
         json_t *v = json_object_get(s, dyn[i]);
         int dynamic = v && (!strcmp(dyn[i], "contains") || dyn[i][0] == '$' ||
-                            schemas_evaluate_items(dyn[i], v, 0));
+                            sc_subschemas_use(dyn[i], v, item_kws, 0));
         if (dynamic && !json_is_true(u))
             return sc_fail(c, ptr, "'unevaluatedItems' beside '%s' is not supported (the items "
                         "it evaluates depend on the instance)", dyn[i]);

@@ -80,6 +80,14 @@ int sc_any_value(sc_t *c, gr_sym_t *out);
 int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
 int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr);
+/* Whether a subschema may use one of kws (a NULL-terminated list), in
+ * place or through the in-place applicators (allOf, anyOf, oneOf, if,
+ * then, else, dependentSchemas; `not` evaluates nothing); conservatively
+ * yes past MAX_DEPTH.  sc_subschemas_use asks it of keyword kw's value: a
+ * schema, an array of them, or dependentSchemas' object of them.  What
+ * unevaluatedItems and unevaluatedProperties ask of their neighbours. */
+int sc_may_use(json_t *s, const char *const *kws, int depth);
+int sc_subschemas_use(const char *kw, json_t *v, const char *const *kws, int depth);
 int sc_annotation(const sc_t *c, const char *k);
 json_t *sc_all_of(json_t *a, json_t *b);
 int sc_type_mask(json_t *t);

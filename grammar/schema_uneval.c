@@ -15,47 +15,12 @@
 
 #include "schema_int.h"
 
-static int may_evaluate(json_t *s, int depth);
-
-static int sub_evaluates(const char *kw, json_t *v, int depth)
-{
-    json_t *x;
-    size_t i;
-    const char *k;
-    if (json_is_array(v)) {
-        json_array_foreach(v, i, x) if (may_evaluate(x, depth + 1)) return 1;
-    } else if (!strcmp(kw, "dependentSchemas") && json_is_object(v)) {
-        json_object_foreach(v, k, x) if (may_evaluate(x, depth + 1)) return 1;
-    } else {
-        return may_evaluate(v, depth + 1);
-    }
-    return 0;
-}
-
-/* Whether a subschema may evaluate properties (conservatively: any
- * property keyword or reference, in place or through in-place
- * applicators; `not` evaluates nothing). */
-static int may_evaluate(json_t *s, int depth)
-{
-    static const char *const kws[] = {"properties", "patternProperties", "additionalProperties",
-                                      "unevaluatedProperties", "dependencies", SIDES, "$ref",
-                                      "$dynamicRef", "$recursiveRef", NULL};
-    static const char *const sub[] = {"allOf", "anyOf", "oneOf", "if", "then", "else",
-                                      "dependentSchemas", NULL};
-    if (!json_is_object(s))
-        return 0;
-    if (depth > MAX_DEPTH)
-        return 1;
-    for (size_t i = 0; kws[i]; i++)
-        if (json_object_get(s, kws[i]))
-            return 1;
-    for (size_t i = 0; sub[i]; i++) {
-        json_t *v = json_object_get(s, sub[i]);
-        if (v && sub_evaluates(sub[i], v, depth))
-            return 1;
-    }
-    return 0;
-}
+/* The keywords by which a subschema may evaluate properties (any property
+ * keyword or reference). */
+static const char *const property_kws[] = {"properties", "patternProperties",
+                                           "additionalProperties", "unevaluatedProperties",
+                                           "dependencies", SIDES, "$ref", "$dynamicRef",
+                                           "$recursiveRef", NULL};
 
 int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out)
 {
@@ -97,7 +62,7 @@ int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out)
     if (!json_is_true(u) && !all) {
         for (size_t k = 0; dyn[k]; k++) {
             json_t *v = json_object_get(s, dyn[k]);
-            if (v && (dyn[k][0] == '$' || sub_evaluates(dyn[k], v, 0)))
+            if (v && (dyn[k][0] == '$' || sc_subschemas_use(dyn[k], v, property_kws, 0)))
                 return sc_fail(c, ptr, "'unevaluatedProperties' beside '%s' is not supported "
                                "(the properties it evaluates depend on the instance)", dyn[k]);
         }
