@@ -26,6 +26,27 @@ void xp_print_quoted(const uint8_t *s, size_t n)
     free(text);
 }
 
+int xp_schema_arg(int argc, char **argv, int i, gr_schema_opts_t *o)
+{
+    if (!strcmp(argv[i], "--format-annotation"))
+        return o->format_annotation = 1, 1;
+    if (!strcmp(argv[i], "--remote-dir") && i + 1 < argc)
+        return o->remote_dir = argv[i + 1], 2;
+    return 0;
+}
+
+int xp_schema_args_set(const gr_schema_opts_t *o)
+{
+    return o->format_annotation || o->remote_dir;
+}
+
+int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
+                    const gr_schema_opts_t *o, tb_err_t *err)
+{
+    return format && !strcmp(format, "schema") ? gr_cfg_load_schema(cfg, path, o, err)
+                                               : gr_cfg_load(cfg, path, format, err);
+}
+
 int xp_die(const tb_err_t *err)
 {
     fprintf(stderr, "tokbench: %s\n", err->msg);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../../base/err.h"
+#include "../../grammar/load.h"
 
 int xp_cmd_vocab(int argc, char **argv);
 int xp_cmd_encode(int argc, char **argv);
@@ -37,6 +38,24 @@ int xp_wants_help(int argc, char **argv);
 /* Prints bytes (a token, forced bytes) to stdout between single quotes,
  * escaped as tb_utf8_escape says. */
 void xp_print_quoted(const uint8_t *s, size_t n);
+
+/* The options of the JSON Schema compiler that mask and accept take with
+ * --schema FILE: xp_schema_arg reads argv[i] and returns how many words it
+ * took (0: not one of them); xp_schema_args_set says whether any was given
+ * (they belong to --schema alone); XP_SCHEMA_ARGS_HELP is their --help. */
+int xp_schema_arg(int argc, char **argv, int i, gr_schema_opts_t *o);
+int xp_schema_args_set(const gr_schema_opts_t *o);
+#define XP_SCHEMA_ARGS_HELP                                                     \
+    "--format-annotation (with --schema) reads the schema's `format` as an\n"   \
+    "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"   \
+    "default; without it each format is asserted (docs/json-schema.md).\n"      \
+    "--remote-dir DIR (with --schema) reads a $ref to\n"                        \
+    "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"  \
+    "remotes/); nothing is fetched from the network.\n"
+
+/* gr_cfg_load, with the schema options o when format is "schema". */
+int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
+                    const gr_schema_opts_t *o, tb_err_t *err);
 
 /* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
 int xp_die(const tb_err_t *err);

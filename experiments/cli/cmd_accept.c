@@ -33,12 +33,7 @@ static int accept_usage(FILE *out)
             "mask, and prints the masks' times; --slicer computes them through the\n"
             "default JSON string slices (lexer/slicer.h), as the MaskBench driver\n"
             "does; --times prints every mask's time, one line per token.\n"
-            "--format-annotation (with --schema) reads the schema's `format` as an\n"
-            "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"
-            "default; without it each format is asserted (docs/json-schema.md).\n"
-            "--remote-dir DIR (with --schema) reads a $ref to\n"
-            "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"
-            "remotes/); nothing is fetched from the network.\n\n"
+            XP_SCHEMA_ARGS_HELP "\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
     return out == stdout ? 0 : 2;
@@ -46,8 +41,8 @@ static int accept_usage(FILE *out)
 
 typedef struct {
     const char *spec, *grammar, *format, *text, *file, *layout;
-    int masks, slicer, times, format_annotation;
-    const char *remote_dir;
+    int masks, slicer, times;
+    gr_schema_opts_t schema;
 } accept_args_t;
 
 static int parse_args(int argc, char **argv, accept_args_t *a)
@@ -55,7 +50,10 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
     *a = (accept_args_t){.layout = "dfs"};
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--grammar") && v)
+        int took = xp_schema_arg(argc, argv, i, &a->schema);
+        if (took)
+            i += took - 1;
+        else if (!strcmp(argv[i], "--grammar") && v)
             a->grammar = v, i++;
         else if (!strcmp(argv[i], "--schema") && v)
             a->grammar = v, a->format = "schema", i++;
@@ -71,10 +69,6 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
             a->slicer = a->masks = 1;
         else if (!strcmp(argv[i], "--times"))
             a->times = a->masks = 1;
-        else if (!strcmp(argv[i], "--format-annotation"))
-            a->format_annotation = 1;
-        else if (!strcmp(argv[i], "--remote-dir") && v)
-            a->remote_dir = v, i++;
         else if (argv[i][0] != '-' && !a->spec)
             a->spec = argv[i];
         else if (argv[i][0] != '-' && !a->text)
@@ -82,7 +76,7 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
         else
             return -1;
     }
-    if ((a->format_annotation || a->remote_dir) && (!a->format || strcmp(a->format, "schema")))
+    if (xp_schema_args_set(&a->schema) && (!a->format || strcmp(a->format, "schema")))
         return -1; /* an option of JSON Schemas only */
     return a->spec && a->grammar && !a->text != !a->file ? 0 : -1;
 }
@@ -183,10 +177,7 @@ int xp_cmd_accept(int argc, char **argv)
         return accept_usage(stderr);
     tb_err_t err = {{0}};
     gr_cfg_t cfg;
-    gr_schema_opts_t so = {.format_annotation = a.format_annotation,
-                            .remote_dir = a.remote_dir};
-    if (a.format_annotation || a.remote_dir ? gr_cfg_load_schema(&cfg, a.grammar, &so, &err)
-                            : gr_cfg_load(&cfg, a.grammar, a.format, &err))
+    if (xp_load_grammar(&cfg, a.grammar, a.format, &a.schema, &err))
         return xp_die(&err);
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
     if (!g)

@@ -64,12 +64,7 @@ static int mask_usage(FILE *out)
             "rows and items.\n\n"
             "--ids prints the allowed token ids, one per line, and nothing else on\n"
             "stdout (to compare a mask with another engine's).\n\n"
-            "--format-annotation (with --schema) reads the schema's `format` as an\n"
-            "annotation that constrains nothing, JSON Schema 2019-09 and 2020-12's\n"
-            "default; without it each format is asserted (docs/json-schema.md).\n"
-            "--remote-dir DIR (with --schema) reads a $ref to\n"
-            "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"
-            "remotes/); nothing is fetched from the network.\n\n"
+            XP_SCHEMA_ARGS_HELP "\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -112,8 +107,8 @@ typedef struct {
     const char *spec, *regex, *lexer, *builtin, *grammar, *format, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
-    int index, ids, format_annotation;
-    const char *remote_dir;
+    int index, ids;
+    gr_schema_opts_t schema;
 } mask_args_t;
 
 static int parse_args(int argc, char **argv, mask_args_t *a)
@@ -121,7 +116,10 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
     *a = (mask_args_t){.layout = "dfs", .after = "", .reps = 21, .sample = 10};
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--regex") && v)
+        int took = xp_schema_arg(argc, argv, i, &a->schema);
+        if (took)
+            i += took - 1;
+        else if (!strcmp(argv[i], "--regex") && v)
             a->regex = v, i++;
         else if (!strcmp(argv[i], "--lexer") && v)
             a->lexer = v, i++;
@@ -135,10 +133,6 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->format = v, i++;
         else if (!strcmp(argv[i], "--ids"))
             a->ids = 1;
-        else if (!strcmp(argv[i], "--format-annotation"))
-            a->format_annotation = 1;
-        else if (!strcmp(argv[i], "--remote-dir") && v)
-            a->remote_dir = v, i++;
         else if (!strcmp(argv[i], "--layout") && v)
             a->layout = v, i++;
         else if (!strcmp(argv[i], "--after") && v)
@@ -164,7 +158,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
         return -1;
     if (a->format && !a->grammar)
         return -1;
-    if ((a->format_annotation || a->remote_dir) && (!a->format || strcmp(a->format, "schema")))
+    if (xp_schema_args_set(&a->schema) && (!a->format || strcmp(a->format, "schema")))
         return -1; /* an option of JSON Schemas only */
     if (a->reps == 0)
         a->reps = 1;
@@ -325,10 +319,7 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
-        gr_schema_opts_t so = {.format_annotation = a->format_annotation,
-                            .remote_dir = a->remote_dir};
-        if (a->format_annotation || a->remote_dir ? gr_cfg_load_schema(&cfg, a->grammar, &so, err)
-                                 : gr_cfg_load(&cfg, a->grammar, a->format, err))
+        if (xp_load_grammar(&cfg, a->grammar, a->format, &a->schema, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
         if (!(e->g = gr_gram_new(&cfg, &go, err)))
