@@ -32,6 +32,9 @@ void gr_cfg_free(gr_cfg_t *g)
     free(g->nt.data);
     free(g->rule.data);
     free(g->sym.data);
+    free(g->set.data);
+    free(g->set_member.data);
+    free(g->set_required.data);
     free(g->keys.data);
     tb_strmap_free(&g->lex_by_regex);
     tb_strmap_free(&g->nt_by_name);
@@ -268,9 +271,54 @@ int gr_cfg_repeat(gr_cfg_t *g, gr_sym_t x, uint32_t m, uint32_t n, const char *b
     return r;
 }
 
+int gr_cfg_set(gr_cfg_t *g, const char *base, const gr_sym_t *members, const uint8_t *required,
+               size_t n, gr_sym_t sep, gr_sym_t extra, uint32_t min, uint32_t max,
+               gr_sym_t *out, tb_err_t *err)
+{
+    if (too_big(g, err) || gr_cfg_fresh(g, base, out, err))
+        return -1;
+    gr_set_t st = {.nt = *out, .off = (uint32_t)g->set_member.len, .n = (uint32_t)n,
+                   .sep = sep, .extra = extra, .min = min, .max = max};
+    if (tb_vec_append(&g->set_member, members, n) ||
+        tb_vec_append(&g->set_required, required, n) || tb_vec_push(&g->set, st))
+        return tb_fail(err, "out of memory");
+    g->nt.data[*out].set = (uint32_t)g->set.len;
+    return 0;
+}
+
 const char *gr_sym_name(const gr_cfg_t *g, gr_sym_t s)
 {
     return gr_is_lex(s) ? g->lex.data[gr_index(s)].name : g->nt.data[s].name;
+}
+
+static int sym_productive(const gr_cfg_t *g, gr_sym_t s)
+{
+    return gr_is_lex(s) || g->nt.data[s].productive;
+}
+
+/* A set derives the empty sequence if nothing is required and min is 0;
+ * some sequence if its required members do, they fit under max, and
+ * enough members and extras derive something to reach min.  1 if that
+ * changed its nonterminal. */
+static int set_fixpoint(gr_cfg_t *g, const gr_set_t *st, int nullable)
+{
+    gr_nonterm_t *nt = &g->nt.data[st->nt];
+    uint64_t need = 0, can = 0;
+    int ok = 1;
+    for (uint32_t i = 0; i < st->n; i++) {
+        int live = sym_productive(g, g->set_member.data[st->off + i]);
+        need += g->set_required.data[st->off + i];
+        can += (uint64_t)live;
+        ok &= live || !g->set_required.data[st->off + i];
+    }
+    if (st->extra != GR_NO_EXTRA && sym_productive(g, st->extra))
+        can = UINT64_MAX;
+    if (nullable ? nt->nullable || need || st->min : nt->productive || !ok ||
+                                                       need > st->max || can < st->min ||
+                                                       st->min > st->max)
+        return 0;
+    *(nullable ? &nt->nullable : &nt->productive) = 1;
+    return 1;
 }
 
 /* Fixpoints: a nonterminal is nullable (productive) if some rule's every
@@ -300,6 +348,8 @@ static void fixpoint(gr_cfg_t *g, int nullable)
                 changed = 1;
             }
         }
+        for (size_t k = 0; k < g->set.len; k++)
+            changed |= set_fixpoint(g, &g->set.data[k], nullable);
     }
 }
 
@@ -325,19 +375,28 @@ static int reachable(const gr_cfg_t *g, uint32_t start, uint8_t *seen, tb_err_t 
     size_t n = 0;
     todo[n++] = start;
     seen[start] = 1;
+#define VISIT(s)                                                                  \
+    do {                                                                          \
+        if (!gr_is_lex(s) && (s) != GR_NO_EXTRA && !seen[s]) {                    \
+            seen[s] = 1;                                                          \
+            todo[n++] = (s);                                                      \
+        }                                                                         \
+    } while (0)
     while (n) {
         uint32_t a = todo[--n];
         for (uint32_t k = at[a]; k < at[a + 1]; k++) {
             const gr_rule_t *ru = &g->rule.data[by[k]];
-            for (uint32_t i = 0; i < ru->n; i++) {
-                gr_sym_t s = g->sym.data[ru->off + i];
-                if (!gr_is_lex(s) && !seen[s]) {
-                    seen[s] = 1;
-                    todo[n++] = s;
-                }
-            }
+            for (uint32_t i = 0; i < ru->n; i++)
+                VISIT(g->sym.data[ru->off + i]);
+        }
+        if (g->nt.data[a].set) {
+            const gr_set_t *st = &g->set.data[g->nt.data[a].set - 1];
+            for (uint32_t i = 0; i < st->n; i++)
+                VISIT(g->set_member.data[st->off + i]);
+            VISIT(st->extra);
         }
     }
+#undef VISIT
     free(todo);
     free(at);
     free(by);
@@ -350,7 +409,7 @@ int gr_cfg_finish(gr_cfg_t *g, gr_sym_t start, tb_err_t *err)
         return tb_fail(err, "%s: no start rule", g->source);
     for (size_t i = 0; i < g->nt.len; i++) {
         const gr_nonterm_t *nt = &g->nt.data[i];
-        if (!nt->nrules)
+        if (!nt->nrules && !nt->set)
             return tb_fail(err, "%s:%u:%u: undefined rule '%s'", g->source, nt->used.line,
                            nt->used.col, nt->name);
     }
@@ -391,6 +450,20 @@ void gr_cfg_print(const gr_cfg_t *g, FILE *f)
         for (uint32_t i = 0; i < ru->n; i++)
             fprintf(f, " %s", gr_sym_name(g, g->sym.data[ru->off + i]));
         fputs(ru->n ? "\n" : " (empty)\n", f);
+    }
+    for (size_t k = 0; k < g->set.len; k++) {
+        const gr_set_t *st = &g->set.data[k];
+        fprintf(f, "%s -> any order of", g->nt.data[st->nt].name);
+        for (uint32_t i = 0; i < st->n; i++)
+            fprintf(f, " %s%s", gr_sym_name(g, g->set_member.data[st->off + i]),
+                    g->set_required.data[st->off + i] ? "" : "?");
+        if (st->extra != GR_NO_EXTRA)
+            fprintf(f, " %s*", gr_sym_name(g, st->extra));
+        fprintf(f, " separated by %s, %u to ", gr_sym_name(g, st->sep), st->min);
+        if (st->max == GR_UNBOUNDED)
+            fputs("any number\n", f);
+        else
+            fprintf(f, "%u\n", st->max);
     }
     for (size_t i = 0; i < g->lex.len; i++)
         fprintf(f, "lexeme %s%s = %s\n", g->lex.data[i].name,

@@ -57,8 +57,26 @@ typedef struct {
     gr_pos_t used;   /* first reference (0 if never referenced) */
     gr_pos_t def;    /* first rule */
     uint32_t nrules;
+    uint32_t set; /* 1 + its index in gr_cfg_t.set if a set nonterminal, else 0 */
     uint8_t nullable, productive; /* set by gr_cfg_finish */
 } gr_nonterm_t;
+
+/*
+ * A set nonterminal (gr_cfg_set): its members in any order, each at most
+ * once, and `extra` (if not GR_NO_EXTRA) any number of times, separated
+ * by `sep`: x1 sep x2 sep ... xk, k >= 0.  The sequence may end once every
+ * required member is in and min <= k <= max.  What JSON objects whose
+ * properties come in any order need, and what no context-free grammar
+ * writes without 2^n nonterminals: the parser (earley.h) makes the
+ * nonterminal of each (members in, count) lazily, when some text reaches
+ * it.  Members: member[off .. off + n), required[off .. off + n).
+ */
+typedef struct {
+    uint32_t nt, off, n;
+    gr_sym_t sep, extra;
+    uint32_t min, max; /* max GR_UNBOUNDED: no bound */
+} gr_set_t;
+#define GR_NO_EXTRA UINT32_MAX
 
 /* rule r: lhs -> sym[off .. off + n) */
 typedef struct {
@@ -72,6 +90,9 @@ typedef struct {
     TB_VEC(gr_nonterm_t) nt;
     TB_VEC(gr_rule_t) rule;
     TB_VEC(gr_sym_t) sym;
+    TB_VEC(gr_set_t) set;
+    TB_VEC(gr_sym_t) set_member;
+    TB_VEC(uint8_t) set_required;
     uint32_t start;  /* nonterminal; valid after gr_cfg_finish */
     int finished;
     tb_strmap_t lex_by_regex, nt_by_name; /* keys point into the vectors' strings */
@@ -114,6 +135,13 @@ int gr_cfg_fresh(gr_cfg_t *g, const char *base, gr_sym_t *out, tb_err_t *err);
 /* lhs -> rhs[0..n) (lhs a nonterminal). */
 int gr_cfg_rule(gr_cfg_t *g, gr_sym_t lhs, const gr_sym_t *rhs, size_t n,
                 gr_pos_t pos, tb_err_t *err);
+
+/* A new set nonterminal named after base (see gr_set_t): members[0..n)
+ * with required[0..n) (1: must be in), sep, extra (GR_NO_EXTRA: none),
+ * min and max (GR_UNBOUNDED) on the number of members and extras read. */
+int gr_cfg_set(gr_cfg_t *g, const char *base, const gr_sym_t *members, const uint8_t *required,
+               size_t n, gr_sym_t sep, gr_sym_t extra, uint32_t min, uint32_t max,
+               gr_sym_t *out, tb_err_t *err);
 
 /* EBNF sugar, each a fresh nonterminal named after base: x?, x*, x+ (left
  * recursive, the cheap case for Earley), x{m,n} (n = GR_UNBOUNDED for

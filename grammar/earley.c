@@ -14,53 +14,238 @@ static int fail(gr_parser_t *p, const char *msg)
 
 /* ---- the grammar, flattened --------------------------------------------------- */
 
-static int flatten(gr_parser_t *p, const gr_cfg_t *g, tb_err_t *err)
+/* Appends dot (symbol after it, its rule's left side). */
+static int dot(gr_parser_t *p, uint32_t after, uint32_t lhs)
 {
-    size_t ndots = 2;
-    for (size_t r = 0; r < g->rule.len; r++)
-        ndots += g->rule.data[r].n + 1;
-    if (ndots >= GR_END / 2)
-        return tb_fail(err, "%s: grammar too large", p->source);
-    p->ndots = (uint32_t)ndots;
+    if (p->after.len >= GR_END / 2 || p->after.len >= p->max_items)
+        return fail(p, "the grammar needs more rule positions than the limit (sets of "
+                       "properties in any order reached too many states)");
+    if (tb_vec_push(&p->after, after) || tb_vec_push(&p->lhs, lhs))
+        return fail(p, "out of memory");
+    p->ndots = (uint32_t)p->after.len;
+    return 0;
+}
+
+/* A new nonterminal with rules not made yet (set states) or pred[lo..hi). */
+static int nonterm(gr_parser_t *p, gr_span_t span, uint8_t nullable)
+{
+    if (tb_vec_push(&p->rules, span) || tb_vec_push(&p->nullable, nullable) ||
+        tb_vec_push(&p->pred_gen, 0))
+        return fail(p, "out of memory");
+    return 0;
+}
+
+static int copy_sets(gr_parser_t *p, const gr_cfg_t *g)
+{
+    p->nsets = g->set.len;
+    if (!p->nsets)
+        return 0;
+    size_t nm = g->set_member.len;
+    p->sets = malloc(p->nsets * sizeof *p->sets);
+    p->set_member = malloc((nm + 1) * sizeof *p->set_member);
+    p->set_required = malloc(nm + 1);
+    if (!p->sets || !p->set_member || !p->set_required)
+        return fail(p, "out of memory");
+    memcpy(p->sets, g->set.data, p->nsets * sizeof *p->sets);
+    memcpy(p->set_member, g->set_member.data, nm * sizeof *p->set_member);
+    memcpy(p->set_required, g->set_required.data, nm);
+    return 0;
+}
+
+static int set_state(gr_parser_t *p, uint32_t set, int started, uint32_t count,
+                     const uint64_t *in, uint32_t *out);
+
+/* Each rule's dots in rule order, pred by left side; a set nonterminal k
+ * gets the one rule "-> state k", its start state. */
+static int flatten(gr_parser_t *p, const gr_cfg_t *g)
+{
     p->nnt = (uint32_t)g->nt.len;
     p->nlex = (uint32_t)g->lex.len;
     p->words = (p->nlex + 63) / 64 ? (p->nlex + 63) / 64 : 1;
-    p->after = malloc(ndots * sizeof *p->after);
-    p->lhs = malloc(ndots * sizeof *p->lhs);
-    p->pred_off = calloc(p->nnt + 2, sizeof *p->pred_off);
-    p->pred = malloc((g->rule.len + 1) * sizeof *p->pred);
-    p->nullable = calloc(p->nnt + 1, 1);
-    p->pred_gen = calloc(p->nnt + 1, sizeof *p->pred_gen);
-    if (!p->after || !p->lhs || !p->pred_off || !p->pred || !p->nullable || !p->pred_gen)
-        return tb_fail(err, "out of memory");
-    for (size_t a = 0; a < p->nnt; a++)
-        p->nullable[a] = g->nt.data[a].nullable;
-    /* pred_off by counting rules per left side, then fill in rule order. */
+    uint32_t *count = calloc(p->nnt + 2, sizeof *count);
+    if (!count)
+        return fail(p, "out of memory");
     for (size_t r = 0; r < g->rule.len; r++)
-        p->pred_off[g->rule.data[r].lhs + 1]++;
-    p->pred_off[p->nnt + 1] = 1;
-    for (size_t a = 0; a <= p->nnt; a++)
-        p->pred_off[a + 1] += p->pred_off[a];
-    uint32_t *fill = calloc(p->nnt + 1, sizeof *fill);
-    if (!fill)
-        return tb_fail(err, "out of memory");
-    uint32_t d = 0;
+        count[g->rule.data[r].lhs]++;
+    for (size_t k = 0; k < g->set.len; k++)
+        count[g->set.data[k].nt]++;
+    count[p->nnt] = 1;
+    uint32_t at = 0;
+    for (uint32_t a = 0; a <= p->nnt; a++) {
+        uint8_t nullable = a < p->nnt ? g->nt.data[a].nullable : g->nt.data[g->start].nullable;
+        if (nonterm(p, (gr_span_t){at, at}, nullable))
+            return free(count), -1;
+        at += count[a];
+    }
+    free(count);
+    if (tb_vec_reserve(&p->pred, at))
+        return fail(p, "out of memory");
+    p->pred.len = at;
     for (size_t r = 0; r < g->rule.len; r++) {
         const gr_rule_t *ru = &g->rule.data[r];
-        p->pred[p->pred_off[ru->lhs] + fill[ru->lhs]++] = d;
-        for (uint32_t i = 0; i <= ru->n; i++, d++) {
-            p->after[d] = i < ru->n ? g->sym.data[ru->off + i] : GR_END;
-            p->lhs[d] = ru->lhs;
+        p->pred.data[p->rules.data[ru->lhs].hi++] = (uint32_t)p->after.len;
+        for (uint32_t i = 0; i <= ru->n; i++)
+            if (dot(p, i < ru->n ? g->sym.data[ru->off + i] : GR_END, ru->lhs))
+                return -1;
+    }
+    for (uint32_t k = 0; k < g->set.len; k++) {
+        uint32_t s = g->set.data[k].nt;
+        p->pred.data[p->rules.data[s].hi++] = (uint32_t)p->after.len;
+        if (dot(p, p->nnt + 1 + k, s) || dot(p, GR_END, s))
+            return -1;
+    }
+    p->start_dot = (uint32_t)p->after.len;
+    p->accept_dot = p->start_dot + 1;
+    p->pred.data[p->rules.data[p->nnt].hi++] = p->start_dot;
+    if (dot(p, g->start, p->nnt) || dot(p, GR_END, p->nnt))
+        return -1;
+    /* the sets' start states: nonterminals nnt + 1 + k */
+    uint64_t none[1] = {0};
+    for (uint32_t k = 0; k < g->set.len; k++) {
+        uint32_t v;
+        size_t words = ((size_t)g->set.data[k].n + 63) / 64;
+        uint64_t *in = words > 1 ? calloc(words, sizeof *in) : none;
+        int r = !in ? fail(p, "out of memory") : set_state(p, k, 0, 0, in, &v);
+        if (in != none)
+            free(in);
+        if (r)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- sets in any order ----------------------------------------------------- */
+
+static size_t set_words(const gr_set_t *st) { return ((size_t)st->n + 63) / 64 + 1; }
+
+static int has(const uint64_t *in, uint32_t i) { return (int)(in[i >> 6] >> (i & 63) & 1); }
+
+/* Whether a state of set st can still end (what its rules may lead to):
+ * the required members not in fit under max, and min is in reach. */
+static int set_live(const gr_parser_t *p, const gr_set_t *st, uint32_t count,
+                    const uint64_t *in)
+{
+    uint64_t need = 0, left = 0;
+    for (uint32_t i = 0; i < st->n; i++)
+        if (!has(in, i)) {
+            need += p->set_required[st->off + i];
+            left++;
+        }
+    if (st->max != GR_UNBOUNDED && count + need > st->max)
+        return 0;
+    return st->extra != GR_NO_EXTRA || count + left >= st->min;
+}
+
+/* Whether a state may end here: every required member in, min reached. */
+static int set_done(const gr_parser_t *p, const gr_set_t *st, uint32_t count,
+                    const uint64_t *in)
+{
+    for (uint32_t i = 0; i < st->n; i++)
+        if (p->set_required[st->off + i] && !has(in, i))
+            return 0;
+    return count >= st->min;
+}
+
+static int vby_grow(gr_parser_t *p)
+{
+    size_t cap = p->vby_cap ? p->vby_cap * 2 : 64;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return fail(p, "out of memory");
+    for (uint32_t v = 0; v < p->vkey_off.len; v++) {
+        const uint64_t *key = p->vkey.data + p->vkey_off.data[v];
+        size_t h = tb_hash(key, set_words(&p->sets[key[0] >> 33]) * 8) & (cap - 1);
+        while (t[h])
+            h = (h + 1) & (cap - 1);
+        t[h] = v + 1;
+    }
+    free(p->vby_hash);
+    p->vby_hash = t;
+    p->vby_cap = cap;
+    return 0;
+}
+
+/* The nonterminal of the state (set, started, count, in), found or made.
+ * The key's first word is set << 33 | started << 32 | count. */
+static int set_state(gr_parser_t *p, uint32_t set, int started, uint32_t count,
+                     const uint64_t *in, uint32_t *out)
+{
+    const gr_set_t *st = &p->sets[set];
+    size_t w = set_words(st), off = p->vkey.len;
+    if (tb_vec_reserve(&p->vkey, w))
+        return fail(p, "out of memory");
+    uint64_t *key = p->vkey.data + off;
+    key[0] = (uint64_t)set << 33 | (uint64_t)(started != 0) << 32 | count;
+    memcpy(key + 1, in, (w - 1) * sizeof *key);
+    size_t m = p->vby_cap - 1, h = tb_hash(key, w * 8) & m;
+    for (uint32_t v; (v = p->vby_hash[h]) != 0; h = (h + 1) & m) {
+        const uint64_t *k = p->vkey.data + p->vkey_off.data[v - 1];
+        if (k[0] == key[0] && !memcmp(k + 1, key + 1, (w - 1) * sizeof *k)) {
+            *out = p->nnt + v; /* nnt + 1 + (v - 1) */
+            return 0;
         }
     }
-    free(fill);
-    p->start_dot = d;
-    p->accept_dot = d + 1;
-    p->after[d] = g->start;
-    p->after[d + 1] = GR_END;
-    p->lhs[d] = p->lhs[d + 1] = p->nnt;
-    p->pred[p->pred_off[p->nnt]] = d;
-    p->nullable[p->nnt] = p->nullable[g->start];
+    uint32_t v = (uint32_t)p->vkey_off.len;
+    if (tb_vec_push(&p->vkey_off, (uint32_t)off))
+        return fail(p, "out of memory");
+    p->vkey.len += w;
+    p->vby_hash[h] = v + 1;
+    if (nonterm(p, (gr_span_t){0, GR_END}, (uint8_t)set_done(p, st, count, in)))
+        return -1;
+    if (p->vkey_off.len * 2 > p->vby_cap && vby_grow(p))
+        return -1;
+    *out = p->nnt + 1 + v;
+    return 0;
+}
+
+/* The rule a -> [sep] x next, where next is the state after x. */
+static int set_rule(gr_parser_t *p, uint32_t a, const gr_set_t *st, int started, gr_sym_t x,
+                    uint32_t next)
+{
+    if (tb_vec_push(&p->pred, (uint32_t)p->after.len))
+        return fail(p, "out of memory");
+    return (started && dot(p, st->sep, a)) || dot(p, x, a) || dot(p, next, a) ||
+           dot(p, GR_END, a);
+}
+
+/* Makes the rules of set state a: each member not in and the extra, while
+ * count is under max, each to the state after it where that can end. */
+static int set_expand(gr_parser_t *p, uint32_t a)
+{
+    uint32_t v = a - p->nnt - 1;
+    const uint64_t *key = p->vkey.data + p->vkey_off.data[v];
+    uint32_t set = (uint32_t)(key[0] >> 33), count = (uint32_t)key[0];
+    int started = (int)(key[0] >> 32 & 1);
+    const gr_set_t *st = &p->sets[set];
+    size_t w = set_words(st) - 1;
+    uint64_t *in = malloc((w + 1) * sizeof *in);
+    if (!in)
+        return fail(p, "out of memory");
+    memcpy(in, key + 1, w * sizeof *in);
+    uint32_t lo = (uint32_t)p->pred.len;
+    int r = 0;
+    if (st->max == GR_UNBOUNDED || count < st->max) {
+        /* the count saturates at min where nothing bounds it from above */
+        uint32_t next_count = st->max != GR_UNBOUNDED || count < st->min ? count + 1 : count;
+        for (uint32_t i = 0; i < st->n && !r; i++) {
+            if (has(in, i))
+                continue;
+            in[i >> 6] |= 1ull << (i & 63);
+            uint32_t next;
+            if (set_live(p, st, next_count, in))
+                r = set_state(p, set, 1, next_count, in, &next) ||
+                    set_rule(p, a, st, started, p->set_member[st->off + i], next);
+            in[i >> 6] &= ~(1ull << (i & 63));
+        }
+        uint32_t next;
+        if (!r && st->extra != GR_NO_EXTRA && set_live(p, st, next_count, in))
+            r = set_state(p, set, 1, next_count, in, &next) ||
+                set_rule(p, a, st, started, st->extra, next);
+    }
+    free(in);
+    if (r)
+        return -1;
+    p->rules.data[a] = (gr_span_t){lo, (uint32_t)p->pred.len};
     return 0;
 }
 
@@ -71,7 +256,7 @@ static void next_generation(gr_parser_t *p)
     p->work.len = 0;
     if (++p->gen == 0) { /* wrapped: stamps of 2^32 rows ago would match again */
         memset(p->seen_gen, 0, p->seen_cap * sizeof *p->seen_gen);
-        memset(p->pred_gen, 0, (p->nnt + 1) * sizeof *p->pred_gen);
+        memset(p->pred_gen.data, 0, p->pred_gen.len * sizeof *p->pred_gen.data);
         p->gen = 1;
     }
 }
@@ -131,26 +316,29 @@ static int closure(gr_parser_t *p)
 {
     for (size_t i = 0; i < p->work.len; i++) {
         gr_item_t it = p->work.data[i];
-        uint32_t a = p->after[it.dot];
+        uint32_t a = p->after.data[it.dot];
         if (a == GR_END) {
             if (it.origin == GR_SELF)
                 continue; /* nullable: advanced when predicted */
-            uint32_t lhs = p->lhs[it.dot];
+            uint32_t lhs = p->lhs.data[it.dot];
             const gr_row_t *o = &p->rows.data[it.origin];
             for (uint32_t k = 0; k < o->n; k++) {
                 gr_item_t x = p->items.data[o->off + k];
-                if (p->after[x.dot] == lhs &&
+                if (p->after.data[x.dot] == lhs &&
                     add(p, x.dot + 1, x.origin == GR_SELF ? it.origin : x.origin))
                     return -1;
             }
         } else if (!gr_is_lex(a)) {
-            if (p->pred_gen[a] != p->gen) {
-                p->pred_gen[a] = p->gen;
-                for (uint32_t k = p->pred_off[a]; k < p->pred_off[a + 1]; k++)
-                    if (add(p, p->pred[k], GR_SELF))
+            if (p->pred_gen.data[a] != p->gen) {
+                p->pred_gen.data[a] = p->gen;
+                if (p->rules.data[a].hi == GR_END && set_expand(p, a))
+                    return -1;
+                gr_span_t sp = p->rules.data[a];
+                for (uint32_t k = sp.lo; k < sp.hi; k++)
+                    if (add(p, p->pred.data[k], GR_SELF))
                         return -1;
             }
-            if (p->nullable[a] && add(p, it.dot + 1, it.origin))
+            if (p->nullable.data[a] && add(p, it.dot + 1, it.origin))
                 return -1;
         }
     }
@@ -212,7 +400,7 @@ static uint32_t intern(gr_parser_t *p)
     memset(ex, 0, p->words * sizeof *ex);
     for (size_t i = 0; i < n; i++) {
         gr_item_t it = p->work.data[i];
-        uint32_t a = p->after[it.dot];
+        uint32_t a = p->after.data[it.dot];
         if (a != GR_END && gr_is_lex(a))
             ex[gr_index(a) >> 6] |= 1ull << (gr_index(a) & 63);
         row.accept |= it.dot == p->accept_dot;
@@ -236,10 +424,11 @@ int gr_parser_init(gr_parser_t *p, const gr_cfg_t *g, size_t max_items, tb_err_t
     p->max_items = max_items ? max_items : GR_DEFAULT_MAX_ITEMS;
     if (!g->finished)
         return tb_fail(err, "%s: internal: grammar not finished", g->source);
-    if (flatten(p, g, err) || by_hash_grow(p) || seen_grow(p) ||
-        tb_vec_reserve(&p->rows, 1) || tb_vec_reserve(&p->expect, p->words)) {
-        if (p->failed)
-            tb_fail(err, "%s", p->err.msg);
+    if (copy_sets(p, g) || (p->nsets && vby_grow(p)) || flatten(p, g) || by_hash_grow(p) ||
+        seen_grow(p) || tb_vec_reserve(&p->rows, 1) || tb_vec_reserve(&p->expect, p->words)) {
+        if (!p->failed)
+            fail(p, "out of memory");
+        gr_parser_error(p, err);
         gr_parser_free(p);
         return -1;
     }
@@ -258,12 +447,18 @@ int gr_parser_init(gr_parser_t *p, const gr_cfg_t *g, size_t max_items, tb_err_t
 
 void gr_parser_free(gr_parser_t *p)
 {
-    free(p->after);
-    free(p->lhs);
-    free(p->pred_off);
-    free(p->pred);
-    free(p->nullable);
-    free(p->pred_gen);
+    free(p->after.data);
+    free(p->lhs.data);
+    free(p->pred.data);
+    free(p->rules.data);
+    free(p->nullable.data);
+    free(p->pred_gen.data);
+    free(p->sets);
+    free(p->set_member);
+    free(p->set_required);
+    free(p->vkey_off.data);
+    free(p->vkey.data);
+    free(p->vby_hash);
     free(p->items.data);
     free(p->rows.data);
     free(p->expect.data);
@@ -282,7 +477,7 @@ uint32_t gr_parser_scan(gr_parser_t *p, uint32_t r, const uint64_t *lexemes)
     const gr_row_t row = p->rows.data[r];
     for (uint32_t k = 0; k < row.n; k++) {
         gr_item_t it = p->items.data[row.off + k];
-        uint32_t a = p->after[it.dot];
+        uint32_t a = p->after.data[it.dot];
         if (a == GR_END || !gr_is_lex(a) ||
             !((lexemes[gr_index(a) >> 6] >> (gr_index(a) & 63)) & 1))
             continue;

@@ -55,16 +55,43 @@ typedef struct {
  * The parser.  The grammar, flattened: a dot position d is a place in a
  * rule, after[d] the symbol after it (a gr_sym_t) or GR_END, lhs[d] the
  * rule's left side; the dots where nonterminal a's rules start are
- * pred[pred_off[a] .. pred_off[a + 1]).  Nonterminal nnt (one past the
+ * pred[rules[a].lo .. rules[a].hi).  Nonterminal nnt (one past the
  * grammar's) is the added start S' -> S, whose two dots are start_dot and
  * accept_dot.
+ *
+ * Set nonterminals (cfg.h's gr_set_t) are read through nonterminals made
+ * here as a text reaches them: nonterminal nnt + 1 + v is the state v of
+ * some set, keyed by (set, whether a member was read, count, members in)
+ * at vkey[vkey_off[v] ..]; its rules (one per member not yet in, one for
+ * the extra, each leading to the state after it) are appended the first
+ * time it is predicted (rules[a].hi == GR_END until then).  A set of n
+ * members has up to 2^n such states, but a text reaches n + 1 of them, and
+ * a mask at one place the states one member further: memory grows with
+ * what is parsed, not with 2^n.  Set k's start is state k.  Only states
+ * from which the set can still end are made, so every expected lexeme
+ * leads somewhere.
  */
 typedef struct {
+    uint32_t lo, hi;
+} gr_span_t;
+
+typedef struct {
     uint32_t ndots, nnt, nlex;
-    uint32_t *after, *lhs, *pred_off, *pred;
-    uint8_t *nullable;
+    TB_VEC(uint32_t) after, lhs, pred;
+    TB_VEC(gr_span_t) rules;   /* per nonterminal */
+    TB_VEC(uint8_t) nullable;  /* per nonterminal */
+    TB_VEC(uint32_t) pred_gen; /* per nonterminal: generation it was predicted in */
     uint32_t start_dot, accept_dot;
     size_t words; /* words of a lexeme bitset */
+    /* the sets, copied from the grammar, and their states */
+    gr_set_t *sets;
+    gr_sym_t *set_member;
+    uint8_t *set_required;
+    size_t nsets;
+    TB_VEC(uint32_t) vkey_off;
+    TB_VEC(uint64_t) vkey;
+    uint32_t *vby_hash; /* open addressing: state + 1, 0 free */
+    size_t vby_cap;
     TB_VEC(gr_item_t) items;
     TB_VEC(gr_row_t) rows;
     TB_VEC(uint64_t) expect;
@@ -77,7 +104,6 @@ typedef struct {
     uint32_t *seen_gen;
     size_t seen_cap;
     uint32_t gen;
-    uint32_t *pred_gen;
     size_t max_items;
     int failed;
     tb_err_t err;
