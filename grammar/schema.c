@@ -870,8 +870,7 @@ int sc_json_type_of(json_t *v)
 
 /* An array or object constant: the schema of the values equal to it, each
  * member or item a constant in turn, so that members come in any order
- * (objects of at most any_order members; larger ones in their order) and
- * numbers compare by value. */
+ * and numbers compare by value. */
 static int composite_const(sc_t *c, json_t *v, const char *ptr, gr_sym_t *out)
 {
     json_t *sub = json_array(), *names = json_array(), *props = json_object(), *e, *sch;
@@ -1733,51 +1732,34 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
     return !u_ok[1] && !have_a; /* nothing at all: no member could come first */
 }
 
-/* The members in any order, each defined property at most once: a
- * nonterminal per set of properties present so far and number of
- * additional members read (2^n * (cap + 1) of them, hence opts.any_order;
- * the count is what minProperties and maxProperties need: up to maxp, or
- * saturating at minp), the end allowed once every required one is in and
- * there are at least minp members, additional members anywhere while
- * there are fewer than maxp.  first is the start, before any member (no
- * comma yet); 1 when no object qualifies. */
+/* The members in any order, each defined property at most once, additional
+ * members anywhere, minProperties and maxProperties counted: a set
+ * nonterminal (cfg.h's gr_set_t), whose states the parser makes as a text
+ * reaches them.  1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
                              uint64_t minp, uint64_t maxp, gr_sym_t *out)
 {
-    size_t states = (size_t)1 << n;
-    size_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? (size_t)maxp : (size_t)minp;
-    uint32_t req = 0;
+    uint64_t nr = 0;
     for (size_t i = 0; i < n; i++)
-        req |= (uint32_t)pr[i].required << i;
-    gr_sym_t comma, first, *t = malloc(states * (cap + 1) * sizeof *t);
-    int r = !t ? sc_oom(c) : sc_lit(c, ",", &comma) || gr_cfg_fresh(c->g, "props", &first, c->err);
-    for (size_t m = 0; !r && m < states * (cap + 1); m++)
-        r = gr_cfg_fresh(c->g, "props", &t[m], c->err);
-#define T(m, x) t[(m) * (cap + 1) + (x)]
-    for (size_t m = 0; !r && m < states; m++) {
-        uint64_t pc = (uint64_t)__builtin_popcountll((unsigned long long)m);
-        for (size_t x = 0; !r && x <= cap; x++) {
-            uint64_t total = pc + x; /* x saturates at cap when maxp is unbounded */
-            int room = maxp == GR_NO_MAX || total + 1 <= maxp;
-            for (size_t p = 0; !r && room && p < n; p++)
-                if (!(m >> p & 1))
-                    r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, pr[p].member,
-                                                         T(m | (size_t)1 << p, x)}, 3) ||
-                        (m == 0 && x == 0 &&
-                         sc_rule(c, first, (gr_sym_t[]){pr[p].member, T((size_t)1 << p, 0)}, 2));
-            size_t nx = x < cap ? x + 1 : cap;
-            if (!r && have_a && room)
-                r = sc_rule(c, T(m, x), (gr_sym_t[]){comma, a, T(m, nx)}, 3) ||
-                    (m == 0 && x == 0 && sc_rule(c, first, (gr_sym_t[]){a, T(0, nx)}, 2));
-            if (!r && (m & req) == req && total >= minp)
-                r = sc_rule(c, T(m, x), NULL, 0) ||
-                    (m == 0 && x == 0 && sc_rule(c, first, NULL, 0));
-        }
+        nr += pr[i].required;
+    if (nr > maxp || (!have_a && minp > n))
+        return 1;
+    gr_sym_t comma, *m = malloc((n + 1) * sizeof *m);
+    uint8_t *req = malloc(n + 1);
+    int r = !m || !req ? sc_oom(c) : sc_lit(c, ",", &comma);
+    for (size_t i = 0; !r && i < n; i++) {
+        m[i] = pr[i].member;
+        req[i] = (uint8_t)pr[i].required;
     }
-#undef T
-    free(t);
-    *out = first;
-    return r ? -1 : c->g->nt.data[first].nrules == 0;
+    /* counts beyond 2^32 - 1 bound nothing a parser reads */
+    uint32_t min = minp < GR_UNBOUNDED ? (uint32_t)minp : GR_UNBOUNDED - 1,
+             max = maxp < GR_UNBOUNDED ? (uint32_t)maxp : GR_UNBOUNDED;
+    if (!r)
+        r = gr_cfg_set(c->g, "props", m, req, n, comma, have_a ? a : GR_NO_EXTRA, min, max,
+                       out, c->err);
+    free(m);
+    free(req);
+    return r;
 }
 
 static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -1840,9 +1822,6 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     if (!r && (count(c, s, "minProperties", ptr, 0, &minp) ||
                count(c, s, "maxProperties", ptr, GR_NO_MAX, &maxp)))
         r = -1;
-    /* members_any_order counts members: any minProperties and
-     * maxProperties there, up to 20,000 states */
-    int counted = 0;
     json_t *every = NULL;
     if (!r && sd->n == 1 && pp && json_object_size(pp) && pattern_every(c, pp, ptr, &every))
         r = -1;
@@ -1885,21 +1864,18 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         if (r == 1)
             r = 0;
     }
-    if (!r && kept <= c->opts.any_order) {
-        uint64_t cap = !have_a ? 0 : maxp != GR_NO_MAX ? maxp : minp;
-        counted = cap <= 20000u >> kept;
-    }
-    if (!r && !counted && minp > nr && minp > 1)
+    /* In definition order, minProperties and maxProperties only where the
+     * order's grammar writes them. */
+    int ordered = c->opts.definition_order;
+    if (!r && ordered && minp > nr && minp > 1)
         r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
-                 "is not supported");
-    if (!r && !counted && maxp < (have_a ? GR_NO_MAX : kept))
+                 "is not supported in definition order");
+    if (!r && ordered && maxp < (have_a ? GR_NO_MAX : kept))
         r = sc_fail(c, ptr, "'maxProperties' below the number of properties that may appear is "
-                 "not supported");
+                 "not supported in definition order");
     if (!r)
-        r = kept <= c->opts.any_order
-                ? members_any_order(c, pr, kept, have_a, a, counted ? minp : minp > nr,
-                                    counted ? maxp : GR_NO_MAX, &body)
-                : members(c, pr, kept, have_a, a, minp > nr, &body);
+        r = ordered ? members(c, pr, kept, have_a, a, minp > nr, &body)
+                    : members_any_order(c, pr, kept, have_a, a, minp, maxp, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -2440,10 +2416,6 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     g->lookahead = 1; /* see string_opts */
     if (opts)
         c.opts = *opts;
-    if (!c.opts.any_order)
-        c.opts.any_order = GR_SCHEMA_ANY_ORDER;
-    if (c.opts.definition_order)
-        c.opts.any_order = 0;
     err->msg[0] = 0;
     json_error_t je;
     c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);

@@ -15,15 +15,14 @@
  * notes below and docs/json-schema.md's):
  *   type (also arrays), boolean schemas, nullable (OpenAPI), enum, const
  *     (filtered by type and the string and number keywords beside them);
- *   properties in any order (objects of at most opts->any_order of them)
- *     or in definition order (larger ones), each at most once and present
- *     unless optional; additional properties (additionalProperties true,
+ *   properties in any order (or in definition order, an option), each at
+ *     most once and present unless optional; additional properties (additionalProperties true,
  *     absent or a schema; names other than the defined ones) anywhere;
  *     patternProperties (names split exactly by the patterns they match,
  *     defined names taking their patterns' schemas too);
- *   required, minProperties and maxProperties (counted where properties
- *     take any order; in definition order minProperties up to the number
- *     of required properties, or 1, and maxProperties where redundant),
+ *   required, minProperties and maxProperties (counted; in definition
+ *     order minProperties up to the number of required properties, or 1,
+ *     and maxProperties where redundant),
  *     dependencies, dependentRequired,
  *     dependentSchemas (as two branches: the key absent, or present with
  *     what it needs);
@@ -82,11 +81,8 @@ typedef struct {
     /* 0 (default): oneOf compiled as anyOf; 1: oneOf refused unless its
      * branches are shown pairwise disjoint. */
     int strict_oneof;
-    /* Objects with at most this many properties accept them in any order
-     * (each at most once: 2^n nonterminals); larger ones in the order of
-     * `properties`.  0: GR_SCHEMA_ANY_ORDER. */
-    unsigned any_order;
-    /* 1: every object in the order of `properties` (any_order ignored). */
+    /* 1: every object in the order of `properties` (the default: any
+     * order, each property at most once, as a set nonterminal of cfg.h). */
     int definition_order;
     /* 0 (default): `format` asserts (the regexes of ecma.h; formats JSON
      * Schema defines with no regex here refused); 1: `format` is an
@@ -103,7 +99,6 @@ typedef struct {
     const char *remote_dir;
 } gr_schema_opts_t;
 
-#define GR_SCHEMA_ANY_ORDER 6
 
 /*
  * Compiles the JSON Schema json[0..len) into g, which must be freshly set

@@ -17,7 +17,7 @@
  *     written 1.0 or 1e2 (JSON Schema's "integer" is any number whose
  *     fraction is zero), which XGrammar refuses;
  *   - for JSON Schemas, at a property name (inside one, or where one may
- *     start), tokens tokbench alone allows: tokbench takes up to 6 named
+ *     start), tokens tokbench alone allows: tokbench takes the named
  *     properties in any order and additional ones anywhere, XGrammar the
  *     named ones in schema order and additional ones after them;
  *   - for JSON Schemas, tokens holding \/ or \u that XGrammar alone
