@@ -1,9 +1,9 @@
 /*
- * schema_int: what the files of the JSON Schema compiler share (schema.c
- * the dispatch, merging and the types' values; schema_not.c complements;
- * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
- * propertyNames; schema_uneval.c unevaluatedProperties;
- * schema_mult.c multipleOf).  Not a public interface.
+ * internal: what the files of the JSON Schema compiler (grammar/schema/)
+ * share: compile.c the dispatch, merging and the types' values; not.c
+ * complements; array.c contains; ref.c $ref's URIs; names.c
+ * propertyNames; uneval.c unevaluatedProperties; mult.c multipleOf.
+ * Not a public interface (that is grammar/schema.h).
  */
 #ifndef GR_SCHEMA_INT_H
 #define GR_SCHEMA_INT_H
@@ -11,12 +11,12 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../base/hash.h"
-#include "../base/buf.h"
-#include "../base/err.h"
-#include "../lexer/deriv.h"
-#include "cfg.h"
-#include "schema.h"
+#include "../../base/hash.h"
+#include "../../base/buf.h"
+#include "../../base/err.h"
+#include "../../lexer/deriv.h"
+#include "../cfg.h"
+#include "../schema.h"
 
 #define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
 #define MAX_ITEMS 100000u  /* largest minItems/maxItems written out */
@@ -101,18 +101,18 @@ int sc_decimal_places(double n);
  * format_annotation: no). */
 int sc_format_asserts(const sc_t *c, const char *name);
 /* The complement of the flattened schema s as a schema (kept), or -1 with
- * an error naming the keyword that has none here (schema_not.c). */
+ * an error naming the keyword that has none here (not.c). */
 /* An array under s's keywords that has `contains`, its length within
- * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
+ * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (array.c). */
 int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
                       gr_sym_t *out);
 /* Resolves every $ref of the document (and of the remote documents it
- * names) into the JSON pointer of its target (schema_ref.c). */
+ * names) into the JSON pointer of its target (ref.c). */
 int sc_refs_prepare(sc_t *c);
 /* The reason a $ref was found to resolve to nothing, or NULL. */
 const char *sc_ref_bad(const char *ref);
 /* propertyNames as the string lexeme every name must be in
- * (schema_names.c). */
+ * (names.c). */
 typedef struct {
     int on;          /* propertyNames constrains the names */
     int none;        /* no name qualifies */
@@ -133,14 +133,14 @@ int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
 /* Whether v is in the array en (JSON equality). */
 int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are
- * static (schema_uneval.c): dropped, or additionalProperties. */
+ * static (uneval.c): dropped, or additionalProperties. */
 int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* s with if/then/else beside an unevaluated keyword rewritten as the two
  * disjoint branches (if and then) or (not if and else), each holding the
- * unevaluated keywords (schema_uneval.c); s itself otherwise. */
+ * unevaluated keywords (uneval.c); s itself otherwise. */
 int sc_unevaluated_if(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* Look-aheads that keep the numbers (no exponent) that are multiples of
- * the decimal mo (schema_mult.c), appended to re (nothing where, with
+ * the decimal mo (mult.c), appended to re (nothing where, with
  * integer, every integer is one); -1 with the reason
  * where the automaton or its regex would be too big. */
 int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *re);

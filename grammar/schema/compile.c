@@ -1,5 +1,5 @@
 /*
- * schema: JSON Schema to grammar (schema.h; docs/json-schema.md).
+ * compile: JSON Schema to grammar (schema.h; docs/json-schema.md).
  *
  * sc_value() turns a schema into a symbol, or reports that it allows nothing
  * (return 1): the false schema, a required property that cannot appear,
@@ -11,7 +11,7 @@
  * by its target's pointer, made once, so recursive schemas are recursive
  * rules.
  */
-#include "schema.h"
+#include "../schema.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -20,11 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lexer/deriv.h"
-#include "ecma.h"
-#include "numrange.h"
-#include "schema_int.h"
-#include "schema_int.h"
+#include "../../lexer/deriv.h"
+#include "../ecma.h"
+#include "../numrange.h"
+#include "internal.h"
 
 static const gr_pos_t nopos = {0, 0};
 
@@ -1106,7 +1105,7 @@ static int number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym
     char lo[1024], hi[1024], xlo[1024], xhi[1024];
     json_t *mo = json_object_get(s, "multipleOf");
     unsigned places = 0; /* multipleOf 10^-places */
-    tb_buf_t mre = {0};  /* other multipleOf: look-aheads (schema_mult.c) */
+    tb_buf_t mre = {0};  /* other multipleOf: look-aheads (mult.c) */
     int general = 0;
     if (mo && !(json_is_number(mo) && (places = decimal_places(num(mo))) != UINT32_MAX)) {
         if (sc_multiple_of(c, mo, ptr, integer, &mre))
@@ -2241,7 +2240,7 @@ static int oneof_required(sc_t *c, json_t *br, const char *ptr, json_t **out)
 
 /* oneOf whose branches (merged with rest unless plain) may overlap, as
  * branches that cannot: branch i and the complement of every other one
- * (schema_not.c).  *out NULL when they are shown disjoint already; an
+ * (not.c).  *out NULL when they are shown disjoint already; an
  * error when some complement is not written here. */
 static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char *ptr,
                        json_t **out)

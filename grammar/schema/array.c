@@ -1,5 +1,5 @@
 /*
- * schema_arr: arrays with `contains` (and minContains, maxContains).
+ * array: arrays with `contains` (and minContains, maxContains).
  *
  * The items are read left to right by a nonterminal per (position, items
  * that matched C so far): W(i, n).  Each item is either one that counts,
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ecma.h"
-#include "schema_int.h"
+#include "../ecma.h"
+#include "internal.h"
 
 #define MAX_STATES 100000u
 

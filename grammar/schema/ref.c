@@ -1,11 +1,11 @@
 /*
- * schema_ref: $ref beyond plain JSON pointers.  Before anything is
+ * ref: $ref beyond plain JSON pointers.  Before anything is
  * compiled, every schema location is walked with its base URI ($id, or
  * draft 4's id, resolved against the enclosing one as RFC 3986 5.2 says),
  * registering each resource ($id) and anchor ($anchor, $dynamicAnchor,
  * a "#name" $id before 2019-09) by its absolute URI; then every $ref is
  * resolved against its base and rewritten as the JSON pointer of its
- * target ("#/..."), so that the rest of the compiler (resolve in schema.c)
+ * target ("#/..."), so that the rest of the compiler (resolve in compile.c)
  * reads pointers only.  Remote documents are never fetched from the
  * network: http://localhost:1234/PATH (the JSON Schema Test Suite's
  * remotes) is read from opts.remote_dir/PATH where that is set, grafted
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema_int.h"
+#include "internal.h"
 
 #define BAD_PREFIX "$tb:bad:"
 #define DOCS_KEY "$tb:docs"
