@@ -46,7 +46,7 @@ LDFLAGS += $(filter -fsanitize=%,$(OPT))
 
 # experiments/ keeps main.c at its top and the rest in one folder per role
 # (experiments/README.md): commands, drivers, store, counters, report, refs.
-LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c grammar/*.c experiments/*/*.c)
+LIB_SRC := $(wildcard base/*.c tok/*.c trie/*.c lexer/*.c grammar/*.c grammar/schema/*.c experiments/*/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB     := $(BUILD)/libtokbench.a
 BIN     := $(BUILD)/tokbench

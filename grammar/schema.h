@@ -33,23 +33,23 @@
  *     ipv4 ipv6 uri uri-reference uuid duration (ecma.c names each RFC);
  *   minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-4 booleans
  *     and later numbers; exact decimal intervals, grammar/numrange.h),
- *     multipleOf of any decimal whose automaton is small (schema_mult.c);
- *   propertyNames (its string keywords; schema_names.c);
+ *     multipleOf of any decimal whose automaton is small (schema/mult.c);
+ *   propertyNames (its string keywords; schema/names.c);
  *   unevaluatedProperties where the names evaluated are static
- *     (schema_uneval.c);
+ *     (schema/uneval.c);
  *   anyOf; oneOf as anyOf (exact where no instance matches two branches,
  *     and for branches of required names only, written exactly;
  *     opts->strict_oneof refuses the others); allOf merged keyword by
  *     keyword (and the keywords beside anyOf/oneOf/$ref merged into each
  *     branch; beside $ref ignored for drafts 4 to 7); $ref, recursive, to
  *     JSON pointers, $id base URIs (resolved as RFC 3986 says), $anchor,
- *     and remote documents read from opts->remote_dir (schema_ref.c);
+ *     and remote documents read from opts->remote_dir (schema/ref.c);
  *     $dynamicRef where its dynamic anchor is the only one of its name.
- *   not of any schema whose keywords have complements here (schema_not.c:
+ *   not of any schema whose keywords have complements here (schema/not.c:
  *     types, scalar enum/const, lengths, pattern, bounds, multipleOf 10^-k,
  *     required, properties, dependencies, anyOf, oneOf, not, if, contains);
  *   if/then/else as (if and then) or (not if and else); contains with
- *     minContains and maxContains (schema_arr.c); strict oneOf exactly.
+ *     minContains and maxContains (schema/array.c); strict oneOf exactly.
  *   Annotations and unknown keywords are ignored (title, description,
  *   default, examples, $comment, $schema, $id, readOnly, x-...).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.

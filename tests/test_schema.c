@@ -750,7 +750,7 @@ static const schema_case_t cases[] = {
      I("[1]", "[]")},
     {"{" D2020 "\"unevaluatedItems\": false, \"items\": {\"type\": \"integer\"}}",
      I("[1, 2]", "[\"a\"]")},
-    /* not: the complement keyword by keyword (grammar/schema_not.c) */
+    /* not: the complement keyword by keyword (grammar/schema/not.c) */
     {"{\"not\": {\"minimum\": 3}}", I("2", "3", "\"x\"", "2.5", "-1")},
     {"{\"not\": {\"type\": \"integer\"}}", I("1", "1.5", "\"a\"", "null", "2.0")},
     {"{\"type\": \"number\", \"not\": {\"multipleOf\": 1}}", I("1", "1.5", "2.0", "-0.25")},
@@ -766,7 +766,7 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"string\", \"not\": {\"anyOf\": [{\"maxLength\": 1}, {\"pattern\": \"x\"}]}}",
      I("\"a\"", "\"ab\"", "\"axb\"", "\"abc\"")},
     {"{\"not\": {\"not\": {\"type\": \"string\", \"minLength\": 2}}}", I("\"ab\"", "\"a\"", "1")},
-    /* contains, minContains, maxContains (grammar/schema_arr.c) */
+    /* contains, minContains, maxContains (grammar/schema/array.c) */
     {"{\"contains\": {\"minimum\": 5}}", I("[3, 4, 5]", "[1]", "[]", "\"x\"", "[5, 6]")},
     {"{\"type\": \"array\", \"contains\": {\"type\": \"string\"}, \"minContains\": 2, "
      "\"maxContains\": 3}",
@@ -1124,7 +1124,7 @@ static void multiple_of_decimals(void **state)
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"maximum\": 0}", "-3.5", 1},
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"maximum\": 0}", "3.5", 0},
         {"{\"type\": \"integer\", \"multipleOf\": 0.01}", "3", 1},
-        /* any decimal: remainder automata as look-aheads (schema_mult.c) */
+        /* any decimal: remainder automata as look-aheads (grammar/schema/mult.c) */
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"minimum\": 1}", "1.01", 1},
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"minimum\": 1}", "0.99", 0},
         {"{\"type\": \"number\", \"multipleOf\": 0.01, \"minimum\": 1}", "1.015", 0},

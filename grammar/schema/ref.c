@@ -1,17 +1,17 @@
 /*
- * schema_ref: $ref beyond plain JSON pointers.  Before anything is
+ * ref: $ref beyond plain JSON pointers.  Before anything is
  * compiled, every schema location is walked with its base URI ($id, or
  * draft 4's id, resolved against the enclosing one as RFC 3986 5.2 says),
  * registering each resource ($id) and anchor ($anchor, $dynamicAnchor,
  * a "#name" $id before 2019-09) by its absolute URI; then every $ref is
  * resolved against its base and rewritten as the JSON pointer of its
- * target ("#/..."), so that the rest of the compiler (resolve in schema.c)
- * reads pointers only.  Remote documents are never fetched from the
+ * target ("#/..."), so that the rest of the compiler reads pointers only
+ * (sc_resolve, below).  Remote documents are never fetched from the
  * network: http://localhost:1234/PATH (the JSON Schema Test Suite's
  * remotes) is read from opts.remote_dir/PATH where that is set, grafted
  * under the root's "$tb:docs" array and walked the same way.  A $ref that
  * resolves to nothing is rewritten to "$tb:bad:" and the reason, which
- * resolve turns into the compile error naming the $ref where it is used.
+ * sc_resolve turns into the compile error naming the $ref where it is used.
  * A $dynamicRef becomes such a $ref where no dynamic scope can change its
  * target: its target has no $dynamicAnchor of its name, or no other object
  * anywhere has one.
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema_int.h"
+#include "internal.h"
 
 #define BAD_PREFIX "$tb:bad:"
 #define DOCS_KEY "$tb:docs"
@@ -219,7 +219,7 @@ static int name(walk_t *w, char *uri, const char *ptr)
     return 0;
 }
 
-/* key escaped for a pointer that resolve decodes ('%' too). */
+/* key escaped for a pointer that sc_resolve decodes ('%' too). */
 static char *join(const char *ptr, const char *key)
 {
     tb_buf_t b = {0};
@@ -546,4 +546,143 @@ int sc_refs_prepare(sc_t *c)
 const char *sc_ref_bad(const char *ref)
 {
     return strncmp(ref, BAD_PREFIX, strlen(BAD_PREFIX)) ? NULL : ref + strlen(BAD_PREFIX);
+}
+
+/* ---- pointers: the targets of the rewritten $refs -------------------------- */
+
+static int unhex(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f'
+                                                   ? (ch | 0x20) - 'a' + 10 : -1;
+}
+
+/* The schema a $ref names, and its canonical pointer ("#/...", malloc'd;
+ * NULL on failure, so that callers may free it either way). */
+int sc_resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon)
+{
+    const char *r = ref;
+    *canon = NULL;
+    const char *bad = sc_ref_bad(ref);
+    if (bad)
+        return sc_fail(c, ptr, "%s", bad);
+    if (!*r)
+        r = "#";
+    if (r[0] != '#' || (r[1] && r[1] != '/'))
+        return sc_fail(c, ptr, "$ref '%s' cannot be resolved", ref);
+    json_t *at = c->root;
+    const char *p = r + 1;
+    tb_buf_t key = {0};
+    while (*p == '/') {
+        p++;
+        key.len = 0;
+        for (; *p && *p != '/'; p++) {
+            char ch = *p;
+            if (ch == '~' && (p[1] == '0' || p[1] == '1'))
+                ch = *++p == '0' ? '~' : '/';
+            else if (ch == '%' && unhex(p[1]) >= 0 && unhex(p[2]) >= 0)
+                ch = (char)(unhex(p[1]) * 16 + unhex(p[2])), p += 2;
+            if (tb_buf_putc(&key, (uint8_t)ch)) {
+                tb_buf_free(&key);
+                return sc_oom(c);
+            }
+        }
+        if (tb_buf_putc(&key, 0)) {
+            tb_buf_free(&key);
+            return sc_oom(c);
+        }
+        const char *k = (const char *)key.data;
+        char *end;
+        if (json_is_object(at))
+            at = json_object_get(at, k);
+        else if (json_is_array(at) && *k >= '0' && *k <= '9' && (k[0] != '0' || !k[1])) {
+            at = json_array_get(at, strtoul(k, &end, 10));
+            if (*end)
+                at = NULL;
+        } else
+            at = NULL;
+        if (!at) {
+            tb_buf_free(&key);
+            return sc_fail(c, ptr, "$ref '%s' cannot be resolved", ref);
+        }
+    }
+    tb_buf_free(&key);
+    *out = at;
+    *canon = strdup(r);
+    return *canon ? 0 : sc_oom(c);
+}
+
+
+/* The nonterminal of a $ref's target (compiled on first use). */
+int sc_ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
+{
+    json_t *target;
+    char *canon;
+    if (sc_resolve(c, ref, ptr, &target, &canon))
+        return -1;
+    int32_t i = tb_strmap_get(&c->ref_map, (const uint8_t *)canon, strlen(canon));
+    if (i >= 0) {
+        free(canon);
+        *out = c->refs.data[i].sym;
+        return c->refs.data[i].state == 2;
+    }
+    /* A chain of bare $refs that comes back to itself has no base case. */
+    json_t *hop = target;
+    for (int n = 0; json_is_object(hop) && json_object_size(hop) == 1 && n <= MAX_DEPTH; n++) {
+        const char *next = json_string_value(json_object_get(hop, "$ref"));
+        json_t *t2;
+        char *c2;
+        if (!next || sc_resolve(c, next, canon, &t2, &c2))
+            break;
+        int loop = t2 == target || n == MAX_DEPTH;
+        free(c2);
+        if (loop) {
+            int r = sc_fail(c, ptr, "$ref '%s' is a cycle of $refs with no base case", ref);
+            free(canon);
+            return r;
+        }
+        hop = t2;
+    }
+    ref_t rf = {0};
+    if (gr_cfg_nonterm(c->g, canon, strlen(canon), nopos, &rf.sym, c->err) ||
+        tb_vec_push(&c->ref_keys, canon) || tb_vec_push(&c->refs, rf) ||
+        tb_strmap_put(&c->ref_map, (const uint8_t *)canon, strlen(canon),
+                      (int32_t)(c->refs.len - 1)) < 0) {
+        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != canon)
+            free(canon);
+        return c->err->msg[0] ? -1 : sc_oom(c);
+    }
+    size_t idx = c->refs.len - 1;
+    gr_sym_t x;
+    int r = sc_value(c, target, canon, &x);
+    if (r < 0)
+        return -1;
+    c->refs.data[idx].state = r == 1 ? 2 : 1;
+    *out = c->refs.data[idx].sym;
+    /* A target that allows nothing keeps a rule that derives nothing, so
+     * that the grammar has no undefined rule (it is never reached). */
+    return r == 1 ? sc_rule(c, *out, out, 1) ? -1 : 1 : sc_rule(c, *out, &x, 1);
+}
+
+/* Whether the keywords beside a $ref say nothing its target does not (then
+ * the $ref stays a shared, possibly recursive, rule). */
+int sc_ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr)
+{
+    json_t *t, *ft, *m;
+    char *canon;
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (!ref || sc_resolve(c, ref, ptr, &t, &canon))
+        return 0;
+    int r = 0;
+    if (json_is_object(t) && !json_object_get(t, "allOf") && !json_object_get(t, "$ref")) {
+        json_t *sib = json_copy(s);
+        ft = t;
+        m = t;
+        if (!sc_keep(c, sib)) {
+            json_object_del(sib, "$ref");
+            r = !sc_merge(c, &m, sib, ptr) && json_equal(m, ft);
+        }
+    }
+    free(canon);
+    c->err->msg[0] = 0; /* a merge that fails is no error here */
+    return r;
 }

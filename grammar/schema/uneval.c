@@ -1,5 +1,5 @@
 /*
- * schema_uneval: unevaluatedProperties where the properties evaluated are
+ * uneval: unevaluatedProperties where the properties evaluated are
  * known statically.  After allOf and $ref are merged into a schema (each
  * branch's own unevaluatedProperties resolved first, in its own scope),
  * the names its properties, patternProperties and additionalProperties
@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "schema_int.h"
+#include "internal.h"
 
 /* The keywords by which a subschema may evaluate properties (any property
  * keyword or reference). */

@@ -1,5 +1,5 @@
 /*
- * schema_mult: multipleOf of any decimal m = M * 10^-k.  A number x (no
+ * mult: multipleOf of any decimal m = M * 10^-k.  A number x (no
  * exponent) is a multiple iff its fraction has nothing but zeros after
  * k digits and the integer N = x * 10^k is divisible by M.  With
  * M = g * M' (g = 2^a 5^b, M' coprime to 10), N is divisible by M' iff
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema_int.h"
+#include "internal.h"
 
 #define MAX_MPRIME 64
 #define MAX_G 1024 /* the powers of 2 and 5 (and at most 256 endings) */

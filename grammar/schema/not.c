@@ -1,5 +1,5 @@
 /*
- * schema_not: the complement of a schema, written as a schema
+ * not: the complement of a schema, written as a schema
  * (docs/json-schema.md, *not*).
  *
  * A flattened schema is the conjunction of its keywords, each of which
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema_int.h"
+#include "internal.h"
 
 typedef struct {
     sc_t *c;

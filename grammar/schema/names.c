@@ -1,5 +1,5 @@
 /*
- * schema_names: propertyNames.  Names are strings, so propertyNames is
+ * names: propertyNames.  Names are strings, so propertyNames is
  * the string schema every name of an object must meet: the keywords that
  * apply to strings (type, enum, const, minLength, maxLength, pattern,
  * format) as one string lexeme N.  A defined or required name that N
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lexer/deriv.h"
-#include "ecma.h"
-#include "schema_int.h"
+#include "../../lexer/deriv.h"
+#include "../ecma.h"
+#include "internal.h"
 
 static const lex_dfa_opts_t names_opts = {.lookahead = 1};
 

@@ -1,22 +1,24 @@
 /*
- * schema_int: what the files of the JSON Schema compiler share (schema.c
- * the dispatch, merging and the types' values; schema_not.c complements;
- * schema_arr.c contains; schema_ref.c $ref's URIs; schema_names.c
- * propertyNames; schema_uneval.c unevaluatedProperties;
- * schema_mult.c multipleOf).  Not a public interface.
+ * internal: what the files of the JSON Schema compiler (grammar/schema/)
+ * share: compile.c the entry point, the dispatch and the common helpers;
+ * merge.c allOf merging; scalar.c enum/const, numbers and strings;
+ * array.c arrays and contains; object.c objects and dependencies; oneof.c
+ * anyOf/oneOf; not.c complements; ref.c $ref's URIs and pointers;
+ * names.c propertyNames; uneval.c unevaluatedProperties; mult.c
+ * multipleOf.  Not a public interface (that is grammar/schema.h).
  */
-#ifndef GR_SCHEMA_INT_H
-#define GR_SCHEMA_INT_H
+#ifndef GR_SCHEMA_INTERNAL_H
+#define GR_SCHEMA_INTERNAL_H
 
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../base/hash.h"
-#include "../base/buf.h"
-#include "../base/err.h"
-#include "../lexer/deriv.h"
-#include "cfg.h"
-#include "schema.h"
+#include "../../base/hash.h"
+#include "../../base/buf.h"
+#include "../../base/err.h"
+#include "../../lexer/deriv.h"
+#include "../cfg.h"
+#include "../schema.h"
 
 #define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
 #define MAX_ITEMS 100000u  /* largest minItems/maxItems written out */
@@ -25,6 +27,14 @@ enum { T_NULL = 1, T_BOOL = 2, T_INT = 4, T_NUM = 8, T_STR = 16, T_ARR = 32, T_O
        T_ALL = 127 };
 static const char *const type_names[] = {"null", "boolean", "integer", "number",
                                          "string", "array", "object"};
+/* The position of every rule and lexeme the compiler adds (no source). */
+static const gr_pos_t nopos = {0, 0};
+
+#define JSON_INT "-?(?:0|[1-9][0-9]*)"
+#define JSON_NUM JSON_INT "(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+/* From draft 6 on an integer is any number without a fractional part:
+ * json.dumps writes such floats as "3.0". */
+#define JSON_INT6 JSON_INT "(?:\\.0+)?"
 
 typedef struct {
     gr_sym_t sym;
@@ -56,7 +66,7 @@ typedef struct {
 /* The properties, patternProperties and additionalProperties of allOf
  * branches merged beside a schema's own where patternProperties make a
  * merge into one set of them inexact: an array of objects, each holding
- * one branch's three (object_value's sides). */
+ * one branch's three (sc_object_value's sides). */
 #define SIDES "$tb:objectSides"
 /* Numbers with a non-zero digit after the first k of the fraction (the
  * complement of multipleOf 10^-k; 0: the numbers that are no integers),
@@ -73,13 +83,44 @@ int sc_oom(sc_t *c);
 int sc_keep(sc_t *c, json_t *j);
 char *sc_ptr_join(const char *ptr, const char *key);
 char *sc_ptr_index(const char *ptr, const char *key, size_t i);
+/* The lexeme of regex named name (compile.c). */
+int sc_lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out);
+/* A lexeme named "WHAT at POINTER" (ptr NULL: named by its regex). */
+int sc_named_lexeme(sc_t *c, const char *regex, const char *what, const char *ptr,
+                    gr_sym_t *out);
 int sc_lit(sc_t *c, const char *s, gr_sym_t *out);
 int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n);
 int sc_any_value(sc_t *c, gr_sym_t *out);
 /* A schema's symbol: 0, 1 when it allows nothing, -1 with c->err. */
 int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+/* s with allOf and $ref merged into its keywords (merge.c). */
 int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
+/* *m and b (both flattened) merged keyword by keyword into *m (merge.c). */
 int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr);
+/* anyOf/oneOf: each branch merged with the keywords beside it (oneof.c). */
+int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+/* enum and const: their values of the given types that s's other
+ * keywords allow; 1 when none (scalar.c). */
+int sc_enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out);
+/* The lexeme of numbers (integers with integer set) under s's keywords,
+ * or with regex_out only its regex there (scalar.c). */
+int sc_number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *out,
+                    tb_buf_t *regex_out);
+/* The lexeme of strings under s's keywords, or with regex_out only its
+ * regex there; 1 when no string qualifies (scalar.c). */
+int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t *regex_out);
+/* What the string lexemes' regexes need of the lexer (scalar.c). */
+extern const lex_dfa_opts_t sc_string_opts;
+/* A non-negative integer keyword k of s (absent: dflt) (scalar.c). */
+int sc_count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t dflt, uint64_t *out);
+/* The array value under s's keywords; 1 when none qualifies (array.c). */
+int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+/* The object value under s's keywords; 1 when none qualifies (object.c). */
+int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+/* dependencies, dependentRequired or dependentSchemas (kw) as two
+ * branches: the first key absent, or present with what it needs
+ * (object.c). */
+int sc_dependencies(sc_t *c, json_t *s, const char *kw, const char *ptr, gr_sym_t *out);
 /* Whether a subschema may use one of kws (a NULL-terminated list), in
  * place or through the in-place applicators (allOf, anyOf, oneOf, if,
  * then, else, dependentSchemas; `not` evaluates nothing); conservatively
@@ -100,19 +141,21 @@ int sc_decimal_places(double n);
 /* Whether `format` name asserts under the options (a custom format or
  * format_annotation: no). */
 int sc_format_asserts(const sc_t *c, const char *name);
-/* The complement of the flattened schema s as a schema (kept), or -1 with
- * an error naming the keyword that has none here (schema_not.c). */
-/* An array under s's keywords that has `contains`, its length within
- * [mn, mx] (mx GR_NO_MAX: unbounded); 1 when none can be (schema_arr.c). */
-int sc_array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
-                      gr_sym_t *out);
 /* Resolves every $ref of the document (and of the remote documents it
- * names) into the JSON pointer of its target (schema_ref.c). */
+ * names) into the JSON pointer of its target (ref.c). */
 int sc_refs_prepare(sc_t *c);
 /* The reason a $ref was found to resolve to nothing, or NULL. */
 const char *sc_ref_bad(const char *ref);
+/* The schema a rewritten $ref names and its canonical pointer (malloc'd;
+ * NULL on failure) (ref.c). */
+int sc_resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon);
+/* The nonterminal of a $ref's target, compiled on first use (ref.c). */
+int sc_ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out);
+/* Whether the keywords beside s's $ref say nothing its target does not
+ * (then the $ref stays a shared rule) (ref.c). */
+int sc_ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr);
 /* propertyNames as the string lexeme every name must be in
- * (schema_names.c). */
+ * (names.c). */
 typedef struct {
     int on;          /* propertyNames constrains the names */
     int none;        /* no name qualifies */
@@ -133,19 +176,21 @@ int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
 /* Whether v is in the array en (JSON equality). */
 int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are
- * static (schema_uneval.c): dropped, or additionalProperties. */
+ * static (uneval.c): dropped, or additionalProperties. */
 int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* s with if/then/else beside an unevaluated keyword rewritten as the two
  * disjoint branches (if and then) or (not if and else), each holding the
- * unevaluated keywords (schema_uneval.c); s itself otherwise. */
+ * unevaluated keywords (uneval.c); s itself otherwise. */
 int sc_unevaluated_if(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* Look-aheads that keep the numbers (no exponent) that are multiples of
- * the decimal mo (schema_mult.c), appended to re (nothing where, with
+ * the decimal mo (mult.c), appended to re (nothing where, with
  * integer, every integer is one); -1 with the reason
  * where the automaton or its regex would be too big. */
 int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *re);
 /* The least common multiple of two decimals (new), NULL if not written. */
 json_t *sc_multiple_lcm(json_t *a, json_t *b);
+/* The complement of the flattened schema s as a schema (kept), or -1 with
+ * an error naming the keyword that has none here (not.c). */
 int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
 
 #endif

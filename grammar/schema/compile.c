@@ -1,0 +1,448 @@
+/*
+ * compile: JSON Schema to grammar (grammar/schema.h; docs/json-schema.md),
+ * the entry point and the dispatch.
+ *
+ * sc_value() turns a schema into a symbol, or reports that it allows nothing
+ * (return 1): the false schema, a required property that cannot appear,
+ * an empty enum.  The keywords that combine schemas are rewritten first:
+ * allOf (and $ref beside other keywords) by merging keyword by keyword into
+ * a new schema object (merge.c), anyOf/oneOf by merging the keywords beside
+ * them into each branch (oneof.c), not as the complement (not.c), if/then/
+ * else and the dependencies as two branches.  Then each allowed type
+ * contributes an alternative built from the keywords that apply to it
+ * (scalar.c, array.c, object.c).  A $ref becomes a nonterminal named by its
+ * target's pointer, made once, so recursive schemas are recursive rules
+ * (ref.c).  Here too: the helpers every module uses (errors, pointers,
+ * lexemes, rules, the any-value rules, the keyword and type tables).
+ */
+#include "../schema.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ecma.h"
+#include "internal.h"
+
+__attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr,
+                                                      const char *f, ...)
+{
+    char msg[TB_ERR_MAX];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(msg, sizeof msg, f, ap);
+    va_end(ap);
+    return tb_fail(c->err, "%s: %s", ptr, msg);
+}
+
+int sc_oom(sc_t *c) { return tb_fail(c->err, "out of memory"); }
+
+/* ptr + "/" + key (with ~ and / escaped as JSON Pointer says); malloc'd. */
+char *sc_ptr_join(const char *ptr, const char *key)
+{
+    tb_buf_t b = {0};
+    int r = tb_buf_put(&b, ptr, strlen(ptr)) || tb_buf_putc(&b, '/');
+    for (const char *k = key; *k && !r; k++)
+        r = *k == '~' ? tb_buf_put(&b, "~0", 2) : *k == '/' ? tb_buf_put(&b, "~1", 2)
+                                                           : tb_buf_putc(&b, (uint8_t)*k);
+    if (r || tb_buf_putc(&b, 0)) {
+        tb_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.data;
+}
+
+char *sc_ptr_index(const char *ptr, const char *key, size_t i)
+{
+    char *s = NULL;
+    if (asprintf(&s, "%s/%s/%zu", ptr, key, i) < 0)
+        return NULL;
+    return s;
+}
+
+/* ---- lexemes ------------------------------------------------------------ */
+
+int sc_lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
+{
+    return gr_cfg_lexeme(c->g, regex, name, 0, nopos, out, c->err);
+}
+
+/* A lexeme named "WHAT at POINTER" (for messages and dumps: the regex of
+ * an enum or a pattern may be long); ptr NULL: named by its regex. */
+int sc_named_lexeme(sc_t *c, const char *regex, const char *what, const char *ptr,
+                    gr_sym_t *out)
+{
+    char *name = NULL;
+    if (ptr && asprintf(&name, "%s at %s", what, ptr) < 0)
+        return sc_oom(c);
+    int r = sc_lexeme(c, regex, name, out);
+    free(name);
+    return r;
+}
+
+int sc_lit(sc_t *c, const char *s, gr_sym_t *out)
+{
+    return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
+}
+
+int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
+{
+    return gr_cfg_rule(c->g, lhs, rhs, n, nopos, c->err);
+}
+
+/* The rules of any JSON value, made once. */
+int sc_any_value(sc_t *c, gr_sym_t *out)
+{
+    if (c->have_any) {
+        *out = c->any;
+        return 0;
+    }
+    gr_sym_t v, obj, arr, mem, mems, elems, s, n, k, lb, rb, ls, rs, co, cm;
+    if (gr_cfg_nonterm(c->g, "json_value", 10, nopos, &v, c->err) ||
+        gr_cfg_nonterm(c->g, "json_object", 11, nopos, &obj, c->err) ||
+        gr_cfg_nonterm(c->g, "json_array", 10, nopos, &arr, c->err) ||
+        gr_cfg_nonterm(c->g, "json_member", 11, nopos, &mem, c->err) ||
+        gr_cfg_nonterm(c->g, "json_members", 12, nopos, &mems, c->err) ||
+        gr_cfg_nonterm(c->g, "json_elements", 13, nopos, &elems, c->err) ||
+        sc_lexeme(c, GR_JSON_ANY_STRING, "STRING", &s) || sc_lexeme(c, JSON_NUM, "NUMBER", &n) ||
+        sc_lexeme(c, "true|false|null", "true|false|null", &k) || sc_lit(c, "{", &lb) ||
+        sc_lit(c, "}", &rb) || sc_lit(c, "[", &ls) || sc_lit(c, "]", &rs) || sc_lit(c, ":", &co) ||
+        sc_lit(c, ",", &cm))
+        return -1;
+    c->any = v;
+    c->any_str = s;
+    c->have_any = 1;
+    *out = v;
+    return sc_rule(c, v, &obj, 1) || sc_rule(c, v, &arr, 1) || sc_rule(c, v, &s, 1) ||
+           sc_rule(c, v, &n, 1) || sc_rule(c, v, &k, 1) ||
+           sc_rule(c, obj, (gr_sym_t[]){lb, rb}, 2) || sc_rule(c, obj, (gr_sym_t[]){lb, mems, rb}, 3) ||
+           sc_rule(c, mems, &mem, 1) || sc_rule(c, mems, (gr_sym_t[]){mems, cm, mem}, 3) ||
+           sc_rule(c, mem, (gr_sym_t[]){s, co, v}, 3) || sc_rule(c, arr, (gr_sym_t[]){ls, rs}, 2) ||
+           sc_rule(c, arr, (gr_sym_t[]){ls, elems, rs}, 3) || sc_rule(c, elems, &v, 1) ||
+           sc_rule(c, elems, (gr_sym_t[]){elems, cm, v}, 3);
+}
+
+/* ---- keywords and types --------------------------------------------------- */
+
+int sc_keep(sc_t *c, json_t *j)
+{
+    if (!j || tb_vec_push(&c->owned, j)) {
+        json_decref(j);
+        return sc_oom(c);
+    }
+    return 0;
+}
+
+/* Keywords that never constrain an instance: all but the assertions and
+ * applicators below (JSON Schema ignores unknown keywords). */
+static int is_annotation(const char *k)
+{
+    static const char *const a[] = {
+        "type", "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+        "$ref", "$dynamicRef", "$recursiveRef", "properties", "required",
+        "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+        "dependencies", "dependentRequired", "dependentSchemas", "propertyNames",
+        "unevaluatedProperties", "unevaluatedItems", "items", "prefixItems", "additionalItems",
+        "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+        "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
+        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        NULL};
+    for (size_t i = 0; a[i]; i++)
+        if (!strcmp(a[i], k))
+            return 0;
+    return 1;
+}
+
+/* is_annotation, and format where the options make it one. */
+int sc_annotation(const sc_t *c, const char *k)
+{
+    return is_annotation(k) || (c->opts.format_annotation && !strcmp(k, "format"));
+}
+
+/* {"allOf": [a, b]}, new. */
+json_t *sc_all_of(json_t *a, json_t *b)
+{
+    return json_pack("{s:[O,O]}", "allOf", a, b);
+}
+
+int sc_type_mask(json_t *t)
+{
+    if (!t)
+        return T_ALL;
+    int m = 0;
+    for (size_t i = 0; i < (json_is_array(t) ? json_array_size(t) : 1); i++) {
+        const char *s = json_string_value(json_is_array(t) ? json_array_get(t, i) : t);
+        for (int k = 0; s && k < 7; k++)
+            if (!strcmp(s, type_names[k]))
+                m |= 1 << k;
+    }
+    return m;
+}
+
+json_t *sc_type_json(int m)
+{
+    json_t *a = json_array();
+    for (int k = 0; a && k < 7; k++)
+        if ((m & (1 << k)) && json_array_append_new(a, json_string(type_names[k])))
+            return json_decref(a), NULL;
+    return a;
+}
+
+/* The intersection of two type masks (integer is a number). */
+int sc_type_and(int a, int b)
+{
+    int m = a & b;
+    if ((a & T_NUM) && (b & T_INT))
+        m |= T_INT;
+    if ((b & T_NUM) && (a & T_INT))
+        m |= T_INT;
+    return m;
+}
+
+/* ---- the dispatch ---------------------------------------------------------- */
+
+/* A type branch's symbol; 1 when it allows nothing. */
+static int type_value(sc_t *c, json_t *s, const char *ptr, int t, gr_sym_t *out)
+{
+    switch (t) {
+    case T_NULL: return sc_lit(c, "null", out);
+    case T_BOOL: return sc_lexeme(c, "true|false", "true|false", out);
+    case T_INT: return sc_number_value(c, s, ptr, 1, out, NULL);
+    case T_NUM: return sc_number_value(c, s, ptr, 0, out, NULL);
+    case T_STR: return sc_string_value(c, s, ptr, out, NULL);
+    case T_ARR: return sc_array_value(c, s, ptr, out);
+    default: return sc_object_value(c, s, ptr, out);
+    }
+}
+
+/* One alternative per allowed type (the symbol itself when just one). */
+static int type_alternatives(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
+{
+    gr_sym_t x[7];
+    int n = 0, r = 0;
+    for (int t = 1; t <= T_OBJ && !r; t <<= 1) {
+        if (!(types & t))
+            continue;
+        r = type_value(c, s, ptr, t, &x[n]);
+        if (r == 0)
+            n++;
+        else if (r == 1)
+            r = 0;
+    }
+    if (r || n <= 1) {
+        *out = x[0];
+        return r ? r : !n;
+    }
+    if (gr_cfg_fresh(c->g, "value", out, c->err))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (sc_rule(c, *out, &x[i], 1))
+            return -1;
+    return 0;
+}
+
+static int refuse_generic(sc_t *c, json_t *s, const char *ptr)
+{
+    static const char *const refused[] = {"$dynamicRef", "$recursiveRef", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (json_object_get(s, refused[i])) {
+            char *p = sc_ptr_join(ptr, refused[i]);
+            int r = sc_fail(c, p ? p : ptr, "'%s' is not supported", refused[i]);
+            free(p);
+            return r;
+        }
+    return 0;
+}
+
+/* not: rewritten where its complement is written exactly: not {} (or
+ * true) allows nothing; not {required: R} is an object with some name of R
+ * absent; not {type: T} the other types; not {pattern: P} and not {enum or
+ * const of strings} constrain strings only (NOT_PATTERN, NOT_STRINGS). */
+static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n, *comp;
+    char *p = sc_ptr_join(ptr, "not");
+    int r = !p ? sc_oom(c) : sc_keep(c, rest);
+    if (!r && json_is_object(n))
+        r = sc_flatten(c, n, p, &fn);
+    if (!r)
+        r = sc_complement(c, fn, p, &comp);
+    free(p);
+    if (r)
+        return -1;
+    json_object_del(rest, "not");
+    json_t *all = json_pack("{s:[O,O]}", "allOf", rest, comp);
+    if (sc_keep(c, all))
+        return -1;
+    return sc_value(c, all, ptr, out);
+}
+
+/* if/then/else: (if and then) or (not if and else), a missing then or
+ * else being true; the keywords beside them merged into both. */
+static int conditional(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *rest = json_copy(s);
+    if (sc_keep(c, rest))
+        return -1;
+    json_t *i = json_object_get(s, "if"), *t = json_object_get(s, "then"),
+           *e = json_object_get(s, "else");
+    json_object_del(rest, "if");
+    json_object_del(rest, "then");
+    json_object_del(rest, "else");
+    json_t *any = json_pack("{s:[{s:[O,O]},{s:[{s:O},O]}]}", "anyOf", "allOf", i,
+                            t ? t : json_true(), "allOf", "not", i, e ? e : json_true());
+    json_t *all = any ? json_pack("{s:[O,o]}", "allOf", rest, any) : NULL;
+    if (sc_keep(c, all))
+        return -1;
+    return sc_value(c, all, ptr, out);
+}
+
+/* The types a schema allows: its type keyword (and nullable). */
+static int allowed_types(sc_t *c, json_t *s, const char *ptr, int *out)
+{
+    json_t *t = json_object_get(s, "type");
+    if (t && !json_is_string(t) && !json_is_array(t))
+        return sc_fail(c, ptr, "'type' must be a string or an array");
+    int m = sc_type_mask(t);
+    size_t i;
+    json_t *x;
+    if (json_is_string(t) && !m)
+        return sc_fail(c, ptr, "unknown type '%s'", json_string_value(t));
+    json_array_foreach(t, i, x) {
+        if (!json_is_string(x) || !sc_type_mask(x))
+            return sc_fail(c, ptr, "unknown type in 'type'");
+    }
+    if (json_is_true(json_object_get(s, "nullable")))
+        m |= T_NULL;
+    *out = m;
+    return 0;
+}
+
+int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    if (json_is_true(s))
+        return sc_any_value(c, out);
+    if (json_is_false(s))
+        return 1;
+    if (!json_is_object(s))
+        return sc_fail(c, ptr, "a schema must be an object or a boolean");
+    if (++c->depth > MAX_DEPTH)
+        return sc_fail(c, ptr, "schema nested too deeply");
+    int r = 0;
+    const char *dep;
+    json_t *ref = json_object_get(s, "$ref");
+    int only_ref = ref != NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || sc_annotation(c, k);
+    only_ref |= ref && (c->ref_alone || sc_ref_siblings_redundant(c, s, ptr));
+    if (c->err->msg[0])
+        r = -1;
+    else if (only_ref) {
+        r = json_is_string(ref) ? sc_ref_symbol(c, json_string_value(ref), ptr, out)
+                                : sc_fail(c, ptr, "'$ref' must be a string");
+    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems") ||
+               (json_object_get(s, "unevaluatedProperties") &&
+                !json_is_true(json_object_get(s, "unevaluatedProperties")) &&
+                !json_object_get(s, "enum") && !json_object_get(s, "const"))) {
+        json_t *m;
+        r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
+    } else if (json_object_get(s, "not")) {
+        r = negate(c, s, ptr, out);
+    } else if ((r = refuse_generic(c, s, ptr))) {
+    } else if (json_object_get(s, "if") && c->draft >= 7) {
+        r = conditional(c, s, ptr, out);
+    } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
+                      : json_object_get(s, "dependentRequired") ? "dependentRequired"
+                      : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
+        int types = 0;
+        r = allowed_types(c, s, ptr, &types);
+        if (!r && !(types & T_OBJ)) {
+            /* it speaks of objects only */
+            json_t *rest = json_copy(s);
+            r = sc_keep(c, rest) || json_object_del(rest, dep) ? -1 : sc_value(c, rest, ptr, out);
+        } else if (!r)
+            r = sc_dependencies(c, s, dep, ptr, out);
+    } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
+        r = sc_alternatives(c, s, ptr, out);
+    } else {
+        int types = 0;
+        r = allowed_types(c, s, ptr, &types);
+        if (!r && types & T_NUM)
+            types &= ~T_INT;
+        if (!r && (json_object_get(s, "enum") || json_object_get(s, "const"))) {
+            r = sc_enum_value(c, s, ptr, types | (types & T_NUM ? T_INT : 0), out);
+        } else if (!r) {
+            r = type_alternatives(c, s, ptr, types, out);
+        }
+    }
+    c->depth--;
+    return r;
+}
+
+int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
+                      const gr_schema_opts_t *opts, tb_err_t *err)
+{
+    sc_t c = {.g = g, .err = err};
+    g->lookahead = 1; /* see sc_string_opts */
+    if (opts)
+        c.opts = *opts;
+    err->msg[0] = 0;
+    json_error_t je;
+    c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (!c.root && strstr(je.text, "too big")) {
+        c.big = 1;
+        c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                            &je);
+    }
+    if (!c.root)
+        return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
+                       je.text);
+    const char *sv = json_string_value(json_object_get(c.root, "$schema"));
+    /* Draft 3's own assertions (disallow, extends, divisibleBy, a boolean
+     * required) are unknown keywords to the later drafts read here: they
+     * would be ignored, so its schemas are refused. */
+    if (sv && strstr(sv, "draft-03")) {
+        json_decref(c.root);
+        return tb_fail(err, "#/$schema: draft 3 is not supported (its disallow, extends, "
+                       "divisibleBy and boolean required would be ignored)");
+    }
+    c.draft = c.opts.draft ? c.opts.draft : 2020;
+    if (sv)
+        c.draft = strstr(sv, "draft-04")   ? 4
+                  : strstr(sv, "draft-06") ? 6
+                  : strstr(sv, "draft-07") ? 7
+                  : strstr(sv, "2019-09")  ? 2019
+                  : strstr(sv, "2020-12")  ? 2020 : c.draft;
+    if (c.draft != 4 && c.draft != 6 && c.draft != 7 && c.draft != 2019 && c.draft != 2020) {
+        json_decref(c.root);
+        return tb_fail(err, "draft %d is not one of 4, 6, 7, 2019, 2020", c.draft);
+    }
+    c.draft4 = c.draft == 4;
+    c.ref_alone = c.draft <= 7;
+    gr_sym_t x, start, ws;
+    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : sc_refs_prepare(&c);
+    if (!r)
+        r = sc_value(&c, c.root, "#", &x);
+    int empty = r == 1;
+    if (empty)
+        r = tb_fail(err, "#: the schema allows no value");
+    if (!r && !c.opts.compact)
+        r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
+    if (!r)
+        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || sc_rule(&c, start, &x, 1) ||
+            gr_cfg_finish(g, start, err);
+    for (size_t i = 0; i < c.owned.len; i++)
+        json_decref(c.owned.data[i]);
+    for (size_t i = 0; i < c.ref_keys.len; i++)
+        free(c.ref_keys.data[i]);
+    free(c.owned.data);
+    free(c.ref_keys.data);
+    free(c.refs.data);
+    tb_strmap_free(&c.ref_map);
+    json_decref(c.root);
+    return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;
+}
