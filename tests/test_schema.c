@@ -679,6 +679,15 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"object\", \"properties\": {\"a\": {}, \"b\": {}, \"c\": {}}, "
      "\"additionalProperties\": false, \"maxProperties\": 1}",
      I("{\"a\": 1}", "{\"a\": 1, \"c\": 2}", "{}")},
+    /* an enum beside the complement of another (a not, or if/else) */
+    {"{\"properties\": {\"c\": {\"type\": \"string\", \"enum\": [\"abc\", \"ghi\"]}}, "
+     "\"if\": {\"properties\": {\"c\": {\"enum\": [\"ghi\"]}}}, \"then\": {\"required\": [\"b\"]}, "
+     "\"else\": {\"required\": [\"c\"]}}",
+     I("{\"c\": \"ghi\"}", "{\"c\": \"abc\"}", "{\"c\": \"ghi\", \"b\": 1}", "{}")},
+    /* multipleOf 1 is arithmetic in draft 4 too: 3.0 is a multiple */
+    {"{\"$schema\": \"http://json-schema.org/draft-04/schema#\", \"type\": \"number\", "
+     "\"multipleOf\": 1, \"maximum\": 100}",
+     I("3", "3.0", "3.5", "101.0")},
     /* seven properties in any order, counted */
     {"{\"properties\": {\"a\": {}, \"b\": {}, \"c\": {}, \"d\": {}, \"e\": {}, \"f\": {}, "
      "\"g\": {\"type\": \"integer\"}}, \"required\": [\"g\"], \"maxProperties\": 3}",

@@ -174,7 +174,8 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
 
 /* Keywords that apply to each type (checked against enum/const values and
  * refused there). */
-static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format", NULL};
+static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format",
+                                     NOT_PATTERN, NOT_STRINGS, NULL};
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
                                      "exclusiveMaximum", "multipleOf", FRACTION, NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
@@ -369,9 +370,12 @@ int sc_number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *
             return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
         }
     }
-    if (mo && !places && !general && decimal_places(num(mo)) != UINT32_MAX)
-        integer = 1;
+    /* integer 1: integer texts (draft 4's type integer); 2: numbers with a
+     * zero fraction too, as later drafts' integers and, in every draft,
+     * multiples of 1 (3.0 is one) */
     if (integer && !c->draft4)
+        integer = 2;
+    if (mo && !places && !general && decimal_places(num(mo)) != UINT32_MAX && !integer)
         integer = 2;
     int hl = bound(c, s, "minimum", ptr, lo, sizeof lo),
         hh = bound(c, s, "maximum", ptr, hi, sizeof hi),
