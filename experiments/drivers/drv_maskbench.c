@@ -403,7 +403,7 @@ static void one_schema(mb_t *s, size_t i)
     if (!out)
         _exit(3);
     json_error_t je;
-    json_t *file = json_load_file(s->files[i], 0, &je);
+    json_t *file = json_load_file(s->files[i], JSON_ALLOW_NUL, &je);
     tb_err_t err = {{0}};
     if (!file)
         fprintf(out, "compile_error %s:%d:%d: %s\n", s->files[i], je.line, je.column,
@@ -1035,7 +1035,7 @@ static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram
                           xp_outcome_t *o, tb_err_t *err)
 {
     json_error_t je;
-    json_t *file = json_load_file(path, 0, &je);
+    json_t *file = json_load_file(path, JSON_ALLOW_NUL, &je);
     gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), err) : NULL;
     gr_matcher_t m = {0};
     tb_bitset_t ours = {0}, theirs[2] = {{0}};
