@@ -15,10 +15,9 @@
  *       bit 1  format_annotation
  *       bit 2  compact
  *       bit 3  definition_order
- *       bits 4-6, d: draft = 0 (2020-12), 4, 6, 7, 2019, 2020 for d = 0..5;
- *              d = 6: draft 0 and any_order 2 (objects of 3 or more
- *              properties in definition order); d = 7: draft 0 and
- *              remote_dir NULL (no remote document read).
+ *       bits 4-6, d: draft = 0 (2020-12), 4, 6, 7, 2019, 2020 for d = 0..5,
+ *              2019 for d = 6; d = 7: draft 0 and remote_dir NULL (no
+ *              remote document read).
  *     A root $schema still overrides the draft, as in the compiler.
  * remote_dir: fuzz/remotes/ (a few small schemas written for this), so
  * $ref to http://localhost:1234/PATH reads fuzz/remotes/PATH; the network
@@ -88,7 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const int drafts[8] = {0, 4, 6, 7, 2019, 2020, 0, 0};
+    static const int drafts[8] = {0, 4, 6, 7, 2019, 2020, 2019, 0};
     gr_schema_opts_t opts = {.remote_dir = remotes[0] ? remotes : NULL};
     if (size > 0 && data[0] >= 0x80) {
         unsigned x = data[0] & 0x7f, d = (x >> 4) & 7;
@@ -97,8 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         opts.compact = (x >> 2) & 1;
         opts.definition_order = (x >> 3) & 1;
         opts.draft = drafts[d];
-        if (d == 6)
-            opts.any_order = 2;
         if (d == 7)
             opts.remote_dir = NULL;
         data++;
