@@ -2,7 +2,7 @@
  * files of tests/maskbench (one per outcome: passing, a keyword the
  * compiler refuses, an invalid instance refused, a valid-labelled instance
  * the schema refuses, an invalid-labelled one it accepts, a malformed
- * file) through `tokbench run` on Llama 3: the outcomes table row by row,
+ * file, a schema that allows no value) through `tokbench run` on Llama 3: the outcomes table row by row,
  * the TTFM and TBM measurements against the outcomes' counts, and the
  * MaskBench table with those counts in `tokbench show` and `tokbench
  * report` (with its distribution plots, compile errors by reason and the
@@ -91,6 +91,7 @@ static void test_outcomes_rows(void **state)
         {"d_validation.json", "validation error", "instance 0: token "},
         {"e_invalidation.json", "invalidation error", "instance 0 accepted"},
         {"f_malformed.json", "compile error", "tests/maskbench/f_malformed.json:3:"},
+        {"g_empty.json", "passing", ""},
     };
     sqlite3 *d = open_db();
     sqlite3_stmt *st;
@@ -101,7 +102,7 @@ static void test_outcomes_rows(void **state)
                                         NULL), SQLITE_OK);
     size_t n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        assert_true(n < 6);
+        assert_true(n < 7);
         const char *item = (const char *)sqlite3_column_text(st, 0);
         const char *outcome = (const char *)sqlite3_column_text(st, 1);
         const char *detail = (const char *)sqlite3_column_text(st, 2);
@@ -110,14 +111,17 @@ static void test_outcomes_rows(void **state)
         if (!strstr(detail, want[n][2]))
             fail_msg("%s: detail \"%s\" lacks \"%s\"", item, detail, want[n][2]);
         int compiled = strcmp(outcome, "compile error") != 0;
-        /* compiled schemas have a TTFM and masks; others neither */
+        int empty = !strcmp(item, "g_empty.json");
+        /* compiled schemas have a TTFM and masks; others neither; a schema
+         * that allows no value (GR_SCHEMA_EMPTY) has a TTFM (its empty
+         * first mask) and no instance to feed */
         assert_int_equal(sqlite3_column_double(st, 3) > 0, compiled);
-        assert_int_equal(sqlite3_column_int(st, 4) > 0, compiled);
-        assert_int_equal(sqlite3_column_int(st, 5) > 0, compiled);
+        assert_int_equal(sqlite3_column_int(st, 4) > 0, compiled && !empty);
+        assert_int_equal(sqlite3_column_int(st, 5) > 0, compiled && !empty);
         n++;
     }
     sqlite3_finalize(st);
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 7);
     /* a refused token is named, of the instance's tokens, and "refused" */
     long long at = test_sql_int(d, "SELECT CAST(substr(detail, 19) AS INTEGER) FROM outcomes"
                                    " WHERE item = 'd_validation.json'");
@@ -126,9 +130,9 @@ static void test_outcomes_rows(void **state)
                                      " 'd_validation.json' AND detail LIKE '% refused'"), 1);
     /* one TTFM pair per compiled schema, one TBM pair per mask */
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements WHERE impl ="
-                                     " 'tokbench' AND metric = 'ttfm_us'"), 4);
+                                     " 'tokbench' AND metric = 'ttfm_us'"), 5);
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements WHERE impl ="
-                                     " 'tokbench' AND metric = 'ttfm_cpu_us'"), 4);
+                                     " 'tokbench' AND metric = 'ttfm_cpu_us'"), 5);
     long long masks = test_sql_int(d, "SELECT sum(masks) FROM outcomes o JOIN cases c ON"
                                       " c.id = o.case_id WHERE c.run_id = 1");
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements m JOIN cases c ON"
@@ -154,13 +158,13 @@ static const char *line_of(const char *text, const char *head)
 
 /* The counts of run 1 as the MaskBench table writes them. */
 static const char *const counts[][2] = {
-    {"schemas ", "6"},
-    {"passing ", "2 (33.3%)"},
-    {"compile error ", "2 (33.3%)"},
+    {"schemas ", "7"},
+    {"passing ", "3 (42.9%)"},
+    {"compile error ", "2 (28.6%)"},
     {"crash ", "0 (0.0%)"},
     {"timeout ", "0 (0.0%)"},
-    {"validation error ", "1 (16.7%)"},
-    {"invalidation error ", "1 (16.7%)"},
+    {"validation error ", "1 (14.3%)"},
+    {"invalidation error ", "1 (14.3%)"},
 };
 
 static void test_show_table(void **state)

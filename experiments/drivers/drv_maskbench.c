@@ -40,7 +40,9 @@
  * wall time leaves out the CPU clock's reads, and the CPU time has their
  * least cost taken off (start_times).  A valid instance passes when every
  * token is in its mask and the end is accepting; an invalid one when some
- * token is refused or the end is not accepting.  The schema's outcome: passing, compile
+ * token is refused or the end is not accepting.  A schema that allows no
+ * value (GR_SCHEMA_EMPTY) is no compile error: its first mask is empty
+ * (TTFM is its compile time) and each instance passes if it is invalid.  The schema's outcome: passing, compile
  * error (with the compiler's reason), validation error (a valid instance
  * failed: the instance and token), invalidation error (an invalid instance
  * was accepted), timeout, crash (a worker that died, or a mask the engine
@@ -308,9 +310,11 @@ static int run_instance(gr_matcher_t *m, const trie_t *trie, tb_bitset_t *mask,
 }
 
 /* The grammar of a MaskBench file's schema under s's options; NULL with
- * err (the compile error). */
-static gr_gram_t *compile(const mb_t *s, json_t *schema, tb_err_t *err)
+ * err (the compile error), and *empty set when the schema allows no value
+ * (GR_SCHEMA_EMPTY: no refusal, the empty language). */
+static gr_gram_t *compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *err)
 {
+    *empty = 0;
     char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     if (!text)
         return tb_fail(err, "the file has no \"schema\""), NULL;
@@ -319,7 +323,9 @@ static gr_gram_t *compile(const mb_t *s, json_t *schema, tb_err_t *err)
     gr_cfg_t cfg;
     gr_gram_t *g = NULL;
     if (!gr_cfg_init(&cfg, "schema", err)) {
-        if (gr_schema_compile(&cfg, text, strlen(text), &opts, err))
+        int rc = gr_schema_compile(&cfg, text, strlen(text), &opts, err);
+        *empty = rc == GR_SCHEMA_EMPTY;
+        if (rc)
             gr_cfg_free(&cfg);
         else
             g = gr_gram_new(&cfg, NULL, err);
@@ -343,7 +349,21 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         s->cpu_over = cpu_ns_overhead();
     double w0, c0;
     start_times(&w0, &c0);
-    gr_gram_t *g = compile(s, json_object_get(file, "schema"), err);
+    int empty;
+    gr_gram_t *g = compile(s, json_object_get(file, "schema"), &empty, err);
+    if (!g && empty) {
+        /* the first mask is empty, and every instance must be invalid */
+        put_times(out, "ttfm ", w0, c0, s->cpu_over);
+        fputc('\n', out);
+        size_t k;
+        json_t *t;
+        json_array_foreach(tests, k, t) {
+            int valid = json_is_true(json_object_get(t, "valid"));
+            fprintf(out, "inst %zu %s %s 0 0\n", k, valid ? "valid" : "invalid",
+                    valid ? "fail" : "pass");
+        }
+        return 0;
+    }
     if (!g) {
         fprintf(out, "compile_error %s\n", err->msg);
         return 0;
@@ -1036,7 +1056,8 @@ static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram
 {
     json_error_t je;
     json_t *file = json_load_file(path, JSON_ALLOW_NUL, &je);
-    gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), err) : NULL;
+    int empty;
+    gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), &empty, err) : NULL;
     gr_matcher_t m = {0};
     tb_bitset_t ours = {0}, theirs[2] = {{0}};
     mb_cmp_t c = {.json = json};
