@@ -684,6 +684,10 @@ static const schema_case_t cases[] = {
      "\"if\": {\"properties\": {\"c\": {\"enum\": [\"ghi\"]}}}, \"then\": {\"required\": [\"b\"]}, "
      "\"else\": {\"required\": [\"c\"]}}",
      I("{\"c\": \"ghi\"}", "{\"c\": \"abc\"}", "{\"c\": \"ghi\", \"b\": 1}", "{}")},
+    /* a branch whose length interval is empty allows no string */
+    {"{\"anyOf\": [{\"type\": \"string\", \"minLength\": 5, \"maxLength\": 2}, "
+     "{\"type\": \"integer\"}]}",
+     I("3", "\"abc\"", "\"abcdef\"")},
     /* multipleOf 1 is arithmetic in draft 4 too: 3.0 is a multiple */
     {"{\"$schema\": \"http://json-schema.org/draft-04/schema#\", \"type\": \"number\", "
      "\"multipleOf\": 1, \"maximum\": 100}",
