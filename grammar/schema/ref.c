@@ -182,7 +182,15 @@ typedef struct {
     TB_VEC(pending_t) pending;
     TB_VEC(char *) loaded; /* remote documents read (their URIs) */
     json_t *docs;
+    int no_validation; /* the root's metaschema leaves the validation vocabulary out */
 } walk_t;
+
+/* The keywords of the validation vocabulary (2019-09 and 2020-12). */
+static const char *const validation_kw[] = {
+    "type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", NULL};
 
 static name_t *lookup_name(walk_t *w, const char *uri)
 {
@@ -263,6 +271,8 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
         return 0;
     if (depth > MAX_DEPTH)
         return sc_fail(c, ptr, "schema nested too deeply");
+    for (size_t i = 0; w->no_validation && validation_kw[i]; i++)
+        json_object_del(s, validation_kw[i]); /* annotations there: they constrain nothing */
     json_t *ref = json_object_get(s, "$ref");
     const char *id = json_string_value(json_object_get(s, c->draft4 ? "id" : "$id"));
     if (ref && c->ref_alone)
@@ -373,6 +383,61 @@ static int doc_draft(json_t *d)
                                        : 0;
 }
 
+/* The document at rel (a path under LOCALHOST) in opts.remote_dir, or NULL
+ * with why. */
+static json_t *read_remote(const sc_t *c, const char *rel, char *why, size_t nwhy)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->opts.remote_dir, rel);
+    json_error_t je;
+    json_t *d = json_load_file(path, JSON_DECODE_ANY, &je);
+    if (!d)
+        snprintf(why, nwhy, "%.300s: %.150s", path, je.text);
+    return d;
+}
+
+/* From 2019-09 on, a root whose $schema is a metaschema of the remote
+ * folder says by its $vocabulary which keywords assert: without the
+ * validation vocabulary, type, enum, minimum... are annotations (w's
+ * no_validation); with format-assertion, format asserts.  A vocabulary
+ * required (true) that is none of the specification's is refused, as the
+ * specification says; an optional one (false) is ignored. */
+static int read_vocabularies(walk_t *w)
+{
+    static const char *const known[] = {"core", "applicator", "unevaluated", "validation",
+                                        "meta-data", "format-annotation", "format-assertion",
+                                        "content", NULL};
+    sc_t *c = w->c;
+    const char *sv = json_string_value(json_object_get(c->root, "$schema"));
+    char why[512];
+    if (c->draft < 2019 || !sv || !c->opts.remote_dir || strncmp(sv, LOCALHOST, strlen(LOCALHOST)))
+        return 0;
+    json_t *meta = read_remote(c, sv + strlen(LOCALHOST), why, sizeof why);
+    json_t *vocab = json_object_get(meta, "$vocabulary"), *on;
+    const char *uri;
+    int r = 0, validation = !json_is_object(vocab);
+    json_object_foreach(json_is_object(vocab) ? vocab : NULL, uri, on) {
+        const char *v = strstr(uri, "/vocab/");
+        size_t i = 0;
+        int spec = v && (!strncmp(uri, "https://json-schema.org/draft/2020-12/", 38) ||
+                         !strncmp(uri, "https://json-schema.org/draft/2019-09/", 38));
+        while (spec && known[i] && strcmp(v + 7, known[i]))
+            i++;
+        if ((!spec || !known[i]) && json_is_true(on)) {
+            r = sc_fail(c, "#/$schema", "the metaschema requires vocabulary '%s', unknown here",
+                        uri);
+            break;
+        }
+        if (spec && known[i] && !strcmp(known[i], "validation"))
+            validation = 1;
+        if (spec && known[i] && !strcmp(known[i], "format-assertion"))
+            c->opts.format_annotation = 0;
+    }
+    w->no_validation = !validation;
+    json_decref(meta);
+    return r;
+}
+
 /* Reads the remote document uri (no fragment) from opts.remote_dir, grafts
  * and walks it: 0, 1 when there is none to read (why says so), -1. */
 static int load_remote(walk_t *w, const char *uri, char *why, size_t nwhy)
@@ -395,12 +460,9 @@ static int load_remote(walk_t *w, const char *uri, char *why, size_t nwhy)
     const char *rel = uri + strlen(LOCALHOST);
     if (strstr(rel, "..") || strchr(rel, '?'))
         return snprintf(why, nwhy, "not a file of the remote folder"), 1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", c->opts.remote_dir, rel);
-    json_error_t je;
-    json_t *d = json_load_file(path, JSON_DECODE_ANY, &je);
+    json_t *d = read_remote(c, rel, why, nwhy);
     if (!d)
-        return snprintf(why, nwhy, "%.300s: %.150s", path, je.text), 1;
+        return 1;
     int dd = doc_draft(d);
     if (dd && dd != c->draft) {
         json_decref(d);
@@ -489,7 +551,8 @@ int sc_refs_prepare(sc_t *c)
     if (!json_is_object(c->root))
         return 0;
     walk_t w = {.c = c};
-    int r = walk(&w, c->root, "#", DEFAULT_BASE, 0);
+    int r = read_vocabularies(&w) || walk(&w, c->root, "#", DEFAULT_BASE, 0);
+    w.no_validation = 0; /* the documents $refs reach have metaschemas of their own */
     /* The root is itself at its base, $id or not. */
     if (!r && !lookup(&w, DEFAULT_BASE))
         r = name(&w, strdup(DEFAULT_BASE), "#");
