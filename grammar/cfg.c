@@ -403,6 +403,48 @@ static int reachable(const gr_cfg_t *g, uint32_t start, uint8_t *seen, tb_err_t 
     return 0;
 }
 
+int gr_cfg_prune(gr_cfg_t *g, gr_sym_t start)
+{
+    fixpoint(g, 0);
+    size_t kept = 0;
+    uint32_t sym_end = 0;
+    for (size_t r = 0; r < g->rule.len; r++) {
+        gr_rule_t ru = g->rule.data[r];
+        int live = 1;
+        for (uint32_t i = 0; i < ru.n && live; i++) {
+            gr_sym_t s = g->sym.data[ru.off + i];
+            live = gr_is_lex(s) || g->nt.data[s].productive;
+        }
+        if (!live && g->nt.data[ru.lhs].productive) {
+            g->nt.data[ru.lhs].nrules--;
+            continue;
+        }
+        /* rules are appended in order, so their symbols move down only */
+        memmove(g->sym.data + sym_end, g->sym.data + ru.off, ru.n * sizeof *g->sym.data);
+        ru.off = sym_end;
+        sym_end += ru.n;
+        g->rule.data[kept++] = ru;
+    }
+    g->rule.len = kept;
+    g->sym.len = sym_end;
+    /* a set's optional members and extra that derive nothing cannot appear */
+    for (size_t k = 0; k < g->set.len; k++) {
+        gr_set_t *st = &g->set.data[k];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < st->n; i++) {
+            gr_sym_t m = g->set_member.data[st->off + i];
+            if (!sym_productive(g, m) && !g->set_required.data[st->off + i])
+                continue;
+            g->set_member.data[st->off + n] = m;
+            g->set_required.data[st->off + n++] = g->set_required.data[st->off + i];
+        }
+        st->n = n;
+        if (st->extra != GR_NO_EXTRA && !sym_productive(g, st->extra))
+            st->extra = GR_NO_EXTRA;
+    }
+    return !g->nt.data[start].productive;
+}
+
 int gr_cfg_finish(gr_cfg_t *g, gr_sym_t start, tb_err_t *err)
 {
     if (gr_is_lex(start) || start >= g->nt.len)

@@ -162,6 +162,12 @@ int gr_cfg_repeat(gr_cfg_t *g, gr_sym_t x, uint32_t m, uint32_t n, const char *b
  */
 int gr_cfg_finish(gr_cfg_t *g, gr_sym_t start, tb_err_t *err);
 
+/* Drops every rule that uses a nonterminal deriving no finite string (a
+ * JSON Schema's definition that requires itself allows no value, which is
+ * no error where it is optional); such nonterminals keep their own rules.
+ * 1 when start itself derives none (the language is empty), else 0. */
+int gr_cfg_prune(gr_cfg_t *g, gr_sym_t start);
+
 /* Writes the grammar in a readable form (one rule a line, lexemes by name,
  * then the lexemes' regexes), for `--dump` and for tests. */
 void gr_cfg_print(const gr_cfg_t *g, FILE *f);

@@ -684,6 +684,12 @@ static const schema_case_t cases[] = {
      "\"if\": {\"properties\": {\"c\": {\"enum\": [\"ghi\"]}}}, \"then\": {\"required\": [\"b\"]}, "
      "\"else\": {\"required\": [\"c\"]}}",
      I("{\"c\": \"ghi\"}", "{\"c\": \"abc\"}", "{\"c\": \"ghi\", \"b\": 1}", "{}")},
+    /* a definition that requires itself allows no value: where it is
+     * optional, the property cannot appear */
+    {"{\"$defs\": {\"A\": {\"type\": \"object\", \"properties\": {\"n\": {\"$ref\": "
+     "\"#/$defs/A\"}}, \"required\": [\"n\"]}}, \"properties\": {\"a\": {\"$ref\": "
+     "\"#/$defs/A\"}}}",
+     I("{}", "1", "{\"a\": {}}", "{\"b\": 2}")},
     /* a branch whose length interval is empty allows no string */
     {"{\"anyOf\": [{\"type\": \"string\", \"minLength\": 5, \"maxLength\": 2}, "
      "{\"type\": \"integer\"}]}",
@@ -1502,7 +1508,7 @@ static void errors_name_pointer_and_keyword(void **state)
          "\"$ref\": \"#/$defs/a\"}", "#: $ref '#/$defs/a' is a cycle of $refs with no base case"},
         {"{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#\"}}, "
          "\"required\": [\"a\"]}",
-         "the grammar's language is empty"},
+         "the schema allows no value"},
         {"{\"type\": \"string\", \"maxLength\": 1000000000000}", "'maxLength' 1000000000000 is above"},
         {"{\"type\": \"array\", \"minItems\": 3, \"maxItems\": 2}", "minItems 3 is above maxItems 2"},
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},

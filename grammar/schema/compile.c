@@ -433,8 +433,14 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     if (!r && !c.opts.compact)
         r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
     if (!r)
-        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || sc_rule(&c, start, &x, 1) ||
-            gr_cfg_finish(g, start, err);
+        r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || sc_rule(&c, start, &x, 1);
+    /* recursive definitions that require themselves allow no value */
+    if (!r && gr_cfg_prune(g, start)) {
+        empty = 1;
+        r = tb_fail(err, "#: the schema allows no value");
+    }
+    if (!r)
+        r = gr_cfg_finish(g, start, err);
     for (size_t i = 0; i < c.owned.len; i++)
         json_decref(c.owned.data[i]);
     for (size_t i = 0; i < c.ref_keys.len; i++)
