@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "../base/file.h"
 #include "../experiments/drivers/pyjson.h"
 #include "support.h"
 
@@ -134,6 +135,54 @@ static void test_against_python(void **state)
     test_rmdir(dir, names, 2);
 }
 
+/* Integers beyond 64 bits, which jansson refuses: xp_py_load_file keeps
+ * them, xp_py_dumps writes them as Python does (checked against python3),
+ * and xp_py_unbig gives them back in a text json_dumps wrote; digits in
+ * strings stay strings. */
+static void test_big_integers(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_pyjson_big.XXXXXX";
+    test_tmpdir(dir);
+    char in[256], out[256], cmd[1024];
+    snprintf(in, sizeof in, "%s/big.json", dir);
+    snprintf(out, sizeof out, "%s/py.txt", dir);
+    const char *text = "{\"a\": 12345678901234567890, \"b\": [-99999999999999999999, 7, "
+                       "2.5], \"c\": \"18446744073709551616 \\\" 9\", "
+                       "\"d\": 9223372036854775807}";
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    json_error_t je;
+    json_t *v = xp_py_load_file(in, &je);
+    if (!v)
+        fail_msg("%s", je.text);
+    tb_buf_t ours = {0};
+    assert_int_equal(xp_py_dumps(v, &ours), 0);
+    assert_int_equal(tb_buf_putc(&ours, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; sys.stdout.write(json.dumps(json.load(open(sys.argv[1])),"
+             " ensure_ascii=False))' %s > %s", in, out);
+    assert_int_equal(system(cmd), 0);
+    uint8_t *py;
+    size_t n;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(out, &py, &n, &err), 0);
+    assert_string_equal((char *)ours.data, (char *)py);
+    char *dumped = json_dumps(v, JSON_COMPACT);
+    xp_py_unbig(dumped);
+    assert_string_equal(dumped, "{\"a\":12345678901234567890,\"b\":[-99999999999999999999,7,"
+                                "2.5],\"c\":\"18446744073709551616 \\\" 9\","
+                                "\"d\":9223372036854775807}");
+    free(dumped);
+    free(py);
+    free(ours.data);
+    json_decref(v);
+    const char *names[] = {"big.json", "py.txt"};
+    test_rmdir(dir, names, 2);
+}
+
 /* The boundaries of Python's float repr, decided by its rules rather than
  * by running it: fixed notation for exponents -4..15, else exponent form
  * with at least two digits. */
@@ -161,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_repr),
         cmocka_unit_test(test_against_python),
+        cmocka_unit_test(test_big_integers),
     };
     return cmocka_run_group_tests_name("pyjson", tests, NULL, NULL);
 }

@@ -318,6 +318,7 @@ static gr_gram_t *compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *e
     char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     if (!text)
         return tb_fail(err, "the file has no \"schema\""), NULL;
+    xp_py_unbig(text); /* integers beyond 64 bits as written (the compiler reads them) */
     gr_schema_opts_t opts = {.compact = s->compact, .strict_oneof = s->strict_oneof,
                              .format_annotation = s->format_annotation};
     gr_cfg_t cfg;
@@ -423,7 +424,7 @@ static void one_schema(mb_t *s, size_t i)
     if (!out)
         _exit(3);
     json_error_t je;
-    json_t *file = json_load_file(s->files[i], JSON_ALLOW_NUL, &je);
+    json_t *file = xp_py_load_file(s->files[i], &je);
     tb_err_t err = {{0}};
     if (!file)
         fprintf(out, "compile_error %s:%d:%d: %s\n", s->files[i], je.line, je.column,
@@ -1055,7 +1056,7 @@ static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram
                           xp_outcome_t *o, tb_err_t *err)
 {
     json_error_t je;
-    json_t *file = json_load_file(path, JSON_ALLOW_NUL, &je);
+    json_t *file = xp_py_load_file(path, &je);
     int empty;
     gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), &empty, err) : NULL;
     gr_matcher_t m = {0};

@@ -1,6 +1,10 @@
 /* pyjson: JSON text as Python's json.dumps writes it (see pyjson.h). */
 #include "pyjson.h"
 
+#include "../../base/file.h"
+
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +119,10 @@ int xp_py_dumps(const json_t *v, tb_buf_t *b)
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return put(b, num);
     case JSON_REAL: return xp_py_float_repr(json_real_value(v), b);
-    case JSON_STRING: return put_string(b, json_string_value(v), json_string_length(v));
+    case JSON_STRING:
+        if (!strncmp(json_string_value(v), XP_PY_BIG, strlen(XP_PY_BIG)))
+            return put(b, json_string_value(v) + strlen(XP_PY_BIG));
+        return put_string(b, json_string_value(v), json_string_length(v));
     case JSON_ARRAY: {
         if (tb_buf_putc(b, '['))
             return -1;
@@ -139,4 +146,71 @@ int xp_py_dumps(const json_t *v, tb_buf_t *b)
     }
     }
     return -1;
+}
+
+/* The text with every integer literal beyond 64 bits outside strings
+ * written as the string XP_PY_BIG and its digits (malloc'd). */
+static char *quote_big(const char *t, size_t n)
+{
+    tb_buf_t o = {0};
+    int in = 0, r = 0;
+    for (size_t i = 0; i < n && !r;) {
+        char ch = t[i];
+        if (in || (ch != '-' && !isdigit((unsigned char)ch))) {
+            if (in && ch == '\\' && i + 1 < n)
+                r = tb_buf_put(&o, t + i, 2), i += 2;
+            else
+                in ^= ch == '"', r = tb_buf_putc(&o, (uint8_t)ch), i++;
+            continue;
+        }
+        size_t j = i + (ch == '-'), frac = 0;
+        while (j < n && (isdigit((unsigned char)t[j]) || strchr(".eE+-", t[j])))
+            frac |= !isdigit((unsigned char)t[j]), j++;
+        errno = 0;
+        (void)strtoll(t + i, NULL, 10);
+        if (!frac && errno == ERANGE)
+            r = put(&o, "\"\\u0001big:") || tb_buf_put(&o, t + i, j - i) || put(&o, "\"");
+        else
+            r = tb_buf_put(&o, t + i, j - i);
+        i = j;
+    }
+    if (r || tb_buf_putc(&o, 0)) {
+        free(o.data);
+        return NULL;
+    }
+    return (char *)o.data;
+}
+
+json_t *xp_py_load_file(const char *path, json_error_t *je)
+{
+    json_t *j = json_load_file(path, JSON_ALLOW_NUL, je);
+    if (j || !strstr(je->text, "too big"))
+        return j;
+    uint8_t *text;
+    size_t n;
+    tb_err_t err;
+    if (tb_read_file(path, &text, &n, &err))
+        return NULL;
+    char *q = quote_big((const char *)text, n);
+    free(text);
+    j = q ? json_loads(q, JSON_ALLOW_NUL, je) : NULL;
+    free(q);
+    return j;
+}
+
+void xp_py_unbig(char *text)
+{
+    static const char mark[] = "\"\\u0001big:";
+    char *w = text;
+    for (const char *r = text; *r;) {
+        if (strncmp(r, mark, sizeof mark - 1)) {
+            *w++ = *r++;
+            continue;
+        }
+        r += sizeof mark - 1;
+        while (*r && *r != '"')
+            *w++ = *r++;
+        r += *r == '"';
+    }
+    *w = 0;
 }
