@@ -690,6 +690,11 @@ static const schema_case_t cases[] = {
      "\"#/$defs/A\"}}, \"required\": [\"n\"]}}, \"properties\": {\"a\": {\"$ref\": "
      "\"#/$defs/A\"}}}",
      I("{}", "1", "{\"a\": {}}", "{\"b\": 2}")},
+    /* integers beyond 64 bits, exact as the schema writes them */
+    {"{\"type\": \"integer\", \"maximum\": 18446744073709551615}",
+     I("18446744073709551615", "18446744073709551616", "5", "-99999999999999999999")},
+    {"{\"enum\": [12345678901234567890, \"x\"]}",
+     I("12345678901234567890", "12345678901234567891", "\"x\"")},
     /* a branch whose length interval is empty allows no string */
     {"{\"anyOf\": [{\"type\": \"string\", \"minLength\": 5, \"maxLength\": 2}, "
      "{\"type\": \"integer\"}]}",

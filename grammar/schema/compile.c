@@ -383,10 +383,38 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     return r;
 }
 
+int sc_big_integer(const sc_t *c, double d, char *buf, size_t n)
+{
+    int found = 0;
+    for (size_t i = 0, in = 0; i < c->len; i++) {
+        char ch = c->text[i];
+        if (in || (ch != '-' && (ch < '0' || ch > '9'))) {
+            i += in && ch == '\\';
+            in ^= ch == '"';
+            continue;
+        }
+        size_t j = i + (ch == '-'), digits = j;
+        while (j < c->len && c->text[j] >= '0' && c->text[j] <= '9')
+            j++;
+        int integer = j == c->len || !strchr(".eE", c->text[j]);
+        while (j < c->len && strchr("0123456789.eE+-", c->text[j]))
+            j++;
+        if (integer && j - digits >= 16 && j - i < n && strtod(c->text + i, NULL) == d) {
+            if (found && (strlen(buf) != j - i || memcmp(buf, c->text + i, j - i)))
+                return -1;
+            memcpy(buf, c->text + i, j - i);
+            buf[j - i] = 0;
+            found = 1;
+        }
+        i = j - 1;
+    }
+    return found ? 0 : -1;
+}
+
 int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err)
 {
-    sc_t c = {.g = g, .err = err};
+    sc_t c = {.g = g, .err = err, .text = json, .len = len};
     g->lookahead = 1; /* see sc_string_opts */
     if (opts)
         c.opts = *opts;

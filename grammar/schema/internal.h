@@ -46,6 +46,8 @@ typedef struct {
     gr_schema_opts_t opts;
     json_t *root;
     int big;             /* integers were read as reals (some were too big) */
+    const char *text;    /* the schema's JSON text, len bytes (big integers' digits) */
+    size_t len;
     int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
     int draft4;          /* draft 4: 3.0 is not an integer */
     int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
@@ -57,6 +59,11 @@ typedef struct {
     gr_sym_t any, any_str;
     int have_any, depth;
 } sc_t;
+
+/* With c->big, the digits of the integer literal of the schema's text that
+ * reads as d (|d| >= 2^53, where a double is no longer exact) into buf;
+ * 0, or -1 when no literal or two different ones read as d. */
+int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 
 /* What `not` leaves to the string branch: a pattern strings must not
  * match, strings they must not be (internal keywords, '$' keeps them apart

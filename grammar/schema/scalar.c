@@ -97,10 +97,11 @@ static int scalar_text(sc_t *c, json_t *v, tb_buf_t *b, const char *ptr)
     if (json_is_integer(v))
         snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else if (json_is_real(v)) {
-        if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
-            return sc_fail(c, ptr, "the integer %.17g is too large to be exact here",
-                        json_real_value(v));
-        if (c->big && json_real_value(v) == floor(json_real_value(v)))
+        if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0) {
+            if (sc_big_integer(c, json_real_value(v), tmp, sizeof tmp))
+                return sc_fail(c, ptr, "the integer %.17g is too large to be exact here",
+                               json_real_value(v));
+        } else if (c->big && json_real_value(v) == floor(json_real_value(v)))
             snprintf(tmp, sizeof tmp, "%.0f", json_real_value(v));
         else if (py_float(json_real_value(v), tmp, sizeof tmp))
             return sc_fail(c, ptr, "number out of range");
@@ -162,8 +163,11 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
     char d[1024];
     if (json_is_integer(v))
         snprintf(d, sizeof d, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    else if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0)
-        return sc_fail(c, ptr, "the integer %.17g is too large to be exact here", json_real_value(v));
+    else if (c->big && fabs(json_real_value(v)) >= 9007199254740992.0) {
+        if (sc_big_integer(c, json_real_value(v), d, sizeof d))
+            return sc_fail(c, ptr, "the integer %.17g is too large to be exact here",
+                           json_real_value(v));
+    }
     else if (gr_num_decimal(json_real_value(v), d, sizeof d))
         return sc_fail(c, ptr, "number %.17g out of range", json_real_value(v));
     if (tb_buf_put(re, "(?:", 3) || gr_num_range(re, d, 0, d, 0, integer, c->err) ||
@@ -326,7 +330,9 @@ static int bound(sc_t *c, json_t *s, const char *k, const char *ptr, char *buf, 
     }
     double d = json_real_value(v);
     if (c->big && fabs(d) >= 9007199254740992.0)
-        return sc_fail(c, ptr, "'%s': %.17g is too large to be exact here", k, d);
+        return sc_big_integer(c, d, buf, n)
+                   ? sc_fail(c, ptr, "'%s': %.17g is too large to be exact here", k, d)
+                   : 1;
     if (gr_num_decimal(d, buf, n))
         return sc_fail(c, ptr, "'%s': %.17g is out of range", k, d);
     return 1;
