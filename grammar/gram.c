@@ -311,34 +311,16 @@ static int make_tables(gr_gram_t *g, tb_err_t *err)
     return 0;
 }
 
-gr_gram_t *gr_gram_new(gr_cfg_t *cfg, const gr_opts_t *opts, tb_err_t *err)
+/* Makes the lexer, the parser and the start states from g->cfg. */
+static int build(gr_gram_t *g, tb_err_t *err)
 {
-    gr_gram_t *g = calloc(1, sizeof *g);
-    if (!g) {
-        gr_cfg_free(cfg);
-        tb_fail(err, "out of memory");
-        return NULL;
-    }
-    g->cfg = *cfg;
-    memset(cfg, 0, sizeof *cfg);
-    g->max_states = opts && opts->max_states ? opts->max_states : GR_DEFAULT_MAX_STATES;
-    if (g->max_states < 4)
-        g->max_states = 4;
-    if (!g->cfg.finished) {
-        tb_fail(err, "%s: internal: grammar not finished", g->cfg.source);
-    } else if (!make_lexer(g, opts, err) &&
-               !gr_parser_init(&g->parser, &g->cfg, opts ? opts->max_items : 0, err) &&
-               !make_tables(g, err)) {
-        return g;
-    }
-    gr_gram_free(g);
-    return NULL;
+    return make_lexer(g, &g->opts, err) ||
+           gr_parser_init(&g->parser, &g->cfg, g->opts.max_items, err) || make_tables(g, err);
 }
 
-void gr_gram_free(gr_gram_t *g)
+/* Frees all build() made, and zeroes it. */
+static void release(gr_gram_t *g)
 {
-    if (!g)
-        return;
     if (g->dfa)
         lex_dfa_free(g->dfa);
     gr_parser_free(&g->parser);
@@ -353,8 +335,56 @@ void gr_gram_free(gr_gram_t *g)
     free(g->scratch.data);
     free(g->by_hash);
     tb_u64map_free(&g->scan_memo);
+    gr_cfg_t cfg = g->cfg;
+    gr_opts_t opts = g->opts;
+    size_t max_states = g->max_states;
+    memset(g, 0, sizeof *g);
+    g->cfg = cfg;
+    g->opts = opts;
+    g->max_states = max_states;
+}
+
+gr_gram_t *gr_gram_new(gr_cfg_t *cfg, const gr_opts_t *opts, tb_err_t *err)
+{
+    gr_gram_t *g = calloc(1, sizeof *g);
+    if (!g) {
+        gr_cfg_free(cfg);
+        tb_fail(err, "out of memory");
+        return NULL;
+    }
+    g->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    if (opts)
+        g->opts = *opts;
+    g->max_states = g->opts.max_states ? g->opts.max_states : GR_DEFAULT_MAX_STATES;
+    if (g->max_states < 4)
+        g->max_states = 4;
+    if (!g->cfg.finished)
+        tb_fail(err, "%s: internal: grammar not finished", g->cfg.source);
+    else if (!build(g, err))
+        return g;
+    gr_gram_free(g);
+    return NULL;
+}
+
+void gr_gram_free(gr_gram_t *g)
+{
+    if (!g)
+        return;
+    release(g);
     gr_cfg_free(&g->cfg);
     free(g);
+}
+
+int gr_gram_reset(gr_gram_t *g, tb_err_t *err)
+{
+    release(g);
+    return build(g, err);
+}
+
+int gr_gram_lexer_half_full(const gr_gram_t *g)
+{
+    return g->dfa && g->dfa->nstates > g->dfa->max_states / 2;
 }
 
 size_t gr_gram_bytes(const gr_gram_t *g)

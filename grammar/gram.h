@@ -95,6 +95,7 @@ typedef struct {
     size_t by_cap, max_states;
     tb_u64map_t scan_memo;
     uint16_t class_size[256]; /* bytes per lexer class */
+    gr_opts_t opts;           /* as made, for gr_gram_reset */
     gr_stats_t stats;
     int failed;
     tb_err_t err;
@@ -105,6 +106,17 @@ typedef struct {
  * file and the lexeme at fault. */
 gr_gram_t *gr_gram_new(gr_cfg_t *cfg, const gr_opts_t *opts, tb_err_t *err);
 void gr_gram_free(gr_gram_t *g);
+
+/* Drops every state, row and lexer state made so far and starts again
+ * from the grammar, as gr_gram_new left it: memory back to its start, the
+ * next masks cold.  No matcher or recognizer over g may be live (their
+ * states are gone); -1 with err as gr_gram_new's. */
+int gr_gram_reset(gr_gram_t *g, tb_err_t *err);
+
+/* Whether the lexer holds more than half the states its limit allows: a
+ * caller between two texts may reset the grammar rather than run into the
+ * limit in the middle of the next one. */
+int gr_gram_lexer_half_full(const gr_gram_t *g);
 
 /* The state reached from state s on byte b (GR_DEAD: refused). */
 uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b);

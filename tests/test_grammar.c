@@ -271,6 +271,37 @@ static void test_limits(void **state)
     gr_gram_free(g);
 }
 
+/* gr_gram_reset drops what texts built (memory back to a fresh grammar's)
+ * and clears a limit's sticky error; the language stays. */
+static void test_reset(void **state)
+{
+    (void)state;
+    gr_opts_t o = {.max_states = 16, .lexer = {.max_states = 64}};
+    gr_gram_t *g = build(json_grammar, &o);
+    size_t fresh = gr_gram_bytes(g);
+    assert_false(gr_gram_lexer_half_full(g));
+    const char *doc = "{\"a\": [1, 2.5e3, true, null, \"x\\n\"], \"b\": {\"c\": -0.5}}";
+    assert_int_equal(judge(g, doc), -1); /* past the 16 states */
+    tb_err_t err;
+    assert_int_equal(gr_gram_error(g, &err), -1);
+    assert_true(gr_gram_bytes(g) > fresh);
+    assert_int_equal(gr_gram_reset(g, &err), 0);
+    assert_int_equal(gr_gram_error(g, &err), 0);
+    assert_int_equal(gr_gram_bytes(g), fresh);
+    assert_int_equal(judge(g, "[1]"), 1);
+    assert_int_equal(judge(g, "[1"), 0);
+    gr_gram_free(g);
+    /* a lexer of a few states fills past half with a long string */
+    o = (gr_opts_t){.lexer = {.max_states = 12}};
+    g = build("s: /a{1,30}/\n", &o);
+    assert_false(gr_gram_lexer_half_full(g));
+    assert_int_equal(judge(g, "aaaaaaaa"), 1);
+    assert_true(gr_gram_lexer_half_full(g));
+    assert_int_equal(gr_gram_reset(g, &err), 0);
+    assert_false(gr_gram_lexer_half_full(g));
+    gr_gram_free(g);
+}
+
 /* ---- masks over llama3 -------------------------------------------------------- */
 
 static test_tries_t tries;
@@ -395,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_overlapping_lexemes),
         cmocka_unit_test(test_matcher),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_reset),
     };
     const struct CMUnitTest masks[] = {
         cmocka_unit_test(test_json_masks),

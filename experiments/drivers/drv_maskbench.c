@@ -42,7 +42,11 @@
  * token is in its mask and the end is accepting; an invalid one when some
  * token is refused or the end is not accepting.  A schema that allows no
  * value (GR_SCHEMA_EMPTY) is no compile error: its first mask is empty
- * (TTFM is its compile time) and each instance passes if it is invalid.  The schema's outcome: passing, compile
+ * (TTFM is its compile time) and each instance passes if it is invalid.
+ * The instances share the grammar and its lazily built tables, as an
+ * engine's sequences do; where its lexer holds more than half the states
+ * its limit allows, the tables are dropped before the next instance
+ * (gr_gram_reset), whose masks then start cold.  The schema's outcome: passing, compile
  * error (with the compiler's reason), validation error (a valid instance
  * failed: the instance and token), invalidation error (an invalid instance
  * was accepted), timeout, crash (a worker that died, or a mask the engine
@@ -335,6 +339,17 @@ static gr_gram_t *compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *e
     return g;
 }
 
+/* A lexer past half its states (a pattern's words counted against a
+ * length: product states) starts the next instance afresh, its grammar's
+ * tables dropped (gr_gram_reset) and the matcher made again, rather than
+ * run into its limit in the middle of that instance. */
+static int restart(const mb_t *s, gr_gram_t *g, gr_matcher_t *m, tb_err_t *err)
+{
+    gr_matcher_free(m);
+    return gr_gram_reset(g, err) || gr_matcher_init(m, g, s->keys.max_len, err) ||
+           (s->slicer && gr_matcher_use_slicer(m, s->slicer, err));
+}
+
 /* Compiles the schema and runs its instances, writing the result lines:
  *   compile_error REASON | ttfm WALL:CPU
  *   tbm WALL:CPU WALL:CPU ...         (one line per instance; us)
@@ -385,6 +400,10 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         tok_ids_t ids = {0};
         size_t refused = 0;
         int accepting = 0, valid = json_is_true(json_object_get(t, "valid"));
+        if (k > 0 && gr_gram_lexer_half_full(g) && restart(s, g, &m, err)) {
+            fprintf(out, "error %s\n", err->msg);
+            break;
+        }
         if (xp_py_dumps(json_object_get(t, "data"), &b) ||
             tok_encode(s->tok, b.data, b.len, &ids, err) ||
             run_instance(&m, s->trie, &mask, tok_vocab(s->tok), &ids, k == 0, s->cpu_over, out,
