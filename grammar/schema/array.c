@@ -1,6 +1,7 @@
 /*
  * array: the values of the array keywords: items, prefixItems,
- * additionalItems, minItems, maxItems, uniqueItems (up to one item), and
+ * additionalItems, minItems, maxItems, uniqueItems (up to one item, or
+ * over items of few known values), and
  * arrays with `contains` (and minContains, maxContains).
  *
  * With `contains`, the items are read left to right by a nonterminal per
@@ -169,6 +170,84 @@ static int array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint
 
 /* ---- arrays ------------------------------------------------------------------ */
 
+/* The values an item schema allows when they are few and known: its
+ * enum's or const's members (the booleans under type boolean alone), each
+ * once; NULL (not refused yet) otherwise. */
+static json_t *item_domain(sc_t *c, json_t *items)
+{
+    json_t *en = json_object_get(items, "enum"), *cst = json_object_get(items, "const");
+    json_t *d = json_array(), *v;
+    if (!d || sc_keep(c, d))
+        return NULL;
+    if (cst)
+        json_array_append(d, cst);
+    else if (json_is_array(en))
+        json_array_extend(d, en);
+    else if (json_is_string(json_object_get(items, "type")) &&
+             !strcmp(json_string_value(json_object_get(items, "type")), "boolean"))
+        json_array_append_new(d, json_true()), json_array_append_new(d, json_false());
+    else
+        return NULL;
+    /* equal values once (1 and 1.0 are one) */
+    json_t *once = json_array();
+    size_t i;
+    if (!once || sc_keep(c, once))
+        return NULL;
+    json_array_foreach(d, i, v) if (!sc_in_enum(once, v)) json_array_append(once, v);
+    return once;
+}
+
+/* uniqueItems: an array of items that are pairwise different, written
+ * where the item schema allows few known values (item_domain, at most 256)
+ * and nothing else shapes the array (no prefixItems, items array or
+ * contains): a set nonterminal (cfg.h) of those values, each at most once,
+ * in any order, between minItems and maxItems.  Refused otherwise: items
+ * compared with each other is no context-free language. */
+static int unique_items(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64_t mx,
+                        gr_sym_t *out)
+{
+    json_t *items = json_object_get(s, "items");
+    json_t *dom = json_is_object(items) && !json_object_get(s, "prefixItems") &&
+                          !json_object_get(s, "contains")
+                      ? item_domain(c, items)
+                      : NULL;
+    if (!dom || json_array_size(dom) > 256)
+        return sc_fail(c, ptr, "'uniqueItems' is not supported (only over items of at most 256 "
+                               "known values: an enum, a const, booleans)");
+    size_t n = 0, i;
+    json_t *v;
+    gr_sym_t *m = malloc((json_array_size(dom) + 1) * sizeof *m);
+    uint8_t *req = calloc(json_array_size(dom) + 1, 1);
+    char *p = sc_ptr_join(ptr, "items");
+    int r = !m || !req || !p ? sc_oom(c) : 0;
+    json_array_foreach(dom, i, v) {
+        /* the item schema with this one value */
+        json_t *one = r ? NULL : json_deep_copy(items);
+        if (one)
+            json_object_del(one, "const");
+        if (!r && (!one || sc_keep(c, one) ||
+                   json_object_set_new(one, "enum", json_pack("[O]", v))))
+            r = sc_oom(c);
+        int rv = r ? -1 : sc_value(c, one, p, &m[n]);
+        if (rv < 0)
+            r = -1;
+        n += rv == 0;
+    }
+    gr_sym_t comma, lb, rb, set;
+    if (!r && mn > n)
+        r = 1; /* fewer different values than minItems */
+    if (!r)
+        r = sc_lit(c, ",", &comma) || sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) ||
+            gr_cfg_set(c->g, "unique", m, req, n, comma, GR_NO_EXTRA, (uint32_t)mn,
+                       mx == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)mx, &set, c->err) ||
+            gr_cfg_fresh(c->g, "array", out, c->err) ||
+            sc_rule(c, *out, (gr_sym_t[]){lb, set, rb}, 3);
+    free(m);
+    free(req);
+    free(p);
+    return r;
+}
+
 int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     uint64_t mn, mx;
@@ -176,14 +255,13 @@ int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         sc_count(c, s, "maxItems", ptr, GR_NO_MAX, &mx))
         return -1;
     if (mn > mx)
-        return sc_fail(c, ptr, "minItems %llu is above maxItems %llu", (unsigned long long)mn,
-                    (unsigned long long)mx);
+        return 1; /* no length qualifies */
     if (mn > MAX_ITEMS || (mx != GR_NO_MAX && mx > MAX_ITEMS))
         return sc_fail(c, ptr, "'%s' is above the limit of %u", mn > MAX_ITEMS ? "minItems"
                     : "maxItems", MAX_ITEMS);
     json_t *ui = json_object_get(s, "uniqueItems");
     if (json_is_true(ui) && mx > 1)
-        return sc_fail(c, ptr, "'uniqueItems' is not supported");
+        return unique_items(c, s, ptr, mn, mx, out);
     if (json_object_get(s, "contains"))
         return array_contains(c, s, ptr, mn, mx, out);
     json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
