@@ -176,8 +176,7 @@ int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         sc_count(c, s, "maxItems", ptr, GR_NO_MAX, &mx))
         return -1;
     if (mn > mx)
-        return sc_fail(c, ptr, "minItems %llu is above maxItems %llu", (unsigned long long)mn,
-                    (unsigned long long)mx);
+        return 1; /* no array (also of a merge, or a not's) */
     if (mn > MAX_ITEMS || (mx != GR_NO_MAX && mx > MAX_ITEMS))
         return sc_fail(c, ptr, "'%s' is above the limit of %u", mn > MAX_ITEMS ? "minItems"
                     : "maxItems", MAX_ITEMS);

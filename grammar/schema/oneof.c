@@ -212,7 +212,7 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
             if (j == i)
                 continue;
             if ((json_is_object(v) && sc_flatten(c, v, ptr, &fv)) ||
-                sc_complement(c, fv, ptr, &comp))
+                sc_complement(c, fv, f[i], ptr, &comp))
                 r = -1;
             else if (json_array_append(all, comp))
                 r = sc_oom(c);
@@ -237,12 +237,13 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
     return r;
 }
 
-/* anyOf/oneOf: each branch merged with the keywords beside it. */
+/* anyOf/oneOf: each branch merged with the keywords beside it (anyOf
+ * first where both are there: oneOf is then one of those keywords). */
 int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     json_t *any = json_object_get(s, "anyOf"), *one = json_object_get(s, "oneOf");
-    if (any && one)
-        return sc_fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
+    if (any)
+        one = NULL;
     const char *kw = any ? "anyOf" : "oneOf";
     json_t *br = any ? any : one;
     if (!json_is_array(br) || !json_array_size(br))

@@ -549,8 +549,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
                     lo > GR_MAX_LENGTH ? "minLength" : "maxLength",
                     (unsigned long long)(lo > GR_MAX_LENGTH ? lo : hi), GR_MAX_LENGTH);
     if (hi < lo)
-        return sc_fail(c, ptr, "minLength %llu is above maxLength %llu", (unsigned long long)lo,
-                    (unsigned long long)hi);
+        return 1; /* no string (also of a merge, or a not's) */
     const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
     if (c->opts.format_annotation)
         fs = NULL; /* see gr_schema_opts_t */
