@@ -784,6 +784,12 @@ static const schema_case_t cases[] = {
      * complement, where the object can have only the properties beside it
      * (or false beside no property: any member) */
     {"{\"not\": {\"additionalProperties\": false}}", I("{}", "{\"a\": 1}", "3")},
+    {"{\"not\": {\"minProperties\": 2, \"maxProperties\": 2}}",
+     I("{}", "{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3}", "3")},
+    /* strict oneOf shown disjoint: types under a oneOf, items at positions
+     * both have (minItems), required versus not required */
+    {"{\"oneOf\": [{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, "
+     "{\"type\": \"object\"}]}", I("\"x\"", "null", "{}", "1")},
     {"{\"properties\": {\"a\": {}, \"b\": {}}, \"additionalProperties\": false, \"not\": "
      "{\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
      I("{}", "{\"a\": 1}", "{\"b\": 1}", "{\"a\": 1, \"b\": 2}", "{\"c\": 1}")},
@@ -990,10 +996,25 @@ static void strict_oneof_refuses_overlaps(void **state)
         "\"required\": [\"k\"]}, {\"properties\": {\"k\": {\"const\": \"b\"}}, \"required\": "
         "[\"k\"]}]}",
         "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
+        /* shown disjoint (propertyNames and uniqueItems have no complement
+         * here): types under a oneOf, items both must have, required
+         * versus not required */
+        "{\"oneOf\": [{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, "
+        "{\"type\": \"object\", \"propertyNames\": {\"maxLength\": 2}}]}",
+        "{\"oneOf\": [{\"type\": \"array\", \"maxItems\": 1, \"uniqueItems\": true, "
+        "\"items\": {\"type\": \"string\"}}, {\"type\": \"array\", \"minItems\": 1, "
+        "\"items\": {\"type\": \"integer\"}}]}",
+        "{\"oneOf\": [{\"type\": \"object\", \"required\": [\"a\", \"b\"], \"propertyNames\": "
+        "{\"maxLength\": 2}}, {\"not\": {\"required\": [\"a\"]}, \"propertyNames\": "
+        "{\"maxLength\": 2}}]}",
     };
     /* overlapping, and no complement of an object constant here */
     static const char *const bad[] = {
         "{\"oneOf\": [{\"const\": {\"a\": 1, \"b\": 2}}, {\"enum\": [{\"b\": 2, \"a\": 1}]}]}",
+        /* [] is in both */
+        "{\"oneOf\": [{\"type\": \"array\", \"maxItems\": 1, \"uniqueItems\": true, "
+        "\"items\": {\"type\": \"string\"}}, {\"type\": \"array\", \"items\": "
+        "{\"type\": \"integer\"}}]}",
     };
     /* overlapping branches, written exactly: branch i and not the others */
     static const struct {

@@ -275,15 +275,15 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
         return not_values(k, vals, kw);
     }
     if (!strcmp(kw, "minLength") || !strcmp(kw, "maxLength") || !strcmp(kw, "minItems") ||
-        !strcmp(kw, "maxItems")) {
+        !strcmp(kw, "maxItems") || !strcmp(kw, "minProperties") || !strcmp(kw, "maxProperties")) {
         double n = json_number_value(v);
         int mn = kw[1] == 'i';
         if (!json_is_number(v) || n < 0 || n != floor(n))
             return sc_fail(c, k->ptr, "'%s' must be a non-negative integer", kw);
         if (mn && n == 0)
             return 0;
-        const char *t = strstr(kw, "Length") ? "string" : "array";
-        char other[16];
+        const char *t = strstr(kw, "Length") ? "string" : strstr(kw, "Items") ? "array" : "object";
+        char other[24];
         snprintf(other, sizeof other, "%s%s", mn ? "max" : "min", kw + 3);
         return alt(k, typed(t, other, json_real(mn ? n - 1 : n + 1)));
     }
