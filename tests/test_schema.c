@@ -792,6 +792,50 @@ static const schema_case_t cases[] = {
     {"{\"not\": {\"enum\": [1, \"a\", true, null]}}",
      I("1", "1.0", "2", "0.5", "\"a\"", "\"b\"", "true", "false", "null", "[]")},
     {"{\"not\": {\"oneOf\": [{\"minimum\": 2}, {\"maximum\": 5}]}}", I("1", "3", "6", "\"x\"")},
+    /* not items: some item in the complement (contains), a tuple item by
+     * its position */
+    {"{\"not\": {\"items\": {\"type\": \"integer\"}}}",
+     I("[1, 2]", "[1, \"a\"]", "[]", "\"x\"", "[\"a\"]")},
+    {"{" D2020 "\"not\": {\"prefixItems\": [{\"type\": \"integer\"}, {\"type\": \"string\"}]}}",
+     I("[1, \"a\"]", "[\"a\"]", "[1, 2]", "[1]", "[]", "3", "[1, \"a\", 2]")},
+    {"{\"$schema\": \"http://json-schema.org/draft-07/schema#\", \"type\": \"array\", "
+     "\"items\": {\"minimum\": 0}, \"not\": {\"items\": [{\"type\": \"integer\"}], "
+     "\"additionalItems\": true}}",
+     I("[1]", "[1.5]", "[]", "[1, 2.5]", "[-1]")},
+    /* not additionalProperties: an additional member with a value in the
+     * complement, where the object can have only the properties beside it
+     * (or false beside no property: any member) */
+    {"{\"not\": {\"additionalProperties\": false}}", I("{}", "{\"a\": 1}", "3")},
+    {"{\"not\": {\"minProperties\": 2, \"maxProperties\": 2}}",
+     I("{}", "{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"a\": 1, \"b\": 2, \"c\": 3}", "3")},
+    /* strict oneOf shown disjoint: types under a oneOf, items at positions
+     * both have (minItems), required versus not required */
+    {"{\"oneOf\": [{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, "
+     "{\"type\": \"object\"}]}", I("\"x\"", "null", "{}", "1")},
+    {"{\"properties\": {\"a\": {}, \"b\": {}}, \"additionalProperties\": false, \"not\": "
+     "{\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
+     I("{}", "{\"a\": 1}", "{\"b\": 1}", "{\"a\": 1, \"b\": 2}", "{\"c\": 1}")},
+    {"{\"properties\": {\"a\": {}, \"b\": {}, \"xc\": {}}, \"additionalProperties\": false, "
+     "\"not\": {\"properties\": {\"a\": {}}, \"patternProperties\": {\"^x\": {}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}}",
+     I("{\"b\": \"s\"}", "{\"b\": 1}", "{\"xc\": 1}", "{\"a\": 1}", "{}", "{\"a\": 1, \"b\": 2}")},
+    {"{\"properties\": {\"ab\": {}, \"c\": {}}, \"additionalProperties\": false, \"not\": "
+     "{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}}}",
+     I("{\"ab\": 1}", "{\"ab\": \"x\"}", "{\"c\": \"x\"}", "{}")},
+    /* not format: the strings its pattern does not match; two such merged */
+    {"{\"type\": \"string\", \"not\": {\"format\": \"ipv4\"}}",
+     I("\"1.2.3.4\"", "\"x\"", "\"1.2.3\"", "\"\"")},
+    {"{\"type\": \"string\", \"allOf\": [{\"not\": {\"pattern\": \"^a\"}}, {\"not\": "
+     "{\"pattern\": \"b$\"}}]}",
+     I("\"ab\"", "\"a\"", "\"b\"", "\"c\"", "\"cb\"", "\"\"")},
+    /* anyOf beside oneOf: each anyOf branch with the oneOf */
+    {"{\"anyOf\": [{\"minimum\": 5}, {\"maxLength\": 1}], \"oneOf\": [{\"type\": \"integer\"}, "
+     "{\"type\": \"string\"}]}",
+     I("7", "3", "7.5", "\"x\"", "\"xy\"", "null")},
+    /* empty length intervals allow no value of that type */
+    {"{\"type\": [\"array\", \"string\", \"null\"], \"minItems\": 3, \"maxItems\": 2, "
+     "\"minLength\": 2, \"maxLength\": 1}",
+     I("[]", "[1, 2, 3]", "\"\"", "\"ab\"", "null")},
     {"{\"not\": {\"dependentRequired\": {\"a\": [\"b\"]}}}",
      I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{}", "1")},
     {"{\"type\": \"string\", \"not\": {\"anyOf\": [{\"maxLength\": 1}, {\"pattern\": \"x\"}]}}",
@@ -974,10 +1018,25 @@ static void strict_oneof_refuses_overlaps(void **state)
         "\"required\": [\"k\"]}, {\"properties\": {\"k\": {\"const\": \"b\"}}, \"required\": "
         "[\"k\"]}]}",
         "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}]}",
+        /* shown disjoint (propertyNames and uniqueItems have no complement
+         * here): types under a oneOf, items both must have, required
+         * versus not required */
+        "{\"oneOf\": [{\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, "
+        "{\"type\": \"object\", \"propertyNames\": {\"maxLength\": 2}}]}",
+        "{\"oneOf\": [{\"type\": \"array\", \"maxItems\": 1, \"uniqueItems\": true, "
+        "\"items\": {\"type\": \"string\"}}, {\"type\": \"array\", \"minItems\": 1, "
+        "\"items\": {\"type\": \"integer\"}}]}",
+        "{\"oneOf\": [{\"type\": \"object\", \"required\": [\"a\", \"b\"], \"propertyNames\": "
+        "{\"maxLength\": 2}}, {\"not\": {\"required\": [\"a\"]}, \"propertyNames\": "
+        "{\"maxLength\": 2}}]}",
     };
     /* overlapping, and no complement of an object constant here */
     static const char *const bad[] = {
         "{\"oneOf\": [{\"const\": {\"a\": 1, \"b\": 2}}, {\"enum\": [{\"b\": 2, \"a\": 1}]}]}",
+        /* [] is in both */
+        "{\"oneOf\": [{\"type\": \"array\", \"maxItems\": 1, \"uniqueItems\": true, "
+        "\"items\": {\"type\": \"string\"}}, {\"type\": \"array\", \"items\": "
+        "{\"type\": \"integer\"}}]}",
     };
     /* overlapping branches, written exactly: branch i and not the others */
     static const struct {
@@ -991,6 +1050,19 @@ static void strict_oneof_refuses_overlaps(void **state)
         {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "3", 0},
         {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "6", 1},
         {"{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}", "\"x\"", 0},
+        /* complements of additionalProperties, items, format */
+        {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{}", 0},
+        {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1}", 1},
+        {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"bar\": 1}", 1},
+        {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1, \"bar\": 1}", 0},
+        {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[]", 0},
+        {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[1]", 1},
+        {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[[1]]", 1},
+        {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[1, [1]]", 0},
+        {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"1.2.3.4\"", 0},
+        {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"2.2.3.4\"", 1},
+        {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"1x\"", 1},
+        {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"x\"", 0},
     };
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
         if (parses_opts(exact[i].schema, &o, exact[i].text) != exact[i].ok)
@@ -1524,6 +1596,11 @@ static void errors_name_pointer_and_keyword(void **state)
          "the schema allows no value"},
         {"{\"type\": \"string\", \"maxLength\": 1000000000000}", "'maxLength' 1000000000000 is above"},
         {"{\"type\": \"array\", \"minItems\": 3, \"maxItems\": 2}", "the schema allows no value"},
+        /* the complement of items after a tuple: no keyword says it */
+        {"{\"not\": {\"prefixItems\": [{}], \"items\": {\"type\": \"string\"}}}",
+         "#/not: 'not' of 'items' after a tuple of items is not supported"},
+        {"{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
+         "#/not: 'not' of 'additionalProperties' is not supported"},
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
         {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
          "#: allOf: cannot merge two different 'format'"},

@@ -266,14 +266,15 @@ static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     json_t *n = json_object_get(s, "not"), *rest = json_copy(s), *fn = n, *comp;
     char *p = sc_ptr_join(ptr, "not");
     int r = !p ? sc_oom(c) : sc_keep(c, rest);
+    if (!r)
+        json_object_del(rest, "not");
     if (!r && json_is_object(n))
         r = sc_flatten(c, n, p, &fn);
-    if (!r)
-        r = sc_complement(c, fn, p, &comp);
+    if (!r) /* the instances satisfy rest: the complement may lean on it */
+        r = sc_complement(c, fn, rest, p, &comp);
     free(p);
     if (r)
         return -1;
-    json_object_del(rest, "not");
     json_t *all = json_pack("{s:[O,O]}", "allOf", rest, comp);
     if (sc_keep(c, all))
         return -1;

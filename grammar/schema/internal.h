@@ -124,6 +124,8 @@ int sc_count(sc_t *c, json_t *s, const char *k, const char *ptr, uint64_t dflt, 
 int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
 /* The object value under s's keywords; 1 when none qualifies (object.c). */
 int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+/* Whether the pattern (an ECMA search) matches the name, -1 on an error (object.c). */
+int sc_pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr);
 /* dependencies, dependentRequired or dependentSchemas (kw) as two
  * branches: the first key absent, or present with what it needs
  * (object.c). */
@@ -198,6 +200,6 @@ int sc_multiple_of(sc_t *c, json_t *mo, const char *ptr, int integer, tb_buf_t *
 json_t *sc_multiple_lcm(json_t *a, json_t *b);
 /* The complement of the flattened schema s as a schema (kept), or -1 with
  * an error naming the keyword that has none here (not.c). */
-int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out);
+int sc_complement(sc_t *c, json_t *s, json_t *within, const char *ptr, json_t **out);
 
 #endif

@@ -13,6 +13,25 @@
 
 static double num(json_t *j) { return json_number_value(j); }
 
+/* Whether the pattern may number its groups (a backreference). */
+static int backref(const char *x)
+{
+    for (const char *p = x; p && *p; p++)
+        if (*p == '\\' && (p[1] == 'k' || (p[1] >= '1' && p[1] <= '9')))
+            return 1;
+    return 0;
+}
+
+/* The pattern (a search) that matches where pattern a or b does (new),
+ * NULL where a group number could change its meaning. */
+static json_t *not_patterns(json_t *a, json_t *b)
+{
+    const char *x = json_string_value(a), *y = json_string_value(b);
+    if (!x || !y || backref(x) || backref(y))
+        return NULL;
+    return json_sprintf("%s|%s", x, y); /* | binds loosest; anchors stay at branch ends */
+}
+
 /* Merges key k of b into the merged object m (which holds a's keywords). */
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
@@ -63,6 +82,8 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         n = json_copy(av); /* neither of them */
         if (n && json_array_extend(n, bv))
             return json_decref(n), sc_oom(c);
+    } else if (!strcmp(k, NOT_PATTERN) && (n = not_patterns(av, bv))) {
+        /* matching neither: not matching either */
     } else if (!strcmp(k, FRACTION)) {
         n = json_incref(json_integer_value(av) > json_integer_value(bv) ? av : bv);
     } else if (!strcmp(k, "not")) {

@@ -19,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ecma.h"
 #include "internal.h"
 
 typedef struct {
     sc_t *c;
     json_t *alts; /* the alternatives of the complement */
     const char *ptr;
+    json_t *within; /* the instances are known to satisfy it (NULL: nothing known) */
 } comp_t;
 
 static int alt(comp_t *k, json_t *a)
@@ -54,7 +56,7 @@ static json_t *not_now(comp_t *k, json_t *x)
     json_t *fx = x, *comp;
     if (json_is_object(x) && sc_flatten(k->c, x, k->ptr, &fx))
         return NULL;
-    if (sc_complement(k->c, fx, k->ptr, &comp))
+    if (sc_complement(k->c, fx, k->within, k->ptr, &comp))
         return NULL;
     return json_incref(comp);
 }
@@ -154,6 +156,110 @@ static int not_values(comp_t *k, json_t *vals, const char *kw)
     return r ? -1 : 0;
 }
 
+/* A subschema that every value satisfies ({} or true). */
+static int trivial(json_t *x) { return json_is_true(x) || (json_is_object(x) && !json_object_size(x)); }
+
+/* The names an object under k->within can have when it can have no other
+ * (additionalProperties false, no patternProperties): its properties;
+ * NULL when it is not known to be so bounded. */
+static json_t *within_names(comp_t *k)
+{
+    json_t *w = k->within, *props;
+    if (!json_is_object(w) || !json_is_false(json_object_get(w, "additionalProperties")) ||
+        json_object_get(w, "patternProperties"))
+        return NULL;
+    props = json_object_get(w, "properties");
+    return json_is_object(props) ? props : json_false(); /* no member at all */
+}
+
+/* An object with name p present and its value in the complement of x. */
+static int member_not(comp_t *k, const char *p, json_t *x)
+{
+    return alt(k, json_pack("{s:s,s:[s],s:{s:o}}", "type", "object", "required", p,
+                            "properties", p, not_of(x)));
+}
+
+/* not additionalProperties x (or, pp set, not patternProperties pp) of s:
+ * some member that is additional for s (a name neither in s's properties
+ * nor matching its patterns; of pp: matching a pattern) has a value in the
+ * complement.  Written where the instances can only have the properties
+ * of k->within (a member each), or, for additionalProperties false beside
+ * no property and no pattern, as minProperties 1. */
+static int not_members(comp_t *k, json_t *s, json_t *x, json_t *pp)
+{
+    json_t *props = json_object_get(s, "properties"), *mine = json_object_get(s, "patternProperties");
+    json_t *names = within_names(k), *y;
+    const char *p, *q;
+    if (!pp && trivial(x))
+        return 0;
+    if (!pp && json_is_false(x) && !json_object_size(props) && !json_object_size(mine))
+        return alt(k, json_pack("{s:s,s:i}", "type", "object", "minProperties", 1));
+    if (!names)
+        return sc_fail(k->c, k->ptr, "'not' of '%s' is not supported (unless the object can only "
+                       "have the properties beside it)", pp ? "patternProperties"
+                                                            : "additionalProperties");
+    json_object_foreach(json_is_object(names) ? names : NULL, p, y) {
+        if (json_is_false(y))
+            continue; /* never present */
+        if (pp) {
+            json_object_foreach(pp, q, x) {
+                int m = trivial(x) ? 0 : sc_pattern_matches(k->c, q, p, k->ptr);
+                if (m < 0 || (m && member_not(k, p, x)))
+                    return -1;
+            }
+            continue;
+        }
+        if (json_object_get(props, p))
+            continue; /* not additional */
+        int matched = 0;
+        json_object_foreach(mine, q, y) {
+            int m = sc_pattern_matches(k->c, q, p, k->ptr);
+            if (m < 0)
+                return -1;
+            matched |= m;
+        }
+        if (!matched && member_not(k, p, x))
+            return -1;
+    }
+    return 0;
+}
+
+/* not items (prefixItems, additionalItems) of s: some item in the
+ * complement of its item schema.  A tuple item i as prefixItems of i
+ * trues and not its schema, minItems i + 1; the items after no tuple as
+ * contains of the complement; items after a tuple refused. */
+static int not_items(comp_t *k, json_t *s, const char *kw, json_t *v)
+{
+    json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
+    json_t *tuple = json_is_array(items) ? items : prefix, *x;
+    size_t i, j;
+    if ((!strcmp(kw, "additionalItems") && !json_is_array(items)) ||
+        (!strcmp(kw, "prefixItems") && json_is_array(items)))
+        return 0; /* applies to nothing (array items are the tuple, array.c) */
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x) {
+            json_t *pre = json_array(), *o;
+            if (trivial(x))
+                continue;
+            for (j = 0; pre && j < i; j++)
+                if (json_array_append_new(pre, json_true()))
+                    return json_decref(pre), sc_oom(k->c);
+            if (!pre || json_array_append_new(pre, not_of(x)))
+                return json_decref(pre), sc_oom(k->c);
+            o = json_pack("{s:s,s:o,s:I}", "type", "array", "prefixItems", pre, "minItems",
+                          (json_int_t)i + 1);
+            if (alt(k, o))
+                return -1;
+        }
+        return 0;
+    }
+    if (trivial(v))
+        return 0;
+    if (json_array_size(tuple) && json_is_array(tuple))
+        return sc_fail(k->c, k->ptr, "'not' of '%s' after a tuple of items is not supported", kw);
+    return alt(k, json_pack("{s:s,s:o}", "type", "array", "contains", not_of(v)));
+}
+
 /* The complement of one keyword k: v of the flattened schema s. */
 static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
 {
@@ -169,15 +275,15 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
         return not_values(k, vals, kw);
     }
     if (!strcmp(kw, "minLength") || !strcmp(kw, "maxLength") || !strcmp(kw, "minItems") ||
-        !strcmp(kw, "maxItems")) {
+        !strcmp(kw, "maxItems") || !strcmp(kw, "minProperties") || !strcmp(kw, "maxProperties")) {
         double n = json_number_value(v);
         int mn = kw[1] == 'i';
         if (!json_is_number(v) || n < 0 || n != floor(n))
             return sc_fail(c, k->ptr, "'%s' must be a non-negative integer", kw);
         if (mn && n == 0)
             return 0;
-        const char *t = strstr(kw, "Length") ? "string" : "array";
-        char other[16];
+        const char *t = strstr(kw, "Length") ? "string" : strstr(kw, "Items") ? "array" : "object";
+        char other[24];
         snprintf(other, sizeof other, "%s%s", mn ? "max" : "min", kw + 3);
         return alt(k, typed(t, other, json_real(mn ? n - 1 : n + 1)));
     }
@@ -187,10 +293,15 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
         return alt(k, typed("string", "pattern", json_incref(v)));
     if (!strcmp(kw, NOT_STRINGS))
         return alt(k, typed("string", "enum", json_incref(v)));
-    if (!strcmp(kw, "format"))
-        return json_is_string(v) && !sc_format_asserts(c, json_string_value(v))
-                   ? 0
-                   : sc_fail(c, k->ptr, "'not' of 'format' is not supported");
+    if (!strcmp(kw, "format")) {
+        /* a format is the strings of its pattern (grammar/ecma.h) */
+        const char *fp = json_is_string(v) ? gr_ecma_format(json_string_value(v)) : NULL;
+        if (json_is_string(v) && !sc_format_asserts(c, json_string_value(v)))
+            return 0;
+        if (!fp)
+            return sc_fail(c, k->ptr, "'not' of 'format' is not supported");
+        return alt(k, typed("string", NOT_PATTERN, json_string(fp)));
+    }
     if (!strcmp(kw, "minimum") || !strcmp(kw, "maximum")) {
         if (!json_is_number(v))
             return sc_fail(c, k->ptr, "'%s' must be a number", kw);
@@ -326,12 +437,19 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
         return 0; /* with contains */
     if (!strcmp(kw, "uniqueItems") && json_is_false(v))
         return 0;
+    if (!strcmp(kw, "items") || !strcmp(kw, "prefixItems") || !strcmp(kw, "additionalItems"))
+        return not_items(k, s, kw, v);
+    if (!strcmp(kw, "additionalProperties"))
+        return not_members(k, s, v, NULL);
+    if (!strcmp(kw, "patternProperties"))
+        return json_is_object(v) ? not_members(k, s, NULL, v)
+                                 : sc_fail(c, k->ptr, "'patternProperties' must be an object");
     if (!strcmp(kw, "unevaluatedProperties") && json_is_true(v))
         return 0;
     return sc_fail(c, k->ptr, "'not' of '%s' is not supported", kw);
 }
 
-int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out)
+int sc_complement(sc_t *c, json_t *s, json_t *within, const char *ptr, json_t **out)
 {
     *out = NULL;
     if (json_is_true(s) || json_is_false(s)) {
@@ -340,7 +458,7 @@ int sc_complement(sc_t *c, json_t *s, const char *ptr, json_t **out)
     }
     if (!json_is_object(s))
         return sc_fail(c, ptr, "a schema must be an object or a boolean");
-    comp_t k = {.c = c, .alts = json_array(), .ptr = ptr};
+    comp_t k = {.c = c, .alts = json_array(), .ptr = ptr, .within = within};
     if (sc_keep(c, k.alts))
         return -1;
     json_t *t = json_object_get(s, "type"), *v;

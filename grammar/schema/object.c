@@ -22,7 +22,7 @@ typedef struct {
 } prop_t;
 
 /* Whether the pattern (a search) matches the property name. */
-static int pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr)
+int sc_pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr)
 {
     tb_buf_t re = {0}, q = {0};
     int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->err);
@@ -140,7 +140,7 @@ static int pattern_schemas(sc_t *c, const sides_t *sd, const char *ptr, prop_t *
 {
     uint64_t mask = 0;
     for (size_t b = 0; b < sd->npat; b++) {
-        int m = pattern_matches(c, sd->pat[b], p->name, ptr);
+        int m = sc_pattern_matches(c, sd->pat[b], p->name, ptr);
         if (m < 0)
             return -1;
         mask |= (uint64_t)m << b;

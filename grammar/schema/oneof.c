@@ -38,27 +38,88 @@ static int forbids(json_t *s, const char *p)
            !json_object_get(s, "patternProperties");
 }
 
+static int in_array(json_t *a, json_t *x)
+{
+    size_t i;
+    json_t *y;
+    json_array_foreach(a, i, y) {
+        if (json_equal(x, y))
+            return 1;
+    }
+    return 0;
+}
+
+static int disjoint(sc_t *c, json_t *a, json_t *b, int depth);
+
+/* Whether every branch of s's anyOf or oneOf (each a superset of s's
+ * instances' union) is disjoint from o. */
+static int branches_disjoint(sc_t *c, json_t *s, json_t *o, int depth)
+{
+    json_t *br = json_object_get(s, "anyOf"), *x;
+    size_t i;
+    br = br ? br : json_object_get(s, "oneOf");
+    if (!json_is_array(br) || !json_array_size(br))
+        return 0;
+    json_array_foreach(br, i, x) {
+        if (!disjoint(c, x, o, depth + 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* The values of enum or const (a new reference), NULL without either. */
+static json_t *values(json_t *s)
+{
+    json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum");
+    return cst ? json_pack("[O]", cst) : json_is_array(en) ? json_incref(en) : NULL;
+}
+
+/* Whether s requires every name of the array r. */
+static int requires_all(json_t *s, json_t *r)
+{
+    json_t *req = json_object_get(s, "required"), *x;
+    size_t i;
+    if (!json_is_array(r) || !json_array_size(r))
+        return 0;
+    json_array_foreach(r, i, x) {
+        if (!json_is_string(x) || !in_array(req, x))
+            return 0;
+    }
+    return 1;
+}
+
+/* The item schema of s at position i (NULL: any), draft-neutral as
+ * array.c reads it: array items are the tuple. */
+static json_t *item_at(json_t *s, size_t i)
+{
+    json_t *items = json_object_get(s, "items"), *prefix = json_object_get(s, "prefixItems");
+    json_t *rest = items;
+    if (json_is_array(items)) {
+        prefix = items;
+        rest = json_object_get(s, "additionalItems");
+    }
+    return i < json_array_size(prefix) ? json_array_get(prefix, i) : rest;
+}
+
 /* Whether no instance can match both a and b, as far as types, enum/const
- * values and required versus forbidden or disjoint properties show it (0
- * when not shown). */
+ * values, the branches of an anyOf/oneOf, required versus forbidden or
+ * disjoint properties, and disjoint items at positions both must have
+ * show it (0 when not shown).  Every test reads keywords that each hold
+ * of all the instances, so it is sound whatever else is beside them. */
 static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
 {
     if (json_is_false(a) || json_is_false(b))
         return 1;
     if (!json_is_object(a) || !json_is_object(b) || depth > 8 || sc_flatten(c, a, "#", &a) ||
-        sc_flatten(c, b, "#", &b) || json_object_get(a, "anyOf") || json_object_get(b, "anyOf") ||
-        json_object_get(a, "oneOf") || json_object_get(b, "oneOf")) {
+        sc_flatten(c, b, "#", &b)) {
         c->err->msg[0] = 0;
         return 0;
     }
     int both = sc_type_and(schema_types(a), schema_types(b));
     if (!both)
         return 1;
-    json_t *va = json_object_get(a, "enum"), *vb = json_object_get(b, "enum");
-    json_t *ca = json_object_get(a, "const"), *cb = json_object_get(b, "const");
-    if ((va || ca) && (vb || cb)) {
-        json_t *la = ca ? json_pack("[O]", ca) : json_incref(va);
-        json_t *lb = cb ? json_pack("[O]", cb) : json_incref(vb);
+    json_t *la = values(a), *lb = values(b);
+    if (la && lb) {
         size_t i, j;
         json_t *x, *y;
         int common = 0;
@@ -67,10 +128,38 @@ static int disjoint(sc_t *c, json_t *a, json_t *b, int depth)
         json_decref(lb);
         if (!common)
             return 1;
+    } else {
+        json_decref(la);
+        json_decref(lb);
+    }
+    if (branches_disjoint(c, a, b, depth) || branches_disjoint(c, b, a, depth))
+        return 1;
+    if (both == T_ARR) {
+        /* positions below the larger minItems are in every instance */
+        uint64_t na = 0, nb = 0, xa = UINT64_MAX, xb = UINT64_MAX;
+        if (sc_count(c, a, "minItems", "#", 0, &na) || sc_count(c, b, "minItems", "#", 0, &nb) ||
+            sc_count(c, a, "maxItems", "#", UINT64_MAX, &xa) ||
+            sc_count(c, b, "maxItems", "#", UINT64_MAX, &xb)) {
+            c->err->msg[0] = 0;
+            return 0;
+        }
+        if (na > xb || nb > xa)
+            return 1;
+        uint64_t n = na > nb ? na : nb;
+        for (size_t i = 0; i < n && i < 16; i++) {
+            json_t *ia = item_at(a, i), *ib = item_at(b, i);
+            if (ia && ib && disjoint(c, ia, ib, depth + 1))
+                return 1;
+        }
+        return 0;
     }
     if (both & ~T_OBJ)
         return 0;
     json_t *ra = json_object_get(a, "required"), *rb = json_object_get(b, "required");
+    /* required names that the other's not {required: ...} forbids together */
+    if (requires_all(a, json_object_get(json_object_get(b, "not"), "required")) ||
+        requires_all(b, json_object_get(json_object_get(a, "not"), "required")))
+        return 1;
     size_t i, j;
     json_t *x, *y;
     json_array_foreach(ra, i, x) {
@@ -104,17 +193,6 @@ static json_t *required_only(const sc_t *c, json_t *b)
             return NULL;
     }
     return json_object_get(b, "required");
-}
-
-static int in_array(json_t *a, json_t *x)
-{
-    size_t i;
-    json_t *y;
-    json_array_foreach(a, i, y) {
-        if (json_equal(x, y))
-            return 1;
-    }
-    return 0;
 }
 
 /* oneOf of branches that only require names, exactly: branch i holds and
@@ -212,7 +290,7 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
             if (j == i)
                 continue;
             if ((json_is_object(v) && sc_flatten(c, v, ptr, &fv)) ||
-                sc_complement(c, fv, ptr, &comp))
+                sc_complement(c, fv, f[i], ptr, &comp))
                 r = -1;
             else if (json_array_append(all, comp))
                 r = sc_oom(c);
@@ -237,12 +315,13 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
     return r;
 }
 
-/* anyOf/oneOf: each branch merged with the keywords beside it. */
+/* anyOf/oneOf: each branch merged with the keywords beside it (anyOf
+ * first where both are there: oneOf is then one of those keywords). */
 int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     json_t *any = json_object_get(s, "anyOf"), *one = json_object_get(s, "oneOf");
-    if (any && one)
-        return sc_fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
+    if (any)
+        one = NULL;
     const char *kw = any ? "anyOf" : "oneOf";
     json_t *br = any ? any : one;
     if (!json_is_array(br) || !json_array_size(br))
