@@ -702,6 +702,11 @@ static const schema_case_t cases[] = {
        "[\"a\", \"b\", 1]", "[\"c\"]")},
     {"{\"items\": {\"type\": \"boolean\"}, \"uniqueItems\": true, \"minItems\": 2}",
      I("[true, false]", "[false, true]", "[true, true]", "[true]", "\"x\"")},
+    /* a NUL character in a pattern (JSON's \u0000), also under not */
+    {"{\"type\": \"string\", \"pattern\": \"^/[^\\u0000]+$\"}",
+     I("\"/abc\"", "\"/a\\u0000b\"", "\"abc\"")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"^a\\u0000\"}}",
+     I("\"a\\u0000b\"", "\"ab\"")},
     /* a branch whose length interval is empty allows no string */
     {"{\"anyOf\": [{\"type\": \"string\", \"minLength\": 5, \"maxLength\": 2}, "
      "{\"type\": \"integer\"}]}",

@@ -516,6 +516,22 @@ static int class_none(void *ctx, uint64_t mask, const char *regex)
     return tb_buf_put(b, regex, strlen(regex) + 1);
 }
 
+/* A pattern as the ECMA translation reads it, NUL-terminated: a NUL
+ * character in it (JSON's \u0000) spelled \x00, in tmp; NULL when p is
+ * no string or memory ran out. */
+static const char *pattern_text(json_t *p, tb_buf_t *tmp)
+{
+    const char *s = json_string_value(p);
+    size_t n = json_string_length(p);
+    if (!s || strlen(s) == n)
+        return s;
+    tmp->len = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] ? tb_buf_putc(tmp, (uint8_t)s[i]) : tb_buf_put(tmp, "\\x00", 4))
+            return NULL;
+    return tb_buf_putc(tmp, 0) ? NULL : (const char *)tmp->data;
+}
+
 /* The regex (NUL-terminated, in re) of the strings that do not match the
  * pattern np (np NULL: that are none of the strings ns); 1 when no string
  * qualifies. */
@@ -523,8 +539,10 @@ static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, tb_buf_t
 {
     int r;
     if (np) {
-        const char *p = json_string_value(np);
-        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
+        tb_buf_t tmp = {0};
+        const char *p = pattern_text(np, &tmp);
+        r = !p ? sc_oom(c) : gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
+        tb_buf_free(&tmp);
     } else {
         size_t n = json_array_size(ns), i;
         const char **names = malloc((n + 1) * sizeof *names);
@@ -556,12 +574,17 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
                     (unsigned long long)(lo > GR_MAX_LENGTH ? lo : hi), GR_MAX_LENGTH);
     if (hi < lo)
         return 1; /* no length qualifies: the branch allows no string */
-    const char *ps = json_string_value(pat), *fs = json_string_value(fmt);
+    tb_buf_t pat_nul = {0};
+    const char *ps = pattern_text(pat, &pat_nul), *fs = json_string_value(fmt);
+    if (pat && !ps)
+        return sc_oom(c);
     if (c->opts.format_annotation)
         fs = NULL; /* see gr_schema_opts_t */
     if (fs && !gr_ecma_format(fs)) {
-        if (spec_format(fs))
+        if (spec_format(fs)) {
+            tb_buf_free(&pat_nul);
             return sc_fail(c, ptr, "format '%s' is not supported", fs);
+        }
         fs = NULL; /* an annotation, see spec_format */
     }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
@@ -571,7 +594,8 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
         tb_wrap(c->err, "%s", ptr);
     /* not pattern, not these strings: as look-aheads before the rest (or
      * alone, where nothing else constrains the string) */
-    int plain = !ps && !fs && !lo && hi == GR_NO_MAX;
+    int plain = !pat && !fs && !lo && hi == GR_NO_MAX;
+    tb_buf_free(&pat_nul);
     for (int k = 0; k < 2 && r == 0; k++) {
         json_t *x = k ? ns : np;
         tb_buf_t nr = {0}, both = {0};
