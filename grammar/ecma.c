@@ -1863,7 +1863,8 @@ static ast_t *name_ast(parser_t *ps, const char *name)
 }
 
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
-                        size_t nnames, gr_key_class_fn fn, void *ctx, tb_err_t *err)
+                        size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
+                        tb_err_t *err)
 {
     if (npat > 62)
         return tb_fail(err, "patternProperties: more than 62 patterns");
@@ -1912,6 +1913,10 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             dup = done.data[j] == t;
         if (dup)
             continue;
+        if (need && !need(ctx, t)) {
+            r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
+            continue;
+        }
         comp_t c = {0};
         tb_buf_t re = {0};
         r = tb_vec_push(&done, t) || eliminate(&k, t, &c);

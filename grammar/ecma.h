@@ -72,18 +72,23 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
  * set for each pattern p the names match (0: none); regex is the class's
  * JSON string lexeme.  Returns 0, or -1 with the caller's error set. */
 typedef int (*gr_key_class_fn)(void *ctx, uint64_t mask, const char *regex);
+/* Whether the class of mask is wanted (0: its names are refused anyway, so
+ * its regex is never built); NULL wants every class. */
+typedef int (*gr_key_class_need_fn)(void *ctx, uint64_t mask);
 
 /*
  * The property names other than names[0..nnames) split by the set of
  * patterns[0..npat) (ECMA, searches; npat <= 62) they match: fn is called
  * once for each set that some name has, with the regex of exactly those
- * names, the empty set (names matching no pattern) included.  Built as
+ * names, the empty set (names matching no pattern) included, unless
+ * need says the set is not wanted.  Built as
  * an automaton (subset construction, state elimination): refused when it
  * passes 400 states or a 1 MiB regex, or a pattern has anchors other
  * than at the ends of its branches.
  */
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
-                        size_t nnames, gr_key_class_fn fn, void *ctx, tb_err_t *err);
+                        size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
+                        tb_err_t *err);
 
 /* The regex of any JSON string in any of JSON's encodings. */
 #define GR_JSON_ANY_STRING "\"(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})*\""

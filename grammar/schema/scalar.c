@@ -502,6 +502,12 @@ int sc_format_asserts(const sc_t *c, const char *name)
 }
 
 /* The regex of the names of class 0 (matching no pattern). */
+static int only_none(void *ctx, uint64_t mask)
+{
+    (void)ctx;
+    return mask == 0;
+}
+
 static int class_none(void *ctx, uint64_t mask, const char *regex)
 {
     tb_buf_t *b = ctx;
@@ -518,7 +524,7 @@ static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, tb_buf_t
     int r;
     if (np) {
         const char *p = json_string_value(np);
-        r = gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
+        r = gr_ecma_key_classes(&p, 1, NULL, 0, only_none, class_none, re, c->err);
     } else {
         size_t n = json_array_size(ns), i;
         const char **names = malloc((n + 1) * sizeof *names);
