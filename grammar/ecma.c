@@ -2056,13 +2056,13 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             tb_fail(err, "out of memory");
     }
     /* the start: a split over every branch */
-    if (!r) {
+    if (!r && !enumerate) {
         cur = starts.data[0];
         for (size_t i = 1; !r && i < starts.len; i++)
             r = nfa_split(&k.nfa, cur, starts.data[i], &cur);
         k.start = cur;
     }
-    r = r || enumerate || atoms(&k) || subsets(&k, (uint32_t)npat);
+    r = r || (!enumerate && (atoms(&k) || subsets(&k, (uint32_t)npat)));
     if (r && k.too_many && npat <= KEY_MAX_ENUM) {
         err->msg[0] = 0;
         r = 0;
