@@ -1273,6 +1273,130 @@ static int constraint(const char *pattern, const char *format, uint32_t lo, uint
     return r;
 }
 
+/* ---- look-aheads at the start ---------------------------------------------
+ *
+ * ^(?=A)(?!B)Y (one branch, the look-aheads right after its ^) matches the
+ * strings that ^(?:Y) matches, that ^(?:A) matches and that ^(?:B) does
+ * not: a look-ahead at the start of the string asks whether the string
+ * begins with a match of it (a $ in it the end).  Each is a JSON string
+ * lexeme, and the lexer's top-level look-aheads intersect whole lexemes
+ * (lexer/regex.h): "(?=A')(?!B')Y'" with A' B' Y' their lexemes.
+ */
+
+#define LA_MAX 16
+
+typedef struct {
+    size_t n;
+    size_t at[LA_MAX], len[LA_MAX]; /* the bodies */
+    int neg[LA_MAX];
+    size_t rest;                    /* where Y begins */
+} leading_t;
+
+/* The end of the group opened at p[i] ('('), past its ')'; 0 if unbalanced. */
+static size_t group_end(const char *p, size_t len, size_t i)
+{
+    int depth = 0, in_class = 0;
+    for (; i < len; i++) {
+        char c = p[i];
+        if (c == '\\') {
+            i++;
+        } else if (in_class) {
+            in_class = c != ']';
+        } else if (c == '[') {
+            in_class = 1;
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')' && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 with *la filled when the pattern is ^, look-aheads, then Y with no |
+ * outside its groups; 0 otherwise. */
+static int leading_lookaheads(const char *p, leading_t *la)
+{
+    size_t len = strlen(p), i = 1;
+    if (len < 4 || p[0] != '^')
+        return 0;
+    la->n = 0;
+    while (i + 2 < len && p[i] == '(' && p[i + 1] == '?' && (p[i + 2] == '=' || p[i + 2] == '!')) {
+        size_t e = group_end(p, len, i);
+        if (!e || la->n == LA_MAX)
+            return 0;
+        la->at[la->n] = i + 3;
+        la->len[la->n] = e - 1 - (i + 3);
+        la->neg[la->n++] = p[i + 2] == '!';
+        i = e;
+    }
+    if (!la->n)
+        return 0;
+    la->rest = i;
+    int depth = 0, in_class = 0;
+    for (; i < len; i++) {
+        char c = p[i];
+        if (c == '\\')
+            i++;
+        else if (in_class)
+            in_class = c != ']';
+        else if (c == '[')
+            in_class = 1;
+        else if (c == '(')
+            depth++;
+        else if (c == ')')
+            depth--;
+        else if (c == '|' && depth == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* "^(?:" p[at .. at + n) ")" as a NUL-terminated string (malloc'd). */
+static char *anchored_group(const char *p, size_t at, size_t n)
+{
+    char *s = malloc(n + 6);
+    if (s) {
+        memcpy(s, "^(?:", 4);
+        memcpy(s + 4, p + at, n);
+        memcpy(s + 4 + n, ")", 2);
+    }
+    return s;
+}
+
+static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *la,
+                          const char *format, uint32_t lo, uint32_t hi, tb_err_t *err)
+{
+    tb_buf_t acc = {0}, one = {0};
+    int r = 0;
+    for (size_t i = 0; !r && i <= la->n; i++) {
+        int last = i == la->n;
+        char *sub = last ? anchored_group(pattern, la->rest, strlen(pattern) - la->rest)
+                         : anchored_group(pattern, la->at[i], la->len[i]);
+        one.len = 0;
+        r = !sub ? tb_fail(err, "out of memory")
+                 : gr_ecma_string(&one, sub, last ? format : NULL, last ? lo : 0,
+                                  last ? hi : GR_NO_MAX, err);
+        free(sub);
+        if (r < 0)
+            break;
+        if (r == 1) { /* nothing matches: a (?!) of it says nothing */
+            r = last || !la->neg[i] ? 1 : 0;
+            continue;
+        }
+        if (!last && (put(&acc, la->neg[i] ? "(?!" : "(?=") ||
+                      tb_buf_put(&acc, one.data, one.len) || put(&acc, ")")))
+            r = tb_fail(err, "out of memory");
+        if (last && tb_buf_put(&acc, one.data, one.len))
+            r = tb_fail(err, "out of memory");
+    }
+    if (!r && tb_buf_put(out, acc.data, acc.len))
+        r = tb_fail(err, "out of memory");
+    tb_buf_free(&acc);
+    tb_buf_free(&one);
+    return r;
+}
+
 /*
  * Several constraints on one string (a pattern, a format, length bounds
  * that neither can be rewritten to hold) are intersected by the lexer:
@@ -1289,6 +1413,9 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
         return tb_fail(err, "minLength %u is above maxLength %u", lo, hi);
     if (!pattern && !format && !lo && hi == GR_NO_MAX)
         return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
+    leading_t la;
+    if (pattern && leading_lookaheads(pattern, &la))
+        return string_leading(out, pattern, &la, format, lo, hi, err);
     comp_t part[3] = {{0}};
     size_t n = 0;
     int len_left = 1, r = 0, left;
@@ -1319,6 +1446,9 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
 
 int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
 {
+    leading_t la;
+    if (leading_lookaheads(pattern, &la))
+        return 0; /* not known to */
     parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern",
                    .label = pattern};
     ast_t *top = parse(&ps);
@@ -2035,6 +2165,11 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     for (size_t i = 0; !r && i < npat + nnames; i++) {
         ast_t *a;
         if (i < npat) {
+            leading_t la;
+            if (leading_lookaheads(patterns[i], &la) && npat <= KEY_MAX_ENUM) {
+                enumerate = 1; /* gr_ecma_string takes them */
+                break;
+            }
             ps.p = ps.label = patterns[i];
             ps.len = strlen(patterns[i]);
             ps.pos = 0;
