@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../base/utf8.h"
+#include "../lexer/deriv.h"
 #include "../lexer/regex.h"
 #include "cfg.h"
 
@@ -1119,11 +1120,15 @@ static ast_t *any_star(parser_t *ps)
 }
 
 /* The pattern as the language of whole strings when its anchors stand
- * only at the ends of its top-level branches: each branch padded with any
- * string on the sides it is not anchored.  NULL (no error) otherwise. */
+ * only at the ends of its top-level branches: the branches grouped by the
+ * sides they are anchored on, each group padded with any string on the
+ * sides it is not anchored (one padding per group, not per branch: .*(a|b).*
+ * keeps one automaton state where .*a.*|.*b.* keeps one per set of branches
+ * found); branches anchored at both ends stay as they are.  NULL (no error)
+ * otherwise. */
 static ast_t *as_whole(parser_t *ps, ast_t *top)
 {
-    ast_t *alt = node(ps, A_ALT);
+    ast_t *alt = node(ps, A_ALT), *group[3] = {NULL, NULL, NULL};
     for (size_t b = 0; alt && b < top->nkid; b++) {
         ast_t *br = top->kid[b];
         size_t i = 0, j = br->nkid;
@@ -1148,12 +1153,44 @@ static ast_t *as_whole(parser_t *ps, ast_t *top)
                 return NULL;
             continue;
         }
-        if ((!bol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))))
-            return NULL;
-        for (size_t k = i; k < j; k++)
-            if (add_kid(ps, cat, br->kid[k]))
+        /* at a padded end a repetition needs only its minimum: .*a{2,5}
+         * is .*a{2}, .*a* is .* */
+        while (!bol && i < j && br->kid[i]->kind == A_REP && !br->kid[i]->min)
+            i++;
+        while (!eol && j > i && br->kid[j - 1]->kind == A_REP && !br->kid[j - 1]->min)
+            j--;
+        for (size_t k = i; k < j; k++) {
+            ast_t *x = br->kid[k];
+            if (((k == i && !bol) || (k + 1 == j && !eol)) && x->kind == A_REP &&
+                x->max != x->min) {
+                ast_t *y = node(ps, A_REP);
+                if (!y || add_kid(ps, y, x->kid[0]))
+                    return NULL;
+                y->min = y->max = x->min;
+                x = y;
+            }
+            if (add_kid(ps, cat, x))
                 return NULL;
-        if ((!eol && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))) || add_kid(ps, alt, cat))
+        }
+        int g = bol * 2 + eol;
+        if (g == 3) { /* anchored at both ends: as it is (restrict_len reads these) */
+            if (add_kid(ps, alt, cat))
+                return NULL;
+            continue;
+        }
+        if (!group[g] && !(group[g] = node(ps, A_ALT)))
+            return NULL;
+        if (add_kid(ps, group[g], cat))
+            return NULL;
+    }
+    for (int g = 0; alt && g < 3; g++) {
+        if (!group[g])
+            continue;
+        ast_t *cat = node(ps, A_CAT), *pad;
+        if (!cat || (!(g & 2) && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))) ||
+            add_kid(ps, cat, group[g]) ||
+            (!(g & 1) && (!(pad = any_star(ps)) || add_kid(ps, cat, pad))) ||
+            add_kid(ps, alt, cat))
             return NULL;
     }
     return alt;
@@ -1236,6 +1273,130 @@ static int constraint(const char *pattern, const char *format, uint32_t lo, uint
     return r;
 }
 
+/* ---- look-aheads at the start ---------------------------------------------
+ *
+ * ^(?=A)(?!B)Y (one branch, the look-aheads right after its ^) matches the
+ * strings that ^(?:Y) matches, that ^(?:A) matches and that ^(?:B) does
+ * not: a look-ahead at the start of the string asks whether the string
+ * begins with a match of it (a $ in it the end).  Each is a JSON string
+ * lexeme, and the lexer's top-level look-aheads intersect whole lexemes
+ * (lexer/regex.h): "(?=A')(?!B')Y'" with A' B' Y' their lexemes.
+ */
+
+#define LA_MAX 16
+
+typedef struct {
+    size_t n;
+    size_t at[LA_MAX], len[LA_MAX]; /* the bodies */
+    int neg[LA_MAX];
+    size_t rest;                    /* where Y begins */
+} leading_t;
+
+/* The end of the group opened at p[i] ('('), past its ')'; 0 if unbalanced. */
+static size_t group_end(const char *p, size_t len, size_t i)
+{
+    int depth = 0, in_class = 0;
+    for (; i < len; i++) {
+        char c = p[i];
+        if (c == '\\') {
+            i++;
+        } else if (in_class) {
+            in_class = c != ']';
+        } else if (c == '[') {
+            in_class = 1;
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')' && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 with *la filled when the pattern is ^, look-aheads, then Y with no |
+ * outside its groups; 0 otherwise. */
+static int leading_lookaheads(const char *p, leading_t *la)
+{
+    size_t len = strlen(p), i = 1;
+    if (len < 4 || p[0] != '^')
+        return 0;
+    la->n = 0;
+    while (i + 2 < len && p[i] == '(' && p[i + 1] == '?' && (p[i + 2] == '=' || p[i + 2] == '!')) {
+        size_t e = group_end(p, len, i);
+        if (!e || la->n == LA_MAX)
+            return 0;
+        la->at[la->n] = i + 3;
+        la->len[la->n] = e - 1 - (i + 3);
+        la->neg[la->n++] = p[i + 2] == '!';
+        i = e;
+    }
+    if (!la->n)
+        return 0;
+    la->rest = i;
+    int depth = 0, in_class = 0;
+    for (; i < len; i++) {
+        char c = p[i];
+        if (c == '\\')
+            i++;
+        else if (in_class)
+            in_class = c != ']';
+        else if (c == '[')
+            in_class = 1;
+        else if (c == '(')
+            depth++;
+        else if (c == ')')
+            depth--;
+        else if (c == '|' && depth == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* "^(?:" p[at .. at + n) ")" as a NUL-terminated string (malloc'd). */
+static char *anchored_group(const char *p, size_t at, size_t n)
+{
+    char *s = malloc(n + 6);
+    if (s) {
+        memcpy(s, "^(?:", 4);
+        memcpy(s + 4, p + at, n);
+        memcpy(s + 4 + n, ")", 2);
+    }
+    return s;
+}
+
+static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *la,
+                          const char *format, uint32_t lo, uint32_t hi, tb_err_t *err)
+{
+    tb_buf_t acc = {0}, one = {0};
+    int r = 0;
+    for (size_t i = 0; !r && i <= la->n; i++) {
+        int last = i == la->n;
+        char *sub = last ? anchored_group(pattern, la->rest, strlen(pattern) - la->rest)
+                         : anchored_group(pattern, la->at[i], la->len[i]);
+        one.len = 0;
+        r = !sub ? tb_fail(err, "out of memory")
+                 : gr_ecma_string(&one, sub, last ? format : NULL, last ? lo : 0,
+                                  last ? hi : GR_NO_MAX, err);
+        free(sub);
+        if (r < 0)
+            break;
+        if (r == 1) { /* nothing matches: a (?!) of it says nothing */
+            r = last || !la->neg[i] ? 1 : 0;
+            continue;
+        }
+        if (!last && (put(&acc, la->neg[i] ? "(?!" : "(?=") ||
+                      tb_buf_put(&acc, one.data, one.len) || put(&acc, ")")))
+            r = tb_fail(err, "out of memory");
+        if (last && tb_buf_put(&acc, one.data, one.len))
+            r = tb_fail(err, "out of memory");
+    }
+    if (!r && tb_buf_put(out, acc.data, acc.len))
+        r = tb_fail(err, "out of memory");
+    tb_buf_free(&acc);
+    tb_buf_free(&one);
+    return r;
+}
+
 /*
  * Several constraints on one string (a pattern, a format, length bounds
  * that neither can be rewritten to hold) are intersected by the lexer:
@@ -1252,6 +1413,9 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
         return tb_fail(err, "minLength %u is above maxLength %u", lo, hi);
     if (!pattern && !format && !lo && hi == GR_NO_MAX)
         return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
+    leading_t la;
+    if (pattern && leading_lookaheads(pattern, &la))
+        return string_leading(out, pattern, &la, format, lo, hi, err);
     comp_t part[3] = {{0}};
     size_t n = 0;
     int len_left = 1, r = 0, left;
@@ -1282,6 +1446,9 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
 
 int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
 {
+    leading_t la;
+    if (leading_lookaheads(pattern, &la))
+        return 0; /* not known to */
     parser_t ps = {.p = pattern, .len = strlen(pattern), .err = err, .what = "pattern",
                    .label = pattern};
     ast_t *top = parse(&ps);
@@ -1513,6 +1680,14 @@ const char *gr_ecma_format(const char *format)
 
 #define KEY_MAX_STATES 400   /* DFA states (elimination keeps a square of them) */
 #define KEY_MAX_REGEX (1u << 20)
+/* DFA states for finding which classes have names at all; past
+ * KEY_MAX_STATES (or where elimination passes KEY_MAX_REGEX) a class is
+ * written with look-aheads instead (see lookahead_class). */
+#define KEY_MAX_FIND 20000
+/* Past KEY_MAX_FIND, or for patterns whose anchors the automaton does not
+ * take, up to this many patterns have each of their 2^n classes written
+ * with look-aheads and kept if the lexer finds a name in it. */
+#define KEY_MAX_ENUM 5
 
 typedef struct {
     int32_t set;     /* index of the label's set, -1 for epsilon states */
@@ -1601,6 +1776,8 @@ typedef struct {
     TB_VEC(size_t) dlen;
     TB_VEC(uint32_t) delta; /* state * natoms + atom, UINT32_MAX for none */
     TB_VEC(uint64_t) tags;  /* per DFA state: bit p for pattern p, bit 63 for a name */
+    int too_large;          /* eliminate failed on KEY_MAX_REGEX */
+    int too_many;           /* subsets passed KEY_MAX_FIND */
 } keys_t;
 
 static int cmp_u32(const void *a, const void *b)
@@ -1675,9 +1852,9 @@ static int dstate(keys_t *k, tb_strmap_t *by, uint32_t *list, size_t n, uint32_t
         *id = (uint32_t)f;
         return 0;
     }
-    if (k->dset.len >= KEY_MAX_STATES)
+    if (k->dset.len >= KEY_MAX_FIND && (k->too_many = 1))
         return tb_fail(k->nfa.err, "patternProperties: more than %d automaton states",
-                       KEY_MAX_STATES);
+                       KEY_MAX_FIND);
     uint32_t *copy = malloc((n ? n : 1) * sizeof *copy);
     uint64_t tag = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1824,8 +2001,10 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
                     out[i]++, in[j]++;
                 total += t.re.len;
                 comp_free(&t);
-                if (!r && total > KEY_MAX_REGEX * 16)
+                if (!r && total > KEY_MAX_REGEX * 16) {
+                    k->too_large = 1;
                     r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
+                }
             }
             comp_free(&left);
         }
@@ -1834,8 +2013,10 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
     if (!r) {
         *o = R[s * m + f];
         memset(&R[s * m + f], 0, sizeof *R);
-        if (o->re.len > KEY_MAX_REGEX)
+        if (o->re.len > KEY_MAX_REGEX) {
+            k->too_large = 1;
             r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
+        }
     }
     for (size_t i = 0; R && i < m * m; i++)
         comp_free(&R[i]);
@@ -1862,8 +2043,116 @@ static ast_t *name_ast(parser_t *ps, const char *name)
     return cat;
 }
 
+/*
+ * The class of the names matching exactly the patterns of mask, written
+ * with top-level look-aheads (lexer/regex.h): the JSON string lexeme of
+ * the first pattern in mask, or where there is none of the names other
+ * than the defined ones (except); before it (?=P) for each other pattern
+ * in mask, (?!P) for each pattern not in it, and with a pattern as the
+ * base (?!N) for the defined names N (their spellings, `named`).  P is the
+ * pattern's JSON string lexeme (gr_ecma_string, lex[p]; empty where no
+ * string matches it).  A look-ahead (?=A) asks that the lexeme begin with
+ * a match of A; A's strings are whole JSON string lexemes, and a lexeme
+ * that begins with one, closing quote included, is that one, so (?!P) is
+ * exactly the lexemes that spell no name P matches.  With a pattern p as
+ * the base, a (?!P) is left out for the patterns q not in meet, which the
+ * caller knows no name matches beside p (bit 63: the defined names).
+ * Appends to re; 1 when a pattern of mask matches nothing.
+ */
+static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint64_t meet,
+                           const tb_buf_t *except, const tb_buf_t *named, tb_buf_t *re)
+{
+    size_t base = npat;
+    for (size_t p = 0; p < npat && base == npat; p++)
+        if (mask >> p & 1)
+            base = p;
+    if (base == npat)
+        meet = UINT64_MAX;
+    for (size_t p = 0; p < npat; p++) {
+        int in = (int)(mask >> p & 1);
+        if (!lex[p].len) {
+            if (in)
+                return 1;
+            continue;
+        }
+        if (p == base || (!in && !(meet >> p & 1)))
+            continue;
+        if (put(re, in ? "(?=" : "(?!") || tb_buf_put(re, lex[p].data, lex[p].len) ||
+            put(re, ")"))
+            return -1;
+    }
+    if (base == npat)
+        return tb_buf_put(re, except->data, except->len) ? -1 : 0;
+    return (named->len && (meet >> 63 & 1) && (put(re, "(?!") || tb_buf_put(re, named->data, named->len) ||
+                           put(re, ")"))) ||
+                   tb_buf_put(re, lex[base].data, lex[base].len)
+               ? -1
+               : 0;
+}
+
+/* The look-ahead parts: except the names other than names[0..nnames),
+ * named the alternation of their spellings, lex[p] pattern p's JSON string
+ * lexeme (empty where it matches nothing). */
+static int lookahead_parts(const char *const *patterns, size_t npat, const char *const *names,
+                           size_t nnames, tb_buf_t **lex, tb_buf_t *except, tb_buf_t *named,
+                           tb_err_t *err)
+{
+    *lex = calloc(npat ? npat : 1, sizeof **lex);
+    int r = !*lex ? tb_fail(err, "out of memory")
+                  : gr_ecma_string_except(except, names, nnames, err);
+    for (size_t i = 0; !r && i < nnames; i++)
+        if ((i && put(named, "|")) ||
+            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i])))
+            r = tb_fail(err, "out of memory");
+    for (size_t p = 0; !r && p < npat; p++)
+        r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, err) < 0 ? -1 : 0;
+    return r;
+}
+
+/* Every class of the 2^npat sets written with look-aheads, those the lexer
+ * finds a name in passed to fn (KEY_MAX_ENUM). */
+static int enumerate_classes(const char *const *patterns, size_t npat, const char *const *names,
+                             size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn,
+                             void *ctx, tb_err_t *err)
+{
+    tb_buf_t *lex = NULL, except = {0}, named = {0}, re = {0};
+    int r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, err);
+    const lex_dfa_opts_t opts = {.lookahead = 1};
+    for (uint64_t m = 0; !r && m < (1ull << npat); m++) {
+        if (need && !need(ctx, m))
+            continue;
+        re.len = 0;
+        int e = lookahead_class(lex, npat, m, UINT64_MAX, &except, &named, &re);
+        if (e < 0 || (!e && tb_buf_putc(&re, 0))) {
+            r = tb_fail(err, "out of memory");
+            break;
+        }
+        if (e)
+            continue;
+        lex_dfa_t *d = lex_dfa_new((const char *)re.data, &opts, err);
+        if (!d) {
+            r = -1;
+            break;
+        }
+        const uint64_t *al = lex_dfa_allowed(d, LEX_START);
+        int some = lex_dfa_accepting(d, LEX_START) || (al && (al[0] | al[1] | al[2] | al[3]));
+        r = lex_dfa_error(d, err);
+        lex_dfa_free(d);
+        if (!r && some)
+            r = fn(ctx, m, (const char *)re.data);
+    }
+    for (size_t p = 0; lex && p < npat; p++)
+        tb_buf_free(&lex[p]);
+    free(lex);
+    tb_buf_free(&except);
+    tb_buf_free(&named);
+    tb_buf_free(&re);
+    return r;
+}
+
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
-                        size_t nnames, gr_key_class_fn fn, void *ctx, tb_err_t *err)
+                        size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
+                        tb_err_t *err)
 {
     if (npat > 62)
         return tb_fail(err, "patternProperties: more than 62 patterns");
@@ -1872,14 +2161,24 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     uint32_t acc = 0, cur;
     int r = 0;
     TB_VEC(uint32_t) starts = {0};
+    int enumerate = 0;
     for (size_t i = 0; !r && i < npat + nnames; i++) {
         ast_t *a;
         if (i < npat) {
+            leading_t la;
+            if (leading_lookaheads(patterns[i], &la) && npat <= KEY_MAX_ENUM) {
+                enumerate = 1; /* gr_ecma_string takes them */
+                break;
+            }
             ps.p = ps.label = patterns[i];
             ps.len = strlen(patterns[i]);
             ps.pos = 0;
             a = parse(&ps);
             a = a ? as_whole(&ps, a) : NULL;
+            if (!a && !err->msg[0] && npat <= KEY_MAX_ENUM) {
+                enumerate = 1; /* gr_ecma_string takes anchors anywhere */
+                break;
+            }
             if (!a && !err->msg[0])
                 tb_fail(err, "pattern '%s': anchors inside it are not supported in "
                         "patternProperties", patterns[i]);
@@ -1892,17 +2191,25 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             tb_fail(err, "out of memory");
     }
     /* the start: a split over every branch */
-    if (!r) {
+    if (!r && !enumerate) {
         cur = starts.data[0];
         for (size_t i = 1; !r && i < starts.len; i++)
             r = nfa_split(&k.nfa, cur, starts.data[i], &cur);
         k.start = cur;
     }
-    r = r || atoms(&k) || subsets(&k, (uint32_t)npat);
+    r = r || (!enumerate && (atoms(&k) || subsets(&k, (uint32_t)npat)));
+    if (r && k.too_many && npat <= KEY_MAX_ENUM) {
+        err->msg[0] = 0;
+        r = 0;
+        enumerate = 1;
+    }
+    if (!r && enumerate)
+        r = enumerate_classes(patterns, npat, names, nnames, need, fn, ctx, err);
     /* one class per tag set some state has (names' states excluded) */
     TB_VEC(uint64_t) done = {0};
+    tb_buf_t *lex = NULL, except = {0}, named = {0}; /* the look-ahead form's parts */
     int none_seen = 0;
-    for (size_t d = 0; !r && d <= k.tags.len; d++) {
+    for (size_t d = 0; !r && !enumerate && d <= k.tags.len; d++) {
         uint64_t t = d < k.tags.len ? k.tags.data[d] : 0;
         if (d == k.tags.len && none_seen)
             break;
@@ -1912,16 +2219,48 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             dup = done.data[j] == t;
         if (dup)
             continue;
+        if (need && !need(ctx, t)) {
+            r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
+            continue;
+        }
         comp_t c = {0};
         tb_buf_t re = {0};
-        r = tb_vec_push(&done, t) || eliminate(&k, t, &c);
-        if (!r && !is_empty(&c)) {
+        int look = k.dset.len > KEY_MAX_STATES;
+        r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
+        if (!r && !look && eliminate(&k, t, &c)) {
+            /* too large a regex: the look-aheads below say it in a line */
+            if (!k.too_large)
+                r = -1;
+            else
+                err->msg[0] = 0;
+            look = 1;
+            k.too_large = 0;
+            comp_free(&c);
+        }
+        if (!r && look && !lex)
+            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, err);
+        if (!r && look) {
+            /* the patterns and names some name matches beside the base */
+            uint64_t meet = 0, b = t & (0 - t);
+            for (size_t d2 = 0; d2 < k.tags.len; d2++)
+                if (k.tags.data[d2] & b)
+                    meet |= k.tags.data[d2];
+            int e = lookahead_class(lex, npat, t, meet, &except, &named, &re);
+            r = e < 0 || (!e && tb_buf_putc(&re, 0))
+                    ? tb_fail(err, "out of memory")
+                    : e ? 0 : fn(ctx, t, (const char *)re.data);
+        } else if (!r && !is_empty(&c)) {
             r = put(&re, "\"") || put_atom(&re, &c) || put(&re, "\"") || tb_buf_putc(&re, 0);
             r = r ? tb_fail(err, "out of memory") : fn(ctx, t, (const char *)re.data);
         }
         comp_free(&c);
         tb_buf_free(&re);
     }
+    for (size_t p = 0; lex && p < npat; p++)
+        tb_buf_free(&lex[p]);
+    free(lex);
+    tb_buf_free(&except);
+    tb_buf_free(&named);
     free(done.data);
     for (size_t i = 0; i < k.dset.len; i++)
         free(k.dset.data[i]);

@@ -17,9 +17,11 @@
  * so an unanchored pattern may match anywhere in the string; ^ and $ anchor
  * (anywhere they stand: an anchor that cannot hold empties its branch);
  * \d \w are ASCII, \s is ECMA's WhiteSpace and LineTerminator, . is any
- * code point but \n \r U+2028 U+2029.  Refused with the reason and the
- * byte offset: look-around, \b \B, back-references, \p{..}, unknown letter
- * escapes, quantified anchors with large bounds.
+ * code point but \n \r U+2028 U+2029.  Look-aheads right after the ^ of
+ * a pattern's only branch are the lexer's top-level look-aheads on whole
+ * string lexemes.  Refused with the reason and the byte offset: other
+ * look-around, \b \B, back-references, \p{..}, unknown letter escapes,
+ * quantified anchors with large bounds.
  */
 #ifndef GR_ECMA_H
 #define GR_ECMA_H
@@ -72,18 +74,25 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
  * set for each pattern p the names match (0: none); regex is the class's
  * JSON string lexeme.  Returns 0, or -1 with the caller's error set. */
 typedef int (*gr_key_class_fn)(void *ctx, uint64_t mask, const char *regex);
+/* Whether the class of mask is wanted (0: its names are refused anyway, so
+ * its regex is never built); NULL wants every class. */
+typedef int (*gr_key_class_need_fn)(void *ctx, uint64_t mask);
 
 /*
  * The property names other than names[0..nnames) split by the set of
  * patterns[0..npat) (ECMA, searches; npat <= 62) they match: fn is called
  * once for each set that some name has, with the regex of exactly those
- * names, the empty set (names matching no pattern) included.  Built as
- * an automaton (subset construction, state elimination): refused when it
- * passes 400 states or a 1 MiB regex, or a pattern has anchors other
- * than at the ends of its branches.
+ * names, the empty set (names matching no pattern) included, unless
+ * need says the set is not wanted.  The classes are found by an automaton
+ * (subset construction) and written by state elimination up to 400 states
+ * and a 1 MiB regex, otherwise as top-level look-aheads ((?=P), (?!Q) on
+ * the patterns' string lexemes); past 20000 states, or for patterns with
+ * anchors inside or leading look-aheads, up to 5 patterns have each of
+ * their 2^n classes tried with the lexer; refused beyond that.
  */
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
-                        size_t nnames, gr_key_class_fn fn, void *ctx, tb_err_t *err);
+                        size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
+                        tb_err_t *err);
 
 /* The regex of any JSON string in any of JSON's encodings. */
 #define GR_JSON_ANY_STRING "\"(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})*\""

@@ -99,7 +99,7 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
     default:
         break;
     }
-    raw = raw && n->has_and; /* without an AND both are the same */
+    raw = raw && n->has_and; /* without an AND or a NOT both are the same */
     uint64_t key = ((uint64_t)x << 10) | ((uint64_t)(raw ? MEMO_RAW : MEMO_DERIV) << 8) | c;
     lex_term_t r;
     if (memo_get(d, key, &r))
@@ -118,6 +118,10 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
         lex_term_t dl = deriv(d, left, c, b, raw);
         r = lex_and(t, dl, deriv(d, right, c, b, raw));
         if (!raw && lex_node(t, r)->kind == LEX_K_AND && !live(d, r))
+            r = LEX_NOTHING;
+    } else if (n->kind == LEX_K_NOT) {
+        r = lex_not(t, deriv(d, n->a, c, b, raw));
+        if (!raw && lex_node(t, r)->kind == LEX_K_NOT && !live(d, r))
             r = LEX_NOTHING;
     } else if (n->kind == LEX_K_REPEAT) {
         /* one iteration begun, the bounds one less (the body is not

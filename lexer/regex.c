@@ -90,7 +90,8 @@ static lex_term_t intern(lex_terms_t *t, const lex_node_t *n)
     lex_term_t id = (lex_term_t)t->n;
     t->node[t->n] = *n;
     /* a and b are 0 (LEX_NOTHING, no AND) where the kind has no part */
-    t->node[t->n++].has_and = (uint8_t)(n->kind == LEX_K_AND || t->node[n->a].has_and ||
+    t->node[t->n++].has_and = (uint8_t)(n->kind == LEX_K_AND || n->kind == LEX_K_NOT ||
+                                        t->node[n->a].has_and ||
                                         t->node[n->b].has_and);
     t->table[h] = id;
     /* Keep the load under one half so probes stay short. */
@@ -285,6 +286,16 @@ lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max)
     return intern(t, &n);
 }
 
+/* Whether x is [\x00-\xff]* (every byte string). */
+static int is_everything(const lex_terms_t *t, lex_term_t x)
+{
+    const lex_node_t *n = &t->node[x];
+    if (n->kind != LEX_K_STAR || t->node[n->a].kind != LEX_K_BYTES)
+        return 0;
+    const uint64_t *s = t->node[n->a].set;
+    return (s[0] & s[1] & s[2] & s[3]) == UINT64_MAX;
+}
+
 lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b)
 {
     if (a == LEX_NOTHING || b == LEX_NOTHING)
@@ -293,6 +304,8 @@ lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b)
         return a;
     if (a == LEX_EPSILON || b == LEX_EPSILON)
         return t->node[a == LEX_EPSILON ? b : a].nullable ? LEX_EPSILON : LEX_NOTHING;
+    if (is_everything(t, a) || is_everything(t, b))
+        return is_everything(t, a) ? b : a;
     if (a > b) { /* sorted, so that a & b and b & a are one term */
         lex_term_t x = a;
         a = b;
@@ -300,6 +313,16 @@ lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b)
     }
     lex_node_t n = {.kind = LEX_K_AND, .a = a, .b = b,
                     .nullable = (uint8_t)(t->node[a].nullable && t->node[b].nullable)};
+    return intern(t, &n);
+}
+
+lex_term_t lex_not(lex_terms_t *t, lex_term_t a)
+{
+    if (t->node[a].kind == LEX_K_NOT)
+        return t->node[a].a;
+    if (a == LEX_NOTHING)
+        return lex_star(t, lex_byte_range(t, 0, 255));
+    lex_node_t n = {.kind = LEX_K_NOT, .a = a, .nullable = (uint8_t)!t->node[a].nullable};
     return intern(t, &n);
 }
 
@@ -1509,11 +1532,11 @@ static int parse_group(parser_t *ps, anch_t *out)
                     (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!'));
         if (look && !ps->t->lookahead)
             return perr(ps, at, "look-around assertions are not supported", NULL);
-        if (c == '=') /* at the top level parse_seq took it */
+        if (c == '=' || c == '!') /* at the top level parse_seq took it */
             return perr(ps, at, "a look-ahead inside a group is not supported", NULL);
-        if (c == '!' || (c == '<' && ps->pos + 1 < ps->len &&
+        if ((c == '<' && ps->pos + 1 < ps->len &&
                          (ps->p[ps->pos + 1] == '=' || ps->p[ps->pos + 1] == '!')))
-            return perr(ps, at, "look-behind and negative look-ahead are not supported", NULL);
+            return perr(ps, at, "look-behind is not supported", NULL);
         if (c == ':') {
             ps->pos++;
         } else if (c == '<' || (c == 'P' && ps->pos + 1 < ps->len && ps->p[ps->pos + 1] == '<')) {
@@ -1722,18 +1745,19 @@ static int parse_seq(parser_t *ps, anch_t *out);
 static int at_lookahead(const parser_t *ps)
 {
     return ps->t->lookahead && ps->depth == 0 && ps->pos + 2 < ps->len &&
-           !memcmp(ps->p + ps->pos, "(?=", 3);
+           (!memcmp(ps->p + ps->pos, "(?=", 3) || !memcmp(ps->p + ps->pos, "(?!", 3));
 }
 
 /*
  * X(?=A)Y at the top level: *rest is Y, each of its anchor paths
  * intersected with (A then anything) | (A through a $), so that the look-ahead
- * constrains the whole rest of the text, as it does in a whole-text match.
+ * constrains the whole rest of the text, as it does in a whole-text match;
+ * X(?!A)Y the same with the complement of that.
  */
 static int parse_lookahead(parser_t *ps, anch_t *rest)
 {
     size_t at = ps->pos, outer = ps->open_at;
-    int saved_icase = ps->icase;
+    int saved_icase = ps->icase, neg = ps->p[ps->pos + 2] == '!';
     anch_t la, y;
     ps->pos += 3;
     ps->depth++;
@@ -1753,6 +1777,8 @@ static int parse_lookahead(parser_t *ps, anch_t *rest)
     lex_terms_t *t = ps->t;
     lex_term_t any = lex_star(t, lex_byte_range(t, 0, 255));
     lex_term_t a = lex_or(t, lex_concat(t, la.n, any), la.e);
+    if (neg)
+        a = lex_not(t, a);
     *rest = (anch_t){lex_and(t, a, y.n), lex_and(t, a, y.s), lex_and(t, a, y.e),
                      lex_and(t, a, y.se)};
     return full_check(ps);

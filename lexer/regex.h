@@ -41,12 +41,13 @@ typedef enum {
     LEX_K_STAR,   /* a repeated zero or more times */
     LEX_K_REPEAT, /* a repeated set[0] to set[1] times (a finite bound) */
     LEX_K_AND,    /* both a and b (a < b) */
+    LEX_K_NOT,    /* every byte string a does not match (a negative look-ahead) */
 } lex_kind_t;
 
 /* One term: 48 bytes.  set is used by LEX_K_BYTES (bit b of set[b / 64])
- * and LEX_K_REPEAT (its bounds), a and b by CONCAT, OR, AND (a, b), STAR
- * and REPEAT (a).  has_and: an AND is in the term (its emptiness then
- * needs a search; without one, only LEX_NOTHING is empty).  A bounded repetition is one term whose derivative is the
+ * and LEX_K_REPEAT (its bounds), a and b by CONCAT, OR, AND (a, b), STAR,
+ * REPEAT and NOT (a).  has_and: an AND or a NOT is in the term (its
+ * emptiness then needs a search; without one, only LEX_NOTHING is empty).  A bounded repetition is one term whose derivative is the
  * body's then the repetition with both bounds one less: a{0,100000} costs
  * a term per count that a text reaches, not 100000 up front. */
 typedef struct {
@@ -94,6 +95,10 @@ lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max);
 /* The strings both a and b match (may be empty under an id other than
  * LEX_NOTHING: see the top of this file). */
 lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b);
+/* The complement of a among all byte strings (~~a is a; may be empty under
+ * an id other than LEX_NOTHING, as an AND may).  Only ever under an AND
+ * that bounds it, as the negative look-ahead below makes it. */
+lex_term_t lex_not(lex_terms_t *t, lex_term_t a);
 
 static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
 {
@@ -143,7 +148,11 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  *    strings of X then a string of Y that also begins with a match of A
  *    (a $ in A is the end of the text), exactly, as an intersection: the
  *    lexers built from JSON Schema use it for a pattern under length
- *    bounds or beside a format;
+ *    bounds or beside a format; and likewise a negative look-ahead (?!A)
+ *    outside every group: X(?!A)Y matches the strings of X then a string
+ *    of Y that does not begin with a match of A (Y and the complement of
+ *    A then anything), which the compiler's property names use for the
+ *    names a pattern does not match;
  *  - (?i) (to the end of the enclosing group), (?-i), (?i: ) and (?-i: ):
  *    Unicode simple case folding as PCRE2 does it in UTF mode: a literal,
  *    and each literal and range of a class, also match every character
@@ -154,7 +163,7 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  *    folded, as in PCRE2: (?i)\p{Lu} matches upper case letters only.  A
  *    negated class is folded before it is negated: (?i)[^k] refuses U+212A.
  * Errors (position = byte offset in the pattern): back-references,
- * look-behind, negative look-ahead, a look-ahead inside a group or holding
+ * look-behind, a look-ahead inside a group or holding
  * a ^, \b and other assertions, possessive quantifiers, a
  * quantifier right after an anchor, an anchor in a group repeated more than
  * 16 times, bounds above LEX_MAX_REPEAT, a class at either end of a

@@ -202,6 +202,11 @@ static void lookaheads_agree_with_pcre2(void **state)
         "(?=(ab)*$)a(ba)*b?", "x(?=a|b)[ab]|y", "(?=a)b", "(?=a{3})a{1,5}",
         "\"(?=[^\"]*1[^\"]*\"$)[^\"]{2,4}\"", "(?=.*b$)a*(?=a?$)[ab]*",
         "(?=[a-x]{3}$)(?:a|bx)+", "q|(?=(aa|bb)$)(ab|ba)", "(?=a(bb)*$)a(b|bbb)(bb)*x?",
+        /* negative look-aheads: the complement within the rest */
+        "(?!a)[ab]*", "(?!(ab)*$)[ab]*", "(?!ab|ba)(?=.*b)[ab]{1,4}", "x(?!a*$)[ab]*",
+        "(?!a)(?!b)[abx]+", "\"(?![^\"]*1[^\"]*\"$)[^\"]{0,4}\"",
+        "\"(?=[ab]*\"$)(?!a\"$)(?!b[ab]\"$)[^\"]*\"", "(?![ab]{2})[abx]{0,3}|q",
+        "(?!.*b.*b)(?!x)[abx]*", "(?!(a|x)*$)(?=(a|b)*$).*", "(?!.{0,3}$)(?!.*q)[a-x\"]+",
     };
     size_t count[LA_MAX + 1];
     uint8_t *match[LA_MAX + 1];
@@ -266,8 +271,10 @@ static void unsupported_lookaround_is_refused(void **state)
         const char *pattern, *msg;
     } cases[] = {
         {"a(b(?=c))", "a look-ahead inside a group is not supported at offset 3"},
-        {"a(?!b)", "look-behind and negative look-ahead are not supported at offset 1"},
-        {"(?<=a)b", "look-behind and negative look-ahead are not supported at offset 0"},
+        {"a(b(?!c))", "a look-ahead inside a group is not supported at offset 3"},
+        {"(?<=a)b", "look-behind is not supported at offset 0"},
+        {"(?<!a)b", "look-behind is not supported at offset 0"},
+        {"x(?!^a)a", "a ^ inside a look-ahead is not supported at offset 1"},
         {"x(?=^a)a", "a ^ inside a look-ahead is not supported at offset 1"},
         {"(?=a", "unbalanced parenthesis at offset 0"},
     };

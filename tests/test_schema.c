@@ -153,6 +153,12 @@ static void patterns_agree_with_pcre2(void **state)
         "^\\x41?a", "(a|)b", "^(ab)?c?$", "a{2}", "^[a-z0-9_-]{1,3}$", "\\{\\{.+}}",
         "^[\\x00-\\x1f]", "\\/", "^(?:a|b)+$", "^a*?b", "[\\d\\w]", "^(?<n>a)b",
         "\\u{1F600}", "^[^\\d\\s]+$", "a]", "^[\\]a]+$", "^\\\\b$",
+        /* look-aheads right after the ^ of the only branch */
+        "^(?!ab)[a-z]*$", "^(?!a$).*$", "^(?=[^=]+$)(?!\\s+$)(.|\\n)+$", "^(?!^x|y\\.|foo).*",
+        "^(?![ab]\\d)", "^(?=a)(?!ab)", "^(?!.*--)[a-z-]+$", "^(?!.*\\\\)\\D+$",
+        "^(?!(a|b)$)(?=.{2})", "^(?!\\\"|.*[^a-z])",
+        /* unanchored searches: padded once, a padded repetition cut to its minimum */
+        "x|ab|b$", "[a-z]{2,5}", "a*b+", "^a|b|c$|x",
     };
     for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
         check_strings(patterns[p], 0, GR_NO_MAX, texts, NT);
@@ -585,6 +591,28 @@ static const schema_case_t cases[] = {
      "\"^[a-z]{2}$\": {\"type\": \"boolean\"}}}",
      I("{\"a\\\"b\": null}", "{\"a\\\"b\": 1}", "{\"xy\": true}", "{\"xy\": 1}",
        "{\"xyz\": 1}", "{\"\\\"\\\"\": null}")},
+    /* patternProperties past 400 automaton states (look-aheads), anchors inside
+     * a pattern, look-aheads at a pattern's start, not-pattern */
+    {"{\"type\": \"object\", \"patternProperties\": {\"^[a-z0-9_]{1,450}$\": {\"type\": \"integer\"}}}",
+     I("{\"abc\": 1}", "{\"abc\": \"s\"}", "{\"A\": \"s\"}", "{\"\": \"s\"}", "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": \"s\"}", "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": \"s\"}", "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": 1}", "{\"a\\u00e9\": \"s\"}")},
+    {"{\"properties\": {\"ab\": {\"type\": \"null\"}}, \"patternProperties\": {\"^[a-z]{1,450}$\": {\"type\": \"integer\"}, \"^a\": {\"minimum\": 5}}, \"additionalProperties\": {\"type\": \"string\"}}",
+     I("{\"ab\": null}", "{\"ab\": 1}", "{\"ax\": 6}", "{\"ax\": 3}", "{\"a1\": \"s\"}", "{\"a1\": 3}", "{\"zz\": 2}", "{\"zz\": \"s\"}", "{\"Z\": \"s\"}", "{\"Z\": 1}", "{\"b\": null}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"Red|Blue|Black 2\": {\"type\": \"integer\"}}, \"additionalProperties\": false}",
+     I("{\"xRedx\": 1}", "{\"Black 2\": 1}", "{\"Black\": 1}", "{\"Blue\": \"s\"}", "{\"\": 1}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"(^a$)|(^b)\": {\"type\": \"integer\"}}, \"additionalProperties\": {\"type\": \"string\"}}",
+     I("{\"a\": 1}", "{\"a\": \"s\"}", "{\"ab\": \"s\"}", "{\"ab\": 1}", "{\"bc\": 1}", "{\"bc\": \"s\"}", "{\"cb\": 1}")},
+    {"{\"type\": \"object\", \"patternProperties\": {\"^(?!@@)[@a-z]+$\": {\"type\": \"integer\"}}, \"additionalProperties\": false}",
+     I("{\"a@\": 1}", "{\"@@a\": 1}", "{\"@a\": 1}", "{\"a\": \"s\"}", "{\"\": 1}")},
+    {"{\"type\": \"string\", \"pattern\": \"^(?!pattern$).*$\"}",
+     I("\"pattern\"", "\"patterns\"", "\"\"", "\"xpattern\"")},
+    {"{\"type\": \"string\", \"pattern\": \"^(?=[^=]+$)(?!\\\\s+$)(.|\\\\n)+$\", \"maxLength\": 3}",
+     I("\"ab\"", "\"a=b\"", "\"  \"", "\" a\"", "\"abcd\"", "\"\"")},
+    {"{\"type\": \"string\", \"pattern\": \"^(?!^lucene\\\\.|builtin\\\\.)(?=.*[a-z])\"}",
+     I("\"lucene.x\"", "\"builtin.a\"", "\"mylucene.a\"", "\"LUCENE\"", "\"x\"")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"^[a-z]{1,450}$\"}}",
+     I("\"abc\"", "\"ab1\"", "\"\"", "\"A\"")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"a\"}, \"minLength\": 2}",
+     I("\"ab\"", "\"bb\"", "\"b\"", "\"xyz\"")},
     {"{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": 1, "
      "\"maxItems\": 3}",
      I("[]", "[1]", "[1, 2, 3]", "[1, 2, 3, 4]", "[1, \"a\"]")},

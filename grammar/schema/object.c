@@ -205,6 +205,16 @@ typedef struct {
     TB_VEC(gr_sym_t) members;
 } classes_t;
 
+/* Whether a class's names may appear at all (its schema is not false). */
+static int class_needed(void *ctx, uint64_t mask)
+{
+    classes_t *cl = ctx;
+    if (cl->every)
+        return !json_is_false(cl->every);
+    json_t *sch = name_schema(cl->c, cl->sd, NULL, mask);
+    return !sch || !json_is_false(sch); /* an error: left to add_class */
+}
+
 /* One class of names: a member "name": value for it (none when its
  * schema allows nothing). */
 static int add_class(void *ctx, uint64_t mask, const char *regex)
@@ -245,7 +255,8 @@ static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
     if (!r && !none)
         r = -1;
     if (!r && sd->npat && !every) {
-        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, add_class, &cl, c->err);
+        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, class_needed, add_class, &cl,
+                                c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
     } else if (!r && !json_is_false(none)) {

@@ -508,14 +508,6 @@ int sc_format_asserts(const sc_t *c, const char *name)
 }
 
 /* The regex of the names of class 0 (matching no pattern). */
-static int class_none(void *ctx, uint64_t mask, const char *regex)
-{
-    tb_buf_t *b = ctx;
-    if (mask)
-        return 0;
-    return tb_buf_put(b, regex, strlen(regex) + 1);
-}
-
 /* A pattern as the ECMA translation reads it, NUL-terminated: a NUL
  * character in it (JSON's \u0000) spelled \x00, in tmp; NULL when p is
  * no string or memory ran out. */
@@ -532,18 +524,12 @@ static const char *pattern_text(json_t *p, tb_buf_t *tmp)
     return tb_buf_putc(tmp, 0) ? NULL : (const char *)tmp->data;
 }
 
-/* The regex (NUL-terminated, in re) of the strings that do not match the
- * pattern np (np NULL: that are none of the strings ns); 1 when no string
- * qualifies. */
-static int not_string(sc_t *c, json_t *np, json_t *ns, const char *ptr, tb_buf_t *re)
+/* The regex (NUL-terminated, in re) of the strings that are none of the
+ * strings ns; 1 when no string qualifies. */
+static int not_string(sc_t *c, json_t *ns, const char *ptr, tb_buf_t *re)
 {
     int r;
-    if (np) {
-        tb_buf_t tmp = {0};
-        const char *p = pattern_text(np, &tmp);
-        r = !p ? sc_oom(c) : gr_ecma_key_classes(&p, 1, NULL, 0, class_none, re, c->err);
-        tb_buf_free(&tmp);
-    } else {
+    {
         size_t n = json_array_size(ns), i;
         const char **names = malloc((n + 1) * sizeof *names);
         json_t *v;
@@ -601,7 +587,36 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
         tb_buf_t nr = {0}, both = {0};
         if (!x)
             continue;
-        r = not_string(c, k ? NULL : x, k ? x : NULL, ptr, &nr);
+        if (!k) {
+            /* not a pattern: (?!P) before the rest, P the pattern's JSON
+             * string lexeme (a lexeme that begins with a whole one is that
+             * one), the rest any string without lone surrogates where
+             * nothing else constrains it, as the classes of names are */
+            tb_buf_t nul = {0};
+            const char *p = pattern_text(x, &nul);
+            r = !p ? sc_oom(c) : gr_ecma_string(&nr, p, NULL, 0, GR_NO_MAX, c->err);
+            tb_buf_free(&nul);
+            if (r < 0) {
+                tb_wrap(c->err, "%s/not", ptr);
+                break;
+            }
+            if (r == 0 && (tb_buf_put(&both, "(?!", 3) || tb_buf_put(&both, nr.data, nr.len) ||
+                           tb_buf_put(&both, ")", 1)))
+                r = sc_oom(c);
+            tb_buf_t rest = {0};
+            if (plain && r >= 0 && (rest.len = 0, gr_ecma_string_except(&rest, NULL, 0, c->err)))
+                r = -1;
+            if (r >= 0 && tb_buf_put(&both, plain ? rest.data : re.data, plain ? rest.len : re.len))
+                r = sc_oom(c);
+            r = r > 0 ? 0 : r; /* a pattern that matches nothing excludes nothing */
+            tb_buf_free(&rest);
+            tb_buf_free(&nr);
+            tb_buf_free(&re);
+            re = both;
+            plain = 0;
+            continue;
+        }
+        r = not_string(c, x, ptr, &nr);
         if (r == 0 && plain) {
             tb_buf_free(&re);
             re = nr;
