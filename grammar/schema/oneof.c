@@ -241,8 +241,23 @@ static int oneof_exact(sc_t *c, json_t *br, json_t *rest, int plain, const char 
 int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     json_t *any = json_object_get(s, "anyOf"), *one = json_object_get(s, "oneOf");
-    if (any && one)
-        return sc_fail(c, ptr, "'anyOf' beside 'oneOf' is not supported");
+    if (any && one && json_is_array(any)) {
+        /* (anyOf A) and (oneOf B): for each a, (a and oneOf B), which
+         * keeps the oneOf's exclusivity to B's branches */
+        json_t *rest = json_copy(s), *alts = json_array(), *v;
+        size_t i;
+        if (sc_keep(c, rest) || sc_keep(c, alts))
+            return -1;
+        json_object_del(rest, "anyOf");
+        json_array_foreach(any, i, v) {
+            if (json_array_append_new(alts, sc_all_of(rest, v)))
+                return sc_oom(c);
+        }
+        json_t *dist = json_pack("{s:O}", "anyOf", alts);
+        if (sc_keep(c, dist))
+            return -1;
+        return sc_alternatives(c, dist, ptr, out);
+    }
     const char *kw = any ? "anyOf" : "oneOf";
     json_t *br = any ? any : one;
     if (!json_is_array(br) || !json_array_size(br))
@@ -279,6 +294,10 @@ int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = sc_flatten(c, v, p, &fv);
         if (!r && !plain)
             r = sc_merge(c, &m, fv, p);
+        if (!r && !plain && sc_empty(c, m, 0)) {
+            free(p);
+            continue; /* allows nothing */
+        }
         if (!r && one && !exact && c->opts.strict_oneof) {
             json_t *b = plain ? fv : m;
             for (size_t j = 0; j < seen.len && !r; j++)
