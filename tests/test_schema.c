@@ -873,6 +873,9 @@ static const schema_case_t cases[] = {
      I("{\"kind\": 1, \"v\": \"a\"}", "{\"kind\": 1.0, \"v\": 2}", "{\"kind\": 2, \"v\": 2}",
        "{\"kind\": 2, \"v\": \"a\"}", "{\"kind\": 3}", "{\"kind\": 3, \"v\": null}",
        "{\"kind\": 4, \"v\": []}", "{\"v\": 1}")},
+    /* two propertyNames: every name both */
+    {"{\"allOf\": [{\"propertyNames\": {\"maxLength\": 2}}, {\"propertyNames\": "
+     "{\"pattern\": \"^a\"}}]}", I("{\"ab\": 1}", "{\"abc\": 1}", "{\"b\": 1}", "{}", "3")},
     /* anyOf beside oneOf: each anyOf branch with the oneOf */
     {"{\"type\": \"object\", \"anyOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}], "
      "\"oneOf\": [{\"properties\": {\"k\": {\"const\": 1}}, \"required\": [\"k\"]}, "
@@ -1024,8 +1027,18 @@ static void strict_oneof_refuses_overlaps(void **state)
            "{\"oneOf\": [{\"type\": \"integer\"}, {\"minimum\": 3}]}]}"
         {OO, "0", 1}, {OO, "4", 0}, {OO, "6", 0}, {OO, "6.5", 1}, {OO, "0.5", 0},
         {OO, "\"x\"", 0},
+        /* overlapping tagged branches: B's complement is implied by A's tag */
+#define TG "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"k\", \"a\"], " \
+           "\"properties\": {\"k\": {\"enum\": [\"A\"]}}}, {\"required\": [\"k\", " \
+           "\"b\"], \"properties\": {\"k\": {\"enum\": [\"B\"]}}}, {\"required\": " \
+           "[\"c\"], \"properties\": {\"c\": {\"type\": \"string\"}}}]}"
+        {TG, "{\"k\": \"A\", \"a\": 1}", 1}, {TG, "{\"k\": \"A\", \"a\": 1, \"c\": \"s\"}", 0},
+        {TG, "{\"k\": \"A\", \"a\": 1, \"c\": 1}", 1}, {TG, "{\"c\": \"s\"}", 1},
+        {TG, "{\"k\": \"B\", \"b\": 1, \"c\": \"s\"}", 0}, {TG, "{\"k\": \"B\", \"b\": 1}", 1},
+        {TG, "{}", 0}, {TG, "{\"k\": \"A\", \"b\": 1}", 0},
 #undef AO
 #undef OO
+#undef TG
     };
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
         if (parses_opts(exact[i].schema, &o, exact[i].text) != exact[i].ok)

@@ -26,6 +26,8 @@ static json_t *all_of(json_t *a, json_t *b)
     return n ? json_pack("{s:o}", "allOf", n) : NULL;
 }
 
+static json_t *skeleton(sc_t *c, json_t *n);
+
 /* Merges key k of b into the merged object m (which holds a's keywords). */
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
@@ -107,17 +109,20 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
     } else if (!strcmp(k, "not")) {
         n = json_pack("{s:[O,O]}", "anyOf", av, bv); /* not A and not B */
     } else if (!strcmp(k, "anyOf") && json_is_array(av) && json_is_array(bv)) {
-        /* (a1 | a2) & (b1 | b2): every pair that may allow something */
+        /* (a1 | a2) & (b1 | b2): every pair that may allow something
+         * beside the keywords merged so far */
         n = json_array();
         if (sc_keep(c, n))
             return -1;
+        json_t *skel = skeleton(c, m);
         size_t i, j;
         json_t *x, *y;
         json_array_foreach(av, i, x) json_array_foreach(bv, j, y) {
-            json_t *pair = sc_all_of(x, y);
-            if (sc_keep(c, pair))
+            json_t *pair = sc_all_of(x, y),
+                   *t = skel ? json_pack("{s:[O,O,O]}", "allOf", skel, x, y) : NULL;
+            if (sc_keep(c, pair) || (skel && sc_keep(c, t)))
                 return -1;
-            if (sc_empty(c, pair, 0))
+            if (sc_empty(c, skel ? t : pair, 0))
                 continue;
             if (json_array_size(n) >= MAX_PAIRS)
                 return sc_fail(c, ptr, "allOf: two 'anyOf' of more than %d pairs of branches "
@@ -128,6 +133,8 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         if (!json_array_size(n))
             return 1; /* no pair allows anything */
         json_incref(n);
+    } else if (!strcmp(k, "propertyNames")) {
+        n = all_of(av, bv); /* every name both */
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
     } else if (!strcmp(k, "additionalProperties") &&
@@ -192,23 +199,76 @@ int sc_empty(sc_t *c, json_t *s, int depth)
     return 0;
 }
 
+/* The keywords of n that sc_empty reads (kept; NULL when none, or with
+ * patternProperties, whose sides it does not read). */
+static json_t *skeleton(sc_t *c, json_t *n)
+{
+    static const char *const kws[] = {"type", "enum", "const", "required", "properties",
+                                      "additionalProperties", "nullable", NULL};
+    json_t *skel, *x;
+    if (json_object_get(n, "patternProperties") || json_object_get(n, SIDES) ||
+        c->depth > MAX_DEPTH / 2 || !(skel = json_object()))
+        return NULL;
+    for (size_t i = 0; kws[i]; i++)
+        if ((x = json_object_get(n, kws[i])) && json_object_set(skel, kws[i], x))
+            return json_decref(skel), NULL;
+    if (!json_object_size(skel) || sc_keep(c, skel))
+        return json_decref(skel), NULL;
+    return skel;
+}
+
+/* Whether every object n allows meets x, where x is a complement's
+ * {type: object, required: [p], properties: {p: {not: X}}}: n allows
+ * objects only, requires p, and its schema for p allows no value of X. */
+static int implied(sc_t *c, json_t *n, json_t *x)
+{
+    const char *k, *p = NULL;
+    json_t *v, *np, *xp = NULL;
+    if (!json_is_object(x) || sc_type_mask(json_object_get(n, "type")) != T_OBJ ||
+        json_object_get(n, "nullable") || json_object_get(n, "patternProperties") ||
+        json_object_get(n, SIDES))
+        return 0;
+    json_object_foreach(x, k, v) {
+        if (!strcmp(k, "type") ? !json_is_string(v) || strcmp(json_string_value(v), "object")
+            : !strcmp(k, "required") ? json_array_size(v) != 1
+            : !strcmp(k, "properties") ? json_object_size(v) != 1
+            : !sc_annotation(c, k))
+            return 0;
+    }
+    json_object_foreach(json_object_get(x, "properties"), k, v) p = k, xp = v;
+    if (!p || !json_is_string(json_array_get(json_object_get(x, "required"), 0)) ||
+        strcmp(json_string_value(json_array_get(json_object_get(x, "required"), 0)), p) ||
+        !json_is_object(xp) || json_object_size(xp) != 1 || !json_object_get(xp, "not") ||
+        !sc_in_enum(json_object_get(n, "required"), json_array_get(json_object_get(x, "required"), 0)) ||
+        !(np = json_object_get(json_object_get(n, "properties"), p)))
+        return 0;
+    json_t *both = sc_all_of(np, json_object_get(xp, "not"));
+    if (sc_keep(c, both))
+        return 0;
+    return sc_empty(c, both, 0);
+}
+
+/* Whether some branch of the anyOf any is implied by n (then the anyOf
+ * says nothing beside n). */
+static int any_implied(sc_t *c, json_t *n, json_t *any)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(any, i, x) if (implied(c, n, x)) return 1;
+    return 0;
+}
+
 /* Drops the anyOf branches of n that allow nothing beside its types,
  * values and required properties; 1 when none is left. */
 static int prune_any(sc_t *c, json_t *n, const char *ptr)
 {
-    static const char *const kws[] = {"type", "enum", "const", "required", "properties",
-                                      "additionalProperties", "nullable", NULL};
-    json_t *any = json_object_get(n, "anyOf"), *skel = json_object(), *x;
-    if (!json_is_array(any) || json_object_get(n, "patternProperties") ||
-        json_object_get(n, SIDES) || c->depth > MAX_DEPTH / 2)
-        return json_decref(skel), 0;
-    if (sc_keep(c, skel))
-        return -1;
-    for (size_t i = 0; kws[i]; i++)
-        if ((x = json_object_get(n, kws[i])) && json_object_set(skel, kws[i], x))
-            return sc_oom(c);
-    if (!json_object_size(skel))
+    json_t *any = json_object_get(n, "anyOf"), *skel, *x;
+    if (!json_is_array(any) || !(skel = skeleton(c, n)))
         return 0;
+    if (any_implied(c, n, any)) {
+        json_object_del(n, "anyOf");
+        return 0;
+    }
     json_t *kept = json_array();
     if (sc_keep(c, kept))
         return -1;
@@ -421,7 +481,7 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     json_object_foreach(b, k, v) {
         if (is_object_kw(k))
             continue;
-        if (items && is_item_kw(k))
+        if ((items && is_item_kw(k)) || !strcmp(k, "anyOf"))
             continue;
         int r = merge_key(c, n, k, v, ptr);
         if (r == 1) {
@@ -431,7 +491,13 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
         if (r)
             return -1;
     }
-    int r = cond ? merge_key(c, n, "anyOf", cond, ptr) : 0;
+    /* the anyOfs last, so that their pairs are pruned against the rest */
+    json_t *bany = json_object_get(b, "anyOf");
+    if (json_is_array(bany) && any_implied(c, n, bany))
+        bany = NULL; /* n says it already */
+    int r = bany ? merge_key(c, n, "anyOf", bany, ptr) : 0;
+    if (r == 0 && cond)
+        r = merge_key(c, n, "anyOf", cond, ptr);
     if (r == 0 && json_object_get(n, "anyOf") &&
         (cond || json_object_get(b, "anyOf") || json_object_get(b, "type") ||
          json_object_get(b, "enum") || json_object_get(b, "const") ||
