@@ -64,6 +64,9 @@ typedef struct {
  * from a schema's own). */
 #define NOT_PATTERN "$tb:notPattern"
 #define NOT_STRINGS "$tb:notStrings"
+/* Patterns a string must match besides `pattern` (an allOf of several):
+ * an array of them. */
+#define PATTERNS "$tb:patterns"
 /* The properties, patternProperties and additionalProperties of allOf
  * branches merged beside a schema's own where patternProperties make a
  * merge into one set of them inexact: an array of objects, each holding

@@ -133,6 +133,18 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         if (!json_array_size(n))
             return 1; /* no pair allows anything */
         json_incref(n);
+    } else if (!strcmp(k, "pattern") && json_is_string(av) && json_is_string(bv)) {
+        /* both: the second among the other patterns */
+        json_t *more = json_object_get(m, PATTERNS);
+        more = more ? json_copy(more) : json_array();
+        if (sc_keep(c, more) || json_array_append(more, bv) ||
+            json_object_set(m, PATTERNS, more))
+            return sc_oom(c);
+        return 0;
+    } else if (!strcmp(k, PATTERNS) && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av); /* all of them */
+        if (n && json_array_extend(n, bv))
+            return json_decref(n), sc_oom(c);
     } else if (!strcmp(k, "propertyNames")) {
         n = all_of(av, bv); /* every name both */
     } else if (!strcmp(k, "nullable")) {
