@@ -57,6 +57,7 @@ typedef struct {
     gr_sym_t any, any_str;
     int have_any, depth;
     size_t merges; /* sc_merge calls, against MAX_MERGES */
+    int probing;   /* inside sc_empty: merges prune nothing */
 } sc_t;
 
 /* What `not` leaves to the string branch: a pattern strings must not

@@ -114,7 +114,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         n = json_array();
         if (sc_keep(c, n))
             return -1;
-        json_t *skel = skeleton(c, m);
+        json_t *skel = c->probing ? NULL : skeleton(c, m);
         size_t i, j;
         json_t *x, *y;
         json_array_foreach(av, i, x) json_array_foreach(bv, j, y) {
@@ -122,7 +122,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
                    *t = skel ? json_pack("{s:[O,O,O]}", "allOf", skel, x, y) : NULL;
             if (sc_keep(c, pair) || (skel && sc_keep(c, t)))
                 return -1;
-            if (sc_empty(c, skel ? t : pair, 0))
+            if (!c->probing && sc_empty(c, skel ? t : pair, 0))
                 continue;
             if (json_array_size(n) >= MAX_PAIRS)
                 return sc_fail(c, ptr, "allOf: two 'anyOf' of more than %d pairs of branches "
@@ -175,7 +175,10 @@ int sc_empty(sc_t *c, json_t *s, int depth)
     char saved[TB_ERR_MAX];
     snprintf(saved, sizeof saved, "%s", c->err->msg);
     int d = c->depth;
-    if (sc_flatten(c, s, "#", &s)) {
+    c->probing++; /* no emptiness checks within this one's merges */
+    int r = sc_flatten(c, s, "#", &s);
+    c->probing--;
+    if (r) {
         snprintf(c->err->msg, sizeof c->err->msg, "%s", saved);
         c->depth = d;
         return 0;
@@ -275,7 +278,7 @@ static int any_implied(sc_t *c, json_t *n, json_t *any)
 static int prune_any(sc_t *c, json_t *n, const char *ptr)
 {
     json_t *any = json_object_get(n, "anyOf"), *skel, *x;
-    if (!json_is_array(any) || !(skel = skeleton(c, n)))
+    if (c->probing || !json_is_array(any) || !(skel = skeleton(c, n)))
         return 0;
     if (any_implied(c, n, any)) {
         json_object_del(n, "anyOf");
@@ -505,7 +508,7 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     /* the anyOfs last, so that their pairs are pruned against the rest */
     json_t *bany = json_object_get(b, "anyOf");
-    if (json_is_array(bany) && any_implied(c, n, bany))
+    if (json_is_array(bany) && !c->probing && any_implied(c, n, bany))
         bany = NULL; /* n says it already */
     int r = bany ? merge_key(c, n, "anyOf", bany, ptr) : 0;
     if (r == 0 && cond)
