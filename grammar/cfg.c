@@ -420,7 +420,8 @@ int gr_cfg_prune(gr_cfg_t *g, gr_sym_t start)
             continue;
         }
         /* rules are appended in order, so their symbols move down only */
-        memmove(g->sym.data + sym_end, g->sym.data + ru.off, ru.n * sizeof *g->sym.data);
+        if (ru.n)
+            memmove(g->sym.data + sym_end, g->sym.data + ru.off, ru.n * sizeof *g->sym.data);
         ru.off = sym_end;
         sym_end += ru.n;
         g->rule.data[kept++] = ru;

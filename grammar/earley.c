@@ -47,8 +47,10 @@ static int copy_sets(gr_parser_t *p, const gr_cfg_t *g)
     if (!p->sets || !p->set_member || !p->set_required)
         return fail(p, "out of memory");
     memcpy(p->sets, g->set.data, p->nsets * sizeof *p->sets);
-    memcpy(p->set_member, g->set_member.data, nm * sizeof *p->set_member);
-    memcpy(p->set_required, g->set_required.data, nm);
+    if (nm) { /* sets without members (objects of additional ones only) have no data */
+        memcpy(p->set_member, g->set_member.data, nm * sizeof *p->set_member);
+        memcpy(p->set_required, g->set_required.data, nm);
+    }
     return 0;
 }
 
