@@ -149,6 +149,7 @@ static int is_annotation(const char *k)
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
         NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        SOME_MEMBER,
         NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))

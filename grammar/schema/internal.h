@@ -82,6 +82,13 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 /* An annotation on a flattened schema: its keywords evaluate every property
  * name (for the unevaluatedProperties of a schema it is merged into). */
 #define EVALUATED "$tb:allNamesEvaluated"
+/* What `not` of additionalProperties or patternProperties leaves: the
+ * object has a member whose name is in a class and whose value is in a
+ * schema.  An array (allOf merges append) of objects {"except": [names],
+ * "exceptPatterns": [patterns], "pattern": pattern, "value": schema}: the
+ * names none of except, matching none of exceptPatterns and, where
+ * "pattern" is there, matching it (sc_object_value). */
+#define SOME_MEMBER "$tb:someMember"
 
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);

@@ -179,12 +179,32 @@ static int member_not(comp_t *k, const char *p, json_t *x)
                             "properties", p, not_of(x)));
 }
 
+/* An object with a member in the class of entry e (SOME_MEMBER, e
+ * stolen). */
+static int some_member(comp_t *k, json_t *e)
+{
+    return alt(k, e ? json_pack("{s:s,s:[o]}", "type", "object", SOME_MEMBER, e) : NULL);
+}
+
+/* The keys of object o as an array (new). */
+static json_t *keys_of(json_t *o)
+{
+    json_t *a = json_array(), *v;
+    const char *p;
+    json_object_foreach(o, p, v) {
+        if (a && json_array_append_new(a, json_string(p)))
+            return json_decref(a), NULL;
+    }
+    return a;
+}
+
 /* not additionalProperties x (or, pp set, not patternProperties pp) of s:
  * some member that is additional for s (a name neither in s's properties
  * nor matching its patterns; of pp: matching a pattern) has a value in the
  * complement.  Written where the instances can only have the properties
- * of k->within (a member each), or, for additionalProperties false beside
- * no property and no pattern, as minProperties 1. */
+ * of k->within (a member each), for additionalProperties false beside no
+ * property and no pattern as minProperties 1, and otherwise as SOME_MEMBER
+ * (a member that must be there, sc_object_value). */
 static int not_members(comp_t *k, json_t *s, json_t *x, json_t *pp)
 {
     json_t *props = json_object_get(s, "properties"), *mine = json_object_get(s, "patternProperties");
@@ -194,10 +214,21 @@ static int not_members(comp_t *k, json_t *s, json_t *x, json_t *pp)
         return 0;
     if (!pp && json_is_false(x) && !json_object_size(props) && !json_object_size(mine))
         return alt(k, json_pack("{s:s,s:i}", "type", "object", "minProperties", 1));
-    if (!names)
-        return sc_fail(k->c, k->ptr, "'not' of '%s' is not supported (unless the object can only "
-                       "have the properties beside it)", pp ? "patternProperties"
-                                                            : "additionalProperties");
+    if (!names && pp) {
+        json_object_foreach(pp, q, x) {
+            if (!trivial(x) &&
+                some_member(k, json_pack("{s:s,s:o}", "pattern", q, "value", not_of(x))))
+                return -1;
+        }
+        return 0;
+    }
+    if (!names) {
+        json_t *ex = keys_of(props), *xp = keys_of(mine);
+        return some_member(k, ex && xp ? json_pack("{s:o,s:o,s:o}", "except", ex,
+                                                   "exceptPatterns", xp, "value",
+                                                   json_is_false(x) ? json_true() : not_of(x))
+                                       : (json_decref(ex), json_decref(xp), NULL));
+    }
     json_object_foreach(json_is_object(names) ? names : NULL, p, y) {
         if (json_is_false(y))
             continue; /* never present */

@@ -196,19 +196,78 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
            sc_rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
+/* An entry of SOME_MEMBER. */
+typedef struct {
+    json_t *except, *xpat, *value;
+    const char *pattern; /* NULL: none */
+} witness_t;
+
+static int witness_read(sc_t *c, json_t *e, const char *ptr, witness_t *w)
+{
+    json_t *pat = json_object_get(e, "pattern"), *x;
+    size_t i;
+    w->except = json_object_get(e, "except");
+    w->xpat = json_object_get(e, "exceptPatterns");
+    w->value = json_object_get(e, "value");
+    w->pattern = json_string_value(pat);
+    int bad = !w->value || (pat && !w->pattern) || (w->except && !json_is_array(w->except)) ||
+              (w->xpat && !json_is_array(w->xpat));
+    json_array_foreach(w->except, i, x) bad |= !json_is_string(x);
+    json_array_foreach(w->xpat, i, x) bad |= !json_is_string(x);
+    return bad ? sc_fail(c, ptr, "'%s' is malformed", SOME_MEMBER) : 0;
+}
+
+/* Whether the name is in the witness's class (1, 0, -1). */
+static int witness_takes(sc_t *c, const witness_t *w, const char *name, const char *ptr)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(w->except, i, x) {
+        if (!strcmp(json_string_value(x), name))
+            return 0;
+    }
+    json_array_foreach(w->xpat, i, x) {
+        int m = sc_pattern_matches(c, json_string_value(x), name, ptr);
+        if (m)
+            return m < 0 ? -1 : 0;
+    }
+    return w->pattern ? sc_pattern_matches(c, w->pattern, name, ptr) : 1;
+}
+
 typedef struct {
     sc_t *c;
     const sides_t *sd;
     json_t *every; /* the schema of every name (pattern_every), or NULL */
     const sc_names_t *names; /* propertyNames */
     const char *ptr;
+    /* a witness's classes: the patterns after the own ones (own of them)
+     * are its exceptPatterns (nx) and then its pattern (has_pat) */
+    const witness_t *w;
+    size_t own, nx;
     TB_VEC(gr_sym_t) members;
 } classes_t;
 
-/* Whether a class's names may appear at all (its schema is not false). */
+/* The schema of a class's names: its sides' (or every), and the witness's
+ * value; NULL on an error. */
+static json_t *class_schema(classes_t *cl, uint64_t mask)
+{
+    json_t *sch = cl->every ? cl->every : name_schema(cl->c, cl->sd, NULL, mask);
+    if (!sch || !cl->w || json_is_false(sch))
+        return sch;
+    json_t *all = sc_all_of(sch, cl->w->value);
+    return sc_keep(cl->c, all) ? NULL : all;
+}
+
+/* Whether a class's names may appear at all (its schema is not false;
+ * for a witness, its names are in the witness's class). */
 static int class_needed(void *ctx, uint64_t mask)
 {
     classes_t *cl = ctx;
+    if (cl->w) {
+        uint64_t hi = mask >> cl->own;
+        if ((hi & ((UINT64_C(1) << cl->nx) - 1)) || (cl->w->pattern && !(hi >> cl->nx & 1)))
+            return 0;
+    }
     if (cl->every)
         return !json_is_false(cl->every);
     json_t *sch = name_schema(cl->c, cl->sd, NULL, mask);
@@ -221,7 +280,7 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 {
     classes_t *cl = ctx;
     sc_t *c = cl->c;
-    json_t *sch = cl->every ? cl->every : name_schema(c, cl->sd, NULL, mask);
+    json_t *sch = class_schema(cl, mask);
     char *p = sc_ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
     gr_sym_t key, val, m;
     int r = !sch || !p ? (c->err->msg[0] ? -1 : sc_oom(c)) : sc_value(c, sch, p, &val);
@@ -232,7 +291,8 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
         return 0; /* propertyNames allows no name */
     tb_buf_t re = {0};
     r = sc_names_restrict(c, cl->names, regex, &re) ||
-                sc_named_lexeme(c, (const char *)re.data, mask ? "pattern name" : "other name",
+                sc_named_lexeme(c, (const char *)re.data,
+                                cl->w ? "some name" : mask ? "pattern name" : "other name",
                                 cl->ptr, &key) ||
                 member(c, key, val, &m) || tb_vec_push(&cl->members, m)
             ? -1
@@ -241,35 +301,51 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     return r;
 }
 
-/* The additional members: names other than the defined ones, split by the
- * patterns they match, each with its value; 1 when there are none. */
-static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
-                        json_t *every, const sc_names_t *pn, gr_sym_t *out)
+/* The additional members (w NULL): names other than the defined ones,
+ * split by the patterns they match, each with its value; or the member
+ * that witness w needs: names in its class other than the defined ones,
+ * split likewise, each with its value and the witness's.  1 when there
+ * are none. */
+static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
+                        json_t *every, const sc_names_t *pn, const witness_t *w, gr_sym_t *out)
 {
-    const char **names = malloc((n + 1) * sizeof *names);
-    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn};
-    int r = names ? 0 : sc_oom(c);
-    for (size_t j = 0; names && j < n; j++)
+    size_t own = every ? 0 : sd->npat, nx = w ? json_array_size(w->xpat) : 0,
+           nex = w ? json_array_size(w->except) : 0;
+    size_t npat = own + nx + (w && w->pattern);
+    if (npat > MAX_PATTERNS)
+        return sc_fail(c, ptr, "more than %d patternProperties (with those of a 'not') are not "
+                       "supported", MAX_PATTERNS);
+    const char **names = malloc((n + nex + 1) * sizeof *names),
+               **pats = malloc((npat + 1) * sizeof *pats);
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn, .w = w,
+                    .own = own, .nx = nx};
+    int r = names && pats ? 0 : sc_oom(c);
+    for (size_t j = 0; !r && j < n; j++)
         names[j] = pr[j].name;
-    json_t *none = every ? every : name_schema(c, sd, NULL, 0);
-    if (!r && !none)
-        r = -1;
-    if (!r && sd->npat && !every) {
-        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, class_needed, add_class, &cl,
-                                c->err);
+    for (size_t j = 0; !r && j < nex; j++)
+        names[n + j] = json_string_value(json_array_get(w->except, j));
+    for (size_t j = 0; !r && j < own; j++)
+        pats[j] = sd->pat[j];
+    for (size_t j = 0; !r && j < nx; j++)
+        pats[own + j] = json_string_value(json_array_get(w->xpat, j));
+    if (!r && w && w->pattern)
+        pats[own + nx] = w->pattern;
+    if (!r && npat) {
+        r = gr_ecma_key_classes(pats, npat, names, n + nex, class_needed, add_class, &cl, c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
-    } else if (!r && !json_is_false(none)) {
+    } else if (!r && class_needed(&cl, 0)) {
         tb_buf_t re = {0};
-        r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
+        r = gr_ecma_string_except(&re, names, n + nex, c->err) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
     free(names);
+    free(pats);
     if (!r && cl.members.len == 1)
         *out = cl.members.data[0];
     else if (!r && cl.members.len > 1)
-        r = gr_cfg_fresh(c->g, "extra", out, c->err);
+        r = gr_cfg_fresh(c->g, w ? "some" : "extra", out, c->err);
     for (size_t j = 0; !r && cl.members.len > 1 && j < cl.members.len; j++)
         r = sc_rule(c, *out, &cl.members.data[j], 1);
     size_t got = cl.members.len;
@@ -327,19 +403,23 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
  * nonterminal (cfg.h's gr_set_t), whose states the parser makes as a text
  * reaches them.  1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
-                             uint64_t minp, uint64_t maxp, gr_sym_t *out)
+                             gr_sym_t witness, uint64_t minp, uint64_t maxp, gr_sym_t *out)
 {
-    uint64_t nr = 0;
+    uint64_t nr = witness != 0;
     for (size_t i = 0; i < n; i++)
         nr += pr[i].required;
-    if (nr > maxp || (!have_a && minp > n))
+    if (nr > maxp || (!have_a && minp > n + (witness != 0)))
         return 1;
-    gr_sym_t comma, *m = malloc((n + 1) * sizeof *m);
-    uint8_t *req = malloc(n + 1);
+    gr_sym_t comma, *m = malloc((n + 2) * sizeof *m);
+    uint8_t *req = malloc(n + 2);
     int r = !m || !req ? sc_oom(c) : sc_lit(c, ",", &comma);
     for (size_t i = 0; !r && i < n; i++) {
         m[i] = pr[i].member;
         req[i] = (uint8_t)pr[i].required;
+    }
+    if (!r && witness) {
+        m[n] = witness; /* a member that must be there */
+        req[n++] = 1;
     }
     /* counts beyond 2^32 - 1 bound nothing a parser reads */
     uint32_t min = minp < GR_UNBOUNDED ? (uint32_t)minp : GR_UNBOUNDED - 1,
@@ -352,7 +432,9 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
     return r;
 }
 
-int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+/* The object value under s's keywords, with the member witness w needs
+ * (NULL: none); 1 when no object qualifies. */
+static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w, gr_sym_t *out)
 {
     static const char *const refused[] = {"unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
@@ -445,15 +527,17 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         pr[j] = pr[kept];
         pr[kept++] = keep_p;
     }
-    gr_sym_t a = 0, body, lb, rb;
+    gr_sym_t a = 0, body, lb, rb, wm = 0;
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, sd, ptr, pr, np, every, &pn, &a);
+        r = class_member(c, sd, ptr, pr, np, every, &pn, NULL, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
     }
+    if (!r && w) /* likewise from the witness's */
+        r = class_member(c, sd, ptr, pr, np, every, &pn, w, &wm);
     /* In definition order, minProperties and maxProperties only where the
      * order's grammar writes them. */
     int ordered = c->opts.definition_order;
@@ -465,7 +549,7 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
                  "not supported in definition order");
     if (!r)
         r = ordered ? members(c, pr, kept, have_a, a, minp > nr, &body)
-                    : members_any_order(c, pr, kept, have_a, a, minp, maxp, &body);
+                    : members_any_order(c, pr, kept, have_a, a, wm, minp, maxp, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -474,6 +558,90 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     free(pr);
     free(sd);
     return r;
+}
+
+/* SOME_MEMBER (one entry): the object has a member in the entry's class
+ * with a value in its schema.  That member is one of s's own names (each
+ * a branch where the name is required and its value in both schemas, a
+ * side of its own), or a name s does not define (a branch whose set has
+ * it as a member that must be there); the branches are alternatives. */
+static int some_member(sc_t *c, json_t *s, json_t *list, const char *ptr, gr_sym_t *out)
+{
+    witness_t w;
+    if (!json_is_array(list) || json_array_size(list) != 1)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' of more "
+                       "than one subschema (merged) is not supported");
+    if (witness_read(c, json_array_get(list, 0), ptr, &w))
+        return -1;
+    if (c->opts.definition_order)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' is not "
+                       "supported in definition order");
+    json_t *s0 = json_copy(s), *names = json_object(), *x, *v;
+    if (sc_keep(c, s0) || sc_keep(c, names))
+        return -1;
+    json_object_del(s0, SOME_MEMBER);
+    const char *k;
+    size_t i;
+    int r = 0;
+    json_object_foreach(json_object_get(s, "properties"), k, v) r |= json_object_set(names, k, v);
+    json_array_foreach(json_object_get(s, SIDES), i, x) {
+        json_object_foreach(json_object_get(x, "properties"), k, v)
+            r |= json_object_set(names, k, v);
+    }
+    json_array_foreach(json_object_get(s, "required"), i, x) {
+        if (json_is_string(x))
+            r |= json_object_set(names, json_string_value(x), x);
+    }
+    if (r)
+        return sc_oom(c);
+    TB_VEC(gr_sym_t) alts = {0};
+    gr_sym_t sym;
+    json_object_foreach(names, k, v) {
+        r = witness_takes(c, &w, k, ptr);
+        if (r < 0)
+            break;
+        if (!r)
+            continue;
+        json_t *req = json_object_get(s, "required"), *sides = json_object_get(s, SIDES);
+        json_t *sp = json_copy(s0);
+        req = json_is_array(req) ? json_copy(req) : json_array();
+        sides = json_is_array(sides) ? json_copy(sides) : json_array();
+        r = sc_keep(c, sp) || sc_keep(c, req) || sc_keep(c, sides) ? -1
+            : json_array_append_new(req, json_string(k)) ||
+                      json_array_append_new(sides, json_pack("{s:{s:O}}", "properties", k,
+                                                             w.value)) ||
+                      json_object_set(sp, "required", req) || json_object_set(sp, SIDES, sides)
+                  ? sc_oom(c)
+                  : object_value(c, sp, ptr, NULL, &sym);
+        if (r < 0)
+            break;
+        if (!r && tb_vec_push(&alts, sym)) {
+            r = sc_oom(c);
+            break;
+        }
+    }
+    if (r >= 0) {
+        r = object_value(c, s0, ptr, &w, &sym);
+        if (!r && tb_vec_push(&alts, sym))
+            r = sc_oom(c);
+    }
+    if (r >= 0 && alts.len == 0)
+        r = 1;
+    else if (r >= 0 && alts.len == 1)
+        *out = alts.data[0], r = 0;
+    else if (r >= 0) {
+        r = gr_cfg_fresh(c->g, "object", out, c->err);
+        for (i = 0; !r && i < alts.len; i++)
+            r = sc_rule(c, *out, &alts.data[i], 1);
+    }
+    free(alts.data);
+    return r;
+}
+
+int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *list = json_object_get(s, SOME_MEMBER);
+    return list ? some_member(c, s, list, ptr, out) : object_value(c, s, ptr, NULL, out);
 }
 
 /* ---- dependencies ------------------------------------------------------------ */
