@@ -879,6 +879,16 @@ static const schema_case_t cases[] = {
      "{\"b$\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}",
      I("{\"p\": \"s\"}", "{\"a1\": 1}", "{\"zb\": true}", "{\"z\": true}", "{\"q\": true}",
        "{\"a1\": 1, \"z\": true}", "{\"ab\": 1, \"zb\": false}", "{}", "{\"z\": 1}")},
+    /* two of them: one member for both, or one each (own names too) */
+    {"{\"allOf\": [{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}, "
+     "{\"not\": {\"properties\": {\"b\": {}}, \"additionalProperties\": false}}]}",
+     I("{}", "{\"a\": 1}", "{\"c\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 1}", "3")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}, \"allOf\": "
+     "[{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}, {\"not\": "
+     "{\"properties\": {\"b\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}]}",
+     I("{\"a\": 1, \"c\": \"x\"}", "{\"a\": 1, \"c\": 1}", "{\"a\": \"x\"}", "{\"c\": \"x\"}",
+       "{\"c\": 1, \"d\": \"x\"}", "{\"b\": \"x\"}", "{\"b\": \"x\", \"c\": 1}",
+       "{\"b\": 1, \"d\": \"s\"}", "{\"a\": 1}")},
     /* not patternProperties: a member matching the pattern with a value of
      * the complement, defined names too */
     {"{\"type\": \"object\", \"properties\": {\"xa\": {\"type\": \"integer\"}}, "
@@ -1671,9 +1681,8 @@ static void errors_name_pointer_and_keyword(void **state)
         /* the complement of items after a tuple: no keyword says it */
         {"{\"not\": {\"prefixItems\": [{}], \"items\": {\"type\": \"string\"}}}",
          "#/not: 'not' of 'items' after a tuple of items is not supported"},
-        {"{\"allOf\": [{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": "
-         "false}}, {\"not\": {\"properties\": {\"b\": {}}, \"additionalProperties\": false}}]}",
-         "'not' of 'additionalProperties' or 'patternProperties' of more than one subschema "
+        {"{\"allOf\": [{\"not\": {\"properties\": {\"a0\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a1\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a2\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a3\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a4\": {}}, \"additionalProperties\": false}}]}",
+         "'not' of 'additionalProperties' or 'patternProperties' of more than 4 subschemas "
          "(merged) is not supported"},
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
         {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",

@@ -234,39 +234,50 @@ static int witness_takes(sc_t *c, const witness_t *w, const char *name, const ch
     return w->pattern ? sc_pattern_matches(c, w->pattern, name, ptr) : 1;
 }
 
+/* Entries of SOME_MEMBER that one member witnesses (its name in every
+ * class, its value in every schema). */
+#define MAX_WITNESS 4
+typedef struct {
+    size_t n;
+    const witness_t *e[MAX_WITNESS];
+} group_t;
+
 typedef struct {
     sc_t *c;
     const sides_t *sd;
     json_t *every; /* the schema of every name (pattern_every), or NULL */
     const sc_names_t *names; /* propertyNames */
     const char *ptr;
-    /* a witness's classes: the patterns after the own ones (own of them)
-     * are its exceptPatterns (nx) and then its pattern (has_pat) */
-    const witness_t *w;
-    size_t own, nx;
+    /* a witness group's classes: the patterns after the own ones (own of
+     * them) are each entry's exceptPatterns and then its pattern */
+    const group_t *w;
+    size_t own;
     TB_VEC(gr_sym_t) members;
 } classes_t;
 
-/* The schema of a class's names: its sides' (or every), and the witness's
- * value; NULL on an error. */
+/* The schema of a class's names: its sides' (or every), and the witness
+ * group's values; NULL on an error. */
 static json_t *class_schema(classes_t *cl, uint64_t mask)
 {
     json_t *sch = cl->every ? cl->every : name_schema(cl->c, cl->sd, NULL, mask);
-    if (!sch || !cl->w || json_is_false(sch))
-        return sch;
-    json_t *all = sc_all_of(sch, cl->w->value);
-    return sc_keep(cl->c, all) ? NULL : all;
+    for (size_t i = 0; sch && cl->w && !json_is_false(sch) && i < cl->w->n; i++)
+        if (sc_keep(cl->c, sch = sc_all_of(sch, cl->w->e[i]->value)))
+            return NULL;
+    return sch;
 }
 
 /* Whether a class's names may appear at all (its schema is not false;
- * for a witness, its names are in the witness's class). */
+ * for a witness group, its names are in every entry's class). */
 static int class_needed(void *ctx, uint64_t mask)
 {
     classes_t *cl = ctx;
-    if (cl->w) {
-        uint64_t hi = mask >> cl->own;
-        if ((hi & ((UINT64_C(1) << cl->nx) - 1)) || (cl->w->pattern && !(hi >> cl->nx & 1)))
+    for (size_t i = 0, at = cl->own; cl->w && i < cl->w->n; i++) {
+        const witness_t *e = cl->w->e[i];
+        size_t nx = json_array_size(e->xpat);
+        uint64_t hi = mask >> at;
+        if ((hi & ((UINT64_C(1) << nx) - 1)) || (e->pattern && !(hi >> nx & 1)))
             return 0;
+        at += nx + (e->pattern != NULL);
     }
     if (cl->every)
         return !json_is_false(cl->every);
@@ -307,36 +318,42 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
  * split likewise, each with its value and the witness's.  1 when there
  * are none. */
 static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
-                        json_t *every, const sc_names_t *pn, const witness_t *w, gr_sym_t *out)
+                        json_t *every, const sc_names_t *pn, const group_t *w, gr_sym_t *out)
 {
-    size_t own = every ? 0 : sd->npat, nx = w ? json_array_size(w->xpat) : 0,
-           nex = w ? json_array_size(w->except) : 0;
-    size_t npat = own + nx + (w && w->pattern);
+    size_t own = every ? 0 : sd->npat, npat = own, nex = 0;
+    for (size_t i = 0; w && i < w->n; i++) {
+        npat += json_array_size(w->e[i]->xpat) + (w->e[i]->pattern != NULL);
+        nex += json_array_size(w->e[i]->except);
+    }
     if (npat > MAX_PATTERNS)
         return sc_fail(c, ptr, "more than %d patternProperties (with those of a 'not') are not "
                        "supported", MAX_PATTERNS);
     const char **names = malloc((n + nex + 1) * sizeof *names),
                **pats = malloc((npat + 1) * sizeof *pats);
     classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn, .w = w,
-                    .own = own, .nx = nx};
+                    .own = own};
     int r = names && pats ? 0 : sc_oom(c);
+    size_t nn = n, np = own;
     for (size_t j = 0; !r && j < n; j++)
         names[j] = pr[j].name;
-    for (size_t j = 0; !r && j < nex; j++)
-        names[n + j] = json_string_value(json_array_get(w->except, j));
     for (size_t j = 0; !r && j < own; j++)
         pats[j] = sd->pat[j];
-    for (size_t j = 0; !r && j < nx; j++)
-        pats[own + j] = json_string_value(json_array_get(w->xpat, j));
-    if (!r && w && w->pattern)
-        pats[own + nx] = w->pattern;
+    for (size_t i = 0; !r && w && i < w->n; i++) {
+        const witness_t *e = w->e[i];
+        json_t *x;
+        size_t j;
+        json_array_foreach(e->except, j, x) names[nn++] = json_string_value(x);
+        json_array_foreach(e->xpat, j, x) pats[np++] = json_string_value(x);
+        if (e->pattern)
+            pats[np++] = e->pattern;
+    }
     if (!r && npat) {
-        r = gr_ecma_key_classes(pats, npat, names, n + nex, class_needed, add_class, &cl, c->err);
+        r = gr_ecma_key_classes(pats, npat, names, nn, class_needed, add_class, &cl, c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
     } else if (!r && class_needed(&cl, 0)) {
         tb_buf_t re = {0};
-        r = gr_ecma_string_except(&re, names, n + nex, c->err) || tb_buf_putc(&re, 0) ||
+        r = gr_ecma_string_except(&re, names, nn, c->err) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
@@ -403,22 +420,23 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
  * nonterminal (cfg.h's gr_set_t), whose states the parser makes as a text
  * reaches them.  1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
-                             gr_sym_t witness, uint64_t minp, uint64_t maxp, gr_sym_t *out)
+                             const gr_sym_t *wit, size_t nw, uint64_t minp, uint64_t maxp,
+                             gr_sym_t *out)
 {
-    uint64_t nr = witness != 0;
+    uint64_t nr = nw;
     for (size_t i = 0; i < n; i++)
         nr += pr[i].required;
-    if (nr > maxp || (!have_a && minp > n + (witness != 0)))
+    if (nr > maxp || (!have_a && minp > n + nw))
         return 1;
-    gr_sym_t comma, *m = malloc((n + 2) * sizeof *m);
-    uint8_t *req = malloc(n + 2);
+    gr_sym_t comma, *m = malloc((n + nw + 1) * sizeof *m);
+    uint8_t *req = malloc(n + nw + 1);
     int r = !m || !req ? sc_oom(c) : sc_lit(c, ",", &comma);
     for (size_t i = 0; !r && i < n; i++) {
         m[i] = pr[i].member;
         req[i] = (uint8_t)pr[i].required;
     }
-    if (!r && witness) {
-        m[n] = witness; /* a member that must be there */
+    for (size_t i = 0; !r && i < nw; i++) {
+        m[n] = wit[i]; /* members that must be there */
         req[n++] = 1;
     }
     /* counts beyond 2^32 - 1 bound nothing a parser reads */
@@ -432,9 +450,10 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
     return r;
 }
 
-/* The object value under s's keywords, with the member witness w needs
- * (NULL: none); 1 when no object qualifies. */
-static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w, gr_sym_t *out)
+/* The object value under s's keywords, with a member for each witness
+ * group of gs[0..ng); 1 when no object qualifies. */
+static int object_value(sc_t *c, json_t *s, const char *ptr, const group_t *gs, size_t ng,
+                        gr_sym_t *out)
 {
     static const char *const refused[] = {"unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
@@ -527,7 +546,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w,
         pr[j] = pr[kept];
         pr[kept++] = keep_p;
     }
-    gr_sym_t a = 0, body, lb, rb, wm = 0;
+    gr_sym_t a = 0, body, lb, rb, wm[MAX_WITNESS];
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
@@ -536,8 +555,8 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w,
         if (r == 1)
             r = 0;
     }
-    if (!r && w) /* likewise from the witness's */
-        r = class_member(c, sd, ptr, pr, np, every, &pn, w, &wm);
+    for (size_t i = 0; !r && i < ng; i++) /* likewise from the witnesses' */
+        r = class_member(c, sd, ptr, pr, np, every, &pn, &gs[i], &wm[i]);
     /* In definition order, minProperties and maxProperties only where the
      * order's grammar writes them. */
     int ordered = c->opts.definition_order;
@@ -549,7 +568,7 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w,
                  "not supported in definition order");
     if (!r)
         r = ordered ? members(c, pr, kept, have_a, a, minp > nr, &body)
-                    : members_any_order(c, pr, kept, have_a, a, wm, minp, maxp, &body);
+                    : members_any_order(c, pr, kept, have_a, a, wm, ng, minp, maxp, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -560,29 +579,24 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, const witness_t *w,
     return r;
 }
 
-/* SOME_MEMBER (one entry): the object has a member in the entry's class
- * with a value in its schema.  That member is one of s's own names (each
- * a branch where the name is required and its value in both schemas, a
- * side of its own), or a name s does not define (a branch whose set has
- * it as a member that must be there); the branches are alternatives. */
-static int some_member(sc_t *c, json_t *s, json_t *list, const char *ptr, gr_sym_t *out)
+/* The alternatives of SOME_MEMBER, each entry's witness chosen in turn. */
+typedef struct {
+    sc_t *c;
+    const char *ptr;
+    witness_t e[MAX_WITNESS];
+    size_t n;
+    group_t g[MAX_WITNESS]; /* the members of names s does not define */
+    size_t ng, tried;
+    TB_VEC(gr_sym_t) alts;
+} some_t;
+
+/* The names s defines or requires, as the keys of an object (kept). */
+static json_t *own_names(sc_t *c, json_t *s)
 {
-    witness_t w;
-    if (!json_is_array(list) || json_array_size(list) != 1)
-        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' of more "
-                       "than one subschema (merged) is not supported");
-    if (witness_read(c, json_array_get(list, 0), ptr, &w))
-        return -1;
-    if (c->opts.definition_order)
-        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' is not "
-                       "supported in definition order");
-    json_t *s0 = json_copy(s), *names = json_object(), *x, *v;
-    if (sc_keep(c, s0) || sc_keep(c, names))
-        return -1;
-    json_object_del(s0, SOME_MEMBER);
+    json_t *names = json_object(), *x, *v;
     const char *k;
     size_t i;
-    int r = 0;
+    int r = sc_keep(c, names);
     json_object_foreach(json_object_get(s, "properties"), k, v) r |= json_object_set(names, k, v);
     json_array_foreach(json_object_get(s, SIDES), i, x) {
         json_object_foreach(json_object_get(x, "properties"), k, v)
@@ -592,56 +606,107 @@ static int some_member(sc_t *c, json_t *s, json_t *list, const char *ptr, gr_sym
         if (json_is_string(x))
             r |= json_object_set(names, json_string_value(x), x);
     }
-    if (r)
-        return sc_oom(c);
-    TB_VEC(gr_sym_t) alts = {0};
+    return r ? (sc_oom(c), NULL) : names;
+}
+
+/* s with name k required and its value in v too (a side of its own). */
+static json_t *with_member(sc_t *c, json_t *s, const char *k, json_t *v)
+{
+    json_t *req = json_object_get(s, "required"), *sides = json_object_get(s, SIDES);
+    json_t *sp = json_copy(s);
+    req = json_is_array(req) ? json_copy(req) : json_array();
+    sides = json_is_array(sides) ? json_copy(sides) : json_array();
+    if (sc_keep(c, sp) || sc_keep(c, req) || sc_keep(c, sides))
+        return NULL;
+    if (json_array_append_new(req, json_string(k)) ||
+        json_array_append_new(sides, json_pack("{s:{s:O}}", "properties", k, v)) ||
+        json_object_set(sp, "required", req) || json_object_set(sp, SIDES, sides))
+        return sc_oom(c), NULL;
+    return sp;
+}
+
+/* The alternatives where entries i.. find their witnesses in s: a name s
+ * defines or requires (required there, with both values), a member of
+ * another name that an earlier entry's group has, or a member of its own. */
+static int some_from(some_t *st, json_t *s, size_t i)
+{
+    sc_t *c = st->c;
     gr_sym_t sym;
+    int r;
+    if (++st->tried > 256)
+        return sc_fail(c, st->ptr, "'not' of 'additionalProperties' or 'patternProperties': "
+                       "more than 256 ways to have their members are not supported");
+    if (i == st->n) {
+        r = object_value(c, s, st->ptr, st->g, st->ng, &sym);
+        return r ? (r < 0 ? -1 : 0) : tb_vec_push(&st->alts, sym) ? sc_oom(c) : 0;
+    }
+    const witness_t *e = &st->e[i];
+    json_t *names = own_names(c, s), *v;
+    const char *k;
+    if (!names)
+        return -1;
     json_object_foreach(names, k, v) {
-        r = witness_takes(c, &w, k, ptr);
-        if (r < 0)
-            break;
-        if (!r)
-            continue;
-        json_t *req = json_object_get(s, "required"), *sides = json_object_get(s, SIDES);
-        json_t *sp = json_copy(s0);
-        req = json_is_array(req) ? json_copy(req) : json_array();
-        sides = json_is_array(sides) ? json_copy(sides) : json_array();
-        r = sc_keep(c, sp) || sc_keep(c, req) || sc_keep(c, sides) ? -1
-            : json_array_append_new(req, json_string(k)) ||
-                      json_array_append_new(sides, json_pack("{s:{s:O}}", "properties", k,
-                                                             w.value)) ||
-                      json_object_set(sp, "required", req) || json_object_set(sp, SIDES, sides)
-                  ? sc_oom(c)
-                  : object_value(c, sp, ptr, NULL, &sym);
-        if (r < 0)
-            break;
-        if (!r && tb_vec_push(&alts, sym)) {
-            r = sc_oom(c);
-            break;
-        }
+        json_t *sp;
+        r = witness_takes(c, e, k, st->ptr);
+        if (r < 0 || (r && (!(sp = with_member(c, s, k, e->value)) || some_from(st, sp, i + 1))))
+            return -1;
     }
-    if (r >= 0) {
-        r = object_value(c, s0, ptr, &w, &sym);
-        if (!r && tb_vec_push(&alts, sym))
-            r = sc_oom(c);
+    for (size_t j = 0; j < st->ng; j++) {
+        group_t *g = &st->g[j];
+        g->e[g->n++] = e;
+        r = some_from(st, s, i + 1);
+        g->n--;
+        if (r)
+            return -1;
     }
-    if (r >= 0 && alts.len == 0)
+    st->g[st->ng++] = (group_t){.n = 1, .e = {e}};
+    r = some_from(st, s, i + 1);
+    st->ng--;
+    return r;
+}
+
+/* SOME_MEMBER: for each entry the object has a member in the entry's
+ * class with a value in its schema.  Each such member is one of s's own
+ * names (a branch where the name is required and its value in both
+ * schemas, a side of its own), or a name s does not define, which entries
+ * may share (a member that must be there in the set nonterminal); every
+ * way is an alternative. */
+static int some_member(sc_t *c, json_t *s, json_t *list, const char *ptr, gr_sym_t *out)
+{
+    some_t st = {.c = c, .ptr = ptr, .n = json_array_size(list)};
+    if (!json_is_array(list) || !st.n)
+        return sc_fail(c, ptr, "'%s' is malformed", SOME_MEMBER);
+    if (st.n > MAX_WITNESS)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' of more "
+                       "than %d subschemas (merged) is not supported", MAX_WITNESS);
+    if (c->opts.definition_order)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' is not "
+                       "supported in definition order");
+    for (size_t i = 0; i < st.n; i++)
+        if (witness_read(c, json_array_get(list, i), ptr, &st.e[i]))
+            return -1;
+    json_t *s0 = json_copy(s);
+    if (sc_keep(c, s0))
+        return -1;
+    json_object_del(s0, SOME_MEMBER);
+    int r = some_from(&st, s0, 0);
+    if (!r && st.alts.len == 0)
         r = 1;
-    else if (r >= 0 && alts.len == 1)
-        *out = alts.data[0], r = 0;
-    else if (r >= 0) {
+    else if (!r && st.alts.len == 1)
+        *out = st.alts.data[0];
+    else if (!r) {
         r = gr_cfg_fresh(c->g, "object", out, c->err);
-        for (i = 0; !r && i < alts.len; i++)
-            r = sc_rule(c, *out, &alts.data[i], 1);
+        for (size_t i = 0; !r && i < st.alts.len; i++)
+            r = sc_rule(c, *out, &st.alts.data[i], 1);
     }
-    free(alts.data);
+    free(st.alts.data);
     return r;
 }
 
 int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 {
     json_t *list = json_object_get(s, SOME_MEMBER);
-    return list ? some_member(c, s, list, ptr, out) : object_value(c, s, ptr, NULL, out);
+    return list ? some_member(c, s, list, ptr, out) : object_value(c, s, ptr, NULL, 0, out);
 }
 
 /* ---- dependencies ------------------------------------------------------------ */
