@@ -889,6 +889,12 @@ static const schema_case_t cases[] = {
      I("{\"a\": 1, \"c\": \"x\"}", "{\"a\": 1, \"c\": 1}", "{\"a\": \"x\"}", "{\"c\": \"x\"}",
        "{\"c\": 1, \"d\": \"x\"}", "{\"b\": \"x\"}", "{\"b\": \"x\", \"c\": 1}",
        "{\"b\": 1, \"d\": \"s\"}", "{\"a\": 1}")},
+    /* not of allOf branches with patterns kept apart: each side's own */
+    {"{\"not\": {\"allOf\": [{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}, {\"properties\": {\"b\": {\"maxLength\": 1}}, "
+     "\"additionalProperties\": {\"minLength\": 1}}]}}",
+     I("{}", "{\"a1\": 1}", "{\"a1\": \"x\"}", "{\"c\": \"s\"}", "{\"c\": 1}", "{\"b\": \"s\"}",
+       "{\"b\": 1}", "{\"b\": \"st\"}", "{\"c\": \"\"}", "{\"a1\": 2, \"c\": \"s\"}", "3")},
     /* not patternProperties: a member matching the pattern with a value of
      * the complement, defined names too */
     {"{\"type\": \"object\", \"properties\": {\"xa\": {\"type\": \"integer\"}}, "

@@ -475,6 +475,21 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
     if (!strcmp(kw, "patternProperties"))
         return json_is_object(v) ? not_members(k, s, NULL, v)
                                  : sc_fail(c, k->ptr, "'patternProperties' must be an object");
+    if (!strcmp(kw, SIDES)) {
+        /* some side's properties, patternProperties or additionalProperties
+         * fails, each read with its own side's */
+        json_array_foreach(v, i, x) {
+            const char *sk;
+            json_t *sv;
+            if (!json_is_object(x))
+                return sc_fail(c, k->ptr, "'%s' is malformed", SIDES);
+            json_object_foreach(x, sk, sv) {
+                if (not_keyword(k, x, sk, sv))
+                    return -1;
+            }
+        }
+        return 0;
+    }
     if (!strcmp(kw, "unevaluatedProperties") && json_is_true(v))
         return 0;
     return sc_fail(c, k->ptr, "'not' of '%s' is not supported", kw);
