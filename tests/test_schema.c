@@ -902,6 +902,12 @@ static const schema_case_t cases[] = {
      "{\"patternProperties\": {\"^x|^y\": {\"minimum\": 5}}}}",
      I("{\"xa\": 1}", "{\"xa\": 7}", "{\"xb\": 7}", "{\"xb\": 3}", "{\"y1\": 2}",
        "{\"y1\": \"s\"}", "{\"z\": 1}", "{}", "{\"xa\": 7, \"y\": 3}")},
+    /* complements' alternatives that the keywords beside the not exclude
+     * (types, required names) left out */
+    {"{\"type\": \"string\", \"not\": {\"type\": \"string\", \"maxLength\": 2}}",
+     I("\"ab\"", "\"abc\"", "3", "null")},
+    {"{\"required\": [\"a\"], \"not\": {\"required\": [\"a\", \"b\"]}}",
+     I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 1}", "{}", "3")},
     /* not format: the strings its pattern does not match; two such merged */
     {"{\"type\": \"string\", \"not\": {\"format\": \"ipv4\"}}",
      I("\"1.2.3.4\"", "\"x\"", "\"1.2.3\"", "\"\"")},
@@ -1135,6 +1141,13 @@ static void strict_oneof_refuses_overlaps(void **state)
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1}", 1},
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"bar\": 1}", 1},
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1, \"bar\": 1}", 0},
+        /* a name the one branch forbids: the other's complement there left out */
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"a\": \"x\"}", 0},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"a\": \"x\", \"b\": 1}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"b\": \"s\"}", 0},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"c\": 1}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "\"x\"", 0},
         /* the other branch's additionalProperties: an additional member */
         {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{}", 0},
         {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"b\": 1}", 0},

@@ -12,7 +12,9 @@
  * (compiled when reached), so recursion costs nothing until it is used.
  * Where no keyword says the complement exactly (uniqueItems,
  * additionalProperties, propertyNames, ...) it is refused, naming the
- * keyword; never a looser schema.
+ * keyword; never a looser schema.  The complement is only ever read
+ * beside `within` (the keywords beside the `not`, or the other oneOf
+ * branch), so alternatives of no type within allows are left out.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +31,62 @@ typedef struct {
     json_t *within; /* the instances are known to satisfy it (NULL: nothing known) */
 } comp_t;
 
+/* Whether s (flattened, an object) forbids name p: properties p false, or
+ * additionalProperties false with no property p and no patterns. */
+static int forbids(json_t *s, const char *p)
+{
+    json_t *props = json_object_get(s, "properties");
+    if (json_is_false(json_object_get(props, p)))
+        return 1;
+    return json_is_false(json_object_get(s, "additionalProperties")) &&
+           !json_object_get(props, p) && !json_object_get(s, "patternProperties");
+}
+
+/* Whether the array a holds the string p. */
+static int has_name(json_t *a, const char *p)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && !strcmp(json_string_value(x), p))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether alternative a has no instance that k->within allows, as its
+ * types, or a name a requires that within forbids, or one within
+ * requires that a forbids, show: the complement is intersected with
+ * within, so a need not be there. */
+static int outside(comp_t *k, json_t *a)
+{
+    json_t *w = k->within, *ta = json_object_get(a, "type"), *tw = json_object_get(w, "type"), *x;
+    const char *p;
+    size_t i;
+    if (!json_is_object(w) || !json_is_object(a))
+        return 0;
+    if (ta && tw && !json_is_true(json_object_get(a, "nullable"))) {
+        int mw = sc_type_mask(tw) | (json_is_true(json_object_get(w, "nullable")) ? T_NULL : 0);
+        if (mw && !sc_type_and(sc_type_mask(ta), mw))
+            return 1;
+    }
+    if (!json_is_string(ta) || strcmp(json_string_value(ta), "object"))
+        return 0; /* the names below are what objects must or must not have */
+    json_array_foreach(json_object_get(a, "required"), i, x) {
+        if (json_is_string(x) && forbids(w, json_string_value(x)))
+            return 1;
+    }
+    json_object_foreach(json_object_get(a, "properties"), p, x) {
+        if (json_is_false(x) && has_name(json_object_get(w, "required"), p))
+            return 1;
+    }
+    return 0;
+}
+
 static int alt(comp_t *k, json_t *a)
 {
+    if (a && outside(k, a))
+        return json_decref(a), 0;
     if (!a || json_array_append_new(k->alts, a))
         return sc_oom(k->c);
     return 0;
