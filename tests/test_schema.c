@@ -908,6 +908,10 @@ static const schema_case_t cases[] = {
      I("\"ab\"", "\"abc\"", "3", "null")},
     {"{\"required\": [\"a\"], \"not\": {\"required\": [\"a\", \"b\"]}}",
      I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 1}", "{}", "3")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"not\": "
+     "{\"properties\": {\"a\": {\"type\": \"string\"}, \"b\": {\"type\": \"integer\"}}}}",
+     I("{\"a\": \"x\"}", "{\"a\": \"x\", \"b\": \"y\"}", "{\"a\": 1}", "{\"b\": 1}",
+       "{\"b\": \"s\"}", "{}")},
     /* not format: the strings its pattern does not match; two such merged */
     {"{\"type\": \"string\", \"not\": {\"format\": \"ipv4\"}}",
      I("\"1.2.3.4\"", "\"x\"", "\"1.2.3\"", "\"\"")},

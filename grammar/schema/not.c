@@ -56,7 +56,8 @@ static int has_name(json_t *a, const char *p)
 
 /* Whether alternative a has no instance that k->within allows, as its
  * types, or a name a requires that within forbids, or one within
- * requires that a forbids, show: the complement is intersected with
+ * requires that a forbids, or a name a requires with a value of not X
+ * where within's property is X, show: the complement is intersected with
  * within, so a need not be there. */
 static int outside(comp_t *k, json_t *a)
 {
@@ -78,6 +79,11 @@ static int outside(comp_t *k, json_t *a)
     }
     json_object_foreach(json_object_get(a, "properties"), p, x) {
         if (json_is_false(x) && has_name(json_object_get(w, "required"), p))
+            return 1;
+        /* p present with a value of not X, where within says X of p */
+        json_t *nx = json_object_get(x, "not"), *wp = json_object_get(json_object_get(w, "properties"), p);
+        if (nx && json_object_size(x) == 1 && wp && json_equal(nx, wp) &&
+            has_name(json_object_get(a, "required"), p))
             return 1;
     }
     return 0;
