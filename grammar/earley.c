@@ -146,23 +146,38 @@ static int set_done(const gr_parser_t *p, const gr_set_t *st, uint32_t count,
     return count >= st->min;
 }
 
-static int vby_grow(gr_parser_t *p)
+/* Open addressing, both tables: ids at load <= 1/2, 0 free.  Doubles
+ * *table (at least min slots) and places ids lo .. hi - 1 by hash_of. */
+static int grow_table(gr_parser_t *p, uint32_t **table, size_t *cap, size_t min, uint32_t lo,
+                      uint32_t hi, uint64_t (*hash_of)(const gr_parser_t *, uint32_t))
 {
-    size_t cap = p->vby_cap ? p->vby_cap * 2 : 64;
-    uint32_t *t = calloc(cap, sizeof *t);
+    size_t n = *cap ? *cap * 2 : min;
+    uint32_t *t = calloc(n, sizeof *t);
     if (!t)
         return fail(p, "out of memory");
-    for (uint32_t v = 0; v < p->vkey_off.len; v++) {
-        const uint64_t *key = p->vkey.data + p->vkey_off.data[v];
-        size_t h = tb_hash(key, set_words(&p->sets[key[0] >> 33]) * 8) & (cap - 1);
+    for (uint32_t id = lo; id < hi; id++) {
+        size_t h = hash_of(p, id) & (n - 1);
         while (t[h])
-            h = (h + 1) & (cap - 1);
-        t[h] = v + 1;
+            h = (h + 1) & (n - 1);
+        t[h] = id;
     }
-    free(p->vby_hash);
-    p->vby_hash = t;
-    p->vby_cap = cap;
+    free(*table);
+    *table = t;
+    *cap = n;
     return 0;
+}
+
+/* Set state v + 1's key hash (the table holds v + 1). */
+static uint64_t state_hash(const gr_parser_t *p, uint32_t id)
+{
+    const uint64_t *key = p->vkey.data + p->vkey_off.data[id - 1];
+    return tb_hash(key, set_words(&p->sets[key[0] >> 33]) * 8);
+}
+
+static int vby_grow(gr_parser_t *p)
+{
+    return grow_table(p, &p->vby_hash, &p->vby_cap, 64, 1, (uint32_t)p->vkey_off.len + 1,
+                      state_hash);
 }
 
 /* The nonterminal of the state (set, started, count, in), found or made.
@@ -353,22 +368,11 @@ static int cmp_item(const void *x, const void *y)
     return a->origin < b->origin ? -1 : a->origin > b->origin;
 }
 
+static uint64_t row_hash(const gr_parser_t *p, uint32_t r) { return p->rows.data[r].hash; }
+
 static int by_hash_grow(gr_parser_t *p)
 {
-    size_t cap = p->by_cap ? p->by_cap * 2 : 1024;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t)
-        return fail(p, "out of memory");
-    for (uint32_t r = 1; r < p->rows.len; r++) {
-        size_t h = p->rows.data[r].hash & (cap - 1);
-        while (t[h])
-            h = (h + 1) & (cap - 1);
-        t[h] = r;
-    }
-    free(p->by_hash);
-    p->by_hash = t;
-    p->by_cap = cap;
-    return 0;
+    return grow_table(p, &p->by_hash, &p->by_cap, 1024, 1, (uint32_t)p->rows.len, row_hash);
 }
 
 /* The row holding the work items: found by content or made. */

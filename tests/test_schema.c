@@ -995,6 +995,61 @@ static const schema_case_t cases[] = {
      "\"additionalItems\": {\"type\": \"string\"}, \"allOf\": [{\"items\": {\"type\": "
      "\"integer\"}}]}",
      I("[2]", "[2, \"x\"]", "[1]", "[2, 3]")},
+    /* allOf merges: two not-patterns (not their alternation) */
+    {"{\"allOf\": [{\"not\": {\"pattern\": \"^a\"}}, {\"not\": {\"pattern\": \"b$\"}}]}",
+     I("\"ax\"", "\"xb\"", "\"xx\"", "\"ab\"", "\"\"", "1")},
+    /* two different const of a property: it cannot appear */
+    {"{\"allOf\": [{\"properties\": {\"k\": {\"const\": 1}}}, {\"properties\": {\"k\": "
+     "{\"const\": 2}}}]}", I("{}", "{\"k\": 1}", "{\"k\": 2}", "{\"j\": 2}")},
+    /* two conditionals of any kind: each its own conjunct */
+    {"{\"allOf\": [{\"if\": {\"required\": [\"a\"]}, \"then\": {\"required\": [\"b\"]}}, "
+     "{\"if\": {\"required\": [\"c\"]}, \"then\": {\"required\": [\"d\"]}, \"else\": "
+     "{\"required\": [\"e\"]}}]}",
+     I("{}", "{\"e\": 1}", "{\"a\": 1, \"e\": 1}", "{\"a\": 1, \"b\": 1, \"e\": 1}",
+       "{\"c\": 1, \"d\": 1}", "{\"c\": 1}", "{\"a\": 1, \"b\": 1, \"c\": 1, \"d\": 1}", "5")},
+    /* conditionals on one discriminator property (disjoint values): one
+     * branch per value, one for none, one without it, one for non-objects */
+    {"{\"allOf\": [{\"if\": {\"properties\": {\"t\": {\"const\": \"x\"}}}, \"then\": "
+     "{\"required\": [\"x\"]}}, {\"if\": {\"properties\": {\"t\": {\"const\": \"y\"}}, "
+     "\"required\": [\"t\"]}, \"then\": {\"required\": [\"y\"]}, \"else\": {\"properties\": "
+     "{\"z\": {\"type\": \"integer\"}}}}, {\"if\": {\"properties\": {\"t\": {\"enum\": "
+     "[\"u\", \"v\"]}}}, \"then\": {\"properties\": {\"w\": {\"type\": \"string\"}}}, "
+     "\"else\": {\"required\": [\"n\"]}}]}",
+     I("{\"x\": 1}", "{}", "{\"x\": 1, \"z\": \"s\"}", "{\"t\": \"x\", \"x\": 1, \"n\": 1}",
+       "{\"t\": \"x\", \"x\": 1}", "{\"t\": \"y\", \"y\": 1, \"n\": 1}", "{\"t\": \"y\", "
+       "\"n\": 1}", "{\"t\": \"y\", \"y\": 1, \"n\": 1, \"z\": \"s\"}", "{\"t\": \"u\", "
+       "\"w\": \"s\"}", "{\"t\": \"v\", \"w\": 1}", "{\"t\": \"q\", \"n\": 1, \"z\": 1}",
+       "{\"t\": \"q\", \"n\": 1, \"z\": \"s\"}", "{\"t\": \"q\"}", "{\"t\": 1, \"n\": 1}",
+       "5", "\"s\"")},
+    {"{\"type\": \"object\", \"required\": [\"kind\"], \"allOf\": [{\"if\": {\"properties\": "
+     "{\"kind\": {\"const\": 1}}}, \"then\": {\"properties\": {\"v\": {\"type\": \"string\"}}}}, "
+     "{\"if\": {\"properties\": {\"kind\": {\"const\": 2}}}, \"then\": {\"properties\": "
+     "{\"v\": {\"type\": \"integer\"}}}}, {\"if\": {\"properties\": {\"kind\": {\"const\": 3}}}, "
+     "\"then\": {\"required\": [\"v\"]}}]}",
+     I("{\"kind\": 1, \"v\": \"a\"}", "{\"kind\": 1.0, \"v\": 2}", "{\"kind\": 2, \"v\": 2}",
+       "{\"kind\": 2, \"v\": \"a\"}", "{\"kind\": 3}", "{\"kind\": 3, \"v\": null}",
+       "{\"kind\": 4, \"v\": []}", "{\"v\": 1}")},
+    /* two patterns: both, as a look-ahead */
+    {"{\"allOf\": [{\"pattern\": \"^a\"}, {\"pattern\": \"b$\"}, {\"pattern\": "
+     "\"[0-9]\"}], \"maxLength\": 4}",
+     I("\"a1b\"", "\"ab\"", "\"a1\"", "\"1b\"", "\"a12b\"", "\"a123b\"", "7")},
+    {"{\"allOf\": [{\"pattern\": \"^a\"}, {\"pattern\": \"b$\"}], \"enum\": [\"ab\", "
+     "\"a\", \"b\", \"axb\", 1]}", I("\"ab\"", "\"a\"", "\"axb\"", "1", "\"b\"")},
+    /* two propertyNames: every name both */
+    {"{\"allOf\": [{\"propertyNames\": {\"maxLength\": 2}}, {\"propertyNames\": "
+     "{\"pattern\": \"^a\"}}]}", I("{\"ab\": 1}", "{\"abc\": 1}", "{\"b\": 1}", "{}", "3")},
+    /* anyOf beside oneOf: each anyOf branch with the oneOf */
+    {"{\"type\": \"object\", \"anyOf\": [{\"required\": [\"a\"]}, {\"required\": [\"b\"]}], "
+     "\"oneOf\": [{\"properties\": {\"k\": {\"const\": 1}}, \"required\": [\"k\"]}, "
+     "{\"properties\": {\"k\": {\"const\": 2}}, \"required\": [\"k\"]}]}",
+     I("{\"a\": 1, \"k\": 1}", "{\"a\": 1}", "{\"b\": 0, \"k\": 2}", "{\"k\": 1}",
+       "{\"a\": 1, \"k\": 3}", "{\"a\": 1, \"b\": 2, \"k\": 2}")},
+    /* two anyOf whose pairs are mostly contradictory: 81 pairs, 9 kept */
+    {"{\"allOf\": [{\"anyOf\": [{\"const\": 1}, {\"const\": 2}, {\"const\": 3}, {\"const\": 4}, "
+     "{\"const\": 5}, {\"const\": 6}, {\"const\": 7}, {\"const\": 8}, {\"const\": 9}]}, "
+     "{\"anyOf\": [{\"enum\": [1, 10]}, {\"enum\": [2, 10]}, {\"enum\": [3, 10]}, "
+     "{\"enum\": [4, 10]}, {\"enum\": [5]}, {\"enum\": [6]}, {\"enum\": [7]}, {\"enum\": [8]}, "
+     "{\"enum\": [9]}]}]}", I("1", "9", "10", "0", "\"1\"")},
 };
 
 /* Runs python3-jsonschema over every (schema, instance): a line "V TEXT"
@@ -1168,6 +1223,27 @@ static void strict_oneof_refuses_overlaps(void **state)
         {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"2.2.3.4\"", 1},
         {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"1x\"", 1},
         {"{\"type\": \"string\", \"oneOf\": [{\"format\": \"ipv4\"}, {\"pattern\": \"^1\"}]}", "\"x\"", 0},
+        /* anyOf beside an overlapping oneOf: exclusivity is the oneOf's */
+#define AO "{\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"string\"}], " \
+           "\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}"
+        {AO, "3", 0}, {AO, "6", 1}, {AO, "0", 1}, {AO, "\"x\"", 0}, {AO, "1.5", 0},
+        /* two overlapping oneOf in an allOf: exactly one of each */
+#define OO "{\"allOf\": [{\"oneOf\": [{\"minimum\": 1}, {\"maximum\": 5}]}, " \
+           "{\"oneOf\": [{\"type\": \"integer\"}, {\"minimum\": 3}]}]}"
+        {OO, "0", 1}, {OO, "4", 0}, {OO, "6", 0}, {OO, "6.5", 1}, {OO, "0.5", 0},
+        {OO, "\"x\"", 0},
+        /* overlapping tagged branches: B's complement is implied by A's tag */
+#define TG "{\"type\": \"object\", \"oneOf\": [{\"required\": [\"k\", \"a\"], " \
+           "\"properties\": {\"k\": {\"enum\": [\"A\"]}}}, {\"required\": [\"k\", " \
+           "\"b\"], \"properties\": {\"k\": {\"enum\": [\"B\"]}}}, {\"required\": " \
+           "[\"c\"], \"properties\": {\"c\": {\"type\": \"string\"}}}]}"
+        {TG, "{\"k\": \"A\", \"a\": 1}", 1}, {TG, "{\"k\": \"A\", \"a\": 1, \"c\": \"s\"}", 0},
+        {TG, "{\"k\": \"A\", \"a\": 1, \"c\": 1}", 1}, {TG, "{\"c\": \"s\"}", 1},
+        {TG, "{\"k\": \"B\", \"b\": 1, \"c\": \"s\"}", 0}, {TG, "{\"k\": \"B\", \"b\": 1}", 1},
+        {TG, "{}", 0}, {TG, "{\"k\": \"A\", \"b\": 1}", 0},
+#undef AO
+#undef OO
+#undef TG
     };
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
         if (parses_opts(exact[i].schema, &o, exact[i].text) != exact[i].ok)
@@ -1710,6 +1786,19 @@ static void errors_name_pointer_and_keyword(void **state)
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
         {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
          "#: allOf: cannot merge two different 'format'"},
+        {"{\"not\": {\"allOf\": [{\"pattern\": \"a\"}, {\"pattern\": \"b\"}]}}",
+         "#/not: 'not' of '$tb:patterns' is not supported"},
+        /* 17 x 17 pairs, none contradictory */
+        {"{\"allOf\": [{\"anyOf\": [{\"minimum\": 1}, {\"minimum\": 2}, {\"minimum\": 3}, "
+         "{\"minimum\": 4}, {\"minimum\": 5}, {\"minimum\": 6}, {\"minimum\": 7}, {\"minimum\": 8}, "
+         "{\"minimum\": 9}, {\"minimum\": 10}, {\"minimum\": 11}, {\"minimum\": 12}, "
+         "{\"minimum\": 13}, {\"minimum\": 14}, {\"minimum\": 15}, {\"minimum\": 16}, "
+         "{\"minimum\": 17}]}, {\"anyOf\": [{\"maximum\": 1}, {\"maximum\": 2}, {\"maximum\": 3}, "
+         "{\"maximum\": 4}, {\"maximum\": 5}, {\"maximum\": 6}, {\"maximum\": 7}, {\"maximum\": 8}, "
+         "{\"maximum\": 9}, {\"maximum\": 10}, {\"maximum\": 11}, {\"maximum\": 12}, "
+         "{\"maximum\": 13}, {\"maximum\": 14}, {\"maximum\": 15}, {\"maximum\": 16}, "
+         "{\"maximum\": 17}]}]}",
+         "#: allOf: two 'anyOf' of more than 256 pairs of branches that may both match"},
         {"{\"type\": \"integer\", \"minimum\": 5, \"maximum\": 4}", "allows no value"},
         {"{\"type\": \"object\", \"required\": [\"a\"], \"additionalProperties\": false}",
          "the schema allows no value"},

@@ -148,7 +148,7 @@ static int is_annotation(const char *k)
         "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
-        NOT_PATTERN, NOT_STRINGS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        NOT_PATTERN, NOT_STRINGS, PATTERNS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
         SOME_MEMBER,
         NULL};
     for (size_t i = 0; a[i]; i++)

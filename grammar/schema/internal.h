@@ -58,6 +58,8 @@ typedef struct {
     TB_VEC(json_t *) owned; /* merged schemas, released at the end */
     gr_sym_t any, any_str;
     int have_any, depth;
+    size_t merges; /* sc_merge calls, against MAX_MERGES */
+    int probing;   /* inside sc_empty: merges prune nothing */
 } sc_t;
 
 /* With c->big, the digits of the integer literal of the schema's text that
@@ -70,6 +72,9 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
  * from a schema's own). */
 #define NOT_PATTERN "$tb:notPattern"
 #define NOT_STRINGS "$tb:notStrings"
+/* Patterns a string must match besides `pattern` (an allOf of several):
+ * an array of them. */
+#define PATTERNS "$tb:patterns"
 /* The properties, patternProperties and additionalProperties of allOf
  * branches merged beside a schema's own where patternProperties make a
  * merge into one set of them inexact: an array of objects, each holding
@@ -111,6 +116,14 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
 int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out);
 /* *m and b (both flattened) merged keyword by keyword into *m (merge.c). */
 int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr);
+/* Whether schema s surely allows nothing (types, enum/const values,
+ * required properties that cannot appear); 0 when not shown (merge.c). */
+int sc_empty(sc_t *c, json_t *s, int depth);
+/* The most pairs of branches two anyOf merged in an allOf may keep. */
+#define MAX_PAIRS 256
+/* The most merges one compile may make: conditionals and anyOfs whose
+ * products grow past it are refused rather than exhaust memory. */
+#define MAX_MERGES 200000
 /* anyOf/oneOf: each branch merged with the keywords beside it (oneof.c). */
 int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
 /* enum and const: their values of the given types that s's other

@@ -32,6 +32,21 @@ static json_t *not_patterns(json_t *a, json_t *b)
     return json_sprintf("%s|%s", x, y); /* | binds loosest; anchors stay at branch ends */
 }
 
+/* {"allOf": [a, b]}, new; a's own list extended where a is an allOf
+ * alone (so that many merges of one property stay one flat list). */
+static json_t *all_of(json_t *a, json_t *b)
+{
+    json_t *l = json_object_get(a, "allOf");
+    if (json_object_size(a) != 1 || !json_is_array(l))
+        return sc_all_of(a, b);
+    json_t *n = json_copy(l);
+    if (n && json_array_append(n, b))
+        return json_decref(n), NULL;
+    return n ? json_pack("{s:o}", "allOf", n) : NULL;
+}
+
+static json_t *skeleton(sc_t *c, json_t *n);
+
 /* Merges key k of b into the merged object m (which holds a's keywords). */
 static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *ptr)
 {
@@ -47,7 +62,7 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         json_t *pv;
         json_object_foreach(bv, pk, pv) {
             json_t *old = json_object_get(n, pk);
-            if (n && json_object_set_new(n, pk, old && !json_equal(old, pv) ? sc_all_of(old, pv)
+            if (n && json_object_set_new(n, pk, old && !json_equal(old, pv) ? all_of(old, pv)
                                                                           : json_incref(pv)))
                 return json_decref(n), sc_oom(c);
         }
@@ -78,6 +93,20 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
                 !strncmp(k, "exclusiveM", 10))) {
         int take_max = !strncmp(k, "min", 3) || !strcmp(k, "exclusiveMinimum");
         n = json_incref((num(av) > num(bv)) == take_max ? av : bv);
+    } else if (!strcmp(k, "const")) {
+        if (sc_same_value(av, bv))
+            return 0;
+        return 1; /* two values: nothing is both */
+    } else if (!strcmp(k, "oneOf") && json_is_array(av) && json_is_array(bv)) {
+        /* (oneOf A) and X is oneOf [a and X, ...]: where X holds, exactly
+         * one a and X holds iff exactly one a does; where it fails none */
+        n = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(av, i, x) {
+            if (n && json_array_append_new(n, json_pack("{s:[O,{s:O}]}", "allOf", x, "oneOf", bv)))
+                return json_decref(n), sc_oom(c);
+        }
     } else if (!strcmp(k, NOT_STRINGS) && json_is_array(av) && json_is_array(bv)) {
         n = json_copy(av); /* neither of them */
         if (n && json_array_extend(n, bv))
@@ -93,16 +122,44 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
     } else if (!strcmp(k, "not")) {
         n = json_pack("{s:[O,O]}", "anyOf", av, bv); /* not A and not B */
     } else if (!strcmp(k, "anyOf") && json_is_array(av) && json_is_array(bv)) {
-        /* (a1 | a2) & (b1 | b2): every pair */
-        if (json_array_size(av) * json_array_size(bv) > 64)
-            return sc_fail(c, ptr, "allOf: two 'anyOf' of more than 64 pairs of branches");
+        /* (a1 | a2) & (b1 | b2): every pair that may allow something
+         * beside the keywords merged so far */
         n = json_array();
+        if (sc_keep(c, n))
+            return -1;
+        json_t *skel = c->probing ? NULL : skeleton(c, m);
         size_t i, j;
         json_t *x, *y;
         json_array_foreach(av, i, x) json_array_foreach(bv, j, y) {
-            if (n && json_array_append_new(n, sc_all_of(x, y)))
-                return json_decref(n), sc_oom(c);
+            json_t *pair = sc_all_of(x, y),
+                   *t = skel ? json_pack("{s:[O,O,O]}", "allOf", skel, x, y) : NULL;
+            if (sc_keep(c, pair) || (skel && sc_keep(c, t)))
+                return -1;
+            if (!c->probing && sc_empty(c, skel ? t : pair, 0))
+                continue;
+            if (json_array_size(n) >= MAX_PAIRS)
+                return sc_fail(c, ptr, "allOf: two 'anyOf' of more than %d pairs of branches "
+                               "that may both match", MAX_PAIRS);
+            if (json_array_append(n, pair))
+                return sc_oom(c);
         }
+        if (!json_array_size(n))
+            return 1; /* no pair allows anything */
+        json_incref(n);
+    } else if (!strcmp(k, "pattern") && json_is_string(av) && json_is_string(bv)) {
+        /* both: the second among the other patterns */
+        json_t *more = json_object_get(m, PATTERNS);
+        more = more ? json_copy(more) : json_array();
+        if (sc_keep(c, more) || json_array_append(more, bv) ||
+            json_object_set(m, PATTERNS, more))
+            return sc_oom(c);
+        return 0;
+    } else if (!strcmp(k, PATTERNS) && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av); /* all of them */
+        if (n && json_array_extend(n, bv))
+            return json_decref(n), sc_oom(c);
+    } else if (!strcmp(k, "propertyNames")) {
+        n = all_of(av, bv); /* every name both */
     } else if (!strcmp(k, "nullable")) {
         n = json_false();
     } else if (!strcmp(k, "additionalProperties") &&
@@ -120,12 +177,151 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
 }
 
 
+/* Whether s surely allows nothing, as types, enum/const values and
+ * required properties that cannot appear show it (0 when not shown). */
+int sc_empty(sc_t *c, json_t *s, int depth)
+{
+    if (json_is_false(s))
+        return 1;
+    if (!json_is_object(s) || depth > 3)
+        return 0;
+    char saved[TB_ERR_MAX];
+    snprintf(saved, sizeof saved, "%s", c->err->msg);
+    int d = c->depth;
+    c->probing++; /* no emptiness checks within this one's merges */
+    int r = sc_flatten(c, s, "#", &s);
+    c->probing--;
+    if (r) {
+        snprintf(c->err->msg, sizeof c->err->msg, "%s", saved);
+        c->depth = d;
+        return 0;
+    }
+    if (json_is_false(s))
+        return 1;
+    if (!json_is_object(s))
+        return 0;
+    int types = sc_type_mask(json_object_get(s, "type"));
+    if (json_is_true(json_object_get(s, "nullable")))
+        types |= T_NULL;
+    json_t *cst = json_object_get(s, "const"), *en = json_object_get(s, "enum"), *v;
+    size_t i;
+    if (cst && json_is_array(en) && !sc_in_enum(en, cst))
+        return 1;
+    if (cst || json_is_array(en)) {
+        int vt = cst ? sc_json_type_of(cst) : 0;
+        json_array_foreach(en, i, v) vt |= sc_json_type_of(v);
+        types = sc_type_and(types, vt);
+    }
+    if (!types)
+        return 1;
+    if (types != T_OBJ)
+        return 0;
+    json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
+    int closed = json_is_false(json_object_get(s, "additionalProperties")) &&
+                 !json_object_get(s, "patternProperties") && !json_object_get(s, SIDES);
+    json_array_foreach(req, i, v) {
+        json_t *p = json_string_value(v) ? json_object_get(props, json_string_value(v)) : NULL;
+        if (json_string_value(v) && ((!p && closed) || (p && sc_empty(c, p, depth + 1))))
+            return 1;
+    }
+    return 0;
+}
+
+/* The keywords of n that sc_empty reads (kept; NULL when none, or with
+ * patternProperties, whose sides it does not read). */
+static json_t *skeleton(sc_t *c, json_t *n)
+{
+    static const char *const kws[] = {"type", "enum", "const", "required", "properties",
+                                      "additionalProperties", "nullable", NULL};
+    json_t *skel, *x;
+    if (json_object_get(n, "patternProperties") || json_object_get(n, SIDES) ||
+        c->depth > MAX_DEPTH / 2 || !(skel = json_object()))
+        return NULL;
+    for (size_t i = 0; kws[i]; i++)
+        if ((x = json_object_get(n, kws[i])) && json_object_set(skel, kws[i], x))
+            return json_decref(skel), NULL;
+    if (!json_object_size(skel) || sc_keep(c, skel))
+        return json_decref(skel), NULL;
+    return skel;
+}
+
+/* Whether every object n allows meets x, where x is a complement's
+ * {type: object, required: [p], properties: {p: {not: X}}}: n allows
+ * objects only, requires p, and its schema for p allows no value of X. */
+static int implied(sc_t *c, json_t *n, json_t *x)
+{
+    const char *k, *p = NULL;
+    json_t *v, *np, *xp = NULL;
+    if (!json_is_object(x) || sc_type_mask(json_object_get(n, "type")) != T_OBJ ||
+        json_object_get(n, "nullable") || json_object_get(n, "patternProperties") ||
+        json_object_get(n, SIDES))
+        return 0;
+    json_object_foreach(x, k, v) {
+        if (!strcmp(k, "type") ? !json_is_string(v) || strcmp(json_string_value(v), "object")
+            : !strcmp(k, "required") ? json_array_size(v) != 1
+            : !strcmp(k, "properties") ? json_object_size(v) != 1
+            : !sc_annotation(c, k))
+            return 0;
+    }
+    json_object_foreach(json_object_get(x, "properties"), k, v) p = k, xp = v;
+    if (!p || !json_is_string(json_array_get(json_object_get(x, "required"), 0)) ||
+        strcmp(json_string_value(json_array_get(json_object_get(x, "required"), 0)), p) ||
+        !json_is_object(xp) || json_object_size(xp) != 1 || !json_object_get(xp, "not") ||
+        !sc_in_enum(json_object_get(n, "required"), json_array_get(json_object_get(x, "required"), 0)) ||
+        !(np = json_object_get(json_object_get(n, "properties"), p)))
+        return 0;
+    json_t *both = sc_all_of(np, json_object_get(xp, "not"));
+    if (sc_keep(c, both))
+        return 0;
+    return sc_empty(c, both, 0);
+}
+
+/* Whether some branch of the anyOf any is implied by n (then the anyOf
+ * says nothing beside n). */
+static int any_implied(sc_t *c, json_t *n, json_t *any)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(any, i, x) if (implied(c, n, x)) return 1;
+    return 0;
+}
+
+/* Drops the anyOf branches of n that allow nothing beside its types,
+ * values and required properties; 1 when none is left. */
+static int prune_any(sc_t *c, json_t *n, const char *ptr)
+{
+    json_t *any = json_object_get(n, "anyOf"), *skel, *x;
+    if (c->probing || !json_is_array(any) || !(skel = skeleton(c, n)))
+        return 0;
+    if (any_implied(c, n, any)) {
+        json_object_del(n, "anyOf");
+        return 0;
+    }
+    json_t *kept = json_array();
+    if (sc_keep(c, kept))
+        return -1;
+    size_t i;
+    json_array_foreach(any, i, x) {
+        json_t *t = sc_all_of(skel, x);
+        if (sc_keep(c, t))
+            return -1;
+        if (!sc_empty(c, t, 0) && json_array_append(kept, x))
+            return sc_oom(c);
+    }
+    (void)ptr;
+    if (!json_array_size(kept))
+        return 1;
+    if (json_array_size(kept) < json_array_size(any) && json_object_set(n, "anyOf", kept))
+        return sc_oom(c);
+    return 0;
+}
+
 /* x and y both (NULL: no constraint), new reference or NULL. */
 static json_t *both(json_t *x, json_t *y)
 {
     if (!x || !y || json_equal(x, y))
         return x ? json_incref(x) : y ? json_incref(y) : NULL;
-    return sc_all_of(x, y);
+    return all_of(x, y);
 }
 
 /* properties and additionalProperties of a and b into n (no
@@ -258,6 +454,9 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     }
     if (!json_is_object(b) || !json_is_object(*m))
         return sc_fail(c, ptr, "allOf: a schema must be an object or a boolean");
+    if (++c->merges > MAX_MERGES)
+        return sc_fail(c, ptr, "allOf: more than %d merges (the products of anyOf, oneOf "
+                       "and if branches grow too large)", MAX_MERGES);
     int pat = json_object_get(*m, "patternProperties") || json_object_get(b, "patternProperties") ||
               json_object_get(*m, SIDES) || json_object_get(b, SIDES);
     int items = has_items(*m) && has_items(b);
@@ -278,6 +477,30 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
         json_object_del(n, "then");
         json_object_del(n, "else");
     }
+    /* a second if/then/else stays a conjunct of its own: the anyOf of one
+     * branch (merged with the other anyOfs into their pairs) */
+    json_t *cond = NULL;
+    if (json_object_get(b, "if") && json_object_get(n, "if")) {
+        static const char *const ite[] = {"if", "then", "else"};
+        int same = 1;
+        for (int i = 0; i < 3; i++) {
+            json_t *x = json_object_get(n, ite[i]), *y = json_object_get(b, ite[i]);
+            same &= (!x && !y) || (x && y && json_equal(x, y));
+        }
+        if (!same) {
+            json_t *one = json_object(), *bc = json_copy(b);
+            cond = json_pack("[o]", one);
+            if (sc_keep(c, cond) || sc_keep(c, bc))
+                return -1;
+            for (int i = 0; i < 3; i++) {
+                json_t *y = json_object_get(b, ite[i]);
+                if (y && json_object_set(one, ite[i], y))
+                    return sc_oom(c);
+                json_object_del(bc, ite[i]);
+            }
+            b = bc;
+        }
+    }
     if ( (pat ? merge_sides(c, n, b) : merge_properties(c, n, *m, b)) ||
         (items && merge_items(c, n, *m, b)))
         return -1;
@@ -286,11 +509,34 @@ int sc_merge(sc_t *c, json_t **m, json_t *b, const char *ptr)
     json_object_foreach(b, k, v) {
         if (is_object_kw(k))
             continue;
-        if (items && is_item_kw(k))
+        if ((items && is_item_kw(k)) || !strcmp(k, "anyOf"))
             continue;
-        if (merge_key(c, n, k, v, ptr))
+        int r = merge_key(c, n, k, v, ptr);
+        if (r == 1) {
+            *m = json_false(); /* contradictory: allows nothing */
+            return 0;
+        }
+        if (r)
             return -1;
     }
+    /* the anyOfs last, so that their pairs are pruned against the rest */
+    json_t *bany = json_object_get(b, "anyOf");
+    if (json_is_array(bany) && !c->probing && any_implied(c, n, bany))
+        bany = NULL; /* n says it already */
+    int r = bany ? merge_key(c, n, "anyOf", bany, ptr) : 0;
+    if (r == 0 && cond)
+        r = merge_key(c, n, "anyOf", cond, ptr);
+    if (r == 0 && json_object_get(n, "anyOf") &&
+        (cond || json_object_get(b, "anyOf") || json_object_get(b, "type") ||
+         json_object_get(b, "enum") || json_object_get(b, "const") ||
+         json_object_get(b, "required") || json_object_get(b, "properties")))
+        r = prune_any(c, n, ptr);
+    if (r == 1) {
+        *m = json_false();
+        return 0;
+    }
+    if (r)
+        return -1;
     *m = n;
     return 0;
 }
@@ -389,6 +635,133 @@ static int resolve_unevaluated_items(sc_t *c, json_t *s, const char *ptr, json_t
     return 0;
 }
 
+/* The values an if tests property *p against (a new array), where the if
+ * is {properties: {p: {const or enum}}} with required absent or [p]
+ * (*req set) and annotations only; NULL for other ifs. */
+static json_t *tested_values(const sc_t *c, json_t *i, const char **p, int *req)
+{
+    const char *k, *pk = NULL;
+    json_t *v, *ps = NULL, *vals = NULL;
+    *req = 0;
+    if (!json_is_object(i))
+        return NULL;
+    json_object_foreach(i, k, v) {
+        if (!strcmp(k, "properties") && json_is_object(v) && json_object_size(v) == 1)
+            continue;
+        if (!strcmp(k, "required") && json_is_array(v) && json_array_size(v) == 1 &&
+            json_is_string(json_array_get(v, 0))) {
+            *req = 1;
+            continue;
+        }
+        if (!sc_annotation(c, k))
+            return NULL;
+    }
+    json_object_foreach(json_object_get(i, "properties"), k, v) pk = k, ps = v;
+    if (!pk || !json_is_object(ps) ||
+        (*req && strcmp(json_string_value(json_array_get(json_object_get(i, "required"), 0)), pk)))
+        return NULL;
+    json_object_foreach(ps, k, v) {
+        if (!strcmp(k, "const") && !vals)
+            vals = json_pack("[O]", v);
+        else if (!strcmp(k, "enum") && json_is_array(v) && !vals)
+            vals = json_copy(v);
+        else if (!sc_annotation(c, k))
+            return json_decref(vals), NULL;
+    }
+    *p = pk;
+    return vals;
+}
+
+/* allOf's conditionals that test one property against disjoint values
+ * (if {properties: {p: {const: v_k}}}, the discriminator of tagged
+ * schemas), replaced by one anyOf of disjoint branches instead of their
+ * 2^n products: not an object (every if holds: every then), an object
+ * without p (then where the if does not require p, else where it does),
+ * p of the values of if k (then k, every other else), p of none of them
+ * (every else).  *out the new allOf array, or all itself. */
+static int discriminate(sc_t *c, json_t *s, json_t *all, json_t **out)
+{
+    *out = all;
+    const char *p = NULL, *q = NULL;
+    size_t n = json_array_size(all), i, j, k;
+    json_t *x, *v, *y;
+    int req = 0;
+    json_t *conds = json_array(), *rest = json_array(), *vals = json_array(), *reqs = json_array();
+    if (sc_keep(c, conds) || sc_keep(c, rest) || sc_keep(c, vals) || sc_keep(c, reqs))
+        return -1;
+    (void)s;
+    for (i = 0; i < n; i++) {
+        x = json_array_get(all, i);
+        json_t *tv = json_is_object(x) && json_object_get(x, "if")
+                         ? tested_values(c, json_object_get(x, "if"), &q, &req) : NULL;
+        int ok = tv && (!p || !strcmp(p, q));
+        size_t keys = 0;
+        const char *kk;
+        json_object_foreach(x, kk, v) keys += !sc_annotation(c, kk);
+        ok &= keys == 1 + (size_t)!!json_object_get(x, "then") + (size_t)!!json_object_get(x, "else");
+        /* values disjoint from every other conditional's */
+        json_array_foreach(vals, j, y) {
+            size_t a, b;
+            json_t *u, *w;
+            json_array_foreach(y, a, u) json_array_foreach(tv, b, w) ok &= !sc_same_value(u, w);
+        }
+        if (!ok) {
+            json_decref(tv);
+            if (json_array_append(rest, x))
+                return sc_oom(c);
+            continue;
+        }
+        p = q;
+        if (json_array_append(conds, x) || json_array_append_new(vals, tv) ||
+            json_array_append_new(reqs, json_boolean(req)))
+            return sc_oom(c);
+    }
+    n = json_array_size(conds);
+    if (n < 2)
+        return 0;
+    json_t *any = json_array(), *union_v = json_array();
+    if (sc_keep(c, any) || sc_keep(c, union_v))
+        return -1;
+    json_array_foreach(vals, i, y) {
+        if (json_array_extend(union_v, y))
+            return sc_oom(c);
+    }
+    /* branch -3: not an object; -2: no p; -1: p of no value; k: p of
+     * if k's values */
+    for (long b = -3; b < (long)n; b++) {
+        json_t *br = json_array(), *head;
+        if (sc_keep(c, br))
+            return -1;
+        if (b == -3)
+            head = json_pack("{s:[s,s,s,s,s]}", "type", "null", "boolean", "number", "string",
+                             "array");
+        else if (b == -2)
+            head = json_pack("{s:s,s:{s:b}}", "type", "object", "properties", p, 0);
+        else
+            head = json_pack("{s:s,s:[s],s:{s:o}}", "type", "object", "required", p,
+                             "properties", p,
+                             b == -1 ? json_pack("{s:{s:O}}", "not", "enum", union_v)
+                                     : json_pack("{s:O}", "enum",
+                                                 json_array_get(vals, (size_t)b)));
+        if (!head || json_array_append_new(br, head))
+            return sc_oom(c);
+        for (k = 0; k < n; k++) {
+            x = json_array_get(conds, k);
+            int holds = b == -3 || (b == -2 && !json_is_true(json_array_get(reqs, k))) ||
+                        b == (long)k;
+            json_t *part = json_object_get(x, holds ? "then" : "else");
+            if (part && json_array_append(br, part))
+                return sc_oom(c);
+        }
+        if (json_array_append_new(any, json_pack("{s:O}", "allOf", br)))
+            return sc_oom(c);
+    }
+    if (json_array_append_new(rest, json_pack("{s:O}", "anyOf", any)))
+        return sc_oom(c);
+    *out = rest;
+    return 0;
+}
+
 /* s without allOf and $ref: their schemas merged into its keywords (and
  * unevaluatedItems resolved where the merge makes it static). */
 int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
@@ -421,6 +794,8 @@ int sc_flatten(sc_t *c, json_t *s, const char *ptr, json_t **out)
     }
     size_t i;
     json_t *x;
+    if (json_is_array(all) && discriminate(c, s, all, &all))
+        return -1;
     json_array_foreach(all, i, x) {
         json_t *fx = x;
         if (json_is_object(x) && sc_flatten(c, x, ptr, &fx))

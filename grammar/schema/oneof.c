@@ -358,6 +358,10 @@ int sc_alternatives(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = sc_flatten(c, v, p, &fv);
         if (!r && !plain)
             r = sc_merge(c, &m, fv, p);
+        if (!r && !plain && sc_empty(c, m, 0)) {
+            free(p);
+            continue; /* allows nothing */
+        }
         if (!r && one && !exact && c->opts.strict_oneof) {
             json_t *b = plain ? fv : m;
             for (size_t j = 0; j < seen.len && !r; j++)

@@ -179,7 +179,7 @@ static int number_equal_regex(sc_t *c, json_t *v, int integer, const char *ptr, 
 /* Keywords that apply to each type (checked against enum/const values and
  * refused there). */
 static const char *const kw_str[] = {"minLength", "maxLength", "pattern", "format",
-                                     NOT_PATTERN, NOT_STRINGS, NULL};
+                                     NOT_PATTERN, NOT_STRINGS, PATTERNS, NULL};
 static const char *const kw_num[] = {"minimum", "maximum", "exclusiveMinimum",
                                      "exclusiveMaximum", "multipleOf", FRACTION, NULL};
 static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", "minItems",
@@ -632,6 +632,27 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
         re = both;
         plain = 0;
     }
+    /* the other patterns of an allOf: look-aheads likewise */
+    json_t *more = json_object_get(s, PATTERNS), *mp;
+    size_t mi;
+    json_array_foreach(more, mi, mp) {
+        tb_buf_t pr = {0}, both = {0};
+        if (r != 0)
+            break;
+        if (!json_is_string(mp)) {
+            r = sc_fail(c, ptr, "'pattern' must be a string");
+            break;
+        }
+        r = gr_ecma_string(&pr, json_string_value(mp), NULL, 0, GR_NO_MAX, c->err);
+        if (r < 0)
+            tb_wrap(c->err, "%s", ptr);
+        if (r == 0 && (tb_buf_put(&both, "(?=(?:", 6) || tb_buf_put(&both, pr.data, pr.len) ||
+                       tb_buf_put(&both, ")$)", 3) || tb_buf_put(&both, re.data, re.len)))
+            r = sc_oom(c);
+        tb_buf_free(&pr);
+        tb_buf_free(&re);
+        re = both;
+    }
     if (r < 0)
         r = c->err->msg[0] ? -1 : sc_oom(c);
     else if (r == 1)
@@ -642,7 +663,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
         *regex_out = re;
         return 0;
     } else
-        r = ps || fs || lo || hi != GR_NO_MAX || np || ns
+        r = ps || fs || lo || hi != GR_NO_MAX || np || ns || more
                 ? sc_named_lexeme(c, (const char *)re.data, "string", ptr, out)
                 : sc_lexeme(c, (const char *)re.data, "STRING", out);
     tb_buf_free(&re);
