@@ -879,6 +879,11 @@ static const schema_case_t cases[] = {
      "{\"b$\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}",
      I("{\"p\": \"s\"}", "{\"a1\": 1}", "{\"zb\": true}", "{\"z\": true}", "{\"q\": true}",
        "{\"a1\": 1, \"z\": true}", "{\"ab\": 1, \"zb\": false}", "{}", "{\"z\": 1}")},
+    /* the not of a recursive $ref: one rule, recursing through itself */
+    {"{" D2020 "\"$defs\": {\"t\": {\"type\": \"object\", \"properties\": {\"c\": {\"$ref\": "
+     "\"#/$defs/t\"}}, \"additionalProperties\": false}}, \"not\": {\"$ref\": \"#/$defs/t\"}}",
+     I("{}", "{\"c\": {}}", "{\"c\": 1}", "{\"c\": {\"c\": 1}}", "{\"c\": {\"d\": 1}}",
+       "{\"d\": 1}", "3", "{\"c\": {\"c\": {}}}")},
     /* two of them: one member for both, or one each (own names too) */
     {"{\"allOf\": [{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}, "
      "{\"not\": {\"properties\": {\"b\": {}}, \"additionalProperties\": false}}]}",

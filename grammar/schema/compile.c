@@ -282,6 +282,63 @@ static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     return sc_value(c, all, ptr, out);
 }
 
+/* {"not": {"$ref": R}} alone: one nonterminal for each target R (as for
+ * $ref), so that the complement of a recursive schema recurses through
+ * it instead of being written out again at every level. */
+static int negate_ref(sc_t *c, json_t *s, const char *ref, const char *ptr, gr_sym_t *out)
+{
+    json_t *target;
+    char *canon, *key;
+    if (sc_resolve(c, ref, ptr, &target, &canon))
+        return -1;
+    key = malloc(strlen(canon) + 5);
+    if (!key)
+        return free(canon), sc_oom(c);
+    snprintf(key, strlen(canon) + 5, "not %s", canon);
+    free(canon);
+    int32_t i = tb_strmap_get(&c->ref_map, (const uint8_t *)key, strlen(key));
+    if (i >= 0) {
+        free(key);
+        *out = c->refs.data[i].sym;
+        return c->refs.data[i].state == 2;
+    }
+    ref_t rf = {0};
+    if (gr_cfg_nonterm(c->g, key, strlen(key), nopos, &rf.sym, c->err) ||
+        tb_vec_push(&c->ref_keys, key) || tb_vec_push(&c->refs, rf) ||
+        tb_strmap_put(&c->ref_map, (const uint8_t *)key, strlen(key),
+                      (int32_t)(c->refs.len - 1)) < 0) {
+        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != key)
+            free(key);
+        return c->err->msg[0] ? -1 : sc_oom(c);
+    }
+    size_t idx = c->refs.len - 1;
+    gr_sym_t x;
+    int r = negate(c, s, ptr, &x);
+    if (r < 0)
+        return -1;
+    c->refs.data[idx].state = r == 1 ? 2 : 1;
+    *out = c->refs.data[idx].sym;
+    return r == 1 ? sc_rule(c, *out, out, 1) ? -1 : 1 : sc_rule(c, *out, &x, 1);
+}
+
+/* The $ref of {"not": {"$ref": R}} alone (annotations aside), or NULL. */
+static const char *not_ref(sc_t *c, json_t *s)
+{
+    json_t *n = json_object_get(s, "not"), *v;
+    const char *k, *ref = json_string_value(json_object_get(n, "$ref"));
+    if (!ref)
+        return NULL;
+    json_object_foreach(s, k, v) {
+        if (strcmp(k, "not") && !sc_annotation(c, k))
+            return NULL;
+    }
+    json_object_foreach(n, k, v) {
+        if (strcmp(k, "$ref") && !sc_annotation(c, k))
+            return NULL;
+    }
+    return ref;
+}
+
 /* if/then/else: (if and then) or (not if and else), a missing then or
  * else being true; the keywords beside them merged into both. */
 static int conditional(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -353,7 +410,8 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         json_t *m;
         r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
-        r = negate(c, s, ptr, out);
+        const char *nr = not_ref(c, s);
+        r = nr ? negate_ref(c, s, nr, ptr, out) : negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
     } else if (json_object_get(s, "if") && c->draft >= 7) {
         r = conditional(c, s, ptr, out);
