@@ -296,29 +296,7 @@ static int negate_ref(sc_t *c, json_t *s, const char *ref, const char *ptr, gr_s
         return free(canon), sc_oom(c);
     snprintf(key, strlen(canon) + 5, "not %s", canon);
     free(canon);
-    int32_t i = tb_strmap_get(&c->ref_map, (const uint8_t *)key, strlen(key));
-    if (i >= 0) {
-        free(key);
-        *out = c->refs.data[i].sym;
-        return c->refs.data[i].state == 2;
-    }
-    ref_t rf = {0};
-    if (gr_cfg_nonterm(c->g, key, strlen(key), nopos, &rf.sym, c->err) ||
-        tb_vec_push(&c->ref_keys, key) || tb_vec_push(&c->refs, rf) ||
-        tb_strmap_put(&c->ref_map, (const uint8_t *)key, strlen(key),
-                      (int32_t)(c->refs.len - 1)) < 0) {
-        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != key)
-            free(key);
-        return c->err->msg[0] ? -1 : sc_oom(c);
-    }
-    size_t idx = c->refs.len - 1;
-    gr_sym_t x;
-    int r = negate(c, s, ptr, &x);
-    if (r < 0)
-        return -1;
-    c->refs.data[idx].state = r == 1 ? 2 : 1;
-    *out = c->refs.data[idx].sym;
-    return r == 1 ? sc_rule(c, *out, out, 1) ? -1 : 1 : sc_rule(c, *out, &x, 1);
+    return sc_keyed_symbol(c, key, negate, s, ptr, out);
 }
 
 /* The $ref of {"not": {"$ref": R}} alone (annotations aside), or NULL. */

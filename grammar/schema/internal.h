@@ -180,6 +180,12 @@ const char *sc_ref_bad(const char *ref);
 int sc_resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon);
 /* The nonterminal of a $ref's target, compiled on first use (ref.c). */
 int sc_ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out);
+/* The nonterminal named key (malloc'd, taken), its rule fn(c, s, ptr) made
+ * on first use (a use while it is made is a recursion through it); 1 when
+ * it allows nothing (ref.c). */
+typedef int (*sc_compile_fn)(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+int sc_keyed_symbol(sc_t *c, char *key, sc_compile_fn fn, json_t *s, const char *ptr,
+                    gr_sym_t *out);
 /* Whether the keywords beside s's $ref say nothing its target does not
  * (then the $ref stays a shared rule) (ref.c). */
 int sc_ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr);
