@@ -855,6 +855,68 @@ static const schema_case_t cases[] = {
     {"{\"properties\": {\"ab\": {}, \"c\": {}}, \"additionalProperties\": false, \"not\": "
      "{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}}}",
      I("{\"ab\": 1}", "{\"ab\": \"x\"}", "{\"c\": \"x\"}", "{}")},
+    /* not additionalProperties elsewhere: a member that must be there (a
+     * name of the negated schema's additional ones with a value of the
+     * complement): one of the object's own names, or another name, with
+     * what the object asks of that name too */
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"not\": "
+     "{\"properties\": {\"b\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}",
+     I("{}", "{\"b\": \"x\"}", "{\"c\": 1}", "{\"c\": \"x\"}", "{\"c\": 1, \"d\": \"x\"}",
+       "{\"a\": \"s\"}", "{\"a\": 1}", "{\"a\": \"s\", \"c\": 1}", "{\"b\": 1, \"c\": 2}",
+       "{\"c\": 1, \"b\": [], \"d\": 2}", "3")},
+    {"{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
+     I("{}", "{\"a\": 1}", "{\"b\": 1}", "{\"a\": 1, \"b\": 2}", "3")},
+    {"{\"type\": \"object\", \"required\": [\"r\"], \"not\": {\"properties\": {\"a\": {}}, "
+     "\"additionalProperties\": false}}",
+     I("{\"r\": 1}", "{\"r\": 1, \"a\": 2}", "{}", "{\"a\": 1}", "{\"b\": 1}")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {}}, \"maxProperties\": 1, \"not\": "
+     "{\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
+     I("{\"a\": 1}", "{\"b\": 1}", "{\"a\": 1, \"b\": 1}", "{}")},
+    /* the object's patterns and the negated schema's split the names */
+    {"{\"type\": \"object\", \"properties\": {\"p\": {\"type\": \"string\"}}, "
+     "\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}, \"additionalProperties\": "
+     "{\"type\": \"boolean\"}, \"not\": {\"properties\": {\"q\": {}}, \"patternProperties\": "
+     "{\"b$\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}",
+     I("{\"p\": \"s\"}", "{\"a1\": 1}", "{\"zb\": true}", "{\"z\": true}", "{\"q\": true}",
+       "{\"a1\": 1, \"z\": true}", "{\"ab\": 1, \"zb\": false}", "{}", "{\"z\": 1}")},
+    /* the not of a recursive $ref: one rule, recursing through itself */
+    {"{" D2020 "\"$defs\": {\"t\": {\"type\": \"object\", \"properties\": {\"c\": {\"$ref\": "
+     "\"#/$defs/t\"}}, \"additionalProperties\": false}}, \"not\": {\"$ref\": \"#/$defs/t\"}}",
+     I("{}", "{\"c\": {}}", "{\"c\": 1}", "{\"c\": {\"c\": 1}}", "{\"c\": {\"d\": 1}}",
+       "{\"d\": 1}", "3", "{\"c\": {\"c\": {}}}")},
+    /* two of them: one member for both, or one each (own names too) */
+    {"{\"allOf\": [{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}, "
+     "{\"not\": {\"properties\": {\"b\": {}}, \"additionalProperties\": false}}]}",
+     I("{}", "{\"a\": 1}", "{\"c\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 1}", "3")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}, \"allOf\": "
+     "[{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}, {\"not\": "
+     "{\"properties\": {\"b\": {}}, \"additionalProperties\": {\"type\": \"integer\"}}}]}",
+     I("{\"a\": 1, \"c\": \"x\"}", "{\"a\": 1, \"c\": 1}", "{\"a\": \"x\"}", "{\"c\": \"x\"}",
+       "{\"c\": 1, \"d\": \"x\"}", "{\"b\": \"x\"}", "{\"b\": \"x\", \"c\": 1}",
+       "{\"b\": 1, \"d\": \"s\"}", "{\"a\": 1}")},
+    /* not of allOf branches with patterns kept apart: each side's own */
+    {"{\"not\": {\"allOf\": [{\"patternProperties\": {\"^a\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}, {\"properties\": {\"b\": {\"maxLength\": 1}}, "
+     "\"additionalProperties\": {\"minLength\": 1}}]}}",
+     I("{}", "{\"a1\": 1}", "{\"a1\": \"x\"}", "{\"c\": \"s\"}", "{\"c\": 1}", "{\"b\": \"s\"}",
+       "{\"b\": 1}", "{\"b\": \"st\"}", "{\"c\": \"\"}", "{\"a1\": 2, \"c\": \"s\"}", "3")},
+    /* not patternProperties: a member matching the pattern with a value of
+     * the complement, defined names too */
+    {"{\"type\": \"object\", \"properties\": {\"xa\": {\"type\": \"integer\"}}, "
+     "\"patternProperties\": {\"^y\": {\"type\": \"integer\"}}, \"not\": "
+     "{\"patternProperties\": {\"^x|^y\": {\"minimum\": 5}}}}",
+     I("{\"xa\": 1}", "{\"xa\": 7}", "{\"xb\": 7}", "{\"xb\": 3}", "{\"y1\": 2}",
+       "{\"y1\": \"s\"}", "{\"z\": 1}", "{}", "{\"xa\": 7, \"y\": 3}")},
+    /* complements' alternatives that the keywords beside the not exclude
+     * (types, required names) left out */
+    {"{\"type\": \"string\", \"not\": {\"type\": \"string\", \"maxLength\": 2}}",
+     I("\"ab\"", "\"abc\"", "3", "null")},
+    {"{\"required\": [\"a\"], \"not\": {\"required\": [\"a\", \"b\"]}}",
+     I("{\"a\": 1}", "{\"a\": 1, \"b\": 2}", "{\"b\": 1}", "{}", "3")},
+    {"{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"not\": "
+     "{\"properties\": {\"a\": {\"type\": \"string\"}, \"b\": {\"type\": \"integer\"}}}}",
+     I("{\"a\": \"x\"}", "{\"a\": \"x\", \"b\": \"y\"}", "{\"a\": 1}", "{\"b\": 1}",
+       "{\"b\": \"s\"}", "{}")},
     /* not format: the strings its pattern does not match; two such merged */
     {"{\"type\": \"string\", \"not\": {\"format\": \"ipv4\"}}",
      I("\"1.2.3.4\"", "\"x\"", "\"1.2.3\"", "\"\"")},
@@ -1143,6 +1205,21 @@ static void strict_oneof_refuses_overlaps(void **state)
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1}", 1},
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"bar\": 1}", 1},
         {"{\"oneOf\": [{\"properties\": {\"foo\": {}}, \"additionalProperties\": false}, {\"properties\": {\"bar\": {}}, \"additionalProperties\": false}]}", "{\"foo\": 1, \"bar\": 1}", 0},
+        /* a name the one branch forbids: the other's complement there left out */
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"a\": \"x\"}", 0},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"a\": \"x\", \"b\": 1}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"b\": \"s\"}", 0},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{\"c\": 1}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "{}", 1},
+        {"{\"oneOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\"}}, \"required\": [\"a\"], \"additionalProperties\": false}, {\"type\": \"object\", \"properties\": {\"b\": {\"type\": \"integer\"}}}]}", "\"x\"", 0},
+        /* the other branch's additionalProperties: an additional member */
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{}", 0},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"b\": 1}", 0},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"a\": \"s\"}", 1},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"a\": 1}", 0},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"c\": 1}", 1},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"b\": 1, \"c\": 2}", 1},
+        {"{\"oneOf\": [{\"properties\": {\"a\": {\"type\": \"string\"}}}, {\"properties\": {\"b\": {}}, \"additionalProperties\": false}]}", "{\"a\": 1, \"c\": 2}", 0},
         {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[]", 0},
         {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[1]", 1},
         {"{\"oneOf\": [{\"type\": \"array\", \"items\": {\"type\": \"number\"}}, {\"type\": \"array\", \"items\": {\"type\": \"array\"}}]}", "[[1]]", 1},
@@ -1708,8 +1785,9 @@ static void errors_name_pointer_and_keyword(void **state)
         /* the complement of items after a tuple: no keyword says it */
         {"{\"not\": {\"prefixItems\": [{}], \"items\": {\"type\": \"string\"}}}",
          "#/not: 'not' of 'items' after a tuple of items is not supported"},
-        {"{\"not\": {\"properties\": {\"a\": {}}, \"additionalProperties\": false}}",
-         "#/not: 'not' of 'additionalProperties' is not supported"},
+        {"{\"allOf\": [{\"not\": {\"properties\": {\"a0\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a1\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a2\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a3\": {}}, \"additionalProperties\": false}}, {\"not\": {\"properties\": {\"a4\": {}}, \"additionalProperties\": false}}]}",
+         "'not' of 'additionalProperties' or 'patternProperties' of more than 4 subschemas "
+         "(merged) is not supported"},
         {"{\"type\": \"string\", \"pattern\": \"a(?=b)\"}", "#: pattern 'a(?=b)' at offset 1: look-ahead"},
         {"{\"allOf\": [{\"format\": \"date\"}, {\"format\": \"email\"}]}",
          "#: allOf: cannot merge two different 'format'"},

@@ -149,6 +149,7 @@ static int is_annotation(const char *k)
         "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "nullable",
         NOT_PATTERN, NOT_STRINGS, PATTERNS, SIDES, FRACTION, "$tb:minContains", "$tb:maxContains",
+        SOME_MEMBER,
         NULL};
     for (size_t i = 0; a[i]; i++)
         if (!strcmp(a[i], k))
@@ -281,6 +282,41 @@ static int negate(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     return sc_value(c, all, ptr, out);
 }
 
+/* {"not": {"$ref": R}} alone: one nonterminal for each target R (as for
+ * $ref), so that the complement of a recursive schema recurses through
+ * it instead of being written out again at every level. */
+static int negate_ref(sc_t *c, json_t *s, const char *ref, const char *ptr, gr_sym_t *out)
+{
+    json_t *target;
+    char *canon, *key;
+    if (sc_resolve(c, ref, ptr, &target, &canon))
+        return -1;
+    key = malloc(strlen(canon) + 5);
+    if (!key)
+        return free(canon), sc_oom(c);
+    snprintf(key, strlen(canon) + 5, "not %s", canon);
+    free(canon);
+    return sc_keyed_symbol(c, key, negate, s, ptr, out);
+}
+
+/* The $ref of {"not": {"$ref": R}} alone (annotations aside), or NULL. */
+static const char *not_ref(sc_t *c, json_t *s)
+{
+    json_t *n = json_object_get(s, "not"), *v;
+    const char *k, *ref = json_string_value(json_object_get(n, "$ref"));
+    if (!ref)
+        return NULL;
+    json_object_foreach(s, k, v) {
+        if (strcmp(k, "not") && !sc_annotation(c, k))
+            return NULL;
+    }
+    json_object_foreach(n, k, v) {
+        if (strcmp(k, "$ref") && !sc_annotation(c, k))
+            return NULL;
+    }
+    return ref;
+}
+
 /* if/then/else: (if and then) or (not if and else), a missing then or
  * else being true; the keywords beside them merged into both. */
 static int conditional(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
@@ -352,7 +388,8 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         json_t *m;
         r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
     } else if (json_object_get(s, "not")) {
-        r = negate(c, s, ptr, out);
+        const char *nr = not_ref(c, s);
+        r = nr ? negate_ref(c, s, nr, ptr, out) : negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
     } else if (json_object_get(s, "if") && c->draft >= 7) {
         r = conditional(c, s, ptr, out);

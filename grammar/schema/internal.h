@@ -87,6 +87,13 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 /* An annotation on a flattened schema: its keywords evaluate every property
  * name (for the unevaluatedProperties of a schema it is merged into). */
 #define EVALUATED "$tb:allNamesEvaluated"
+/* What `not` of additionalProperties or patternProperties leaves: the
+ * object has a member whose name is in a class and whose value is in a
+ * schema.  An array (allOf merges append) of objects {"except": [names],
+ * "exceptPatterns": [patterns], "pattern": pattern, "value": schema}: the
+ * names none of except, matching none of exceptPatterns and, where
+ * "pattern" is there, matching it (sc_object_value). */
+#define SOME_MEMBER "$tb:someMember"
 
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
@@ -173,6 +180,12 @@ const char *sc_ref_bad(const char *ref);
 int sc_resolve(sc_t *c, const char *ref, const char *ptr, json_t **out, char **canon);
 /* The nonterminal of a $ref's target, compiled on first use (ref.c). */
 int sc_ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out);
+/* The nonterminal named key (malloc'd, taken), its rule fn(c, s, ptr) made
+ * on first use (a use while it is made is a recursion through it); 1 when
+ * it allows nothing (ref.c). */
+typedef int (*sc_compile_fn)(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out);
+int sc_keyed_symbol(sc_t *c, char *key, sc_compile_fn fn, json_t *s, const char *ptr,
+                    gr_sym_t *out);
 /* Whether the keywords beside s's $ref say nothing its target does not
  * (then the $ref stays a shared rule) (ref.c). */
 int sc_ref_siblings_redundant(sc_t *c, json_t *s, const char *ptr);

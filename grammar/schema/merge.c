@@ -111,6 +111,10 @@ static int merge_key(sc_t *c, json_t *m, const char *k, json_t *bv, const char *
         n = json_copy(av); /* neither of them */
         if (n && json_array_extend(n, bv))
             return json_decref(n), sc_oom(c);
+    } else if (!strcmp(k, SOME_MEMBER) && json_is_array(av) && json_is_array(bv)) {
+        n = json_copy(av); /* a member for each */
+        if (n && json_array_extend(n, bv))
+            return json_decref(n), sc_oom(c);
     } else if (!strcmp(k, NOT_PATTERN) && (n = not_patterns(av, bv))) {
         /* matching neither: not matching either */
     } else if (!strcmp(k, FRACTION)) {

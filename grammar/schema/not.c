@@ -12,7 +12,9 @@
  * (compiled when reached), so recursion costs nothing until it is used.
  * Where no keyword says the complement exactly (uniqueItems,
  * additionalProperties, propertyNames, ...) it is refused, naming the
- * keyword; never a looser schema.
+ * keyword; never a looser schema.  The complement is only ever read
+ * beside `within` (the keywords beside the `not`, or the other oneOf
+ * branch), so alternatives of no type within allows are left out.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +31,68 @@ typedef struct {
     json_t *within; /* the instances are known to satisfy it (NULL: nothing known) */
 } comp_t;
 
+/* Whether s (flattened, an object) forbids name p: properties p false, or
+ * additionalProperties false with no property p and no patterns. */
+static int forbids(json_t *s, const char *p)
+{
+    json_t *props = json_object_get(s, "properties");
+    if (json_is_false(json_object_get(props, p)))
+        return 1;
+    return json_is_false(json_object_get(s, "additionalProperties")) &&
+           !json_object_get(props, p) && !json_object_get(s, "patternProperties");
+}
+
+/* Whether the array a holds the string p. */
+static int has_name(json_t *a, const char *p)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && !strcmp(json_string_value(x), p))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether alternative a has no instance that k->within allows, as its
+ * types, or a name a requires that within forbids, or one within
+ * requires that a forbids, or a name a requires with a value of not X
+ * where within's property is X, show: the complement is intersected with
+ * within, so a need not be there. */
+static int outside(comp_t *k, json_t *a)
+{
+    json_t *w = k->within, *ta = json_object_get(a, "type"), *tw = json_object_get(w, "type"), *x;
+    const char *p;
+    size_t i;
+    if (!json_is_object(w) || !json_is_object(a))
+        return 0;
+    if (ta && tw && !json_is_true(json_object_get(a, "nullable"))) {
+        int mw = sc_type_mask(tw) | (json_is_true(json_object_get(w, "nullable")) ? T_NULL : 0);
+        if (mw && !sc_type_and(sc_type_mask(ta), mw))
+            return 1;
+    }
+    if (!json_is_string(ta) || strcmp(json_string_value(ta), "object"))
+        return 0; /* the names below are what objects must or must not have */
+    json_array_foreach(json_object_get(a, "required"), i, x) {
+        if (json_is_string(x) && forbids(w, json_string_value(x)))
+            return 1;
+    }
+    json_object_foreach(json_object_get(a, "properties"), p, x) {
+        if (json_is_false(x) && has_name(json_object_get(w, "required"), p))
+            return 1;
+        /* p present with a value of not X, where within says X of p */
+        json_t *nx = json_object_get(x, "not"), *wp = json_object_get(json_object_get(w, "properties"), p);
+        if (nx && json_object_size(x) == 1 && wp && json_equal(nx, wp) &&
+            has_name(json_object_get(a, "required"), p))
+            return 1;
+    }
+    return 0;
+}
+
 static int alt(comp_t *k, json_t *a)
 {
+    if (a && outside(k, a))
+        return json_decref(a), 0;
     if (!a || json_array_append_new(k->alts, a))
         return sc_oom(k->c);
     return 0;
@@ -179,12 +241,32 @@ static int member_not(comp_t *k, const char *p, json_t *x)
                             "properties", p, not_of(x)));
 }
 
+/* An object with a member in the class of entry e (SOME_MEMBER, e
+ * stolen). */
+static int some_member(comp_t *k, json_t *e)
+{
+    return alt(k, e ? json_pack("{s:s,s:[o]}", "type", "object", SOME_MEMBER, e) : NULL);
+}
+
+/* The keys of object o as an array (new). */
+static json_t *keys_of(json_t *o)
+{
+    json_t *a = json_array(), *v;
+    const char *p;
+    json_object_foreach(o, p, v) {
+        if (a && json_array_append_new(a, json_string(p)))
+            return json_decref(a), NULL;
+    }
+    return a;
+}
+
 /* not additionalProperties x (or, pp set, not patternProperties pp) of s:
  * some member that is additional for s (a name neither in s's properties
  * nor matching its patterns; of pp: matching a pattern) has a value in the
  * complement.  Written where the instances can only have the properties
- * of k->within (a member each), or, for additionalProperties false beside
- * no property and no pattern, as minProperties 1. */
+ * of k->within (a member each), for additionalProperties false beside no
+ * property and no pattern as minProperties 1, and otherwise as SOME_MEMBER
+ * (a member that must be there, sc_object_value). */
 static int not_members(comp_t *k, json_t *s, json_t *x, json_t *pp)
 {
     json_t *props = json_object_get(s, "properties"), *mine = json_object_get(s, "patternProperties");
@@ -194,10 +276,21 @@ static int not_members(comp_t *k, json_t *s, json_t *x, json_t *pp)
         return 0;
     if (!pp && json_is_false(x) && !json_object_size(props) && !json_object_size(mine))
         return alt(k, json_pack("{s:s,s:i}", "type", "object", "minProperties", 1));
-    if (!names)
-        return sc_fail(k->c, k->ptr, "'not' of '%s' is not supported (unless the object can only "
-                       "have the properties beside it)", pp ? "patternProperties"
-                                                            : "additionalProperties");
+    if (!names && pp) {
+        json_object_foreach(pp, q, x) {
+            if (!trivial(x) &&
+                some_member(k, json_pack("{s:s,s:o}", "pattern", q, "value", not_of(x))))
+                return -1;
+        }
+        return 0;
+    }
+    if (!names) {
+        json_t *ex = keys_of(props), *xp = keys_of(mine);
+        return some_member(k, ex && xp ? json_pack("{s:o,s:o,s:o}", "except", ex,
+                                                   "exceptPatterns", xp, "value",
+                                                   json_is_false(x) ? json_true() : not_of(x))
+                                       : (json_decref(ex), json_decref(xp), NULL));
+    }
     json_object_foreach(json_is_object(names) ? names : NULL, p, y) {
         if (json_is_false(y))
             continue; /* never present */
@@ -444,6 +537,21 @@ static int not_keyword(comp_t *k, json_t *s, const char *kw, json_t *v)
     if (!strcmp(kw, "patternProperties"))
         return json_is_object(v) ? not_members(k, s, NULL, v)
                                  : sc_fail(c, k->ptr, "'patternProperties' must be an object");
+    if (!strcmp(kw, SIDES)) {
+        /* some side's properties, patternProperties or additionalProperties
+         * fails, each read with its own side's */
+        json_array_foreach(v, i, x) {
+            const char *sk;
+            json_t *sv;
+            if (!json_is_object(x))
+                return sc_fail(c, k->ptr, "'%s' is malformed", SIDES);
+            json_object_foreach(x, sk, sv) {
+                if (not_keyword(k, x, sk, sv))
+                    return -1;
+            }
+        }
+        return 0;
+    }
     if (!strcmp(kw, "unevaluatedProperties") && json_is_true(v))
         return 0;
     return sc_fail(c, k->ptr, "'not' of '%s' is not supported", kw);

@@ -196,19 +196,89 @@ static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
            sc_rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
+/* An entry of SOME_MEMBER. */
+typedef struct {
+    json_t *except, *xpat, *value;
+    const char *pattern; /* NULL: none */
+} witness_t;
+
+static int witness_read(sc_t *c, json_t *e, const char *ptr, witness_t *w)
+{
+    json_t *pat = json_object_get(e, "pattern"), *x;
+    size_t i;
+    w->except = json_object_get(e, "except");
+    w->xpat = json_object_get(e, "exceptPatterns");
+    w->value = json_object_get(e, "value");
+    w->pattern = json_string_value(pat);
+    int bad = !w->value || (pat && !w->pattern) || (w->except && !json_is_array(w->except)) ||
+              (w->xpat && !json_is_array(w->xpat));
+    json_array_foreach(w->except, i, x) bad |= !json_is_string(x);
+    json_array_foreach(w->xpat, i, x) bad |= !json_is_string(x);
+    return bad ? sc_fail(c, ptr, "'%s' is malformed", SOME_MEMBER) : 0;
+}
+
+/* Whether the name is in the witness's class (1, 0, -1). */
+static int witness_takes(sc_t *c, const witness_t *w, const char *name, const char *ptr)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(w->except, i, x) {
+        if (!strcmp(json_string_value(x), name))
+            return 0;
+    }
+    json_array_foreach(w->xpat, i, x) {
+        int m = sc_pattern_matches(c, json_string_value(x), name, ptr);
+        if (m)
+            return m < 0 ? -1 : 0;
+    }
+    return w->pattern ? sc_pattern_matches(c, w->pattern, name, ptr) : 1;
+}
+
+/* Entries of SOME_MEMBER that one member witnesses (its name in every
+ * class, its value in every schema). */
+#define MAX_WITNESS 4
+typedef struct {
+    size_t n;
+    const witness_t *e[MAX_WITNESS];
+} group_t;
+
 typedef struct {
     sc_t *c;
     const sides_t *sd;
     json_t *every; /* the schema of every name (pattern_every), or NULL */
     const sc_names_t *names; /* propertyNames */
     const char *ptr;
+    /* a witness group's classes: the patterns after the own ones (own of
+     * them) are each entry's exceptPatterns and then its pattern */
+    const group_t *w;
+    size_t own;
     TB_VEC(gr_sym_t) members;
 } classes_t;
 
-/* Whether a class's names may appear at all (its schema is not false). */
+/* The schema of a class's names: its sides' (or every), and the witness
+ * group's values; NULL on an error. */
+static json_t *class_schema(classes_t *cl, uint64_t mask)
+{
+    json_t *sch = cl->every ? cl->every : name_schema(cl->c, cl->sd, NULL, mask);
+    for (size_t i = 0; sch && cl->w && !json_is_false(sch) && i < cl->w->n; i++)
+        if (sc_keep(cl->c, sch = sc_all_of(sch, cl->w->e[i]->value)))
+            return NULL;
+    return sch;
+}
+
+/* Whether a class's names may appear at all (its schema is not false;
+ * for a witness group, its names are in every entry's class). */
 static int class_needed(void *ctx, uint64_t mask)
 {
     classes_t *cl = ctx;
+    for (size_t i = 0, at = cl->own; cl->w && i < cl->w->n; i++) {
+        const witness_t *e = cl->w->e[i];
+        size_t nx = json_array_size(e->xpat);
+        uint64_t hi = mask >> at;
+        if ((hi & ((UINT64_C(1) << nx) - 1)) || (e->pattern && !(hi >> nx & 1)))
+            return 0;
+        at += nx + (e->pattern != NULL);
+    }
     if (cl->every)
         return !json_is_false(cl->every);
     json_t *sch = name_schema(cl->c, cl->sd, NULL, mask);
@@ -221,7 +291,7 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
 {
     classes_t *cl = ctx;
     sc_t *c = cl->c;
-    json_t *sch = cl->every ? cl->every : name_schema(c, cl->sd, NULL, mask);
+    json_t *sch = class_schema(cl, mask);
     char *p = sc_ptr_join(cl->ptr, mask ? "patternProperties" : "additionalProperties");
     gr_sym_t key, val, m;
     int r = !sch || !p ? (c->err->msg[0] ? -1 : sc_oom(c)) : sc_value(c, sch, p, &val);
@@ -232,7 +302,8 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
         return 0; /* propertyNames allows no name */
     tb_buf_t re = {0};
     r = sc_names_restrict(c, cl->names, regex, &re) ||
-                sc_named_lexeme(c, (const char *)re.data, mask ? "pattern name" : "other name",
+                sc_named_lexeme(c, (const char *)re.data,
+                                cl->w ? "some name" : mask ? "pattern name" : "other name",
                                 cl->ptr, &key) ||
                 member(c, key, val, &m) || tb_vec_push(&cl->members, m)
             ? -1
@@ -241,35 +312,57 @@ static int add_class(void *ctx, uint64_t mask, const char *regex)
     return r;
 }
 
-/* The additional members: names other than the defined ones, split by the
- * patterns they match, each with its value; 1 when there are none. */
-static int extra_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
-                        json_t *every, const sc_names_t *pn, gr_sym_t *out)
+/* The additional members (w NULL): names other than the defined ones,
+ * split by the patterns they match, each with its value; or the member
+ * that witness w needs: names in its class other than the defined ones,
+ * split likewise, each with its value and the witness's.  1 when there
+ * are none. */
+static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr, size_t n,
+                        json_t *every, const sc_names_t *pn, const group_t *w, gr_sym_t *out)
 {
-    const char **names = malloc((n + 1) * sizeof *names);
-    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn};
-    int r = names ? 0 : sc_oom(c);
-    for (size_t j = 0; names && j < n; j++)
+    size_t own = every ? 0 : sd->npat, npat = own, nex = 0;
+    for (size_t i = 0; w && i < w->n; i++) {
+        npat += json_array_size(w->e[i]->xpat) + (w->e[i]->pattern != NULL);
+        nex += json_array_size(w->e[i]->except);
+    }
+    if (npat > MAX_PATTERNS)
+        return sc_fail(c, ptr, "more than %d patternProperties (with those of a 'not') are not "
+                       "supported", MAX_PATTERNS);
+    const char **names = malloc((n + nex + 1) * sizeof *names),
+               **pats = malloc((npat + 1) * sizeof *pats);
+    classes_t cl = {.c = c, .sd = sd, .every = every, .ptr = ptr, .names = pn, .w = w,
+                    .own = own};
+    int r = names && pats ? 0 : sc_oom(c);
+    size_t nn = n, np = own;
+    for (size_t j = 0; !r && j < n; j++)
         names[j] = pr[j].name;
-    json_t *none = every ? every : name_schema(c, sd, NULL, 0);
-    if (!r && !none)
-        r = -1;
-    if (!r && sd->npat && !every) {
-        r = gr_ecma_key_classes(sd->pat, sd->npat, names, n, class_needed, add_class, &cl,
-                                c->err);
+    for (size_t j = 0; !r && j < own; j++)
+        pats[j] = sd->pat[j];
+    for (size_t i = 0; !r && w && i < w->n; i++) {
+        const witness_t *e = w->e[i];
+        json_t *x;
+        size_t j;
+        json_array_foreach(e->except, j, x) names[nn++] = json_string_value(x);
+        json_array_foreach(e->xpat, j, x) pats[np++] = json_string_value(x);
+        if (e->pattern)
+            pats[np++] = e->pattern;
+    }
+    if (!r && npat) {
+        r = gr_ecma_key_classes(pats, npat, names, nn, class_needed, add_class, &cl, c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
-    } else if (!r && !json_is_false(none)) {
+    } else if (!r && class_needed(&cl, 0)) {
         tb_buf_t re = {0};
-        r = gr_ecma_string_except(&re, names, n, c->err) || tb_buf_putc(&re, 0) ||
+        r = gr_ecma_string_except(&re, names, nn, c->err) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
     free(names);
+    free(pats);
     if (!r && cl.members.len == 1)
         *out = cl.members.data[0];
     else if (!r && cl.members.len > 1)
-        r = gr_cfg_fresh(c->g, "extra", out, c->err);
+        r = gr_cfg_fresh(c->g, w ? "some" : "extra", out, c->err);
     for (size_t j = 0; !r && cl.members.len > 1 && j < cl.members.len; j++)
         r = sc_rule(c, *out, &cl.members.data[j], 1);
     size_t got = cl.members.len;
@@ -327,19 +420,24 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
  * nonterminal (cfg.h's gr_set_t), whose states the parser makes as a text
  * reaches them.  1 when no object qualifies. */
 static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a,
-                             uint64_t minp, uint64_t maxp, gr_sym_t *out)
+                             const gr_sym_t *wit, size_t nw, uint64_t minp, uint64_t maxp,
+                             gr_sym_t *out)
 {
-    uint64_t nr = 0;
+    uint64_t nr = nw;
     for (size_t i = 0; i < n; i++)
         nr += pr[i].required;
-    if (nr > maxp || (!have_a && minp > n))
+    if (nr > maxp || (!have_a && minp > n + nw))
         return 1;
-    gr_sym_t comma, *m = malloc((n + 1) * sizeof *m);
-    uint8_t *req = malloc(n + 1);
+    gr_sym_t comma, *m = malloc((n + nw + 1) * sizeof *m);
+    uint8_t *req = malloc(n + nw + 1);
     int r = !m || !req ? sc_oom(c) : sc_lit(c, ",", &comma);
     for (size_t i = 0; !r && i < n; i++) {
         m[i] = pr[i].member;
         req[i] = (uint8_t)pr[i].required;
+    }
+    for (size_t i = 0; !r && i < nw; i++) {
+        m[n] = wit[i]; /* members that must be there */
+        req[n++] = 1;
     }
     /* counts beyond 2^32 - 1 bound nothing a parser reads */
     uint32_t min = minp < GR_UNBOUNDED ? (uint32_t)minp : GR_UNBOUNDED - 1,
@@ -352,7 +450,10 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
     return r;
 }
 
-int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+/* The object value under s's keywords, with a member for each witness
+ * group of gs[0..ng); 1 when no object qualifies. */
+static int object_value(sc_t *c, json_t *s, const char *ptr, const group_t *gs, size_t ng,
+                        gr_sym_t *out)
 {
     static const char *const refused[] = {"unevaluatedProperties", NULL};
     for (size_t i = 0; refused[i]; i++)
@@ -445,15 +546,17 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         pr[j] = pr[kept];
         pr[kept++] = keep_p;
     }
-    gr_sym_t a = 0, body, lb, rb;
+    gr_sym_t a = 0, body, lb, rb, wm[MAX_WITNESS];
     int have_a = 0;
     if (!r) {
         /* every name (also dropped ones) is excluded from the extra keys */
-        r = extra_member(c, sd, ptr, pr, np, every, &pn, &a);
+        r = class_member(c, sd, ptr, pr, np, every, &pn, NULL, &a);
         have_a = r == 0;
         if (r == 1)
             r = 0;
     }
+    for (size_t i = 0; !r && i < ng; i++) /* likewise from the witnesses' */
+        r = class_member(c, sd, ptr, pr, np, every, &pn, &gs[i], &wm[i]);
     /* In definition order, minProperties and maxProperties only where the
      * order's grammar writes them. */
     int ordered = c->opts.definition_order;
@@ -465,7 +568,7 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
                  "not supported in definition order");
     if (!r)
         r = ordered ? members(c, pr, kept, have_a, a, minp > nr, &body)
-                    : members_any_order(c, pr, kept, have_a, a, minp, maxp, &body);
+                    : members_any_order(c, pr, kept, have_a, a, wm, ng, minp, maxp, &body);
     if (!r)
         r = sc_lit(c, "{", &lb) || sc_lit(c, "}", &rb) ||
             gr_cfg_fresh(c->g, "object", out, c->err) ||
@@ -474,6 +577,136 @@ int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     free(pr);
     free(sd);
     return r;
+}
+
+/* The alternatives of SOME_MEMBER, each entry's witness chosen in turn. */
+typedef struct {
+    sc_t *c;
+    const char *ptr;
+    witness_t e[MAX_WITNESS];
+    size_t n;
+    group_t g[MAX_WITNESS]; /* the members of names s does not define */
+    size_t ng, tried;
+    TB_VEC(gr_sym_t) alts;
+} some_t;
+
+/* The names s defines or requires, as the keys of an object (kept). */
+static json_t *own_names(sc_t *c, json_t *s)
+{
+    json_t *names = json_object(), *x, *v;
+    const char *k;
+    size_t i;
+    int r = sc_keep(c, names);
+    json_object_foreach(json_object_get(s, "properties"), k, v) r |= json_object_set(names, k, v);
+    json_array_foreach(json_object_get(s, SIDES), i, x) {
+        json_object_foreach(json_object_get(x, "properties"), k, v)
+            r |= json_object_set(names, k, v);
+    }
+    json_array_foreach(json_object_get(s, "required"), i, x) {
+        if (json_is_string(x))
+            r |= json_object_set(names, json_string_value(x), x);
+    }
+    return r ? (sc_oom(c), NULL) : names;
+}
+
+/* s with name k required and its value in v too (a side of its own). */
+static json_t *with_member(sc_t *c, json_t *s, const char *k, json_t *v)
+{
+    json_t *req = json_object_get(s, "required"), *sides = json_object_get(s, SIDES);
+    json_t *sp = json_copy(s);
+    req = json_is_array(req) ? json_copy(req) : json_array();
+    sides = json_is_array(sides) ? json_copy(sides) : json_array();
+    if (sc_keep(c, sp) || sc_keep(c, req) || sc_keep(c, sides))
+        return NULL;
+    if (json_array_append_new(req, json_string(k)) ||
+        json_array_append_new(sides, json_pack("{s:{s:O}}", "properties", k, v)) ||
+        json_object_set(sp, "required", req) || json_object_set(sp, SIDES, sides))
+        return sc_oom(c), NULL;
+    return sp;
+}
+
+/* The alternatives where entries i.. find their witnesses in s: a name s
+ * defines or requires (required there, with both values), a member of
+ * another name that an earlier entry's group has, or a member of its own. */
+static int some_from(some_t *st, json_t *s, size_t i)
+{
+    sc_t *c = st->c;
+    gr_sym_t sym;
+    int r;
+    if (++st->tried > 256)
+        return sc_fail(c, st->ptr, "'not' of 'additionalProperties' or 'patternProperties': "
+                       "more than 256 ways to have their members are not supported");
+    if (i == st->n) {
+        r = object_value(c, s, st->ptr, st->g, st->ng, &sym);
+        return r ? (r < 0 ? -1 : 0) : tb_vec_push(&st->alts, sym) ? sc_oom(c) : 0;
+    }
+    const witness_t *e = &st->e[i];
+    json_t *names = own_names(c, s), *v;
+    const char *k;
+    if (!names)
+        return -1;
+    json_object_foreach(names, k, v) {
+        json_t *sp;
+        r = witness_takes(c, e, k, st->ptr);
+        if (r < 0 || (r && (!(sp = with_member(c, s, k, e->value)) || some_from(st, sp, i + 1))))
+            return -1;
+    }
+    for (size_t j = 0; j < st->ng; j++) {
+        group_t *g = &st->g[j];
+        g->e[g->n++] = e;
+        r = some_from(st, s, i + 1);
+        g->n--;
+        if (r)
+            return -1;
+    }
+    st->g[st->ng++] = (group_t){.n = 1, .e = {e}};
+    r = some_from(st, s, i + 1);
+    st->ng--;
+    return r;
+}
+
+/* SOME_MEMBER: for each entry the object has a member in the entry's
+ * class with a value in its schema.  Each such member is one of s's own
+ * names (a branch where the name is required and its value in both
+ * schemas, a side of its own), or a name s does not define, which entries
+ * may share (a member that must be there in the set nonterminal); every
+ * way is an alternative. */
+static int some_member(sc_t *c, json_t *s, json_t *list, const char *ptr, gr_sym_t *out)
+{
+    some_t st = {.c = c, .ptr = ptr, .n = json_array_size(list)};
+    if (!json_is_array(list) || !st.n)
+        return sc_fail(c, ptr, "'%s' is malformed", SOME_MEMBER);
+    if (st.n > MAX_WITNESS)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' of more "
+                       "than %d subschemas (merged) is not supported", MAX_WITNESS);
+    if (c->opts.definition_order)
+        return sc_fail(c, ptr, "'not' of 'additionalProperties' or 'patternProperties' is not "
+                       "supported in definition order");
+    for (size_t i = 0; i < st.n; i++)
+        if (witness_read(c, json_array_get(list, i), ptr, &st.e[i]))
+            return -1;
+    json_t *s0 = json_copy(s);
+    if (sc_keep(c, s0))
+        return -1;
+    json_object_del(s0, SOME_MEMBER);
+    int r = some_from(&st, s0, 0);
+    if (!r && st.alts.len == 0)
+        r = 1;
+    else if (!r && st.alts.len == 1)
+        *out = st.alts.data[0];
+    else if (!r) {
+        r = gr_cfg_fresh(c->g, "object", out, c->err);
+        for (size_t i = 0; !r && i < st.alts.len; i++)
+            r = sc_rule(c, *out, &st.alts.data[i], 1);
+    }
+    free(st.alts.data);
+    return r;
+}
+
+int sc_object_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
+{
+    json_t *list = json_object_get(s, SOME_MEMBER);
+    return list ? some_member(c, s, list, ptr, out) : object_value(c, s, ptr, NULL, 0, out);
 }
 
 /* ---- dependencies ------------------------------------------------------------ */

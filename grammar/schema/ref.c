@@ -705,23 +705,35 @@ int sc_ref_symbol(sc_t *c, const char *ref, const char *ptr, gr_sym_t *out)
         }
         hop = t2;
     }
+    return sc_keyed_symbol(c, canon, sc_value, target, canon, out);
+}
+
+int sc_keyed_symbol(sc_t *c, char *key, sc_compile_fn fn, json_t *s, const char *ptr,
+                    gr_sym_t *out)
+{
+    int32_t i = tb_strmap_get(&c->ref_map, (const uint8_t *)key, strlen(key));
+    if (i >= 0) {
+        free(key);
+        *out = c->refs.data[i].sym;
+        return c->refs.data[i].state == 2;
+    }
     ref_t rf = {0};
-    if (gr_cfg_nonterm(c->g, canon, strlen(canon), nopos, &rf.sym, c->err) ||
-        tb_vec_push(&c->ref_keys, canon) || tb_vec_push(&c->refs, rf) ||
-        tb_strmap_put(&c->ref_map, (const uint8_t *)canon, strlen(canon),
+    if (gr_cfg_nonterm(c->g, key, strlen(key), nopos, &rf.sym, c->err) ||
+        tb_vec_push(&c->ref_keys, key) || tb_vec_push(&c->refs, rf) ||
+        tb_strmap_put(&c->ref_map, (const uint8_t *)key, strlen(key),
                       (int32_t)(c->refs.len - 1)) < 0) {
-        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != canon)
-            free(canon);
+        if (!c->ref_keys.len || c->ref_keys.data[c->ref_keys.len - 1] != key)
+            free(key);
         return c->err->msg[0] ? -1 : sc_oom(c);
     }
     size_t idx = c->refs.len - 1;
     gr_sym_t x;
-    int r = sc_value(c, target, canon, &x);
+    int r = fn(c, s, ptr, &x);
     if (r < 0)
         return -1;
     c->refs.data[idx].state = r == 1 ? 2 : 1;
     *out = c->refs.data[idx].sym;
-    /* A target that allows nothing keeps a rule that derives nothing, so
+    /* A schema that allows nothing keeps a rule that derives nothing, so
      * that the grammar has no undefined rule (it is never reached). */
     return r == 1 ? sc_rule(c, *out, out, 1) ? -1 : 1 : sc_rule(c, *out, &x, 1);
 }

@@ -188,7 +188,7 @@ static const char *const kw_arr[] = {"items", "prefixItems", "additionalItems", 
 static const char *const kw_obj[] = {"properties", "required", "additionalProperties",
                                      "patternProperties", "minProperties", "maxProperties",
                                      "propertyNames", "dependencies", "unevaluatedProperties",
-                                     SIDES, NULL};
+                                     SIDES, SOME_MEMBER, NULL};
 
 static const char *applying(json_t *s, int types)
 {
