@@ -331,9 +331,9 @@ static int not_items(comp_t *k, json_t *s, const char *kw, json_t *v)
         return 0; /* applies to nothing (array items are the tuple, array.c) */
     if (json_is_array(v)) {
         json_array_foreach(v, i, x) {
-            json_t *pre = json_array(), *o;
             if (trivial(x))
                 continue;
+            json_t *pre = json_array(), *o;
             for (j = 0; pre && j < i; j++)
                 if (json_array_append_new(pre, json_true()))
                     return json_decref(pre), sc_oom(k->c);
