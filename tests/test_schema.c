@@ -735,6 +735,10 @@ static const schema_case_t cases[] = {
      I("\"/abc\"", "\"/a\\u0000b\"", "\"abc\"")},
     {"{\"type\": \"string\", \"not\": {\"pattern\": \"^a\\u0000\"}}",
      I("\"a\\u0000b\"", "\"ab\"")},
+    /* an interval with no integer in it allows no integer */
+    {"{\"anyOf\": [{\"type\": \"integer\", \"exclusiveMinimum\": 6379, "
+     "\"exclusiveMaximum\": 6380}, {\"type\": \"string\"}]}",
+     I("\"x\"", "6379", "6380", "6379.5")},
     /* a branch whose length interval is empty allows no string */
     {"{\"anyOf\": [{\"type\": \"string\", \"minLength\": 5, \"maxLength\": 2}, "
      "{\"type\": \"integer\"}]}",

@@ -417,7 +417,7 @@ int sc_number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *
         r = tb_buf_put(&re, x, strlen(x)) ? sc_oom(c) : 0;
     else if (gr_num_range(&re, hl ? lo : NULL, sl, hh ? hi : NULL, sh, integer, c->err)) {
         /* an empty interval (also of a merge, or a not's) allows nothing */
-        if (strstr(c->err->msg, "is empty")) {
+        if (strstr(c->err->msg, "is empty") || strstr(c->err->msg, "lies in the interval")) {
             c->err->msg[0] = 0;
             tb_buf_free(&re);
             tb_buf_free(&mre);
