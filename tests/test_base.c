@@ -14,6 +14,7 @@
 #include "../base/buf.h"
 #include "../base/file.h"
 #include "../base/hash.h"
+#include "../base/jsontext.h"
 #include "../base/sha256.h"
 #include "../base/utf8.h"
 
@@ -178,6 +179,30 @@ static void vec_grows_and_keeps_contents(void **state)
     free(v.data);
 }
 
+/* Number literals outside strings, as written: digits, quotes and
+ * escaped quotes inside strings are no numbers. */
+static void json_numbers_outside_strings(void **state)
+{
+    (void)state;
+    const char *t = "{\"a1\": -12, \"b\": [1.5e3, 99999999999999999999], "
+                    "\"c\": \"7 \\\" 8\", \"d\": 0}";
+    static const struct {
+        const char *text;
+        int integer;
+    } want[] = {{"-12", 1}, {"1.5e3", 0}, {"99999999999999999999", 1}, {"0", 1}};
+    size_t at = 0, start, n = strlen(t), k = 0;
+    int kind;
+    while ((kind = tb_json_next_number(t, n, &at, &start)) >= 0) {
+        assert_true(k < sizeof want / sizeof *want);
+        assert_int_equal(at - start, strlen(want[k].text));
+        assert_memory_equal(t + start, want[k].text, at - start);
+        assert_int_equal(kind, want[k].integer);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof *want);
+    assert_int_equal(at, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +214,7 @@ int main(void)
         cmocka_unit_test(strmap_matches_brute_force),
         cmocka_unit_test(u64map_keeps_first_value),
         cmocka_unit_test(vec_grows_and_keeps_contents),
+        cmocka_unit_test(json_numbers_outside_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,14 @@ static gr_gram_t *compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *e
     return g;
 }
 
+/* An instance's result line: its label, whether the verdict matched it,
+ * its tokens and where the first was refused. */
+static void put_inst(FILE *out, size_t k, int valid, int pass, size_t tokens, size_t refused)
+{
+    fprintf(out, "inst %zu %s %s %zu %zu\n", k, valid ? "valid" : "invalid",
+            pass ? "pass" : "fail", tokens, refused);
+}
+
 /* A lexer past half its states (a pattern's words counted against a
  * length: product states) starts the next instance afresh, its grammar's
  * tables dropped (gr_gram_reset) and the matcher made again, rather than
@@ -375,8 +383,7 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         json_t *t;
         json_array_foreach(tests, k, t) {
             int valid = json_is_true(json_object_get(t, "valid"));
-            fprintf(out, "inst %zu %s %s 0 0\n", k, valid ? "valid" : "invalid",
-                    valid ? "fail" : "pass");
+            put_inst(out, k, valid, !valid, 0, 0);
         }
         return 0;
     }
@@ -410,8 +417,7 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
                          &refused, &accepting, err))
             fprintf(out, "\nerror instance %zu: %s\n", k, err->msg);
         else
-            fprintf(out, "inst %zu %s %s %zu %zu\n", k, valid ? "valid" : "invalid",
-                    accepting == valid ? "pass" : "fail", ids.len, refused);
+            put_inst(out, k, valid, accepting == valid, ids.len, refused);
         tb_buf_free(&b);
         free(ids.data);
     }

@@ -2,8 +2,8 @@
 #include "pyjson.h"
 
 #include "../../base/file.h"
+#include "../../base/jsontext.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -153,28 +153,18 @@ int xp_py_dumps(const json_t *v, tb_buf_t *b)
 static char *quote_big(const char *t, size_t n)
 {
     tb_buf_t o = {0};
-    int in = 0, r = 0;
-    for (size_t i = 0; i < n && !r;) {
-        char ch = t[i];
-        if (in || (ch != '-' && !isdigit((unsigned char)ch))) {
-            if (in && ch == '\\' && i + 1 < n)
-                r = tb_buf_put(&o, t + i, 2), i += 2;
-            else
-                in ^= ch == '"', r = tb_buf_putc(&o, (uint8_t)ch), i++;
-            continue;
-        }
-        size_t j = i + (ch == '-'), frac = 0;
-        while (j < n && (isdigit((unsigned char)t[j]) || strchr(".eE+-", t[j])))
-            frac |= !isdigit((unsigned char)t[j]), j++;
+    size_t at = 0, start, copied = 0;
+    int kind, r = 0;
+    while (!r && (kind = tb_json_next_number(t, n, &at, &start)) >= 0) {
         errno = 0;
-        (void)strtoll(t + i, NULL, 10);
-        if (!frac && errno == ERANGE)
-            r = put(&o, "\"\\u0001big:") || tb_buf_put(&o, t + i, j - i) || put(&o, "\"");
-        else
-            r = tb_buf_put(&o, t + i, j - i);
-        i = j;
+        (void)strtoll(t + start, NULL, 10);
+        if (kind != 1 || errno != ERANGE)
+            continue;
+        r = tb_buf_put(&o, t + copied, start - copied) || put(&o, "\"\\u0001big:") ||
+            tb_buf_put(&o, t + start, at - start) || put(&o, "\"");
+        copied = at;
     }
-    if (r || tb_buf_putc(&o, 0)) {
+    if (r || tb_buf_put(&o, t + copied, n - copied) || tb_buf_putc(&o, 0)) {
         free(o.data);
         return NULL;
     }

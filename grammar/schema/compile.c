@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/jsontext.h"
 #include "../ecma.h"
 #include "internal.h"
 
@@ -423,28 +424,17 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
 
 int sc_big_integer(const sc_t *c, double d, char *buf, size_t n)
 {
-    int found = 0;
-    for (size_t i = 0, in = 0; i < c->len; i++) {
-        char ch = c->text[i];
-        if (in || (ch != '-' && (ch < '0' || ch > '9'))) {
-            i += in && ch == '\\';
-            in ^= ch == '"';
+    size_t at = 0, start;
+    int kind, found = 0;
+    while ((kind = tb_json_next_number(c->text, c->len, &at, &start)) >= 0) {
+        size_t len = at - start, digits = len - (c->text[start] == '-');
+        if (kind != 1 || digits < 16 || len >= n || strtod(c->text + start, NULL) != d)
             continue;
-        }
-        size_t j = i + (ch == '-'), digits = j;
-        while (j < c->len && c->text[j] >= '0' && c->text[j] <= '9')
-            j++;
-        int integer = j == c->len || !strchr(".eE", c->text[j]);
-        while (j < c->len && strchr("0123456789.eE+-", c->text[j]))
-            j++;
-        if (integer && j - digits >= 16 && j - i < n && strtod(c->text + i, NULL) == d) {
-            if (found && (strlen(buf) != j - i || memcmp(buf, c->text + i, j - i)))
-                return -1;
-            memcpy(buf, c->text + i, j - i);
-            buf[j - i] = 0;
-            found = 1;
-        }
-        i = j - 1;
+        if (found && (strlen(buf) != len || memcmp(buf, c->text + start, len)))
+            return -1; /* two literals read as d */
+        memcpy(buf, c->text + start, len);
+        buf[len] = 0;
+        found = 1;
     }
     return found ? 0 : -1;
 }
