@@ -141,6 +141,12 @@ static void test_outcomes_rows(void **state)
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements m JOIN cases c ON"
                                      " c.id = m.case_id WHERE c.run_id = 1 AND"
                                      " metric = 'tbm_cpu_us'"), masks);
+    /* every mask asked the cache once: the TBM masks and the first mask of
+     * the four schemas that made a matcher (g_empty has none) */
+    assert_int_equal(test_sql_int(d, "SELECT sum(value) FROM measurements WHERE metric IN"
+                                     " ('mask_cache_hits', 'mask_cache_misses')"), masks + 4);
+    assert_true(test_sql_int(d, "SELECT value FROM measurements WHERE"
+                                " metric = 'mask_cache_max_bytes'") > 0);
     sqlite3_close(d);
 }
 

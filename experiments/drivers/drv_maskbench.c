@@ -22,6 +22,9 @@
  *               the reason);
  *   noslicer    masks walk the whole trie (the default takes the JSON
  *               string slices of lexer/slicer.h whole where subsumed);
+ *   maskcache=MB  masks kept per grammar state, at most MB megabytes per
+ *               schema (grammar/maskcache.h; default 64, 0: every mask is
+ *               walked); its hits, misses, flushes and bytes are stored;
  *   xgrammar=N  also runs XGrammar (scripts/ref/xgrammar.js maskbench under
  *               node: anyWhitespace on, strictMode off) on every Nth of the
  *               selected schemas, after tokbench's, one at a time;
@@ -106,6 +109,7 @@ typedef struct {
     unsigned workers, timeout;
     unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
     unsigned xg_masks;             /* schemas whose masks are compared with XGrammar's */
+    size_t cache_bytes;            /* per schema; 0: no mask cache */
     double cpu_over;               /* ns the CPU clock's reads add to a region; < 0: unknown */
     int compact, strict_oneof, verbose, format_annotation;
     lex_slicer_t *slicer; /* NULL with noslicer */
@@ -181,7 +185,7 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
         return tb_fail(err, "out of memory");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t every = 0, workers = 0, timeout = 0, xg_every = 0, xg_timeout = 0, xg_masks = 0,
-             limit = 0; /* clang cannot see that rc != 0 leaves them unread */
+             limit = 0, cache_mb = 0; /* clang cannot see that rc != 0 leaves them unread */
     int rc = xp_row_uint(row, "every", 1, 1, UINT_MAX, &every, err) ||
              xp_row_uint(row, "workers", cores > 0 ? (uint64_t)cores : 1, 1, 1024, &workers,
                          err) ||
@@ -189,7 +193,9 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
              xp_row_uint(row, "xgrammar", 0, 0, UINT_MAX, &xg_every, err) ||
              xp_row_uint(row, "xgtimeout", 60, 1, UINT_MAX, &xg_timeout, err) ||
              xp_row_uint(row, "xgmasks", 0, 0, UINT_MAX, &xg_masks, err) ||
-             xp_row_uint(row, "limit", 0, 0, UINT_MAX, &limit, err) ? -1 : 0;
+             xp_row_uint(row, "limit", 0, 0, UINT_MAX, &limit, err) ||
+             xp_row_uint(row, "maskcache", 64, 0, 1u << 20, &cache_mb, err) ? -1 : 0;
+    s->cache_bytes = (size_t)cache_mb << 20;
     s->workers = (unsigned)workers, s->timeout = (unsigned)timeout;
     s->xg_every = (unsigned)xg_every, s->xg_timeout = (unsigned)xg_timeout;
     s->xg_masks = (unsigned)xg_masks;
@@ -353,20 +359,26 @@ static void put_inst(FILE *out, size_t k, int valid, int pass, size_t tokens, si
  * run into its limit in the middle of that instance. */
 static int restart(const mb_t *s, gr_gram_t *g, gr_matcher_t *m, tb_err_t *err)
 {
+    gr_maskcache_t *cache = m->cache;
     gr_matcher_free(m);
-    return gr_gram_reset(g, err) || gr_matcher_init(m, g, s->keys.max_len, err) ||
-           (s->slicer && gr_matcher_use_slicer(m, s->slicer, err));
+    if (gr_gram_reset(g, err) || gr_matcher_init(m, g, s->keys.max_len, err) ||
+        (s->slicer && gr_matcher_use_slicer(m, s->slicer, err)))
+        return -1;
+    gr_matcher_use_cache(m, cache); /* it empties itself: the grammar's epoch moved */
+    return 0;
 }
 
 /* Compiles the schema and runs its instances, writing the result lines:
  *   compile_error REASON | ttfm WALL:CPU
  *   tbm WALL:CPU WALL:CPU ...         (one line per instance; us)
  *   inst K valid|invalid pass|fail TOKENS REFUSED_AT
- *   error MESSAGE                     (an instance that could not run) */
+ *   error MESSAGE                     (an instance that could not run)
+ *   cache HITS MISSES FLUSHES BYTES   (the mask cache, at the end) */
 static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
 {
     json_t *tests = json_object_get(file, "tests");
     gr_matcher_t m = {0};
+    gr_maskcache_t cache = {0};
     tb_bitset_t mask = {0};
     int rc = 0;
     if (s->cpu_over < 0) /* once per worker */
@@ -393,8 +405,15 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
     }
     if (gr_matcher_init(&m, g, s->keys.max_len, err) ||
         (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
-        tb_bitset_init(&mask, trie_mask_bits(s->trie)) ||
-        gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
+        tb_bitset_init(&mask, trie_mask_bits(s->trie))) {
+        fprintf(out, "error %s\n", err->msg);
+        goto out;
+    }
+    if (s->cache_bytes) {
+        gr_maskcache_init(&cache, g, mask.nbits, s->cache_bytes);
+        gr_matcher_use_cache(&m, &cache);
+    }
+    if (gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
         fprintf(out, "error %s\n", err->msg);
         goto out;
     }
@@ -421,7 +440,11 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         tb_buf_free(&b);
         free(ids.data);
     }
+    fprintf(out, "cache %llu %llu %llu %zu\n", (unsigned long long)cache.stats.hits,
+            (unsigned long long)cache.stats.misses, (unsigned long long)cache.stats.flushes,
+            gr_maskcache_bytes(&cache));
 out:
+    gr_maskcache_free(&cache);
     tb_bitset_free(&mask);
     gr_matcher_free(&m);
     gr_gram_free(g);
@@ -488,6 +511,7 @@ typedef TB_VEC(double) mb_times_t;
 typedef struct {
     size_t schemas, passing, compile, validation, invalidation, timeout, crash;
     mb_times_t tbm, tbm_cpu, ttfm, ttfm_cpu;
+    double cache[4]; /* the mask cache's hits, misses, flushes, the most bytes of a schema */
 } mb_sum_t;
 
 /* Reads "WALL:CPU" at *p into the two vectors; 0, 1 at the end, -1 on
@@ -542,6 +566,12 @@ static int read_result(mb_sum_t *sum, const char *path, xp_outcome_t *o, tb_err_
             if (!strcmp(verdict, "fail") && !strcmp(kind, "invalid") && !failed_invalid++ &&
                 !failed_valid)
                 snprintf(o->detail, sizeof o->detail, "instance %zu accepted", k);
+        } else if (!strncmp(line, "cache ", 6)) {
+            double v[4] = {0, 0, 0, 0};
+            sscanf(line + 6, "%lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3]);
+            for (int i = 0; i < 3; i++)
+                sum->cache[i] += v[i];
+            sum->cache[3] = v[3] > sum->cache[3] ? v[3] : sum->cache[3];
         } else if (!strncmp(line, "error ", 6) && !o->detail[0]) {
             snprintf(o->outcome, sizeof o->outcome, "crash");
             snprintf(o->detail, sizeof o->detail, "%s", line + 6);
@@ -759,6 +789,17 @@ static int record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_e
            record(env, impl, "ttfm_cpu_us", sum->ttfm_cpu.data, sum->ttfm_cpu.len, err) ||
            record(env, impl, "tbm_us", sum->tbm.data, sum->tbm.len, err) ||
            record(env, impl, "tbm_cpu_us", sum->tbm_cpu.data, sum->tbm_cpu.len, err) ? -1 : 0;
+}
+
+/* The mask cache's figures over the run, one measurement each. */
+static int record_cache(xp_env_t *env, const mb_sum_t *sum, tb_err_t *err)
+{
+    static const char *const metric[4] = {"mask_cache_hits", "mask_cache_misses",
+                                          "mask_cache_flushes", "mask_cache_max_bytes"};
+    for (int i = 0; i < 4; i++)
+        if (record(env, "tokbench", metric[i], &sum->cache[i], 1, err))
+            return -1;
+    return 0;
 }
 
 static void sum_free(mb_sum_t *sum)
@@ -1206,7 +1247,7 @@ static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *e
     int rc = run_all(s, &sum, env, err);
     progress(s->n, &sum, 1);
     if (!rc)
-        rc = record_sum(env, "tokbench", &sum, err);
+        rc = record_sum(env, "tokbench", &sum, err) || record_cache(env, &sum, err);
     size_t crashes = sum.crash;
     sum_free(&sum);
     if (!rc && s->xg_every && !(env->stop && *env->stop))
@@ -1225,7 +1266,7 @@ const xp_driver_t xp_driver_maskbench = {
     .name = "maskbench",
     .summary = "MaskBench: JSON Schemas compiled, instances fed token by token with a mask "
                "before each (pattern: data directory; every=N limit=N workers=N timeout=S "
-               "xgrammar=N xgtimeout=S xgmasks=N)",
+               "maskcache=MB xgrammar=N xgtimeout=S xgmasks=N)",
     .setup = mb_setup,
     .extra = mb_extra,
     .teardown = mb_teardown,

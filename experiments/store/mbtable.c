@@ -285,6 +285,31 @@ static int find_case(xp_db_t *db, int64_t run, xp_mb_table_t *t, tb_err_t *err)
     return 0;
 }
 
+/* The mask cache's figures (drv_maskbench's mask_cache_* measurements)
+ * appended to the note; nothing where the run has none (maskcache=0, or
+ * a run older than the cache). */
+static int note_cache(xp_db_t *db, xp_mb_table_t *t, tb_err_t *err)
+{
+    static const char *const metric[4] = {"mask_cache_hits", "mask_cache_misses",
+                                          "mask_cache_flushes", "mask_cache_max_bytes"};
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        xp_samples_t s;
+        if (xp_mb_samples(db, t->case_id, "tokbench", metric[i], &s, err))
+            return -1;
+        v[i] = s.n ? s.v[0] : NAN;
+        free(s.v);
+    }
+    if (!isfinite(v[0]) || !isfinite(v[1]) || v[0] + v[1] == 0)
+        return 0;
+    size_t used = strlen(t->note);
+    snprintf(t->note + used, sizeof t->note - used, "%stokbench's mask cache: %.0f of %.0f "
+             "masks (%.1f%%) copied from it, %.0f flushes, at most %.1f MB for a schema.",
+             used ? " " : "", v[0], v[0] + v[1], 100 * v[0] / (v[0] + v[1]), v[2],
+             v[3] / (1 << 20));
+    return 0;
+}
+
 int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
                 tb_err_t *err)
 {
@@ -318,7 +343,7 @@ int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
     size_t used = strlen(t->note);
     snprintf(t->note + used, sizeof t->note - used, "%stokens: the TBM samples; "
              "percentiles interpolated between ranks.", used ? " " : "");
-    return 0;
+    return note_cache(db, t, err);
 }
 
 void xp_mb_reason_group(const char *reason, char *buf, size_t size)
