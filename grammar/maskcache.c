@@ -7,6 +7,9 @@
 /* An entry's header word: its form in the top two bits, the payload's
  * length in uint32 words below. */
 enum { FORM_SET, FORM_CLEAR, FORM_WORDS };
+
+/* at[s]: a state's visits until its mask is kept, then its entry. */
+enum { AT_NEW, AT_ONCE, AT_AGAIN, AT_ENTRY };
 #define FORM_SHIFT 30
 #define LEN_MASK ((1u << FORM_SHIFT) - 1)
 
@@ -51,11 +54,16 @@ static void check_epoch(gr_maskcache_t *c)
 int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
 {
     check_epoch(c);
-    if (s >= c->at.len || !c->at.data[s] || mask->nbits != c->nbits) {
+    while (c->at.len <= s)
+        if (tb_vec_push(&c->at, AT_NEW))
+            break; /* no memory: a miss, as if never seen */
+    if (s >= c->at.len || c->at.data[s] < AT_ENTRY || mask->nbits != c->nbits) {
+        if (s < c->at.len && c->at.data[s] < AT_AGAIN)
+            c->at.data[s]++; /* AT_NEW -> AT_ONCE -> AT_AGAIN */
         c->stats.misses++;
         return 0;
     }
-    const uint32_t *e = c->words.data + c->at.data[s] - 1;
+    const uint32_t *e = c->words.data + c->at.data[s] - AT_ENTRY;
     uint32_t form = e[0] >> FORM_SHIFT, n = e[0] & LEN_MASK;
     const uint32_t *p = e + 1;
     size_t nw = tb_bitset_words(mask->nbits);
@@ -76,50 +84,50 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
     return 1;
 }
 
-/* Appends the ids whose bit in mask equals `bit`. */
-static void put_ids(uint32_t *out, const tb_bitset_t *mask, int bit)
+/* Writes to out the ids whose bit in mask equals `bit`, stopping past
+ * max of them: how many (max + 1: too many for this form).  One pass,
+ * empty words skipped, so a sparse mask costs about a read of its words. */
+static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t max)
 {
     size_t nw = tb_bitset_words(mask->nbits), k = 0;
+    uint64_t flip = bit ? 0 : ~(uint64_t)0;
     for (size_t w = 0; w < nw; w++) {
-        uint64_t x = bit ? mask->words[w] : ~mask->words[w];
-        if (!bit && w == nw - 1 && (mask->nbits & 63))
+        uint64_t x = mask->words[w] ^ flip;
+        if (!bit && w == nw - 1 && (mask->nbits & 63)) /* bits past nbits are not ids */
             x &= ((uint64_t)1 << (mask->nbits & 63)) - 1;
-        for (; x; x &= x - 1)
+        for (; x; x &= x - 1) {
+            if (k == max)
+                return max + 1;
             out[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+        }
     }
+    return k;
 }
 
 int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask)
 {
     check_epoch(c);
-    if (mask->nbits != c->nbits)
-        return 0;
-    size_t set = tb_bitset_count(mask), clear = mask->nbits - set;
+    if (mask->nbits != c->nbits || s >= c->at.len || c->at.data[s] != AT_AGAIN)
+        return 0; /* a state met once is not kept (yet) */
+    /* Room for the largest form first, so that the ids go straight in. */
     size_t nw32 = 2 * tb_bitset_words(mask->nbits);
-    uint32_t form = FORM_WORDS;
-    size_t n = nw32;
-    if (set < n)
-        form = FORM_SET, n = set;
-    if (clear < n)
-        form = FORM_CLEAR, n = clear;
-    size_t need = (s + 1 > c->at.len ? s + 1 : c->at.len) + c->words.len + 1 + n;
-    if (need * sizeof(uint32_t) > c->max_bytes) {
+    if ((c->at.len + c->words.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes) {
         flush(c);
-        if ((c->at.len + 1 + n) * sizeof(uint32_t) > c->max_bytes)
+        if ((c->at.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes)
             return 0; /* larger than the whole cache: not kept */
     }
-    while (c->at.len <= s)
-        if (tb_vec_push(&c->at, 0))
-            return -1;
-    if (tb_vec_reserve(&c->words, 1 + n))
+    if (tb_vec_reserve(&c->words, 1 + nw32))
         return -1;
-    uint32_t *e = c->words.data + c->words.len;
-    e[0] = form << FORM_SHIFT | (uint32_t)n;
-    if (form == FORM_WORDS)
+    uint32_t *e = c->words.data + c->words.len, form = FORM_SET;
+    size_t n = collect(e + 1, mask, 1, nw32 - 1);
+    if (n == nw32)
+        form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1);
+    if (n == nw32) {
+        form = FORM_WORDS;
         memcpy(e + 1, mask->words, n * sizeof *e);
-    else
-        put_ids(e + 1, mask, form == FORM_SET);
-    c->at.data[s] = (uint32_t)c->words.len + 1;
+    }
+    e[0] = form << FORM_SHIFT | (uint32_t)n;
+    c->at.data[s] = (uint32_t)c->words.len + AT_ENTRY;
     c->words.len += 1 + n;
     return 0;
 }

@@ -12,6 +12,11 @@
  * trie; it notices a grammar reset (gr_gram_reset renumbers states) by the
  * grammar's epoch and empties itself.
  *
+ * A mask is kept the second time its state misses: most states of a
+ * schema's object are met once (the properties seen so far are part of
+ * the state), and keeping a mask costs a pass over its words, a good part
+ * of a cheap walk; a state met twice is likely met again (a string's body).
+ *
  * Memory is bounded by max_bytes of entries and index (the vectors' slack
  * aside): an entry that would pass it empties the cache first (a flush;
  * counted), which keeps the policy simple, at the price of the hot entries
@@ -37,8 +42,8 @@ typedef struct {
 } gr_maskcache_stats_t;
 
 /*
- * Data layout: at[s] is 0 where state s has no entry, else its entry's
- * offset in words + 1.  An entry is a header word (form << 30 | the
+ * Data layout: at[s] counts state s's misses, 0 to 2, while it has no
+ * entry, and is its entry's offset in words + 3 once it has.  An entry is a header word (form << 30 | the
  * payload's length) and the payload: ids (set or clear) or the bitset's
  * 64-bit words as pairs of uint32, all in the one array `words`.
  */
@@ -60,8 +65,9 @@ void gr_maskcache_free(gr_maskcache_t *c);
 /* Copies state s's mask into mask if it is kept: 1; else 0. */
 int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask);
 
-/* Keeps mask (complete: the walk succeeded) as state s's. -1 on memory
- * (the cache is then only smaller: never wrong). */
+/* Keeps mask (complete: the walk succeeded) as state s's if s has missed
+ * twice (gr_maskcache_get counts).  -1 on memory (the cache is then only
+ * smaller: never wrong). */
 int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask);
 
 /* Bytes held now. */
