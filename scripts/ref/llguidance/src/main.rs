@@ -13,8 +13,9 @@
 //! llguidance never tokenizes.  TOKENS: the vocabulary, line i the bytes of
 //! token i in hex (a control token starts with ff, toktrie's mark of a
 //! special token, so grammars never allow it; an empty line: no bytes).
-//! ID: the end-of-sequence token (Llama 3: 128009), which llguidance allows
-//! where the text may end.  JOBS: one JSON line per schema,
+//! ID: the end-of-sequence token (the driver passes the vocabulary's eos,
+//! Llama 3's <|end_of_text|> 128001), which llguidance allows where the
+//! text may end; which control token it is changes no other id's verdict.  JOBS: one JSON line per schema,
 //!   {"file": PATH, "instances": [{"index": K, "valid": B, "ids": [...]}]}
 //! PATH a MaskBench file, whose "schema" is compiled (property order kept).
 //!
