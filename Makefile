@@ -143,8 +143,11 @@ data: setup
 	@scripts/fetch-data.sh
 
 # Unit tests, then conformance of every manifest vocabulary on a sample:
-# every case but the long ones.
+# every case but the long ones.  llguidance's reference is built first
+# where cargo is (test_maskbench runs it beside tokbench, or says why not).
 test: data
+	@$(MAKE) --no-print-directory llguidance-ref || \
+	    echo "test: the llguidance reference did not build: its MaskBench test says so and skips"
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BIN) $(TEST_BIN)
 	@BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/test-times \
 	    scripts/run-tests.sh $(TEST_BIN)
