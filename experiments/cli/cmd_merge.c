@@ -469,7 +469,13 @@ int xp_cmd_merge(int argc, char **argv)
                 "key) is skipped: merging a file twice adds nothing; a copy OUT.db took\n"
                 "while the run was still going is replaced by the finished run.  The\n"
                 "sources are only read; one that is not a tokbench results database,\n"
-                "or has a newer schema, is refused.\n");
+                "or has a newer schema, is refused.\n"
+                "Shards of one run (tokbench run --shard K/N, same shard key and N) are\n"
+                "copied, then joined into one run, built anew when a shard arrives: every\n"
+                "case once, a case the shards split (maskbench) with all their outcomes\n"
+                "and samples.  A missing or incomplete shard leaves the joined run\n"
+                "incomplete and its note says which; shards of different commits or\n"
+                "suites are not joined (exit status 1).\n");
         return xp_wants_help(argc, argv) ? 0 : 2;
     }
     tb_err_t err;
