@@ -12,6 +12,9 @@
 #                   overflow and more that gcc's does not): the one that CI runs
 #   make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS each,
 #                   JOBS at a time, over the SANITIZE=clang library
+#   make llguidance-ref  the llguidance reference (scripts/ref/llguidance),
+#                   where cargo and ../shared/llguidance are there (bench
+#                   builds it; without them it says why and goes on)
 #
 # Sources are found by directory, so adding a module file needs no edit here.
 
@@ -62,7 +65,7 @@ LONG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,\
 # Builds and test programs run on every core unless JOBS says otherwise.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all setup data test check-long bench report clean fuzz
+.PHONY: all setup data test check-long bench report clean fuzz llguidance-ref
 all: $(BIN) $(LIB)
 
 $(BUILD)/obj/%.o: %.c
@@ -169,8 +172,33 @@ build/fuzz/bin/%: fuzz/%.c $(FUZZ_SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(FUZZ_SUPPORT) $(LIB) -o $@ $(LDLIBS)
 
+# llguidance as a live reference (scripts/ref/llguidance/src/main.rs, the
+# maskbench driver's llguidance=N), built offline against the sources in
+# ../shared/llguidance and Debian's librust-*-dev crates: the crate's
+# manifest and cargo configuration are written into build/llguidance from
+# their templates with the absolute paths filled in.  cargo is looked for on
+# PATH, then in ~/.cargo/bin.
+LLG_SRC := $(abspath ../shared/llguidance)
+LLG_DIR := build/llguidance
+CARGO   := $(firstword $(shell command -v cargo 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/cargo))
+
+llguidance-ref:
+	@if [ -z "$(CARGO)" ]; then \
+	    echo "llguidance-ref: no cargo (on PATH or in ~/.cargo/bin): MaskBench runs without llguidance"; \
+	elif [ ! -d "$(LLG_SRC)/llguidance/parser" ]; then \
+	    echo "llguidance-ref: no llguidance sources in $(LLG_SRC): MaskBench runs without llguidance"; \
+	else \
+	    scripts/setup.sh llguidance && mkdir -p $(LLG_DIR)/.cargo && \
+	    sed -e 's|@LLG@|$(LLG_SRC)|g' -e 's|@SRC@|$(CURDIR)/scripts/ref/llguidance|g' \
+	        scripts/ref/llguidance/Cargo.toml.in > $(LLG_DIR)/Cargo.toml && \
+	    cp scripts/ref/llguidance/config.toml $(LLG_DIR)/.cargo/config.toml && \
+	    cd $(LLG_DIR) && nice -n 19 $(CARGO) build --release --offline --quiet; \
+	fi
+
 bench: data
 	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory llguidance-ref || \
+	    echo "bench: the llguidance reference did not build: MaskBench runs without it"
 	@mkdir -p results
 	@# a failed case fails the target, after the report of what was stored
 	@rc=0; $(BIN) run experiments/suites/default.csv --db results/tokbench.db || rc=$$?; \

@@ -338,7 +338,9 @@ static void release(gr_gram_t *g)
     gr_cfg_t cfg = g->cfg;
     gr_opts_t opts = g->opts;
     size_t max_states = g->max_states;
+    uint32_t epoch = g->epoch;
     memset(g, 0, sizeof *g);
+    g->epoch = epoch;
     g->cfg = cfg;
     g->opts = opts;
     g->max_states = max_states;
@@ -379,6 +381,7 @@ void gr_gram_free(gr_gram_t *g)
 int gr_gram_reset(gr_gram_t *g, tb_err_t *err)
 {
     release(g);
+    g->epoch++;
     return build(g, err);
 }
 

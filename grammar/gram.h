@@ -97,6 +97,7 @@ typedef struct {
     uint16_t class_size[256]; /* bytes per lexer class */
     gr_opts_t opts;           /* as made, for gr_gram_reset */
     gr_stats_t stats;
+    uint32_t epoch; /* how many resets: state ids mean other states after one */
     int failed;
     tb_err_t err;
 } gr_gram_t;

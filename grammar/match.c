@@ -85,8 +85,8 @@ static uint64_t walk_part(const trie_t *t, void *ctx, tb_bitset_t *mask)
     return trie_walk(t, &c->r->rec, mask);
 }
 
-int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
-                   lex_slice_stats_t *st, tb_err_t *err)
+int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *all,
+                   tb_bitset_t *mask, lex_slice_stats_t *st, tb_err_t *err)
 {
     if (s->bound != r->g->dfa)
         return tb_fail(err, "slicer: not bound to the grammar's lexer");
@@ -98,7 +98,7 @@ int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, tb_bitset_t *ma
     for (size_t i = 0; i < k; i++)
         lex[i] = p[i].lex;
     walk_ctx_t ctx = {r, state};
-    if (lex_slicer_mask_by(s, lex, k, walk_part, &ctx, mask, st, err))
+    if (lex_slicer_mask_by(s, lex, k, all, walk_part, &ctx, mask, st, err))
         return -1;
     return gr_gram_error(r->g, err);
 }
@@ -133,16 +133,37 @@ int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err)
     return 0;
 }
 
-int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
-                    tb_err_t *err)
+void gr_matcher_use_cache(gr_matcher_t *m, gr_maskcache_t *c)
+{
+    m->cache = c;
+}
+
+static int walk_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                     tb_err_t *err)
 {
     if (!m->slicer)
         return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
     lex_slice_stats_t st;
-    int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), mask, &st, err);
+    int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), t, mask, &st, err);
     if (nodes)
         *nodes = st.nodes;
     return rc;
+}
+
+int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                    tb_err_t *err)
+{
+    uint32_t s = gr_matcher_state(m);
+    if (m->cache && gr_maskcache_get(m->cache, s, mask)) {
+        if (nodes)
+            *nodes = 0;
+        return 0;
+    }
+    if (walk_mask(m, t, mask, nodes, err))
+        return -1;
+    if (m->cache && gr_maskcache_put(m->cache, s, mask))
+        return tb_fail(err, "out of memory");
+    return 0;
 }
 
 int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,

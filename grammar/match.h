@@ -26,6 +26,7 @@
 #include "../lexer/slicer.h"
 #include "../trie/trie.h"
 #include "gram.h"
+#include "maskcache.h"
 
 typedef struct {
     trie_rec_t rec; /* first, so the callbacks can cast back */
@@ -45,15 +46,18 @@ int gr_mask(const trie_t *t, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
             uint64_t *nodes, tb_err_t *err);
 
 /* The same through a slicer bound to g's lexer DFA (lex_slicer_bind): the
- * slices some lexer state of `state` subsumes are taken whole. */
-int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
-                   lex_slice_stats_t *st, tb_err_t *err);
+ * slices some lexer state of `state` subsumes are taken whole; where none
+ * is, `all` (the trie over every key, may be NULL) is walked once
+ * (lex_slicer_mask_by). */
+int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *all,
+                   tb_bitset_t *mask, lex_slice_stats_t *st, tb_err_t *err);
 
 typedef struct {
     gr_gram_t *g; /* not owned */
     gr_rec_t rec;
     TB_VEC(uint32_t) hist; /* hist.data[k]: the state after k tokens */
     lex_slicer_t *slicer;  /* not owned; NULL: masks walk the whole trie */
+    gr_maskcache_t *cache; /* not owned; NULL: every mask is walked */
 } gr_matcher_t;
 
 int gr_matcher_init(gr_matcher_t *m, gr_gram_t *g, size_t max_depth, tb_err_t *err);
@@ -74,8 +78,16 @@ static inline size_t gr_matcher_tokens(const gr_matcher_t *m)
  * s must be built over the keys of the tries the masks walk). */
 int gr_matcher_use_slicer(gr_matcher_t *m, lex_slicer_t *s, tb_err_t *err);
 
+/* Masks kept in c from now on and taken from it where their state was
+ * seen (maskcache.h): c must be over the matcher's grammar and masks of the
+ * trie (or the slicer's keys) the masks walk; several matchers of one
+ * grammar may share it (not across threads). */
+void gr_matcher_use_cache(gr_matcher_t *m, gr_maskcache_t *c);
+
 /* The mask of the tokens allowed next (see gr_mask): over trie t, or
- * through the slicer if the matcher has one (t is then not used). */
+ * through the slicer if the matcher has one (t, which may then be NULL, is
+ * walked only where no slice is whole: gr_mask_sliced); from the
+ * cache if the matcher has one and it holds the state's mask (*nodes 0). */
 int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
                     tb_err_t *err);
 

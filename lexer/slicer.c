@@ -460,7 +460,7 @@ static int any_subsumes(lex_slicer_t *s, size_t i, const uint32_t *states, size_
 }
 
 int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
-                       lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
+                       const trie_t *all, lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
                        lex_slice_stats_t *st, tb_err_t *err)
 {
     lex_slice_stats_t local = {0};
@@ -488,6 +488,11 @@ int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
                    (tb_bitset_words(mask->nbits) - tb_bitset_words(s->mask_bits)) *
                        sizeof *mask->words);
         local.whole = (uint32_t)nwhole;
+    } else if (nwhole == 0 && all) {
+        tb_bitset_clear_all(mask);
+        if (st)
+            *st = (lex_slice_stats_t){.walked = (uint32_t)nparts, .nodes = walk(all, ctx, mask)};
+        return 0;
     } else {
         tb_bitset_clear_all(mask);
         for (size_t i = 0; i < s->nslice; i++) {
@@ -530,7 +535,7 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
     if (r->dfa != s->bound)
         return tb_fail(err, "slicer: the recognizer's DFA is not the one bound");
     lex_walk_ctx_t ctx = {r, state};
-    if (lex_slicer_mask_by(s, &state, 1, walk_part, &ctx, mask, st, err))
+    if (lex_slicer_mask_by(s, &state, 1, NULL, walk_part, &ctx, mask, st, err))
         return -1;
     return lex_dfa_error(r->dfa, err);
 }

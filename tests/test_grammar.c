@@ -385,10 +385,14 @@ static void test_sliced_masks(void **state)
         uint32_t st = gr_feed(g, GR_START, (const uint8_t *)afters[i], strlen(afters[i]), NULL);
         lex_slice_stats_t ss;
         assert_int_equal(gr_mask(tries.tries[0], &rec, st, &plain, NULL, &err), 0);
-        assert_int_equal(gr_mask_sliced(sl, &rec, st, &sliced, &ss, &err), 0);
-        assert_true(tb_bitset_equal(&plain, &sliced));
-        if (i < 3) /* inside a string: every slice is taken whole */
-            assert_int_equal(ss.walked, 0);
+        /* with the whole trie, a state where no slice is whole walks it once */
+        for (int with_all = 0; with_all < 2; with_all++) {
+            const trie_t *all = with_all ? tries.tries[0] : NULL;
+            assert_int_equal(gr_mask_sliced(sl, &rec, st, all, &sliced, &ss, &err), 0);
+            assert_true(tb_bitset_equal(&plain, &sliced));
+            if (i < 3) /* inside a string: every slice is taken whole */
+                assert_int_equal(ss.walked, 0);
+        }
     }
     gr_matcher_t m;
     assert_int_equal(gr_matcher_init(&m, g, tries.keys.max_len, &err), 0);
@@ -403,6 +407,72 @@ static void test_sliced_masks(void **state)
     tb_bitset_free(&sliced);
     gr_rec_free(&rec);
     lex_slicer_free(sl);
+    gr_gram_free(g);
+}
+
+/* Masks taken through a matcher's cache (maskcache.h) equal the walked
+ * ones at every byte of a text, three times over: kept ones (a state is
+ * kept on its second miss; a string's body reaches one state again and
+ * again), after flushes (a cache smaller than a few masks), never kept
+ * (smaller than one) and after the grammar's reset renumbered its
+ * states. */
+static void test_mask_cache(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    gr_gram_t *g = build(json_grammar, NULL);
+    const trie_t *t = tries.tries[0];
+    size_t nbits = trie_mask_bits(t);
+    const char *doc = "{\"text\": \"a long string of words, one after another\", "
+                      "\"n\": [1, 22, 333], \"o\": {\"p\": \"q\"}}";
+    size_t caps[3] = {0, 3 * (nbits / 8 + 64), 64}; /* default, a few masks, none */
+    tb_bitset_t walked, cached;
+    assert_int_equal(tb_bitset_init(&walked, nbits), 0);
+    assert_int_equal(tb_bitset_init(&cached, nbits), 0);
+    for (int round = 0; round < 4; round++) {
+        gr_maskcache_t c;
+        gr_maskcache_init(&c, g, nbits, caps[round % 3]);
+        for (int pass = 0; pass < 3; pass++) {
+            if (round == 3 && pass == 2)
+                assert_int_equal(gr_gram_reset(g, &err), 0); /* state ids start over */
+            gr_matcher_t plain, m;
+            assert_int_equal(gr_matcher_init(&plain, g, tries.keys.max_len, &err), 0);
+            assert_int_equal(gr_matcher_init(&m, g, tries.keys.max_len, &err), 0);
+            gr_matcher_use_cache(&m, &c);
+            for (size_t i = 0; i <= strlen(doc); i++) {
+                uint64_t hits = c.stats.hits;
+                assert_int_equal(gr_matcher_mask(&plain, t, &walked, NULL, &err), 0);
+                assert_int_equal(gr_matcher_mask(&m, t, &cached, NULL, &err), 0);
+                /* the start's mask, kept in pass 1, is there in pass 2, unless
+                 * flushed, never kept, or gone with the reset */
+                if (pass == 2 && i == 0 && round != 1)
+                    assert_int_equal(c.stats.hits - hits, round == 0 ? 1 : 0);
+                if (!tb_bitset_equal(&walked, &cached)) {
+                    print_message("round %d pass %d: the mask after %zu bytes differs\n",
+                                  round, pass, i);
+                    fail();
+                }
+                if (i < strlen(doc)) {
+                    const uint8_t *b = (const uint8_t *)doc + i;
+                    assert_int_equal(gr_matcher_consume(&plain, b, 1, NULL, &err), 0);
+                    assert_int_equal(gr_matcher_consume(&m, b, 1, NULL, &err), 0);
+                }
+            }
+            gr_matcher_free(&plain);
+            gr_matcher_free(&m);
+        }
+        size_t n = strlen(doc) + 1;
+        assert_int_equal(c.stats.hits + c.stats.misses, 3 * n);
+        if (round == 0) /* the string's body, and the whole third pass */
+            assert_true(c.stats.hits > n + 20);
+        if (round == 1)
+            assert_true(c.stats.flushes > 0 && c.stats.hits > 0);
+        if (round == 2)
+            assert_int_equal(c.stats.hits, 0);
+        gr_maskcache_free(&c);
+    }
+    tb_bitset_free(&walked);
+    tb_bitset_free(&cached);
     gr_gram_free(g);
 }
 
@@ -432,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_json_masks),
         cmocka_unit_test(test_ambiguous_masks),
         cmocka_unit_test(test_sliced_masks),
+        cmocka_unit_test(test_mask_cache),
     };
     int rc = cmocka_run_group_tests_name("grammar", unit, NULL, NULL);
     return rc | cmocka_run_group_tests_name("grammar masks", masks, setup_tries,

@@ -8,8 +8,10 @@
  * report` (with its distribution plots, compile errors by reason and the
  * failures); a missing data directory is a failed case whose reason the
  * show and the report repeat as "not measured"; XGrammar's sample (node
- * and scripts/ref/xgrammar.js) lands under its own impl with the same
- * outcome names; an overlapping oneOf is an invalidation error as anyOf
+ * and scripts/ref/xgrammar.js) and llguidance's (`make llguidance-ref`,
+ * run on every file here and on 4 files of ../shared/maskbench/data) land
+ * under their own impl with the same outcome names, their masks compared
+ * with tokbench's; an overlapping oneOf is an invalidation error as anyOf
  * and a compile error under strict_oneof. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,6 +131,12 @@ static void test_outcomes_rows(void **state)
     assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements m JOIN cases c ON"
                                      " c.id = m.case_id WHERE c.run_id = 1 AND"
                                      " metric = 'tbm_cpu_us'"), masks);
+    /* every mask asked the cache once: the TBM masks and the first mask of
+     * the four schemas that made a matcher (g_empty has none) */
+    assert_int_equal(test_sql_int(d, "SELECT sum(value) FROM measurements WHERE metric IN"
+                                     " ('mask_cache_hits', 'mask_cache_misses')"), masks + 4);
+    assert_true(test_sql_int(d, "SELECT value FROM measurements WHERE"
+                                " metric = 'mask_cache_max_bytes'") > 0);
     sqlite3_close(d);
 }
 
@@ -287,6 +295,62 @@ static void test_xgrammar_sample(void **state)
     assert_non_null(strstr(out, "XGrammar 0.1.27, wall (sample of 3 schemas)"));
 }
 
+/* llguidance on every file and on the first 4 of every 200th MaskBench file
+ * (limit=4; the 5th, Github_easy---o58907, differs in its email format:
+ * llguidance allows address literals such as "a@[", unexplained), with
+ * masks: outcomes under impl "llguidance" with thread CPU
+ * samples, and masks compared where both engines ran.  Skipped, saying
+ * why, without the built reference or the data. */
+static void test_llguidance_sample(void **state)
+{
+    (void)state;
+    static const char bin[] = "build/llguidance/target/release/tb-llguidance";
+    if (access(bin, X_OK) || access("../shared/maskbench/data", R_OK)) {
+        fprintf(stderr, "test_llguidance_sample: skipped: no %s (make llguidance-ref) or no "
+                "../shared/maskbench/data\n", access(bin, X_OK) ? bin : "data");
+        skip();
+    }
+    char db2[760];
+    snprintf(db2, sizeof db2, "%s/llg.db", dir);
+    FILE *f = fopen(suite, "w");
+    fprintf(f, "experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
+               "maskbench,llama3,dfs,tests/maskbench,,1,,llguidance=1 llgtimeout=60 llgmasks=7\n"
+               "maskbench,llama3,dfs,../shared/maskbench/data,,1,,every=200 limit=4"
+               " strict_oneof llguidance=1 llgmasks=4\n");
+    fclose(f);
+    if (tb("run %s --db %s --quiet", suite, db2))
+        fail_msg("run failed:\n%s", out);
+    sqlite3 *d;
+    assert_int_equal(sqlite3_open_v2(db2, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    /* every file measured, under the outcome names of tokbench's */
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes o JOIN cases c ON"
+                                     " o.case_id = c.id WHERE c.seq = 0 AND impl = 'llguidance'"
+                                     " AND outcome IN ('passing', 'compile error', 'validation"
+                                     " error', 'invalidation error')"), 7);
+    /* not JSON: a compile error for both; the instance the schema refuses */
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE impl = 'llguidance'"
+                                     " AND item = 'f_malformed.json' AND outcome ="
+                                     " 'compile error'"), 1);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE impl = 'llguidance'"
+                                     " AND item = 'd_validation.json' AND outcome ="
+                                     " 'validation error'"), 1);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE impl = 'llguidance'"
+                                     " AND item LIKE '%---%'"), 4);
+    /* a thread CPU sample beside each wall one */
+    int wall = test_sql_int(d, "SELECT count(*) FROM measurements WHERE impl = 'llguidance'"
+                               " AND metric = 'tbm_us'");
+    assert_true(wall > 0);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM measurements WHERE"
+                                     " impl = 'llguidance' AND metric = 'tbm_cpu_us'"), wall);
+    /* masks compared wherever both engines ran, none unexplained on these */
+    assert_true(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE impl = 'llguidance masks'"
+                                " AND masks > 0") >= 3);
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM outcomes WHERE"
+                                     " impl = 'llguidance masks' AND outcome NOT IN ('same',"
+                                     " 'explained differences', 'not compared')"), 0);
+    sqlite3_close(d);
+}
+
 /* A oneOf whose branches overlap (1 is an integer and a number >= 0):
  * read as anyOf by default, so an instance matching both branches, which
  * oneOf forbids, is accepted (an invalidation error); strict_oneof writes
@@ -339,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_report_table),
         cmocka_unit_test(test_missing_directory),
         cmocka_unit_test(test_xgrammar_sample),
+        cmocka_unit_test(test_llguidance_sample),
         cmocka_unit_test(test_strict_oneof),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

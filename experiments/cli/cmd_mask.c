@@ -190,14 +190,16 @@ static int engine_mask(engine_t *e, const trie_t *t, tb_bitset_t *mask, uint64_t
     return lex_mask(t, &e->lrec, e->state, mask, nodes, err);
 }
 
-static int engine_sliced(engine_t *e, lex_slicer_t *s, tb_bitset_t *mask,
+/* A grammar's sliced mask walks t once where no slice is whole, as the
+ * matcher's does (gr_mask_sliced). */
+static int engine_sliced(engine_t *e, lex_slicer_t *s, const trie_t *t, tb_bitset_t *mask,
                          lex_slice_stats_t *st, tb_err_t *err)
 {
     if (!e->g)
         return lex_slicer_mask(s, &e->lrec, e->state, mask, st, err);
     if (!s->bound && lex_slicer_bind(s, e->dfa, err))
         return -1;
-    return gr_mask_sliced(s, &e->grec, e->state, mask, st, err);
+    return gr_mask_sliced(s, &e->grec, e->state, t, mask, st, err);
 }
 
 /* Whether slice i is taken whole at the engine's state: 1, 0 or -1. */
@@ -241,12 +243,12 @@ static int run_slicer(const mask_args_t *a, const trie_t *trie, const trie_keys_
         goto out;
     }
     double c0 = xp_now_ns();
-    if (engine_sliced(e, sl, &m, &st, err))
+    if (engine_sliced(e, sl, trie, &m, &st, err))
         goto out;
     double cold_us = (xp_now_ns() - c0) / 1e3;
     for (unsigned r = 0; r < a->reps; r++) {
         uint64_t b = xp_tsc_begin();
-        if (engine_sliced(e, sl, &m, &st, err))
+        if (engine_sliced(e, sl, trie, &m, &st, err))
             goto out;
         ts[r] = xp_tsc_end() - b;
         b = xp_tsc_begin();

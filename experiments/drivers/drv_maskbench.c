@@ -24,6 +24,9 @@
  *               the reason);
  *   noslicer    masks walk the whole trie (the default takes the JSON
  *               string slices of lexer/slicer.h whole where subsumed);
+ *   maskcache=MB  masks kept per grammar state, at most MB megabytes per
+ *               schema (grammar/maskcache.h; default 64, 0: every mask is
+ *               walked); its hits, misses, flushes and bytes are stored;
  *   xgrammar=N  also runs XGrammar (scripts/ref/xgrammar.js maskbench under
  *               node: anyWhitespace on, strictMode off) on every Nth of the
  *               selected schemas, after tokbench's, one at a time (under
@@ -36,7 +39,11 @@
  *               first instance each: one outcome row per
  *               schema (impl "xgrammar masks": same, explained or
  *               unexplained differences, by cause; refs/xgdiff.h), every
- *               point where they differ listed on stderr.
+ *               point where they differ listed on stderr;
+ *   llguidance=N, llgtimeout=S, llgmasks=N  the same for llguidance
+ *               (scripts/ref/llguidance, `make llguidance-ref`), fed the
+ *               token ids tokbench's tokenizer gives; impl "llguidance" and
+ *               "llguidance masks" (mb_refs.c).
  * Per schema, TTFM is compile + grammar set-up + the first mask; every later
  * mask is a TBM sample.  Both are taken as wall time (what the benchmark
  * publishes) and as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which
@@ -68,13 +75,13 @@
  * The parent stores TTFM and TBM samples as measurements (wallclock, us) and one outcome row per schema
  * (xp_env_outcome).  No counter passes: the driver has no rep.
  *
- * XGrammar's figures and outcomes are stored the same way under impl
- * "xgrammar" (TTFM wall and process CPU time, TBM wall time only), its
- * outcomes under the same names, its compile warnings (keywords it
- * ignores) in the outcome's detail.  Its TBM samples also time the first
- * mask of every instance (it builds a matcher per instance) and its
- * tokenization is Hugging Face's.  Where XGrammar cannot run (no node, no
- * package), the case goes on without it and its note says why.
+ * The reference engines' figures and outcomes are stored the same way
+ * under their impl names (mb_refs.c): XGrammar's TTFM as wall and process
+ * CPU time, its TBM as wall time only (its samples also time the first
+ * mask of every instance: it builds a matcher per instance; its
+ * tokenization is Hugging Face's); llguidance's TTFM and TBM as wall and
+ * thread CPU time, measured as here.  Where an engine cannot run (no node,
+ * no build), the case goes on without it and its note says why.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -99,27 +106,11 @@
 #include "../../grammar/schema.h"
 #include "../../tok/tokenizer.h"
 #include "driver.h"
+#include "maskbench.h"
 #include "pyjson.h"
 #include "../cli/cli.h"
-#include "../refs/xgdiff.h"
 #include "setup.h"
 
-typedef struct {
-    char **files;
-    size_t *pos; /* each file's index in the selection of every shard */
-    size_t n;
-    unsigned workers, timeout;
-    unsigned xg_every, xg_timeout; /* xg_every 0: no XGrammar */
-    unsigned xg_masks;             /* schemas whose masks are compared with XGrammar's */
-    double cpu_over;               /* ns the CPU clock's reads add to a region; < 0: unknown */
-    int compact, strict_oneof, verbose, format_annotation;
-    lex_slicer_t *slicer; /* NULL with noslicer */
-    tok_tokenizer_t *tok;
-    trie_keys_t keys;
-    trie_t *trie;
-    char tmpdir[64];
-    char vocab[4096]; /* the tokenizer file, for XGrammar */
-} mb_t;
 
 static void mb_teardown(void *state)
 {
@@ -187,6 +178,26 @@ static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit,
     return rc;
 }
 
+/* A reference engine's options (mb_ref_options names them): its sample
+ * (default none), its limit per schema (default 60 s: XGrammar's compile
+ * alone can take tens of seconds), and the schemas of that sample whose
+ * masks are compared. */
+static int ref_options(const xp_row_t *row, mb_ref_id_t r, mb_ref_opts_t *o, tb_err_t *err)
+{
+    const char *every, *timeout, *masks;
+    mb_ref_options(r, &every, &timeout, &masks);
+    uint64_t e = 0, t = 0, m = 0;
+    if (xp_row_uint(row, every, 0, 0, UINT_MAX, &e, err) ||
+        xp_row_uint(row, timeout, 60, 1, UINT_MAX, &t, err) ||
+        xp_row_uint(row, masks, 0, 0, UINT_MAX, &m, err))
+        return -1;
+    if (m && !e)
+        return tb_fail(err, "option %s=N compares masks on the sample of %s=N: it wants %s=N",
+                       masks, every, every);
+    *o = (mb_ref_opts_t){(unsigned)e, (unsigned)t, (unsigned)m};
+    return 0;
+}
+
 static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
 {
     prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
@@ -194,19 +205,19 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     if (!s)
         return tb_fail(err, "out of memory");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t every = 0, workers = 0, timeout = 0, xg_every = 0, xg_timeout = 0, xg_masks = 0,
-             limit = 0; /* clang cannot see that rc != 0 leaves them unread */
+    uint64_t every = 0, workers = 0, timeout = 0, limit = 0, cache_mb = 0; /* clang cannot see
+                                                                           * that rc != 0
+                                                                           * leaves them unread */
     int rc = xp_row_uint(row, "every", 1, 1, UINT_MAX, &every, err) ||
              xp_row_uint(row, "workers", cores > 0 ? (uint64_t)cores : 1, 1, 1024, &workers,
                          err) ||
              xp_row_uint(row, "timeout", 900, 1, UINT_MAX, &timeout, err) ||
-             xp_row_uint(row, "xgrammar", 0, 0, UINT_MAX, &xg_every, err) ||
-             xp_row_uint(row, "xgtimeout", 60, 1, UINT_MAX, &xg_timeout, err) ||
-             xp_row_uint(row, "xgmasks", 0, 0, UINT_MAX, &xg_masks, err) ||
-             xp_row_uint(row, "limit", 0, 0, UINT_MAX, &limit, err) ? -1 : 0;
+             xp_row_uint(row, "limit", 0, 0, UINT_MAX, &limit, err) ||
+             xp_row_uint(row, "maskcache", 64, 0, 1u << 20, &cache_mb, err) ? -1 : 0;
+    s->cache_bytes = (size_t)cache_mb << 20;
+    for (int r = 0; !rc && r < MB_REFS; r++)
+        rc = ref_options(row, (mb_ref_id_t)r, &s->ref[r], err);
     s->workers = (unsigned)workers, s->timeout = (unsigned)timeout;
-    s->xg_every = (unsigned)xg_every, s->xg_timeout = (unsigned)xg_timeout;
-    s->xg_masks = (unsigned)xg_masks;
     s->cpu_over = -1;
     char buf[8];
     s->compact = xp_row_option(row, "compact", buf, sizeof buf) != NULL;
@@ -220,9 +231,6 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
         rc = tb_fail(err, "field 'layout': no trie layout '%s'", row->layout);
     if (!rc && fv && !s->format_annotation && strcmp(fv, "assertion"))
         rc = tb_fail(err, "option format=%s: annotation or assertion", fv);
-    if (!rc && s->xg_masks && !s->xg_every)
-        rc = tb_fail(err, "option xgmasks=N compares masks on XGrammar's sample: it wants "
-                     "xgrammar=N");
     if (!rc)
         rc = list_files(s, row->pattern, (unsigned)every, (unsigned)limit, env, err);
     if (!rc)
@@ -327,10 +335,7 @@ static int run_instance(gr_matcher_t *m, const trie_t *trie, tb_bitset_t *mask,
     return 0;
 }
 
-/* The grammar of a MaskBench file's schema under s's options; NULL with
- * err (the compile error), and *empty set when the schema allows no value
- * (GR_SCHEMA_EMPTY: no refusal, the empty language). */
-static gr_gram_t *compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *err)
+gr_gram_t *mb_compile(const mb_t *s, json_t *schema, int *empty, tb_err_t *err)
 {
     *empty = 0;
     char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -367,20 +372,26 @@ static void put_inst(FILE *out, size_t k, int valid, int pass, size_t tokens, si
  * run into its limit in the middle of that instance. */
 static int restart(const mb_t *s, gr_gram_t *g, gr_matcher_t *m, tb_err_t *err)
 {
+    gr_maskcache_t *cache = m->cache;
     gr_matcher_free(m);
-    return gr_gram_reset(g, err) || gr_matcher_init(m, g, s->keys.max_len, err) ||
-           (s->slicer && gr_matcher_use_slicer(m, s->slicer, err));
+    if (gr_gram_reset(g, err) || gr_matcher_init(m, g, s->keys.max_len, err) ||
+        (s->slicer && gr_matcher_use_slicer(m, s->slicer, err)))
+        return -1;
+    gr_matcher_use_cache(m, cache); /* it empties itself: the grammar's epoch moved */
+    return 0;
 }
 
 /* Compiles the schema and runs its instances, writing the result lines:
  *   compile_error REASON | ttfm WALL:CPU
  *   tbm WALL:CPU WALL:CPU ...         (one line per instance; us)
  *   inst K valid|invalid pass|fail TOKENS REFUSED_AT
- *   error MESSAGE                     (an instance that could not run) */
+ *   error MESSAGE                     (an instance that could not run)
+ *   cache HITS MISSES FLUSHES BYTES   (the mask cache, at the end) */
 static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
 {
     json_t *tests = json_object_get(file, "tests");
     gr_matcher_t m = {0};
+    gr_maskcache_t cache = {0};
     tb_bitset_t mask = {0};
     int rc = 0;
     if (s->cpu_over < 0) /* once per worker */
@@ -388,7 +399,7 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
     double w0, c0;
     start_times(&w0, &c0);
     int empty;
-    gr_gram_t *g = compile(s, json_object_get(file, "schema"), &empty, err);
+    gr_gram_t *g = mb_compile(s, json_object_get(file, "schema"), &empty, err);
     if (!g && empty) {
         /* the first mask is empty, and every instance must be invalid */
         put_times(out, "ttfm ", w0, c0, s->cpu_over);
@@ -407,8 +418,15 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
     }
     if (gr_matcher_init(&m, g, s->keys.max_len, err) ||
         (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
-        tb_bitset_init(&mask, trie_mask_bits(s->trie)) ||
-        gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
+        tb_bitset_init(&mask, trie_mask_bits(s->trie))) {
+        fprintf(out, "error %s\n", err->msg);
+        goto out;
+    }
+    if (s->cache_bytes) {
+        gr_maskcache_init(&cache, g, mask.nbits, s->cache_bytes);
+        gr_matcher_use_cache(&m, &cache);
+    }
+    if (gr_matcher_mask(&m, s->trie, &mask, NULL, err)) {
         fprintf(out, "error %s\n", err->msg);
         goto out;
     }
@@ -435,7 +453,11 @@ static int run_schema(mb_t *s, json_t *file, FILE *out, tb_err_t *err)
         tb_buf_free(&b);
         free(ids.data);
     }
+    fprintf(out, "cache %llu %llu %llu %zu\n", (unsigned long long)cache.stats.hits,
+            (unsigned long long)cache.stats.misses, (unsigned long long)cache.stats.flushes,
+            gr_maskcache_bytes(&cache));
 out:
+    gr_maskcache_free(&cache);
     tb_bitset_free(&mask);
     gr_matcher_free(&m);
     gr_gram_free(g);
@@ -497,12 +519,6 @@ static void worker(mb_t *s, unsigned w, int cmd, int done_fd)
 
 /* ---- the parent --------------------------------------------------------------- */
 
-typedef TB_VEC(double) mb_times_t;
-
-typedef struct {
-    size_t schemas, passing, compile, validation, invalidation, timeout, crash;
-    mb_times_t tbm, tbm_cpu, ttfm, ttfm_cpu;
-} mb_sum_t;
 
 /* Reads "WALL:CPU" at *p into the two vectors; 0, 1 at the end, -1 on
  * memory. */
@@ -556,6 +572,12 @@ static int read_result(mb_sum_t *sum, const char *path, xp_outcome_t *o, tb_err_
             if (!strcmp(verdict, "fail") && !strcmp(kind, "invalid") && !failed_invalid++ &&
                 !failed_valid)
                 snprintf(o->detail, sizeof o->detail, "instance %zu accepted", k);
+        } else if (!strncmp(line, "cache ", 6)) {
+            double v[4] = {0, 0, 0, 0};
+            sscanf(line + 6, "%lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3]);
+            for (int i = 0; i < 3; i++)
+                sum->cache[i] += v[i];
+            sum->cache[3] = v[3] > sum->cache[3] ? v[3] : sum->cache[3];
         } else if (!strncmp(line, "error ", 6) && !o->detail[0]) {
             snprintf(o->outcome, sizeof o->outcome, "crash");
             snprintf(o->detail, sizeof o->detail, "%s", line + 6);
@@ -575,7 +597,7 @@ oom:
     return tb_fail(err, "out of memory");
 }
 
-static void count(mb_sum_t *sum, const char *outcome)
+void mb_count(mb_sum_t *sum, const char *outcome)
 {
     sum->schemas++;
     sum->passing += !strcmp(outcome, "passing");
@@ -608,7 +630,7 @@ static int finish(mb_t *s, mb_sum_t *sum, size_t i, int status, xp_env_t *env, t
         return -1;
     }
     unlink(path);
-    count(sum, o.outcome);
+    mb_count(sum, o.outcome);
     if (s->verbose)
         fprintf(stderr, "maskbench: %s: %s; ttfm %.0f us, %llu masks, slowest %.0f us%s%s\n",
                 o.item, o.outcome, o.ttfm_us, (unsigned long long)o.masks, o.max_us,
@@ -616,7 +638,7 @@ static int finish(mb_t *s, mb_sum_t *sum, size_t i, int status, xp_env_t *env, t
     return xp_env_outcome(env, &o, err);
 }
 
-static void progress(size_t n, const mb_sum_t *sum, int last)
+void mb_progress(size_t n, const mb_sum_t *sum, int last)
 {
     if (!last && sum->schemas % 50)
         return;
@@ -689,7 +711,7 @@ static int reap(mb_t *s, mb_sum_t *sum, mb_worker_t *wk, int done[2], size_t *ne
                 continue;
             if (finish(s, sum, i, status, env, err))
                 return -1;
-            progress(s->n, sum, 0);
+            mb_progress(s->n, sum, 0);
             if (*next < s->n && !(env->stop && *env->stop)) {
                 if (spawn(s, wk, w, done, err))
                     return -1;
@@ -735,7 +757,7 @@ static int run_all(mb_t *s, mb_sum_t *sum, xp_env_t *env, tb_err_t *err)
                 continue;
             wk[d.worker].schema = SIZE_MAX;
             rc = finish(s, sum, (size_t)d.schema, 0, env, err);
-            progress(s->n, sum, 0);
+            mb_progress(s->n, sum, 0);
             assign(s, &wk[d.worker], &next, env);
         }
         if (!rc)
@@ -767,7 +789,7 @@ static int record(xp_env_t *env, const char *impl, const char *metric, const dou
     return 0;
 }
 
-static int record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_err_t *err)
+int mb_record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_err_t *err)
 {
     return record(env, impl, "ttfm_us", sum->ttfm.data, sum->ttfm.len, err) ||
            record(env, impl, "ttfm_cpu_us", sum->ttfm_cpu.data, sum->ttfm_cpu.len, err) ||
@@ -775,442 +797,23 @@ static int record_sum(xp_env_t *env, const char *impl, const mb_sum_t *sum, tb_e
            record(env, impl, "tbm_cpu_us", sum->tbm_cpu.data, sum->tbm_cpu.len, err) ? -1 : 0;
 }
 
-static void sum_free(mb_sum_t *sum)
+/* The mask cache's figures over the run, one measurement each. */
+static int record_cache(xp_env_t *env, const mb_sum_t *sum, tb_err_t *err)
+{
+    static const char *const metric[4] = {"mask_cache_hits", "mask_cache_misses",
+                                          "mask_cache_flushes", "mask_cache_max_bytes"};
+    for (int i = 0; i < 4; i++)
+        if (record(env, "tokbench", metric[i], &sum->cache[i], 1, err))
+            return -1;
+    return 0;
+}
+
+void mb_sum_free(mb_sum_t *sum)
 {
     free(sum->tbm.data);
     free(sum->tbm_cpu.data);
     free(sum->ttfm.data);
     free(sum->ttfm_cpu.data);
-}
-
-/* ---- XGrammar on a sample ------------------------------------------------------- */
-
-/* xgrammar.js's outcome names as the outcomes table spells them; a file it
- * cannot read is a compile error, as it is for tokbench. */
-static const char *xg_outcome(const char *o)
-{
-    static const char *const map[][2] = {
-        {"pass", "passing"}, {"compile_error", "compile error"},
-        {"bad_input", "compile error"}, {"validation_error", "validation error"},
-        {"invalidation_error", "invalidation error"}, {"timeout", "timeout"},
-    };
-    for (size_t i = 0; o && i < sizeof map / sizeof *map; i++)
-        if (!strcmp(o, map[i][0]))
-            return map[i][1];
-    return "crash";
-}
-
-static void append(char *buf, size_t size, const char *sep, const char *text)
-{
-    size_t n = strlen(buf);
-    snprintf(buf + n, size - n, "%s%s", n ? sep : "", text);
-}
-
-/* The outcome's detail: XGrammar's error, else its first failed instance
- * (a validation error first) in the words of tokbench's; then its compile
- * warnings. */
-static void xg_detail(json_t *j, xp_outcome_t *o)
-{
-    const char *e = json_string_value(json_object_get(j, "error"));
-    append(o->detail, sizeof o->detail, "", e ? e : "");
-    for (int pass = 0; !e && pass < 2 && !o->detail[0]; pass++) {
-        size_t k;
-        json_t *in;
-        json_array_foreach(json_object_get(j, "instances"), k, in) {
-            const char *v = json_string_value(json_object_get(in, "outcome"));
-            long long at = json_integer_value(json_object_get(in, "at"));
-            long long n = json_integer_value(json_object_get(in, "tokens"));
-            long long i = json_integer_value(json_object_get(in, "index"));
-            if (pass == 0 && v && !strcmp(v, "validation_error"))
-                snprintf(o->detail, sizeof o->detail, "instance %lld: token %lld of %lld %s",
-                         i, at, n, at < n ? "refused" : "(end not accepting)");
-            else if (pass == 1 && v && !strcmp(v, "invalidation_error"))
-                snprintf(o->detail, sizeof o->detail, "instance %lld accepted", i);
-            if (o->detail[0])
-                break;
-        }
-    }
-    size_t k;
-    json_t *w;
-    json_array_foreach(json_object_get(j, "warnings"), k, w) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%.400s", k ? "" : "warning: ",
-                 json_string_value(w) ? json_string_value(w) : "");
-        append(o->detail, sizeof o->detail, "; ", text);
-    }
-}
-
-/* One line of xgrammar.js maskbench into an outcome row and the sums: 0,
- * 1 when the line is not JSON (left out), -1 on memory. */
-static int xg_line(mb_sum_t *sum, const char *line, xp_env_t *env, tb_err_t *err)
-{
-    json_t *j = json_loads(line, 0, NULL);
-    if (!j)
-        return 1;
-    xp_outcome_t o = {.impl = "xgrammar"};
-    snprintf(o.item, sizeof o.item, "%s", json_string_value(json_object_get(j, "file"))
-             ? json_string_value(json_object_get(j, "file")) : "?");
-    snprintf(o.outcome, sizeof o.outcome, "%s",
-             xg_outcome(json_string_value(json_object_get(j, "outcome"))));
-    xg_detail(j, &o);
-    json_t *ttfm = json_object_get(j, "ttfm_us"), *tbm = json_object_get(j, "tbm_us");
-    int rc = 0;
-    if (json_is_number(ttfm)) {
-        o.ttfm_us = json_number_value(ttfm);
-        rc = tb_vec_push(&sum->ttfm, o.ttfm_us) ||
-             tb_vec_push(&sum->ttfm_cpu, json_number_value(json_object_get(j, "ttfm_cpu_us")));
-    }
-    size_t k;
-    json_t *v;
-    json_array_foreach(tbm, k, v) {
-        double us = json_number_value(v);
-        o.max_us = us > o.max_us ? us : o.max_us;
-        o.masks++;
-        rc = rc || tb_vec_push(&sum->tbm, us);
-    }
-    json_array_foreach(json_object_get(j, "instances"), k, v)
-        o.tokens += (uint64_t)json_integer_value(json_object_get(v, "tokens"));
-    json_decref(j);
-    count(sum, o.outcome);
-    return rc ? tb_fail(err, "out of memory") : xp_env_outcome(env, &o, err);
-}
-
-/* Whether tokbench compiled item's schema and ran its instances: its
- * outcome is passing, validation error or invalidation error. */
-static int ran_here(const xp_env_t *env, const char *item)
-{
-    for (size_t i = 0; i < env->outcomes.len; i++) {
-        const xp_outcome_t *o = &env->outcomes.data[i];
-        if ((!o->impl[0] || !strcmp(o->impl, "tokbench")) && !strcmp(o->item, item))
-            return !strcmp(o->outcome, "passing") || strstr(o->outcome, "validation");
-    }
-    return 0;
-}
-
-/* Runs xgrammar.js maskbench on every xg_every-th selected schema, its
- * output into out; with masks, only on the first xg_masks of them that
- * tokbench ran, with their masks (first instance each).  *n: the schemas
- * given.  0, or 1 with why when it could not run. */
-static int xg_run(const mb_t *s, const xp_env_t *env, int masks, tb_buf_t *out, size_t *n,
-                  tb_err_t *why)
-{
-    char script[4200], list[128], secs[16];
-    const char *root = xp_data_root(why);
-    snprintf(script, sizeof script, "%s/scripts/ref/xgrammar.js", root ? root : ".");
-    snprintf(list, sizeof list, "%s/xgrammar.list", s->tmpdir);
-    snprintf(secs, sizeof secs, "%u", s->xg_timeout);
-    *n = 0;
-    FILE *f = root ? fopen(list, "w") : NULL;
-    for (size_t i = 0; f && i < s->n && (!masks || *n < s->xg_masks); i++) {
-        const char *base = strrchr(s->files[i], '/');
-        if ((s->pos[i] + 1) % s->xg_every)
-            continue;
-        if (!masks || ran_here(env, base ? base + 1 : s->files[i]))
-            fprintf(f, "%s\n", s->files[i]), ++*n;
-    }
-    int failed = !root;
-    if (root && (!f || fclose(f)))
-        failed = tb_fail(why, "%s: %s", list, strerror(errno));
-    /* without masks the list ends before "--masks" */
-    char *argv[] = {"node", script, "maskbench", "--vocab", (char *)s->vocab, "--timeout",
-                    secs, masks ? "--masks" : NULL, "--instance-index", "0", NULL};
-    double wall;
-    fprintf(stderr, masks ? "maskbench: masks against XGrammar's on %zu schemas\n"
-                          : "maskbench: XGrammar on %zu schemas\n", *n);
-    if (!failed && *n)
-        failed = xp_run_capture(argv, list, out, &wall, why);
-    unlink(list);
-    return failed ? 1 : 0;
-}
-
-/* Runs xgrammar.js maskbench on every xg_every-th selected schema and
- * stores what it printed.  -1 only on memory; a reference that could not
- * run, or stopped early, is in env's note. */
-static int run_xgrammar(mb_t *s, xp_env_t *env, tb_err_t *err)
-{
-    tb_err_t why = {{0}};
-    tb_buf_t out = {0};
-    size_t n;
-    int failed = xg_run(s, env, 0, &out, &n, &why);
-    mb_sum_t sum = {0};
-    size_t lines = 0;
-    int rc = 0;
-    for (char *p = (char *)out.data; rc >= 0 && p && *p;) {
-        char *e = p + strcspn(p, "\n");
-        int more = *e != 0;
-        *e = 0;
-        rc = xg_line(&sum, p, env, err);
-        lines += rc == 0;
-        p = e + more;
-    }
-    rc = rc < 0 ? -1 : 0;
-    progress(n, &sum, 1);
-    if (!rc)
-        rc = record_sum(env, "xgrammar", &sum, err);
-    if (!rc && (failed || lines < n)) {
-        size_t used = strlen(env->note);
-        snprintf(env->note + used, sizeof env->note - used, "%sxgrammar: %zu of %zu schemas "
-                 "measured: %.300s%s", used ? "; " : "", lines, n, failed ? why.msg : "",
-                 failed ? " (run scripts/ref/xgrammar.js maskbench by hand to see why)" : "");
-    }
-    tb_buf_free(&out);
-    sum_free(&sum);
-    return rc;
-}
-
-/* ---- masks against XGrammar's ---------------------------------------------------- */
-
-/* One schema's comparison: masks compared, and differing tokens by cause. */
-typedef struct {
-    size_t points, differing, counts[XP_XG_CAUSES];
-    char first[200]; /* the first unexplained token, in words */
-    TB_VEC(char *) names; /* the property names the schema defines, sorted */
-    gr_gram_t *json;      /* RFC 8259 JSON, for xgdiff's "not JSON"; may be NULL */
-} mb_cmp_t;
-
-/* Every name under a "properties" keyword anywhere in v into names. */
-static int collect_names(json_t *v, mb_cmp_t *c)
-{
-    const char *key;
-    json_t *x;
-    size_t i;
-    if (json_is_array(v))
-        json_array_foreach(v, i, x)
-            if (collect_names(x, c))
-                return -1;
-    if (!json_is_object(v))
-        return 0;
-    json_t *props = json_object_get(v, "properties");
-    json_object_foreach(json_is_object(props) ? props : NULL, key, x) {
-        char *copy = strdup(key);
-        if (!copy || tb_vec_push(&c->names, copy))
-            return free(copy), -1;
-    }
-    json_object_foreach(v, key, x)
-        if (collect_names(x, c))
-            return -1;
-    return 0;
-}
-
-
-/* Lists one point where the masks differ on stderr and keeps the first
- * unexplained token in c->first. */
-static void list_point(const mb_t *s, const char *item, size_t inst, size_t at,
-                       const tb_buf_t *text, size_t off, const size_t counts[XP_XG_CAUSES],
-                       uint32_t unexplained, int ours, mb_cmp_t *c)
-{
-    size_t from = off > 40 ? off - 40 : 0;
-    char tok[64] = "";
-    if (unexplained != UINT32_MAX) {
-        size_t n;
-        const uint8_t *b = tok_vocab_token(tok_vocab(s->tok), unexplained, &n);
-        tb_utf8_escape(b, n, tok, sizeof tok);
-    }
-    fprintf(stderr, "xgmasks: %s instance %zu token %zu after '...%.*s'%s:", item, inst, at,
-            (int)(off - from), (const char *)text->data + from,
-            xp_xg_at_name(text->data, off) ? " (at a property name)" : "");
-    for (int k = 0; k < XP_XG_CAUSES; k++)
-        if (counts[k])
-            fprintf(stderr, " %s %zu;", xp_xg_cause_names[k], counts[k]);
-    const char *whose = xp_xg_cause_names[ours ? XP_XG_OURS : XP_XG_THEIRS];
-    if (tok[0])
-        fprintf(stderr, " e.g. '%s' (%s)", tok, whose);
-    fputc('\n', stderr);
-    if (tok[0] && !c->first[0])
-        snprintf(c->first, sizeof c->first, "instance %zu token %zu: '%s' (%s)", inst, at, tok,
-                 whose);
-}
-
-/* XGrammar's hex mask i of list into set; 0 if there is none. */
-static int xg_mask(json_t *list, size_t i, tb_bitset_t *set, tb_err_t *err)
-{
-    const char *hex = json_string_value(json_array_get(list, i));
-    if (!hex)
-        return 0;
-    return xp_xg_read_hex(hex, set, err) ? -1 : 1;
-}
-
-/* Instance `in` of XGrammar's line (its ids, masks and strict masks)
- * against tokbench's masks through m, from the start; theirs[1]: room for
- * the strict masks. */
-static int compare_instance(const mb_t *s, gr_matcher_t *m, json_t *tests, json_t *in,
-                            const char *item, tb_bitset_t *ours, tb_bitset_t theirs[2],
-                            mb_cmp_t *c, tb_err_t *err)
-{
-    size_t k = (size_t)json_integer_value(json_object_get(in, "index"));
-    json_t *masks = json_object_get(in, "masks"), *xids = json_object_get(in, "ids");
-    json_t *strict = json_object_get(in, "strict_masks");
-    tb_buf_t text = {0};
-    tok_ids_t ids = {0};
-    int rc = xp_py_dumps(json_object_get(json_array_get(tests, k), "data"), &text) ||
-                     tok_encode(s->tok, text.data, text.len, &ids, err) ? -1 : 0;
-    for (size_t i = 0; !rc && i < json_array_size(xids); i++)
-        if (i >= ids.len || (json_int_t)ids.data[i] != json_integer_value(json_array_get(xids, i)))
-            rc = tb_fail(err, "instance %zu: token %zu differs from Hugging Face's", k, i);
-    if (!rc)
-        gr_matcher_rollback(m, gr_matcher_tokens(m));
-    xp_xg_ctx_t ctx = {.vocab = tok_vocab(s->tok), .trie = s->trie, .g = m->g, .schema = 1,
-                       .names = c->names.data, .n_names = c->names.len, .json = c->json};
-    size_t off = 0;
-    for (size_t i = 0; !rc && i < json_array_size(masks) && i < ids.len; i++) {
-        size_t counts[XP_XG_CAUSES] = {0}, len, at;
-        uint32_t unexplained;
-        int has_strict = xg_mask(strict, i, &theirs[1], err), has = 0;
-        if (has_strict < 0 || gr_matcher_mask(m, s->trie, ours, NULL, err) ||
-            (has = xg_mask(masks, i, &theirs[0], err)) < 0) {
-            char why[256];
-            snprintf(why, sizeof why, "%.200s", err->msg);
-            rc = tb_fail(err, "instance %zu, before token %zu: %s", k, i, why);
-            break;
-        }
-        if (!has) {
-            rc = tb_fail(err, "instance %zu: XGrammar's mask %zu is not a string", k, i);
-            break;
-        }
-        ctx.strict = has_strict ? &theirs[1] : NULL;
-        size_t d = xp_xg_diff(&ctx, ours, &theirs[0], text.data, off, gr_matcher_state(m),
-                              counts, &unexplained);
-        c->points++;
-        c->differing += d > 0;
-        for (int j = 0; j < XP_XG_CAUSES; j++)
-            c->counts[j] += counts[j];
-        if (d)
-            list_point(s, item, k, i, &text, off, counts, unexplained,
-                       unexplained != UINT32_MAX && tb_bitset_get(ours, unexplained), c);
-        const uint8_t *b = tok_vocab_token(tok_vocab(s->tok), ids.data[i], &len);
-        int r = gr_matcher_consume(m, b, len, &at, err);
-        if (r) { /* refused (both engines' masks up to it compared) or an error */
-            rc = r < 0 ? -1 : 0;
-            break;
-        }
-        off += len;
-    }
-    tb_buf_free(&text);
-    free(ids.data);
-    return rc;
-}
-
-/* The comparison of one line of xgrammar.js maskbench --masks as an
- * outcome row of impl "xgrammar masks"; its schema compiled here again. */
-static int compare_schema(const mb_t *s, const char *path, json_t *line, gr_gram_t *json,
-                          xp_outcome_t *o, tb_err_t *err)
-{
-    json_error_t je;
-    json_t *file = xp_py_load_file(path, &je);
-    int empty;
-    gr_gram_t *g = file ? compile(s, json_object_get(file, "schema"), &empty, err) : NULL;
-    gr_matcher_t m = {0};
-    tb_bitset_t ours = {0}, theirs[2] = {{0}};
-    mb_cmp_t c = {.json = json};
-    int rc = g ? 0 : -1;
-    if (!file)
-        tb_fail(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    if (!rc && collect_names(json_object_get(file, "schema"), &c))
-        rc = tb_fail(err, "out of memory");
-    if (c.names.len)
-        qsort(c.names.data, c.names.len, sizeof *c.names.data, tb_cmp_strs);
-    if (!rc && (gr_matcher_init(&m, g, s->keys.max_len, err) ||
-                (s->slicer && gr_matcher_use_slicer(&m, s->slicer, err)) ||
-                tb_bitset_init(&ours, trie_mask_bits(s->trie)) ||
-                tb_bitset_init(&theirs[0], tok_vocab(s->tok)->size) ||
-                tb_bitset_init(&theirs[1], tok_vocab(s->tok)->size)))
-        rc = -1;
-    size_t k;
-    json_t *in;
-    json_array_foreach(json_object_get(line, "instances"), k, in) {
-        if (!rc)
-            rc = compare_instance(s, &m, json_object_get(file, "tests"), in, o->item, &ours,
-                                  theirs, &c, err);
-    }
-    size_t unexplained = c.counts[XP_XG_OURS] + c.counts[XP_XG_THEIRS];
-    const char *xg = json_string_value(json_object_get(line, "outcome"));
-    snprintf(o->outcome, sizeof o->outcome, "%s", rc ? "crash" : !c.points ? "not compared"
-             : !c.differing ? "same" : unexplained ? "unexplained differences"
-             : "explained differences");
-    o->masks = c.points;
-    if (rc)
-        snprintf(o->detail, sizeof o->detail, "%.400s", err->msg);
-    else if (!c.points)
-        snprintf(o->detail, sizeof o->detail, "no mask to compare: XGrammar's outcome %s, "
-                 "%zu instances", xg ? xg : "none",
-                 json_array_size(json_object_get(line, "instances")));
-    else
-        snprintf(o->detail, sizeof o->detail, "%zu of %zu masks differ", c.differing, c.points);
-    for (int j = 0; !rc && j < XP_XG_CAUSES; j++) {
-        char part[96];
-        snprintf(part, sizeof part, "%s: %zu tokens", xp_xg_cause_names[j], c.counts[j]);
-        if (c.counts[j])
-            append(o->detail, sizeof o->detail, "; ", part);
-    }
-    if (c.first[0])
-        append(o->detail, sizeof o->detail, "; first unexplained: ", c.first);
-    for (size_t i = 0; i < c.names.len; i++)
-        free(c.names.data[i]);
-    free(c.names.data);
-    tb_bitset_free(&ours);
-    tb_bitset_free(&theirs[0]);
-    tb_bitset_free(&theirs[1]);
-    gr_matcher_free(&m);
-    gr_gram_free(g);
-    json_decref(file);
-    return 0;
-}
-
-/* Compares masks with XGrammar's on the first xg_masks schemas of its
- * sample that both engines compile, first instance of each (XGrammar's
- * masks are 32 KB each for Llama 3): one outcome row per schema, every
- * point where they differ listed on stderr.  -1 only on memory. */
-static int run_xgmasks(mb_t *s, xp_env_t *env, tb_err_t *err)
-{
-    tb_err_t why = {{0}};
-    tb_buf_t out = {0};
-    size_t n;
-    int failed = xg_run(s, env, 1, &out, &n, &why);
-    const char *root = xp_data_root(&why);
-    char grammar[4200];
-    gr_cfg_t cfg;
-    gr_gram_t *json = NULL;
-    snprintf(grammar, sizeof grammar, "%s/experiments/grammars/json.lark", root ? root : ".");
-    if (!failed && (gr_cfg_load(&cfg, grammar, "lark", &why) ||
-                    !(json = gr_gram_new(&cfg, NULL, &why))))
-        failed = 1;
-    size_t compared = 0, same = 0, none = 0;
-    int rc = 0;
-    for (char *p = (char *)out.data; !rc && p && *p;) {
-        char *e = p + strcspn(p, "\n");
-        int more = *e != 0;
-        *e = 0;
-        json_t *j = json_loads(p, 0, NULL);
-        const char *item = json_string_value(json_object_get(j, "file"));
-        const char *outcome = json_string_value(json_object_get(j, "outcome"));
-        for (size_t i = 0; item && outcome && strcmp(outcome, "compile_error") && i < s->n; i++) {
-            const char *base = strrchr(s->files[i], '/');
-            if (strcmp(base ? base + 1 : s->files[i], item))
-                continue;
-            xp_outcome_t o = {.impl = "xgrammar masks"};
-            snprintf(o.item, sizeof o.item, "%s", item);
-            rc = compare_schema(s, s->files[i], j, json, &o, err) ||
-                 xp_env_outcome(env, &o, err);
-            compared++;
-            same += !strcmp(o.outcome, "same") || !strcmp(o.outcome, "explained differences");
-            none += !strcmp(o.outcome, "not compared");
-            break;
-        }
-        json_decref(j);
-        p = e + more;
-    }
-    fprintf(stderr, "maskbench: masks against XGrammar's: %zu schemas compared, %zu without an "
-            "unexplained difference; %zu with no mask to compare\n", compared - none, same,
-            none);
-    if (!rc && (failed || compared < n)) {
-        size_t used = strlen(env->note);
-        snprintf(env->note + used, sizeof env->note - used, "%sxgrammar masks: %zu of %zu "
-                 "schemas compared%s%.300s", used ? "; " : "", compared, n,
-                 failed ? ": " : "", failed ? why.msg : "");
-    }
-    tb_buf_free(&out);
-    gr_gram_free(json);
-    return rc;
 }
 
 static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
@@ -1219,15 +822,14 @@ static int mb_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *e
     mb_t *s = state;
     mb_sum_t sum = {0};
     int rc = run_all(s, &sum, env, err);
-    progress(s->n, &sum, 1);
+    mb_progress(s->n, &sum, 1);
     if (!rc)
-        rc = record_sum(env, "tokbench", &sum, err);
+        rc = mb_record_sum(env, "tokbench", &sum, err) || record_cache(env, &sum, err);
     size_t crashes = sum.crash;
-    sum_free(&sum);
-    if (!rc && s->xg_every && !(env->stop && *env->stop))
-        rc = run_xgrammar(s, env, err);
-    if (!rc && s->xg_masks && !(env->stop && *env->stop))
-        rc = run_xgmasks(s, env, err);
+    mb_sum_free(&sum);
+    for (int r = 0; !rc && r < MB_REFS; r++)
+        if (s->ref[r].every && !(env->stop && *env->stop))
+            rc = mb_run_ref(s, (mb_ref_id_t)r, env, err);
     /* Every outcome is stored by now; a crash of the engine under test
      * still fails the case, so that `tokbench run` exits non-zero. */
     if (!rc && crashes)
@@ -1240,7 +842,8 @@ const xp_driver_t xp_driver_maskbench = {
     .name = "maskbench",
     .summary = "MaskBench: JSON Schemas compiled, instances fed token by token with a mask "
                "before each (pattern: data directory; every=N limit=N workers=N timeout=S "
-               "xgrammar=N xgtimeout=S xgmasks=N)",
+               "maskcache=MB xgrammar=N xgtimeout=S xgmasks=N llguidance=N llgtimeout=S "
+               "llgmasks=N)",
     .setup = mb_setup,
     .extra = mb_extra,
     .teardown = mb_teardown,

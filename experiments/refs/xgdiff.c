@@ -11,7 +11,7 @@
 #include "../../base/utf8.h"
 
 const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
-    [XP_XG_STOP] = "XGrammar's stop tokens",
+    [XP_XG_STOP] = "the reference's stop tokens",
     [XP_XG_UTF8] = "not UTF-8",
     [XP_XG_CR] = "carriage return",
     [XP_XG_AROUND] = "whitespace around the document",
@@ -20,14 +20,16 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_ESCAPE] = "\\/ or \\u in a constrained string",
     [XP_XG_CONTROL] = "raw control character in a string",
     [XP_XG_NOTJSON] = "not JSON",
-    [XP_XG_STRESC] = "escape XGrammar refuses",
+    [XP_XG_STRESC] = "escape the reference refuses",
+    [XP_XG_DEL] = "raw DEL in a string",
+    [XP_XG_NEGZERO] = "-0 where the minimum is 0",
     [XP_XG_LOOSE] = "XGrammar's strictMode off",
     [XP_XG_NAMED] = "named property read as additional",
     [XP_XG_NONASCII] = "non-ASCII XGrammar's regex refuses",
     [XP_XG_TZ] = "date-time's t or z in lower case",
     [XP_XG_LEAP] = "leap second 60",
     [XP_XG_OURS] = "unexplained, tokbench only",
-    [XP_XG_THEIRS] = "unexplained, XGrammar only",
+    [XP_XG_THEIRS] = "unexplained, reference only",
 };
 
 static int is_ws(uint8_t c)
@@ -150,6 +152,11 @@ static int is_backslash(uint8_t c)
     return c == '\\';
 }
 
+static int is_del(uint8_t c)
+{
+    return c == 0x7F;
+}
+
 static int is_non_ascii(uint8_t c)
 {
     return c >= 0x80;
@@ -244,6 +251,9 @@ static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
         return XP_XG_UTF8;
     if (!c->schema)
         return XP_XG_THEIRS;
+    if (c->llguidance) /* XGrammar's looser strings and names are not llguidance's */
+        return c->json && gr_feed(c->json, c->json_state, s, n, NULL) == GR_DEAD
+                   ? XP_XG_NOTJSON : XP_XG_THEIRS;
     for (size_t k = 0; k + 1 < n; k++)
         if (s[k] == '\\' && (s[k + 1] == '/' || s[k + 1] == 'u'))
             return XP_XG_ESCAPE;
@@ -290,6 +300,23 @@ static int upper_tz_allowed(const xp_xg_ctx_t *c, const uint8_t *s, size_t n)
     return id >= 0 && (size_t)id < c->theirs->nbits && tb_bitset_get(c->theirs, (size_t)id);
 }
 
+/* 1 if the token s[0..n) starts a number with '-' (after whitespace) where
+ * at st it may only be zero ("-0", "-0.0"): the schema's minimum is 0,
+ * which -0 meets. */
+static int only_zero_negative(const xp_xg_ctx_t *c, uint32_t st, const uint8_t *s, size_t n)
+{
+    size_t w = 0;
+    while (w < n && is_ws(s[w]))
+        w++;
+    if (w == n || s[w] != '-' || (st = gr_feed(c->g, st, s, w, NULL)) == GR_DEAD)
+        return 0;
+    char neg[] = "-1";
+    for (neg[1] = '1'; neg[1] <= '9'; neg[1]++)
+        if (gr_feed(c->g, st, (const uint8_t *)neg, 2, NULL) != GR_DEAD)
+            return 0;
+    return gr_feed(c->g, st, (const uint8_t *)"-0", 2, NULL) != GR_DEAD;
+}
+
 static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                                const uint8_t *prefix, size_t plen, uint32_t st, uint32_t id)
 {
@@ -297,7 +324,7 @@ static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
     const uint8_t *s = tok_vocab_token(c->vocab, id, &n);
     if (!c->schema)
         return XP_XG_OURS;
-    if (memchr(s, '\r', n))
+    if (!c->llguidance && memchr(s, '\r', n)) /* llguidance's whitespace has \r */
         return XP_XG_CR;
     if (is_ws(s[0]) && (!plen || gr_accepting(c->g, st)))
         return XP_XG_AROUND;
@@ -305,10 +332,16 @@ static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
         return XP_XG_AROUND;
     if (plen && is_digit(prefix[plen - 1]) && (s[0] == '.' || s[0] == 'e' || s[0] == 'E'))
         return XP_XG_INTEGER;
+    if (!pos->in_string && only_zero_negative(c, st, s, n))
+        return XP_XG_NEGZERO;
     if (through_name(*pos, s, n))
         return XP_XG_ORDER;
     if (in_string_byte(*pos, s, n, is_backslash))
         return XP_XG_STRESC;
+    if (in_string_byte(*pos, s, n, is_del))
+        return XP_XG_DEL;
+    if (c->llguidance) /* the causes below are XGrammar's regexes' */
+        return XP_XG_OURS;
     if (in_string_byte(*pos, s, n, is_non_ascii))
         return XP_XG_NONASCII;
     if (upper_tz_allowed(c, s, n))

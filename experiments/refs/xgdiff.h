@@ -47,6 +47,15 @@
  *     where XGrammar allows the same token in upper case;
  *   - a leap second, 60 after "hh:mm:" in a string (RFC 3339 5.6 allows
  *     it; XGrammar's seconds stop at 59).
+ * llguidance (scripts/ref/llguidance, ctx.llguidance) is compared the same
+ * way, with the causes known for it: its end-of-text token where the text
+ * may end; whitespace around the document, escapes in property names and
+ * in formatted strings, property order, an integer as 1.0 or 1e2, all of
+ * which it refuses; a raw DEL (0x7F) in a string, which JSON allows and
+ * it refuses; a '-' where only -0 can follow (a minimum of 0, which -0
+ * meets); tokens it allows that no JSON text starts with.  The rest,
+ * XGrammar's regexes, looser strings and strict mode, are not counted for
+ * it.
  */
 #ifndef XP_XGDIFF_H
 #define XP_XGDIFF_H
@@ -71,6 +80,8 @@ typedef enum {
     XP_XG_CONTROL, /* XGrammar only */
     XP_XG_NOTJSON, /* XGrammar only */
     XP_XG_STRESC,  /* tokbench only */
+    XP_XG_DEL,     /* tokbench only */
+    XP_XG_NEGZERO, /* tokbench only */
     XP_XG_LOOSE,   /* XGrammar only */
     XP_XG_NAMED,   /* XGrammar only */
     XP_XG_NONASCII, /* tokbench only */
@@ -92,6 +103,7 @@ typedef struct {
     const tb_bitset_t *strict; /* XGrammar's strict mask at the point, or NULL */
     const tb_bitset_t *theirs; /* XGrammar's mask at the point (xp_xg_diff sets it) */
     gr_gram_t *json;           /* RFC 8259 JSON (json.lark), or NULL */
+    int llguidance;            /* the other engine is llguidance, not XGrammar */
     uint32_t json_state;       /* json's state after the point's text (set here) */
     char *const *names;        /* the property names the schema defines, sorted */
     size_t n_names;

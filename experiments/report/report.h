@@ -17,7 +17,7 @@
 #include "../cli/cmd_results.h"
 #include "../store/mbtable.h"
 
-#define MAXCOLS 8
+#define MAXCOLS 10
 /* Groups of bars in one panel of a grouped plot (grouped.gp): more are
  * drawn in more panels, NAME-p2.png ..., never crowded into one. */
 #define XP_RP_GROUPS 12
@@ -68,7 +68,7 @@ typedef struct {
     char anchors[4096];  /* the published MaskBench figures (mbtable.h) */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[32];   /* xp_rp_new_section takes the next one */
+    section_t sec[48];   /* xp_rp_new_section takes the next one (33 drawn) */
     TB_VEC(char *) patterns; /* the long patterns the plots name P1, P2 ... */
     int nsec;
     int failed_plots;

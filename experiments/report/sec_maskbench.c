@@ -17,6 +17,8 @@ static const struct {
     {"tokbench", "tbm_cpu_us", "ttfm_cpu_us", "tokbench, thread CPU time"},
     {"xgrammar", "tbm_us", "ttfm_us", "XGrammar 0.1.27, wall (its sample)"},
     {"xgrammar", "tbm_cpu_us", "ttfm_cpu_us", "XGrammar 0.1.27, process CPU time"},
+    {"llguidance", "tbm_us", "ttfm_us", "llguidance 1.8.0, wall (its sample)"},
+    {"llguidance", "tbm_cpu_us", "ttfm_cpu_us", "llguidance 1.8.0, thread CPU time"},
 };
 
 /* One series of cdf.gp: the share of samples slower than x at 300 points
@@ -41,7 +43,7 @@ static void survival_block(FILE *f, const char *title, const xp_samples_t *s)
 static int published_marks(FILE *f, const xp_mb_table_t *t, const char *what)
 {
     int blocks = 0;
-    for (int c = 5; c < t->ncols; c++) {
+    for (int c = XP_MB_PUBLISHED; c < t->ncols; c++) {
         char q[200];
         xp_rp_dat_label(q, sizeof q, t->head[c]);
         fprintf(f, "\"%s\"\n", q);
@@ -179,23 +181,28 @@ static int mb_failures(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
                         t->case_id, "None.", err);
 }
 
-/* XGrammar's masks against tokbench's (the driver's xgmasks=N): each
- * schema compared, its differing tokens by cause (experiments/refs/xgdiff.h). */
-static int mb_xgmasks(report_t *r, const xp_mb_table_t *t, tb_err_t *err)
+/* A reference engine's masks against tokbench's (the driver's xgmasks=N,
+ * llgmasks=N): each schema compared, its differing tokens by cause
+ * (experiments/refs/xgdiff.h). */
+static int mb_refmasks(report_t *r, const xp_mb_table_t *t, const char *impl,
+                       const char *engine, const char *option, tb_err_t *err)
 {
-    section_t *s = xp_rp_new_section(r, "maskbench_xgmasks",
-                                     "MaskBench: where do XGrammar's masks differ from "
-                                     "tokbench's, and why?");
+    char name[64], title[128], caption[400], sql[300], none[160];
+    snprintf(name, sizeof name, "maskbench_%s_masks", impl);
+    snprintf(title, sizeof title, "MaskBench: where do %s's masks differ from tokbench's, "
+             "and why?", engine);
+    snprintf(caption, sizeof caption, "outcomes table, impl '%s masks': the masks before every "
+             "token of each schema's first instance, compared token by token; each differing "
+             "token counted under its cause (experiments/refs/xgdiff.h)", impl);
+    snprintf(sql, sizeof sql, "SELECT item, outcome, masks, ifnull(detail, '') FROM outcomes"
+             " WHERE case_id = ? AND impl = '%s masks' ORDER BY outcome DESC, item", impl);
+    snprintf(none, sizeof none, "Not compared in this run (the maskbench row's option %s=N "
+             "compares them).", option);
+    section_t *s = xp_rp_new_section(r, name, title);
     s->table_only = 1;
-    xp_rp_caption(r, s, "outcomes table, impl 'xgrammar masks': the masks before every token "
-                  "of each schema's first instance, compared token by token; each differing "
-                  "token counted under its cause (experiments/refs/xgdiff.h)");
+    xp_rp_caption(r, s, caption);
     xp_rp_tab_init(&s->tab, 4, "schema", "outcome", "masks", "differing tokens by cause");
-    return outcome_rows(r, s, "SELECT item, outcome, masks, ifnull(detail, '') FROM outcomes"
-                              " WHERE case_id = ? AND impl = 'xgrammar masks'"
-                              " ORDER BY outcome DESC, item", t->case_id,
-                        "Not compared in this run (the maskbench row's option xgmasks=N "
-                        "compares them).", err);
+    return outcome_rows(r, s, sql, t->case_id, none, err);
 }
 
 /* The MaskBench table (mbtable.h) under the TBM plot, the TTFM plot, the
@@ -220,13 +227,16 @@ int xp_rp_sec_maskbench(report_t *r, tb_err_t *err)
     }
     if (!rc && t->measured) {
         xp_rp_tab_init(&s->tab, t->ncols, t->head[0], t->head[1], t->head[2], t->head[3],
-                       t->head[4], t->ncols > 5 ? t->head[5] : "", t->ncols > 6 ? t->head[6] : "");
+                       t->head[4], t->head[5], t->head[6], t->head[7], t->head[8]);
         for (int i = 0; !rc && i < t->nrows; i++)
             rc = xp_rp_tab_row(&s->tab, err, t->cell[i][0], t->cell[i][1], t->cell[i][2],
-                               t->cell[i][3], t->cell[i][4], t->cell[i][5], t->cell[i][6]);
+                               t->cell[i][3], t->cell[i][4], t->cell[i][5], t->cell[i][6],
+                               t->cell[i][7], t->cell[i][8]);
         snprintf(s->note, sizeof s->note, "%s", t->note);
         rc = rc || draw_survival(r, s, t, "TBM", err) || draw_survival(r, ttfm, t, "TTFM", err) ||
-             mb_reasons(r, t, err) || mb_failures(r, t, err) || mb_xgmasks(r, t, err);
+             mb_reasons(r, t, err) || mb_failures(r, t, err) ||
+             mb_refmasks(r, t, "xgrammar", "XGrammar", "xgmasks", err) ||
+             mb_refmasks(r, t, "llguidance", "llguidance", "llgmasks", err);
     }
     free(t);
     return rc;

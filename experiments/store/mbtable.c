@@ -10,7 +10,7 @@
 #include "../../base/buf.h"
 #include "../../base/file.h"
 
-#define PUBLISHED (XP_MB_COLS - 5) /* engines the anchors CSV may name */
+#define PUBLISHED (XP_MB_COLS - XP_MB_PUBLISHED) /* engines the anchors CSV may name */
 #define ROW_SCHEMAS 16            /* rows[ROW_SCHEMAS] is "schemas" */
 
 typedef enum { MB_TBM, MB_TTFM, MB_TOKENS, MB_SCHEMAS, MB_OUTCOME } mb_kind_t;
@@ -38,11 +38,13 @@ typedef struct {
     int counts; /* the column also holds the counts */
 } measured_t;
 
-static const measured_t measured[4] = {
+static const measured_t measured[XP_MB_PUBLISHED - 1] = {
     {"tokbench", "tbm_us", "ttfm_us", 1},
     {"tokbench", "tbm_cpu_us", "ttfm_cpu_us", 0},
     {"xgrammar", "tbm_us", "ttfm_us", 1},
     {"xgrammar", "tbm_cpu_us", "ttfm_cpu_us", 0},
+    {"llguidance", "tbm_us", "ttfm_us", 1},
+    {"llguidance", "tbm_cpu_us", "ttfm_cpu_us", 0},
 };
 
 /* ---- samples ------------------------------------------------------------------ */
@@ -210,7 +212,7 @@ static int counts(xp_db_t *db, int64_t case_id, const char *impl, double c[XP_MB
     return 0;
 }
 
-/* One measured column (k: 1..4) into the table. */
+/* One measured column (k: 1..6) into the table. */
 static int fill_measured(xp_db_t *db, xp_mb_table_t *t, int k, tb_err_t *err)
 {
     const measured_t *m = &measured[k - 1];
@@ -232,10 +234,9 @@ static int fill_measured(xp_db_t *db, xp_mb_table_t *t, int k, tb_err_t *err)
         else if (m->counts)
             fmt_count(cell, n, c[r], c[ROW_SCHEMAS], rows[r].kind == MB_OUTCOME);
     }
-    if (!rc && m->counts && !strcmp(m->impl, "tokbench"))
-        t->schemas = (size_t)c[ROW_SCHEMAS];
-    else if (!rc && m->counts)
-        t->xg_schemas = (size_t)c[ROW_SCHEMAS];
+    if (!rc && m->counts)
+        *(!strcmp(m->impl, "tokbench") ? &t->schemas : !strcmp(m->impl, "xgrammar")
+          ? &t->xg_schemas : &t->llg_schemas) = (size_t)c[ROW_SCHEMAS];
     free(tbm.v);
     free(ttfm.v);
     return rc;
@@ -244,8 +245,8 @@ static int fill_measured(xp_db_t *db, xp_mb_table_t *t, int k, tb_err_t *err)
 static void heads(xp_mb_table_t *t, const anchors_t *a)
 {
     static const char *const abbr[XP_MB_COLS] = {
-        "metric", "tokbench", "tokbench CPU", "XGrammar", "XGrammar CPU", "published 1",
-        "published 2",
+        "metric", "tokbench", "tokbench CPU", "XGrammar", "XGrammar CPU", "llguidance",
+        "llguidance CPU", "published 1", "published 2",
     };
     snprintf(t->head[0], sizeof t->head[0], "metric (times in us)");
     snprintf(t->head[1], sizeof t->head[1], "tokbench, wall (%zu schemas)", t->schemas);
@@ -257,12 +258,19 @@ static void heads(xp_mb_table_t *t, const anchors_t *a)
         snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (not run: option "
                  "xgrammar=N)");
     snprintf(t->head[4], sizeof t->head[4], "XGrammar 0.1.27, process CPU time");
+    if (t->llg_schemas)
+        snprintf(t->head[5], sizeof t->head[5], "llguidance 1.8.0, wall (sample of %zu "
+                 "schemas)", t->llg_schemas);
+    else
+        snprintf(t->head[5], sizeof t->head[5], "llguidance 1.8.0, wall (not run: option "
+                 "llguidance=N)");
+    snprintf(t->head[6], sizeof t->head[6], "llguidance 1.8.0, thread CPU time");
     for (int c = 0; c < XP_MB_COLS; c++)
         snprintf(t->abbr[c], sizeof t->abbr[c], "%s", abbr[c]);
     for (int e = 0; e < a->n; e++) {
-        snprintf(t->head[5 + e], sizeof t->head[5 + e], "%s (published, other machine)",
-                 a->engine[e]);
-        snprintf(t->abbr[5 + e], sizeof t->abbr[5 + e], "%.17s", a->engine[e]);
+        int c = XP_MB_PUBLISHED + e;
+        snprintf(t->head[c], sizeof t->head[c], "%s (published, other machine)", a->engine[e]);
+        snprintf(t->abbr[c], sizeof t->abbr[c], "%.17s", a->engine[e]);
     }
 }
 
@@ -285,6 +293,31 @@ static int find_case(xp_db_t *db, int64_t run, xp_mb_table_t *t, tb_err_t *err)
     return 0;
 }
 
+/* The mask cache's figures (drv_maskbench's mask_cache_* measurements)
+ * appended to the note; nothing where the run has none (maskcache=0, or
+ * a run older than the cache). */
+static int note_cache(xp_db_t *db, xp_mb_table_t *t, tb_err_t *err)
+{
+    static const char *const metric[4] = {"mask_cache_hits", "mask_cache_misses",
+                                          "mask_cache_flushes", "mask_cache_max_bytes"};
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        xp_samples_t s;
+        if (xp_mb_samples(db, t->case_id, "tokbench", metric[i], &s, err))
+            return -1;
+        v[i] = s.n ? s.v[0] : NAN;
+        free(s.v);
+    }
+    if (!isfinite(v[0]) || !isfinite(v[1]) || v[0] + v[1] == 0)
+        return 0;
+    size_t used = strlen(t->note);
+    snprintf(t->note + used, sizeof t->note - used, "%stokbench's mask cache: %.0f of %.0f "
+             "masks (%.1f%%) copied from it, %.0f flushes, at most %.1f MB for a schema.",
+             used ? " " : "", v[0], v[0] + v[1], 100 * v[0] / (v[0] + v[1]), v[2],
+             v[3] / (1 << 20));
+    return 0;
+}
+
 int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
                 tb_err_t *err)
 {
@@ -296,19 +329,19 @@ int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
     anchors_t a;
     read_anchors(anchors, &a, t->note, sizeof t->note);
     t->nrows = XP_MB_ROWS;
-    t->ncols = 5 + a.n;
+    t->ncols = XP_MB_PUBLISHED + a.n;
     for (int r = 0; r < XP_MB_ROWS; r++) {
         snprintf(t->cell[r][0], sizeof t->cell[r][0], "%s", rows[r].name);
         for (int e = 0; e < a.n; e++) {
-            int outcome = rows[r].kind == MB_OUTCOME;
+            int outcome = rows[r].kind == MB_OUTCOME, c = XP_MB_PUBLISHED + e;
             if (outcome || rows[r].kind == MB_SCHEMAS || rows[r].kind == MB_TOKENS)
-                fmt_count(t->cell[r][5 + e], sizeof t->cell[r][5 + e], a.value[e][r],
+                fmt_count(t->cell[r][c], sizeof t->cell[r][c], a.value[e][r],
                           a.value[e][ROW_SCHEMAS], outcome);
             else if (isfinite(a.value[e][r]))
-                snprintf(t->cell[r][5 + e], sizeof t->cell[r][5 + e], "%.15g", a.value[e][r]);
+                snprintf(t->cell[r][c], sizeof t->cell[r][c], "%.15g", a.value[e][r]);
         }
     }
-    for (int k = 1; k <= 4; k++)
+    for (int k = 1; k < XP_MB_PUBLISHED; k++)
         if (fill_measured(db, t, k, err))
             return -1;
     heads(t, &a);
@@ -318,7 +351,7 @@ int xp_mb_table(xp_db_t *db, int64_t run, const char *anchors, xp_mb_table_t *t,
     size_t used = strlen(t->note);
     snprintf(t->note + used, sizeof t->note - used, "%stokens: the TBM samples; "
              "percentiles interpolated between ranks.", used ? " " : "");
-    return 0;
+    return note_cache(db, t, err);
 }
 
 void xp_mb_reason_group(const char *reason, char *buf, size_t size)

@@ -2,7 +2,9 @@
  * mbtable: the MaskBench table of a run, in the rows of the published one
  * (../shared/maskbench/README.md): TBM and TTFM percentiles, tokens,
  * schemas and the outcome counts, for tokbench (wall and thread CPU time)
- * and XGrammar measured in the same case (its sample), beside the
+ * and the reference engines measured in the same case on their samples
+ * (XGrammar: wall and process CPU time; llguidance: wall and thread CPU
+ * time), beside the
  * published columns read from experiments/anchors/maskbench.csv.  Shared
  * by `tokbench show` and `tokbench report`, which only lay it out.
  */
@@ -14,7 +16,8 @@
 
 #include "results.h"
 
-#define XP_MB_COLS 7  /* the row's name, then the columns below */
+#define XP_MB_COLS 9  /* the row's name, then the columns below */
+#define XP_MB_PUBLISHED 7 /* the first published column (after six measured ones) */
 #define XP_MB_ROWS 23
 
 typedef struct {
@@ -31,7 +34,8 @@ typedef struct {
     char cell[XP_MB_ROWS][XP_MB_COLS][40]; /* cell[r][0]: the row's name */
     int nrows, ncols;
     char note[512];    /* where the published figures come from */
-    size_t schemas, xg_schemas; /* tokbench's and XGrammar's outcome rows */
+    size_t schemas, xg_schemas, llg_schemas; /* tokbench's, XGrammar's, llguidance's
+                                              * outcome rows */
 } xp_mb_table_t;
 
 /* Fills t for `run`; anchors is the published figures' CSV (header

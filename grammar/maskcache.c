@@ -1,0 +1,133 @@
+/* maskcache: masks kept per grammar state (see maskcache.h). */
+#include "maskcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An entry's header word: its form in the top two bits, the payload's
+ * length in uint32 words below. */
+enum { FORM_SET, FORM_CLEAR, FORM_WORDS };
+
+/* at[s]: a state's visits until its mask is kept, then its entry. */
+enum { AT_NEW, AT_ONCE, AT_AGAIN, AT_ENTRY };
+#define FORM_SHIFT 30
+#define LEN_MASK ((1u << FORM_SHIFT) - 1)
+
+void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size_t max_bytes)
+{
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->epoch = g->epoch;
+    c->nbits = nbits;
+    c->max_bytes = max_bytes ? max_bytes : GR_MASKCACHE_DEFAULT_BYTES;
+}
+
+void gr_maskcache_free(gr_maskcache_t *c)
+{
+    free(c->at.data);
+    free(c->words.data);
+    memset(c, 0, sizeof *c);
+}
+
+size_t gr_maskcache_bytes(const gr_maskcache_t *c)
+{
+    return (c->at.cap + c->words.cap) * sizeof(uint32_t);
+}
+
+static void flush(gr_maskcache_t *c)
+{
+    if (c->words.len)
+        c->stats.flushes++;
+    memset(c->at.data, 0, c->at.len * sizeof *c->at.data);
+    c->words.len = 0;
+}
+
+/* A reset grammar has new states under the old ids. */
+static void check_epoch(gr_maskcache_t *c)
+{
+    if (c->epoch != c->g->epoch) {
+        flush(c);
+        c->epoch = c->g->epoch;
+    }
+}
+
+int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
+{
+    check_epoch(c);
+    while (c->at.len <= s)
+        if (tb_vec_push(&c->at, AT_NEW))
+            break; /* no memory: a miss, as if never seen */
+    if (s >= c->at.len || c->at.data[s] < AT_ENTRY || mask->nbits != c->nbits) {
+        if (s < c->at.len && c->at.data[s] < AT_AGAIN)
+            c->at.data[s]++; /* AT_NEW -> AT_ONCE -> AT_AGAIN */
+        c->stats.misses++;
+        return 0;
+    }
+    const uint32_t *e = c->words.data + c->at.data[s] - AT_ENTRY;
+    uint32_t form = e[0] >> FORM_SHIFT, n = e[0] & LEN_MASK;
+    const uint32_t *p = e + 1;
+    size_t nw = tb_bitset_words(mask->nbits);
+    if (form == FORM_WORDS) {
+        memcpy(mask->words, p, nw * sizeof *mask->words);
+    } else if (form == FORM_SET) {
+        tb_bitset_clear_all(mask);
+        for (uint32_t i = 0; i < n; i++)
+            tb_bitset_set(mask, p[i]);
+    } else {
+        memset(mask->words, 0xff, nw * sizeof *mask->words);
+        if (mask->nbits & 63) /* bits past nbits stay zero (bitset.h) */
+            mask->words[nw - 1] = ((uint64_t)1 << (mask->nbits & 63)) - 1;
+        for (uint32_t i = 0; i < n; i++)
+            tb_bitset_clear(mask, p[i]);
+    }
+    c->stats.hits++;
+    return 1;
+}
+
+/* Writes to out the ids whose bit in mask equals `bit`, stopping past
+ * max of them: how many (max + 1: too many for this form).  One pass,
+ * empty words skipped, so a sparse mask costs about a read of its words. */
+static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t max)
+{
+    size_t nw = tb_bitset_words(mask->nbits), k = 0;
+    uint64_t flip = bit ? 0 : ~(uint64_t)0;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t x = mask->words[w] ^ flip;
+        if (!bit && w == nw - 1 && (mask->nbits & 63)) /* bits past nbits are not ids */
+            x &= ((uint64_t)1 << (mask->nbits & 63)) - 1;
+        for (; x; x &= x - 1) {
+            if (k == max)
+                return max + 1;
+            out[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+        }
+    }
+    return k;
+}
+
+int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask)
+{
+    check_epoch(c);
+    if (mask->nbits != c->nbits || s >= c->at.len || c->at.data[s] != AT_AGAIN)
+        return 0; /* a state met once is not kept (yet) */
+    /* Room for the largest form first, so that the ids go straight in. */
+    size_t nw32 = 2 * tb_bitset_words(mask->nbits);
+    if ((c->at.len + c->words.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes) {
+        flush(c);
+        if ((c->at.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes)
+            return 0; /* larger than the whole cache: not kept */
+    }
+    if (tb_vec_reserve(&c->words, 1 + nw32))
+        return -1;
+    uint32_t *e = c->words.data + c->words.len, form = FORM_SET;
+    size_t n = collect(e + 1, mask, 1, nw32 - 1);
+    if (n == nw32)
+        form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1);
+    if (n == nw32) {
+        form = FORM_WORDS;
+        memcpy(e + 1, mask->words, n * sizeof *e);
+    }
+    e[0] = form << FORM_SHIFT | (uint32_t)n;
+    c->at.data[s] = (uint32_t)c->words.len + AT_ENTRY;
+    c->words.len += 1 + n;
+    return 0;
+}
