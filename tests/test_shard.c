@@ -2,13 +2,14 @@
  * shards.  The suite tests/fixtures/xp_shards.csv (selftest rows around a
  * MaskBench case on the files of tests/maskbench, Llama 3) runs whole and
  * as two shards: each whole row runs in exactly one shard and the MaskBench
- * schemas split by their index; the merged database holds one joined run
- * whose cases, outcomes and sample counts are the whole run's (its mask
- * cache figures too, added up over the shards), and a report of it
- * builds.  A missing shard leaves the joined run incomplete
- * and says which; the shard that arrives later completes it; merging again
- * adds nothing; shards of different commits are not joined; a bad --shard
- * is a usage error. */
+ * schemas split by their index (XGrammar's sample, every 3rd, too, where
+ * node and its package are installed); the merged database holds one
+ * joined run whose cases, outcomes and sample counts are the whole run's
+ * (its mask cache figures too, added up over the shards), and a report of
+ * it builds.  A missing shard leaves the joined run incomplete and says
+ * which; the shard that arrives later completes it; merging again adds
+ * nothing; shards of different commits are not joined; a bad --shard is a
+ * usage error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,7 +92,8 @@ static void test_split(void **state)
                                          " 'maskbench' AND split = 1 AND status = 'ok'"), 1);
         /* the schemas: rank r in the whole run's sorted list, r mod 2 */
         snprintf(sql, sizeof sql, "SELECT count(*) FROM outcomes o WHERE (SELECT count(*)"
-                 " FROM u.outcomes w WHERE w.item < o.item) %% 2 <> %d", k - 1);
+                 " FROM u.outcomes w WHERE w.impl = o.impl AND w.item < o.item) %% 2 <> %d"
+                 " AND o.impl = 'tokbench'", k - 1);
         assert_int_equal(test_sql_int(d, sql), 0);
         assert_true(test_sql_int(d, "SELECT count(*) FROM outcomes") > 0);
         sqlite3_close(d);
@@ -103,8 +105,8 @@ static void test_split(void **state)
                                      " SELECT seq FROM r2.cases WHERE experiment <>"
                                      " 'maskbench')"), test_sql_int(d, "SELECT count(*) FROM"
                                                                        " u.cases"));
-    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM (SELECT item FROM outcomes UNION"
-                                     " SELECT item FROM r2.outcomes)"),
+    assert_int_equal(test_sql_int(d, "SELECT count(*) FROM (SELECT impl, item FROM outcomes"
+                                     " UNION SELECT impl, item FROM r2.outcomes)"),
                      test_sql_int(d, "SELECT count(*) FROM u.outcomes"));
     sqlite3_close(d);
 }
