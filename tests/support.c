@@ -77,6 +77,18 @@ int test_tokbench(const char *args, char *out, size_t size)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int test_tokbenchf(char *out, size_t size, const char *fmt, ...)
+{
+    char args[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof args)
+        fail_msg("tokbench arguments longer than %zu bytes", sizeof args);
+    return test_tokbench(args, out, size);
+}
+
 int test_tokbench_mask(const char *args, char *out, size_t size)
 {
     char cmd[1024];
@@ -140,6 +152,13 @@ void test_tmpdir(char *tmpl)
 {
     if (!mkdtemp(tmpl))
         fail_msg("mkdtemp %s failed", tmpl);
+}
+
+int test_rm_tree(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) ? -1 : 0;
 }
 
 void test_rmdir(const char *dir, const char *const *names, size_t n)

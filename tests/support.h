@@ -48,6 +48,10 @@ long long test_sql_int(sqlite3 *db, const char *sql);
  * Returns its exit status, -1 if a signal ended it. */
 int test_tokbench(const char *args, char *out, size_t size);
 
+/* test_tokbench with the arguments formatted as printf's. */
+int test_tokbenchf(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* test_tokbench("mask ARGS"). */
 int test_tokbench_mask(const char *args, char *out, size_t size);
 
@@ -89,6 +93,9 @@ void test_tmpdir(char *tmpl);
  * there, then the directory. */
 FILE *test_run_dir(char *tmpl, char *suite, char *db, size_t size);
 void test_run_dir_remove(const char *dir);
+
+/* Removes a test's folder and all it holds (rm -rf): 0, or -1. */
+int test_rm_tree(const char *dir);
 
 /* Removes the named files from dir, then dir itself: what a test made
  * there and the side files of a SQLite database ("r.db-wal"), present

@@ -35,17 +35,7 @@ static char suite[600], db[600];
 /* Runs `tokbench ARGS` into out (64 KiB), returning its exit status. */
 static char out[1 << 16];
 
-static int tb(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int tb(const char *fmt, ...)
-{
-    char args[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return test_tokbench(args, out, sizeof out);
-}
+#define tb(...) test_tokbenchf(out, sizeof out, __VA_ARGS__)
 
 static sqlite3 *open_db(void)
 {
@@ -77,9 +67,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) ? -1 : 0;
+    return test_rm_tree(dir);
 }
 
 static void test_outcomes_rows(void **state)

@@ -1,5 +1,5 @@
-/* cmd_run: `tokbench run [SUITE] [--db FILE]` and the hidden `_case`
- * sub-command that the callgrind source re-runs (see runner.h). */
+/* cmd_run: `tokbench run [SUITE] [--db FILE] [--shard K/N]` and the hidden
+ * `_case` sub-command that the callgrind source re-runs (see runner.h). */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,12 +45,23 @@ static int usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench run [SUITE] [--db FILE] [--reps N] [--cpu N] [--quiet]\n"
+            "                    [--shard K/N [--shard-key KEY]]\n"
             "Runs every case of SUITE (default experiments/suites/default.csv) and\n"
             "stores runs, cases and raw repetitions in FILE (default %s).\n"
             "Ctrl-C stops after storing what was measured; the run stays incomplete.\n"
             "Exits 1 when a case failed, unless its options say expect=fail (then a\n"
             "case that ran fails the run instead) or needs=PATH and PATH is absent\n"
-            "(the case does not run), 130 when interrupted.\n",
+            "(the case does not run), 130 when interrupted.\n"
+            "--shard K/N runs shard K (1..N) of the suite, so that N processes, on\n"
+            "one machine or many, together run it once: the row at position i runs\n"
+            "whole in shard i mod N + 1, except a case of many items (maskbench),\n"
+            "which every shard runs on the items i of its selection with\n"
+            "i mod N = K - 1.  The shards of one run share a key, by default the git\n"
+            "commit and the suite's checksum (--shard-key KEY sets it, to tell two\n"
+            "sharded runs of one commit apart); `tokbench merge OUT.db r1.db ...`\n"
+            "joins them into one run.  On one machine, give each its own CPU:\n"
+            "  for k in 1 2; do tokbench run S.csv --shard $k/2 --cpu $((k-1)) --db r$k.db &\n"
+            "  done; wait; tokbench merge all.db r1.db r2.db; tokbench report --db all.db --out R\n",
             XP_DEFAULT_DB);
     return out == stdout ? 0 : 2;
 }
@@ -76,6 +87,20 @@ static void say_missing_sources(const char *detail)
     }
 }
 
+/* "K/N" with 1 <= K <= N. */
+static int parse_shard(const char *s, xp_run_opts_t *o)
+{
+    char *end;
+    unsigned long k = strtoul(s, &end, 10), n;
+    if (end == s || *end != '/' || end[1] < '0' || end[1] > '9')
+        return -1;
+    n = strtoul(end + 1, &end, 10);
+    if (*end || k < 1 || k > n || n > 1000000)
+        return -1;
+    o->shard = (unsigned)k, o->shards = (unsigned)n;
+    return 0;
+}
+
 /* Fills o from argv; returns -1 on a usage error. */
 static int parse_args(int argc, char **argv, xp_run_opts_t *o, int *quiet)
 {
@@ -87,6 +112,14 @@ static int parse_args(int argc, char **argv, xp_run_opts_t *o, int *quiet)
             i++;
         else if (!strcmp(argv[i], "--cpu") && i + 1 < argc && !parse_uint(argv[i + 1], &cpu))
             o->cpu = (int)cpu, i++;
+        else if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
+            if (parse_shard(argv[++i], o)) {
+                fprintf(stderr, "tokbench run: --shard %s: want K/N, 1 <= K <= N\n", argv[i]);
+                return -1;
+            }
+        }
+        else if (!strcmp(argv[i], "--shard-key") && i + 1 < argc && argv[i + 1][0])
+            o->shard_key = argv[++i];
         else if (!strcmp(argv[i], "--quiet"))
             *quiet = 1;
         else if (argv[i][0] != '-')
@@ -94,7 +127,7 @@ static int parse_args(int argc, char **argv, xp_run_opts_t *o, int *quiet)
         else
             return -1;
     }
-    return 0;
+    return o->shard_key && !o->shards ? -1 : 0;
 }
 
 int xp_cmd_run(int argc, char **argv)
@@ -129,6 +162,8 @@ int xp_cmd_run(int argc, char **argv)
     fprintf(stderr, "run %lld %s: %zu ok, %zu failed of %zu cases", (long long)res.run,
             res.interrupted ? "INCOMPLETE (interrupted)" : "complete", res.ok, res.failed,
             res.total);
+    if (o.shards)
+        fprintf(stderr, " (shard %u/%u)", o.shard, o.shards);
     if (res.expected_failures)
         fprintf(stderr, " (%zu failed as the suite expects)", res.expected_failures);
     if (res.unexpected_ok)

@@ -262,17 +262,20 @@ int xp_cmd_runs(int argc, char **argv)
                           " r.git_dirty, r.suite, (SELECT count(*) FROM cases c WHERE"
                           " c.run_id = r.id AND c.status = 'ok'), (SELECT count(*) FROM"
                           " cases c WHERE c.run_id = r.id AND c.status <> 'ok'),"
-                          " r.cpu_model FROM runs r ORDER BY r.id", &st, &err)) {
+                          " r.cpu_model, CASE WHEN r.shard = 0 THEN ' (shards joined, of '"
+                          " || r.shards || ')' WHEN r.shard > 0 THEN ' (shard ' || r.shard ||"
+                          " '/' || r.shards || ')' ELSE '' END FROM runs r ORDER BY r.id",
+                      &st, &err)) {
         xp_db_close(db);
         return xp_die(&err);
     }
     printf("%4s  %-24s %-10s %-12s %4s %6s  %s\n", "run", "started", "status",
            "commit", "ok", "failed", "suite / cpu");
     while (sqlite3_step(st) == SQLITE_ROW)
-        printf("%4lld  %-24s %-10s %-10s%-2s %4d %6d  %s / %s\n",
+        printf("%4lld  %-24s %-10s %-10s%-2s %4d %6d  %s%s / %s\n",
                (long long)sqlite3_column_int64(st, 0), col(st, 1), col(st, 2), col(st, 3),
                sqlite3_column_int(st, 4) ? "+" : "", sqlite3_column_int(st, 6),
-               sqlite3_column_int(st, 7), col(st, 5), col(st, 8));
+               sqlite3_column_int(st, 7), col(st, 5), col(st, 9), col(st, 8));
     sqlite3_finalize(st);
     xp_db_close(db);
     return 0;
@@ -295,14 +298,14 @@ static int show_provenance(xp_db_t *db, int64_t run)
     static const char *const names[] = {
         "suite", "started", "ended", "status", "note", "git_commit", "git_dirty",
         "compiler", "cflags", "cpu_model", "cores", "tsc_hz", "kernel", "virt",
-        "sources", "pinned_cpu", "host", "sources_detail",
+        "sources", "pinned_cpu", "host", "sources_detail", "shard", "shards", "shard_key",
     };
     sqlite3_stmt *st;
     tb_err_t err;
     if (xp_db_prepare_id(db, "SELECT suite, started, ended, status, note, git_commit,"
                              " git_dirty, compiler, cflags, cpu_model, cores, tsc_hz,"
-                             " kernel, virt, sources, pinned_cpu, host, sources_detail"
-                             " FROM runs WHERE id = ?", run, &st, &err))
+                             " kernel, virt, sources, pinned_cpu, host, sources_detail,"
+                             " shard, shards, shard_key FROM runs WHERE id = ?", run, &st, &err))
         return xp_die(&err);
     int found = sqlite3_step(st) == SQLITE_ROW;
     for (int i = 0; found && i < (int)(sizeof names / sizeof *names); i++)

@@ -19,6 +19,12 @@
  *             e.g. a reference implementation timed by wall clock; they are
  *             recorded with xp_env_record.
  *   teardown  frees the state.
+ * A driver whose case is many independent items (MaskBench's schemas)
+ * sets `splits`: under `tokbench run --shard K/N` its setup takes only
+ * the items of its selection whose index i has i mod N == K - 1
+ * (env->shard, env->shards), so that every shard runs a part of the case
+ * and `tokbench merge` joins the parts; a case of any other driver runs
+ * whole in one shard (runner.h).
  */
 #ifndef XP_DRIVER_H
 #define XP_DRIVER_H
@@ -76,6 +82,8 @@ typedef struct {
     double tsc_hz;
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM; may be NULL */
     int skip_checksums;     /* the callgrind re-run: inputs are not recorded */
+    unsigned shard, shards; /* a splitting driver's part: items i with i mod
+                             * shards == shard - 1; shards 0: every item */
     char note[768];         /* a source that failed while the case went on */
     TB_VEC(xp_meas_t) meas;
     TB_VEC(xp_input_t) inputs;
@@ -97,6 +105,7 @@ typedef struct {
     int (*extra)(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err);
     void (*teardown)(void *state);
     unsigned default_reps;
+    int splits;       /* setup honours env->shard (see above) */
 } xp_driver_t;
 
 /* NULL-terminated table, and lookup by name. */

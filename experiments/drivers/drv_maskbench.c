@@ -7,7 +7,9 @@
  * Row: vocabulary (llama3), layout (dfs), pattern = the data directory of
  * schema files, options:
  *   every=N     every Nth file in sorted order (the 10th, 20th, ...);
- *   limit=N     at most N of those;
+ *   limit=N     at most N of those (the selection; under `tokbench run
+ *               --shard K/N` the case runs the schemas of the selection
+ *               whose index i has i mod N == K - 1: driver.h);
  *   workers=N   schemas in parallel (default: the online cores), each mask
  *               single-threaded;
  *   timeout=S   seconds per schema (default 900, the benchmark's 15 min);
@@ -27,12 +29,14 @@
  *               walked); its hits, misses, flushes and bytes are stored;
  *   xgrammar=N  also runs XGrammar (scripts/ref/xgrammar.js maskbench under
  *               node: anyWhitespace on, strictMode off) on every Nth of the
- *               selected schemas, after tokbench's, one at a time;
+ *               selected schemas, after tokbench's, one at a time (under
+ *               --shard, each shard on those of the sample it holds);
  *   xgtimeout=S XGrammar's limit per schema (default 60 s: its compile
  *               alone can take tens of seconds);
  *   xgmasks=N   then compares XGrammar's masks with tokbench's token by
  *               token on the first N schemas of XGrammar's sample that
- *               tokbench compiles, first instance each: one outcome row per
+ *               tokbench compiles (of each shard's share, under --shard),
+ *               first instance each: one outcome row per
  *               schema (impl "xgrammar masks": same, explained or
  *               unexplained differences, by cause; refs/xgdiff.h), every
  *               point where they differ listed on stderr;
@@ -116,6 +120,7 @@ static void mb_teardown(void *state)
     for (size_t i = 0; i < s->n; i++)
         free(s->files[i]);
     free(s->files);
+    free(s->pos);
     lex_slicer_free(s->slicer);
     trie_free(s->trie);
     trie_keys_free(&s->keys);
@@ -125,8 +130,10 @@ static void mb_teardown(void *state)
     free(s);
 }
 
-/* The schema files of dir, sorted, every Nth, at most limit. */
-static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit, tb_err_t *err)
+/* The schema files of dir, sorted, every Nth, at most limit: the
+ * selection; of those, the shard's share (driver.h). */
+static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit,
+                      const xp_env_t *env, tb_err_t *err)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -152,14 +159,20 @@ static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit, 
     if (!rc) {
         qsort(all.data, all.len, sizeof *all.data, tb_cmp_strs);
         s->files = calloc(all.len, sizeof *s->files);
-        if (!s->files)
+        s->pos = calloc(all.len, sizeof *s->pos);
+        if (!s->files || !s->pos)
             rc = tb_fail(err, "out of memory");
     }
+    size_t selected = 0;
     for (size_t i = 0; i < all.len; i++) {
-        if (!rc && (i + 1) % every == 0 && (!limit || s->n < limit))
+        int pick = !rc && (i + 1) % every == 0 && (!limit || selected < limit);
+        selected += pick;
+        if (pick && (!env->shards || (selected - 1) % env->shards == env->shard - 1)) {
+            s->pos[s->n] = selected - 1;
             s->files[s->n++] = all.data[i];
-        else
+        } else {
             free(all.data[i]);
+        }
     }
     free(all.data);
     return rc;
@@ -219,7 +232,7 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     if (!rc && fv && !s->format_annotation && strcmp(fv, "assertion"))
         rc = tb_fail(err, "option format=%s: annotation or assertion", fv);
     if (!rc)
-        rc = list_files(s, row->pattern, (unsigned)every, (unsigned)limit, err);
+        rc = list_files(s, row->pattern, (unsigned)every, (unsigned)limit, env, err);
     if (!rc)
         rc = xp_row_vocab(row, env, s->vocab, sizeof s->vocab, err);
     if (!rc && !(s->tok = tok_load(s->vocab, err)))
@@ -835,4 +848,5 @@ const xp_driver_t xp_driver_maskbench = {
     .extra = mb_extra,
     .teardown = mb_teardown,
     .default_reps = 1,
+    .splits = 1,
 };

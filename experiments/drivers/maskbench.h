@@ -31,6 +31,7 @@ typedef struct {
 
 typedef struct {
     char **files;
+    size_t *pos; /* each file's index in the selection of every shard */
     size_t n;
     unsigned workers, timeout;
     mb_ref_opts_t ref[MB_REFS];

@@ -297,10 +297,12 @@ void mb_ref_options(mb_ref_id_t ref, const char **every, const char **timeout,
     *masks = engines[ref].opt_masks;
 }
 
-/* Runs engine r on every Nth selected schema, its output into out; with
- * masks, only on the first of them (as many as its masks option says) that
- * tokbench ran, with their masks (first instance each).  *n: the schemas
- * given.  0, 1 with why when it could not run, -1 on memory. */
+/* Runs engine r on every Nth selected schema (N counted over the selection
+ * of every shard, so that the shards' samples make the whole run's), its
+ * output into out; with masks, only on the first of them (as many as its
+ * masks option says) that tokbench ran, with their masks (first instance
+ * each).  *n: the schemas given.  0, 1 with why when it could not run, -1
+ * on memory. */
 static int ref_exec(const mb_t *s, mb_ref_id_t r, const xp_env_t *env, int masks,
                     tb_buf_t *out, size_t *n, tb_err_t *why)
 {
@@ -310,8 +312,10 @@ static int ref_exec(const mb_t *s, mb_ref_id_t r, const xp_env_t *env, int masks
     if (!pick)
         return tb_fail(why, "out of memory"), -1;
     *n = 0;
-    for (size_t i = o->every - 1; i < s->n && (!masks || *n < o->masks); i += o->every) {
+    for (size_t i = 0; i < s->n && (!masks || *n < o->masks); i++) {
         const char *base = strrchr(s->files[i], '/');
+        if ((s->pos[i] + 1) % o->every)
+            continue;
         if (!masks || ran_here(env, base ? base + 1 : s->files[i]))
             pick[(*n)++] = i;
     }

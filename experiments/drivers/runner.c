@@ -390,9 +390,11 @@ static void append_part(char *msg, size_t size, const char *part)
         snprintf(msg + n, size - n, "%s%s", n ? "; " : "", part);
 }
 
-/* Measures and stores one row.  Returns -1 only when the store fails. */
+/* Measures and stores one row, the done-th this process runs.  Returns -1
+ * only when the store fails. */
 static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
-                   xp_papi_t *papi, size_t seq, const xp_row_t *row, tb_err_t *err)
+                   xp_papi_t *papi, size_t seq, size_t done, const xp_row_t *row,
+                   tb_err_t *err)
 {
     char started[32], note[256], srcs[64] = "";
     xp_now_iso(started);
@@ -400,6 +402,8 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     tb_err_t cerr = {{0}};
     const char *status = "ok";
     const xp_driver_t *d = xp_driver_find(row->experiment);
+    if (d && d->splits)
+        env.shard = o->shard, env.shards = o->shards;
     note[0] = 0;
     char needs[512];
     int absent = xp_row_option(row, "needs", needs, sizeof needs) && access(needs, F_OK);
@@ -425,7 +429,7 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     xp_case_rec_t rec = {.run = res->run, .seq = (unsigned)seq, .row = row,
                          .sources = xp_sources_format(env.sources, srcs, sizeof srcs),
                          .status = status, .message = msg[0] ? msg : NULL,
-                         .started = started, .env = &env};
+                         .started = started, .split = env.shards > 0, .env = &env};
     int rc = xp_db_case_write(db, &rec, err);
     xp_env_free(&env);
     char expect[16];
@@ -436,26 +440,43 @@ static int run_row(const xp_run_opts_t *o, xp_db_t *db, xp_run_result_t *res,
     else if (!strcmp(status, "failed"))
         res->failed++, res->expected_failures += xfail;
     if (o->progress)
-        o->progress(o->progress_arg, seq + 1, res->total, row, status, rec.message);
+        o->progress(o->progress_arg, done + 1, res->total, row, status, rec.message);
     return rc;
 }
 
-static int record_suite_input(xp_db_t *db, int64_t run, const char *path, tb_err_t *err)
+/* Whether the row at position i of the suite runs in this process. */
+static int in_shard(const xp_run_opts_t *o, size_t i, const xp_row_t *row)
+{
+    const xp_driver_t *d = xp_driver_find(row->experiment);
+    return !o->shards || (d && d->splits) || i % o->shards == o->shard - 1;
+}
+
+/* Records the suite's checksum and, for a shard, K/N and the shard key. */
+static int record_suite(const xp_run_opts_t *o, xp_db_t *db, int64_t run,
+                        const xp_prov_t *prov, tb_err_t *err)
 {
     xp_input_t in = {.role = "suite"};
-    snprintf(in.path, sizeof in.path, "%s", path);
-    if (tb_file_sha256(path, in.sha256, err))
+    snprintf(in.path, sizeof in.path, "%s", o->suite_path);
+    if (tb_file_sha256(o->suite_path, in.sha256, err) || xp_db_run_inputs(db, run, &in, 1, err))
         return -1;
-    return xp_db_run_inputs(db, run, &in, 1, err);
+    if (!o->shards)
+        return 0;
+    char key[128];
+    snprintf(key, sizeof key, "%s/%.16s", prov->git_commit, in.sha256);
+    return xp_db_run_shard(db, run, o->shard, o->shards, o->shard_key ? o->shard_key : key,
+                           err);
 }
 
 int xp_run_suite(const xp_run_opts_t *o, xp_run_result_t *res, tb_err_t *err)
 {
     memset(res, 0, sizeof *res);
+    if (o->shards && (o->shard < 1 || o->shard > o->shards))
+        return tb_fail(err, "shard %u/%u: K/N wants 1 <= K <= N", o->shard, o->shards);
     xp_suite_t suite;
     if (xp_suite_load(o->suite_path, &suite, err))
         return -1;
-    res->total = suite.n;
+    for (size_t i = 0; i < suite.n; i++)
+        res->total += in_shard(o, i, &suite.rows[i]);
     xp_papi_t papi;
     xp_prov_collect(&res->prov, o->root, &papi);
     tb_err_t pin_err;
@@ -465,15 +486,16 @@ int xp_run_suite(const xp_run_opts_t *o, xp_run_result_t *res, tb_err_t *err)
     if (!db)
         goto out;
     res->run = xp_db_run_begin(db, o->suite_path, &res->prov, err);
-    if (res->run < 0 || record_suite_input(db, res->run, o->suite_path, err))
+    if (res->run < 0 || record_suite(o, db, res->run, &res->prov, err))
         goto out;
     size_t done = 0;
     rc = 0;
-    for (; !rc && done < suite.n && !(o->stop && *o->stop); done++)
-        rc = run_row(o, db, res, &papi, done, &suite.rows[done], err);
-    res->interrupted = done < suite.n || (o->stop && *o->stop);
+    for (size_t i = 0; !rc && i < suite.n && !(o->stop && *o->stop); i++)
+        if (in_shard(o, i, &suite.rows[i]))
+            rc = run_row(o, db, res, &papi, i, done++, &suite.rows[i], err);
+    res->interrupted = done < res->total || (o->stop && *o->stop);
     char note[128];
-    snprintf(note, sizeof note, "stopped after %zu of %zu cases%s", done, suite.n,
+    snprintf(note, sizeof note, "stopped after %zu of %zu cases%s", done, res->total,
              o->stop && *o->stop ? " by a signal" : "");
     tb_err_t end_err;
     if (xp_db_run_end(db, res->run, res->interrupted || rc ? "incomplete" : "complete",

@@ -16,6 +16,16 @@
  * as an expected failure with that reason); a stop request
  * (SIGINT/SIGTERM) ends the run after storing what was measured, and the
  * run stays marked incomplete.
+ *
+ * Shards: with shards = N > 0 the process runs shard K of N of the suite,
+ * so that N processes, on one machine or many, under any batch scheduler,
+ * together run it exactly once.  The split depends on nothing but the
+ * suite: the row at position i (0-based, comment lines not counted) runs
+ * whole in shard i mod N + 1, except a row whose driver splits its items
+ * (driver.h), which runs in every shard on that shard's share of them.
+ * A case keeps its position in the suite as its seq, and the run records
+ * K, N and the shard key (by default the git commit and the suite's
+ * checksum), so that `tokbench merge` can join the shards into one run.
  */
 #ifndef XP_RUNNER_H
 #define XP_RUNNER_H
@@ -35,6 +45,9 @@ typedef struct {
     const char *root;           /* checkout whose git state is recorded */
     int cpu;                    /* CPU to pin to; -1: the current one */
     unsigned reps;              /* overrides every row when nonzero */
+    unsigned shard, shards;     /* run shard `shard` (1..shards); shards 0: all */
+    const char *shard_key;      /* what the shards of one run share; NULL:
+                                 * the git commit and the suite's sha256 */
     volatile sig_atomic_t *stop;
     /* called after every case (library code does not print) */
     void (*progress)(void *arg, size_t done, size_t total, const xp_row_t *row,
@@ -44,7 +57,7 @@ typedef struct {
 
 typedef struct {
     int64_t run;
-    size_t ok, failed, total;
+    size_t ok, failed, total; /* total: the cases this shard runs */
     size_t expected_failures; /* of `failed`: rows marked expect=fail, or
                                * whose needs=PATH is absent */
     size_t unexpected_ok;     /* of `ok`: rows marked expect=fail that ran */

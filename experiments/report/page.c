@@ -60,8 +60,9 @@ static void provenance_rows(const run_info_t *ri, const char *rows[][2], int *n,
 {
     int k = 0;
     snprintf(bufs[0], 512, "%lld", (long long)ri->id);
-    snprintf(bufs[1], 512, "%s%s", ri->status, strcmp(ri->status, "complete") ?
-             " (the suite did not finish: only the cases measured so far)" : "");
+    snprintf(bufs[1], 512, "%s%s", ri->status, !strcmp(ri->status, "complete") ? ""
+             : ri->joined ? " (shards missing or incomplete: see shards)"
+             : " (the suite did not finish: only the cases measured so far)");
     snprintf(bufs[2], 512, "%s%s", *ri->commit ? ri->commit : "unknown",
              ri->dirty ? " (dirty tree)" : "");
     snprintf(bufs[3], 512, "%s, %d cores, TSC %.3f GHz", ri->cpu, ri->cores,
@@ -78,6 +79,10 @@ static void provenance_rows(const run_info_t *ri, const char *rows[][2], int *n,
     rows[k][0] = "compiler"; rows[k++][1] = ri->compiler;
     rows[k][0] = "counter sources"; rows[k++][1] = ri->sources;
     rows[k][0] = "time"; rows[k++][1] = bufs[4];
+    if (*ri->shards) {
+        rows[k][0] = "shards";
+        rows[k++][1] = ri->shards;
+    }
     *n = k;
 }
 

@@ -191,7 +191,8 @@ int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
     sqlite3_stmt *st;
     if (xp_db_prepare_id(r->db, "SELECT status, suite, started, ifnull(ended, ''),"
                                 " git_commit, git_dirty, host, cpu_model, cores, tsc_hz,"
-                                " sources, compiler, kernel, virt FROM runs WHERE id = ?",
+                                " sources, compiler, kernel, virt, shard, shards, shard_key,"
+                                " ifnull(note, '') FROM runs WHERE id = ?",
                          id, &st, err))
         return -1;
     int found = sqlite3_step(st) == SQLITE_ROW;
@@ -212,6 +213,18 @@ int xp_rp_load_run(report_t *r, int64_t id, run_info_t *ri, tb_err_t *err)
         snprintf(ri->compiler, sizeof ri->compiler, "%s", xp_rp_col(st, 11));
         snprintf(ri->kernel, sizeof ri->kernel, "%s", xp_rp_col(st, 12));
         snprintf(ri->virt, sizeof ri->virt, "%s", xp_rp_col(st, 13));
+        int shard = sqlite3_column_int(st, 14), sharded = sqlite3_column_type(st, 14) !=
+                                                           SQLITE_NULL;
+        ri->joined = sharded && shard == 0;
+        /* a joined run's note names its shards and the missing ones */
+        if (ri->joined)
+            snprintf(ri->shards, sizeof ri->shards, "%s", xp_rp_col(st, 17));
+        else if (sharded)
+            snprintf(ri->shards, sizeof ri->shards, "shard %d of %d (key %s): tokbench merge "
+                     "joins it with the others", shard, sqlite3_column_int(st, 15),
+                     xp_rp_col(st, 16));
+        else
+            ri->shards[0] = 0;
     }
     sqlite3_finalize(st);
     if (!found)

@@ -55,6 +55,9 @@ typedef struct {
     char cpu[256], sources[64], compiler[128], kernel[128], virt[64];
     int dirty, cores;
     double tsc_hz;
+    int joined;          /* the shards of a run joined by tokbench merge */
+    char shards[1100];   /* which shard the run is, or its joined shards
+                          * and the missing ones; "" when not sharded */
 } run_info_t;
 
 typedef struct {

@@ -295,7 +295,9 @@ static int find_case(xp_db_t *db, int64_t run, xp_mb_table_t *t, tb_err_t *err)
 
 /* The mask cache's figures (drv_maskbench's mask_cache_* measurements)
  * appended to the note; nothing where the run has none (maskcache=0, or
- * a run older than the cache). */
+ * a run older than the cache).  A case joined from shards (`tokbench
+ * merge`) holds one figure per shard: the counts add up, the bytes take
+ * the largest. */
 static int note_cache(xp_db_t *db, xp_mb_table_t *t, tb_err_t *err)
 {
     static const char *const metric[4] = {"mask_cache_hits", "mask_cache_misses",
@@ -305,7 +307,9 @@ static int note_cache(xp_db_t *db, xp_mb_table_t *t, tb_err_t *err)
         xp_samples_t s;
         if (xp_mb_samples(db, t->case_id, "tokbench", metric[i], &s, err))
             return -1;
-        v[i] = s.n ? s.v[0] : NAN;
+        v[i] = s.n ? 0 : NAN;
+        for (size_t k = 0; k < s.n; k++)
+            v[i] = i < 3 ? v[i] + s.v[k] : s.v[k]; /* sorted: the last is the largest */
         free(s.v);
     }
     if (!isfinite(v[0]) || !isfinite(v[1]) || v[0] + v[1] == 0)

@@ -181,6 +181,14 @@ static const char *const migrations[XP_DB_SCHEMA] = {
     " machine TEXT NOT NULL, note TEXT NOT NULL,"
     " kind TEXT NOT NULL DEFAULT 'published, other machine',"
     " UNIQUE(figure, subject, vocabulary, work, document));",
+    /* 9 -> 10: shards (runner.h): a run that is shard K of N of a suite
+     * says so, with the key its shards share; a run that `tokbench merge`
+     * joined from them has shard 0.  A case of a shard that ran only that
+     * shard's share of its items is marked split. */
+    "ALTER TABLE runs ADD COLUMN shard INTEGER;"
+    "ALTER TABLE runs ADD COLUMN shards INTEGER;"
+    "ALTER TABLE runs ADD COLUMN shard_key TEXT;"
+    "ALTER TABLE cases ADD COLUMN split INTEGER NOT NULL DEFAULT 0;",
 };
 
 int xp_db_exec(xp_db_t *d, const char *sql, tb_err_t *err)
@@ -439,6 +447,20 @@ int xp_db_run_end(xp_db_t *d, int64_t run, const char *status,
     return step_done(d, st, err);
 }
 
+int xp_db_run_shard(xp_db_t *d, int64_t run, unsigned shard, unsigned shards,
+                    const char *key, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (xp_db_prepare(d, "UPDATE runs SET shard = ?, shards = ?, shard_key = ? WHERE id = ?",
+                      &st, err))
+        return -1;
+    sqlite3_bind_int(st, 1, (int)shard);
+    sqlite3_bind_int(st, 2, (int)shards);
+    bind_text(st, 3, key);
+    sqlite3_bind_int64(st, 4, run);
+    return step_done(d, st, err);
+}
+
 static int insert_inputs(xp_db_t *d, int64_t run, const xp_input_t *in, size_t n,
                          tb_err_t *err)
 {
@@ -477,7 +499,7 @@ static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     if (xp_db_prepare(d,
                       "INSERT INTO cases(run_id, seq, line, experiment, vocabulary, layout,"
                       " pattern, corpus, options, reps, sources, status, message, started,"
-                      " ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      " ended, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       &st, err))
         return -1;
     const xp_row_t *r = c->row;
@@ -496,6 +518,7 @@ static int64_t insert_case(xp_db_t *d, const xp_case_rec_t *c, tb_err_t *err)
     bind_text_or_null(st, 13, c->message);
     bind_text(st, 14, c->started);
     bind_text(st, 15, now);
+    sqlite3_bind_int(st, 16, c->split);
     if (step_done(d, st, err))
         return -1;
     return sqlite3_last_insert_rowid(d->db);

@@ -16,7 +16,9 @@
  * MB/s over each reference's, per case).  A run's run_key names it in
  * every database it is copied to (see `tokbench merge`).  The anchors
  * table holds published figures of other machines with their sources
- * (anchors.h), apart from every run.
+ * (anchors.h), apart from every run.  A run of one shard of a suite
+ * (runner.h) records K, N and the key its shards share; `tokbench merge`
+ * joins the shards it holds into one run (shard 0).
  *
  * A run is inserted as 'incomplete' and only marked 'complete' after its
  * last case: whatever stops it (Ctrl-C, kill -9, a power cut) leaves a
@@ -39,7 +41,7 @@
 #include "../drivers/suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 9
+#define XP_DB_SCHEMA 10
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {
@@ -73,6 +75,9 @@ int xp_db_run_end(xp_db_t *d, int64_t run, const char *status,
                   const char *note, tb_err_t *err);
 int xp_db_run_inputs(xp_db_t *d, int64_t run, const xp_input_t *in, size_t n,
                      tb_err_t *err);
+/* Marks the run as shard `shard` of `shards` of runs that share `key`. */
+int xp_db_run_shard(xp_db_t *d, int64_t run, unsigned shard, unsigned shards,
+                    const char *key, tb_err_t *err);
 
 typedef struct {
     int64_t run;
@@ -82,6 +87,7 @@ typedef struct {
     const char *status;     /* ok, failed, interrupted */
     const char *message;    /* why it failed, or notes; may be NULL */
     const char *started;    /* ISO 8601 UTC */
+    int split;              /* ran only its shard's share of its items */
     const xp_env_t *env;    /* measurements and inputs */
 } xp_case_rec_t;
 
