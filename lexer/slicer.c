@@ -155,6 +155,62 @@ static int complete_dfa(lex_dfa_t *d, tb_err_t *err)
     return lex_dfa_error(d, err);
 }
 
+/* Whether every prefix of a's language is a prefix of b's (both DFAs
+ * complete): no pair reachable from the two starts has a live state of a
+ * and the dead state of b.  1, 0, or -1 on memory. */
+static int prefixes_within(lex_dfa_t *a, lex_dfa_t *b)
+{
+    size_t nb = b->nstates, cells = a->nstates * nb;
+    uint8_t *seen = calloc(cells, 1);
+    uint64_t *todo = malloc(cells * sizeof *todo);
+    if (!seen || !todo) {
+        free(seen);
+        free(todo);
+        return -1;
+    }
+    size_t top = 0;
+    int within = 1;
+    todo[top++] = (uint64_t)LEX_START << 32 | LEX_START;
+    seen[LEX_START * nb + LEX_START] = 1;
+    while (top && within) {
+        uint64_t pair = todo[--top];
+        uint32_t p = (uint32_t)(pair >> 32), q = (uint32_t)pair;
+        for (unsigned c = 0; c < 256; c++) {
+            uint32_t p2 = lex_dfa_next(a, p, (uint8_t)c), q2;
+            if (p2 == LEX_DEAD)
+                continue;
+            if ((q2 = lex_dfa_next(b, q, (uint8_t)c)) == LEX_DEAD) {
+                within = 0;
+                break;
+            }
+            if (!seen[(size_t)p2 * nb + q2]) {
+                seen[(size_t)p2 * nb + q2] = 1;
+                todo[top++] = (uint64_t)p2 << 32 | q2;
+            }
+        }
+    }
+    free(seen);
+    free(todo);
+    return within;
+}
+
+/* Sets each slice's `within` (lex_slice_t). */
+static int slices_within(lex_slicer_t *s, tb_err_t *err)
+{
+    for (size_t i = 0; i < s->nslice && i < 64; i++)
+        for (size_t j = 0; j < s->nslice && j < 64; j++) {
+            if (i == j)
+                continue;
+            int in = prefixes_within(s->slice[i].dfa, s->slice[j].dfa);
+            int back = in == 1 && j < i ? prefixes_within(s->slice[j].dfa, s->slice[i].dfa) : 0;
+            if (in < 0 || back < 0)
+                return tb_fail(err, "out of memory for the slicer");
+            if (in && !back)
+                s->slice[i].within |= (uint64_t)1 << j;
+        }
+    return 0;
+}
+
 lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
                              const char *const *regexes, size_t n, tb_err_t *err)
 {
@@ -206,6 +262,8 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
             tb_wrap(err, "slice %zu", i + 1);
             goto fail;
         }
+    if (slices_within(s, err))
+        goto fail;
     for (size_t i = 0; i < n; i++)
         for (size_t w = 0; w < tb_bitset_words(s->mask_bits); w++)
             s->all.words[w] |= s->slice[i].mask.words[w];
@@ -427,15 +485,24 @@ int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err
         return tb_fail(err, "slicer: no lexer DFA bound");
     if (grow_verdicts(s, (size_t)state + 1, err))
         return -1;
-    uint8_t *v = &s->verdict[(size_t)state * s->nslice + i];
-    if (*v == LEX_SLICE_UNKNOWN) {
+    size_t at = (size_t)state * s->nslice + i;
+    for (size_t j = 0; j < s->nslice && s->verdict[at] == LEX_SLICE_UNKNOWN; j++) {
+        if (!(s->slice[i].within >> j & 1))
+            continue;
+        int wider = lex_slicer_subsumes(s, j, state, err); /* may move s->verdict */
+        if (wider < 0)
+            return -1;
+        if (wider)
+            s->verdict[at] = LEX_SLICE_WHOLE;
+    }
+    if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
         uint8_t verdict = explore(s, i, state);
         /* A lexer DFA past its limits answers dead: no verdict to keep. */
         if (lex_dfa_error(s->bound, err))
             return -1;
-        *v = verdict;
+        s->verdict[at] = verdict;
     }
-    return *v == LEX_SLICE_WHOLE;
+    return s->verdict[at] == LEX_SLICE_WHOLE;
 }
 
 /* ---- the mask ----------------------------------------------------------------- */

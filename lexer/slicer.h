@@ -42,7 +42,11 @@
  *   [^"\\\x00-\x1F\x7F]{1,30}   with first-match order: lengths 11..30
  *   [^"\\\x00-\x1F\x7F]+        the longer ones
  * The bounded slices are subsumed by a string body with a maxLength of at
- * least 10 (30) characters left, not only by an unbounded one.
+ * least 10 (30) characters left, not only by an unbounded one.  Since every
+ * prefix of {1,10} is one of {1,30}, and of {1,30} one of the unbounded
+ * slice, a state that subsumes the wider slice subsumes the narrower one:
+ * the wider is decided first (its DFA has no count, so exploring it is
+ * cheap) and, where it is whole, the narrower ones are never explored.
  */
 #ifndef LEX_SLICER_H
 #define LEX_SLICER_H
@@ -66,6 +70,11 @@ typedef struct {
     trie_t *trie;
     tb_bitset_t mask; /* its tokens and their aliases */
     size_t ntokens;   /* keys in the slice (aliases not counted) */
+    uint64_t within;  /* bit j: every prefix of this slice's language is one
+                       * of slice j's, so the slice is whole wherever j is
+                       * (slices 0..63; of two equal languages, only the
+                       * later one's bit is set, so the relation has no
+                       * cycle) */
 } lex_slice_t;
 
 /* Per lexer state and slice: not decided yet, subsumed, or not. */

@@ -283,6 +283,40 @@ static void subsumption_verdicts(void **state)
     lex_dfa_free(d);
 }
 
+/* Which slices' prefixes another's hold (lex_slice_t.within): the default
+ * three nest, {1,10} in {1,30} in the unbounded one; of two equal slices
+ * only the first looks to the second, and verdicts through that relation
+ * are the explored ones. */
+static void slices_within(void **state)
+{
+    (void)state;
+    lex_slicer_t *sl = vocabs[0].slicer[0];
+    assert_int_equal(sl->slice[0].within, 6);
+    assert_int_equal(sl->slice[1].within, 4);
+    assert_int_equal(sl->slice[2].within, 0);
+    tb_err_t err;
+    static const char *const twice[] = {"[a-z]+", "[a-z]{1,4}", "[a-z]+"};
+    lex_slicer_t *s = lex_slicer_new(&vocabs[0].t.keys, &trie_layout_dfs, twice, 3, &err);
+    assert_non_null(s);
+    assert_int_equal(s->slice[0].within, 4);
+    assert_int_equal(s->slice[1].within, 5);
+    assert_int_equal(s->slice[2].within, 0);
+    lex_dfa_t *d = lex_dfa_new("[a-z]{0,6}", NULL, &err);
+    assert_non_null(d);
+    assert_int_equal(lex_slicer_bind(s, d, &err), 0);
+    /* room for 6 letters: {1,4} is whole, the unbounded ones are not */
+    assert_int_equal(lex_slicer_subsumes(s, 1, LEX_START, &err), 1);
+    assert_int_equal(lex_slicer_subsumes(s, 0, LEX_START, &err), 0);
+    assert_int_equal(lex_slicer_subsumes(s, 2, LEX_START, &err), 0);
+    lex_dfa_free(d);
+    d = lex_dfa_new("[a-z]*", NULL, &err);
+    assert_int_equal(lex_slicer_bind(s, d, &err), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(lex_slicer_subsumes(s, i, LEX_START, &err), 1);
+    lex_dfa_free(d);
+    lex_slicer_free(s);
+}
+
 /* A budget too small to finish the product answers "walk", and the mask
  * stays exact. */
 static void small_budget_walks(void **state)
@@ -508,6 +542,7 @@ int main(void)
         cmocka_unit_test(slices_partition_the_keys),
         cmocka_unit_test(real_world_regexes),
         cmocka_unit_test(subsumption_verdicts),
+        cmocka_unit_test(slices_within),
         cmocka_unit_test(small_budget_walks),
         cmocka_unit_test(custom_slices_and_random_regexes),
         cmocka_unit_test(full_match_slices),
