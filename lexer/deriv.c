@@ -80,6 +80,102 @@ enum { MEMO_DERIV, MEMO_RAW, MEMO_LIVE };
 static int live(lex_dfa_t *d, lex_term_t x);
 static void dfa_fail(lex_dfa_t *d, const char *what);
 
+/* ---- first bytes ---------------------------------------------------------- */
+
+/* Room in the first-byte cache for every term made so far. */
+static int first_room(lex_dfa_t *d)
+{
+    size_t n = d->terms.n;
+    if (n <= d->first_cap)
+        return 0;
+    size_t cap = d->first_cap ? d->first_cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    uint64_t(*f)[4] = realloc(d->first, cap * sizeof *f);
+    if (f)
+        d->first = f;
+    uint8_t *ok = realloc(d->first_ok, cap);
+    if (ok)
+        d->first_ok = ok;
+    if (!f || !ok)
+        return -1;
+    memset(d->first_ok + d->first_cap, 0, cap - d->first_cap);
+    d->first_cap = cap;
+    return 0;
+}
+
+/*
+ * Into out, the bytes that a non-empty string of term x may begin with, for
+ * x without an AND or a NOT (whose parts may be empty under another id).
+ * deriv() answers a byte outside the set with LEX_NOTHING and no memo
+ * entry: that is exactly what the constructors would make (they absorb an
+ * empty part), and it spares a union of many literals (keys, enum values)
+ * one derivative per literal and byte class.  Kept per term once known;
+ * -1 (out of memory) leaves out as every byte, so nothing is skipped.
+ */
+static int first_bytes(lex_dfa_t *d, lex_term_t x, uint64_t out[4])
+{
+    memset(out, 0xFF, 4 * sizeof *out);
+    if (first_room(d))
+        return -1;
+    if (d->first_ok[x]) {
+        memcpy(out, d->first[x], sizeof d->first[x]);
+        return 0;
+    }
+    const lex_terms_t *t = &d->terms;
+    const lex_node_t *n = lex_node(t, x);
+    uint64_t acc[4] = {0}, part[4];
+    switch (n->kind) {
+    case LEX_K_BYTES:
+        memcpy(acc, n->set, sizeof acc);
+        break;
+    case LEX_K_STAR:
+    case LEX_K_REPEAT:
+        if (first_bytes(d, n->a, acc))
+            return -1;
+        break;
+    case LEX_K_CONCAT:
+    case LEX_K_OR:
+        /* Along the chain: every alternative of a union, a concatenation's
+         * parts up to the first that cannot be empty. */
+        for (lex_term_t cur = x;;) {
+            const lex_node_t *y = lex_node(t, cur);
+            int link = y->kind == n->kind;
+            lex_term_t part_x = link ? y->a : cur;
+            if (first_bytes(d, part_x, part))
+                return -1;
+            for (int w = 0; w < 4; w++)
+                acc[w] |= part[w];
+            if (!link || (n->kind == LEX_K_CONCAT && !lex_node(t, part_x)->nullable))
+                break;
+            cur = lex_node(t, cur)->b;
+        }
+        break;
+    case LEX_K_NOTHING:
+    case LEX_K_EPSILON:
+        break;
+    default: /* AND, NOT: never asked (see above); any byte */
+        memset(acc, 0xFF, sizeof acc);
+        break;
+    }
+    memcpy(d->first[x], acc, sizeof acc);
+    d->first_ok[x] = 1;
+    memcpy(out, acc, sizeof acc);
+    return 0;
+}
+
+/* Whether a string of term x (without an AND or a NOT) may begin with b. */
+static int may_begin(lex_dfa_t *d, lex_term_t x, uint8_t b)
+{
+    uint64_t f[4];
+    const uint64_t *set = f;
+    if (x < d->first_cap && d->first_ok[x])
+        set = d->first[x];
+    else
+        first_bytes(d, x, f);
+    return (set[b >> 6] >> (b & 63)) & 1;
+}
+
 /*
  * The derivative of term x by byte class c (b is a byte of that class).
  * Where an intersection comes out empty it is made LEX_NOTHING (live()
@@ -96,10 +192,21 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
         return LEX_NOTHING;
     case LEX_K_BYTES:
         return (n->set[b >> 6] >> (b & 63)) & 1 ? LEX_EPSILON : LEX_NOTHING;
+    case LEX_K_CONCAT: {
+        /* A byte set then the rest (every link of a literal): the rest or
+         * nothing, without the memo, where a union of many literal keys or
+         * enum values would store one entry per literal and class. */
+        const lex_node_t *h = lex_node(t, n->a);
+        if (h->kind == LEX_K_BYTES)
+            return (h->set[b >> 6] >> (b & 63)) & 1 ? n->b : LEX_NOTHING;
+        break;
+    }
     default:
         break;
     }
     raw = raw && n->has_and; /* without an AND or a NOT both are the same */
+    if (!n->has_and && !may_begin(d, x, b))
+        return LEX_NOTHING;
     uint64_t key = ((uint64_t)x << 10) | ((uint64_t)(raw ? MEMO_RAW : MEMO_DERIV) << 8) | c;
     lex_term_t r;
     if (memo_get(d, key, &r))
@@ -825,6 +932,8 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->by_term);
     free(d->memo_key);
     free(d->memo_val);
+    free(d->first);
+    free(d->first_ok);
     lex_lexemes_free(d->lx);
     free(d->pair_off);
     free(d->pair_n);

@@ -83,6 +83,11 @@ typedef struct {
     uint64_t *memo_key;
     uint32_t *memo_val;
     size_t memo_cap, memo_n;
+    /* first[x]: the bytes term x may begin with, once first_ok[x] (deriv.c);
+     * first_cap entries of each. */
+    uint64_t (*first)[4];
+    uint8_t *first_ok;
+    size_t first_cap;
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
     /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
