@@ -104,10 +104,11 @@ static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t ma
     return k;
 }
 
-int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask)
+int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now)
 {
     check_epoch(c);
-    if (mask->nbits != c->nbits || s >= c->at.len || c->at.data[s] != AT_AGAIN)
+    if (mask->nbits != c->nbits || s >= c->at.len || c->at.data[s] >= AT_ENTRY ||
+        (c->at.data[s] != AT_AGAIN && !now))
         return 0; /* a state met once is not kept (yet) */
     /* Room for the largest form first, so that the ids go straight in. */
     size_t nw32 = 2 * tb_bitset_words(mask->nbits);

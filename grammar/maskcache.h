@@ -15,7 +15,10 @@
  * A mask is kept the second time its state misses: most states of a
  * schema's object are met once (the properties seen so far are part of
  * the state), and keeping a mask costs a pass over its words, a good part
- * of a cheap walk; a state met twice is likely met again (a string's body).
+ * of a cheap walk; a state met twice is likely met again.  The matcher
+ * keeps a mask at once where the state is inside a string's body (a
+ * slice was taken whole, slicer.h), since a token there mostly leaves the
+ * state where it was.
  *
  * Memory is bounded by max_bytes of entries and index (the vectors' slack
  * aside): an entry that would pass it empties the cache first (a flush;
@@ -66,9 +69,9 @@ void gr_maskcache_free(gr_maskcache_t *c);
 int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask);
 
 /* Keeps mask (complete: the walk succeeded) as state s's if s has missed
- * twice (gr_maskcache_get counts).  -1 on memory (the cache is then only
- * smaller: never wrong). */
-int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask);
+ * twice (gr_maskcache_get counts), or at once if `now`.  -1 on memory (the
+ * cache is then only smaller: never wrong). */
+int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now);
 
 /* Bytes held now. */
 size_t gr_maskcache_bytes(const gr_maskcache_t *c);

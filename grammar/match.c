@@ -138,15 +138,19 @@ void gr_matcher_use_cache(gr_matcher_t *m, gr_maskcache_t *c)
     m->cache = c;
 }
 
+/* The mask walked; *in_string set where some slice was taken whole (the
+ * lexer is inside a string's body). */
 static int walk_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
-                     tb_err_t *err)
+                     int *in_string, tb_err_t *err)
 {
+    *in_string = 0;
     if (!m->slicer)
         return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
     lex_slice_stats_t st;
     int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), t, mask, &st, err);
     if (nodes)
         *nodes = st.nodes;
+    *in_string = st.whole > 0;
     return rc;
 }
 
@@ -159,9 +163,12 @@ int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_
             *nodes = 0;
         return 0;
     }
-    if (walk_mask(m, t, mask, nodes, err))
+    int in_string;
+    if (walk_mask(m, t, mask, nodes, &in_string, err))
         return -1;
-    if (m->cache && gr_maskcache_put(m->cache, s, mask))
+    /* A token inside a string's body mostly leaves the state where it was:
+     * its mask is kept at once rather than on the state's second miss. */
+    if (m->cache && gr_maskcache_put(m->cache, s, mask, in_string))
         return tb_fail(err, "out of memory");
     return 0;
 }
