@@ -78,12 +78,13 @@ static int subset_keys(const trie_keys_t *k, const uint16_t *group, const uint16
 /* The trie over group g's keys (NULL in *t when the group is empty). */
 static int group_trie(const trie_keys_t *k, const trie_layout_t *layout, const uint16_t *group,
                       const uint16_t *id_group, uint16_t g, trie_t **t, size_t *ntokens,
-                      tb_bitset_t *mask, tb_err_t *err)
+                      size_t *max_len, tb_bitset_t *mask, tb_err_t *err)
 {
     trie_keys_t sub;
     if (subset_keys(k, group, id_group, g, &sub, mask, err))
         return -1;
     *ntokens = sub.n;
+    *max_len = sub.max_len;
     *t = NULL;
     int rc = 0;
     if (sub.n) {
@@ -126,13 +127,14 @@ static int build_parts(lex_slicer_t *s, const trie_keys_t *k, const trie_layout_
     for (size_t i = 0; i < s->nslice; i++) {
         lex_slice_t *sl = &s->slice[i];
         if (group_trie(k, layout, group, id_group, (uint16_t)i, &sl->trie, &sl->ntokens,
-                       &sl->mask, err)) {
+                       &sl->max_len, &sl->mask, err)) {
             tb_wrap(err, "slice %zu '%s'", i + 1, sl->regex);
             goto out;
         }
     }
+    size_t rest_len;
     if (group_trie(k, layout, group, id_group, (uint16_t)s->nslice, &s->rest, &s->nrest,
-                   &rest_mask, err)) {
+                   &rest_len, &rest_mask, err)) {
         tb_wrap(err, "the slicer's residual tokens");
         goto out;
     }
@@ -205,7 +207,8 @@ static int slices_within(lex_slicer_t *s, tb_err_t *err)
             int back = in == 1 && j < i ? prefixes_within(s->slice[j].dfa, s->slice[i].dfa) : 0;
             if (in < 0 || back < 0)
                 return tb_fail(err, "out of memory for the slicer");
-            if (in && !back)
+            /* j's verdict covers its tokens' lengths only (explore) */
+            if (in && !back && s->slice[i].max_len <= s->slice[j].max_len)
                 s->slice[i].within |= (uint64_t)1 << j;
         }
     return 0;
@@ -413,19 +416,31 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i)
     return cap < s->budget ? cap : s->budget;
 }
 
-/* The product of slice i's DFA and the lexer's from (start, state): WALK as
+/* The product of slice i's DFA and the lexer's from (start, state),
+ * breadth first to the depth of the slice's longest token (no token of the
+ * slice is longer, so deeper pairs decide nothing: a lexeme that excludes
+ * a few hundred keys would otherwise be explored down every key): WALK as
  * soon as a live slice state meets a dead lexer state or the budget runs
- * out, WHOLE when every reachable pair is live on the lexer's side. */
+ * out, WHOLE when every pair within that depth is live on the lexer's
+ * side. */
 static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
-    size_t top = 0, born = ld->nstates, budget = slice_budget(s, i);
-    s->todo[top++] = (uint64_t)LEX_START << 32 | state;
+    size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
+    size_t budget = slice_budget(s, i);
+    s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
+    level_end = tail;
     uint8_t verdict = LEX_SLICE_WHOLE;
-    while (top && verdict == LEX_SLICE_WHOLE) {
+    while (head < tail && verdict == LEX_SLICE_WHOLE) {
+        if (head == level_end) { /* the pairs of the next depth */
+            depth++;
+            level_end = tail;
+        }
+        if (depth >= s->slice[i].max_len)
+            break; /* every pair left is as deep as the longest token */
         /* The lexer's states outlive the verdict: a lexeme that counts
          * (a string of at most 2048 characters against an unbounded slice)
          * would make a new one per pair, each with its terms, before the
@@ -434,7 +449,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
             verdict = LEX_SLICE_WALK;
             break;
         }
-        uint64_t pair = s->todo[--top];
+        uint64_t pair = s->todo[head++];
         uint32_t p = (uint32_t)(pair >> 32), q = (uint32_t)pair;
         for (unsigned c = 0; c < nrep; c++) {
             uint32_t p2 = lex_dfa_next(sd, p, rep[c]);
@@ -451,7 +466,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
                     verdict = LEX_SLICE_WALK;
                     break;
                 }
-                s->todo[top++] = np;
+                s->todo[tail++] = np;
             }
         }
     }

@@ -26,15 +26,16 @@
  *
  * Subsumption is decided by exploring the product of the slice's DFA and
  * the lexer's DFA from (slice start, s) over the joint byte classes of the
- * two: s subsumes the slice iff no reachable pair has a live slice state
- * and a dead lexer state (a live slice state always has a string of the
- * slice below it, deriv.h).  That covers every prefix of the slice's
- * strings, not only the strings, which is why membership by prefix is
- * exact: a member token's path through the slice's DFA stays live, so the
- * product visits it, so the lexer is live after it.  The exploration stops after a budget of pairs
- * (or of new lexer DFA states, which outlive it) and then answers "not
- * subsumed", which only costs a walk.  Verdicts are
- * cached per lexer state, so the product is explored once per state.
+ * two, breadth first, as deep as the slice's longest token: s subsumes the
+ * slice's tokens iff no pair within that depth has a live slice state and
+ * a dead lexer state (a live slice state always has a string of the slice
+ * below it, deriv.h).  That covers every prefix of the slice's strings up
+ * to that length, not only the strings, which is why membership by prefix
+ * is exact: a member token's path through the slice's DFA stays live, so
+ * the product visits it, so the lexer is live after it.  The exploration
+ * stops after a budget of pairs (or of new lexer DFA states, which outlive
+ * it) and then answers "not subsumed", which only costs a walk.  Verdicts
+ * are cached per lexer state, so the product is explored once per state.
  *
  * The default slices, for JSON-ish use (a string body excludes '"', '\\'
  * and the control characters; 0x7F is left out as well):
@@ -70,8 +71,10 @@ typedef struct {
     trie_t *trie;
     tb_bitset_t mask; /* its tokens and their aliases */
     size_t ntokens;   /* keys in the slice (aliases not counted) */
+    size_t max_len;   /* bytes of its longest key: the depth its verdicts explore */
     uint64_t within;  /* bit j: every prefix of this slice's language is one
-                       * of slice j's, so the slice is whole wherever j is
+                       * of slice j's, and its keys are no longer than j's,
+                       * so the slice is whole wherever j is
                        * (slices 0..63; of two equal languages, only the
                        * later one's bit is set, so the relation has no
                        * cycle) */
