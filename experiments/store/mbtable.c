@@ -242,6 +242,18 @@ static int fill_measured(xp_db_t *db, xp_mb_table_t *t, int k, tb_err_t *err)
     return rc;
 }
 
+/* A reference engine's two column heads: wall time over its sample (or
+ * why it did not run), and its CPU time (`cpu`: process or thread). */
+static void ref_heads(char wall[XP_MB_HEAD], char cpu_head[XP_MB_HEAD], const char *engine,
+                      const char *cpu, size_t schemas, const char *option)
+{
+    if (schemas)
+        snprintf(wall, XP_MB_HEAD, "%s, wall (sample of %zu schemas)", engine, schemas);
+    else
+        snprintf(wall, XP_MB_HEAD, "%s, wall (not run: option %s=N)", engine, option);
+    snprintf(cpu_head, XP_MB_HEAD, "%s, %s CPU time", engine, cpu);
+}
+
 static void heads(xp_mb_table_t *t, const anchors_t *a)
 {
     static const char *const abbr[XP_MB_COLS] = {
@@ -251,20 +263,10 @@ static void heads(xp_mb_table_t *t, const anchors_t *a)
     snprintf(t->head[0], sizeof t->head[0], "metric (times in us)");
     snprintf(t->head[1], sizeof t->head[1], "tokbench, wall (%zu schemas)", t->schemas);
     snprintf(t->head[2], sizeof t->head[2], "tokbench, thread CPU time");
-    if (t->xg_schemas)
-        snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (sample of %zu "
-                 "schemas)", t->xg_schemas);
-    else
-        snprintf(t->head[3], sizeof t->head[3], "XGrammar 0.1.27, wall (not run: option "
-                 "xgrammar=N)");
-    snprintf(t->head[4], sizeof t->head[4], "XGrammar 0.1.27, process CPU time");
-    if (t->llg_schemas)
-        snprintf(t->head[5], sizeof t->head[5], "llguidance 1.8.0, wall (sample of %zu "
-                 "schemas)", t->llg_schemas);
-    else
-        snprintf(t->head[5], sizeof t->head[5], "llguidance 1.8.0, wall (not run: option "
-                 "llguidance=N)");
-    snprintf(t->head[6], sizeof t->head[6], "llguidance 1.8.0, thread CPU time");
+    ref_heads(t->head[3], t->head[4], "XGrammar 0.1.27", "process", t->xg_schemas,
+              "xgrammar");
+    ref_heads(t->head[5], t->head[6], "llguidance 1.8.0", "thread", t->llg_schemas,
+              "llguidance");
     for (int c = 0; c < XP_MB_COLS; c++)
         snprintf(t->abbr[c], sizeof t->abbr[c], "%s", abbr[c]);
     for (int e = 0; e < a->n; e++) {

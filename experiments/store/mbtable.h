@@ -17,6 +17,7 @@
 #include "results.h"
 
 #define XP_MB_COLS 9  /* the row's name, then the columns below */
+#define XP_MB_HEAD 96 /* bytes of a column head */
 #define XP_MB_PUBLISHED 7 /* the first published column (after six measured ones) */
 #define XP_MB_ROWS 23
 
@@ -29,7 +30,7 @@ typedef struct {
     int64_t case_id;   /* the run's first maskbench case; 0: none */
     int measured;      /* the case ran (status ok) */
     char why[600];     /* when not measured: the case's failure, or "no case" */
-    char head[XP_MB_COLS][96];  /* full column names, "published, other machine" */
+    char head[XP_MB_COLS][XP_MB_HEAD]; /* full column names, "published, other machine" */
     char abbr[XP_MB_COLS][20];  /* short ones for a terminal */
     char cell[XP_MB_ROWS][XP_MB_COLS][40]; /* cell[r][0]: the row's name */
     int nrows, ncols;
