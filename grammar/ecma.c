@@ -1630,9 +1630,15 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
 #define F_NOCOLON "(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|%[0-9A-Fa-f]{2})"
 #define F_RELATIVE "(?:" F_NOCOLON "+(?:[/?]" F_PATH ")?|(?:[/?]" F_PATH ")?)" F_FRAG
 #define F_SCHEME "[A-Za-z][A-Za-z0-9+\\-.]*:"
-/* RFC 5322 section 3.4.1 addr-spec with a dot-atom local part and an RFC
- * 1123 host name as the domain (no quoted local parts, no literals). */
+/* RFC 5321 section 4.1.2 Mailbox, as JSON Schema's email format names it:
+ * a dot-atom or quoted-string local part (qtextSMTP, quoted-pairSMTP), and
+ * an RFC 1123 host name or an IPv4 or IPv6 address literal (section 4.1.3)
+ * as the domain; the General-address-literal is left out. */
 #define F_ATEXT "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]+"
+#define F_QUOTED "\"(?:[ !#-\\[\\]-~]|\\\\[ -~])*\""
+#define F_MAILBOX                                                              \
+    "(?:" F_ATEXT "(?:\\." F_ATEXT ")*|" F_QUOTED ")@(?:" F_HOST "|\\[" F_V4 "\\]|"  \
+    "\\[IPv6:" F_V6 "\\])"
 /* RFC 3339 appendix A duration. */
 #define F_DUR_T "T(?:\\d+H(?:\\d+M(?:\\d+S)?)?|\\d+M(?:\\d+S)?|\\d+S)"
 #define F_DUR_D "(?:\\d+Y(?:\\d+M(?:\\d+D)?)?|\\d+M(?:\\d+D)?|\\d+D)"
@@ -1646,7 +1652,7 @@ static const struct {
     {"hostname", "^" F_HOST "$"},
     {"ipv4", "^" F_V4 "$"},
     {"ipv6", "^" F_V6 "$"},
-    {"email", "^" F_ATEXT "(?:\\." F_ATEXT ")*@" F_HOST "$"},
+    {"email", "^" F_MAILBOX "$"},
     /* RFC 4122 section 3 string representation. */
     {"uuid", "^[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$"},
     /* RFC 3986 section 3 URI (authority and path structure unchecked) and

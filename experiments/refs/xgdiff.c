@@ -28,6 +28,7 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_NONASCII] = "non-ASCII XGrammar's regex refuses",
     [XP_XG_TZ] = "date-time's t or z in lower case",
     [XP_XG_LEAP] = "leap second 60",
+    [XP_XG_LABEL] = "host label past 63 characters",
     [XP_XG_OURS] = "unexplained, tokbench only",
     [XP_XG_THEIRS] = "unexplained, reference only",
 };
@@ -240,6 +241,27 @@ static int before_seconds(const json_pos_t *p, const uint8_t *prefix, size_t ple
     return 1;
 }
 
+static int is_label(uint8_t c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-';
+}
+
+/* The token runs a host name's label (after '@' or '.') past 63
+ * characters, which RFC 1034 section 3.1 forbids and llguidance's email
+ * format allows. */
+static int long_label(const uint8_t *prefix, size_t plen, const uint8_t *s, size_t n)
+{
+    size_t run = 0, k = plen;
+    for (; k > 0 && is_label(prefix[k - 1]); k--)
+        run++;
+    if (k == 0 || (prefix[k - 1] != '@' && prefix[k - 1] != '.'))
+        return 0;
+    for (size_t i = 0; i < n && is_label(s[i]); i++)
+        if (++run > 63)
+            return 1;
+    return 0;
+}
+
 static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                                  const uint8_t *prefix, size_t plen, uint32_t id)
 {
@@ -253,7 +275,8 @@ static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
         return XP_XG_THEIRS;
     if (c->llguidance) /* XGrammar's looser strings and names are not llguidance's */
         return c->json && gr_feed(c->json, c->json_state, s, n, NULL) == GR_DEAD
-                   ? XP_XG_NOTJSON : XP_XG_THEIRS;
+                   ? XP_XG_NOTJSON
+               : long_label(prefix, plen, s, n) ? XP_XG_LABEL : XP_XG_THEIRS;
     for (size_t k = 0; k + 1 < n; k++)
         if (s[k] == '\\' && (s[k + 1] == '/' || s[k + 1] == 'u'))
             return XP_XG_ESCAPE;

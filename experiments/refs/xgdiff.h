@@ -87,6 +87,7 @@ typedef enum {
     XP_XG_NONASCII, /* tokbench only */
     XP_XG_TZ,      /* tokbench only */
     XP_XG_LEAP,    /* tokbench only */
+    XP_XG_LABEL,   /* llguidance only */
     XP_XG_OURS,    /* tokbench only, unexplained */
     XP_XG_THEIRS,  /* XGrammar only, unexplained */
     XP_XG_CAUSES
