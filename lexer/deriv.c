@@ -522,23 +522,11 @@ static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
         dfa_fail(d, "out of memory");
         return LEX_DEAD;
     }
-    /* term: the union of the remainders; acc doubles as lex_or_n's input
-     * (it is all LEX_NOTHING between transitions). */
-    lex_term_t *u = d->lx->acc;
     int accept = 0;
-    for (size_t i = 0; i < n; i++) {
-        u[i] = p[i].term;
+    for (size_t i = 0; i < n; i++)
         accept |= lex_node(&d->terms, p[i].term)->nullable &&
                   ((d->lx->end[p[i].lexeme >> 6] >> (p[i].lexeme & 63)) & 1);
-    }
-    lex_term_t x = lex_or_n(&d->terms, u, n);
-    for (size_t i = 0; i < n; i++)
-        u[i] = LEX_NOTHING;
-    if (d->terms.full) {
-        dfa_fail(d, "the lexer states need more terms than the limit");
-        return LEX_DEAD;
-    }
-    s = state_add(d, x, accept, slot);
+    s = state_add(d, LEX_NOTHING, accept, slot); /* the pairs are the state */
     if (d->failed)
         return LEX_DEAD;
     d->pair_off[s] = (uint32_t)d->pair.len;

@@ -94,8 +94,9 @@ typedef struct {
      * s's pairs are pair.data[pair_off[s] .. + pair_n[s]), sorted by
      * lexeme, one pair per lexeme (two remainders of one lexeme are merged
      * by union: what may follow depends on the lexeme only).  There term[s]
-     * is the union of the pairs' terms: what the current lexeme may still
-     * read, ignoring what may follow it, and by_term is keyed by pair sets. */
+     * is LEX_NOTHING, unused (the union of the pairs' terms cost a sort of
+     * every remainder of a big enum per state), and by_term is keyed by
+     * pair sets. */
     struct lex_lexemes *lx;
     uint32_t *pair_off, *pair_n;
     TB_VEC(lex_pair_t) pair;
