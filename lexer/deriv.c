@@ -239,36 +239,27 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
                        lex_repeat(t, body, mn ? mn - 1 : 0, mx - 1));
     } else {
         /* A union chain: derive every alternative, then one normalizing
-         * union (pairwise unions would re-sort the chain at every link). */
-        size_t cnt = 0, cap = 16;
-        lex_term_t *v = malloc(cap * sizeof *v);
-        lex_term_t cur = x;
-        while (v) {
+         * union (pairwise unions would re-sort the chain at every link).
+         * The derivatives go on top of d->alts, where a union inside an
+         * alternative puts its own and takes them off before returning. */
+        size_t base = d->alts.len;
+        for (lex_term_t cur = x;;) {
             const lex_node_t *y = lex_node(t, cur);
             lex_term_t alt = y->kind == LEX_K_OR ? y->a : cur;
             lex_term_t next = y->kind == LEX_K_OR ? y->b : LEX_NOTHING;
             int last = y->kind != LEX_K_OR;
             lex_term_t da = deriv(d, alt, c, b, raw);
-            if (cnt == cap) {
-                lex_term_t *nv = realloc(v, (cap *= 2) * sizeof *v);
-                if (!nv) {
-                    free(v);
-                    v = NULL;
-                    break;
-                }
-                v = nv;
+            if (da != LEX_NOTHING && tb_vec_push(&d->alts, da)) {
+                d->alts.len = base;
+                t->full = 1;
+                return LEX_NOTHING;
             }
-            v[cnt++] = da;
             if (last)
                 break;
             cur = next;
         }
-        if (!v) {
-            t->full = 1;
-            return LEX_NOTHING;
-        }
-        r = lex_or_n(t, v, cnt);
-        free(v);
+        r = lex_or_n(t, d->alts.data + base, d->alts.len - base);
+        d->alts.len = base;
     }
     if (!t->full)
         memo_put(d, key, r);
@@ -922,6 +913,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->memo_val);
     free(d->first);
     free(d->first_ok);
+    free(d->alts.data);
     lex_lexemes_free(d->lx);
     free(d->pair_off);
     free(d->pair_n);

@@ -88,6 +88,8 @@ typedef struct {
     uint64_t (*first)[4];
     uint8_t *first_ok;
     size_t first_cap;
+    /* The derivatives of a union's alternatives, a stack (deriv.c). */
+    TB_VEC(lex_term_t) alts;
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
     /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
