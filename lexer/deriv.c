@@ -442,7 +442,8 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
                 break;
             cur = next;
         }
-        r = lex_or_n(t, d->alts.data + base, d->alts.len - base);
+        r = d->alts.len > base ? lex_or_n(t, d->alts.data + base, d->alts.len - base)
+                               : LEX_NOTHING;
         d->alts.len = base;
     }
     if (!t->full)
