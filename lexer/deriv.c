@@ -176,6 +176,190 @@ static int may_begin(lex_dfa_t *d, lex_term_t x, uint8_t b)
     return (set[b >> 6] >> (b & 63)) & 1;
 }
 
+/* ---- classes a term tells apart ------------------------------------------ */
+
+/*
+ * A derivative reads the byte only in the byte sets at the head of a term:
+ * a union's alternatives, a concatenation's parts up to the first that
+ * cannot be empty, the body of a repetition, both sides of an AND, what a
+ * NOT holds (first_bytes' sets, and may_begin tests their union).  Two
+ * classes that each of those sets holds or misses alike have the same
+ * derivative.  A walk of heads splits the classes into blocks that way:
+ * blk[0..nblk) are the blocks, disjoint sets of classes; heads_begin starts
+ * one (every class in one block), heads_split adds a term's sets, each term
+ * met once per walk (seen[x] == seen_now).
+ */
+typedef struct {
+    lex_classes_t blk[256];
+    uint32_t nblk;
+} blocks_t;
+
+/* Keys of d->classes_of: what a term's entry in d->classes holds. */
+enum { CLASSES_REPS, CLASSES_OF_SET };
+
+static uint64_t classes_key(lex_term_t x, int what)
+{
+    return (uint64_t)what << 32 | x;
+}
+
+/* The entry of x for `what` kept in d->classes, or NULL. */
+static const lex_classes_t *classes_get(const lex_dfa_t *d, lex_term_t x, int what)
+{
+    uint64_t at;
+    return tb_u64map_get(&d->classes_of, classes_key(x, what), &at) ? &d->classes.data[at]
+                                                                     : NULL;
+}
+
+/* Keeps v as x's entry for `what` (if memory allows: it is only a cache). */
+static void classes_put(lex_dfa_t *d, lex_term_t x, int what, const lex_classes_t *v)
+{
+    if (!tb_vec_push(&d->classes, *v) &&
+        tb_u64map_put(&d->classes_of, classes_key(x, what), d->classes.len - 1) < 0)
+        d->classes.len--;
+}
+
+/* Into out, every class. */
+static void all_classes(const lex_dfa_t *d, lex_classes_t *out)
+{
+    for (uint32_t w = 0; w < 4; w++)
+        out->w[w] = d->ncls >= 64 * (w + 1) ? UINT64_MAX
+                    : d->ncls > 64 * w     ? (1ull << (d->ncls - 64 * w)) - 1
+                                           : 0;
+}
+
+/* A new walk of heads: room in seen for every term made so far, none met. */
+static int heads_begin(lex_dfa_t *d, blocks_t *k)
+{
+    all_classes(d, &k->blk[0]);
+    k->nblk = 1;
+    size_t n = d->terms.n;
+    if (n > d->seen_cap) {
+        size_t cap = d->seen_cap ? d->seen_cap : 1024;
+        while (cap < n)
+            cap *= 2;
+        uint32_t *s = realloc(d->seen, cap * sizeof *s);
+        if (!s)
+            return -1;
+        memset(s + d->seen_cap, 0, (cap - d->seen_cap) * sizeof *s);
+        d->seen = s;
+        d->seen_cap = cap;
+    }
+    if (++d->seen_now == 0) { /* wrapped: stamps of old walks would match */
+        memset(d->seen, 0, d->seen_cap * sizeof *d->seen);
+        d->seen_now = 1;
+    }
+    return 0;
+}
+
+/* Splits each block into the classes byte set x (a BYTES term) holds and
+ * those it does not.  The classes of a set are kept: a pattern's few sets
+ * come back in every term derived from it. */
+static void split_classes(lex_dfa_t *d, blocks_t *k, lex_term_t x)
+{
+    const lex_classes_t *in = classes_get(d, x, CLASSES_OF_SET);
+    lex_classes_t v;
+    if (!in) {
+        const uint64_t *set = lex_node(&d->terms, x)->set;
+        memset(&v, 0, sizeof v);
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            uint8_t b = d->rep[c];
+            v.w[c >> 6] |= ((set[b >> 6] >> (b & 63)) & 1) << (c & 63);
+        }
+        classes_put(d, x, CLASSES_OF_SET, &v);
+        in = &v;
+    }
+    for (uint32_t i = 0, n = k->nblk; i < n; i++) {
+        lex_classes_t a, b;
+        uint64_t any_a = 0, any_b = 0;
+        for (int w = 0; w < 4; w++) {
+            a.w[w] = k->blk[i].w[w] & in->w[w];
+            b.w[w] = k->blk[i].w[w] & ~in->w[w];
+            any_a |= a.w[w];
+            any_b |= b.w[w];
+        }
+        if (any_a && any_b) {
+            k->blk[i] = a;
+            k->blk[k->nblk++] = b;
+        }
+    }
+}
+
+/* Splits the blocks by the head sets of x; -1 out of memory. */
+static int heads_split(lex_dfa_t *d, lex_term_t x, blocks_t *k)
+{
+    if (d->seen[x] == d->seen_now)
+        return 0;
+    d->seen[x] = d->seen_now;
+    d->heads.len = 0;
+    if (tb_vec_push(&d->heads, x))
+        return -1;
+    while (d->heads.len && k->nblk < d->ncls) {
+        lex_term_t y = d->heads.data[--d->heads.len];
+        const lex_node_t *n = lex_node(&d->terms, y);
+        lex_term_t part[2] = {LEX_NOTHING, LEX_NOTHING};
+        switch (n->kind) {
+        case LEX_K_BYTES:
+            split_classes(d, k, y);
+            break;
+        case LEX_K_CONCAT:
+            part[0] = n->a;
+            part[1] = lex_node(&d->terms, n->a)->nullable ? n->b : LEX_NOTHING;
+            break;
+        case LEX_K_OR:
+        case LEX_K_AND:
+            part[0] = n->a;
+            part[1] = n->b;
+            break;
+        case LEX_K_STAR:
+        case LEX_K_REPEAT:
+        case LEX_K_NOT:
+            part[0] = n->a;
+            break;
+        default: /* NOTHING, EPSILON: no byte read */
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            lex_term_t z = part[i];
+            if (z == LEX_NOTHING || d->seen[z] == d->seen_now)
+                continue;
+            d->seen[z] = d->seen_now;
+            if (tb_vec_push(&d->heads, z))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Into out, the smallest class of each block of classes alike for x.
+ * live() derives by those only: it meets the same terms in the same order
+ * (a class left out derives what the smallest of its block, tried before
+ * it, did), where a length bound beside a pattern tells apart a few blocks
+ * of a lexer's hundred classes.  Kept per term; without memory, every
+ * class.
+ */
+static void class_reps(lex_dfa_t *d, lex_term_t x, lex_classes_t *out)
+{
+    const lex_classes_t *kept = classes_get(d, x, CLASSES_REPS);
+    if (kept) {
+        *out = *kept;
+        return;
+    }
+    blocks_t k;
+    if (heads_begin(d, &k) || heads_split(d, x, &k)) {
+        all_classes(d, out);
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < k.nblk; i++)
+        for (int w = 0; w < 4; w++)
+            if (k.blk[i].w[w]) {
+                out->w[w] |= k.blk[i].w[w] & -k.blk[i].w[w]; /* its lowest class */
+                break;
+            }
+    classes_put(d, x, CLASSES_REPS, out);
+}
+
 /*
  * The derivative of term x by byte class c (b is a byte of that class).
  * Where an intersection comes out empty it is made LEX_NOTHING (live()
@@ -239,36 +423,28 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
                        lex_repeat(t, body, mn ? mn - 1 : 0, mx - 1));
     } else {
         /* A union chain: derive every alternative, then one normalizing
-         * union (pairwise unions would re-sort the chain at every link). */
-        size_t cnt = 0, cap = 16;
-        lex_term_t *v = malloc(cap * sizeof *v);
-        lex_term_t cur = x;
-        while (v) {
+         * union (pairwise unions would re-sort the chain at every link).
+         * The derivatives go on top of d->alts, where a union inside an
+         * alternative puts its own and takes them off before returning. */
+        size_t base = d->alts.len;
+        for (lex_term_t cur = x;;) {
             const lex_node_t *y = lex_node(t, cur);
             lex_term_t alt = y->kind == LEX_K_OR ? y->a : cur;
             lex_term_t next = y->kind == LEX_K_OR ? y->b : LEX_NOTHING;
             int last = y->kind != LEX_K_OR;
             lex_term_t da = deriv(d, alt, c, b, raw);
-            if (cnt == cap) {
-                lex_term_t *nv = realloc(v, (cap *= 2) * sizeof *v);
-                if (!nv) {
-                    free(v);
-                    v = NULL;
-                    break;
-                }
-                v = nv;
+            if (da != LEX_NOTHING && tb_vec_push(&d->alts, da)) {
+                d->alts.len = base;
+                t->full = 1;
+                return LEX_NOTHING;
             }
-            v[cnt++] = da;
             if (last)
                 break;
             cur = next;
         }
-        if (!v) {
-            t->full = 1;
-            return LEX_NOTHING;
-        }
-        r = lex_or_n(t, v, cnt);
-        free(v);
+        r = d->alts.len > base ? lex_or_n(t, d->alts.data + base, d->alts.len - base)
+                               : LEX_NOTHING;
+        d->alts.len = base;
     }
     if (!t->full)
         memo_put(d, key, r);
@@ -308,7 +484,15 @@ static int live(lex_dfa_t *d, lex_term_t x)
         hit = x;
     while (hit == LEX_NOTHING && !over && head < queue.len) {
         lex_term_t y = queue.data[head++];
+        lex_classes_t reps;
+        class_reps(d, y, &reps);
         for (uint32_t c = 0; c < d->ncls && !over && hit == LEX_NOTHING; c++) {
+            uint64_t later = reps.w[c >> 6] >> (c & 63); /* c and the classes after it */
+            if (!later) {
+                c |= 63; /* none left in this word */
+                continue;
+            }
+            c += (uint32_t)__builtin_ctzll(later);
             lex_term_t z = deriv(d, y, c, d->rep[c], 1);
             uint64_t v;
             if (z == LEX_NOTHING || tb_u64map_get(&parent, z, &v))
@@ -425,6 +609,7 @@ static uint32_t state_add(lex_dfa_t *d, lex_term_t x, int accept, size_t slot)
     d->term[s] = x;
     d->accept[s] = (uint8_t)accept;
     d->allowed_ok[s] = 0;
+    d->alias[(size_t)s * d->ncls] = 0xFF;
     for (size_t c = 0; c < d->ncls; c++)
         d->trans[(size_t)s * d->ncls + c] = s == LEX_DEAD ? LEX_DEAD : LEX_UNKNOWN;
     d->by_term[slot] = s;
@@ -468,7 +653,10 @@ static int grow_states(lex_dfa_t *d)
     uint8_t *ok = realloc(d->allowed_ok, cap);
     if (ok)
         d->allowed_ok = ok;
-    if (!tr || !te || !ac || !al || !ok)
+    uint8_t *as = realloc(d->alias, cap * d->ncls);
+    if (as)
+        d->alias = as;
+    if (!tr || !te || !ac || !al || !ok || !as)
         return -1;
     if (d->lx) {
         uint32_t *po = realloc(d->pair_off, cap * sizeof *po);
@@ -522,23 +710,11 @@ static uint32_t state_of_pairs(lex_dfa_t *d, const lex_pair_t *p, size_t n)
         dfa_fail(d, "out of memory");
         return LEX_DEAD;
     }
-    /* term: the union of the remainders; acc doubles as lex_or_n's input
-     * (it is all LEX_NOTHING between transitions). */
-    lex_term_t *u = d->lx->acc;
     int accept = 0;
-    for (size_t i = 0; i < n; i++) {
-        u[i] = p[i].term;
+    for (size_t i = 0; i < n; i++)
         accept |= lex_node(&d->terms, p[i].term)->nullable &&
                   ((d->lx->end[p[i].lexeme >> 6] >> (p[i].lexeme & 63)) & 1);
-    }
-    lex_term_t x = lex_or_n(&d->terms, u, n);
-    for (size_t i = 0; i < n; i++)
-        u[i] = LEX_NOTHING;
-    if (d->terms.full) {
-        dfa_fail(d, "the lexer states need more terms than the limit");
-        return LEX_DEAD;
-    }
-    s = state_add(d, x, accept, slot);
+    s = state_add(d, LEX_NOTHING, accept, slot); /* the pairs are the state */
     if (d->failed)
         return LEX_DEAD;
     d->pair_off[s] = (uint32_t)d->pair.len;
@@ -599,32 +775,86 @@ static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
     return nt;
 }
 
-uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
+/*
+ * Row s of alias (deriv.h), made on the first step from s: the blocks of
+ * classes that the heads of s's terms (and, after a pair that may end, of
+ * the lexemes that may follow it) cannot tell apart lead to one state, so
+ * a step computes one class of a block and fills the others' entries,
+ * which the walks of a cold mask then find in the table.  NULL without
+ * memory (each class computed alone).
+ */
+static const uint8_t *alias_row(lex_dfa_t *d, uint32_t s)
 {
-    if (d->failed)
-        return LEX_DEAD;
+    uint8_t *row = d->alias + (size_t)s * d->ncls;
+    if (row[0] != 0xFF)
+        return row;
+    blocks_t k;
+    int oom = heads_begin(d, &k);
+    if (!d->lx)
+        oom = oom || heads_split(d, d->term[s], &k);
+    for (uint32_t i = 0; !oom && d->lx && i < d->pair_n[s]; i++) {
+        lex_pair_t p = d->pair.data[d->pair_off[s] + i];
+        oom = heads_split(d, p.term, &k);
+        if (oom || !lex_node(&d->terms, p.term)->nullable)
+            continue;
+        const uint64_t *follow = d->lx->follow + (size_t)p.lexeme * d->lx->words;
+        for (size_t w = 0; w < d->lx->words && !oom; w++)
+            for (uint64_t bits = follow[w]; bits && !oom; bits &= bits - 1)
+                oom = heads_split(d, d->lx->root[w * 64 + (size_t)__builtin_ctzll(bits)], &k);
+    }
+    if (oom)
+        return NULL;
+    for (uint32_t i = 0; i < k.nblk; i++) {
+        int low = -1;
+        for (int w = 0; w < 4; w++)
+            for (uint64_t bits = k.blk[i].w[w]; bits; bits &= bits - 1) {
+                int c = w * 64 + __builtin_ctzll(bits);
+                if (low < 0)
+                    low = c;
+                row[c] = (uint8_t)low;
+            }
+    }
+    return row;
+}
+
+/* The state after class c from s, by the derivatives of its terms. */
+static uint32_t next_state(lex_dfa_t *d, uint32_t s, uint32_t c)
+{
+    uint32_t ns;
     if (d->lx) {
         size_t n = lexer_next_pairs(d, s, c);
         if (d->terms.full) {
             dfa_fail(d, "the derivatives need more terms than the limit");
             return LEX_DEAD;
         }
-        uint32_t ns = state_of_pairs(d, d->lx->next, n);
-        if (d->failed)
+        ns = state_of_pairs(d, d->lx->next, n);
+    } else {
+        lex_term_t x = deriv(d, d->term[s], c, d->rep[c], 0);
+        if (d->terms.full) {
+            dfa_fail(d, "the derivatives need more terms than the limit");
             return LEX_DEAD;
-        d->trans[(size_t)s * d->ncls + c] = ns * d->ncls;
-        return ns;
+        }
+        ns = state_of(d, x);
     }
-    lex_term_t x = deriv(d, d->term[s], c, d->rep[c], 0);
-    if (d->terms.full) {
-        dfa_fail(d, "the derivatives need more terms than the limit");
-        return LEX_DEAD;
-    }
-    uint32_t n = state_of(d, x);
+    return d->failed ? LEX_DEAD : ns;
+}
+
+uint32_t lex_dfa_step_slow(lex_dfa_t *d, uint32_t s, uint32_t c)
+{
     if (d->failed)
         return LEX_DEAD;
-    d->trans[(size_t)s * d->ncls + c] = n * d->ncls;
-    return n;
+    const uint8_t *row = alias_row(d, s);
+    uint32_t r = row ? row[c] : c;
+    uint32_t ns = next_state(d, s, r);
+    if (d->failed)
+        return LEX_DEAD;
+    /* Making states may have moved the rows. */
+    row = row ? d->alias + (size_t)s * d->ncls : NULL;
+    uint32_t *tr = d->trans + (size_t)s * d->ncls;
+    for (uint32_t k = r; k < d->ncls; k++)
+        if (row ? row[k] == r : k == r)
+            tr[k] = ns * d->ncls;
+    return ns;
 }
 
 uint32_t lex_dfa_feed(lex_dfa_t *d, uint32_t from, const uint8_t *s, size_t n)
@@ -703,6 +933,8 @@ static int dfa_tables(lex_dfa_t *d, tb_err_t *err)
     if (!d->memo_key || !d->memo_val || by_term_grow(d))
         return tb_fail(err, "out of memory");
     memset(d->memo_key, 0xFF, d->memo_cap * sizeof *d->memo_key);
+    if (tb_u64map_init(&d->classes_of, 64))
+        return tb_fail(err, "out of memory");
     return 0;
 }
 
@@ -724,6 +956,7 @@ static void dead_start(lex_dfa_t *d)
     d->term[1] = LEX_NOTHING;
     d->accept[1] = 0;
     d->allowed_ok[1] = 0;
+    d->alias[d->ncls] = 0xFF;
     if (d->lx) {
         d->pair_off[1] = (uint32_t)d->pair.len;
         d->pair_n[1] = 0;
@@ -929,11 +1162,17 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->accept);
     free(d->allowed);
     free(d->allowed_ok);
+    free(d->alias);
     free(d->by_term);
     free(d->memo_key);
     free(d->memo_val);
     free(d->first);
     free(d->first_ok);
+    tb_u64map_free(&d->classes_of);
+    free(d->classes.data);
+    free(d->seen);
+    free(d->heads.data);
+    free(d->alts.data);
     lex_lexemes_free(d->lx);
     free(d->pair_off);
     free(d->pair_n);

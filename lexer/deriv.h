@@ -30,6 +30,7 @@
 
 #include "../base/buf.h"
 #include "../base/err.h"
+#include "../base/hash.h"
 #include "regex.h"
 
 #define LEX_DEAD 0u
@@ -44,6 +45,11 @@ typedef struct {
 
 #define LEX_DEFAULT_MAX_STATES 20000
 #define LEX_DEFAULT_MAX_TERMS (1u << 19)
+
+/* A set of byte classes (bit c of w[c / 64]). */
+typedef struct {
+    uint64_t w[4];
+} lex_classes_t;
 
 /* One pair of a lexer state: lexeme `lexeme` has read part of its text
  * and `term` is what it may still read (nullable: it may end here). */
@@ -77,6 +83,10 @@ typedef struct {
     uint8_t *accept;
     uint64_t (*allowed)[4];
     uint8_t *allowed_ok;
+    /* alias[s * ncls + c]: the smallest class that leads from s where c
+     * does (deriv.c's alias_row); alias[s * ncls] is 0xFF until the row is
+     * made, on the first step from s. */
+    uint8_t *alias;
     size_t nstates, cap, max_states;
     uint32_t *by_term;
     size_t by_cap;
@@ -88,14 +98,28 @@ typedef struct {
     uint64_t (*first)[4];
     uint8_t *first_ok;
     size_t first_cap;
+    /* Sets of classes kept per term (deriv.c): what live() derives a term
+     * by (one class of each block of classes it cannot tell apart) and the
+     * classes of a byte set; classes_of maps (what << 32 | term) to the
+     * index of one in classes.  seen[x] == seen_now marks the terms that
+     * one walk of heads has met (seen_cap entries); heads is its stack. */
+    tb_u64map_t classes_of;
+    TB_VEC(lex_classes_t) classes;
+    uint32_t *seen;
+    size_t seen_cap;
+    uint32_t seen_now;
+    TB_VEC(lex_term_t) heads;
+    /* The derivatives of a union's alternatives, a stack (deriv.c). */
+    TB_VEC(lex_term_t) alts;
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
     /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
      * s's pairs are pair.data[pair_off[s] .. + pair_n[s]), sorted by
      * lexeme, one pair per lexeme (two remainders of one lexeme are merged
      * by union: what may follow depends on the lexeme only).  There term[s]
-     * is the union of the pairs' terms: what the current lexeme may still
-     * read, ignoring what may follow it, and by_term is keyed by pair sets. */
+     * is LEX_NOTHING, unused (the union of the pairs' terms cost a sort of
+     * every remainder of a big enum per state), and by_term is keyed by
+     * pair sets. */
     struct lex_lexemes *lx;
     uint32_t *pair_off, *pair_n;
     TB_VEC(lex_pair_t) pair;
