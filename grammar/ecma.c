@@ -1619,16 +1619,25 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     "|(?:(?:" F_H ":){0,2}" F_H ")?::(?:" F_H ":){2}" F_LS32 "|(?:(?:" F_H       \
     ":){0,3}" F_H ")?::" F_H ":" F_LS32 "|(?:(?:" F_H ":){0,4}" F_H ")?::" F_LS32 \
     "|(?:(?:" F_H ":){0,5}" F_H ")?::" F_H "|(?:(?:" F_H ":){0,6}" F_H ")?::)"
-/* RFC 3986 section 2: unreserved, sub-delims, ":" "@" and pct-encoded; "/"
- * "?" (and "[" "]" for IP literals) in the rest of a reference. */
-#define F_PCHAR "(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})"
-#define F_PATH "(?:" F_PCHAR "|[/?\\[\\]])*"
-#define F_FRAG "(?:#(?:" F_PCHAR "|[/?])*)?"
-#define F_REST F_PATH F_FRAG
-/* Section 4.2: without a scheme, the first segment has no ":" (a
- * path-noscheme), so "://" is no reference. */
-#define F_NOCOLON "(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|%[0-9A-Fa-f]{2})"
-#define F_RELATIVE "(?:" F_NOCOLON "+(?:[/?]" F_PATH ")?|(?:[/?]" F_PATH ")?)" F_FRAG
+/* RFC 3986 sections 2 and 3: pchar (unreserved, sub-delims, ":", "@",
+ * pct-encoded); an authority of userinfo, a host (an IP literal in
+ * brackets, IPv6 or IPvFuture, or a reg-name, which IPv4 addresses are
+ * too) and a port; the hier-part's four forms (an authority and a
+ * path-abempty, a path-absolute, a path-rootless, or nothing); query and
+ * fragment.  `first` is the first segment's characters: pchar, or, in a
+ * relative reference (section 4.2's path-noscheme), pchar but ":". */
+#define F_UNRES_SUB "A-Za-z0-9\\-._~!$&'()*+,;="
+#define F_PCT "%[0-9A-Fa-f]{2}"
+#define F_PCHAR "(?:[" F_UNRES_SUB ":@]|" F_PCT ")"
+#define F_IPLIT "\\[(?:" F_V6 "|v[0-9A-Fa-f]+\\.[" F_UNRES_SUB ":]+)\\]"
+#define F_AUTHORITY                                                            \
+    "(?:(?:[" F_UNRES_SUB ":]|" F_PCT ")*@)?(?:" F_IPLIT "|(?:[" F_UNRES_SUB     \
+    "]|" F_PCT ")*)(?::[0-9]*)?"
+#define F_ABEMPTY "(?:/" F_PCHAR "*)*"
+#define F_HIER(first)                                                          \
+    "(?://" F_AUTHORITY F_ABEMPTY "|/(?:" F_PCHAR "+" F_ABEMPTY ")?|" first    \
+    "+" F_ABEMPTY "|)(?:\\?(?:" F_PCHAR "|[/?])*)?(?:#(?:" F_PCHAR "|[/?])*)?"
+#define F_NOCOLON "(?:[" F_UNRES_SUB "@]|" F_PCT ")"
 #define F_SCHEME "[A-Za-z][A-Za-z0-9+\\-.]*:"
 /* RFC 5321 section 4.1.2 Mailbox, as JSON Schema's email format names it:
  * a dot-atom or quoted-string local part (qtextSMTP, quoted-pairSMTP), and
@@ -1655,11 +1664,10 @@ static const struct {
     {"email", "^" F_MAILBOX "$"},
     /* RFC 4122 section 3 string representation. */
     {"uuid", "^[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$"},
-    /* RFC 3986 section 3 URI (authority and path structure unchecked) and
-     * section 4.1 URI-reference (scheme optional; without it, a first
-     * segment with no colon). */
-    {"uri", "^" F_SCHEME F_REST "$"},
-    {"uri-reference", "^(?:" F_SCHEME F_REST "|" F_RELATIVE ")$"},
+    /* RFC 3986 section 3 URI and section 4.1 URI-reference (a URI or a
+     * relative reference: no scheme, a first segment with no colon). */
+    {"uri", "^" F_SCHEME F_HIER(F_PCHAR) "$"},
+    {"uri-reference", "^(?:" F_SCHEME F_HIER(F_PCHAR) "|" F_HIER(F_NOCOLON) ")$"},
     {"duration", "^P(?:\\d+W|" F_DUR_D "(?:" F_DUR_T ")?|" F_DUR_T ")$"},
 };
 

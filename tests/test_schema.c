@@ -273,6 +273,8 @@ static void formats_follow_their_rfcs(void **state)
         {"uuid", "123e4567-e89b-12d3-a456-426614174000", 1}, {"uuid", "123e4567e89b12d3", 0},
         {"uri", "https://example.com/a?b=c#d", 1}, {"uri", "urn:isbn:0451450523", 1},
         {"uri", "/relative/path", 0}, {"uri", "http://exa mple.com", 0},
+        {"uri", "ldap://[2001:db8::7]/c=GB?objectClass?one", 1}, {"uri", "http:/[::1]", 0},
+        {"uri", "http://example.com:80x/", 0}, {"uri-reference", "//a@b@example.com/", 0},
         {"uri-reference", "/relative/path?x=1", 1}, {"uri-reference", "a b", 0},
         /* RFC 3986 4.2: a relative reference's first segment has no colon */
         {"uri-reference", "://", 0}, {"uri-reference", "a:b/c", 1},

@@ -140,7 +140,7 @@ static int through_name(json_pos_t p, const uint8_t *s, size_t n)
             return 1;
         json_step(&p, s[k]);
     }
-    return 0;
+    return json_at_name(&p); /* a ',' that opens one more property */
 }
 
 static int is_control(uint8_t c)
