@@ -1516,43 +1516,81 @@ static int cmp_name(const void *a, const void *b)
     return (x->n > y->n) - (x->n < y->n);
 }
 
-/* The continuations after the common prefix (depth d) of the sorted names
- * nm[0..k) that spell none of them: "" unless a name ends here, a first
- * code point no name has here then anything, or a name's next code point
- * then the same for the names that share it. */
-static int except(const name_t *nm, size_t k, size_t d, const comp_t *any, comp_t *o)
+/* The strings other than the names, in three trees over the sorted names,
+ * so that the large parts are written once rather than at every node of
+ * the names' trie (they were most of a typical schema's lexer text):
+ *   exit:    p x for a trie path p and a code point x below top that no
+ *            name has after p (then anything: the caller appends it once);
+ *   prefix:  every trie path p (the caller appends a code point from top
+ *            up, which no name has, then anything);
+ *   nonname: every trie path p that is not a name.
+ * top is above every code point of every name, so x below top or from
+ * top up covers every code point no name has after p. */
+typedef struct {
+    comp_t exit, prefix, nonname;
+} except_t;
+
+static void except_free(except_t *e)
+{
+    comp_free(&e->exit);
+    comp_free(&e->prefix);
+    comp_free(&e->nonname);
+}
+
+/* The trees after the common prefix (depth d) of the sorted names
+ * nm[0..k). */
+static int except(const name_t *nm, size_t k, size_t d, uint32_t top, except_t *o)
 {
     memset(o, 0, sizeof *o);
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
-    o->eps = i == 0;
-    cps_t other = {0};
-    int r = 0;
+    o->prefix.eps = 1;
+    o->nonname.eps = i == 0;
+    cps_t other = {0}; /* the code points below top that no name has next */
+    int r = top <= CP_MAX ? cps_add(&other, top, CP_MAX) : 0;
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other);
-    comp_t c = {0}, t = {0};
-    if (!r)
-        r = comp_set(&other, &c) || comp_cat(&c, any, &t) || comp_alt(o, &t);
-    comp_free(&c);
-    comp_free(&t);
+    r = r || cps_norm(&other) || cps_negate(&other) || comp_set(&other, &o->exit);
     free(other.data);
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
         cps_t one = {0};
-        comp_t sub = {0};
+        comp_t c = {0}, t[3] = {{0}, {0}, {0}};
+        except_t sub;
         r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || comp_set(&one, &c) ||
-            except(nm + i, j - i, d + 1, any, &sub) || comp_cat(&c, &sub, &t) ||
-            comp_alt(o, &t);
+            except(nm + i, j - i, d + 1, top, &sub) || comp_cat(&c, &sub.exit, &t[0]) ||
+            comp_cat(&c, &sub.prefix, &t[1]) || comp_cat(&c, &sub.nonname, &t[2]) ||
+            comp_alt(&o->exit, &t[0]) || comp_alt(&o->prefix, &t[1]) ||
+            comp_alt(&o->nonname, &t[2]);
         free(one.data);
         comp_free(&c);
-        comp_free(&t);
-        comp_free(&sub);
+        for (int q = 0; q < 3; q++)
+            comp_free(&t[q]);
+        except_free(&sub);
         i = j;
     }
+    return r;
+}
+
+/* (exit | prefix high) any* | nonname, from the trees of except. */
+static int except_join(except_t *e, uint32_t top, comp_t *o)
+{
+    cps_t all = {0}, high = {0};
+    comp_t c = {0}, any = {0}, h = {0}, ph = {0};
+    int r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
+            comp_rep(&c, 0, GR_NO_MAX, &any) ||
+            (top <= CP_MAX && (cps_add(&high, top, CP_MAX) || cps_norm(&high))) ||
+            comp_set(&high, &h) || comp_cat(&e->prefix, &h, &ph) || comp_alt(&e->exit, &ph) ||
+            comp_cat(&e->exit, &any, o) || comp_alt(o, &e->nonname);
+    free(all.data);
+    free(high.data);
+    comp_free(&c);
+    comp_free(&any);
+    comp_free(&h);
+    comp_free(&ph);
     return r;
 }
 
@@ -1560,35 +1598,35 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
 {
     name_t *nm = calloc(n ? n : 1, sizeof *nm);
     int r = nm ? 0 : -1;
+    uint32_t top = 0; /* above every code point of the names */
     for (size_t i = 0; i < n && !r; i++) {
         size_t len = strlen(names[i]);
         nm[i].cp = malloc((len + 1) * sizeof(uint32_t));
         r = nm[i].cp ? 0 : -1;
         for (size_t at = 0; !r && at < len;) {
             size_t k = tb_utf8_decode((const uint8_t *)names[i] + at, len - at,
-                                      &nm[i].cp[nm[i].n++]);
+                                      &nm[i].cp[nm[i].n]);
             if (!k)
                 r = tb_fail(err, "property name '%s' is not UTF-8", names[i]);
+            else if (nm[i].cp[nm[i].n] >= top)
+                top = nm[i].cp[nm[i].n] + 1;
+            nm[i].n++;
             at += k;
         }
     }
     /* Duplicates do no harm: they sort next to each other. */
-    comp_t any = {0}, o = {0};
-    cps_t all = {0};
+    except_t e = {0};
+    comp_t o = {0};
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        comp_t c = {0};
-        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
-            comp_rep(&c, 0, GR_NO_MAX, &any) || except(nm, n, 0, &any, &o) ||
-            put(out, "\"") || put_atom(out, &o) || put(out, "\"");
-        comp_free(&c);
+        r = except(nm, n, 0, top, &e) || except_join(&e, top, &o) || put(out, "\"") ||
+            put_atom(out, &o) || put(out, "\"");
     }
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
-    free(all.data);
-    comp_free(&any);
+    except_free(&e);
     comp_free(&o);
     return r && !err->msg[0] ? tb_fail(err, "out of memory") : r;
 }
