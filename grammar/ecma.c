@@ -829,7 +829,7 @@ static int put_ranges(tb_buf_t *b, const cps_t *s)
 }
 
 /* The plain code points of s (those JSON writes as themselves) as a
- * class, or negated where that is shorter. */
+ * class, or negated where that is shorter; one alone as itself. */
 static int put_plain(tb_buf_t *b, const cps_t *s)
 {
     cps_t p = {0}, q = {0};
@@ -858,7 +858,9 @@ static int put_plain(tb_buf_t *b, const cps_t *s)
         r = cps_add(&q, p.data[i], p.data[i + 1]);
     r = r || cps_add(&q, 0, 0x1F) || cps_add(&q, '"', '"') || cps_add(&q, '\\', '\\') ||
         cps_norm(&q) || cps_negate(&q);
-    if (!r && p.len) {
+    if (!r && p.len == 2 && p.data[0] == p.data[1]) {
+        r = put_cp(b, p.data[0]); /* one code point: no class (a name's letters) */
+    } else if (!r && p.len) {
         tb_buf_t pos = {0}, neg = {0};
         r = put(&pos, "[") || put_ranges(&pos, &p) || put(&pos, "]") ||
             put(&neg, "[^\\x00-\\x1F\"\\\\") || put_ranges(&neg, &q) || put(&neg, "]");
@@ -874,10 +876,14 @@ static int put_plain(tb_buf_t *b, const cps_t *s)
 
 /* Hex digits (bit d: digit d) as a class, letters in either case (JSON's
  * \uXXXX takes both): "0-7bef" -> "0-7be-fBE-F".  A run never crosses
- * from 9 to a, which ASCII does not keep adjacent. */
+ * from 9 to a, which ASCII does not keep adjacent.  A lone decimal digit
+ * is written bare, the commonest case (every \u escape of an ASCII
+ * name's letters starts 00), which the lexer reads without a class. */
 static int put_nibbles(tb_buf_t *b, unsigned bits)
 {
     static const char *const hex[2] = {"0123456789abcdef", "0123456789ABCDEF"};
+    if (bits && !(bits & (bits - 1)) && bits < 1u << 10) /* one decimal digit: itself */
+        return tb_buf_putc(b, (uint8_t)hex[0][__builtin_ctz(bits)]);
     int r = put(b, "[");
     for (int pass = 0; pass < 2; pass++)
         for (int d = pass ? 10 : 0; d < 16 && !r;) {
@@ -900,6 +906,15 @@ static int put_hexdigits(tb_buf_t *b, unsigned d0, unsigned d1)
     return put_nibbles(b, ((2u << d1) - 1) & ~((1u << d0) - 1));
 }
 
+/* A first digit from d0 to d1, then any ndig - 1 digits. */
+static int put_hex_block(tb_buf_t *b, unsigned d0, unsigned d1, unsigned ndig)
+{
+    char q[16] = "";
+    if (ndig > 2)
+        snprintf(q, sizeof q, "{%u}", ndig - 1);
+    return put_hexdigits(b, d0, d1) || (ndig > 1 && (put(b, "[0-9a-fA-F]") || put(b, q)));
+}
+
 /* The ndig-digit hex texts of the values lo..hi (classic digit ranges). */
 static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
 {
@@ -909,16 +924,14 @@ static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
     uint32_t full = (1u << sh) - 1, rl = lo & full, rh = hi & full;
     if (tl == th)
         return put_hexdigits(b, tl, tl) || put_hex_range(b, rl, rh, ndig - 1);
+    if (!rl && rh == full) /* whole blocks: one alternative, no group */
+        return put_hex_block(b, tl, th, ndig);
     unsigned from = rl ? tl + 1 : tl, to = rh != full ? th - 1 : th;
     int r = put(b, "(?:"), alts = 0;
     if (rl)
         r = r || put_hexdigits(b, tl, tl) || put_hex_range(b, rl, full, ndig - 1), alts++;
-    if (from <= to) {
-        char q[16];
-        snprintf(q, sizeof q, "{%u}", ndig - 1);
-        r = r || (alts++ && put(b, "|")) || put_hexdigits(b, from, to) ||
-            (ndig > 1 && (put(b, "[0-9a-fA-F]") || put(b, q)));
-    }
+    if (from <= to)
+        r = r || (alts++ && put(b, "|")) || put_hex_block(b, from, to, ndig);
     if (rh != full)
         r = r || (alts && put(b, "|")) || put_hexdigits(b, th, th) ||
             put_hex_range(b, 0, rh, ndig - 1);
