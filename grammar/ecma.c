@@ -828,36 +828,39 @@ static int put_ranges(tb_buf_t *b, const cps_t *s)
     return r;
 }
 
+/* Adds to o the parts of [lo, hi] that JSON writes as themselves: not the
+ * controls, '"', '\\' or the surrogates (ranges come in order, so o stays
+ * sorted and disjoint without cps_norm). */
+static int add_plain(cps_t *o, uint32_t lo, uint32_t hi)
+{
+    static const uint32_t cut[][2] = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0xD800, 0xDFFF}};
+    for (size_t k = 0; k < sizeof cut / sizeof *cut && lo <= hi; k++) {
+        if (hi < cut[k][0] || lo > cut[k][1])
+            continue;
+        if (lo < cut[k][0] && cps_add(o, lo, cut[k][0] - 1))
+            return -1;
+        if (hi <= cut[k][1])
+            return 0;
+        lo = cut[k][1] + 1;
+    }
+    return lo <= hi ? cps_add(o, lo, hi) : 0;
+}
+
 /* The plain code points of s (those JSON writes as themselves) as a
- * class, or negated where that is shorter; one alone as itself. */
+ * class, or negated where that is shorter; one alone as itself.  s is
+ * normalized: p (its plain members) and q (the other plain code points,
+ * between its ranges) are read off it in one pass each. */
 static int put_plain(tb_buf_t *b, const cps_t *s)
 {
     cps_t p = {0}, q = {0};
     int r = 0;
+    uint32_t next = 0;
     for (size_t i = 0; i < s->len && !r; i += 2) {
-        uint32_t lo = s->data[i] < 0x20 ? 0x20 : s->data[i], hi = s->data[i + 1];
-        if (lo > hi)
-            continue;
-        /* cut out " and \ */
-        r = (lo <= '"' && hi >= '"' ? (lo < '"' && cps_add(&p, lo, '"' - 1)) ||
-                                          (hi > '"' && cps_add(&p, '"' + 1, hi))
-                                    : cps_add(&p, lo, hi));
+        r = add_plain(&p, s->data[i], s->data[i + 1]) ||
+            (s->data[i] > next && add_plain(&q, next, s->data[i] - 1));
+        next = s->data[i + 1] + 1;
     }
-    r = r || cps_norm(&p);
-    cps_t p2 = {0};
-    for (size_t i = 0; i < p.len && !r; i += 2) {
-        uint32_t lo = p.data[i], hi = p.data[i + 1];
-        r = lo <= '\\' && hi >= '\\' ? (lo < '\\' && cps_add(&p2, lo, '\\' - 1)) ||
-                                           (hi > '\\' && cps_add(&p2, '\\' + 1, hi))
-                                     : cps_add(&p2, lo, hi);
-    }
-    free(p.data);
-    p = p2;
-    /* q: the other plain code points */
-    for (size_t i = 0; i < p.len && !r; i += 2)
-        r = cps_add(&q, p.data[i], p.data[i + 1]);
-    r = r || cps_add(&q, 0, 0x1F) || cps_add(&q, '"', '"') || cps_add(&q, '\\', '\\') ||
-        cps_norm(&q) || cps_negate(&q);
+    r = r || (next <= CP_MAX && add_plain(&q, next, CP_MAX));
     if (!r && p.len == 2 && p.data[0] == p.data[1]) {
         r = put_cp(b, p.data[0]); /* one code point: no class (a name's letters) */
     } else if (!r && p.len) {
