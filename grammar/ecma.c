@@ -714,6 +714,21 @@ static void quad_free(anch_t *q)
         comp_free(&q->c[i]);
 }
 
+/* c in a group of its own when it has alternatives: the lexer parses a
+ * group's text once (regex.h, lex_regex_memo_begin), and the sets of
+ * except's nodes recur (each node with one next letter has the same). */
+static int comp_group(comp_t *c)
+{
+    if (!c->alt)
+        return 0;
+    tb_buf_t g = {0};
+    int r = put(&g, "(?:") || tb_buf_put(&g, c->re.data, c->re.len) || put(&g, ")");
+    tb_buf_free(&c->re);
+    c->re = g;
+    c->alt = 0;
+    return r;
+}
+
 /* c as an atom of a concatenation ("" when it is {""} only). */
 static int put_atom(tb_buf_t *b, const comp_t *c)
 {
@@ -1567,7 +1582,8 @@ static int except(const name_t *nm, size_t k, size_t d, uint32_t top, except_t *
     int r = top <= CP_MAX ? cps_add(&other, top, CP_MAX) : 0;
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other) || comp_set(&other, &o->exit);
+    r = r || cps_norm(&other) || cps_negate(&other) || comp_set(&other, &o->exit) ||
+        comp_group(&o->exit);
     free(other.data);
     while (!r && i < k) {
         size_t j = i + 1;
