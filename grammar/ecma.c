@@ -714,21 +714,6 @@ static void quad_free(anch_t *q)
         comp_free(&q->c[i]);
 }
 
-/* c in a group of its own when it has alternatives: the lexer parses a
- * group's text once (regex.h, lex_regex_memo_begin), and the sets of
- * except's nodes recur (each node with one next letter has the same). */
-static int comp_group(comp_t *c)
-{
-    if (!c->alt)
-        return 0;
-    tb_buf_t g = {0};
-    int r = put(&g, "(?:") || tb_buf_put(&g, c->re.data, c->re.len) || put(&g, ")");
-    tb_buf_free(&c->re);
-    c->re = g;
-    c->alt = 0;
-    return r;
-}
-
 /* c as an atom of a concatenation ("" when it is {""} only). */
 static int put_atom(tb_buf_t *b, const comp_t *c)
 {
@@ -1556,73 +1541,85 @@ static int cmp_name(const void *a, const void *b)
  *            up, which no name has, then anything);
  *   nonname: every trie path p that is not a name.
  * top is above every code point of every name, so x below top or from
- * top up covers every code point no name has after p. */
+ * top up covers every code point no name has after p.  One walk of the
+ * trie appends to the three texts at once, each node's part written in
+ * place (a subtree that turns out empty is cut off again), so no text is
+ * copied from level to level. */
 typedef struct {
-    comp_t exit, prefix, nonname;
+    tb_buf_t exit, prefix, nonname;
 } except_t;
 
-static void except_free(except_t *e)
+/* s in a group ("(?:...)"): the lexer parses a group's text once
+ * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
+ * (each node with one next letter has the same). */
+static int put_set_group(tb_buf_t *b, const cps_t *s)
 {
-    comp_free(&e->exit);
-    comp_free(&e->prefix);
-    comp_free(&e->nonname);
+    return put(b, "(?:") || put_set(b, s) || put(b, ")");
 }
 
-/* The trees after the common prefix (depth d) of the sorted names
- * nm[0..k). */
-static int except(const name_t *nm, size_t k, size_t d, uint32_t top, except_t *o)
+/*
+ * Appends the trees after the common prefix (depth d) of the sorted names
+ * nm[0..k): to o->exit the alternatives of exit ("" and *has_exit 0 when
+ * there are none), to o->prefix that of prefix as an atom ("" for the
+ * empty string alone), to o->nonname that of nonname as an atom; *nn 0
+ * when nonname is empty (nothing appended), 1 for the empty string alone
+ * (""), 2 otherwise.
+ */
+static int except(const name_t *nm, size_t k, size_t d, uint32_t top, except_t *o,
+                  int *has_exit, int *nn)
 {
-    memset(o, 0, sizeof *o);
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
-    o->prefix.eps = 1;
-    o->nonname.eps = i == 0;
+    int is_name = i > 0;
     cps_t other = {0}; /* the code points below top that no name has next */
     int r = top <= CP_MAX ? cps_add(&other, top, CP_MAX) : 0;
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other) || comp_set(&other, &o->exit) ||
-        comp_group(&o->exit);
+    r = r || cps_norm(&other) || cps_negate(&other);
+    int exits = other.len > 0, pre = 0, non = 0;
+    r = r || (exits && put_set_group(&o->exit, &other));
     free(other.data);
+    size_t p0 = o->prefix.len, n0 = o->nonname.len;
+    r = r || put(&o->prefix, "(?:") || put(&o->nonname, "(?:");
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
+        /* the child's spelling, then its subtrees */
+        size_t e0 = o->exit.len, n1 = o->nonname.len, at;
         cps_t one = {0};
-        comp_t c = {0}, t[3] = {{0}, {0}, {0}};
-        except_t sub;
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || comp_set(&one, &c) ||
-            except(nm + i, j - i, d + 1, top, &sub) || comp_cat(&c, &sub.exit, &t[0]) ||
-            comp_cat(&c, &sub.prefix, &t[1]) || comp_cat(&c, &sub.nonname, &t[2]) ||
-            comp_alt(&o->exit, &t[0]) || comp_alt(&o->prefix, &t[1]) ||
-            comp_alt(&o->nonname, &t[2]);
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || (exits && put(&o->exit, "|")) ||
+            (at = o->exit.len, put_set_group(&o->exit, &one)) ||
+            tb_buf_put(&o->prefix, pre ? "|" : "", pre > 0) ||
+            tb_buf_put(&o->prefix, o->exit.data + at, o->exit.len - at) ||
+            tb_buf_put(&o->nonname, non ? "|" : "", non > 0) ||
+            tb_buf_put(&o->nonname, o->exit.data + at, o->exit.len - at) ||
+            put(&o->exit, "(?:");
         free(one.data);
-        comp_free(&c);
-        for (int q = 0; q < 3; q++)
-            comp_free(&t[q]);
-        except_free(&sub);
+        int sub_exit = 0, sub_nn = 0;
+        r = r || except(nm + i, j - i, d + 1, top, o, &sub_exit, &sub_nn);
+        if (!r && sub_exit)
+            r = put(&o->exit, ")"), exits++;
+        else
+            o->exit.len = e0;
+        pre++;
+        if (sub_nn)
+            non++;
+        else
+            o->nonname.len = n1;
         i = j;
     }
-    return r;
-}
-
-/* (exit | prefix high) any* | nonname, from the trees of except. */
-static int except_join(except_t *e, uint32_t top, comp_t *o)
-{
-    cps_t all = {0}, high = {0};
-    comp_t c = {0}, any = {0}, h = {0}, ph = {0};
-    int r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
-            comp_rep(&c, 0, GR_NO_MAX, &any) ||
-            (top <= CP_MAX && (cps_add(&high, top, CP_MAX) || cps_norm(&high))) ||
-            comp_set(&high, &h) || comp_cat(&e->prefix, &h, &ph) || comp_alt(&e->exit, &ph) ||
-            comp_cat(&e->exit, &any, o) || comp_alt(o, &e->nonname);
-    free(all.data);
-    free(high.data);
-    comp_free(&c);
-    comp_free(&any);
-    comp_free(&h);
-    comp_free(&ph);
+    if (!r && !pre)
+        o->prefix.len = p0; /* "" alone */
+    else
+        r = r || put(&o->prefix, ")?");
+    if (!r && !non)
+        o->nonname.len = n0;
+    else
+        r = r || put(&o->nonname, is_name ? ")" : ")?");
+    *has_exit = exits > 0;
+    *nn = non ? 2 : !is_name;
     return r;
 }
 
@@ -1648,18 +1645,31 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     }
     /* Duplicates do no harm: they sort next to each other. */
     except_t e = {0};
-    comp_t o = {0};
+    cps_t all = {0}, high = {0};
+    int has_exit = 0, nn = 0;
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = except(nm, n, 0, top, &e) || except_join(&e, top, &o) || put(out, "\"") ||
-            put_atom(out, &o) || put(out, "\"");
+        r = except(nm, n, 0, top, &e, &has_exit, &nn) || cps_add(&all, 0, CP_MAX) ||
+            cps_norm(&all) || (top <= CP_MAX && (cps_add(&high, top, CP_MAX) || cps_norm(&high)));
     }
+    /* "(?:(?:exit|prefix high)any*|nonname)": exit or high is never empty
+     * (a leaf of the trie exits below top, and without names high is all) */
+    r = r || put(out, "\"(?:(?:") || tb_buf_put(out, e.exit.data, e.exit.len) ||
+            (has_exit && high.len && put(out, "|")) ||
+            (high.len && (tb_buf_put(out, e.prefix.data, e.prefix.len) ||
+                          put_set_group(out, &high))) ||
+            put(out, ")") || put_set_group(out, &all) || put(out, "*") ||
+            (nn && (put(out, "|") || tb_buf_put(out, e.nonname.data, e.nonname.len))) ||
+            put(out, ")\"");
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
-    except_free(&e);
-    comp_free(&o);
+    free(all.data);
+    free(high.data);
+    tb_buf_free(&e.exit);
+    tb_buf_free(&e.prefix);
+    tb_buf_free(&e.nonname);
     return r && !err->msg[0] ? tb_fail(err, "out of memory") : r;
 }
 
