@@ -1532,23 +1532,6 @@ static int cmp_name(const void *a, const void *b)
     return (x->n > y->n) - (x->n < y->n);
 }
 
-/* The strings other than the names, in three trees over the sorted names,
- * so that the large parts are written once rather than at every node of
- * the names' trie (they were most of a typical schema's lexer text):
- *   exit:    p x for a trie path p and a code point x below top that no
- *            name has after p (then anything: the caller appends it once);
- *   prefix:  every trie path p (the caller appends a code point from top
- *            up, which no name has, then anything);
- *   nonname: every trie path p that is not a name.
- * top is above every code point of every name, so x below top or from
- * top up covers every code point no name has after p.  One walk of the
- * trie appends to the three texts at once, each node's part written in
- * place (a subtree that turns out empty is cut off again), so no text is
- * copied from level to level. */
-typedef struct {
-    tb_buf_t exit, prefix, nonname;
-} except_t;
-
 /* s in a group ("(?:...)"): the lexer parses a group's text once
  * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
  * (each node with one next letter has the same). */
@@ -1558,118 +1541,72 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
 }
 
 /*
- * Appends the trees after the common prefix (depth d) of the sorted names
- * nm[0..k): to o->exit the alternatives of exit ("" and *has_exit 0 when
- * there are none), to o->prefix that of prefix as an atom ("" for the
- * empty string alone), to o->nonname that of nonname as an atom; *nn 0
- * when nonname is empty (nothing appended), 1 for the empty string alone
- * (""), 2 otherwise.
+ * Appends the continuations after the common prefix (depth d) of the
+ * sorted names nm[0..k) that spell none of them, as an atom: "" unless a
+ * name ends here, a first code point no name has here then anything
+ * (`any`, written once by the caller), or a name's next code point then
+ * the same for the names that share it.  The trie is walked once, each
+ * node's part appended in place.  (Written instead as three trees, of the
+ * exits, the paths and the non-names, the text was a third as long but
+ * the lexer's states at keys, unions of three parts, cost up to three
+ * times as much to build.)
  */
-static int except(const name_t *nm, size_t k, size_t d, uint32_t top, except_t *o,
-                  int *has_exit, int *nn)
+static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any, tb_buf_t *o)
 {
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
     int is_name = i > 0;
-    cps_t other = {0}; /* the code points below top that no name has next */
-    int r = top <= CP_MAX ? cps_add(&other, top, CP_MAX) : 0;
+    cps_t other = {0}; /* never empty: the names have finitely many next code points */
+    int r = 0;
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other);
-    int exits = other.len > 0, pre = 0, non = 0;
-    r = r || (exits && put_set_group(&o->exit, &other));
+    r = r || cps_norm(&other) || cps_negate(&other) || put(o, "(?:") ||
+        put_set_group(o, &other) || tb_buf_put(o, any->data, any->len);
     free(other.data);
-    size_t p0 = o->prefix.len, n0 = o->nonname.len;
-    r = r || put(&o->prefix, "(?:") || put(&o->nonname, "(?:");
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
-        /* the child's spelling, then its subtrees */
-        size_t e0 = o->exit.len, n1 = o->nonname.len, at;
         cps_t one = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || (exits && put(&o->exit, "|")) ||
-            (at = o->exit.len, put_set_group(&o->exit, &one)) ||
-            tb_buf_put(&o->prefix, pre ? "|" : "", pre > 0) ||
-            tb_buf_put(&o->prefix, o->exit.data + at, o->exit.len - at) ||
-            tb_buf_put(&o->nonname, non ? "|" : "", non > 0) ||
-            tb_buf_put(&o->nonname, o->exit.data + at, o->exit.len - at) ||
-            put(&o->exit, "(?:");
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_set_group(o, &one) ||
+            except(nm + i, j - i, d + 1, any, o);
         free(one.data);
-        int sub_exit = 0, sub_nn = 0;
-        r = r || except(nm + i, j - i, d + 1, top, o, &sub_exit, &sub_nn);
-        if (!r && sub_exit)
-            r = put(&o->exit, ")"), exits++;
-        else
-            o->exit.len = e0;
-        pre++;
-        if (sub_nn)
-            non++;
-        else
-            o->nonname.len = n1;
         i = j;
     }
-    if (!r && !pre)
-        o->prefix.len = p0; /* "" alone */
-    else
-        r = r || put(&o->prefix, ")?");
-    if (!r && !non)
-        o->nonname.len = n0;
-    else
-        r = r || put(&o->nonname, is_name ? ")" : ")?");
-    *has_exit = exits > 0;
-    *nn = non ? 2 : !is_name;
-    return r;
+    return r || put(o, is_name ? ")" : ")?");
 }
 
 int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err)
 {
     name_t *nm = calloc(n ? n : 1, sizeof *nm);
     int r = nm ? 0 : -1;
-    uint32_t top = 0; /* above every code point of the names */
     for (size_t i = 0; i < n && !r; i++) {
         size_t len = strlen(names[i]);
         nm[i].cp = malloc((len + 1) * sizeof(uint32_t));
         r = nm[i].cp ? 0 : -1;
         for (size_t at = 0; !r && at < len;) {
             size_t k = tb_utf8_decode((const uint8_t *)names[i] + at, len - at,
-                                      &nm[i].cp[nm[i].n]);
+                                      &nm[i].cp[nm[i].n++]);
             if (!k)
                 r = tb_fail(err, "property name '%s' is not UTF-8", names[i]);
-            else if (nm[i].cp[nm[i].n] >= top)
-                top = nm[i].cp[nm[i].n] + 1;
-            nm[i].n++;
             at += k;
         }
     }
     /* Duplicates do no harm: they sort next to each other. */
-    except_t e = {0};
-    cps_t all = {0}, high = {0};
-    int has_exit = 0, nn = 0;
+    cps_t all = {0};
+    tb_buf_t any = {0};
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = except(nm, n, 0, top, &e, &has_exit, &nn) || cps_add(&all, 0, CP_MAX) ||
-            cps_norm(&all) || (top <= CP_MAX && (cps_add(&high, top, CP_MAX) || cps_norm(&high)));
+        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
+            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, out) || put(out, "\"");
     }
-    /* "(?:(?:exit|prefix high)any*|nonname)": exit or high is never empty
-     * (a leaf of the trie exits below top, and without names high is all) */
-    r = r || put(out, "\"(?:(?:") || tb_buf_put(out, e.exit.data, e.exit.len) ||
-            (has_exit && high.len && put(out, "|")) ||
-            (high.len && (tb_buf_put(out, e.prefix.data, e.prefix.len) ||
-                          put_set_group(out, &high))) ||
-            put(out, ")") || put_set_group(out, &all) || put(out, "*") ||
-            (nn && (put(out, "|") || tb_buf_put(out, e.nonname.data, e.nonname.len))) ||
-            put(out, ")\"");
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
     free(all.data);
-    free(high.data);
-    tb_buf_free(&e.exit);
-    tb_buf_free(&e.prefix);
-    tb_buf_free(&e.nonname);
+    tb_buf_free(&any);
     return r && !err->msg[0] ? tb_fail(err, "out of memory") : r;
 }
 
