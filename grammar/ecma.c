@@ -828,37 +828,42 @@ static int put_ranges(tb_buf_t *b, const cps_t *s)
     return r;
 }
 
+/* Adds to o the parts of [lo, hi] that JSON writes as themselves: not the
+ * controls, '"', '\\' or the surrogates (ranges come in order, so o stays
+ * sorted and disjoint without cps_norm). */
+static int add_plain(cps_t *o, uint32_t lo, uint32_t hi)
+{
+    static const uint32_t cut[][2] = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0xD800, 0xDFFF}};
+    for (size_t k = 0; k < sizeof cut / sizeof *cut && lo <= hi; k++) {
+        if (hi < cut[k][0] || lo > cut[k][1])
+            continue;
+        if (lo < cut[k][0] && cps_add(o, lo, cut[k][0] - 1))
+            return -1;
+        if (hi <= cut[k][1])
+            return 0;
+        lo = cut[k][1] + 1;
+    }
+    return lo <= hi ? cps_add(o, lo, hi) : 0;
+}
+
 /* The plain code points of s (those JSON writes as themselves) as a
- * class, or negated where that is shorter. */
+ * class, or negated where that is shorter; one alone as itself.  s is
+ * normalized: p (its plain members) and q (the other plain code points,
+ * between its ranges) are read off it in one pass each. */
 static int put_plain(tb_buf_t *b, const cps_t *s)
 {
     cps_t p = {0}, q = {0};
     int r = 0;
+    uint32_t next = 0;
     for (size_t i = 0; i < s->len && !r; i += 2) {
-        uint32_t lo = s->data[i] < 0x20 ? 0x20 : s->data[i], hi = s->data[i + 1];
-        if (lo > hi)
-            continue;
-        /* cut out " and \ */
-        r = (lo <= '"' && hi >= '"' ? (lo < '"' && cps_add(&p, lo, '"' - 1)) ||
-                                          (hi > '"' && cps_add(&p, '"' + 1, hi))
-                                    : cps_add(&p, lo, hi));
+        r = add_plain(&p, s->data[i], s->data[i + 1]) ||
+            (s->data[i] > next && add_plain(&q, next, s->data[i] - 1));
+        next = s->data[i + 1] + 1;
     }
-    r = r || cps_norm(&p);
-    cps_t p2 = {0};
-    for (size_t i = 0; i < p.len && !r; i += 2) {
-        uint32_t lo = p.data[i], hi = p.data[i + 1];
-        r = lo <= '\\' && hi >= '\\' ? (lo < '\\' && cps_add(&p2, lo, '\\' - 1)) ||
-                                           (hi > '\\' && cps_add(&p2, '\\' + 1, hi))
-                                     : cps_add(&p2, lo, hi);
-    }
-    free(p.data);
-    p = p2;
-    /* q: the other plain code points */
-    for (size_t i = 0; i < p.len && !r; i += 2)
-        r = cps_add(&q, p.data[i], p.data[i + 1]);
-    r = r || cps_add(&q, 0, 0x1F) || cps_add(&q, '"', '"') || cps_add(&q, '\\', '\\') ||
-        cps_norm(&q) || cps_negate(&q);
-    if (!r && p.len) {
+    r = r || (next <= CP_MAX && add_plain(&q, next, CP_MAX));
+    if (!r && p.len == 2 && p.data[0] == p.data[1]) {
+        r = put_cp(b, p.data[0]); /* one code point: no class (a name's letters) */
+    } else if (!r && p.len) {
         tb_buf_t pos = {0}, neg = {0};
         r = put(&pos, "[") || put_ranges(&pos, &p) || put(&pos, "]") ||
             put(&neg, "[^\\x00-\\x1F\"\\\\") || put_ranges(&neg, &q) || put(&neg, "]");
@@ -874,10 +879,14 @@ static int put_plain(tb_buf_t *b, const cps_t *s)
 
 /* Hex digits (bit d: digit d) as a class, letters in either case (JSON's
  * \uXXXX takes both): "0-7bef" -> "0-7be-fBE-F".  A run never crosses
- * from 9 to a, which ASCII does not keep adjacent. */
+ * from 9 to a, which ASCII does not keep adjacent.  A lone decimal digit
+ * is written bare, the commonest case (every \u escape of an ASCII
+ * name's letters starts 00), which the lexer reads without a class. */
 static int put_nibbles(tb_buf_t *b, unsigned bits)
 {
     static const char *const hex[2] = {"0123456789abcdef", "0123456789ABCDEF"};
+    if (bits && !(bits & (bits - 1)) && bits < 1u << 10) /* one decimal digit: itself */
+        return tb_buf_putc(b, (uint8_t)hex[0][__builtin_ctz(bits)]);
     int r = put(b, "[");
     for (int pass = 0; pass < 2; pass++)
         for (int d = pass ? 10 : 0; d < 16 && !r;) {
@@ -900,6 +909,15 @@ static int put_hexdigits(tb_buf_t *b, unsigned d0, unsigned d1)
     return put_nibbles(b, ((2u << d1) - 1) & ~((1u << d0) - 1));
 }
 
+/* A first digit from d0 to d1, then any ndig - 1 digits. */
+static int put_hex_block(tb_buf_t *b, unsigned d0, unsigned d1, unsigned ndig)
+{
+    char q[16] = "";
+    if (ndig > 2)
+        snprintf(q, sizeof q, "{%u}", ndig - 1);
+    return put_hexdigits(b, d0, d1) || (ndig > 1 && (put(b, "[0-9a-fA-F]") || put(b, q)));
+}
+
 /* The ndig-digit hex texts of the values lo..hi (classic digit ranges). */
 static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
 {
@@ -909,16 +927,14 @@ static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
     uint32_t full = (1u << sh) - 1, rl = lo & full, rh = hi & full;
     if (tl == th)
         return put_hexdigits(b, tl, tl) || put_hex_range(b, rl, rh, ndig - 1);
+    if (!rl && rh == full) /* whole blocks: one alternative, no group */
+        return put_hex_block(b, tl, th, ndig);
     unsigned from = rl ? tl + 1 : tl, to = rh != full ? th - 1 : th;
     int r = put(b, "(?:"), alts = 0;
     if (rl)
         r = r || put_hexdigits(b, tl, tl) || put_hex_range(b, rl, full, ndig - 1), alts++;
-    if (from <= to) {
-        char q[16];
-        snprintf(q, sizeof q, "{%u}", ndig - 1);
-        r = r || (alts++ && put(b, "|")) || put_hexdigits(b, from, to) ||
-            (ndig > 1 && (put(b, "[0-9a-fA-F]") || put(b, q)));
-    }
+    if (from <= to)
+        r = r || (alts++ && put(b, "|")) || put_hex_block(b, from, to, ndig);
     if (rh != full)
         r = r || (alts && put(b, "|")) || put_hexdigits(b, th, th) ||
             put_hex_range(b, 0, rh, ndig - 1);
@@ -1516,44 +1532,49 @@ static int cmp_name(const void *a, const void *b)
     return (x->n > y->n) - (x->n < y->n);
 }
 
-/* The continuations after the common prefix (depth d) of the sorted names
- * nm[0..k) that spell none of them: "" unless a name ends here, a first
- * code point no name has here then anything, or a name's next code point
- * then the same for the names that share it. */
-static int except(const name_t *nm, size_t k, size_t d, const comp_t *any, comp_t *o)
+/* s in a group ("(?:...)"): the lexer parses a group's text once
+ * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
+ * (each node with one next letter has the same). */
+static int put_set_group(tb_buf_t *b, const cps_t *s)
 {
-    memset(o, 0, sizeof *o);
+    return put(b, "(?:") || put_set(b, s) || put(b, ")");
+}
+
+/*
+ * Appends the continuations after the common prefix (depth d) of the
+ * sorted names nm[0..k) that spell none of them, as an atom: "" unless a
+ * name ends here, a first code point no name has here then anything
+ * (`any`, written once by the caller), or a name's next code point then
+ * the same for the names that share it.  The trie is walked once, each
+ * node's part appended in place.  (Written instead as three trees, of the
+ * exits, the paths and the non-names, the text was a third as long but
+ * the lexer's states at keys, unions of three parts, cost up to three
+ * times as much to build.)
+ */
+static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any, tb_buf_t *o)
+{
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
-    o->eps = i == 0;
-    cps_t other = {0};
+    int is_name = i > 0;
+    cps_t other = {0}; /* never empty: the names have finitely many next code points */
     int r = 0;
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other);
-    comp_t c = {0}, t = {0};
-    if (!r)
-        r = comp_set(&other, &c) || comp_cat(&c, any, &t) || comp_alt(o, &t);
-    comp_free(&c);
-    comp_free(&t);
+    r = r || cps_norm(&other) || cps_negate(&other) || put(o, "(?:") ||
+        put_set_group(o, &other) || tb_buf_put(o, any->data, any->len);
     free(other.data);
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
         cps_t one = {0};
-        comp_t sub = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || comp_set(&one, &c) ||
-            except(nm + i, j - i, d + 1, any, &sub) || comp_cat(&c, &sub, &t) ||
-            comp_alt(o, &t);
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_set_group(o, &one) ||
+            except(nm + i, j - i, d + 1, any, o);
         free(one.data);
-        comp_free(&c);
-        comp_free(&t);
-        comp_free(&sub);
         i = j;
     }
-    return r;
+    return r || put(o, is_name ? ")" : ")?");
 }
 
 int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err)
@@ -1573,23 +1594,19 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
         }
     }
     /* Duplicates do no harm: they sort next to each other. */
-    comp_t any = {0}, o = {0};
     cps_t all = {0};
+    tb_buf_t any = {0};
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        comp_t c = {0};
-        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || comp_set(&all, &c) ||
-            comp_rep(&c, 0, GR_NO_MAX, &any) || except(nm, n, 0, &any, &o) ||
-            put(out, "\"") || put_atom(out, &o) || put(out, "\"");
-        comp_free(&c);
+        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
+            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, out) || put(out, "\"");
     }
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
     free(all.data);
-    comp_free(&any);
-    comp_free(&o);
+    tb_buf_free(&any);
     return r && !err->msg[0] ? tb_fail(err, "out of memory") : r;
 }
 

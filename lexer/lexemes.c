@@ -377,7 +377,8 @@ lex_dfa_t *lex_lexer_from_regexes(const char *const *regexes, const char *const 
     if (lex_terms_init(&sp.terms, max_terms, err))
         return NULL;
     sp.terms.lookahead = opts && opts->lookahead;
-    int rc = 0;
+    /* the lexemes of a schema spell the same characters many times */
+    int rc = lex_regex_memo_begin(&sp.terms) ? tb_fail(err, "out of memory") : 0;
     for (size_t i = 0; i < n && !rc; i++) {
         tb_err_t rerr;
         def_t def = {.name = strdup(names[i])};
@@ -392,6 +393,7 @@ lex_dfa_t *lex_lexer_from_regexes(const char *const *regexes, const char *const 
                          "at least one byte", label, names[i]);
         }
     }
+    lex_regex_memo_end(&sp.terms);
     if (!rc)
         rc = make_lexemes(&sp);
     if (rc) {

@@ -121,6 +121,7 @@ int lex_terms_init(lex_terms_t *t, size_t max_nodes, tb_err_t *err)
 
 void lex_terms_free(lex_terms_t *t)
 {
+    lex_regex_memo_end(t);
     free(t->node);
     free(t->table);
     free(t->scratch);
@@ -1132,6 +1133,8 @@ typedef struct {
     unsigned depth;
     size_t open_at; /* the innermost open group's '(' */
     tb_err_t *err;
+    struct lex_group_memo *memo;
+    uint32_t *close; /* close[i]: past the ')' that a scan pairs with the '(' at i */
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *fmt, const char *detail)
@@ -1632,6 +1635,142 @@ static int parse_group(parser_t *ps, anch_t *out)
     return 0;
 }
 
+/* ---- the group memo ---------------------------------------------------------- */
+
+/*
+ * A lexer's lexemes spell the same characters and classes again and again
+ * (a JSON string's escapes, each letter of each property name in several
+ * lexemes), so a group's text, once parsed, maps to its terms: open
+ * addressing on the text's hash; an entry points into the pattern it was
+ * read from (text NULL: a free slot).  The same text parses to the same
+ * terms under the same (?i) state; an entry made at nesting depth `depth`
+ * serves that depth or less (deeper, the same text may pass the nesting
+ * limit).  Only a group whose parse ended where the scan below paired its
+ * parentheses is kept, so a scan that pairs them wrongly only loses hits.
+ */
+typedef struct {
+    uint64_t hash;
+    const char *text;
+    uint32_t len, depth;
+    int icase;
+    anch_t a;
+} group_entry_t;
+
+struct lex_group_memo {
+    group_entry_t *e;
+    size_t cap, n;
+};
+
+int lex_regex_memo_begin(lex_terms_t *t)
+{
+    t->groups = calloc(1, sizeof *t->groups);
+    return t->groups ? 0 : -1;
+}
+
+void lex_regex_memo_end(lex_terms_t *t)
+{
+    if (t->groups)
+        free(t->groups->e);
+    free(t->groups);
+    t->groups = NULL;
+}
+
+static group_entry_t *group_slot(struct lex_group_memo *m, const char *text, uint32_t len,
+                                 int icase, uint64_t h)
+{
+    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        group_entry_t *e = &m->e[i];
+        if (!e->text || (e->hash == h && e->len == len && e->icase == icase &&
+                         !memcmp(e->text, text, len)))
+            return e;
+    }
+}
+
+/* Remembers a group (a failed allocation only forgets). */
+static void group_remember(struct lex_group_memo *m, const group_entry_t *g)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        group_entry_t *e = calloc(cap, sizeof *e), *old = m->e;
+        if (!e)
+            return;
+        for (size_t i = 0; i < m->cap; i++)
+            if (old[i].text) {
+                size_t j = old[i].hash & (cap - 1);
+                while (e[j].text)
+                    j = (j + 1) & (cap - 1);
+                e[j] = old[i];
+            }
+        free(old);
+        m->e = e;
+        m->cap = cap;
+    }
+    group_entry_t *slot = group_slot(m, g->text, g->len, g->icase, g->hash);
+    if (!slot->text)
+        m->n++;
+    *slot = *g;
+}
+
+/* Pairs the parentheses of the pattern, skipping escapes and classes as
+ * the parser reads them (close[i] = 0 where none is found; close NULL
+ * when out of memory: every group is parsed). */
+static void pair_groups(parser_t *ps)
+{
+    ps->close = ps->len < UINT32_MAX ? calloc(ps->len + 1, sizeof *ps->close) : NULL;
+    TB_VEC(uint32_t) open = {0};
+    if (!ps->close)
+        return;
+    for (size_t i = 0; i < ps->len; i++) {
+        char c = ps->p[i];
+        if (c == '\\') {
+            i++;
+        } else if (c == '[') {
+            i += 1 + (i + 1 < ps->len && ps->p[i + 1] == '^');
+            if (i < ps->len && ps->p[i] == ']')
+                i++; /* a ']' first is a member */
+            while (i < ps->len && ps->p[i] != ']')
+                i += ps->p[i] == '\\' ? 2 : 1;
+        } else if (c == '(') {
+            if (tb_vec_push(&open, (uint32_t)i)) {
+                free(ps->close);
+                ps->close = NULL;
+                break;
+            }
+        } else if (c == ')' && open.len) {
+            ps->close[open.data[--open.len]] = (uint32_t)(i + 1);
+        }
+    }
+    free(open.data);
+}
+
+/* A group at ps->pos (a '('), from the memo or parsed (and remembered):
+ * as parse_group, whose return values it keeps. */
+static int memo_group(parser_t *ps, anch_t *out)
+{
+    size_t at = ps->pos;
+    uint32_t end = ps->close ? ps->close[at] : 0;
+    group_entry_t g = {.text = ps->p + at, .depth = ps->depth, .icase = ps->icase};
+    if (end) {
+        g.len = end - (uint32_t)at;
+        g.hash = tb_hash(g.text, g.len);
+    }
+    if (end && ps->memo->cap) {
+        const group_entry_t *e = group_slot(ps->memo, g.text, g.len, g.icase, g.hash);
+        if (e->text && ps->depth <= e->depth) {
+            *out = e->a;
+            ps->pos = end;
+            return 0;
+        }
+    }
+    ps->pos++;
+    int rc = parse_group(ps, out);
+    if (rc == 0 && end && ps->pos == end) {
+        g.a = *out;
+        group_remember(ps->memo, &g);
+    }
+    return rc;
+}
+
 /* The term for the code points of s (freed); folded first when `fold`. */
 static int cps_term(parser_t *ps, cp_set_t *s, int fold, lex_term_t *out)
 {
@@ -1690,8 +1829,7 @@ static int parse_piece(parser_t *ps, anch_t *out)
     case '*': case '+': case '?':
         return perr(ps, at, "nothing to repeat", NULL);
     case '(': {
-        ps->pos++;
-        int rc = parse_group(ps, &atom);
+        int rc = memo_group(ps, &atom);
         if (rc < 0)
             return -1;
         if (rc == 2) {
@@ -1887,9 +2025,14 @@ static int parse_alt(parser_t *ps, anch_t *out)
 int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
                     lex_term_t *out, tb_err_t *err)
 {
-    parser_t ps = {.t = t, .p = pattern, .len = len, .err = err};
+    struct lex_group_memo own = {0};
+    parser_t ps = {.t = t, .p = pattern, .len = len, .err = err,
+                   .memo = t->groups ? t->groups : &own};
+    pair_groups(&ps);
     anch_t a;
     int rc = parse_alt(&ps, &a);
+    free(ps.close);
+    free(own.e);
     if (!rc) {
         *out = anch_whole(t, a);
         rc = full_check(&ps);

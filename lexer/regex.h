@@ -78,6 +78,7 @@ typedef struct {
     struct lex_cps_memo *cps;
     size_t cps_cap, cps_n;
     TB_VEC(uint32_t) cps_ranges;
+    struct lex_group_memo *groups; /* lex_regex_memo_begin's, or NULL */
 } lex_terms_t;
 
 int lex_terms_init(lex_terms_t *t, size_t max_nodes, tb_err_t *err);
@@ -185,6 +186,15 @@ static inline const lex_node_t *lex_node(const lex_terms_t *t, lex_term_t id)
  */
 int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
                     lex_term_t *out, tb_err_t *err);
+
+/* Many patterns into one store (a lexer's lexemes): from
+ * lex_regex_memo_begin to lex_regex_memo_end, a group whose text
+ * lex_regex_parse has read before, in any of those patterns, is taken from
+ * a memo rather than parsed again (each call keeps one of its own
+ * otherwise).  The memo points into the patterns: they must stay alive
+ * and unchanged until lex_regex_memo_end. */
+int lex_regex_memo_begin(lex_terms_t *t);
+void lex_regex_memo_end(lex_terms_t *t);
 
 #define LEX_UNICODE_DIR "/usr/share/unicode"
 /* Where the general categories are read from unless $TOKBENCH_UNICODE_DATA

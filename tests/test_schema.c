@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../base/utf8.h"
 #include "../grammar/ecma.h"
 #include "../grammar/gram.h"
 #include "../grammar/numrange.h"
@@ -1657,6 +1658,91 @@ static void escapes_spell_the_same_strings(void **state)
     remove(out);
 }
 
+/* Appends the JSON string of s[0..n) (UTF-8) with every character as a
+ * \uXXXX escape (a surrogate pair above U+FFFF), hex digits upper case
+ * when `upper`. */
+static void quote_all_escaped(tb_buf_t *b, const char *s, size_t n, int upper)
+{
+    put(b, "\"");
+    for (size_t at = 0; at < n;) {
+        uint32_t cp, u[2];
+        size_t k = tb_utf8_decode((const uint8_t *)s + at, n - at, &cp), nu = 1;
+        assert_true(k > 0);
+        u[0] = cp;
+        if (cp > 0xFFFF) {
+            u[0] = 0xD800 + ((cp - 0x10000) >> 10);
+            u[1] = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+            nu = 2;
+        }
+        for (size_t i = 0; i < nu; i++) {
+            char e[8];
+            snprintf(e, sizeof e, upper ? "\\u%04X" : "\\u%04x", u[i]);
+            put(b, e);
+        }
+        at += k;
+    }
+    put(b, "\"");
+}
+
+/* The lexeme of the strings other than some names (the names of an object
+ * with additional properties) takes a string iff it is none of them, in
+ * every JSON spelling: names that are prefixes of others, share prefixes,
+ * are empty, escaped or beyond ASCII, against candidates made from the
+ * names (each name, its prefixes, one more or one other character). */
+static void other_names_are_exact(void **state)
+{
+    (void)state;
+    static const char *const sets[][8] = {
+        {NULL},
+        {"", NULL},
+        {"a", NULL},
+        {"a", "ab", "abc", NULL},
+        {"count", "created_at", "user_count", "user", NULL},
+        {"x\"y", "x\\", "\n", "/", NULL},
+        {"\u00e9t\u00e9", "\u00e9", "\U0001F600x", "z", NULL},
+        {"\x7f", "\x01", "~", NULL},
+    };
+    static const char *const extra[] = {"", "a", "b", "~", "\u00e9", "\U0001F600", "\"", "0"};
+    for (size_t c = 0; c < sizeof sets / sizeof *sets; c++) {
+        size_t n = 0;
+        while (sets[c][n])
+            n++;
+        tb_buf_t re = {0};
+        tb_err_t err;
+        assert_int_equal(gr_ecma_string_except(&re, sets[c], n, &err), 0);
+        assert_int_equal(tb_buf_putc(&re, 0), 0);
+        lex_dfa_t *d = dfa_or_fail((const char *)re.data);
+        /* candidates: each name's prefixes, each with one more character */
+        for (size_t i = 0; i <= n; i++) {
+            const char *name = i < n ? sets[c][i] : "";
+            size_t len = strlen(name);
+            for (size_t cut = 0; cut <= len; cut++) {
+                if (cut < len && ((uint8_t)name[cut] & 0xC0) == 0x80)
+                    continue; /* inside a character */
+                for (size_t x = 0; x < sizeof extra / sizeof *extra; x++) {
+                    char cand[64];
+                    snprintf(cand, sizeof cand, "%.*s%s", (int)cut, name, extra[x]);
+                    int want = 1;
+                    for (size_t j = 0; j < n; j++)
+                        want &= strcmp(cand, sets[c][j]) != 0;
+                    tb_buf_t q[3] = {{0}, {0}, {0}};
+                    assert_int_equal(gr_json_quote(&q[0], (const uint8_t *)cand, strlen(cand)), 0);
+                    quote_all_escaped(&q[1], cand, strlen(cand), 0);
+                    quote_all_escaped(&q[2], cand, strlen(cand), 1);
+                    for (int k = 0; k < 3; k++) {
+                        if (dfa_accepts(d, (const char *)q[k].data, q[k].len) != want)
+                            fail_msg("names set %zu, %.*s: want %d", c, (int)q[k].len,
+                                     (char *)q[k].data, want);
+                        tb_buf_free(&q[k]);
+                    }
+                }
+            }
+        }
+        lex_dfa_free(d);
+        tb_buf_free(&re);
+    }
+}
+
 /* [false] is not [0]: JSON-Schema-Test-Suite draft2020-12 enum.json groups
  * 10 and 12, where python3-jsonschema 4.26 says otherwise (it compares
  * booleans and numbers apart at the top level only). */
@@ -1878,6 +1964,7 @@ int main(void)
         cmocka_unit_test(enum_booleans_are_not_numbers),
         cmocka_unit_test(format_annotation_option),
         cmocka_unit_test(escapes_spell_the_same_strings),
+        cmocka_unit_test(other_names_are_exact),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
