@@ -206,8 +206,17 @@ int sc_names_restrict(sc_t *c, const sc_names_t *n, const char *regex, tb_buf_t 
 /* The lexeme of the strings s's string keywords allow, in re
  * (NUL-terminated); 1 when none. */
 int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re);
-/* Whether the string v meets s's string keywords (1, 0, -1). */
-int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
+/* The lexemes that check values against one schema's string and number
+ * keywords, kept across the values of an enum (one parse and one DFA for
+ * all of them); zeroed to start, sc_checks_free at the end. */
+typedef struct {
+    tb_buf_t re[2];     /* [0] the strings' regex, [1] the numbers' (NUL-terminated) */
+    lex_dfa_t *dfa[2];  /* their DFAs, built at the first value of the kind */
+} sc_checks_t;
+/* Whether the string or number v meets s's string or number keywords (1,
+ * 0, -1); other values pass. */
+int sc_value_passes(sc_t *c, sc_checks_t *k, json_t *s, const char *ptr, json_t *v);
+void sc_checks_free(sc_checks_t *k);
 /* Whether v is in the array en (JSON equality). */
 int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are
