@@ -41,6 +41,14 @@ typedef struct {
     int state; /* 0 being compiled, 1 done, 2 allows nothing */
 } ref_t;
 
+/* A regex of the strings other than some names, kept for the compile:
+ * key holds the names (sc_string_except's key, klen bytes), then the
+ * regex text. */
+typedef struct {
+    tb_buf_t key;
+    size_t klen;
+} sc_except_t;
+
 typedef struct {
     gr_cfg_t *g;
     gr_schema_opts_t opts;
@@ -60,6 +68,8 @@ typedef struct {
     int have_any, depth;
     size_t merges; /* sc_merge calls, against MAX_MERGES */
     int probing;   /* inside sc_empty: merges prune nothing */
+    tb_strmap_t except_map; /* names (sc_except_t's key) -> index in excepts */
+    TB_VEC(sc_except_t) excepts;
 } sc_t;
 
 /* With c->big, the digits of the integer literal of the schema's text that
@@ -98,6 +108,10 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
 int sc_oom(sc_t *c);
+/* gr_ecma_string_except of names into out, written once per compile for
+ * each list of names: a `not` or an object's other names recur through
+ * $ref and merges (and the list of none, any string, everywhere). */
+int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n);
 /* Keeps j (a new reference) until the end of the compile; -1 on memory. */
 int sc_keep(sc_t *c, json_t *j);
 char *sc_ptr_join(const char *ptr, const char *key);

@@ -557,7 +557,7 @@ static int not_string(sc_t *c, json_t *ns, const char *ptr, tb_buf_t *re)
         json_t *v;
         r = names ? 0 : sc_oom(c);
         json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
-        r = r || gr_ecma_string_except(re, names, n, c->err) || tb_buf_putc(re, 0);
+        r = r || sc_string_except(c, re, names, n) || tb_buf_putc(re, 0);
         free(names);
     }
     if (r)
@@ -626,7 +626,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
                            tb_buf_put(&both, ")", 1)))
                 r = sc_oom(c);
             tb_buf_t rest = {0};
-            if (plain && r >= 0 && (rest.len = 0, gr_ecma_string_except(&rest, NULL, 0, c->err)))
+            if (plain && r >= 0 && (rest.len = 0, sc_string_except(c, &rest, NULL, 0)))
                 r = -1;
             if (r >= 0 && tb_buf_put(&both, plain ? rest.data : re.data, plain ? rest.len : re.len))
                 r = sc_oom(c);
