@@ -136,6 +136,47 @@ int sc_keep(sc_t *c, json_t *j)
     return 0;
 }
 
+/* The memo's key of names: each name's length in decimal, ':', its bytes
+ * (no two lists of names share a key). */
+static int except_key(tb_buf_t *k, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char len[24];
+        size_t l = strlen(names[i]);
+        int m = snprintf(len, sizeof len, "%zu:", l);
+        if (tb_buf_put(k, len, (size_t)m) || tb_buf_put(k, names[i], l))
+            return -1;
+    }
+    return 0;
+}
+
+int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
+{
+    tb_buf_t k = {0};
+    if (except_key(&k, names, n))
+        return sc_oom(c);
+    int32_t i = tb_strmap_get(&c->except_map, k.data, k.len);
+    if (i >= 0) {
+        const sc_except_t *e = &c->excepts.data[i];
+        tb_buf_free(&k);
+        return tb_buf_put(out, e->key.data + e->klen, e->key.len - e->klen) ? sc_oom(c) : 0;
+    }
+    size_t at = out->len;
+    if (gr_ecma_string_except(out, names, n, c->err)) {
+        tb_buf_free(&k);
+        return -1;
+    }
+    /* the key's buffer takes the text after the key; the map borrows it */
+    sc_except_t e = {.key = k, .klen = k.len};
+    if (tb_buf_put(&e.key, out->data + at, out->len - at) || tb_vec_push(&c->excepts, e)) {
+        tb_buf_free(&e.key);
+        return sc_oom(c);
+    }
+    return tb_strmap_put(&c->except_map, e.key.data, e.klen, (int32_t)(c->excepts.len - 1)) < 0
+               ? sc_oom(c)
+               : 0;
+}
+
 /* Keywords that never constrain an instance: all but the assertions and
  * applicators below (JSON Schema ignores unknown keywords). */
 static int is_annotation(const char *k)
@@ -480,7 +521,9 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) ? sc_oom(&c) : sc_refs_prepare(&c);
+    int r = tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
+                ? sc_oom(&c)
+                : sc_refs_prepare(&c);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
     int empty = r == 1;
@@ -504,6 +547,10 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     free(c.owned.data);
     free(c.ref_keys.data);
     free(c.refs.data);
+    for (size_t i = 0; i < c.excepts.len; i++)
+        tb_buf_free(&c.excepts.data[i].key);
+    free(c.excepts.data);
+    tb_strmap_free(&c.except_map);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);
     return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;

@@ -41,6 +41,14 @@ typedef struct {
     int state; /* 0 being compiled, 1 done, 2 allows nothing */
 } ref_t;
 
+/* A regex of the strings other than some names, kept for the compile:
+ * key holds the names (sc_string_except's key, klen bytes), then the
+ * regex text. */
+typedef struct {
+    tb_buf_t key;
+    size_t klen;
+} sc_except_t;
+
 typedef struct {
     gr_cfg_t *g;
     gr_schema_opts_t opts;
@@ -60,6 +68,8 @@ typedef struct {
     int have_any, depth;
     size_t merges; /* sc_merge calls, against MAX_MERGES */
     int probing;   /* inside sc_empty: merges prune nothing */
+    tb_strmap_t except_map; /* names (sc_except_t's key) -> index in excepts */
+    TB_VEC(sc_except_t) excepts;
 } sc_t;
 
 /* With c->big, the digits of the integer literal of the schema's text that
@@ -98,6 +108,10 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
 int sc_oom(sc_t *c);
+/* gr_ecma_string_except of names into out, written once per compile for
+ * each list of names: a `not` or an object's other names recur through
+ * $ref and merges (and the list of none, any string, everywhere). */
+int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n);
 /* Keeps j (a new reference) until the end of the compile; -1 on memory. */
 int sc_keep(sc_t *c, json_t *j);
 char *sc_ptr_join(const char *ptr, const char *key);
@@ -206,8 +220,17 @@ int sc_names_restrict(sc_t *c, const sc_names_t *n, const char *regex, tb_buf_t 
 /* The lexeme of the strings s's string keywords allow, in re
  * (NUL-terminated); 1 when none. */
 int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re);
-/* Whether the string v meets s's string keywords (1, 0, -1). */
-int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v);
+/* The lexemes that check values against one schema's string and number
+ * keywords, kept across the values of an enum (one parse and one DFA for
+ * all of them); zeroed to start, sc_checks_free at the end. */
+typedef struct {
+    tb_buf_t re[2];     /* [0] the strings' regex, [1] the numbers' (NUL-terminated) */
+    lex_dfa_t *dfa[2];  /* their DFAs, built at the first value of the kind */
+} sc_checks_t;
+/* Whether the string or number v meets s's string or number keywords (1,
+ * 0, -1); other values pass. */
+int sc_value_passes(sc_t *c, sc_checks_t *k, json_t *s, const char *ptr, json_t *v);
+void sc_checks_free(sc_checks_t *k);
 /* Whether v is in the array en (JSON equality). */
 int sc_in_enum(json_t *en, json_t *v);
 /* s with unevaluatedProperties resolved where the properties evaluated are

@@ -59,10 +59,11 @@ int sc_names_init(sc_t *c, json_t *s, const char *ptr, sc_names_t *n)
         if (!vals || !json_is_array(vals))
             r = vals ? sc_fail(c, p, "'enum' must be an array") : sc_oom(c);
         int e = r || tb_buf_put(&n->re, "(?:", 3);
+        sc_checks_t checks = {0};
         json_array_foreach(vals, i, v) {
             if (e || !json_is_string(v) || (en && cn && !sc_in_enum(en, v)))
                 continue;
-            int ok = sc_string_passes(c, pn, p, v);
+            int ok = sc_value_passes(c, &checks, pn, p, v);
             if (ok < 0) {
                 r = -1;
                 break;
@@ -72,6 +73,7 @@ int sc_names_init(sc_t *c, json_t *s, const char *ptr, sc_names_t *n)
                      gr_json_quote_regex(&n->re, (const uint8_t *)json_string_value(v),
                                          json_string_length(v));
         }
+        sc_checks_free(&checks);
         json_decref(vals);
         if (!r && (e || tb_buf_put(&n->re, ")", 1) || tb_buf_putc(&n->re, 0)))
             r = sc_oom(c);

@@ -353,7 +353,7 @@ static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
             tb_wrap(c->err, "%s/patternProperties", ptr);
     } else if (!r && class_needed(&cl, 0)) {
         tb_buf_t re = {0};
-        r = gr_ecma_string_except(&re, names, nn, c->err) || tb_buf_putc(&re, 0) ||
+        r = sc_string_except(c, &re, names, nn) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }

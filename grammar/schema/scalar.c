@@ -205,38 +205,58 @@ static const char *applying(json_t *s, int types)
  * writes intersections as look-aheads. */
 const lex_dfa_opts_t sc_string_opts = {.lookahead = 1};
 
-/* Whether a string or number value meets s's string or number keywords:
- * its JSON text in their lexeme (1 yes, 0 no, -1 error). */
-static int value_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
+/* The lexeme of s's string (kind 0) or number (kind 1) keywords, built
+ * for the first value of that kind and kept in k for the others.  A DFA
+ * that passed its state limit is built again: a value gets the verdict a
+ * DFA of its own would give it. */
+static int check_dfa(sc_t *c, json_t *s, const char *ptr, int kind, sc_checks_t *k)
+{
+    if (k->dfa[kind] && !lex_dfa_error(k->dfa[kind], NULL))
+        return 0;
+    lex_dfa_free(k->dfa[kind]);
+    k->dfa[kind] = NULL;
+    if (!k->re[kind].len) {
+        int r = kind ? sc_number_value(c, s, ptr, 0, NULL, &k->re[kind])
+                     : sc_string_value(c, s, ptr, NULL, &k->re[kind]);
+        if (r) {
+            k->re[kind].len = 0; /* 1: no value of the kind qualifies */
+            return r;
+        }
+    }
+    k->dfa[kind] = lex_dfa_new((const char *)k->re[kind].data, &sc_string_opts, c->err);
+    return k->dfa[kind] ? 0 : tb_wrap(c->err, "%s", ptr);
+}
+
+int sc_value_passes(sc_t *c, sc_checks_t *k, json_t *s, const char *ptr, json_t *v)
 {
     int str = json_is_string(v);
     if (!applying(s, str ? T_STR : json_is_number(v) ? T_NUM : 0))
         return 1;
-    tb_buf_t re = {0}, txt = {0};
-    int r = str ? sc_string_value(c, s, ptr, NULL, &re) : sc_number_value(c, s, ptr, 0, NULL, &re);
-    if (r == 0 && scalar_text(c, v, &txt, ptr))
-        r = -1;
-    if (r == 0) {
-        lex_dfa_t *d = lex_dfa_new((const char *)re.data, &sc_string_opts, c->err);
-        uint32_t st = d ? lex_dfa_feed(d, LEX_START, txt.data, txt.len) : LEX_DEAD;
-        r = !d ? tb_wrap(c->err, "%s", ptr) : st != LEX_DEAD && lex_dfa_accepting(d, st);
-        lex_dfa_free(d);
-    } else if (r == 1) {
-        r = 0; /* no string qualifies */
+    int r = check_dfa(c, s, ptr, !str, k);
+    if (r)
+        return r < 0 ? -1 : 0;
+    tb_buf_t txt = {0};
+    if (scalar_text(c, v, &txt, ptr)) {
+        tb_buf_free(&txt);
+        return -1;
     }
-    tb_buf_free(&re);
+    lex_dfa_t *d = k->dfa[!str];
+    uint32_t st = lex_dfa_feed(d, LEX_START, txt.data, txt.len);
     tb_buf_free(&txt);
-    return r;
+    return st != LEX_DEAD && lex_dfa_accepting(d, st);
+}
+
+void sc_checks_free(sc_checks_t *k)
+{
+    for (int i = 0; i < 2; i++) {
+        lex_dfa_free(k->dfa[i]);
+        tb_buf_free(&k->re[i]);
+    }
 }
 
 int sc_string_regex(sc_t *c, json_t *s, const char *ptr, tb_buf_t *re)
 {
     return sc_string_value(c, s, ptr, NULL, re);
-}
-
-int sc_string_passes(sc_t *c, json_t *s, const char *ptr, json_t *v)
-{
-    return value_passes(c, s, ptr, v);
 }
 
 int sc_in_enum(json_t *en, json_t *v)
@@ -273,13 +293,15 @@ int sc_enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
     json_t *kept = json_array();
     if (sc_keep(c, kept))
         return -1;
+    sc_checks_t checks = {0};
     json_array_foreach(vals, i, v) {
-        int in = value_passes(c, s, ptr, v);
-        if (in < 0)
-            return -1;
-        if (in && json_array_append(kept, v))
-            return sc_oom(c);
+        int in = sc_value_passes(c, &checks, s, ptr, v);
+        if (in < 0 || (in && json_array_append(kept, v))) {
+            sc_checks_free(&checks);
+            return in < 0 ? -1 : sc_oom(c);
+        }
     }
+    sc_checks_free(&checks);
     vals = kept;
     if (!json_array_size(vals))
         return 1;
@@ -535,7 +557,7 @@ static int not_string(sc_t *c, json_t *ns, const char *ptr, tb_buf_t *re)
         json_t *v;
         r = names ? 0 : sc_oom(c);
         json_array_foreach(ns, i, v) if (names) names[i] = json_string_value(v);
-        r = r || gr_ecma_string_except(re, names, n, c->err) || tb_buf_putc(re, 0);
+        r = r || sc_string_except(c, re, names, n) || tb_buf_putc(re, 0);
         free(names);
     }
     if (r)
@@ -604,7 +626,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
                            tb_buf_put(&both, ")", 1)))
                 r = sc_oom(c);
             tb_buf_t rest = {0};
-            if (plain && r >= 0 && (rest.len = 0, gr_ecma_string_except(&rest, NULL, 0, c->err)))
+            if (plain && r >= 0 && (rest.len = 0, sc_string_except(c, &rest, NULL, 0)))
                 r = -1;
             if (r >= 0 && tb_buf_put(&both, plain ? rest.data : re.data, plain ? rest.len : re.len))
                 r = sc_oom(c);
