@@ -32,8 +32,10 @@
 static char dir[] = "/tmp/tokbench-test-maskbench-XXXXXX";
 static char suite[600], db[600];
 
-/* Runs `tokbench ARGS` into out (64 KiB), returning its exit status. */
-static char out[1 << 16];
+/* Runs `tokbench ARGS` into out, returning its exit status: 1 MiB, since
+ * the mask comparisons list every differing point on stderr before a
+ * failure's message. */
+static char out[1 << 20];
 
 #define tb(...) test_tokbenchf(out, sizeof out, __VA_ARGS__)
 

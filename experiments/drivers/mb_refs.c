@@ -219,11 +219,11 @@ static int job_line(const mb_t *s, const char *path, int masks, FILE *f, tb_err_
     json_t *t;
     tests = json_object_get(file, "tests"); /* unreadable: llguidance says bad_input */
     json_array_foreach(tests, k, t) {
+        if (rc || (masks && k > 0))
+            break;
         tb_buf_t text = {0};
         tok_ids_t ids = {0};
         json_t *arr = json_array();
-        if (rc || (masks && k > 0))
-            break;
         if (!arr || xp_py_dumps(json_object_get(t, "data"), &text) ||
             tok_encode(s->tok, text.data, text.len, &ids, why))
             rc = -1;
