@@ -180,7 +180,8 @@ build/fuzz/bin/%: fuzz/%.c $(FUZZ_SUPPORT) $(LIB)
 # ../shared/llguidance and Debian's librust-*-dev crates: the crate's
 # manifest and cargo configuration are written into build/llguidance from
 # their templates with the absolute paths filled in.  cargo is looked for on
-# PATH, then in ~/.cargo/bin.
+# PATH, then in ~/.cargo/bin; its output (the vendored crates' lint warnings,
+# some thousand lines) goes to build/llguidance/build.log, shown on failure.
 LLG_SRC := $(abspath ../shared/llguidance)
 LLG_DIR := build/llguidance
 CARGO   := $(firstword $(shell command -v cargo 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/cargo))
@@ -195,7 +196,8 @@ llguidance-ref:
 	    sed -e 's|@LLG@|$(LLG_SRC)|g' -e 's|@SRC@|$(CURDIR)/scripts/ref/llguidance|g' \
 	        scripts/ref/llguidance/Cargo.toml.in > $(LLG_DIR)/Cargo.toml && \
 	    cp scripts/ref/llguidance/config.toml $(LLG_DIR)/.cargo/config.toml && \
-	    cd $(LLG_DIR) && nice -n 19 $(CARGO) build --release --offline --quiet; \
+	    cd $(LLG_DIR) && { nice -n 19 $(CARGO) build --release --offline --quiet \
+	        > build.log 2>&1 || { tail -40 build.log; echo "llguidance-ref: cargo failed (the whole log: $(LLG_DIR)/build.log)"; exit 1; }; }; \
 	fi
 
 bench: data
