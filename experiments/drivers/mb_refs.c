@@ -337,6 +337,19 @@ static int ref_exec(const mb_t *s, mb_ref_id_t r, const xp_env_t *env, int masks
     return failed;
 }
 
+/* The next line of the NUL-terminated text at *p, cut at its '\n' (*p then
+ * points past it); NULL at the end.  The reference engines print one JSON
+ * line per schema. */
+static char *next_line(char **p)
+{
+    if (!*p || !**p)
+        return NULL;
+    char *line = *p, *end = line + strcspn(line, "\n");
+    *p = end + (*end != 0);
+    *end = 0;
+    return line;
+}
+
 /* Runs engine r on its sample and stores what it printed.  -1 only on
  * memory; an engine that could not run, or stopped early, is in env's
  * note. */
@@ -352,13 +365,10 @@ static int run_engine(mb_t *s, mb_ref_id_t r, xp_env_t *env, tb_err_t *err)
     mb_sum_t sum = {0};
     size_t lines = 0;
     int rc = 0;
-    for (char *p = (char *)out.data; rc >= 0 && p && *p;) {
-        char *end = p + strcspn(p, "\n");
-        int more = *end != 0;
-        *end = 0;
-        rc = ref_line(&sum, e->impl, p, env, err);
+    char *p = (char *)out.data, *line;
+    while (rc >= 0 && (line = next_line(&p))) {
+        rc = ref_line(&sum, e->impl, line, env, err);
         lines += rc == 0;
-        p = end + more;
     }
     rc = rc < 0 ? -1 : 0;
     mb_progress(n, &sum, 1);
@@ -605,11 +615,9 @@ static int run_masks(mb_t *s, mb_ref_id_t r, xp_env_t *env, tb_err_t *err)
         failed = 1;
     size_t compared = 0, same = 0, none = 0;
     int rc = 0;
-    for (char *p = (char *)out.data; !rc && p && *p;) {
-        char *end = p + strcspn(p, "\n");
-        int more = *end != 0;
-        *end = 0;
-        json_t *j = json_loads(p, 0, NULL);
+    char *p = (char *)out.data, *line;
+    while (!rc && (line = next_line(&p))) {
+        json_t *j = json_loads(line, 0, NULL);
         const char *item = json_string_value(json_object_get(j, "file"));
         const char *outcome = json_string_value(json_object_get(j, "outcome"));
         for (size_t i = 0; item && outcome && strcmp(outcome, "compile_error") && i < s->n; i++) {
@@ -627,7 +635,6 @@ static int run_masks(mb_t *s, mb_ref_id_t r, xp_env_t *env, tb_err_t *err)
             break;
         }
         json_decref(j);
-        p = end + more;
     }
     fprintf(stderr, "maskbench: masks against %s's: %zu schemas compared, %zu without an "
             "unexplained difference; %zu with no mask to compare\n", e->name, compared - none,
@@ -642,6 +649,7 @@ static int run_masks(mb_t *s, mb_ref_id_t r, xp_env_t *env, tb_err_t *err)
     gr_gram_free(json);
     return rc;
 }
+
 int mb_run_ref(mb_t *s, mb_ref_id_t r, xp_env_t *env, tb_err_t *err)
 {
     int rc = run_engine(s, r, env, err);
