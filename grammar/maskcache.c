@@ -7,11 +7,18 @@
 /* An entry's header word: its form in the top two bits, the payload's
  * length in uint32 words below. */
 enum { FORM_SET, FORM_CLEAR, FORM_WORDS };
+#define FORM_SHIFT 30
+#define LEN_MASK ((1u << FORM_SHIFT) - 1)
 
 /* at[s]: a state's visits until its mask is kept, then its entry. */
 enum { AT_NEW, AT_ONCE, AT_AGAIN, AT_ENTRY };
-#define FORM_SHIFT 30
-#define LEN_MASK ((1u << FORM_SHIFT) - 1)
+
+/* The bits of a mask's last word that are ids (bits past nbits stay zero,
+ * bitset.h); all of them when nbits is a multiple of 64. */
+static uint64_t last_word_ids(size_t nbits)
+{
+    return nbits & 63 ? ((uint64_t)1 << (nbits & 63)) - 1 : ~(uint64_t)0;
+}
 
 void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size_t max_bytes)
 {
@@ -75,8 +82,8 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
             tb_bitset_set(mask, p[i]);
     } else {
         memset(mask->words, 0xff, nw * sizeof *mask->words);
-        if (mask->nbits & 63) /* bits past nbits stay zero (bitset.h) */
-            mask->words[nw - 1] = ((uint64_t)1 << (mask->nbits & 63)) - 1;
+        if (nw)
+            mask->words[nw - 1] = last_word_ids(mask->nbits);
         for (uint32_t i = 0; i < n; i++)
             tb_bitset_clear(mask, p[i]);
     }
@@ -93,8 +100,8 @@ static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t ma
     uint64_t flip = bit ? 0 : ~(uint64_t)0;
     for (size_t w = 0; w < nw; w++) {
         uint64_t x = mask->words[w] ^ flip;
-        if (!bit && w == nw - 1 && (mask->nbits & 63)) /* bits past nbits are not ids */
-            x &= ((uint64_t)1 << (mask->nbits & 63)) - 1;
+        if (!bit && w == nw - 1)
+            x &= last_word_ids(mask->nbits);
         for (; x; x &= x - 1) {
             if (k == max)
                 return max + 1;
