@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
 #include "../base/utf8.h"
 #include "../lexer/deriv.h"
 #include "../lexer/regex.h"
@@ -1541,6 +1542,61 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
 }
 
 /*
+ * The text of put_set_group of the code points no name continues with at
+ * a node, by the set of those that names do (the node's next code
+ * points).  Nodes with the same next code points recur all over a list of
+ * names (every node with the one next letter 'e'), and writing the
+ * complement's \\u escapes anew at each was most of a large object's
+ * compile (Kubernetes schemas: 1.9 MB of text over 88 lists of names).
+ */
+typedef struct {
+    uint32_t *ranges; /* the next code points, the map's key (borrowed by it) */
+    size_t at, len;   /* the text in other_memo_t.text */
+} other_entry_t;
+
+typedef struct {
+    tb_strmap_t map; /* ranges' bytes -> index in entries */
+    TB_VEC(other_entry_t) entries;
+    tb_buf_t text;
+} other_memo_t;
+
+static void other_memo_free(other_memo_t *m)
+{
+    for (size_t i = 0; i < m->entries.len; i++)
+        free(m->entries.data[i].ranges);
+    free(m->entries.data);
+    tb_strmap_free(&m->map);
+    tb_buf_free(&m->text);
+}
+
+/* Appends to o the group of the code points outside `next` (normalized;
+ * negated here, on a miss). */
+static int put_other(other_memo_t *m, cps_t *next, tb_buf_t *o)
+{
+    static const uint32_t none[1]; /* the key of a node where every name ends */
+    size_t kb = next->len * sizeof *next->data;
+    const uint8_t *key = (const uint8_t *)(next->len ? next->data : none);
+    int32_t i = tb_strmap_get(&m->map, key, kb);
+    if (i < 0) {
+        other_entry_t e = {.ranges = malloc(kb ? kb : 1), .at = m->text.len};
+        if (!e.ranges)
+            return -1;
+        memcpy(e.ranges, key, kb);
+        int r = cps_negate(next) || put_set_group(&m->text, next) ||
+                (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
+        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
+                               (int32_t)(m->entries.len - 1)) < 0) {
+            if (r)
+                free(e.ranges);
+            return -1;
+        }
+        i = (int32_t)(m->entries.len - 1);
+    }
+    const other_entry_t *e = &m->entries.data[i];
+    return tb_buf_put(o, m->text.data + e->at, e->len);
+}
+
+/*
  * Appends the continuations after the common prefix (depth d) of the
  * sorted names nm[0..k) that spell none of them, as an atom: "" unless a
  * name ends here, a first code point no name has here then anything
@@ -1551,26 +1607,27 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
  * the lexer's states at keys, unions of three parts, cost up to three
  * times as much to build.)
  */
-static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any, tb_buf_t *o)
+static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
+                  other_memo_t *memo, tb_buf_t *o)
 {
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
     int is_name = i > 0;
-    cps_t other = {0}; /* never empty: the names have finitely many next code points */
+    cps_t next = {0}; /* never all: the names have finitely many next code points */
     int r = 0;
     for (size_t j = i; j < k && !r; j++)
-        r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&other) || cps_negate(&other) || put(o, "(?:") ||
-        put_set_group(o, &other) || tb_buf_put(o, any->data, any->len);
-    free(other.data);
+        r = cps_add(&next, nm[j].cp[d], nm[j].cp[d]);
+    r = r || cps_norm(&next) || put(o, "(?:") || put_other(memo, &next, o) ||
+        tb_buf_put(o, any->data, any->len);
+    free(next.data);
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
         cps_t one = {0};
         r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_set_group(o, &one) ||
-            except(nm + i, j - i, d + 1, any, o);
+            except(nm + i, j - i, d + 1, any, memo, o);
         free(one.data);
         i = j;
     }
@@ -1596,12 +1653,15 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     /* Duplicates do no harm: they sort next to each other. */
     cps_t all = {0};
     tb_buf_t any = {0};
+    other_memo_t memo = {0};
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
-            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, out) || put(out, "\"");
+        r = tb_strmap_init(&memo.map, 64) || cps_add(&all, 0, CP_MAX) || cps_norm(&all) ||
+            put_set_group(&any, &all) || put(&any, "*") || put(out, "\"") ||
+            except(nm, n, 0, &any, &memo, out) || put(out, "\"");
     }
+    other_memo_free(&memo);
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
