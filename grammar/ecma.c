@@ -1542,47 +1542,57 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
 }
 
 /*
- * The text of put_set_group of the code points no name continues with at
- * a node, by the set of those that names do (the node's next code
- * points).  Nodes with the same next code points recur all over a list of
- * names (every node with the one next letter 'e'), and writing the
- * complement's \\u escapes anew at each was most of a large object's
- * compile (Kubernetes schemas: 1.9 MB of text over 88 lists of names).
+ * put_set_group's text by set (ecma.h's gr_ecma_sets_t), for except(): a
+ * node's first code points that no name continues with, and each name's
+ * next code point, recur all over the lists of names of a schema (every
+ * node whose one next letter is 'e'), and writing their \\u escapes anew
+ * at each node was most of a large object's compile (a Kubernetes schema:
+ * 1.9 MB of such text over 88 lists of names).
  */
 typedef struct {
-    uint32_t *ranges; /* the next code points, the map's key (borrowed by it) */
-    size_t at, len;   /* the text in other_memo_t.text */
-} other_entry_t;
+    uint32_t *ranges; /* the set, the map's key (borrowed by it) */
+    size_t at, len;   /* its text in set_memo_t.text */
+} set_entry_t;
 
-typedef struct {
+struct gr_ecma_sets {
     tb_strmap_t map; /* ranges' bytes -> index in entries */
-    TB_VEC(other_entry_t) entries;
+    TB_VEC(set_entry_t) entries;
     tb_buf_t text;
-} other_memo_t;
+};
 
-static void other_memo_free(other_memo_t *m)
+gr_ecma_sets_t *gr_ecma_sets_new(void)
 {
+    gr_ecma_sets_t *m = calloc(1, sizeof *m);
+    if (m && tb_strmap_init(&m->map, 64)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void gr_ecma_sets_free(gr_ecma_sets_t *m)
+{
+    if (!m)
+        return;
     for (size_t i = 0; i < m->entries.len; i++)
         free(m->entries.data[i].ranges);
     free(m->entries.data);
     tb_strmap_free(&m->map);
     tb_buf_free(&m->text);
+    free(m);
 }
 
-/* Appends to o the group of the code points outside `next` (normalized;
- * negated here, on a miss). */
-static int put_other(other_memo_t *m, cps_t *next, tb_buf_t *o)
+/* Appends put_set_group(s) to o (s normalized and never empty). */
+static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
 {
-    static const uint32_t none[1]; /* the key of a node where every name ends */
-    size_t kb = next->len * sizeof *next->data;
-    const uint8_t *key = (const uint8_t *)(next->len ? next->data : none);
-    int32_t i = tb_strmap_get(&m->map, key, kb);
+    size_t kb = s->len * sizeof *s->data;
+    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)s->data, kb);
     if (i < 0) {
-        other_entry_t e = {.ranges = malloc(kb ? kb : 1), .at = m->text.len};
+        set_entry_t e = {.ranges = malloc(kb), .at = m->text.len};
         if (!e.ranges)
             return -1;
-        memcpy(e.ranges, key, kb);
-        int r = cps_negate(next) || put_set_group(&m->text, next) ||
+        memcpy(e.ranges, s->data, kb);
+        int r = put_set_group(&m->text, s) ||
                 (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
         if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
                                (int32_t)(m->entries.len - 1)) < 0) {
@@ -1592,7 +1602,7 @@ static int put_other(other_memo_t *m, cps_t *next, tb_buf_t *o)
         }
         i = (int32_t)(m->entries.len - 1);
     }
-    const other_entry_t *e = &m->entries.data[i];
+    const set_entry_t *e = &m->entries.data[i];
     return tb_buf_put(o, m->text.data + e->at, e->len);
 }
 
@@ -1608,25 +1618,25 @@ static int put_other(other_memo_t *m, cps_t *next, tb_buf_t *o)
  * times as much to build.)
  */
 static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
-                  other_memo_t *memo, tb_buf_t *o)
+                  gr_ecma_sets_t *memo, tb_buf_t *o)
 {
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
         i++;
     int is_name = i > 0;
-    cps_t next = {0}; /* never all: the names have finitely many next code points */
+    cps_t other = {0}; /* never empty: the names have finitely many next code points */
     int r = 0;
     for (size_t j = i; j < k && !r; j++)
-        r = cps_add(&next, nm[j].cp[d], nm[j].cp[d]);
-    r = r || cps_norm(&next) || put(o, "(?:") || put_other(memo, &next, o) ||
-        tb_buf_put(o, any->data, any->len);
-    free(next.data);
+        r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
+    r = r || cps_norm(&other) || cps_negate(&other) || put(o, "(?:") ||
+        put_memo_group(memo, &other, o) || tb_buf_put(o, any->data, any->len);
+    free(other.data);
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
         cps_t one = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_set_group(o, &one) ||
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_memo_group(memo, &one, o) ||
             except(nm + i, j - i, d + 1, any, memo, o);
         free(one.data);
         i = j;
@@ -1634,7 +1644,8 @@ static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
     return r || put(o, is_name ? ")" : ")?");
 }
 
-int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err)
+int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
+                          gr_ecma_sets_t *sets, tb_err_t *err)
 {
     name_t *nm = calloc(n ? n : 1, sizeof *nm);
     int r = nm ? 0 : -1;
@@ -1653,15 +1664,15 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     /* Duplicates do no harm: they sort next to each other. */
     cps_t all = {0};
     tb_buf_t any = {0};
-    other_memo_t memo = {0};
+    gr_ecma_sets_t *own = sets ? NULL : gr_ecma_sets_new(), *memo = sets ? sets : own;
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = tb_strmap_init(&memo.map, 64) || cps_add(&all, 0, CP_MAX) || cps_norm(&all) ||
-            put_set_group(&any, &all) || put(&any, "*") || put(out, "\"") ||
-            except(nm, n, 0, &any, &memo, out) || put(out, "\"");
+        r = !memo || cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
+            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, memo, out) ||
+            put(out, "\"");
     }
-    other_memo_free(&memo);
+    gr_ecma_sets_free(own);
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
@@ -2190,7 +2201,7 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
     int r = !*lex ? tb_fail(err, "out of memory")
-                  : gr_ecma_string_except(except, names, nnames, err);
+                  : gr_ecma_string_except(except, names, nnames, NULL, err);
     for (size_t i = 0; !r && i < nnames; i++)
         if ((i && put(named, "|")) ||
             gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i])))

@@ -162,7 +162,7 @@ int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
         return tb_buf_put(out, e->key.data + e->klen, e->key.len - e->klen) ? sc_oom(c) : 0;
     }
     size_t at = out->len;
-    if (gr_ecma_string_except(out, names, n, c->err)) {
+    if (gr_ecma_string_except(out, names, n, c->sets, c->err)) {
         tb_buf_free(&k);
         return -1;
     }
@@ -521,7 +521,8 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
+    c.sets = gr_ecma_sets_new();
+    int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
                 ? sc_oom(&c)
                 : sc_refs_prepare(&c);
     if (!r)
@@ -551,6 +552,7 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         tb_buf_free(&c.excepts.data[i].key);
     free(c.excepts.data);
     tb_strmap_free(&c.except_map);
+    gr_ecma_sets_free(c.sets);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);
     return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;
