@@ -486,54 +486,15 @@ static int gg_norm(tok_tokenizer_t *t, tok_norm_kind_t kind, const char *a,
     return 0;
 }
 
-/* Pre-tokenizer regexes by tokenizer.ggml.pre name; the patterns are those
- * the corresponding Hugging Face tokenizer.json files declare. */
-#define GG_PAT_GPT2                                                          \
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+"      \
-    "|\\s+(?!\\S)|\\s+"
-#define GG_PAT_LLAMA3                                                        \
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}" \
-    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define GG_PAT_QWEN2                                                         \
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"      \
-    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-
-typedef struct {
-    const char *name, *pattern;
-    int ignore_merges, nfc;
-} gg_pre_t;
-
-static const gg_pre_t gg_pres[] = {
-    {"default", GG_PAT_GPT2, 0, 0},     {"gpt-2", GG_PAT_GPT2, 0, 0},
-    {"gpt2", GG_PAT_GPT2, 0, 0},        {"llama-bpe", GG_PAT_LLAMA3, 1, 0},
-    {"llama3", GG_PAT_LLAMA3, 1, 0},    {"llama-v3", GG_PAT_LLAMA3, 1, 0},
-    {"qwen2", GG_PAT_QWEN2, 0, 1},
-};
-
-static int gg_pretokenizer(gg_rd_t *r, tok_tokenizer_t *t)
+/* One split step of an isolated regex. */
+static int gg_split(gg_rd_t *r, tok_tokenizer_t *t, const char *pattern)
 {
-    const uint8_t *s = (const uint8_t *)"default";
-    uint64_t n = 7;
-    if (r->vals[K_PRE].present && gg_get_str(r, K_PRE, &s, &n))
-        return -1;
-    const gg_pre_t *p = NULL;
-    for (size_t i = 0; i < sizeof gg_pres / sizeof *gg_pres; i++)
-        if (n == strlen(gg_pres[i].name) && !memcmp(s, gg_pres[i].name, n))
-            p = &gg_pres[i];
-    if (!p)
-        return gg_fail(r, r->vals[K_PRE].at, "pre-tokenizer '%.*s' is not "
-                                             "supported (known: default, "
-                                             "gpt-2, llama-bpe, llama3, qwen2)",
-                       (int)(n > 60 ? 60 : n), (const char *)s);
-    t->bpe.ignore_merges = p->ignore_merges;
-    if (p->nfc && gg_norm(t, TOK_NORM_NFC, NULL, NULL))
-        return tb_fail(r->err, "%s: out of memory", r->path);
     tok_pre_t pre;
     memset(&pre, 0, sizeof pre);
     pre.kind = TOK_PRE_SPLIT;
     pre.behavior = TOK_SPLIT_ISOLATED;
-    int rc = tok_pre_compile(&pre, (const uint8_t *)p->pattern,
-                             strlen(p->pattern), 0, r->err);
+    int rc = tok_pre_compile(&pre, (const uint8_t *)pattern, strlen(pattern),
+                             0, r->err);
     if (rc)
         tb_wrap(r->err, "%s: %s", r->path, gg_keys[K_PRE]);
     else if (tb_vec_push(&t->pres, pre))
@@ -544,6 +505,27 @@ static int gg_pretokenizer(gg_rd_t *r, tok_tokenizer_t *t)
         pcre2_code_free(pre.re);
     }
     return rc;
+}
+
+/* tokenizer.ggml.pre: the split regexes of the named family (gguf_pre.c);
+ * absent, GPT-2's. */
+static int gg_pretokenizer(gg_rd_t *r, tok_tokenizer_t *t)
+{
+    const uint8_t *s = (const uint8_t *)"default";
+    uint64_t n = 7;
+    if (r->vals[K_PRE].present && gg_get_str(r, K_PRE, &s, &n))
+        return -1;
+    tok_gguf_pre_t p;
+    if (tok_gguf_pre(s, (size_t)n, &p, r->err))
+        return tb_wrap(r->err, "%s: key '%s', byte %zu", r->path,
+                       gg_keys[K_PRE], r->vals[K_PRE].at);
+    t->bpe.ignore_merges = p.ignore_merges;
+    if (p.nfc && gg_norm(t, TOK_NORM_NFC, NULL, NULL))
+        return tb_fail(r->err, "%s: out of memory", r->path);
+    for (size_t i = 0; p.patterns[i]; i++)
+        if (gg_split(r, t, p.patterns[i]))
+            return -1;
+    return 0;
 }
 
 /* tokenizer.ggml.merges: "LEFT RIGHT" in GPT-2's alphabet, by rank. */

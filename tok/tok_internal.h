@@ -178,6 +178,15 @@ int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
 int tok_gguf_write(const tok_tokenizer_t *t, const char *path,
                    const char *pre, tb_err_t *err);         /* gguf.c */
 
+/* What a tokenizer.ggml.pre name stands for (gguf_pre.c): split regexes
+ * applied in turn (NULL-ended), and the model's flags. */
+typedef struct {
+    const char *const *patterns;
+    int ignore_merges, nfc;
+} tok_gguf_pre_t;
+int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
+                 tb_err_t *err);
+
 /* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
  * BPE (by piece score) and tiktoken (by rank) are derived at load time into
  * the same (pair -> rank, merged id) table that Hugging Face BPE uses. */
