@@ -206,6 +206,7 @@ int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
                             "runs it as its own tokenizer, not as split "
                             "regexes and byte-level BPE",
                        (int)n, (const char *)name);
-    return tb_fail(err, "pre-tokenizer '%.*s' is not one llama.cpp knows",
+    return tb_fail(err, "pre-tokenizer '%.*s' is not supported (not a name "
+                        "llama.cpp knows)",
                    (int)(n > 60 ? 60 : n), (const char *)name);
 }
