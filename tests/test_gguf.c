@@ -436,9 +436,9 @@ static void corrupt_files_refused(void **state)
                    "want an array of string, found array of int32");
 
     o = GPT2;
-    o.model = "bert";
+    o.model = "rwkv";
     build_small(g, &o);
-    expect_refused(g, "model", "tokenizer.ggml.model", "'bert' is not supported");
+    expect_refused(g, "model", "tokenizer.ggml.model", "'rwkv' is not supported");
 
     o = GPT2;
     o.pre = "mystery";
