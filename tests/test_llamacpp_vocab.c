@@ -106,7 +106,7 @@ static long parse_ids(const char *line, uint32_t *ids, size_t max)
 static int run_set(const char *set, tok_tokenizer_t *t, const char *inp,
                    const char *out, size_t *total)
 {
-    uint8_t *id, *od;
+    uint8_t *id = NULL, *od = NULL;
     size_t il, ol;
     tb_err_t err;
     if (tb_read_file(inp, &id, &il, &err) || tb_read_file(out, &od, &ol, &err))
