@@ -147,6 +147,8 @@ static int run_model(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *w,
     }
     if (!n)
         return 0;
+    if (t->model == TOK_MODEL_WORDPIECE)
+        return tok_wordpiece_word(t, w, n, out, err);
     return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, w, n, out, err)
                                          : tok_bpe_word(t, w, n, out, err);
 }

@@ -90,7 +90,7 @@ typedef struct {
 } tok_added_t;
 
 /* ---- models --------------------------------------------------------- */
-typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM } tok_model_kind_t;
+typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
 
 typedef struct {
     /* (left id << 32 | right id) -> (rank << 32 | merged id) */
@@ -134,6 +134,18 @@ void tok_unigram_free(tok_unigram_t *u);
 /* 1 if piece id belongs in a Unigram prefix index. */
 int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id);
 
+/* WordPiece as llama.cpp runs a GGUF "bert" (wordpiece.c): word-start
+ * pieces begin with a space in the vocabulary, continuations are bare. */
+typedef struct {
+    int lowercase, strip_accents;
+    int32_t unk;         /* -1 if none */
+    size_t max_len;      /* longest piece in bytes */
+} tok_wordpiece_t;
+
+/* Splits, normalizes and covers the whole span s[0..n). */
+int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                       tok_ids_t *out, tb_err_t *err);
+
 /* ---- decoder -------------------------------------------------------- */
 enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
@@ -145,6 +157,7 @@ struct tok_tokenizer {
     tok_model_kind_t model;
     tok_bpe_t bpe;
     tok_unigram_t unigram;
+    tok_wordpiece_t wordpiece;
     TB_VEC(tok_norm_t) norms;
     TB_VEC(tok_pre_t) pres;
     TB_VEC(tok_added_t) added;
@@ -177,6 +190,15 @@ int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
  * file; `pre` is tokenizer.ggml.pre for byte-level models (NULL: none). */
 int tok_gguf_write(const tok_tokenizer_t *t, const char *path,
                    const char *pre, tb_err_t *err);         /* gguf.c */
+
+/* What a tokenizer.ggml.pre name stands for (gguf_pre.c): split regexes
+ * applied in turn (NULL-ended), and the model's flags. */
+typedef struct {
+    const char *const *patterns;
+    int ignore_merges, nfc;
+} tok_gguf_pre_t;
+int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
+                 tb_err_t *err);
 
 /* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
  * BPE (by piece score) and tiktoken (by rank) are derived at load time into
