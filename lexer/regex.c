@@ -412,7 +412,11 @@ static void cps_norm(cp_set_t *s)
 {
     if (!s->n)
         return;
-    qsort(s->r, s->n, sizeof *s->r, cmp_range);
+    size_t sorted = 1; /* classes are mostly written in order: no qsort then */
+    while (sorted < s->n && s->r[sorted - 1].lo <= s->r[sorted].lo)
+        sorted++;
+    if (sorted < s->n)
+        qsort(s->r, s->n, sizeof *s->r, cmp_range);
     size_t u = 0;
     for (size_t i = 1; i < s->n; i++) {
         if (s->r[i].lo <= s->r[u].hi + 1) {
@@ -1775,7 +1779,13 @@ static int memo_group(parser_t *ps, anch_t *out)
 static int cps_term(parser_t *ps, cp_set_t *s, int fold, lex_term_t *out)
 {
     int rc = fold && ps->icase ? cps_fold(s, ps->err) : 0;
-    if (!rc) {
+    if (!rc && s->n == 1 && s->r[0].hi < 0x80) {
+        /* one ASCII range, the commonest class (a literal letter of a
+         * property name, a hex digit's range): its one byte range, which
+         * is the term cps_to_term would intern, without the set's hash */
+        *out = lex_byte_range(ps->t, (uint8_t)s->r[0].lo, (uint8_t)s->r[0].hi);
+        rc = full_check(ps);
+    } else if (!rc) {
         cps_norm(s);
         rc = cps_to_term(ps->t, s, out) ? tb_fail(ps->err, "out of memory") : full_check(ps);
     }
