@@ -21,9 +21,10 @@
 // Without --bench, stdin is split into lines on "\n" only ("\r" stays in
 // the line) and each line's ids are printed, space-separated, on one output
 // line; an empty line gives an empty output line.  A final "\n" ends the
-// last line rather than starting an empty one.  No special tokens are added
-// (HF: addSpecialTokens false; tiktoken: encode_ordinary, so special-token
-// text is encoded as ordinary text).
+// last line rather than starting an empty one.  Unless the flags above say
+// otherwise, no special tokens are added (HF: addSpecialTokens false;
+// tiktoken: encode_ordinary, so special-token text is encoded as ordinary
+// text).
 //
 // With --bench N, the whole of stdin is encoded as one text N times and one
 // JSON object is printed: {"bytes": B, "seconds": [t1, ..., tN]}.
