@@ -318,8 +318,9 @@ static void gguf_rules(void **state)
     }
 }
 
-/* A SentencePiece model: BOS and EOS added when asked, parsing refused
- * with a message; the CLI's flags reach the library. */
+/* A SentencePiece model: BOS and EOS added when asked (as spm_encode
+ * adds them), parsing refused with a message; the CLI's flags reach the
+ * library. */
 static void spm_and_cli(void **state)
 {
     (void)state;
@@ -338,6 +339,19 @@ static void spm_and_cli(void **state)
     assert_int_equal(add.len, plain.len + 2);
     assert_int_equal(add.data[0], t->vocab.bos);
     assert_int_equal(add.data[add.len - 1], t->vocab.eos);
+    /* spm_encode --extra_options=bos:eos, where it is installed. */
+    FILE *p = popen("echo Hello | spm_encode --model=data/cache/spm-unigram/"
+                    "spm-unigram.model --output_format=id "
+                    "--extra_options=bos:eos 2>/dev/null", "r");
+    char want[256] = "", got[256];
+    int read = p && fgets(want, sizeof want, p);
+    if (p && pclose(p) == 0 && read) {
+        want[strcspn(want, "\n")] = 0;
+        ids_text(&add, got, sizeof got);
+        assert_string_equal(got, want);
+    } else {
+        print_message("spm_encode not found: BOS/EOS not compared\n");
+    }
     assert_int_equal(tok_encode_ex(t, (const uint8_t *)"Hello", 5,
                                    TOK_PARSE_SPECIAL, &add, &err), -1);
     assert_non_null(strstr(err.msg, "SentencePiece"));
