@@ -124,6 +124,7 @@ static int space_at(const uint8_t *s, size_t n, size_t *len)
 typedef struct {
     tb_buf_t pre, word;
     tok_spans_t words;
+    int parse_special; /* match added tokens marked special */
 } scratch_t;
 
 static int run_model(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *w,
@@ -209,6 +210,10 @@ static int split_added(tok_tokenizer_t *t, scratch_t *sc, int normalized,
         const tok_added_t *a = &t->added.data[m];
         size_t start = pos, stop = pos + a->content.len, k;
         pos = stop; /* the next search starts after this match */
+        /* An unparsed special token is text, and the search goes on after
+         * it, as `tokenizers` skips a match under encode_special_tokens. */
+        if (a->special && !sc->parse_special)
+            continue;
         if (a->single_word && (ends_with_word(s, start) ||
                                starts_with_word(s + stop, n - stop)))
             continue;
@@ -258,8 +263,8 @@ static int encode_piece(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
     return rc;
 }
 
-int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
-               tok_ids_t *out, tb_err_t *err)
+int tok_encode_text(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+                    int parse_special, tok_ids_t *out, tb_err_t *err)
 {
     if (t->needs_utf8) {
         size_t bad = tb_utf8_validate(text, len);
@@ -268,7 +273,7 @@ int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
     }
     if (!t->added_ready)
         build_index(t);
-    scratch_t sc = {0};
+    scratch_t sc = {.parse_special = parse_special};
     size_t mark = out->len;
     int rc = t->match_added
                  ? split_added(t, &sc, 0, text, len, 1, encode_piece, out, err)
@@ -283,16 +288,25 @@ int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
 
 /* ---- decoding ----------------------------------------------------------- */
 
-int tok_decode(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
-               tb_buf_t *out, tb_err_t *err)
+int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
+                  uint32_t flags, tb_buf_t *out, tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
     size_t mark = out->len;
+    int strip = (t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) != 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= v->size) {
             out->len = mark;
             return tb_fail(err, "decode: id %u (position %zu) is past the "
                                 "vocabulary of %u ids", ids[i], i, v->size);
+        }
+        if ((flags & TOK_SKIP_SPECIAL) && tok_skips_special(t, ids[i])) {
+            /* llama.cpp's detokenize spends its strip on the first token
+             * even when it renders as nothing; Hugging Face drops the
+             * special tokens before its decoder strips. */
+            if (i == 0 && t->format == TOK_FORMAT_GGUF)
+                strip = 0;
+            continue;
         }
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[i], &len);
@@ -302,7 +316,7 @@ int tok_decode(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
         }
     }
     /* SentencePiece-style decoders strip one space off the whole text. */
-    if ((t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) && out->len > mark &&
+    if (strip && out->len > mark &&
         out->data[mark] == ' ') {
         memmove(out->data + mark, out->data + mark + 1, out->len - mark - 1);
         out->len--;

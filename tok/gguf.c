@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../base/utf8.h"
 #include "tok_internal.h"
@@ -47,7 +48,8 @@ static const char *gg_tname(uint32_t t)
 /* The keys the loader reads. */
 enum {
     K_MODEL, K_PRE, K_TOKENS, K_SCORES, K_TYPES, K_MERGES, K_BOS, K_EOS,
-    K_UNK, K_PAD, K_SPACE_PREFIX, K_LOWERCASE, K_STRIP_ACCENTS, K_N
+    K_UNK, K_PAD, K_SPACE_PREFIX, K_LOWERCASE, K_STRIP_ACCENTS, K_ADD_BOS,
+    K_ADD_EOS, K_SEP, K_NAME, K_N
 };
 
 static const char *const gg_keys[K_N] = {
@@ -57,7 +59,9 @@ static const char *const gg_keys[K_N] = {
     "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
     "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_space_prefix",
     "tokenizer.ggml.normalizer.lowercase",
-    "tokenizer.ggml.normalizer.strip_accents"};
+    "tokenizer.ggml.normalizer.strip_accents",
+    "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token",
+    "tokenizer.ggml.seperator_token_id", "general.name"};
 
 /* Where a value sits: for an array, the element type, the count and the
  * offset of the first element. */
@@ -408,6 +412,34 @@ static float gg_score(gg_rd_t *r, const gg_val_t *scores, uint32_t id)
     return f;
 }
 
+/* Texts llama.cpp takes for control tokens whatever the file's type says
+ * (its end-of-generation, end-of-turn and fill-in-the-middle names). */
+static const char *const gg_control_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>",
+    "<|fim_prefix|>", "<fim-prefix>", "<PRE>", "<|fim_suffix|>", "<fim-suffix>",
+    "<SUF>", "<|fim_middle|>", "<fim-middle>", "<MID>", "<|fim_pad|>",
+    "<fim-pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>",
+    "<REPO>", "<|file_sep|>"};
+
+static int gg_control_like(const uint8_t *s, uint64_t n)
+{
+    if (n < 5 || s[0] != '<' || s[n - 1] != '>')
+        return 0;
+    for (size_t i = 0; i < sizeof gg_control_texts / sizeof *gg_control_texts; i++)
+        if (n == strlen(gg_control_texts[i]) && !memcmp(s, gg_control_texts[i], n))
+            return 1;
+    return 0;
+}
+
+/* Special as llama.cpp treats it: parsed only under parse_special and
+ * rendered as nothing by a detokenize without unparse_special. */
+static int gg_special(tok_kind_t kind, const uint8_t *s, uint64_t n)
+{
+    return kind == TOK_CONTROL || kind == TOK_UNKNOWN || gg_control_like(s, n);
+}
+
 /* tokens, scores and token_type into t->vocab. */
 static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
 {
@@ -440,7 +472,7 @@ static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
         if (gg_str(r, &s, &len, "token") || gg_kind(r, types, id, &kind) ||
             gg_token_bytes(r, form, id, kind, s, len, at, &raw) ||
             tok_vocab_add(b, id, raw.data, raw.len, gg_score(r, scores, id),
-                          kind, kind == TOK_CONTROL, r->err)) {
+                          kind, gg_special(kind, s, len), r->err)) {
             if (!strstr(r->err->msg, r->path))
                 tb_wrap(r->err, "%s: key '%s', byte %zu", r->path,
                         gg_keys[K_TOKENS], at);
@@ -465,26 +497,48 @@ static int gg_special_ids(gg_rd_t *r, tok_vocab_t *v)
 
 /* ---- the pipeline --------------------------------------------------- */
 
-/* Control, user-defined and unknown tokens are matched verbatim in text, as
- * Hugging Face matches its added tokens. */
-static int gg_added(tok_tokenizer_t *t, const char *path, tb_err_t *err)
+/* 1 if general.name names a Phi-3 model (llama.cpp's test, lowercased). */
+static int gg_is_phi3(gg_rd_t *r)
+{
+    const uint8_t *s;
+    uint64_t n;
+    if (!r->vals[K_NAME].present || gg_get_str(r, K_NAME, &s, &n))
+        return 0;
+    for (uint64_t i = 0; i + 4 <= n; i++)
+        if (!strncasecmp((const char *)s + i, "phi3", 4) ||
+            (i + 5 <= n && !strncasecmp((const char *)s + i, "phi-3", 5)))
+            return 1;
+    return 0;
+}
+
+/* Control, user-defined and unknown tokens (and the texts llama.cpp takes
+ * for control tokens) are matched verbatim in the text, the special ones
+ * only under TOK_PARSE_SPECIAL, as llama.cpp's parse_special.  Phi-3's
+ * special tokens swallow the white space after them, as llama.cpp sets
+ * them (its RSTRIP attribute), all but <unk>, <s> and <|endoftext|>. */
+static int gg_added(gg_rd_t *r, tok_tokenizer_t *t)
 {
     const tok_vocab_t *v = &t->vocab;
+    int phi3 = gg_is_phi3(r);
     for (uint32_t id = 0; id < v->size; id++) {
         uint8_t k = v->kind[id];
-        if (k != TOK_CONTROL && k != TOK_USER && k != TOK_UNKNOWN)
-            continue;
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (k != TOK_CONTROL && k != TOK_USER && k != TOK_UNKNOWN &&
+            !gg_control_like(s, len))
+            continue;
         tok_added_t a;
         memset(&a, 0, sizeof a);
         a.id = id;
-        a.special = k != TOK_USER;
+        a.special = v->special[id];
+        a.rstrip = phi3 && !(len == 5 && !memcmp(s, "<unk>", 5)) &&
+                   !(len == 3 && !memcmp(s, "<s>", 3)) &&
+                   !(len == 13 && !memcmp(s, "<|endoftext|>", 13));
         if (!len)
             continue;
         if (tb_buf_put(&a.content, s, len) || tb_vec_push(&t->added, a)) {
             tb_buf_free(&a.content);
-            return tb_fail(err, "%s: out of memory", path);
+            return tb_fail(r->err, "%s: out of memory", r->path);
         }
     }
     t->match_added = t->added.len > 0;
@@ -605,7 +659,7 @@ static int gg_setup_gpt2(gg_rd_t *r, tok_tokenizer_t *t)
 {
     t->bpe.byte_level = 1;
     if (gg_merges(r, t) || gg_pretokenizer(r, t) ||
-        gg_added(t, r->path, r->err))
+        gg_added(r, t))
         return -1;
     /* as for tokenizer.json: a byte-level model takes any bytes unless a
      * normalizer needs characters */
@@ -690,7 +744,7 @@ static int gg_setup_llama(gg_rd_t *r, tok_tokenizer_t *t)
         t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
     snprintf(t->model_name, sizeof t->model_name, "%s",
              t->bpe.byte_fallback ? "bpe+byte-fallback" : "bpe");
-    return gg_spm_merges(t, r->path, r->err) || gg_added(t, r->path, r->err)
+    return gg_spm_merges(t, r->path, r->err) || gg_added(r, t)
                ? -1 : 0;
 }
 
@@ -718,7 +772,53 @@ static int gg_setup_bert(gg_rd_t *r, tok_tokenizer_t *t)
     t->needs_utf8 = 1;
     t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
     snprintf(t->model_name, sizeof t->model_name, "wordpiece");
-    return gg_added(t, r->path, r->err);
+    return gg_added(r, t);
+}
+
+/* One id TOK_ADD_SPECIAL adds: the key's, else llama.cpp's default for the
+ * model, or the reason there is none in t->add_special_error. */
+static int gg_add_id(gg_rd_t *r, tok_tokenizer_t *t, int k, int32_t dflt,
+                     tok_ids_t *to)
+{
+    int32_t id;
+    if (gg_get_id(r, k, t->vocab.size, &id))
+        return -1;
+    if (id < 0)
+        id = dflt;
+    if (id < 0 || (uint32_t)id >= t->vocab.size) {
+        snprintf(t->add_special_error, sizeof t->add_special_error,
+                 "%s: no '%s' and no default id in the vocabulary", r->path,
+                 gg_keys[k]);
+        return 0;
+    }
+    return tb_vec_push(to, (uint32_t)id)
+               ? tb_fail(r->err, "%s: out of memory", r->path) : 0;
+}
+
+/* What llama.cpp's tokenize adds under add_special: BERT always [CLS] and
+ * [SEP]; the others BOS if add_bos, EOS if add_eos, from the keys, else
+ * llama.cpp's defaults (llama: BOS; gpt2: BOS for the pre-tokenizers that
+ * set it, none otherwise).  Absent ids default as llama.cpp's do. */
+static int gg_add_special(gg_rd_t *r, tok_tokenizer_t *t, int form)
+{
+    static const char *const bos_pres[] = {"llama3", "llama-v3", "llama-bpe",
+                                           "falcon3", "tekken", "chameleon"};
+    if (form == GG_FORM_WPM)
+        return gg_add_id(r, t, K_BOS, 101, &t->special_prefix) ||
+               gg_add_id(r, t, K_SEP, 102, &t->special_suffix);
+    int add_bos = form == GG_FORM_SPM, add_eos = 0;
+    const uint8_t *pre;
+    uint64_t n;
+    if (form == GG_FORM_BPE && r->vals[K_PRE].present &&
+        !gg_get_str(r, K_PRE, &pre, &n))
+        for (size_t i = 0; i < sizeof bos_pres / sizeof *bos_pres; i++)
+            add_bos |= n == strlen(bos_pres[i]) && !memcmp(pre, bos_pres[i], n);
+    if (gg_get_bool(r, K_ADD_BOS, &add_bos) ||
+        gg_get_bool(r, K_ADD_EOS, &add_eos))
+        return -1;
+    int spm = form == GG_FORM_SPM;
+    return (add_bos && gg_add_id(r, t, K_BOS, spm ? 1 : 11, &t->special_prefix)) ||
+           (add_eos && gg_add_id(r, t, K_EOS, spm ? 2 : 11, &t->special_suffix));
 }
 
 int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
@@ -747,9 +847,10 @@ int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
     t->model = TOK_MODEL_BPE;
     if (gg_vocab(&r, t, form) || gg_special_ids(&r, &t->vocab))
         return -1;
-    return form == GG_FORM_SPM ? gg_setup_llama(&r, t)
-           : form == GG_FORM_WPM ? gg_setup_bert(&r, t)
-                                 : gg_setup_gpt2(&r, t);
+    int rc = form == GG_FORM_SPM ? gg_setup_llama(&r, t)
+             : form == GG_FORM_WPM ? gg_setup_bert(&r, t)
+                                   : gg_setup_gpt2(&r, t);
+    return rc ? rc : gg_add_special(&r, t, form);
 }
 
 /* ---- writing -------------------------------------------------------- */

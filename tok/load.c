@@ -108,6 +108,8 @@ void tok_free(tok_tokenizer_t *t)
     free(t->norms.data);
     free(t->pres.data);
     free(t->added.data);
+    free(t->special_prefix.data);
+    free(t->special_suffix.data);
     free(t);
 }
 

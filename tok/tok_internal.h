@@ -166,6 +166,11 @@ struct tok_tokenizer {
     int needs_utf8;      /* refuse invalid UTF-8 input */
     uint32_t decode_flags;
     char model_name[48];
+    /* What TOK_ADD_SPECIAL puts before and after the ids, as the loader
+     * read the file's rule; add_special_error says why the file's rule is
+     * not supported (empty when it is): only an encode that asks fails. */
+    tok_ids_t special_prefix, special_suffix;
+    char add_special_error[160];
     /* encode.c's index over `added`, built on first use: `added` sorted by
      * (normalized, content), normalized ones from added_norm_from on, and
      * added_first[k] the bytes that start a token with normalized == k. */
@@ -173,6 +178,13 @@ struct tok_tokenizer {
     uint32_t added_norm_from;
     uint64_t added_first[2][4];
 };
+
+/* encode.c: the ids of text[0..len), added tokens marked special matched
+ * only if parse_special (special.c puts the flags around it). */
+int tok_encode_text(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+                    int parse_special, tok_ids_t *out, tb_err_t *err);
+/* special.c: 1 if TOK_SKIP_SPECIAL leaves id out of a decode. */
+int tok_skips_special(const tok_tokenizer_t *t, uint32_t id);
 
 /* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
 tok_tokenizer_t *tok_new(tok_format_t format);

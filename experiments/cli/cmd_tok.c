@@ -131,12 +131,33 @@ int xp_cmd_vocab(int argc, char **argv)
 
 static int encode_usage(FILE *out)
 {
-    fprintf(out, "usage: tokbench encode SPEC [--pieces] (TEXT | -f FILE)\n\n"
+    fprintf(out, "usage: tokbench encode SPEC [--pieces] [--add-special]\n"
+                 "                       [--parse-special | --no-parse-special]\n"
+                 "                       (TEXT | -f FILE)\n\n"
                  "Encodes TEXT, or the bytes of FILE ('-' for standard input), and\n"
-                 "prints the ids on one line.  No BOS or EOS is added; special tokens\n"
-                 "written in the text are matched as the reference implementation\n"
-                 "matches them.  --pieces prints one token per line instead: id and\n"
-                 "its bytes, with control bytes escaped.\n");
+                 "prints the ids on one line.  --pieces prints one token per line\n"
+                 "instead: id and its bytes, with control bytes escaped.\n\n"
+                 "--add-special adds what the file's own rule adds (none by default):\n"
+                 "  tokenizer.json  its post-processor (TemplateProcessing's single\n"
+                 "                  template; Roberta/Bert: <s> </s>, [CLS] [SEP])\n"
+                 "  GGUF            BOS if tokenizer.ggml.add_bos_token, EOS if\n"
+                 "                  add_eos_token (absent: llama.cpp's default per\n"
+                 "                  model); bert: [CLS] and [SEP]\n"
+                 "  .model          the model's BOS and EOS (spm_encode bos:eos)\n"
+                 "  tiktoken        nothing (no BOS)\n"
+                 "--parse-special matches special tokens written in the text;\n"
+                 "--no-parse-special leaves their text as text.  The default is the\n"
+                 "reference's:\n"
+                 "  tokenizer.json  parsed (Hugging Face's default; --no-parse-special\n"
+                 "                  is its encode_special_tokens); added tokens not\n"
+                 "                  marked special are always matched\n"
+                 "  GGUF            not parsed (llama.cpp's parse_special=false):\n"
+                 "                  control and unknown tokens; user-defined ones are\n"
+                 "                  always matched\n"
+                 "  tiktoken        not parsed (encode_ordinary); --parse-special is\n"
+                 "                  allowed_special=\"all\"\n"
+                 "  .model          never (SentencePiece does not parse control\n"
+                 "                  symbols; --parse-special is refused)\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -161,10 +182,18 @@ int xp_cmd_encode(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
         return encode_usage(stdout);
-    int pieces = 0, at = 2;
-    if (at < argc && !strcmp(argv[at], "--pieces")) {
-        pieces = 1;
-        at++;
+    int pieces = 0, at = 2, add = 0, parse = -1; /* -1: the default */
+    for (; at < argc; at++) {
+        if (!strcmp(argv[at], "--pieces"))
+            pieces = 1;
+        else if (!strcmp(argv[at], "--add-special"))
+            add = 1;
+        else if (!strcmp(argv[at], "--parse-special"))
+            parse = 1;
+        else if (!strcmp(argv[at], "--no-parse-special"))
+            parse = 0;
+        else
+            break;
     }
     const char *file = NULL, *text = NULL;
     if (argc - at == 2 && !strcmp(argv[at], "-f"))
@@ -184,8 +213,16 @@ int xp_cmd_encode(int argc, char **argv)
     int rc = 0;
     if (file && read_input(file, &data, &len, &err))
         rc = xp_die(&err);
-    else if (tok_encode(t, data ? data : (const uint8_t *)text, len, &ids, &err))
-        rc = xp_die(&err);
+    else {
+        uint32_t flags = tok_encode_defaults(t);
+        if (parse >= 0)
+            flags = parse ? flags | TOK_PARSE_SPECIAL : flags & ~(uint32_t)TOK_PARSE_SPECIAL;
+        if (add)
+            flags |= TOK_ADD_SPECIAL;
+        if (tok_encode_ex(t, data ? data : (const uint8_t *)text, len, flags,
+                          &ids, &err))
+            rc = xp_die(&err);
+    }
     for (size_t i = 0; !rc && i < ids.len; i++) {
         if (pieces) {
             size_t n;
@@ -207,10 +244,14 @@ int xp_cmd_encode(int argc, char **argv)
 
 static int decode_usage(FILE *out)
 {
-    fprintf(out, "usage: tokbench decode SPEC ID...\n\n"
+    fprintf(out, "usage: tokbench decode SPEC [--skip-special] ID...\n\n"
                  "Decodes the ids (decimal, as arguments or '-' to read them from\n"
                  "standard input) and writes the resulting bytes to standard output\n"
-                 "as the reference decoder produces them.\n");
+                 "as the reference decoder produces them.  --skip-special leaves out\n"
+                 "the special tokens: Hugging Face's added tokens marked special\n"
+                 "(decode with skip_special_tokens), a GGUF's control and unknown\n"
+                 "tokens (llama.cpp's detokenize without unparse_special), tiktoken's\n"
+                 "special tokens, a SentencePiece model's control symbols.\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -241,7 +282,8 @@ int xp_cmd_decode(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
         return decode_usage(stdout);
-    if (argc < 3)
+    int skip = argc > 2 && !strcmp(argv[2], "--skip-special");
+    if (argc < 3 + skip)
         return decode_usage(stderr);
     tb_err_t err;
     char path[PATH_MAX];
@@ -252,11 +294,12 @@ int xp_cmd_decode(int argc, char **argv)
     tok_ids_t ids = {0};
     tb_buf_t out = {0};
     int rc = 0;
-    for (int i = 2; !rc && i < argc; i++)
+    for (int i = 2 + skip; !rc && i < argc; i++)
         rc = strcmp(argv[i], "-") ? parse_id(argv[i], size, &ids, &err)
                                   : read_ids(stdin, size, &ids, &err);
     if (!rc)
-        rc = tok_decode(t, ids.data, ids.len, &out, &err);
+        rc = tok_decode_ex(t, ids.data, ids.len, skip ? TOK_SKIP_SPECIAL : 0,
+                           &out, &err);
     if (rc)
         rc = xp_die(&err);
     else
