@@ -17,6 +17,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <stdatomic.h>
 
 #include "../base/buf.h"
 #include "../base/da.h"
@@ -57,8 +58,8 @@ typedef enum {
     TOK_PRE_SPLIT,      /* regex (or literal, compiled as a regex) split */
     TOK_PRE_BYTE_LEVEL, /* flags & 1: add prefix space; & 2: use GPT-2 regex */
     TOK_PRE_METASPACE,  /* flags & 1: prepend marker; & 2: split on it;
-                           & 4: prepend to the first piece only (the
-                           encoder clears 1 for the other pieces) */
+                           & 4: prepend to the first piece of the text
+                           only, whatever 1 says */
     TOK_PRE_DIGITS,     /* flags & 1: individual digits */
     TOK_PRE_WHITESPACE_SPLIT,
 } tok_pre_kind_t;
@@ -78,8 +79,8 @@ typedef struct {
     int invert;
     uint32_t flags;
     tb_buf_t pattern;          /* the source pattern, for messages */
-    pcre2_code *re;            /* compiled with JIT where available */
-    pcre2_match_data *md;
+    pcre2_code *re;            /* compiled with JIT where available; the
+                                  match data is the caller's (tok_state) */
 } tok_pre_t;
 
 /* ---- added tokens --------------------------------------------------- */
@@ -100,7 +101,8 @@ typedef struct {
     int fuse_unk;        /* consecutive unknowns become one unk */
     int ignore_merges;   /* a word that is a token is emitted whole */
     int32_t unk;         /* -1 if none */
-    void *cache;         /* word -> ids cache, owned by bpe.c */
+    void *tables;        /* bpe.c's lookup tables, built by tok_bpe_prepare
+                            and only read while encoding */
 } tok_bpe_t;
 
 /* Unigram prefix search, pluggable so that trie layouts can stand in for
@@ -123,12 +125,10 @@ typedef struct {
     tok_prefix_fn prefix;    /* prefix search over prefix_index */
     const void *prefix_index;
     void *own_index;     /* unigram.c's default index, if built */
-    void *scratch;       /* Viterbi arrays, reused between calls */
-    size_t scratch_cap;
 } tok_unigram_t;
 
 /* unigram.c: builds the default prefix index over t's vocabulary and
- * plugs it in; frees it and the scratch arrays. */
+ * plugs it in; frees it. */
 int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err);
 void tok_unigram_free(tok_unigram_t *u);
 /* 1 if piece id belongs in a Unigram prefix index. */
@@ -145,6 +145,12 @@ typedef struct {
 /* Splits, normalizes and covers the whole span s[0..n). */
 int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
                        tok_ids_t *out, tb_err_t *err);
+
+/* A list of words: spans of a pre-tokenized buffer. */
+typedef struct {
+    uint32_t off, len;
+} tok_span_t;
+typedef TB_VEC(tok_span_t) tok_spans_t;
 
 /* ---- decoder -------------------------------------------------------- */
 enum {
@@ -166,13 +172,38 @@ struct tok_tokenizer {
     int needs_utf8;      /* refuse invalid UTF-8 input */
     uint32_t decode_flags;
     char model_name[48];
-    /* encode.c's index over `added`, built on first use: `added` sorted by
-     * (normalized, content), normalized ones from added_norm_from on, and
-     * added_first[k] the bytes that start a token with normalized == k. */
-    int added_ready;
+    /* encode.c's index over `added`, built by tok_prepare: `added` sorted
+     * by (normalized, content), normalized ones from added_norm_from on,
+     * and added_first[k] the bytes that start a token with normalized == k. */
     uint32_t added_norm_from;
     uint64_t added_first[2][4];
+    int ready;           /* tok_prepare ran: only read from here on */
+    /* The one field an encode writes: tok_encode borrows this state (NULL
+     * while some call holds it) and puts it back, so one thread at a time
+     * reuses its word cache. */
+    _Atomic(tok_state_t *) spare;
 };
+
+/* Everything an encode writes, so that the tokenizer itself is only read
+ * and any number of threads can share it, each with a state of its own.
+ * The parts are made at first use. */
+struct tok_state {
+    const tok_tokenizer_t *tok; /* the tokenizer whose tables the caches hold */
+    tb_buf_t pre, word;         /* encode.c: pre-tokenized text; a word with
+                                   U+2581 mapped to spaces */
+    tok_spans_t words;          /* encode.c: the words of `pre` */
+    pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
+    void *bpe;                  /* bpe.c: word cache and merge scratch */
+    void *viterbi;              /* unigram.c: Viterbi arrays ... */
+    size_t viterbi_cap;         /* ... of this many bytes */
+};
+
+/* Derives every table encoding reads (the added-token index, the fixed
+ * pre-tokenizer patterns, the BPE engine's tables) and drops the spare
+ * state, whose caches may be stale.  tok_load calls it; a tokenizer built
+ * by hand calls it once complete (and again after changing it), before
+ * any encode and before it is shared. */
+int tok_prepare(tok_tokenizer_t *t, tb_err_t *err);        /* encode.c */
 
 /* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
 tok_tokenizer_t *tok_new(tok_format_t format);
@@ -205,16 +236,16 @@ int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
  * the same (pair -> rank, merged id) table that Hugging Face BPE uses. */
 int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
                     int literal, tb_err_t *err);           /* pretok.c */
+/* Compiles the fixed pattern of a step other than Split. */
+int tok_pre_prepare(tok_pre_t *p, tb_err_t *err);          /* pretok.c */
 void tok_bpe_free(tok_bpe_t *m);                   /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
-int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                 tok_ids_t *out, tb_err_t *err);           /* bpe.c */
-/* A list of words: spans of a pre-tokenized buffer. */
-typedef struct {
-    uint32_t off, len;
-} tok_span_t;
-typedef TB_VEC(tok_span_t) tok_spans_t;
+/* (Re)builds t->bpe.tables from the vocabulary and the merges. */
+int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
+void tok_bpe_state_free(void *bpe);                        /* bpe.c */
+int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
+                 size_t n, tok_ids_t *out, tb_err_t *err); /* bpe.c */
 
 /* Runs the normalizer steps over s[0..n) into out (normalize.c); the
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */
@@ -223,10 +254,13 @@ int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
 int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
                       tb_buf_t *out, tb_err_t *err);
 /* Runs the pre-tokenizer steps over s[0..n): the text the words index
- * (which may differ from s, e.g. with a prefix space) goes to text_out. */
-int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
-                    tb_buf_t *text_out, tok_spans_t *words, tb_err_t *err);
-int tok_unigram_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                     tok_ids_t *out, tb_err_t *err);       /* unigram.c */
+ * (which may differ from s, e.g. with a prefix space) goes to text_out.
+ * `first`: s starts the text (a Metaspace with prepend_scheme "first"
+ * prepends only there). */
+int tok_pretokenize(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *s,
+                    size_t n, int first, tb_buf_t *text_out, tok_spans_t *words,
+                    tb_err_t *err);
+int tok_unigram_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
+                     size_t n, tok_ids_t *out, tb_err_t *err); /* unigram.c */
 
 #endif

@@ -1,0 +1,118 @@
+/*
+ * batch: tok_encode_batch, many texts encoded on several threads that share
+ * one tokenizer, each with a tok_state_t of its own.
+ *
+ * Threads take chunks of consecutive texts from a shared counter, so a few
+ * long texts do not leave the others idle, and write only the outs of their
+ * own chunks, so the output needs no locking and keeps the input's order.
+ * The calling thread works too: one thread asked for runs no other.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tokenizer.h"
+
+/* Texts per chunk: enough to make the counter's traffic negligible for
+ * lines of text, few enough to share out the tail evenly. */
+#define CHUNK 16
+
+typedef struct {
+    const tok_tokenizer_t *t;
+    const uint8_t *const *texts;
+    const size_t *lens;
+    size_t n;
+    tok_ids_t *outs;
+    atomic_size_t next;  /* first text of the next chunk to take */
+    atomic_size_t bad;   /* lowest text known to fail, SIZE_MAX: none */
+} batch_t;
+
+typedef struct {
+    batch_t *b;
+    size_t bad;          /* this worker's first failure, SIZE_MAX: none */
+    tb_err_t err;
+    pthread_t thread;
+} worker_t;
+
+/* Lowers b->bad to i unless it is lower already. */
+static void note_bad(batch_t *b, size_t i)
+{
+    size_t cur = atomic_load(&b->bad);
+    while (i < cur && !atomic_compare_exchange_weak(&b->bad, &cur, i))
+        ;
+}
+
+/* Encodes chunks until none is left or every text left comes after one
+ * known to fail (those cannot be the one reported).  A worker takes its
+ * chunks in increasing order, so its first failure is its lowest. */
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    batch_t *b = w->b;
+    tok_state_t *st = tok_state_new(b->t);
+    w->bad = SIZE_MAX;
+    for (;;) {
+        size_t i = atomic_fetch_add(&b->next, CHUNK);
+        if (i >= b->n || i > atomic_load(&b->bad))
+            break;
+        size_t end = b->n - i < CHUNK ? b->n : i + CHUNK;
+        for (; i < end; i++) {
+            if (!st) {
+                tb_fail(&w->err, "out of memory for an encoding state");
+            } else if (!tok_encode_with(b->t, st, b->texts[i], b->lens[i],
+                                        &b->outs[i], &w->err)) {
+                continue;
+            }
+            tb_wrap(&w->err, "text %zu", i);
+            w->bad = i;
+            note_bad(b, i);
+            tok_state_free(st);
+            return NULL;
+        }
+    }
+    tok_state_free(st);
+    return NULL;
+}
+
+int tok_encode_batch(const tok_tokenizer_t *t, const uint8_t *const *texts,
+                     const size_t *lens, size_t n, unsigned threads,
+                     tok_ids_t *outs, size_t *failed, tb_err_t *err)
+{
+    if (!threads) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (unsigned)cpus : 1;
+    }
+    size_t chunks = n / CHUNK + 1;
+    if (threads > chunks)
+        threads = (unsigned)chunks; /* more would find nothing to do */
+    batch_t b = {.t = t, .texts = texts, .lens = lens, .n = n, .outs = outs};
+    atomic_init(&b.next, 0);
+    atomic_init(&b.bad, SIZE_MAX);
+    worker_t *w = calloc(threads, sizeof *w);
+    if (!w)
+        return tb_fail(err, "encode batch: out of memory for %u threads", threads);
+    /* A thread that does not start leaves its share to the others. */
+    for (unsigned k = 0; k < threads; k++)
+        w[k].b = &b;
+    unsigned started = 1;
+    for (; started < threads; started++)
+        if (pthread_create(&w[started].thread, NULL, work, &w[started]))
+            break;
+    work(&w[0]);
+    for (unsigned k = 1; k < started; k++)
+        pthread_join(w[k].thread, NULL);
+    int rc = 0;
+    size_t bad = atomic_load(&b.bad);
+    for (unsigned k = 0; k < started && bad != SIZE_MAX; k++)
+        if (w[k].bad == bad) {
+            *err = w[k].err;
+            if (failed)
+                *failed = bad;
+            rc = -1;
+            break;
+        }
+    free(w);
+    return rc;
+}
