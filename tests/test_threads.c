@@ -91,6 +91,13 @@ static void texts_free(texts_t *tx)
     free(tx->data[1]);
 }
 
+/* Empty lists may have no array: memcmp must not see NULL. */
+static int same_ids(const tok_ids_t *a, const tok_ids_t *b)
+{
+    return a->len == b->len &&
+           (!a->len || !memcmp(a->data, b->data, a->len * sizeof *a->data));
+}
+
 /* One thread's work: every text once, starting at its own offset so that
  * the threads encode different texts at the same moment; `own` gives it a
  * state of its own, else it shares the tokenizer's through tok_encode. */
@@ -121,8 +128,7 @@ static void *encode_all(void *arg)
                                      &ids, &err);
         if (rc) {
             j->failed++;
-        } else if (ids.len != tx->want[i].len ||
-                   memcmp(ids.data, tx->want[i].data, ids.len * sizeof *ids.data)) {
+        } else if (!same_ids(&ids, &tx->want[i])) {
             j->wrong++;
             if (j->first_wrong == SIZE_MAX)
                 j->first_wrong = i;
@@ -170,9 +176,7 @@ static void run_batch(const tok_tokenizer_t *t, const texts_t *tx,
                              &bad, &err))
             fail_msg("%s: batch on %u threads: %s", name, threads, err.msg);
         for (size_t i = 0; i < n; i++) {
-            if (outs[i].len != tx->want[i].len ||
-                memcmp(outs[i].data, tx->want[i].data,
-                       outs[i].len * sizeof *outs[i].data))
+            if (!same_ids(&outs[i], &tx->want[i]))
                 fail_msg("%s: batch on %u threads: text %zu differs", name,
                          threads, i);
             free(outs[i].data);
