@@ -12,8 +12,8 @@
  * it off almost every position of ordinary text.
  *
  * Threads: the tokenizer is only read here; what an encode writes is in a
- * tok_state_t.  tok_encode borrows the tokenizer's spare state with one
- * atomic exchange and makes a fresh one when another call holds it.
+ * tok_state_t.  tok_encode borrows one of the tokenizer's spare states with
+ * an atomic exchange, and makes a fresh one when other calls hold them all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +261,7 @@ int tok_prepare(tok_tokenizer_t *t, tb_err_t *err)
             return -1;
     if (t->model == TOK_MODEL_BPE && tok_bpe_prepare(t, err))
         return -1;
-    tok_state_free(atomic_exchange(&t->spare, NULL));
+    tok_state_drop_spares(t);
     t->ready = 1;
     return 0;
 }
@@ -309,21 +309,53 @@ int tok_encode_with(const tok_tokenizer_t *t, tok_state_t *st,
     return rc;
 }
 
+/* The spare slots are the one field encoding writes; a tokenizer is
+ * allocated writable, so casting its const away there is sound. */
+static _Atomic(tok_state_t *) *spares(const tok_tokenizer_t *t)
+{
+    return ((tok_tokenizer_t *)t)->spare;
+}
+
+tok_state_t *tok_state_take(const tok_tokenizer_t *t)
+{
+    _Atomic(tok_state_t *) *s = spares(t);
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++) {
+        tok_state_t *st;
+        /* a plain load first: an empty slot costs no exclusive cache line */
+        if (atomic_load_explicit(&s[i], memory_order_relaxed) &&
+            (st = atomic_exchange_explicit(&s[i], NULL, memory_order_acquire)))
+            return st;
+    }
+    return tok_state_new(t);
+}
+
+void tok_state_give(const tok_tokenizer_t *t, tok_state_t *st)
+{
+    _Atomic(tok_state_t *) *s = spares(t);
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++) {
+        tok_state_t *none = NULL;
+        if (atomic_compare_exchange_strong_explicit(&s[i], &none, st,
+                                                    memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    tok_state_free(st);
+}
+
+void tok_state_drop_spares(tok_tokenizer_t *t)
+{
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++)
+        tok_state_free(atomic_exchange(&t->spare[i], NULL));
+}
+
 int tok_encode(const tok_tokenizer_t *t, const uint8_t *text, size_t len,
                tok_ids_t *out, tb_err_t *err)
 {
-    /* The spare slot is the one field encoding writes; the tokenizer was
-     * allocated writable, so the cast is sound. */
-    _Atomic(tok_state_t *) *spare = &((tok_tokenizer_t *)t)->spare;
-    tok_state_t *st = atomic_exchange_explicit(spare, NULL, memory_order_acquire);
-    if (!st && !(st = tok_state_new(t)))
+    tok_state_t *st = tok_state_take(t);
+    if (!st)
         return tb_fail(err, "encode: out of memory");
     int rc = tok_encode_with(t, st, text, len, out, err);
-    tok_state_t *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(spare, &none, st,
-                                                 memory_order_release,
-                                                 memory_order_relaxed))
-        tok_state_free(st); /* another call put its state back first */
+    tok_state_give(t, st);
     return rc;
 }
 

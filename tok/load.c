@@ -92,7 +92,7 @@ void tok_free(tok_tokenizer_t *t)
 {
     if (!t)
         return;
-    tok_state_free(atomic_load(&t->spare));
+    tok_state_drop_spares(t);
     tok_vocab_free(&t->vocab);
     tok_bpe_free(&t->bpe);
     tok_unigram_free(&t->unigram);

@@ -157,6 +157,10 @@ enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
 };
 
+/* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word
+ * cache), taken only as concurrent calls need them. */
+#define TOK_SPARE_STATES 4
+
 struct tok_tokenizer {
     tok_vocab_t vocab;
     tok_format_t format;
@@ -178,10 +182,10 @@ struct tok_tokenizer {
     uint32_t added_norm_from;
     uint64_t added_first[2][4];
     int ready;           /* tok_prepare ran: only read from here on */
-    /* The one field an encode writes: tok_encode borrows this state (NULL
-     * while some call holds it) and puts it back, so one thread at a time
-     * reuses its word cache. */
-    _Atomic(tok_state_t *) spare;
+    /* The one field an encode writes: states that calls borrow and put
+     * back (NULL: none there), so that up to TOK_SPARE_STATES threads at a
+     * time find a warm word cache. */
+    _Atomic(tok_state_t *) spare[TOK_SPARE_STATES];
 };
 
 /* Everything an encode writes, so that the tokenizer itself is only read
@@ -200,10 +204,16 @@ struct tok_state {
 
 /* Derives every table encoding reads (the added-token index, the fixed
  * pre-tokenizer patterns, the BPE engine's tables) and drops the spare
- * state, whose caches may be stale.  tok_load calls it; a tokenizer built
+ * states, whose caches may be stale.  tok_load calls it; a tokenizer built
  * by hand calls it once complete (and again after changing it), before
  * any encode and before it is shared. */
 int tok_prepare(tok_tokenizer_t *t, tb_err_t *err);        /* encode.c */
+/* A spare state of t, or a new one (NULL: out of memory); safe from any
+ * thread.  tok_state_give puts it back, or frees it when every slot is
+ * taken; tok_state_drop_spares frees them all (not while t is in use). */
+tok_state_t *tok_state_take(const tok_tokenizer_t *t);     /* encode.c */
+void tok_state_give(const tok_tokenizer_t *t, tok_state_t *st);
+void tok_state_drop_spares(tok_tokenizer_t *t);
 
 /* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
 tok_tokenizer_t *tok_new(tok_format_t format);

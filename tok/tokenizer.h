@@ -16,11 +16,10 @@
  *   - tok_encode_with is safe when each thread passes its own state;
  *   - tok_free, and anything that changes the tokenizer, is not: it must
  *     happen-before or happen-after every other use.
- * tok_encode reuses the tokenizer's one spare state (and its warm word
- * cache) when no other call holds it, and otherwise encodes with a fresh
- * state, cold and freed after, so threads that encode often each keep a
- * state of their own (tok_encode_with) or hand a whole batch to
- * tok_encode_batch.
+ * tok_encode and tok_encode_batch borrow states the tokenizer keeps (a
+ * few, each with its warm word cache) and put them back; a call that finds
+ * none free encodes with a fresh state, cold and freed after.  So a thread
+ * that encodes often may as well keep a state of its own (tok_encode_with).
  */
 #ifndef TOK_TOKENIZER_H
 #define TOK_TOKENIZER_H
