@@ -204,9 +204,10 @@ struct tok_state {
 
 /* Derives every table encoding reads (the added-token index, the fixed
  * pre-tokenizer patterns, the BPE engine's tables) and drops the spare
- * states, whose caches may be stale.  tok_load calls it; a tokenizer built
- * by hand calls it once complete (and again after changing it), before
- * any encode and before it is shared. */
+ * states, whose caches may be stale (a caller's own states, made before,
+ * must be freed too).  tok_load calls it; a tokenizer built by hand calls
+ * it once complete (and again after changing it), before any encode and
+ * before it is shared. */
 int tok_prepare(tok_tokenizer_t *t, tb_err_t *err);        /* encode.c */
 /* A spare state of t, or a new one (NULL: out of memory); safe from any
  * thread.  tok_state_give puts it back, or frees it when every slot is
