@@ -266,7 +266,6 @@ static void every_pre_name(void **state)
             if (tok_pre_compile(&pre, (const uint8_t *)pat, strlen(pat), 0, &err))
                 fail_msg("%s, regex %zu: %s", n, k, err.msg);
             tb_buf_free(&pre.pattern);
-            pcre2_match_data_free(pre.md);
             pcre2_code_free(pre.re);
         }
     }

@@ -575,7 +575,6 @@ static int gg_split(gg_rd_t *r, tok_tokenizer_t *t, const char *pattern)
         rc = tb_fail(r->err, "%s: out of memory", r->path);
     if (rc) {
         tb_buf_free(&pre.pattern);
-        pcre2_match_data_free(pre.md);
         pcre2_code_free(pre.re);
     }
     return rc;

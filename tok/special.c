@@ -16,8 +16,8 @@ uint32_t tok_encode_defaults(const tok_tokenizer_t *t)
     return t->format == TOK_FORMAT_HF_JSON ? TOK_PARSE_SPECIAL : 0;
 }
 
-int tok_encode_ex(tok_tokenizer_t *t, const uint8_t *text, size_t len,
-                  uint32_t flags, tok_ids_t *out, tb_err_t *err)
+int tok_encode_with(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
+                    size_t len, uint32_t flags, tok_ids_t *out, tb_err_t *err)
 {
     if (flags & ~(uint32_t)(TOK_ADD_SPECIAL | TOK_PARSE_SPECIAL))
         return tb_fail(err, "encode: unknown flags 0x%x", flags);
@@ -32,7 +32,7 @@ int tok_encode_ex(tok_tokenizer_t *t, const uint8_t *text, size_t len,
     size_t mark = out->len;
     if (add && tb_vec_append(out, t->special_prefix.data, t->special_prefix.len))
         return tb_fail(err, "out of memory");
-    if (tok_encode_text(t, text, len, (flags & TOK_PARSE_SPECIAL) != 0, out,
+    if (tok_encode_text(t, st, text, len, (flags & TOK_PARSE_SPECIAL) != 0, out,
                         err)) {
         out->len = mark;
         return -1;
@@ -45,7 +45,18 @@ int tok_encode_ex(tok_tokenizer_t *t, const uint8_t *text, size_t len,
     return 0;
 }
 
-int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+int tok_encode_ex(const tok_tokenizer_t *t, const uint8_t *text, size_t len,
+                  uint32_t flags, tok_ids_t *out, tb_err_t *err)
+{
+    tok_state_t *st = tok_state_take(t);
+    if (!st)
+        return tb_fail(err, "encode: out of memory");
+    int rc = tok_encode_with(t, st, text, len, flags, out, err);
+    tok_state_give(t, st);
+    return rc;
+}
+
+int tok_encode(const tok_tokenizer_t *t, const uint8_t *text, size_t len,
                tok_ids_t *out, tb_err_t *err)
 {
     return tok_encode_ex(t, text, len, tok_encode_defaults(t), out, err);

@@ -383,7 +383,6 @@ static int tt_add_pretokenizer(tok_tokenizer_t *t, const char *path,
         rc = tb_fail(err, "%s: out of memory", path);
     if (rc) { /* the step is not in t->pres: free what compiling made */
         tb_buf_free(&pre.pattern);
-        pcre2_match_data_free(pre.md);
         pcre2_code_free(pre.re);
     }
     return rc;

@@ -7,6 +7,19 @@
  *   Hugging Face tokenizer.json (BPE and Unigram models), SentencePiece
  *   .model (Unigram and BPE), tiktoken rank files (plain "base64 rank" lines
  *   or the npm package's JSON), GGUF (tokenizer.ggml.* keys).
+ *
+ * Threads: a loaded tokenizer is immutable and may be shared by any number
+ * of threads.  Everything an encode writes (scratch buffers, the BPE word
+ * cache, PCRE2's match data) lives in a tok_state_t, which one thread at a
+ * time may use.  So, from several threads at once, on one tokenizer:
+ *   - tok_encode, tok_decode, tok_encode_batch and the getters are safe;
+ *   - tok_encode_with is safe when each thread passes its own state;
+ *   - tok_free, and anything that changes the tokenizer, is not: it must
+ *     happen-before or happen-after every other use.
+ * tok_encode and tok_encode_batch borrow states the tokenizer keeps (a
+ * few, each with its warm word cache) and put them back; a call that finds
+ * none free encodes with a fresh state, cold and freed after.  So a thread
+ * that encodes often may as well keep a state of its own (tok_encode_with).
  */
 #ifndef TOK_TOKENIZER_H
 #define TOK_TOKENIZER_H
@@ -19,6 +32,9 @@
 #include "vocab.h"
 
 typedef struct tok_tokenizer tok_tokenizer_t;
+/* Working memory of encoding (see Threads above): a few buffers and, for
+ * BPE models, a word cache of up to about 11 MB. */
+typedef struct tok_state tok_state_t;
 
 typedef TB_VEC(uint32_t) tok_ids_t;
 
@@ -69,11 +85,29 @@ uint32_t tok_encode_defaults(const tok_tokenizer_t *t);
 /* Appends the ids of text[0..len) to out under tok_encode_defaults(t).
  * Invalid UTF-8 is accepted where the reference can take it (byte-level
  * models) and refused with the byte offset elsewhere. */
-int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+int tok_encode(const tok_tokenizer_t *t, const uint8_t *text, size_t len,
                tok_ids_t *out, tb_err_t *err);
 /* The same under explicit flags (TOK_ADD_SPECIAL, TOK_PARSE_SPECIAL). */
-int tok_encode_ex(tok_tokenizer_t *t, const uint8_t *text, size_t len,
+int tok_encode_ex(const tok_tokenizer_t *t, const uint8_t *text, size_t len,
                   uint32_t flags, tok_ids_t *out, tb_err_t *err);
+
+/* A state for encoding with t (and no other tokenizer); NULL when out of
+ * memory. */
+tok_state_t *tok_state_new(const tok_tokenizer_t *t);
+void tok_state_free(tok_state_t *st);
+/* tok_encode_ex with the caller's state. */
+int tok_encode_with(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
+                    size_t len, uint32_t flags, tok_ids_t *out, tb_err_t *err);
+
+/* Encodes n texts, texts[i][0..lens[i]), on up to `threads` threads (0:
+ * one per online CPU; the calling thread is one of them), appending the
+ * ids of text i to outs[i], exactly as tok_encode_ex would under flags.  On failure
+ * returns -1, sets *failed (if not NULL) to the lowest-numbered text that
+ * failed, and err says why; the outs of other texts may then be filled or
+ * not. */
+int tok_encode_batch(const tok_tokenizer_t *t, const uint8_t *const *texts,
+                     const size_t *lens, size_t n, unsigned threads, uint32_t flags,
+                     tok_ids_t *outs, size_t *failed, tb_err_t *err);
 
 /* Appends the bytes of ids to out, as the reference decoder produces them
  * (SentencePiece drops the leading space of the first piece, etc.). */

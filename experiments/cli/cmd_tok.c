@@ -133,10 +133,17 @@ static int encode_usage(FILE *out)
 {
     fprintf(out, "usage: tokbench encode SPEC [--pieces] [--add-special]\n"
                  "                       [--parse-special | --no-parse-special]\n"
-                 "                       (TEXT | -f FILE)\n\n"
+                 "                       (TEXT | -f FILE)\n"
+                 "       tokbench encode SPEC --lines [--threads N] [--add-special]\n"
+                 "                       [--parse-special | --no-parse-special] -f FILE\n\n"
                  "Encodes TEXT, or the bytes of FILE ('-' for standard input), and\n"
                  "prints the ids on one line.  --pieces prints one token per line\n"
-                 "instead: id and its bytes, with control bytes escaped.\n\n"
+                 "instead: id and its bytes, with control bytes escaped.\n"
+                 "--lines encodes every line of FILE (its bytes up to the '\\n', which\n"
+                 "is not encoded) as a text of its own and prints one line of ids\n"
+                 "for each, in the file's order (an empty line for an empty text).\n"
+                 "--threads N encodes them on N threads sharing the tokenizer\n"
+                 "(default 1; 0: one per CPU); the output is the same.\n\n"
                  "--add-special adds what the file's own rule adds (none by default):\n"
                  "  tokenizer.json  its post-processor (TemplateProcessing's single\n"
                  "                  template; Roberta/Bert: <s> </s>, [CLS] [SEP])\n"
@@ -178,14 +185,71 @@ static int read_input(const char *file, uint8_t **data, size_t *len, tb_err_t *e
     return 0;
 }
 
+static void print_ids(const tok_ids_t *ids)
+{
+    for (size_t i = 0; i < ids->len; i++)
+        printf(i ? " %u" : "%u", ids->data[i]);
+    putchar('\n');
+}
+
+/* --lines: the lines of data[0..len) encoded as a batch, printed in order. */
+static int encode_lines(const tok_tokenizer_t *t, const char *file,
+                        const uint8_t *data, size_t len, unsigned threads,
+                        uint32_t flags, tb_err_t *err)
+{
+    TB_VEC(const uint8_t *) texts = {0};
+    TB_VEC(size_t) lens = {0};
+    int rc = 0;
+    for (size_t at = 0; at < len && !rc;) {
+        const uint8_t *nl = memchr(data + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        if (tb_vec_push(&texts, data + at) || tb_vec_push(&lens, end - at))
+            rc = tb_fail(err, "out of memory for the lines");
+        at = end + 1;
+    }
+    tok_ids_t *outs = rc ? NULL : calloc(texts.len + 1, sizeof *outs);
+    if (!rc && !outs)
+        rc = tb_fail(err, "out of memory for %zu lines' ids", texts.len);
+    size_t bad;
+    if (!rc && tok_encode_batch(t, texts.data, lens.data, texts.len, threads, flags,
+                                outs, &bad, err))
+        rc = tb_wrap(err, "%s, line %zu", file, bad + 1);
+    for (size_t i = 0; !rc && i < texts.len; i++)
+        print_ids(&outs[i]);
+    for (size_t i = 0; outs && i < texts.len; i++)
+        free(outs[i].data);
+    free(outs);
+    free(texts.data);
+    free(lens.data);
+    return rc;
+}
+
+/* --threads N: a count of threads, 0 for one per CPU. */
+static int parse_threads(const char *s, unsigned *threads, tb_err_t *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > 1024)
+        return tb_fail(err, "--threads: '%s' is not a number of threads (0..1024)", s);
+    *threads = (unsigned)v;
+    return 0;
+}
+
 int xp_cmd_encode(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
         return encode_usage(stdout);
-    int pieces = 0, at = 2, add = 0, parse = -1; /* -1: the default */
-    for (; at < argc; at++) {
+    int pieces = 0, lines = 0, at = 2, add = 0, parse = -1; /* -1: the default */
+    unsigned threads = 1;
+    const char *threads_arg = NULL;
+    for (; at < argc && !strncmp(argv[at], "--", 2); at++) {
         if (!strcmp(argv[at], "--pieces"))
             pieces = 1;
+        else if (!strcmp(argv[at], "--lines"))
+            lines = 1;
+        else if (!strcmp(argv[at], "--threads") && at + 1 < argc)
+            threads_arg = argv[++at];
         else if (!strcmp(argv[at], "--add-special"))
             add = 1;
         else if (!strcmp(argv[at], "--parse-special"))
@@ -193,16 +257,20 @@ int xp_cmd_encode(int argc, char **argv)
         else if (!strcmp(argv[at], "--no-parse-special"))
             parse = 0;
         else
-            break;
+            return encode_usage(stderr);
     }
     const char *file = NULL, *text = NULL;
     if (argc - at == 2 && !strcmp(argv[at], "-f"))
         file = argv[at + 1];
-    else if (argc - at == 1)
+    else if (argc - at == 1 && !lines)
         text = argv[at];
     else
         return encode_usage(stderr);
+    if ((threads_arg && !lines) || (lines && pieces))
+        return encode_usage(stderr);
     tb_err_t err;
+    if (threads_arg && parse_threads(threads_arg, &threads, &err))
+        return xp_die(&err);
     char path[PATH_MAX];
     tok_tokenizer_t *t = load_spec(argv[1], path, sizeof path, &err);
     if (!t)
@@ -219,8 +287,9 @@ int xp_cmd_encode(int argc, char **argv)
             flags = parse ? flags | TOK_PARSE_SPECIAL : flags & ~(uint32_t)TOK_PARSE_SPECIAL;
         if (add)
             flags |= TOK_ADD_SPECIAL;
-        if (tok_encode_ex(t, data ? data : (const uint8_t *)text, len, flags,
-                          &ids, &err))
+        if (lines ? encode_lines(t, file, data, len, threads, flags, &err)
+                  : tok_encode_ex(t, data ? data : (const uint8_t *)text, len, flags,
+                                  &ids, &err))
             rc = xp_die(&err);
     }
     for (size_t i = 0; !rc && i < ids.len; i++) {
@@ -234,7 +303,7 @@ int xp_cmd_encode(int argc, char **argv)
             printf(i ? " %u" : "%u", ids.data[i]);
         }
     }
-    if (!rc && !pieces)
+    if (!rc && !pieces && !lines)
         putchar('\n');
     free(ids.data);
     free(data);
