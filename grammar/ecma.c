@@ -942,14 +942,14 @@ static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
     return r || put(b, ")");
 }
 
-/* The \uXXXX spellings of the members of s: the BMP ones but surrogates
- * as one escape, the others as their UTF-16 surrogate pair.  Appends
- * alternatives to b, a '|' before each when *alts. */
-static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
+/* The \uXXXX spellings of the members of s from 0x100 up: the BMP ones
+ * but surrogates as one escape, the others as their UTF-16 surrogate pair.
+ * Appends alternatives to b, a '|' before each when *alts. */
+static int put_u_high(tb_buf_t *b, const cps_t *s, int *alts)
 {
     int r = 0;
     for (size_t i = 0; i < s->len && !r; i += 2) {
-        uint32_t lo = s->data[i], hi = s->data[i + 1];
+        uint32_t lo = s->data[i] > 0x100 ? s->data[i] : 0x100, hi = s->data[i + 1];
         for (int part = 0; part < 2 && !r; part++) { /* below and above the surrogates */
             uint32_t a = part ? (lo > 0xE000 ? lo : 0xE000) : lo;
             uint32_t z = part ? (hi < 0xFFFF ? hi : 0xFFFF) : (hi < 0xD7FF ? hi : 0xD7FF);
@@ -971,6 +971,29 @@ static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
             a = end + 1;
         }
     }
+    return r;
+}
+
+/* The \uXXXX spellings of the members of s, as alternatives appended to b
+ * ('|' before each when *alts): \u00XX for those below 0x100, then those
+ * above as one group.  The split keeps the second part's text the same
+ * for every set that holds all of 0x100 up (the complement of a set of
+ * letters, at each node of a list of names), so that the lexer parses it
+ * once (regex.h, lex_regex_memo_begin) rather than once per set. */
+static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
+{
+    int r = 0;
+    for (size_t i = 0; i < s->len && s->data[i] < 0x100 && !r; i += 2) {
+        uint32_t z = s->data[i + 1] < 0xFF ? s->data[i + 1] : 0xFF;
+        r = put(b, (*alts)++ ? "|\\\\u00" : "\\\\u00") || put_hex_range(b, s->data[i], z, 2);
+    }
+    tb_buf_t high = {0};
+    int n = 0;
+    r = r || put_u_high(&high, s, &n);
+    if (!r && n)
+        r = put(b, (*alts)++ ? "|" : "") || (n > 1 && put(b, "(?:")) ||
+            tb_buf_put(b, high.data, high.len) || (n > 1 && put(b, ")"));
+    tb_buf_free(&high);
     return r;
 }
 
