@@ -1176,6 +1176,7 @@ typedef struct {
     tb_err_t *err;
     struct lex_group_memo *memo;
     uint32_t *close; /* close[i]: past the ')' that a scan pairs with the '(' at i */
+    unsigned deepest; /* the deepest nesting reached (memo_group's heights) */
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *fmt, const char *detail)
@@ -1663,6 +1664,8 @@ static int parse_group(parser_t *ps, anch_t *out)
     }
     if (++ps->depth > LEX_MAX_NEST)
         return perr(ps, at, "groups nested too deeply", NULL);
+    if (ps->depth > ps->deepest)
+        ps->deepest = ps->depth;
     size_t outer = ps->open_at;
     ps->open_at = at;
     if (parse_alt(ps, out))
@@ -1684,15 +1687,17 @@ static int parse_group(parser_t *ps, anch_t *out)
  * lexemes), so a group's text, once parsed, maps to its terms: open
  * addressing on the text's hash; an entry points into the pattern it was
  * read from (text NULL: a free slot).  The same text parses to the same
- * terms under the same (?i) state; an entry made at nesting depth `depth`
- * serves that depth or less (deeper, the same text may pass the nesting
- * limit).  Only a group whose parse ended where the scan below paired its
+ * terms under the same (?i) state, at any depth where its own nesting
+ * (`height`: the group and the groups inside it) stays within the limit:
+ * a list of names nests the same groups ever deeper, each node a level
+ * further down (when entries served only their own depth or less, every
+ * node parsed the same classes again).  Only a group whose parse ended where the scan below paired its
  * parentheses is kept, so a scan that pairs them wrongly only loses hits.
  */
 typedef struct {
     uint64_t hash;
     const char *text;
-    uint32_t len, depth;
+    uint32_t len, height;
     int icase;
     anch_t a;
 } group_entry_t;
@@ -1790,25 +1795,30 @@ static int memo_group(parser_t *ps, anch_t *out)
 {
     size_t at = ps->pos;
     uint32_t end = ps->close ? ps->close[at] : 0;
-    group_entry_t g = {.text = ps->p + at, .depth = ps->depth, .icase = ps->icase};
+    group_entry_t g = {.text = ps->p + at, .icase = ps->icase};
     if (end) {
         g.len = end - (uint32_t)at;
         g.hash = tb_hash(g.text, g.len);
     }
     if (end && ps->memo->cap) {
         const group_entry_t *e = group_slot(ps->memo, g.text, g.len, g.icase, g.hash);
-        if (e->text && ps->depth <= e->depth) {
+        if (e->text && ps->depth + e->height <= LEX_MAX_NEST) {
             *out = e->a;
             ps->pos = end;
             return 0;
         }
     }
     ps->pos++;
+    unsigned outer = ps->deepest;
+    ps->deepest = ps->depth;
     int rc = parse_group(ps, out);
     if (rc == 0 && end && ps->pos == end) {
         g.a = *out;
+        g.height = ps->deepest - ps->depth;
         group_remember(ps->memo, &g);
     }
+    if (outer > ps->deepest)
+        ps->deepest = outer;
     return rc;
 }
 

@@ -74,8 +74,8 @@ static void parse_errors_name_the_position(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         test_regex_refused(cases[i].pattern, cases[i].want);
     /* A group read once near the top is still too deep below 999 others,
-     * and fine below 998 (regex.c's memo serves a group at the depth it
-     * was read or less). */
+     * and fine below 998 (regex.c's memo serves a group wherever its own
+     * nesting stays within the limit). */
     char deep[4096];
     for (int outer = 998; outer <= 999; outer++) {
         size_t n = 0;
