@@ -1503,58 +1503,7 @@ int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
     return r;
 }
 
-int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
-{
-    int r = tb_buf_putc(out, '"');
-    for (size_t i = 0; i < n && !r; i++) {
-        uint8_t c = s[i];
-        char tmp[8];
-        if (c == '"' || c == '\\') {
-            r = tb_buf_putc(out, '\\') || tb_buf_putc(out, c);
-        } else if (c < 0x20) {
-            const char *sh = c == 8 ? "\\b" : c == 9 ? "\\t" : c == 10 ? "\\n" : c == 12 ? "\\f"
-                           : c == 13 ? "\\r" : NULL;
-            if (!sh)
-                snprintf(tmp, sizeof tmp, "\\u%04x", c);
-            r = put(out, sh ? sh : tmp);
-        } else
-            r = tb_buf_putc(out, c);
-    }
-    return r || tb_buf_putc(out, '"');
-}
-
-int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n)
-{
-    int r = put(out, "\"");
-    for (size_t at = 0; at < n && !r;) {
-        uint32_t cp;
-        size_t k = tb_utf8_decode(s + at, n - at, &cp);
-        cps_t one = {0};
-        if (!k) /* not UTF-8: the byte itself, as before */
-            r = gr_regex_escape(out, s + at, 1), at++;
-        else
-            r = cps_add(&one, cp, cp) || put(out, "(?:") || put_set(out, &one) ||
-                put(out, ")"), at += k;
-        free(one.data);
-    }
-    return r || put(out, "\"");
-}
-
-/* ---- strings other than given names -------------------------------------- */
-
-typedef struct {
-    uint32_t *cp;
-    size_t n;
-} name_t;
-
-static int cmp_name(const void *a, const void *b)
-{
-    const name_t *x = a, *y = b;
-    for (size_t i = 0; i < x->n && i < y->n; i++)
-        if (x->cp[i] != y->cp[i])
-            return x->cp[i] < y->cp[i] ? -1 : 1;
-    return (x->n > y->n) - (x->n < y->n);
-}
+/* ---- sets' spellings, kept --------------------------------------------- */
 
 /* s in a group ("(?:...)"): the lexer parses a group's text once
  * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
@@ -1627,6 +1576,61 @@ static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
     }
     const set_entry_t *e = &m->entries.data[i];
     return tb_buf_put(o, m->text.data + e->at, e->len);
+}
+
+
+int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
+{
+    int r = tb_buf_putc(out, '"');
+    for (size_t i = 0; i < n && !r; i++) {
+        uint8_t c = s[i];
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            r = tb_buf_putc(out, '\\') || tb_buf_putc(out, c);
+        } else if (c < 0x20) {
+            const char *sh = c == 8 ? "\\b" : c == 9 ? "\\t" : c == 10 ? "\\n" : c == 12 ? "\\f"
+                           : c == 13 ? "\\r" : NULL;
+            if (!sh)
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+            r = put(out, sh ? sh : tmp);
+        } else
+            r = tb_buf_putc(out, c);
+    }
+    return r || tb_buf_putc(out, '"');
+}
+
+int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n, gr_ecma_sets_t *sets)
+{
+    gr_ecma_sets_t *own = sets ? NULL : gr_ecma_sets_new(), *memo = sets ? sets : own;
+    int r = !memo || put(out, "\"");
+    for (size_t at = 0; at < n && !r;) {
+        uint32_t cp;
+        size_t k = tb_utf8_decode(s + at, n - at, &cp);
+        cps_t one = {0};
+        if (!k) /* not UTF-8: the byte itself, as before */
+            r = gr_regex_escape(out, s + at, 1), at++;
+        else
+            r = cps_add(&one, cp, cp) || put_memo_group(memo, &one, out), at += k;
+        free(one.data);
+    }
+    gr_ecma_sets_free(own);
+    return r || put(out, "\"");
+}
+
+/* ---- strings other than given names -------------------------------------- */
+
+typedef struct {
+    uint32_t *cp;
+    size_t n;
+} name_t;
+
+static int cmp_name(const void *a, const void *b)
+{
+    const name_t *x = a, *y = b;
+    for (size_t i = 0; i < x->n && i < y->n; i++)
+        if (x->cp[i] != y->cp[i])
+            return x->cp[i] < y->cp[i] ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
 }
 
 /*
@@ -2227,7 +2231,7 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
                   : gr_ecma_string_except(except, names, nnames, NULL, err);
     for (size_t i = 0; !r && i < nnames; i++)
         if ((i && put(named, "|")) ||
-            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i])))
+            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), NULL))
             r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
         r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, err) < 0 ? -1 : 0;

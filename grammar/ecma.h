@@ -59,17 +59,18 @@ int gr_ecma_matches_all(const char *pattern, tb_err_t *err);
 const char *gr_ecma_format(const char *format);
 
 /* Appends the regex of the JSON spellings (as above, quotes included) of
- * the string s[0..n) (UTF-8). */
-int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n);
+ * the string s[0..n) (UTF-8).  sets: shared (gr_ecma_sets_t, below), or
+ * NULL. */
+typedef struct gr_ecma_sets gr_ecma_sets_t;
+int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n, gr_ecma_sets_t *sets);
 
 /* Appends the JSON encoding of s[0..n) with its quotes (the text itself,
  * not a regex). */
 int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n);
 
 /* The regexes of code point sets' JSON spellings, kept for the calls
- * below that share it: the lists of property names of one schema spell
- * the same letters, and the same letters' complements, at every turn. */
-typedef struct gr_ecma_sets gr_ecma_sets_t;
+ * that share it: the property names of one schema spell the same letters,
+ * and the same letters' complements, at every turn. */
 gr_ecma_sets_t *gr_ecma_sets_new(void);
 void gr_ecma_sets_free(gr_ecma_sets_t *sets);
 

@@ -71,7 +71,7 @@ int sc_names_init(sc_t *c, json_t *s, const char *ptr, sc_names_t *n)
             if (ok)
                 e |= (got++ && tb_buf_putc(&n->re, '|')) ||
                      gr_json_quote_regex(&n->re, (const uint8_t *)json_string_value(v),
-                                         json_string_length(v));
+                                         json_string_length(v), c->sets);
         }
         sc_checks_free(&checks);
         json_decref(vals);

@@ -178,7 +178,7 @@ static int pattern_every(sc_t *c, json_t *pp, const char *ptr, json_t **every)
 static int name_lexeme(sc_t *c, const char *s, gr_sym_t *out)
 {
     tb_buf_t re = {0}, q = {0}, name = {0};
-    int r = gr_json_quote_regex(&re, (const uint8_t *)s, strlen(s)) || tb_buf_putc(&re, 0) ||
+    int r = gr_json_quote_regex(&re, (const uint8_t *)s, strlen(s), c->sets) || tb_buf_putc(&re, 0) ||
             tb_buf_putc(&name, '"') || gr_json_quote(&q, (const uint8_t *)s, strlen(s)) ||
             tb_buf_put(&name, q.data, q.len) || tb_buf_putc(&name, '"') || tb_buf_putc(&name, 0);
     r = r ? sc_oom(c) : sc_lexeme(c, (const char *)re.data, (const char *)name.data, out);

@@ -322,7 +322,7 @@ int sc_enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
         r = (nsc++ && tb_buf_putc(&re, '|')) ||
             (json_is_number(v)   ? number_equal_regex(c, v, integer, ptr, &re)
              : json_is_string(v) ? gr_json_quote_regex(&re, (const uint8_t *)json_string_value(v),
-                                                       json_string_length(v))
+                                                       json_string_length(v), c->sets)
                                  : scalar_text(c, v, &txt, ptr) ||
                                        gr_regex_escape(&re, txt.data, txt.len));
     }
