@@ -109,6 +109,11 @@ void tok_bpe_free(tok_bpe_t *m)
     m->cache = NULL;
 }
 
+int tok_bpe_reserve_merges(tok_bpe_t *m, size_t n)
+{
+    return m->merges.keys ? 0 : tb_u64map_init(&m->merges, n);
+}
+
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged)
 {
