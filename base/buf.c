@@ -24,6 +24,16 @@ int tb_cmp_strs(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+int tb_sorted(const void *base, size_t n, size_t size,
+              int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * size, p + i * size) > 0)
+            return 0;
+    return 1;
+}
+
 void tb_buf_free(tb_buf_t *b)
 {
     free(b->data);

@@ -46,6 +46,10 @@ void tb_buf_free(tb_buf_t *b);
 
 /* qsort and bsearch's comparator for an array of C strings (char *). */
 int tb_cmp_strs(const void *a, const void *b);
+/* Whether n elements of `size` bytes at base are in cmp's order already
+ * (loaders skip a sort of what files nearly always list in order). */
+int tb_sorted(const void *base, size_t n, size_t size,
+              int (*cmp)(const void *, const void *));
 
 /* A typed vector: struct { T *data; size_t len, cap; }. */
 #define TB_VEC(T) struct { T *data; size_t len, cap; }

@@ -51,13 +51,26 @@ void tb_strmap_free(tb_strmap_t *m)
     m->slots = NULL;
 }
 
-static tb_strmap_slot_t *strmap_find(const tb_strmap_t *m, const uint8_t *key,
-                                     size_t len)
+/* An empty key must still be a non-NULL pointer to mark its slot used. */
+static const uint8_t empty_key;
+
+static uint32_t tag_of(uint64_t h) { return (uint32_t)(h >> 32); }
+
+static int slot_holds(const tb_strmap_slot_t *s, const uint8_t *key,
+                      size_t len, uint32_t tag)
 {
-    size_t i = (size_t)tb_hash(key, len) & m->mask;
+    return s->tag == tag && s->len == len && memcmp(s->key, key, len) == 0;
+}
+
+/* The slot of key (hash h), or the empty slot where it would go. */
+static tb_strmap_slot_t *strmap_find(const tb_strmap_t *m, const uint8_t *key,
+                                     size_t len, uint64_t h)
+{
+    size_t i = (size_t)h & m->mask;
+    uint32_t tag = tag_of(h);
     for (;;) {
         tb_strmap_slot_t *s = &m->slots[i];
-        if (!s->key || (s->len == len && memcmp(s->key, key, len) == 0))
+        if (!s->key || slot_holds(s, key, len, tag))
             return s;
         i = (i + 1) & m->mask;
     }
@@ -68,12 +81,28 @@ static int strmap_rehash(tb_strmap_t *m)
     tb_strmap_t bigger;
     if (tb_strmap_init(&bigger, (m->mask + 1)))
         return -1;
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->slots[i].key)
-            *strmap_find(&bigger, m->slots[i].key, m->slots[i].len) = m->slots[i];
+    for (size_t i = 0; i <= m->mask; i++) {
+        const tb_strmap_slot_t *s = &m->slots[i];
+        if (s->key)
+            *strmap_find(&bigger, s->key, s->len, tb_hash(s->key, s->len)) = *s;
+    }
     bigger.count = m->count;
     free(m->slots);
     *m = bigger;
+    return 0;
+}
+
+/* Puts key (hash h) into a map with room for it. */
+static int strmap_put_hashed(tb_strmap_t *m, const uint8_t *key, size_t len,
+                             uint64_t h, int32_t val)
+{
+    key = len ? key : &empty_key;
+    tb_strmap_slot_t *s = strmap_find(m, key, len, h);
+    if (s->key)
+        return 1;
+    *s = (tb_strmap_slot_t){.key = key, .len = (uint32_t)len, .val = val,
+                            .tag = tag_of(h)};
+    m->count++;
     return 0;
 }
 
@@ -81,23 +110,65 @@ int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val)
 {
     if ((m->count + 1) * 2 > m->mask + 1 && strmap_rehash(m))
         return -1;
-    /* An empty key must still be a non-NULL pointer to mark the slot used. */
-    static const uint8_t empty;
-    tb_strmap_slot_t *s = strmap_find(m, len ? key : &empty, len);
-    if (s->key)
-        return 1;
-    s->key = len ? key : &empty;
-    s->len = (uint32_t)len;
-    s->val = val;
-    m->count++;
-    return 0;
+    return strmap_put_hashed(m, key, len, tb_hash(key, len), val);
+}
+
+enum { STEP = 32 }; /* keys of a batch, whose cache misses overlap */
+
+long tb_strmap_put_many(tb_strmap_t *m, size_t n, const uint8_t *const *keys,
+                        const size_t *lens, const int32_t *vals)
+{
+    uint64_t h[STEP];
+    long there = 0;
+    for (size_t at = 0; at < n; at += STEP) {
+        size_t k = n - at < STEP ? n - at : STEP;
+        while ((m->count + k) * 2 > m->mask + 1)
+            if (strmap_rehash(m))
+                return -1;
+        for (size_t i = 0; i < k; i++) {
+            h[i] = tb_hash(keys[at + i], lens[at + i]);
+            __builtin_prefetch(&m->slots[(size_t)h[i] & m->mask]);
+        }
+        for (size_t i = 0; i < k; i++)
+            there += strmap_put_hashed(m, keys[at + i], lens[at + i], h[i],
+                                       vals[at + i]);
+    }
+    return there;
 }
 
 int32_t tb_strmap_get(const tb_strmap_t *m, const uint8_t *key, size_t len)
 {
-    static const uint8_t empty;
-    const tb_strmap_slot_t *s = strmap_find(m, len ? key : &empty, len);
+    key = len ? key : &empty_key;
+    const tb_strmap_slot_t *s = strmap_find(m, key, len, tb_hash(key, len));
     return s->key ? s->val : -1;
+}
+
+void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
+                        const uint8_t *const *keys, const size_t *lens,
+                        int32_t *vals)
+{
+    uint64_t h[STEP];
+    for (size_t at = 0; at < n; at += STEP) {
+        size_t k = n - at < STEP ? n - at : STEP;
+        for (size_t i = 0; i < k; i++) {
+            h[i] = tb_hash(keys[at + i], lens[at + i]);
+            __builtin_prefetch(&m->slots[(size_t)h[i] & m->mask]);
+        }
+        /* the key of the first slot with the right tag is most likely
+         * the one: fetch it before any comparison waits on it */
+        for (size_t i = 0; i < k; i++) {
+            size_t j = (size_t)h[i] & m->mask;
+            while (m->slots[j].key && m->slots[j].tag != tag_of(h[i]))
+                j = (j + 1) & m->mask;
+            if (m->slots[j].key)
+                __builtin_prefetch(m->slots[j].key);
+        }
+        for (size_t i = 0; i < k; i++) {
+            const uint8_t *key = lens[at + i] ? keys[at + i] : &empty_key;
+            const tb_strmap_slot_t *s = strmap_find(m, key, lens[at + i], h[i]);
+            vals[at + i] = s->key ? s->val : -1;
+        }
+    }
 }
 
 int tb_u64map_init(tb_u64map_t *m, size_t expected)

@@ -24,10 +24,14 @@ static inline uint64_t tb_hash_u64(uint64_t x)
     return x;
 }
 
+/* A slot keeps the high half of its key's hash: a probe that meets another
+ * key is told so by the tag nearly always, without reading that key (a
+ * cache miss when the keys lie all over a vocabulary file). */
 typedef struct {
     const uint8_t *key;
     uint32_t len;
     int32_t val;
+    uint32_t tag;
 } tb_strmap_slot_t;
 
 typedef struct {
@@ -40,8 +44,20 @@ void tb_strmap_free(tb_strmap_t *m);
 /* Inserts key -> val.  If the key is there already, keeps the old value and
  * returns 1; returns 0 on insert and -1 on allocation failure. */
 int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val);
+/* tb_strmap_put of keys[i] -> vals[i] for i < n in order, the slots of
+ * many fetched at once (see tb_strmap_get_many).  Returns how many keys
+ * were there already (and kept their values), or -1 on allocation
+ * failure. */
+long tb_strmap_put_many(tb_strmap_t *m, size_t n, const uint8_t *const *keys,
+                        const size_t *lens, const int32_t *vals);
 /* Value for key, or -1 if absent. */
 int32_t tb_strmap_get(const tb_strmap_t *m, const uint8_t *key, size_t len);
+/* tb_strmap_get of keys[i] (lens[i] bytes) into vals[i] for i < n: the
+ * slots of all are fetched, then the keys they hold, then compared, so the
+ * cache misses of many lookups overlap instead of following each other. */
+void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
+                        const uint8_t *const *keys, const size_t *lens,
+                        int32_t *vals);
 
 typedef struct {
     uint64_t *keys; /* UINT64_MAX marks an empty slot: never a valid key */

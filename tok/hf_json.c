@@ -42,11 +42,21 @@ typedef struct {
     float score;
 } entry_t;
 
-/* One merge: its two tokens as written (borrowed like entry_t.s). */
+/* One merge as ids: left + right = merged. */
 typedef struct {
-    const char *l, *r;
-    uint32_t ll, rl;
+    uint32_t l, r, merged;
 } merge_t;
+
+/* Merges waiting for their ids: left, right and left+right of each are
+ * looked up together (tb_strmap_get_many), the three strings of merge i
+ * at keys[3i ..], left+right at cat_at[i] in the context's scratch. */
+enum { MERGE_BATCH = 64 };
+typedef struct {
+    size_t n;
+    const uint8_t *keys[3 * MERGE_BATCH];
+    size_t lens[3 * MERGE_BATCH];
+    size_t cat_at[MERGE_BATCH];
+} merge_batch_t;
 
 /* One added_tokens entry (content borrowed from the JSON tree). */
 typedef struct {
@@ -65,6 +75,7 @@ typedef struct {
     int byte_pieces;   /* "<0xNN>" pieces stand for bytes */
     TB_VEC(entry_t) vocab;
     TB_VEC(merge_t) merges;
+    merge_batch_t batch;
     int scanned;       /* vocab, merges and ids came from the scanner */
     TB_VEC(added_t) added;
     tb_strmap_t ids;   /* BPE: model.vocab string (as written) -> id */
@@ -318,19 +329,35 @@ static int read_bpe_vocab(ctx_t *c, json_t *v)
 /* The string -> id map that merges are resolved with: faster than
  * jansson's own object lookup, which dominated loading Gemma's 515k
  * merges. */
+static long index_entries(ctx_t *c)
+{
+    enum { CHUNK = 256 };
+    const uint8_t *keys[CHUNK];
+    size_t lens[CHUNK];
+    int32_t vals[CHUNK];
+    long twice = 0;
+    if (tb_strmap_init(&c->ids, c->vocab.len))
+        return -1;
+    for (size_t at = 0; at < c->vocab.len; at += CHUNK) {
+        size_t k = c->vocab.len - at < CHUNK ? c->vocab.len - at : CHUNK;
+        for (size_t i = 0; i < k; i++) {
+            keys[i] = (const uint8_t *)c->vocab.data[at + i].s;
+            lens[i] = c->vocab.data[at + i].len;
+            vals[i] = (int32_t)c->vocab.data[at + i].id;
+        }
+        long r = tb_strmap_put_many(&c->ids, k, keys, lens, vals);
+        if (r < 0)
+            return -1;
+        twice += r;
+    }
+    return twice;
+}
+
 static int index_bpe_vocab(ctx_t *c)
 {
     if (c->scanned)
         return 0; /* scan_bpe_vocab made it */
-    if (tb_strmap_init(&c->ids, c->vocab.len))
-        return fail(c, "out of memory");
-    for (size_t i = 0; i < c->vocab.len; i++) {
-        const entry_t *e = &c->vocab.data[i];
-        if (tb_strmap_put(&c->ids, (const uint8_t *)e->s, e->len,
-                          (int32_t)e->id) < 0)
-            return fail(c, "out of memory");
-    }
-    return 0;
+    return index_entries(c) < 0 ? fail(c, "out of memory") : 0;
 }
 
 static int read_unigram_vocab(ctx_t *c, json_t *v)
@@ -369,7 +396,8 @@ static int entry_by_id(const void *a, const void *b)
 /* Sorts the entries by id and refuses an id given to two tokens. */
 static int check_unique_ids(ctx_t *c)
 {
-    if (c->vocab.len)
+    if (!tb_sorted(c->vocab.data, c->vocab.len, sizeof *c->vocab.data,
+                   entry_by_id))
         qsort(c->vocab.data, c->vocab.len, sizeof *c->vocab.data, entry_by_id);
     for (size_t i = 1; i < c->vocab.len; i++)
         if (c->vocab.data[i].id == c->vocab.data[i - 1].id)
@@ -415,6 +443,50 @@ static int merge_parts(ctx_t *c, json_t *m, size_t i, const char **l,
     return 0;
 }
 
+/* The ids of the waiting merges onto c->merges; a string model.vocab
+ * lacks fails, naming the first merge that has one. */
+static int resolve_merges(ctx_t *c)
+{
+    merge_batch_t *b = &c->batch;
+    int32_t ids[3 * MERGE_BATCH];
+    for (size_t i = 0; i < b->n; i++)
+        b->keys[3 * i + 2] = c->scratch.data + b->cat_at[i];
+    tb_strmap_get_many(&c->ids, 3 * b->n, b->keys, b->lens, ids);
+    size_t n = b->n;
+    b->n = 0;
+    c->scratch.len = 0;
+    for (size_t i = 0; i < 3 * n; i++)
+        if (ids[i] < 0) {
+            int len = b->lens[i] > 60 ? 60 : (int)b->lens[i];
+            return fail(c, "model.merges[%zu]: token \"%.*s\" is not in "
+                           "model.vocab", c->merges.len + i / 3, len,
+                        (const char *)b->keys[i]);
+        }
+    if (tb_vec_reserve(&c->merges, n))
+        return fail(c, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        c->merges.data[c->merges.len++] =
+            (merge_t){(uint32_t)ids[3 * i], (uint32_t)ids[3 * i + 1],
+                      (uint32_t)ids[3 * i + 2]};
+    return 0;
+}
+
+/* Queues merge `left right`, resolving the queue when it is full. */
+static int push_merge(ctx_t *c, const char *l, size_t ll, const char *r,
+                      size_t rl)
+{
+    merge_batch_t *b = &c->batch;
+    b->cat_at[b->n] = c->scratch.len;
+    if (tb_buf_put(&c->scratch, l, ll) || tb_buf_put(&c->scratch, r, rl))
+        return fail(c, "out of memory");
+    b->keys[3 * b->n] = (const uint8_t *)l;
+    b->keys[3 * b->n + 1] = (const uint8_t *)r;
+    b->lens[3 * b->n] = ll;
+    b->lens[3 * b->n + 1] = rl;
+    b->lens[3 * b->n + 2] = ll + rl;
+    return ++b->n == MERGE_BATCH ? resolve_merges(c) : 0;
+}
+
 /* model.merges from the tree into c->merges (the scanner fills it
  * itself, and leaves the tree an empty array). */
 static int read_merges(ctx_t *c, json_t *merges)
@@ -427,50 +499,30 @@ static int read_merges(ctx_t *c, json_t *merges)
     size_t n = json_array_size(merges);
     if (n >= UINT32_MAX)
         return fail(c, "model.merges: %zu merges, too many", n);
-    if (tb_vec_reserve(&c->merges, n))
-        return fail(c, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        merge_t *m = &c->merges.data[c->merges.len++];
+        const char *l = NULL, *r = NULL;
         size_t ll = 0, rl = 0;
-        if (merge_parts(c, json_array_get(merges, i), i, &m->l, &ll, &m->r, &rl))
+        if (merge_parts(c, json_array_get(merges, i), i, &l, &ll, &r, &rl)) {
+            resolve_merges(c); /* an earlier merge's fault comes first */
             return -1;
-        if (ll > UINT32_MAX || rl > UINT32_MAX)
-            return fail(c, "model.merges[%zu]: too long", i);
-        m->ll = (uint32_t)ll;
-        m->rl = (uint32_t)rl;
+        }
+        if (push_merge(c, l, ll, r, rl))
+            return -1;
     }
-    return 0;
+    return resolve_merges(c);
 }
 
-/* Each merge's tokens and the token they make, as ids, into the model. */
+/* The merges into the model, ranked in file order. */
 static int add_merges(ctx_t *c)
 {
     if (c->merges.len && tok_bpe_reserve_merges(&c->t->bpe, c->merges.len))
         return fail(c, "out of memory");
-    tb_buf_t cat = {0};
-    int rc = 0;
-    for (size_t i = 0; i < c->merges.len && !rc; i++) {
-        const char *l = c->merges.data[i].l, *r = c->merges.data[i].r;
-        size_t ll = c->merges.data[i].ll, rl = c->merges.data[i].rl;
-        cat.len = 0;
-        if (tb_buf_put(&cat, l, ll) || tb_buf_put(&cat, r, rl)) {
-            rc = fail(c, "out of memory");
-            break;
-        }
-        long li = vocab_id(c, l, ll), ri = vocab_id(c, r, rl);
-        long mi = vocab_id(c, (const char *)cat.data, cat.len);
-        if (li < 0 || ri < 0 || mi < 0) {
-            const char *what = li < 0 ? l : ri < 0 ? r : (const char *)cat.data;
-            int wl = (int)(li < 0 ? ll : ri < 0 ? rl : cat.len);
-            rc = fail(c, "model.merges[%zu]: token \"%.*s\" is not in "
-                         "model.vocab", i, wl > 60 ? 60 : wl, what);
-        } else if (tok_bpe_add_merge(&c->t->bpe, (uint32_t)li, (uint32_t)ri,
-                                     (uint32_t)i, (uint32_t)mi)) {
-            rc = fail(c, "model.merges[%zu]: out of memory", i);
-        }
+    for (size_t i = 0; i < c->merges.len; i++) {
+        const merge_t *m = &c->merges.data[i];
+        if (tok_bpe_add_merge(&c->t->bpe, m->l, m->r, (uint32_t)i, m->merged))
+            return fail(c, "model.merges[%zu]: out of memory", i);
     }
-    tb_buf_free(&cat);
-    return rc;
+    return 0;
 }
 
 /* Model options of a BPE model. */
@@ -528,9 +580,14 @@ static int read_model(ctx_t *c, json_t *root)
         c->t->model = TOK_MODEL_BPE;
         if (read_bpe_vocab(c, v) || check_unique_ids(c) ||
             index_bpe_vocab(c) || read_bpe_options(c, m) ||
-            read_merges(c, json_object_get(m, "merges")))
+            read_merges(c, json_object_get(m, "merges")) || add_merges(c))
             return -1;
-        return add_merges(c);
+        /* the strings' map and the merges are in the model now: what
+         * follows peaks with the vocabulary's own map, so not beside them */
+        tb_strmap_free(&c->ids);
+        free(c->merges.data);
+        memset(&c->merges, 0, sizeof c->merges);
+        return 0;
     }
     if (!strcmp(type, "Unigram")) {
         c->t->model = TOK_MODEL_UNIGRAM;
@@ -1033,6 +1090,8 @@ static int build_vocab(ctx_t *c)
     for (; ai < c->added.len; ai++)
         if (add_added(c, b, &c->added.data[ai], 0))
             goto fail;
+    free(c->vocab.data); /* in the builder now */
+    memset(&c->vocab, 0, sizeof c->vocab);
     if (tok_vocab_finish(b, &c->t->vocab, c->err))
         return tb_wrap(c->err, "%s", c->path);
     return 0;
@@ -1181,34 +1240,29 @@ static int load(ctx_t *c, json_t *root)
 
 /* ---- the scanner's part ---------------------------------------------------- */
 
-/* A value's text, brackets included: t[at .. end). */
+/* A value's text, brackets included: t[at .. end); end 0 if not seen. */
 typedef struct {
     size_t at, end;
 } span_t;
+
+/* What the scanner looks for: the model object and its vocab and merges
+ * (those two read as they are found). */
+typedef struct {
+    ctx_t *c;
+    span_t model, vocab, merges;
+} finder_t;
+
+typedef int (*member_fn)(tb_json_scan_t *s, const char *key, size_t len,
+                         finder_t *f);
 
 static int key_is(const char *k, size_t len, const char *name)
 {
     return len == strlen(name) && !memcmp(k, name, len);
 }
 
-/* Records where the value at the read position starts and ends; once. */
-static int take_span(tb_json_scan_t *s, span_t *v)
-{
-    if (v->end)
-        return -1; /* a key given twice: the tree keeps the last one */
-    tb_json_peek(s);
-    v->at = s->at;
-    if (tb_json_skip(s))
-        return -1;
-    v->end = s->at;
-    return 0;
-}
-
 /* The members of the object at the read position: each key in turn to
  * `member`, which reads its value.  0, or -1 if the text is not that. */
-static int scan_members(tb_json_scan_t *s, span_t spans[3],
-                        int (*member)(tb_json_scan_t *, const char *, size_t,
-                                      span_t[3]))
+static int scan_members(tb_json_scan_t *s, finder_t *f, member_fn member)
 {
     if (!tb_json_eat(s, '{'))
         return -1;
@@ -1218,35 +1272,10 @@ static int scan_members(tb_json_scan_t *s, span_t spans[3],
         const char *k;
         size_t len;
         if (tb_json_string(s, &k, &len) || !tb_json_eat(s, ':') ||
-            member(s, k, len, spans))
+            member(s, k, len, f))
             return -1;
     } while (tb_json_eat(s, ','));
     return tb_json_eat(s, '}') ? 0 : -1;
-}
-
-/* spans[0] is the model, [1] its vocab, [2] its merges. */
-static int model_member(tb_json_scan_t *s, const char *k, size_t len,
-                        span_t spans[3])
-{
-    if (key_is(k, len, "vocab"))
-        return take_span(s, &spans[1]);
-    if (key_is(k, len, "merges"))
-        return take_span(s, &spans[2]);
-    return tb_json_skip(s);
-}
-
-static int top_member(tb_json_scan_t *s, const char *k, size_t len,
-                      span_t spans[3])
-{
-    if (!key_is(k, len, "model"))
-        return tb_json_skip(s);
-    if (spans[0].end || tb_json_peek(s) != '{')
-        return -1;
-    spans[0].at = s->at;
-    if (scan_members(s, spans, model_member))
-        return -1;
-    spans[0].end = s->at;
-    return 0;
 }
 
 /* model.vocab of a BPE model: {"token": id, ...}, and the ids map. */
@@ -1265,15 +1294,8 @@ static int scan_bpe_vocab(ctx_t *c, tb_json_scan_t *s)
         if (!tb_json_eat(s, '}'))
             return -1;
     }
-    if (tb_strmap_init(&c->ids, c->vocab.len))
-        return -1;
-    for (size_t i = 0; i < c->vocab.len; i++) {
-        const entry_t *e = &c->vocab.data[i];
-        /* a string given twice: the tree would keep only its last id */
-        if (tb_strmap_put(&c->ids, (const uint8_t *)e->s, e->len, (int32_t)e->id))
-            return -1;
-    }
-    return 0;
+    /* a string given twice: the tree would keep only its last id */
+    return index_entries(c) ? -1 : 0;
 }
 
 /* model.vocab of a Unigram model: [["piece", score], ...]. */
@@ -1297,8 +1319,8 @@ static int scan_unigram_vocab(ctx_t *c, tb_json_scan_t *s)
     return tb_json_eat(s, ']') ? 0 : -1;
 }
 
-/* One merge, "left right" or ["left", "right"]. */
-static int scan_merge(tb_json_scan_t *s, merge_t *m)
+/* One merge, "left right" or ["left", "right"], onto the queue. */
+static int scan_merge(ctx_t *c, tb_json_scan_t *s)
 {
     const char *a, *b;
     size_t al, bl;
@@ -1316,48 +1338,76 @@ static int scan_merge(tb_json_scan_t *s, merge_t *m)
                !tb_json_eat(s, ']')) {
         return -1;
     }
-    *m = (merge_t){.l = a, .r = b, .ll = (uint32_t)al, .rl = (uint32_t)bl};
-    return 0;
+    return push_merge(c, a, al, b, bl);
 }
 
+/* model.merges, after a BPE vocab (their strings are looked up in it). */
 static int scan_merges(ctx_t *c, tb_json_scan_t *s)
 {
-    if (!tb_json_eat(s, '['))
+    if (!c->ids.slots || !tb_json_eat(s, '['))
         return -1;
     if (tb_json_eat(s, ']'))
         return 0;
     do {
-        merge_t m;
-        if (scan_merge(s, &m) || c->merges.len >= UINT32_MAX - 1 ||
-            tb_vec_push(&c->merges, m))
+        if (c->merges.len + c->batch.n >= UINT32_MAX - 1 || scan_merge(c, s))
             return -1;
     } while (tb_json_eat(s, ','));
-    return tb_json_eat(s, ']') ? 0 : -1;
+    return tb_json_eat(s, ']') ? resolve_merges(c) : -1;
+}
+
+/* Reads the value at the read position with `read` (once) and notes its
+ * span. */
+static int take(ctx_t *c, tb_json_scan_t *s, span_t *v,
+                int (*read)(ctx_t *, tb_json_scan_t *))
+{
+    if (v->end || tb_json_peek(s) < 0)
+        return -1; /* a key given twice: the tree keeps the last one */
+    v->at = s->at;
+    if (read(c, s))
+        return -1;
+    v->end = s->at;
+    return 0;
+}
+
+static int model_member(tb_json_scan_t *s, const char *k, size_t len,
+                        finder_t *f)
+{
+    if (key_is(k, len, "vocab"))
+        return take(f->c, s, &f->vocab,
+                    tb_json_peek(s) == '{' ? scan_bpe_vocab : scan_unigram_vocab);
+    if (key_is(k, len, "merges"))
+        return take(f->c, s, &f->merges, scan_merges);
+    return tb_json_skip(s);
+}
+
+static int top_member(tb_json_scan_t *s, const char *k, size_t len,
+                      finder_t *f)
+{
+    if (!key_is(k, len, "model"))
+        return tb_json_skip(s);
+    if (f->model.end || tb_json_peek(s) != '{')
+        return -1;
+    f->model.at = s->at;
+    if (scan_members(s, f, model_member))
+        return -1;
+    f->model.end = s->at;
+    return 0;
 }
 
 /* Reads model.vocab and model.merges with the scanner (their escaped
  * strings into *out, which the caller frees) and gives their spans in
- * cut[]: 0, or -1 where the tree must read the whole file. */
+ * cut[], in text order: 0, or -1 where the tree must read the whole file. */
 static int scan_model(ctx_t *c, const char *t, size_t n, char **out,
                       span_t cut[2])
 {
-    span_t spans[3] = {{0}};
+    finder_t f = {.c = c};
     *out = malloc(n ? n : 1);
     tb_json_scan_t s = {.t = t, .n = n, .out = *out, .out_cap = n};
-    if (!*out || scan_members(&s, spans, top_member) || tb_json_peek(&s) >= 0 ||
-        !spans[1].end)
+    if (!*out || scan_members(&s, &f, top_member) || tb_json_peek(&s) >= 0 ||
+        !f.vocab.end)
         return -1;
-    s.at = spans[1].at;
-    int bpe = tb_json_peek(&s) == '{';
-    if (bpe ? scan_bpe_vocab(c, &s) : scan_unigram_vocab(c, &s))
-        return -1;
-    cut[0] = spans[1];
-    cut[1] = spans[2];
-    if (spans[2].end) {
-        s.at = spans[2].at;
-        if (scan_merges(c, &s))
-            return -1;
-    }
+    cut[0] = f.vocab; /* merges are read after the vocab: they come later */
+    cut[1] = f.merges;
     c->scanned = 1;
     return 0;
 }
@@ -1395,6 +1445,8 @@ static void unscan(ctx_t *c)
 {
     c->vocab.len = 0;
     c->merges.len = 0;
+    c->batch.n = 0;
+    c->scratch.len = 0;
     c->scanned = 0;
     tb_strmap_free(&c->ids);
 }
@@ -1408,13 +1460,6 @@ int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
     char *out;
     json_t *root = NULL;
     if (!scan_model(&c, (const char *)data, len, &out, cut)) {
-        /* the vocab comes before the merges in every file written by
-         * `tokenizers`; feed() wants its cuts in order */
-        if (cut[1].end && cut[1].at < cut[0].at) {
-            span_t x = cut[0];
-            cut[0] = cut[1];
-            cut[1] = x;
-        }
         feed_t f = {.t = (const char *)data, .n = len, .cut = {cut[0], cut[1]}};
         root = json_load_callback(feed, &f, JSON_ALLOW_NUL, &jerr);
     }
