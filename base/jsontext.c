@@ -1,6 +1,7 @@
 /* jsontext: number literals of JSON text, and a scanner (see jsontext.h). */
 #include "jsontext.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,8 @@ int tb_json_double(tb_json_scan_t *s, double *v)
     memcpy(lit, s->t + s->at, end - s->at);
     lit[end - s->at] = 0;
     *v = strtod(lit, NULL);
+    if (isinf(*v))
+        return -1; /* past the largest double, which JSON parsers refuse */
     s->at = end;
     return 0;
 }

@@ -44,7 +44,8 @@ int tb_json_eat(tb_json_scan_t *s, char ch);
 int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len);
 /* Reads an integer 0 .. max written in plain digits: 0 or -1. */
 int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v);
-/* Reads any number as strtod does: 0 or -1. */
+/* Reads a number as strtod does: 0, or -1 if it is none or too large for
+ * a double. */
 int tb_json_double(tb_json_scan_t *s, double *v);
 /* Skips one value after white space, counting brackets outside strings
  * without checking what is between them: 0, or -1 if the text ends
