@@ -40,6 +40,11 @@ static int is_ws(char ch)
 
 int tb_json_peek(tb_json_scan_t *s)
 {
+    /* pretty-printed files indent every value: spaces 8 at a time */
+    static const uint64_t spaces = 0x2020202020202020ULL;
+    uint64_t w;
+    while (s->n - s->at >= 8 && (memcpy(&w, s->t + s->at, 8), w == spaces))
+        s->at += 8;
     while (s->at < s->n && is_ws(s->t[s->at]))
         s->at++;
     return s->at < s->n ? (unsigned char)s->t[s->at] : -1;

@@ -42,11 +42,6 @@ typedef struct {
     float score;
 } entry_t;
 
-/* One merge as ids: left + right = merged. */
-typedef struct {
-    uint32_t l, r, merged;
-} merge_t;
-
 /* Merges waiting for their ids: left, right and left+right of each are
  * looked up together (tb_strmap_get_many), the three strings of merge i
  * at keys[3i ..], left+right at cat_at[i] in the context's scratch. */
@@ -74,7 +69,7 @@ typedef struct {
     int meta;          /* strings use U+2581 for a space */
     int byte_pieces;   /* "<0xNN>" pieces stand for bytes */
     TB_VEC(entry_t) vocab;
-    TB_VEC(merge_t) merges;
+    TB_VEC(tok_merge_t) merges;
     merge_batch_t batch;
     int scanned;       /* vocab, merges and ids came from the scanner */
     TB_VEC(added_t) added;
@@ -466,8 +461,8 @@ static int resolve_merges(ctx_t *c)
         return fail(c, "out of memory");
     for (size_t i = 0; i < n; i++)
         c->merges.data[c->merges.len++] =
-            (merge_t){(uint32_t)ids[3 * i], (uint32_t)ids[3 * i + 1],
-                      (uint32_t)ids[3 * i + 2]};
+            (tok_merge_t){(uint32_t)ids[3 * i], (uint32_t)ids[3 * i + 1],
+                          (uint32_t)ids[3 * i + 2]};
     return 0;
 }
 
@@ -515,13 +510,8 @@ static int read_merges(ctx_t *c, json_t *merges)
 /* The merges into the model, ranked in file order. */
 static int add_merges(ctx_t *c)
 {
-    if (c->merges.len && tok_bpe_reserve_merges(&c->t->bpe, c->merges.len))
-        return fail(c, "out of memory");
-    for (size_t i = 0; i < c->merges.len; i++) {
-        const merge_t *m = &c->merges.data[i];
-        if (tok_bpe_add_merge(&c->t->bpe, m->l, m->r, (uint32_t)i, m->merged))
-            return fail(c, "model.merges[%zu]: out of memory", i);
-    }
+    if (tok_bpe_add_merges(&c->t->bpe, c->merges.data, c->merges.len))
+        return fail(c, "model.merges: out of memory");
     return 0;
 }
 
