@@ -69,13 +69,15 @@ int tb_u64map_init(tb_u64map_t *m, size_t expected);
 void tb_u64map_free(tb_u64map_t *m);
 /* Same contract as tb_strmap_put; key must not be UINT64_MAX. */
 int tb_u64map_put(tb_u64map_t *m, uint64_t key, uint64_t val);
-/* Starts fetching the slot of key, for a put or get soon after. */
-static inline void tb_u64map_prefetch(const tb_u64map_t *m, uint64_t key)
-{
-    size_t i = (size_t)tb_hash_u64(key) & m->mask;
-    __builtin_prefetch(&m->keys[i]);
-    __builtin_prefetch(&m->vals[i]);
-}
+/* Starts fetching the slot of key, for a put or get soon after.  A macro:
+ * gcc 12 takes a function that only prefetches for one without effects
+ * and drops its calls before it would inline them. */
+#define tb_u64map_prefetch(m, key)                                           \
+    do {                                                                     \
+        size_t tb_at_ = (size_t)tb_hash_u64(key) & (m)->mask;                \
+        __builtin_prefetch(&(m)->keys[tb_at_]);                              \
+        __builtin_prefetch(&(m)->vals[tb_at_]);                              \
+    } while (0)
 
 /* Returns 1 and fills *val if present, else 0. */
 static inline int tb_u64map_get(const tb_u64map_t *m, uint64_t key, uint64_t *val)
