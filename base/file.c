@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "sha256.h"
 
 int tb_read_file(const char *path, uint8_t **data, size_t *len, tb_err_t *err)
@@ -25,7 +26,7 @@ int tb_read_file(const char *path, uint8_t **data, size_t *len, tb_err_t *err)
                        path, (long long)st.st_size, TB_FILE_MAX);
     }
     size_t n = (size_t)st.st_size;
-    uint8_t *p = malloc(n + 1);
+    uint8_t *p = tb_alloc_big(n + 1);
     if (!p) {
         fclose(f);
         return tb_fail(err, "%s: out of memory for %zu bytes", path, n);

@@ -4,7 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "buf.h"
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -29,22 +30,6 @@ uint64_t tb_hash(const void *data, size_t len)
     return mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 
-/* A table's memory.  Big tables are probed at random all over, which
- * costs a TLB miss per probe and a page fault per 4 KiB page on first
- * touch: they get transparent huge pages where the kernel gives them on
- * request.  Tables are rounded to whole 2 MiB pages then, which a table
- * past 2 MiB fills anyway with its power-of-two size. */
-static void *table_alloc(size_t bytes)
-{
-    enum { HUGE = 2u << 20 };
-    if (bytes < HUGE)
-        return malloc(bytes);
-    void *p = aligned_alloc(HUGE, (bytes + HUGE - 1) / HUGE * HUGE);
-    if (p)
-        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: refused, nothing changes */
-    return p;
-}
-
 static size_t table_size(size_t expected)
 {
     size_t n = 16;
@@ -56,7 +41,7 @@ static size_t table_size(size_t expected)
 int tb_strmap_init(tb_strmap_t *m, size_t expected)
 {
     size_t n = table_size(expected);
-    m->slots = table_alloc(n * sizeof *m->slots);
+    m->slots = tb_alloc_big(n * sizeof *m->slots);
     if (m->slots)
         memset(m->slots, 0, n * sizeof *m->slots);
     m->mask = n - 1;
@@ -193,8 +178,8 @@ void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
 int tb_u64map_init(tb_u64map_t *m, size_t expected)
 {
     size_t n = table_size(expected);
-    m->keys = table_alloc(n * sizeof *m->keys);
-    m->vals = table_alloc(n * sizeof *m->vals);
+    m->keys = tb_alloc_big(n * sizeof *m->keys);
+    m->vals = tb_alloc_big(n * sizeof *m->vals);
     m->mask = n - 1;
     m->count = 0;
     if (!m->keys || !m->vals) {
