@@ -24,9 +24,19 @@ uint64_t tb_hash(const void *data, size_t len)
         p += 8;
         len -= 8;
     }
+    /* The last 0-7 bytes, read whole: two overlapping 4-byte reads, or
+     * first, middle and last byte (which cover up to 3).  Bytes copied one
+     * by one into a word on the stack cost a failed store forwarding on
+     * every short token. */
     uint64_t w = 0;
-    if (len) /* p may be NULL when there is nothing to hash */
-        memcpy(&w, p, len);
+    if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + len - 4, 4);
+        w = a | (uint64_t)b << 32;
+    } else if (len) { /* p may be NULL when there is nothing to hash */
+        w = p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)p[len - 1] << 16;
+    }
     return mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 
