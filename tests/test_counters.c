@@ -1,6 +1,7 @@
 /* test_counters: source names, the TSC frequency against the monotonic
  * clock, the PAPI probe (whatever this machine has), the callgrind reader,
- * callgrind counts of the selftest loop, the runner's per-node figures and the load experiment's rows. */
+ * callgrind counts of the selftest loop, the runner's per-node figures,
+ * and the rows of the load experiment. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
