@@ -129,23 +129,27 @@ int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val)
 
 enum { STEP = 32 }; /* keys of a batch, whose cache misses overlap */
 
-long tb_strmap_put_many(tb_strmap_t *m, size_t n, const uint8_t *const *keys,
-                        const size_t *lens, const int32_t *vals)
+long tb_strmap_put_all(tb_strmap_t *m, size_t n, tb_strmap_item_fn item,
+                       const void *arg)
 {
+    const uint8_t *keys[STEP];
+    size_t lens[STEP];
+    int32_t vals[STEP];
     uint64_t h[STEP];
     long there = 0;
-    for (size_t at = 0; at < n; at += STEP) {
-        size_t k = n - at < STEP ? n - at : STEP;
+    for (size_t at = 0; at < n;) {
+        size_t k = 0;
+        for (; k < STEP && at < n; at++)
+            k += item(arg, at, &keys[k], &lens[k], &vals[k]) != 0;
         while ((m->count + k) * 2 > m->mask + 1)
             if (strmap_rehash(m))
                 return -1;
         for (size_t i = 0; i < k; i++) {
-            h[i] = tb_hash(keys[at + i], lens[at + i]);
+            h[i] = tb_hash(keys[i], lens[i]);
             __builtin_prefetch(&m->slots[(size_t)h[i] & m->mask]);
         }
         for (size_t i = 0; i < k; i++)
-            there += strmap_put_hashed(m, keys[at + i], lens[at + i], h[i],
-                                       vals[at + i]);
+            there += strmap_put_hashed(m, keys[i], lens[i], h[i], vals[i]);
     }
     return there;
 }

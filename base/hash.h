@@ -44,12 +44,15 @@ void tb_strmap_free(tb_strmap_t *m);
 /* Inserts key -> val.  If the key is there already, keeps the old value and
  * returns 1; returns 0 on insert and -1 on allocation failure. */
 int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val);
-/* tb_strmap_put of keys[i] -> vals[i] for i < n in order, the slots of
- * many fetched at once (see tb_strmap_get_many).  Returns how many keys
- * were there already (and kept their values), or -1 on allocation
- * failure. */
-long tb_strmap_put_many(tb_strmap_t *m, size_t n, const uint8_t *const *keys,
-                        const size_t *lens, const int32_t *vals);
+/* Item i of a batch of puts: its key (len bytes) and value; returns 0 to
+ * leave the item out. */
+typedef int (*tb_strmap_item_fn)(const void *arg, size_t i, const uint8_t **key,
+                                 size_t *len, int32_t *val);
+/* tb_strmap_put of items 0 .. n-1 in order, the slots of many fetched at
+ * once (see tb_strmap_get_many).  Returns how many keys were there already
+ * (and kept their values), or -1 on allocation failure. */
+long tb_strmap_put_all(tb_strmap_t *m, size_t n, tb_strmap_item_fn item,
+                       const void *arg);
 /* Value for key, or -1 if absent. */
 int32_t tb_strmap_get(const tb_strmap_t *m, const uint8_t *key, size_t len);
 /* tb_strmap_get of keys[i] (lens[i] bytes) into vals[i] for i < n: the

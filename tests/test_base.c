@@ -152,6 +152,23 @@ static void strmap_matches_brute_force(void **state)
     tb_strmap_free(&m);
 }
 
+struct items {
+    const uint8_t *const *keys;
+    const size_t *lens;
+    const int32_t *vals;
+    size_t first; /* the index of keys[0] in the whole list */
+};
+
+static int batch_item(const void *arg, size_t i, const uint8_t **key,
+                      size_t *len, int32_t *val)
+{
+    const struct items *it = arg;
+    *key = it->keys[i];
+    *len = it->lens[i];
+    *val = it->vals[i];
+    return (it->first + i) % 3 != 0;
+}
+
 /* The batched lookups and puts answer as one at a time does, duplicates
  * and the empty key included, across the rehashes of a growing map. */
 static void strmap_batches_match_single_calls(void **state)
@@ -166,23 +183,31 @@ static void strmap_batches_match_single_calls(void **state)
     assert_int_equal(tb_strmap_init(&one, 4), 0);
     assert_int_equal(tb_strmap_init(&many, 4), 0);
     srand(7);
-    long twice = 0;
     for (int i = 0; i < N; i++) {
         lens[i] = (size_t)(rand() % 7);
         for (size_t j = 0; j < lens[i]; j++)
             bytes[i][j] = (uint8_t)(rand() % 4);
         keys[i] = bytes[i];
         vals[i] = i;
-        int r = tb_strmap_put(&one, keys[i], lens[i], i);
-        assert_true(r >= 0);
-        twice += r;
     }
-    /* in uneven slices, so that batches end anywhere */
+    /* in uneven slices, so that batches end anywhere; every third key is
+     * left out of its batch and put alone after it, in both maps */
+    long twice = 0;
     for (size_t at = 0, k = 1; at < N; at += k, k = k * 3 % 97 + 1) {
         size_t n = N - at < k ? N - at : k;
-        long r = tb_strmap_put_many(&many, n, keys + at, lens + at, vals + at);
+        struct items it = {keys + at, lens + at, vals + at, at};
+        long r = tb_strmap_put_all(&many, n, batch_item, &it);
         assert_true(r >= 0);
         twice -= r;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = at; i < at + n; i++)
+                if ((i % 3 == 0) == pass) {
+                    int one_r = tb_strmap_put(&one, keys[i], lens[i], vals[i]);
+                    assert_true(one_r >= 0);
+                    twice += one_r;
+                    if (pass)
+                        twice -= tb_strmap_put(&many, keys[i], lens[i], vals[i]);
+                }
     }
     assert_int_equal(twice, 0);
     assert_int_equal(one.count, many.count);

@@ -73,26 +73,14 @@ static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
     return v->bytes && v->offset && v->score && v->kind && v->special ? 0 : -1;
 }
 
-/* by_bytes over every token but the unused empty ones, in ascending ids
- * so that the lowest id of a string stays. */
-static int index_bytes(tok_vocab_t *v)
+/* by_bytes holds every token but the unused empty ones. */
+static int token_item(const void *arg, size_t i, const uint8_t **key,
+                      size_t *len, int32_t *val)
 {
-    enum { CHUNK = 256 };
-    const uint8_t *keys[CHUNK];
-    size_t lens[CHUNK];
-    int32_t vals[CHUNK];
-    size_t k = 0;
-    for (uint32_t id = 0; id < v->size; id++) {
-        keys[k] = tok_vocab_token(v, id, &lens[k]);
-        vals[k] = (int32_t)id;
-        k += v->kind[id] != TOK_UNUSED || lens[k] != 0;
-        if (k == CHUNK || (k && id + 1 == v->size)) {
-            if (tb_strmap_put_many(&v->by_bytes, k, keys, lens, vals) < 0)
-                return -1;
-            k = 0;
-        }
-    }
-    return 0;
+    const tok_vocab_t *v = arg;
+    *key = tok_vocab_token(v, (uint32_t)i, len);
+    *val = (int32_t)i;
+    return v->kind[i] != TOK_UNUSED || *len != 0;
 }
 
 static int index_tokens(tok_vocab_t *v)
@@ -109,7 +97,8 @@ static int index_tokens(tok_vocab_t *v)
                           v->kind[v->byte_id[s[0]]] != TOK_BYTE)))
             v->byte_id[s[0]] = (int32_t)id;
     }
-    return index_bytes(v);
+    /* ascending ids: the lowest id of a string stays */
+    return tb_strmap_put_all(&v->by_bytes, v->size, token_item, v) < 0 ? -1 : 0;
 }
 
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
