@@ -135,7 +135,7 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
         if (i + AHEAD < n)
             tb_u64map_prefetch(&m->merges, (uint64_t)merges[i + AHEAD].left << 32 |
                                                merges[i + AHEAD].right);
-        if (tok_bpe_add_merge(m, merges[i].left, merges[i].right, (uint32_t)i,
+        if (tok_bpe_add_merge(m, merges[i].left, merges[i].right, merges[i].rank,
                               merges[i].merged))
             return -1;
     }

@@ -452,10 +452,10 @@ static int resolve_merges(ctx_t *c)
         }
     if (tb_vec_reserve(&c->merges, n))
         return fail(c, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        c->merges.data[c->merges.len++] =
+    for (size_t i = 0; i < n; i++, c->merges.len++)
+        c->merges.data[c->merges.len] =
             (tok_merge_t){(uint32_t)ids[3 * i], (uint32_t)ids[3 * i + 1],
-                          (uint32_t)ids[3 * i + 2]};
+                          (uint32_t)ids[3 * i + 2], (uint32_t)c->merges.len};
     return 0;
 }
 
