@@ -40,10 +40,19 @@ uint64_t tb_hash(const void *data, size_t len)
     return mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 
+/* At most 2/3 full: with linear probing a miss then reads about five
+ * slots, mostly in one cache line, and a table whose count falls between
+ * 1/3 and 1/2 of a power of two takes half the memory it took at 1/2
+ * (Llama 3's 280k merges: 2^19 slots, not 2^20). */
+static int too_full(size_t count, size_t mask)
+{
+    return count * 3 > (mask + 1) * 2;
+}
+
 static size_t table_size(size_t expected)
 {
     size_t n = 16;
-    while (n < expected * 2)
+    while (n * 2 < expected * 3)
         n *= 2;
     return n;
 }
@@ -122,7 +131,7 @@ static int strmap_put_hashed(tb_strmap_t *m, const uint8_t *key, size_t len,
 
 int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val)
 {
-    if ((m->count + 1) * 2 > m->mask + 1 && strmap_rehash(m))
+    if (too_full(m->count + 1, m->mask) && strmap_rehash(m))
         return -1;
     return strmap_put_hashed(m, key, len, tb_hash(key, len), val);
 }
@@ -141,7 +150,7 @@ long tb_strmap_put_all(tb_strmap_t *m, size_t n, tb_strmap_item_fn item,
         size_t k = 0;
         for (; k < STEP && at < n; at++)
             k += item(arg, at, &keys[k], &lens[k], &vals[k]) != 0;
-        while ((m->count + k) * 2 > m->mask + 1)
+        while (too_full(m->count + k, m->mask))
             if (strmap_rehash(m))
                 return -1;
         for (size_t i = 0; i < k; i++) {
@@ -226,7 +235,7 @@ static int u64map_rehash(tb_u64map_t *m)
 
 int tb_u64map_put(tb_u64map_t *m, uint64_t key, uint64_t val)
 {
-    if ((m->count + 1) * 2 > m->mask + 1 && u64map_rehash(m))
+    if (too_full(m->count + 1, m->mask) && u64map_rehash(m))
         return -1;
     size_t i = (size_t)tb_hash_u64(key) & m->mask;
     while (m->keys[i] != UINT64_MAX) {

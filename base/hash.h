@@ -4,7 +4,7 @@
  *   tb_strmap_t  byte string -> int32 (keys are borrowed: they must outlive
  *                the map, as token bytes in a vocabulary do);
  *   tb_u64map_t  64-bit key -> 64-bit value (e.g. a BPE pair -> merge).
- * Both use linear probing at load factor <= 1/2 and never delete.
+ * Both use linear probing at load factor <= 2/3 and never delete.
  */
 #ifndef TB_HASH_H
 #define TB_HASH_H

@@ -563,14 +563,16 @@ static int read_model(ctx_t *c, json_t *root)
         c->t->model = TOK_MODEL_BPE;
         if (read_bpe_vocab(c, v) || check_unique_ids(c) ||
             index_bpe_vocab(c) || read_bpe_options(c, m) ||
-            read_merges(c, json_object_get(m, "merges")) || add_merges(c))
+            read_merges(c, json_object_get(m, "merges")))
             return -1;
-        /* the strings' map and the merges are in the model now: what
-         * follows peaks with the vocabulary's own map, so not beside them */
+        /* the strings' map has served (merges and unk are ids now), and
+         * the merges are in the model after: the peaks of memory, the
+         * merge table and later the vocabulary's own map, are without them */
         tb_strmap_free(&c->ids);
+        int rc = add_merges(c);
         free(c->merges.data);
         memset(&c->merges, 0, sizeof c->merges);
-        return 0;
+        return rc;
     }
     if (!strcmp(type, "Unigram")) {
         c->t->model = TOK_MODEL_UNIGRAM;
