@@ -10,6 +10,9 @@
 #   make SANITIZE=clang  the same with clang in build/san-clang (its UBSan
 #                   also checks null pointers with zero lengths, pointer
 #                   overflow and more that gcc's does not): the one that CI runs
+#   make SANITIZE=thread build/san-thread/tests/test_threads
+#                   ThreadSanitizer (clang) over the library, for the tests
+#                   that share a tokenizer between threads
 #   make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS each,
 #                   JOBS at a time, over the SANITIZE=clang library
 #   make llguidance-ref  the llguidance reference (scripts/ref/llguidance),
@@ -32,6 +35,11 @@ BUILD   ?= build/san-clang
 CC      := clang
 CXX     := clang++
 OPT     := $(SAN_OPT) -fsanitize=fuzzer-no-link
+else ifeq ($(SANITIZE),thread)
+BUILD   ?= build/san-thread
+CC      := clang
+CXX     := clang++
+OPT     := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 else
 BUILD   ?= build
 OPT     := -O2 -g

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
 #include "../base/utf8.h"
 #include "../lexer/deriv.h"
 #include "../lexer/regex.h"
@@ -941,14 +942,14 @@ static int put_hex_range(tb_buf_t *b, uint32_t lo, uint32_t hi, unsigned ndig)
     return r || put(b, ")");
 }
 
-/* The \uXXXX spellings of the members of s: the BMP ones but surrogates
- * as one escape, the others as their UTF-16 surrogate pair.  Appends
- * alternatives to b, a '|' before each when *alts. */
-static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
+/* The \uXXXX spellings of the members of s from 0x100 up: the BMP ones
+ * but surrogates as one escape, the others as their UTF-16 surrogate pair.
+ * Appends alternatives to b, a '|' before each when *alts. */
+static int put_u_high(tb_buf_t *b, const cps_t *s, int *alts)
 {
     int r = 0;
     for (size_t i = 0; i < s->len && !r; i += 2) {
-        uint32_t lo = s->data[i], hi = s->data[i + 1];
+        uint32_t lo = s->data[i] > 0x100 ? s->data[i] : 0x100, hi = s->data[i + 1];
         for (int part = 0; part < 2 && !r; part++) { /* below and above the surrogates */
             uint32_t a = part ? (lo > 0xE000 ? lo : 0xE000) : lo;
             uint32_t z = part ? (hi < 0xFFFF ? hi : 0xFFFF) : (hi < 0xD7FF ? hi : 0xD7FF);
@@ -970,6 +971,29 @@ static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
             a = end + 1;
         }
     }
+    return r;
+}
+
+/* The \uXXXX spellings of the members of s, as alternatives appended to b
+ * ('|' before each when *alts): \u00XX for those below 0x100, then those
+ * above as one group.  The split keeps the second part's text the same
+ * for every set that holds all of 0x100 up (the complement of a set of
+ * letters, at each node of a list of names), so that the lexer parses it
+ * once (regex.h, lex_regex_memo_begin) rather than once per set. */
+static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
+{
+    int r = 0;
+    for (size_t i = 0; i < s->len && s->data[i] < 0x100 && !r; i += 2) {
+        uint32_t z = s->data[i + 1] < 0xFF ? s->data[i + 1] : 0xFF;
+        r = put(b, (*alts)++ ? "|\\\\u00" : "\\\\u00") || put_hex_range(b, s->data[i], z, 2);
+    }
+    tb_buf_t high = {0};
+    int n = 0;
+    r = r || put_u_high(&high, s, &n);
+    if (!r && n)
+        r = put(b, (*alts)++ ? "|" : "") || (n > 1 && put(b, "(?:")) ||
+            tb_buf_put(b, high.data, high.len) || (n > 1 && put(b, ")"));
+    tb_buf_free(&high);
     return r;
 }
 
@@ -1541,6 +1565,71 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
 }
 
 /*
+ * put_set_group's text by set (ecma.h's gr_ecma_sets_t), for except(): a
+ * node's first code points that no name continues with, and each name's
+ * next code point, recur all over the lists of names of a schema (every
+ * node whose one next letter is 'e'), and writing their \\u escapes anew
+ * at each node was most of a large object's compile (a Kubernetes schema:
+ * 1.9 MB of such text over 88 lists of names).
+ */
+typedef struct {
+    uint32_t *ranges; /* the set, the map's key (borrowed by it) */
+    size_t at, len;   /* its text in set_memo_t.text */
+} set_entry_t;
+
+struct gr_ecma_sets {
+    tb_strmap_t map; /* ranges' bytes -> index in entries */
+    TB_VEC(set_entry_t) entries;
+    tb_buf_t text;
+};
+
+gr_ecma_sets_t *gr_ecma_sets_new(void)
+{
+    gr_ecma_sets_t *m = calloc(1, sizeof *m);
+    if (m && tb_strmap_init(&m->map, 64)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void gr_ecma_sets_free(gr_ecma_sets_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->entries.len; i++)
+        free(m->entries.data[i].ranges);
+    free(m->entries.data);
+    tb_strmap_free(&m->map);
+    tb_buf_free(&m->text);
+    free(m);
+}
+
+/* Appends put_set_group(s) to o (s normalized and never empty). */
+static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+{
+    size_t kb = s->len * sizeof *s->data;
+    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)s->data, kb);
+    if (i < 0) {
+        set_entry_t e = {.ranges = malloc(kb), .at = m->text.len};
+        if (!e.ranges)
+            return -1;
+        memcpy(e.ranges, s->data, kb);
+        int r = put_set_group(&m->text, s) ||
+                (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
+        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
+                               (int32_t)(m->entries.len - 1)) < 0) {
+            if (r)
+                free(e.ranges);
+            return -1;
+        }
+        i = (int32_t)(m->entries.len - 1);
+    }
+    const set_entry_t *e = &m->entries.data[i];
+    return tb_buf_put(o, m->text.data + e->at, e->len);
+}
+
+/*
  * Appends the continuations after the common prefix (depth d) of the
  * sorted names nm[0..k) that spell none of them, as an atom: "" unless a
  * name ends here, a first code point no name has here then anything
@@ -1551,7 +1640,8 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
  * the lexer's states at keys, unions of three parts, cost up to three
  * times as much to build.)
  */
-static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any, tb_buf_t *o)
+static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
+                  gr_ecma_sets_t *memo, tb_buf_t *o)
 {
     size_t i = 0;
     while (i < k && nm[i].n == d) /* sorted: the names ending here come first */
@@ -1562,22 +1652,23 @@ static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any, tb_
     for (size_t j = i; j < k && !r; j++)
         r = cps_add(&other, nm[j].cp[d], nm[j].cp[d]);
     r = r || cps_norm(&other) || cps_negate(&other) || put(o, "(?:") ||
-        put_set_group(o, &other) || tb_buf_put(o, any->data, any->len);
+        put_memo_group(memo, &other, o) || tb_buf_put(o, any->data, any->len);
     free(other.data);
     while (!r && i < k) {
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
         cps_t one = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_set_group(o, &one) ||
-            except(nm + i, j - i, d + 1, any, o);
+        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_memo_group(memo, &one, o) ||
+            except(nm + i, j - i, d + 1, any, memo, o);
         free(one.data);
         i = j;
     }
     return r || put(o, is_name ? ")" : ")?");
 }
 
-int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err)
+int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
+                          gr_ecma_sets_t *sets, tb_err_t *err)
 {
     name_t *nm = calloc(n ? n : 1, sizeof *nm);
     int r = nm ? 0 : -1;
@@ -1596,12 +1687,15 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_
     /* Duplicates do no harm: they sort next to each other. */
     cps_t all = {0};
     tb_buf_t any = {0};
+    gr_ecma_sets_t *own = sets ? NULL : gr_ecma_sets_new(), *memo = sets ? sets : own;
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
-            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, out) || put(out, "\"");
+        r = !memo || cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
+            put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, memo, out) ||
+            put(out, "\"");
     }
+    gr_ecma_sets_free(own);
     for (size_t i = 0; nm && i < n; i++)
         free(nm[i].cp);
     free(nm);
@@ -2130,7 +2224,7 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
     int r = !*lex ? tb_fail(err, "out of memory")
-                  : gr_ecma_string_except(except, names, nnames, err);
+                  : gr_ecma_string_except(except, names, nnames, NULL, err);
     for (size_t i = 0; !r && i < nnames; i++)
         if ((i && put(named, "|")) ||
             gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i])))

@@ -66,9 +66,18 @@ int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n);
  * not a regex). */
 int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n);
 
+/* The regexes of code point sets' JSON spellings, kept for the calls
+ * below that share it: the lists of property names of one schema spell
+ * the same letters, and the same letters' complements, at every turn. */
+typedef struct gr_ecma_sets gr_ecma_sets_t;
+gr_ecma_sets_t *gr_ecma_sets_new(void);
+void gr_ecma_sets_free(gr_ecma_sets_t *sets);
+
 /* Appends the regex of the JSON string lexemes whose decoded string is
- * none of names[0..n) (each UTF-8, NUL-terminated). */
-int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n, tb_err_t *err);
+ * none of names[0..n) (each UTF-8, NUL-terminated).  sets: shared with
+ * other calls, or NULL for one of this call's own. */
+int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
+                          gr_ecma_sets_t *sets, tb_err_t *err);
 
 /* Called by gr_ecma_key_classes for each class of names: mask has bit p
  * set for each pattern p the names match (0: none); regex is the class's

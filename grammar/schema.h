@@ -115,4 +115,25 @@ typedef struct {
 int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err);
 
+/*
+ * The same in two steps, for a caller that times the compile of a schema
+ * already read (as MaskBench's protocol times llguidance's, from a parsed
+ * JSON value): gr_schema_parse reads json[0..len), which must outlive doc
+ * (a bound beyond 2^53 is read again from its digits), naming `source` in
+ * a malformed-JSON error; gr_schema_compile_doc compiles it into g as
+ * gr_schema_compile does.
+ */
+typedef struct {
+    void *root;       /* the parsed JSON (jansson's json_t, kept opaque here) */
+    int big;          /* integers were read as reals: some were beyond 64 bits */
+    const char *text; /* json, borrowed */
+    size_t len;
+} gr_schema_doc_t;
+
+int gr_schema_parse(const char *json, size_t len, const char *source, gr_schema_doc_t *doc,
+                    tb_err_t *err);
+void gr_schema_doc_free(gr_schema_doc_t *doc);
+int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
+                          const gr_schema_opts_t *opts, tb_err_t *err);
+
 #endif

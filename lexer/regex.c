@@ -139,11 +139,20 @@ lex_term_t lex_bytes(lex_terms_t *t, const uint64_t set[4])
     return intern(t, &n);
 }
 
+/* Sets bits lo..hi of set, a word at a time (a class's ranges are wide:
+ * bit by bit, this was a tenth of a small schema's set-up). */
+static void add_byte_range(uint64_t set[4], unsigned lo, unsigned hi)
+{
+    for (unsigned w = lo >> 6; lo <= hi && w <= hi >> 6; w++) {
+        unsigned a = w == lo >> 6 ? lo & 63 : 0, z = w == hi >> 6 ? hi & 63 : 63;
+        set[w] |= (~0ull >> (63 - z)) & (~0ull << a);
+    }
+}
+
 lex_term_t lex_byte_range(lex_terms_t *t, uint8_t lo, uint8_t hi)
 {
     uint64_t set[4] = {0};
-    for (unsigned b = lo; b <= hi; b++)
-        set[b >> 6] |= 1ull << (b & 63);
+    add_byte_range(set, lo, hi);
     return lex_bytes(t, set);
 }
 
@@ -412,7 +421,11 @@ static void cps_norm(cp_set_t *s)
 {
     if (!s->n)
         return;
-    qsort(s->r, s->n, sizeof *s->r, cmp_range);
+    size_t sorted = 1; /* classes are mostly written in order: no qsort then */
+    while (sorted < s->n && s->r[sorted - 1].lo <= s->r[sorted].lo)
+        sorted++;
+    if (sorted < s->n)
+        qsort(s->r, s->n, sizeof *s->r, cmp_range);
     size_t u = 0;
     for (size_t i = 1; i < s->n; i++) {
         if (s->r[i].lo <= s->r[u].hi + 1) {
@@ -538,29 +551,30 @@ static void cps_remember(lex_terms_t *t, const cp_set_t *s, uint64_t h, lex_term
     t->cps_n++;
 }
 
-static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
+/* The term of the non-ASCII ranges r[0..n) (UTF-8 sequences of two bytes
+ * or more), from the memo or made and remembered. */
+static int multibyte_term(lex_terms_t *t, const cp_range_t *r, size_t n, lex_term_t *out)
 {
-    _Static_assert(sizeof(cp_range_t) == 2 * sizeof(uint32_t), "ranges are stored as pairs");
-    uint64_t h = tb_hash(s->r, s->n * sizeof *s->r);
+    cp_set_t view = {.r = (cp_range_t *)r, .n = n};
+    uint64_t h = tb_hash(r, n * sizeof *r);
     if (t->cps_cap) {
-        const struct lex_cps_memo *e = cps_slot(t, s, h);
+        const struct lex_cps_memo *e = cps_slot(t, &view, h);
         if (e->term != LEX_NOTHING) {
             *out = e->term;
             return 0;
         }
     }
-    static const uint32_t bounds[][2] = {{0, 0x7F}, {0x80, 0x7FF}, {0x800, 0xFFFF},
-                                         {0x10000, CP_MAX}};
+    static const uint32_t bounds[][2] = {{0x80, 0x7FF}, {0x800, 0xFFFF}, {0x10000, CP_MAX}};
     term_list_t l = {0};
     int rc = 0;
-    for (size_t i = 0; i < s->n && !rc; i++) {
-        for (int k = 0; k < 4 && !rc; k++) {
-            uint32_t lo = s->r[i].lo > bounds[k][0] ? s->r[i].lo : bounds[k][0];
-            uint32_t hi = s->r[i].hi < bounds[k][1] ? s->r[i].hi : bounds[k][1];
+    for (size_t i = 0; i < n && !rc; i++) {
+        for (int k = 0; k < 3 && !rc; k++) {
+            uint32_t lo = r[i].lo > bounds[k][0] ? r[i].lo : bounds[k][0];
+            uint32_t hi = r[i].hi < bounds[k][1] ? r[i].hi : bounds[k][1];
             if (lo > hi)
                 continue;
             /* Surrogates have no UTF-8 encoding. */
-            if (k == 2 && lo <= 0xDFFF && hi >= 0xD800) {
+            if (k == 1 && lo <= 0xDFFF && hi >= 0xD800) {
                 if (lo < 0xD800)
                     rc = emit_utf8(t, &l, lo, 0xD7FF);
                 if (!rc && hi > 0xDFFF)
@@ -572,8 +586,35 @@ static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
     if (!rc)
         *out = lex_or_n(t, l.v, l.n);
     if (!rc && *out != LEX_NOTHING && !t->full)
-        cps_remember(t, s, h, *out);
+        cps_remember(t, &view, h, *out);
     free(l.v);
+    return rc;
+}
+
+/* The term of s (normalized): its ASCII members as one byte set, made at
+ * once, or'ed with the rest, which many classes share (every [^...] of
+ * ASCII characters holds all of U+0080 up), remembered apart. */
+static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
+{
+    uint64_t ascii[4] = {0};
+    size_t i = 0;
+    for (; i < s->n && s->r[i].lo < 0x80; i++)
+        add_byte_range(ascii, s->r[i].lo, s->r[i].hi < 0x7F ? s->r[i].hi : 0x7F);
+    lex_term_t low = lex_bytes(t, ascii), high = LEX_NOTHING;
+    int rc = 0;
+    if (i > 0 && s->r[i - 1].hi >= 0x80) {
+        /* a range across 0x7F lends its upper part to the rest (rare) */
+        cp_set_t c = {0};
+        rc = cps_add(&c, 0x80, s->r[i - 1].hi);
+        for (size_t k = i; k < s->n && !rc; k++)
+            rc = cps_add(&c, s->r[k].lo, s->r[k].hi);
+        rc = rc || multibyte_term(t, c.r, c.n, &high);
+        free(c.r);
+    } else if (i < s->n) {
+        rc = multibyte_term(t, s->r + i, s->n - i, &high);
+    }
+    if (!rc)
+        *out = lex_or(t, low, high);
     return rc;
 }
 

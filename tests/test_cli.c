@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../base/file.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
@@ -99,6 +100,93 @@ static void encode_then_decode_round_trips(void **state)
     tok_free(t);
 }
 
+/* encode --lines: one line of ids per input line, in order, the same on 2
+ * threads as on 1, each line's ids those of tok_encode on that line. */
+static void lines_match_the_library(void **state)
+{
+    (void)state;
+    uint8_t *multi;
+    size_t len;
+    tb_err_t err;
+    test_need_file("data/cache/multi/multi.txt");
+    if (tb_read_file("data/cache/multi/multi.txt", &multi, &len, &err))
+        fail_msg("%s", err.msg);
+    /* 400 lines, then an empty line and a last line without its '\n' */
+    size_t end = 0;
+    for (int k = 0; k < 400 && end < len; k++) {
+        const uint8_t *nl = memchr(multi + end, '\n', len - end);
+        end = nl ? (size_t)(nl - multi) + 1 : len;
+    }
+    char path[] = "/tmp/tb-lines.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fwrite(multi, 1, end, f);
+    fputs("\nlast line", f);
+    fclose(f);
+    char args[600], *one, *two;
+    snprintf(args, sizeof args, "encode " LLAMA3 " --lines --threads 1 -f %s", path);
+    assert_int_equal(run(args, &one), 0);
+    snprintf(args, sizeof args, "encode " LLAMA3 " --lines --threads 2 -f %s", path);
+    assert_int_equal(run(args, &two), 0);
+    assert_string_equal(one, two);
+    tok_tokenizer_t *t = test_load(LLAMA3);
+    uint8_t *text;
+    assert_int_equal(tb_read_file(path, &text, &len, &err), 0);
+    const char *at = one;
+    size_t lines = 0;
+    for (size_t pos = 0; pos < len; lines++) {
+        const uint8_t *nl = memchr(text + pos, '\n', len - pos);
+        size_t stop = nl ? (size_t)(nl - text) : len;
+        tok_ids_t ids = {0};
+        assert_int_equal(tok_encode(t, text + pos, stop - pos, &ids, &err), 0);
+        for (size_t i = 0; i < ids.len; i++) {
+            char *next;
+            unsigned long id = strtoul(at, &next, 10);
+            if (next == at || id != ids.data[i])
+                fail_msg("line %zu, id %zu: got '%.20s', want %u", lines + 1, i,
+                         at, ids.data[i]);
+            at = next;
+        }
+        if (*at != '\n')
+            fail_msg("line %zu: more ids than tok_encode's: '%.20s'", lines + 1, at);
+        at++;
+        free(ids.data);
+        pos = stop + 1;
+    }
+    assert_int_equal(lines, 402);
+    assert_int_equal(*at, 0);
+    free(text);
+    tok_free(t);
+    free(one);
+    free(two);
+    unlink(path);
+    free(multi);
+}
+
+/* A line the tokenizer refuses is named by its number, whatever the
+ * threads; gemma3 refuses invalid UTF-8. */
+static void lines_name_a_bad_line(void **state)
+{
+    (void)state;
+    const char *gemma3 = "data/cache/gemma3/tokenizer.json";
+    test_need_file(gemma3);
+    char path[] = "/tmp/tb-lines.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 1; i <= 100; i++)
+        fputs(i == 57 || i == 90 ? "bad \xFF\n" : "good\n", f);
+    fclose(f);
+    char args[600], *out;
+    snprintf(args, sizeof args, "encode %s --lines --threads 2 -f %s", gemma3, path);
+    assert_int_equal(run(args, &out), 1);
+    if (!strstr(out, ", line 57: ") || !strstr(out, "invalid UTF-8 at byte 4"))
+        fail_msg("want line 57 named: %s", out);
+    free(out);
+    unlink(path);
+}
+
 static void bad_arguments_are_named(void **state)
 {
     (void)state;
@@ -123,6 +211,14 @@ static void bad_arguments_are_named(void **state)
     free(out);
     assert_int_equal(run("encode --help", &out), 0);
     assert_non_null(strstr(out, "usage: tokbench encode"));
+    free(out);
+    assert_int_equal(run("encode " LLAMA3 " --lines --threads x -f /dev/null", &out), 1);
+    assert_non_null(strstr(out, "--threads: 'x'"));
+    free(out);
+    /* --threads belongs to --lines, which takes a file */
+    assert_int_equal(run("encode " LLAMA3 " --threads 2 hi", &out), 2);
+    free(out);
+    assert_int_equal(run("encode " LLAMA3 " --lines hi", &out), 2);
     free(out);
 }
 
@@ -175,6 +271,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(vocab_agrees_with_the_library),
         cmocka_unit_test(encode_then_decode_round_trips),
+        cmocka_unit_test(lines_match_the_library),
+        cmocka_unit_test(lines_name_a_bad_line),
         cmocka_unit_test(bad_arguments_are_named),
         cmocka_unit_test(run_exit_status_says_whether_a_case_failed),
     };

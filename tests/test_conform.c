@@ -150,10 +150,10 @@ static void other_reference_is_caught(void **state)
 static void gguf_is_refused(void **state)
 {
     (void)state;
-    const char *json = "data/cache/llama2/tokenizer.json";
+    const char *json = "data/cache/mistral/tokenizer.json";
     need(json, "run 'make data'");
     char path[512], args[1024], *out;
-    snprintf(path, sizeof path, "%s/llama2.gguf", tmpdir);
+    snprintf(path, sizeof path, "%s/mistral.gguf", tmpdir);
     tb_err_t err;
     tok_tokenizer_t *t = tok_load(json, &err);
     if (!t || tok_gguf_write(t, path, NULL, &err))
@@ -258,7 +258,7 @@ static int teardown(void **state)
     char p[512];
     snprintf(p, sizeof p, "%s/cl100k_base.json", tmpdir);
     unlink(p);
-    snprintf(p, sizeof p, "%s/llama2.gguf", tmpdir);
+    snprintf(p, sizeof p, "%s/mistral.gguf", tmpdir);
     unlink(p);
     return rmdir(tmpdir);
 }

@@ -22,7 +22,7 @@
 #include "../tok/tok_internal.h"
 #include "../tok/unorm.h"
 
-static const char *const vocabs[] = {"llama3", "qwen3", "gemma3", "llama2"};
+static const char *const vocabs[] = {"llama3", "qwen3", "gemma3", "mistral"};
 #define NVOCABS (sizeof vocabs / sizeof *vocabs)
 
 static void vocab_path(const char *name, char *path, size_t size)
@@ -132,7 +132,7 @@ static void byte_level_vocabularies_hold_raw_bytes(void **state)
 static void sentencepiece_style_vocabularies(void **state)
 {
     (void)state;
-    const char *names[] = {"gemma3", "llama2"};
+    const char *names[] = {"gemma3", "mistral"};
     for (size_t i = 0; i < 2; i++) {
         char path[256];
         vocab_path(names[i], path, sizeof path);
@@ -197,7 +197,7 @@ static void added_tokens_are_matched_in_the_text(void **state)
 static void invalid_utf8_is_refused_with_its_offset(void **state)
 {
     (void)state;
-    tok_tokenizer_t *t = load_vocab("llama2");
+    tok_tokenizer_t *t = load_vocab("mistral");
     tok_ids_t ids = {0};
     tb_err_t err;
     assert_int_equal(tok_encode(t, (const uint8_t *)"abc\xFFz", 5, &ids, &err), -1);
@@ -239,7 +239,7 @@ static void free_lines(char **lines, size_t n)
 
 /* What decode(encode(x)) gives back: x itself, NFC for Qwen, and U+2581
  * as a space for the SentencePiece-style files; NULL where the pipeline is
- * lossy in another way (Llama 2 prepends a space after each added token). */
+ * lossy in another way (Mistral prepends a space after each added token). */
 static char *expected_round_trip(const char *name, const char *s)
 {
     size_t n = strlen(s);
@@ -251,11 +251,11 @@ static char *expected_round_trip(const char *name, const char *s)
             fail_msg("NFC of \"%s\": %s", s, err.msg);
         return (char *)r.data;
     }
-    if (!strcmp(name, "llama2") && strchr(s, '<'))
+    if (!strcmp(name, "mistral") && strchr(s, '<'))
         return NULL;
     char *out = malloc(n + 1);
     size_t k = 0;
-    int meta = !strcmp(name, "gemma3") || !strcmp(name, "llama2");
+    int meta = !strcmp(name, "gemma3") || !strcmp(name, "mistral");
     for (size_t i = 0; i < n; i++) {
         if (meta && !strncmp(s + i, "\xE2\x96\x81", 3)) {
             out[k++] = ' ';
@@ -799,7 +799,7 @@ static void normalizer_steps(void **state)
 {
     (void)state;
     tok_tokenizer_t *t = tok_new(TOK_FORMAT_HF_JSON);
-    /* Llama 2's pair: Prepend leaves empty text empty */
+    /* The SentencePiece-style pair (Llama 2, Mistral): Prepend leaves empty text empty */
     add_norm(t, TOK_NORM_PREPEND, "\xE2\x96\x81", NULL, 0);
     add_norm(t, TOK_NORM_REPLACE, " ", "\xE2\x96\x81", 0);
     check_norm(t, "", "");

@@ -659,6 +659,7 @@ static void small_models(void **state)
     tb_err_t err;
     tok_tokenizer_t *t = tok_new(TOK_FORMAT_SPM_MODEL);
     assert_int_equal(tok_load_spm_model(t, "small.model", m, n, &err), 0);
+    assert_int_equal(tok_prepare(t, &err), 0);
     size_t len;
     assert_memory_equal(tok_vocab_token(&t->vocab, 1, &len), "A", 1);
     assert_int_equal(t->vocab.kind[1], TOK_BYTE);

@@ -12,11 +12,12 @@
  * whole lines that SentencePiece-style models see) use a heap over a linked
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
- * pieces hit the cache.  On first use the engine copies the merge table
- * into its own layout (and rebuilds it if merges are added later).  All of
- * its memory lives in the state behind t->bpe.cache and is reused, so the
- * steady state does not allocate; a word of n bytes needs about 40n bytes
- * of scratch (the heap holds at most 3n entries).
+ * pieces hit the cache.  tok_bpe_prepare copies the merge table into the
+ * engine's own layout and derives the other lookup tables (t->bpe.tables),
+ * which encoding only reads.  The word cache and the scratch are the
+ * caller's, in its tok_state, and are reused, so the steady state does not
+ * allocate; a word of n bytes needs about 40n bytes of scratch (the heap
+ * holds at most 3n entries).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,27 +60,32 @@ typedef struct {
     uint64_t val;
 } merge_slot_t;
 
+/* The tables of one tokenizer (t->bpe.tables), built by tok_bpe_prepare. */
 typedef struct {
     /* copy of t->bpe.merges, laid out for lookups */
     merge_slot_t *mt;
-    size_t mt_mask, mt_count;
-    /* word cache; cleared whole when full, which keeps it bounded */
-    cache_slot_t *slots;
-    size_t count;
-    tb_buf_t pool;
+    size_t mt_mask;
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
     /* character -> id, preferring ordinary tokens over byte pieces (the
      * vocabulary's own index keeps the lowest id, which for SentencePiece
      * files is the <0xNN> piece of an ASCII letter, not the letter) */
-    const uint8_t *vocab_bytes; /* the vocabulary these tables describe */
     int32_t ascii[128];
+    tb_strmap_t chars;
     /* cutting long words at spaces (see build_cut_table): allowed at all, and
      * the bytes x for which some merge result holds "x " */
     int cut_ok;
     uint8_t crossable[256];
-    tb_strmap_t chars;
+} bpe_tables_t;
+
+/* A tok_state's part (st->bpe): what merging one word writes. */
+typedef struct {
+    const bpe_tables_t *tab; /* the tables the cached ids were merged with */
+    /* word cache; cleared whole when full, which keeps it bounded */
+    cache_slot_t *slots;
+    size_t count;
+    tb_buf_t pool;
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
     TB_VEC(uint32_t) rank;      /* rank of pair (i, i+1), or NO_RANK */
@@ -88,25 +94,37 @@ typedef struct {
     TB_VEC(heap_ent_t) heap;
 } bpe_state_t;
 
+static void free_tables(bpe_tables_t *tb)
+{
+    if (!tb)
+        return;
+    free(tb->mt);
+    free(tb->byte_pairs);
+    tb_strmap_free(&tb->chars);
+    free(tb);
+}
+
 void tok_bpe_free(tok_bpe_t *m)
 {
     tb_u64map_free(&m->merges);
-    bpe_state_t *st = m->cache;
-    if (st) {
-        free(st->mt);
-        free(st->slots);
-        tb_buf_free(&st->pool);
-        free(st->byte_pairs);
-        tb_strmap_free(&st->chars);
-        free(st->sym.data);
-        free(st->rank.data);
-        free(st->merged.data);
-        free(st->prev.data);
-        free(st->next.data);
-        free(st->heap.data);
-        free(st);
-    }
-    m->cache = NULL;
+    free_tables(m->tables);
+    m->tables = NULL;
+}
+
+void tok_bpe_state_free(void *bpe)
+{
+    bpe_state_t *st = bpe;
+    if (!st)
+        return;
+    free(st->slots);
+    tb_buf_free(&st->pool);
+    free(st->sym.data);
+    free(st->rank.data);
+    free(st->merged.data);
+    free(st->prev.data);
+    free(st->next.data);
+    free(st->heap.data);
+    free(st);
 }
 
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
@@ -143,7 +161,7 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
 }
 
 /* Copies the loaders' merge table into the engine's own layout. */
-static int build_merge_table(bpe_state_t *st, const tb_u64map_t *m)
+static int build_merge_table(bpe_tables_t *tb, const tb_u64map_t *m)
 {
     size_t n = m->keys ? m->count : 0, size = 16;
     /* load factor about 0.5-0.75: half the memory of a sparser table,
@@ -163,28 +181,26 @@ static int build_merge_table(bpe_state_t *st, const tb_u64map_t *m)
             j = (j + 1) & (size - 1);
         mt[j] = (merge_slot_t){m->keys[i], m->vals[i]};
     }
-    free(st->mt);
-    st->mt = mt;
-    st->mt_mask = size - 1;
-    st->mt_count = n;
+    tb->mt = mt;
+    tb->mt_mask = size - 1;
     return 0;
 }
 
 /* Starts loading the slot of pair (l, r), so that two lookups can wait on
  * memory together. */
-static inline void merge_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
+static inline void merge_prefetch(const bpe_tables_t *tb, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&st->mt[(size_t)tb_hash_u64(key) & st->mt_mask]);
+    __builtin_prefetch(&tb->mt[(size_t)tb_hash_u64(key) & tb->mt_mask]);
 }
 
-static inline int merge_of(const bpe_state_t *st, uint32_t l, uint32_t r,
+static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
                            uint32_t *rank, uint32_t *merged)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    size_t i = (size_t)tb_hash_u64(key) & st->mt_mask;
+    size_t i = (size_t)tb_hash_u64(key) & tb->mt_mask;
     for (;;) {
-        const merge_slot_t *s = &st->mt[i];
+        const merge_slot_t *s = &tb->mt[i];
         if (s->key == key) {
             *rank = (uint32_t)(s->val >> 32);
             *merged = (uint32_t)s->val;
@@ -192,7 +208,7 @@ static inline int merge_of(const bpe_state_t *st, uint32_t l, uint32_t r,
         }
         if (s->key == UINT64_MAX)
             return 0;
-        i = (i + 1) & st->mt_mask;
+        i = (i + 1) & tb->mt_mask;
     }
 }
 
@@ -205,13 +221,12 @@ static int is_one_char(const uint8_t *s, size_t len)
     return len == 1 || (len > 1 && len <= 4 && tb_utf8_decode(s, len, &cp) == len);
 }
 
-static int build_char_tables(bpe_state_t *st, const tok_vocab_t *v)
+static int build_char_tables(bpe_tables_t *tb, const tok_vocab_t *v)
 {
-    tb_strmap_free(&st->chars);
-    if (tb_strmap_init(&st->chars, 1024))
+    if (tb_strmap_init(&tb->chars, 1024))
         return -1;
     for (int c = 0; c < 128; c++)
-        st->ascii[c] = -1;
+        tb->ascii[c] = -1;
     for (uint32_t id = 0; id < v->size; id++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
@@ -219,34 +234,31 @@ static int build_char_tables(bpe_state_t *st, const tok_vocab_t *v)
             !is_one_char(s, len))
             continue;
         if (len == 1 && s[0] < 128) {
-            if (st->ascii[s[0]] < 0)
-                st->ascii[s[0]] = (int32_t)id;
-        } else if (tb_strmap_put(&st->chars, s, len, (int32_t)id) < 0) {
+            if (tb->ascii[s[0]] < 0)
+                tb->ascii[s[0]] = (int32_t)id;
+        } else if (tb_strmap_put(&tb->chars, s, len, (int32_t)id) < 0) {
             return -1;
         }
     }
-    st->vocab_bytes = v->bytes;
     return 0;
 }
 
 /* Needs the merge table; only when every byte has a token, so that a
  * word's symbols are exactly byte_id[] of its bytes. */
-static int build_byte_pairs(bpe_state_t *st, const tok_tokenizer_t *t)
+static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
 {
-    free(st->byte_pairs);
-    st->byte_pairs = NULL;
     if (!t->bpe.byte_level)
         return 0;
     for (int b = 0; b < 256; b++)
         if (t->vocab.byte_id[b] < 0)
             return 0;
-    st->byte_pairs = malloc(65536 * sizeof *st->byte_pairs);
-    if (!st->byte_pairs)
+    tb->byte_pairs = malloc(65536 * sizeof *tb->byte_pairs);
+    if (!tb->byte_pairs)
         return -1;
     for (uint32_t p = 0; p < 65536; p++) {
         uint32_t rank, merged;
-        st->byte_pairs[p] =
-            merge_of(st, (uint32_t)t->vocab.byte_id[p >> 8],
+        tb->byte_pairs[p] =
+            merge_of(tb, (uint32_t)t->vocab.byte_id[p >> 8],
                      (uint32_t)t->vocab.byte_id[p & 255], &rank, &merged)
                 ? (uint64_t)rank << 32 | merged
                 : UINT64_MAX;
@@ -262,32 +274,32 @@ static int build_byte_pairs(bpe_state_t *st, const tok_tokenizer_t *t)
  * rules also see the same boundary, and ignore_merges (which looks at the
  * whole word only) must be off.  SentencePiece-style models, whose words
  * are whole lines or texts, then get short pieces the word cache can hit. */
-static void build_cut_table(bpe_state_t *st, const tok_tokenizer_t *t,
+static void build_cut_table(bpe_tables_t *tb, const tok_tokenizer_t *t,
                             int32_t space_id)
 {
-    memset(st->crossable, 0, sizeof st->crossable);
-    st->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
-    for (size_t i = 0; st->cut_ok && i <= st->mt_mask; i++) {
-        if (st->mt[i].key == UINT64_MAX)
+    memset(tb->crossable, 0, sizeof tb->crossable);
+    tb->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
+    for (size_t i = 0; tb->cut_ok && i <= tb->mt_mask; i++) {
+        if (tb->mt[i].key == UINT64_MAX)
             continue;
-        uint32_t id = (uint32_t)st->mt[i].val;
+        uint32_t id = (uint32_t)tb->mt[i].val;
         if (id >= t->vocab.size) {
-            st->cut_ok = 0; /* a merge into bytes we cannot see */
+            tb->cut_ok = 0; /* a merge into bytes we cannot see */
             break;
         }
         size_t len;
         const uint8_t *b = tok_vocab_token(&t->vocab, id, &len);
         for (size_t j = 1; j < len; j++)
             if (b[j] == ' ' && b[j - 1] != ' ')
-                st->crossable[b[j - 1]] = 1;
+                tb->crossable[b[j - 1]] = 1;
     }
 }
 
-static int32_t char_id(const bpe_state_t *st, const uint8_t *s, size_t len)
+static int32_t char_id(const bpe_tables_t *tb, const uint8_t *s, size_t len)
 {
     if (len == 1 && s[0] < 128)
-        return st->ascii[s[0]];
-    return tb_strmap_get(&st->chars, s, len);
+        return tb->ascii[s[0]];
+    return tb_strmap_get(&tb->chars, s, len);
 }
 
 /* ---- word cache ------------------------------------------------------ */
@@ -336,32 +348,39 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     st->count++;
 }
 
-static bpe_state_t *state_of(tok_tokenizer_t *t)
+int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
 {
-    bpe_state_t *st = t->bpe.cache;
-    if (!st) {
-        st = calloc(1, sizeof *st);
-        if (!st)
-            return NULL;
-        st->slots = calloc(CACHE_SLOTS, sizeof *st->slots);
-        if (!st->slots) {
-            free(st);
-            return NULL;
-        }
-        t->bpe.cache = st; /* owned from here on, freed by tok_bpe_free */
+    bpe_tables_t *tb = calloc(1, sizeof *tb);
+    if (!tb || build_merge_table(tb, &t->bpe.merges) ||
+        build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t)) {
+        free_tables(tb);
+        return tb_fail(err, "bpe: out of memory setting up the merge engine");
     }
-    size_t nmerges = t->bpe.merges.keys ? t->bpe.merges.count : 0;
-    int stale = !st->mt || st->mt_count != nmerges ||
-                st->vocab_bytes != t->vocab.bytes || !st->chars.slots;
-    if (!stale)
+    build_cut_table(tb, t,
+                    t->bpe.byte_level ? t->vocab.byte_id[' '] : tb->ascii[' ']);
+    free_tables(t->bpe.tables);
+    t->bpe.tables = tb;
+    return 0;
+}
+
+/* The state's BPE part, made at its first word; its cache holds ids of
+ * the tables it was made with (tok_prepare drops the tokenizer's spare
+ * state, and a state serves one tokenizer). */
+static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
+{
+    bpe_state_t *st = ts->bpe;
+    if (st)
         return st;
-    /* a new vocabulary or merge table invalidates every derived table */
-    if (build_merge_table(st, &t->bpe.merges) ||
-        build_char_tables(st, &t->vocab) || build_byte_pairs(st, t))
+    st = calloc(1, sizeof *st);
+    if (!st)
         return NULL;
-    build_cut_table(st, t,
-                    t->bpe.byte_level ? t->vocab.byte_id[' '] : st->ascii[' ']);
-    cache_clear(st);
+    st->slots = calloc(CACHE_SLOTS, sizeof *st->slots);
+    if (!st->slots) {
+        free(st);
+        return NULL;
+    }
+    st->tab = t->bpe.tables;
+    ts->bpe = st;
     return st;
 }
 
@@ -386,7 +405,7 @@ static int push_byte_pieces(const tok_vocab_t *v, bpe_state_t *st,
  * by a known character, so with fuse_unk a run of unknowns becomes one unk;
  * byte pieces do not flush it (that is the reference's order, kept for
  * exactness); with no unk token an unknown character is dropped. */
-static void initial_symbols(tok_tokenizer_t *t, bpe_state_t *st,
+static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
                             const uint8_t *w, size_t n)
 {
     const tok_bpe_t *m = &t->bpe;
@@ -403,7 +422,7 @@ static void initial_symbols(tok_tokenizer_t *t, bpe_state_t *st,
             len = tb_utf8_decode(w + i, n - i, &cp);
             if (!len)
                 len = 1; /* an invalid byte counts as a one-byte char */
-            id = char_id(st, w + i, len);
+            id = char_id(st->tab, w + i, len);
         }
         if (id >= 0) {
             if (pending_unk)
@@ -427,7 +446,7 @@ static void initial_symbols(tok_tokenizer_t *t, bpe_state_t *st,
 
 static void scan_pair(bpe_state_t *st, size_t i)
 {
-    if (!merge_of(st, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
+    if (!merge_of(st->tab, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
                   &st->merged.data[i]))
         st->rank.data[i] = NO_RANK;
 }
@@ -437,9 +456,9 @@ static void scan_pair(bpe_state_t *st, size_t i)
 static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
 {
     size_t k = st->sym.len;
-    if (m->byte_level && st->byte_pairs) {
+    if (m->byte_level && st->tab->byte_pairs) {
         for (size_t i = 0; i + 1 < k; i++) {
-            uint64_t v = st->byte_pairs[(uint32_t)w[i] << 8 | w[i + 1]];
+            uint64_t v = st->tab->byte_pairs[(uint32_t)w[i] << 8 | w[i + 1]];
             st->rank.data[i] = (uint32_t)(v >> 32);
             st->merged.data[i] = (uint32_t)v;
         }
@@ -447,7 +466,7 @@ static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
     }
     for (size_t i = 0; i + 1 < k; i++) {
         if (i + 9 < k) /* a few pairs ahead: overlap the cache misses */
-            merge_prefetch(st, st->sym.data[i + 8], st->sym.data[i + 9]);
+            merge_prefetch(st->tab, st->sym.data[i + 8], st->sym.data[i + 9]);
         scan_pair(st, i);
     }
 }
@@ -474,7 +493,7 @@ static void merge_scan(bpe_state_t *st)
         k--;
         st->sym.len = k;
         if (best + 1 < k)
-            merge_prefetch(st, sym[best], sym[best + 1]);
+            merge_prefetch(st->tab, sym[best], sym[best + 1]);
         if (best > 0)
             scan_pair(st, best - 1);
         if (best + 1 < k)
@@ -535,7 +554,7 @@ static void push_pair(bpe_state_t *st, int32_t pos)
     if (nx < 0)
         return;
     uint32_t l = st->sym.data[pos], r = st->sym.data[nx], rank, merged;
-    if (merge_of(st, l, r, &rank, &merged))
+    if (merge_of(st->tab, l, r, &rank, &merged))
         heap_push(st, (heap_ent_t){(uint64_t)rank << 32 | (uint32_t)pos, l, r,
                                    merged});
 }
@@ -569,7 +588,7 @@ static void merge_heap(bpe_state_t *st)
         if (next[nx] >= 0)
             prev[next[nx]] = pos;
         if (next[pos] >= 0)
-            merge_prefetch(st, sym[pos], sym[next[pos]]);
+            merge_prefetch(st->tab, sym[pos], sym[next[pos]]);
         if (prev[pos] >= 0)
             push_pair(st, prev[pos]);
         push_pair(st, pos);
@@ -603,7 +622,7 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
                              const uint8_t *w, size_t n)
 {
     if (n == 1) {
-        int32_t c = char_id(st, w, 1);
+        int32_t c = char_id(st->tab, w, 1);
         return c >= 0 || !t->bpe.byte_level ? c : t->vocab.byte_id[w[0]];
     }
     int32_t id = tok_vocab_find(&t->vocab, w, n);
@@ -611,7 +630,7 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
 }
 
 /* Appends the ids of one word (or one piece of a cut word). */
-static int bpe_piece(tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
                      size_t n, tok_ids_t *out, tb_err_t *err)
 {
     uint64_t h = 0;
@@ -646,21 +665,23 @@ static int bpe_piece(tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
     return 0;
 }
 
-int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                 tok_ids_t *out, tb_err_t *err)
+int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
+                 size_t n, tok_ids_t *out, tb_err_t *err)
 {
     if (n == 0)
         return 0;
-    bpe_state_t *st = state_of(t);
+    if (!t->bpe.tables)
+        return tb_fail(err, "bpe: the merge engine was never set up (tok_prepare)");
+    bpe_state_t *st = state_of(t, ts);
     if (!st)
-        return tb_fail(err, "bpe: out of memory setting up the merge engine");
-    if (!st->cut_ok || n <= SCAN_MAX_SYMBOLS)
+        return tb_fail(err, "bpe: out of memory for the word cache");
+    if (!st->tab->cut_ok || n <= SCAN_MAX_SYMBOLS)
         return bpe_piece(t, st, w, n, out, err);
     size_t start = 0;
     for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
          sp = memchr(sp + 1, ' ', (size_t)(w + n - sp - 1))) {
         size_t i = (size_t)(sp - w);
-        if (w[i - 1] == ' ' || st->crossable[w[i - 1]])
+        if (w[i - 1] == ' ' || st->tab->crossable[w[i - 1]])
             continue;
         if (bpe_piece(t, st, w + start, i - start, out, err))
             return -1;

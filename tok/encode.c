@@ -10,6 +10,10 @@
  * sorted once by content: a search narrows a range of the sorted array byte
  * by byte, a trie walk with no extra memory, and a first-byte bitmap keeps
  * it off almost every position of ordinary text.
+ *
+ * Threads: the tokenizer is only read here; what an encode writes is in a
+ * tok_state_t.  tok_encode borrows one of the tokenizer's spare states with
+ * an atomic exchange, and makes a fresh one when other calls hold them all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +39,7 @@ static int added_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static void build_index(tok_tokenizer_t *t)
+static void build_added_index(tok_tokenizer_t *t)
 {
     if (t->added.len)
         qsort(t->added.data, t->added.len, sizeof *t->added.data, added_cmp);
@@ -50,7 +54,6 @@ static void build_index(tok_tokenizer_t *t)
             t->added_first[a->normalized != 0][b >> 6] |= 1ull << (b & 63);
         }
     }
-    t->added_ready = 1;
 }
 
 /* First index in [lo, hi) whose byte k is >= c (all share bytes 0..k-1
@@ -120,13 +123,7 @@ static int space_at(const uint8_t *s, size_t n, size_t *len)
 
 /* ---- the pipeline ---------------------------------------------------------- */
 
-/* Scratch buffers of one encode call. */
-typedef struct {
-    tb_buf_t pre, word;
-    tok_spans_t words;
-} scratch_t;
-
-static int run_model(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *w,
+static int run_model(const tok_tokenizer_t *t, tok_state_t *sc, const uint8_t *w,
                      size_t n, tok_ids_t *out, tb_err_t *err)
 {
     if (t->meta_to_space) {
@@ -147,28 +144,24 @@ static int run_model(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *w,
     }
     if (!n)
         return 0;
-    return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, w, n, out, err)
-                                         : tok_bpe_word(t, w, n, out, err);
+    if (t->model == TOK_MODEL_WORDPIECE)
+        return tok_wordpiece_word(t, w, n, out, err);
+    return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, sc, w, n, out, err)
+                                         : tok_bpe_word(t, sc, w, n, out, err);
 }
 
 /* Pre-tokenizes normalized text and runs the model over every word. */
-static int encode_words(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
-                        size_t n, int first, tok_ids_t *out, tb_err_t *err)
+static int encode_words(const tok_tokenizer_t *t, tok_state_t *sc,
+                        const uint8_t *s, size_t n, int first, tok_ids_t *out,
+                        tb_err_t *err)
 {
     if (!n)
         return 0;
     if (!t->pres.len)
         return run_model(t, sc, s, n, out, err);
-    /* A Metaspace with prepend_scheme "first" prepends to the first piece
-     * of the text only. */
-    for (size_t i = 0; i < t->pres.len; i++) {
-        tok_pre_t *p = &t->pres.data[i];
-        if (p->kind == TOK_PRE_METASPACE && (p->flags & 4))
-            p->flags = first ? p->flags | 1 : p->flags & ~1u;
-    }
     sc->pre.len = 0;
     sc->words.len = 0;
-    if (tok_pretokenize(t, s, n, &sc->pre, &sc->words, err))
+    if (tok_pretokenize(t, sc, s, n, first, &sc->pre, &sc->words, err))
         return -1;
     for (size_t i = 0; i < sc->words.len; i++) {
         tok_span_t w = sc->words.data[i];
@@ -181,12 +174,13 @@ static int encode_words(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
 }
 
 /* What to do with the text between matches. */
-typedef int (*gap_fn)(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
-                      size_t n, int first, tok_ids_t *out, tb_err_t *err);
+typedef int (*gap_fn)(const tok_tokenizer_t *t, tok_state_t *sc,
+                      const uint8_t *s, size_t n, int first, tok_ids_t *out,
+                      tb_err_t *err);
 
 /* Splits s[0..n) around the added tokens of one kind (normalized or not),
  * emitting their ids and handing the text between to `gap`. */
-static int split_added(tok_tokenizer_t *t, scratch_t *sc, int normalized,
+static int split_added(const tok_tokenizer_t *t, tok_state_t *sc, int normalized,
                        const uint8_t *s, size_t n, int first, gap_fn gap,
                        tok_ids_t *out, tb_err_t *err)
 {
@@ -207,6 +201,10 @@ static int split_added(tok_tokenizer_t *t, scratch_t *sc, int normalized,
         const tok_added_t *a = &t->added.data[m];
         size_t start = pos, stop = pos + a->content.len, k;
         pos = stop; /* the next search starts after this match */
+        /* An unparsed special token is text, and the search goes on after
+         * it, as `tokenizers` skips a match under encode_special_tokens. */
+        if (a->special && !sc->parse_special)
+            continue;
         if (a->single_word && (ends_with_word(s, start) ||
                                starts_with_word(s + stop, n - stop)))
             continue;
@@ -241,8 +239,9 @@ static int split_added(tok_tokenizer_t *t, scratch_t *sc, int normalized,
 
 /* A piece of raw text between non-normalized added tokens: normalize it,
  * then split it around the normalized added tokens. */
-static int encode_piece(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
-                        size_t n, int first, tok_ids_t *out, tb_err_t *err)
+static int encode_piece(const tok_tokenizer_t *t, tok_state_t *sc,
+                        const uint8_t *s, size_t n, int first, tok_ids_t *out,
+                        tb_err_t *err)
 {
     tb_buf_t norm = {0};
     if (tok_normalize(t, s, n, &norm, err)) {
@@ -256,41 +255,125 @@ static int encode_piece(tok_tokenizer_t *t, scratch_t *sc, const uint8_t *s,
     return rc;
 }
 
-int tok_encode(tok_tokenizer_t *t, const uint8_t *text, size_t len,
-               tok_ids_t *out, tb_err_t *err)
+/* ---- preparing and states ------------------------------------------------ */
+
+int tok_prepare(tok_tokenizer_t *t, tb_err_t *err)
 {
+    build_added_index(t);
+    for (size_t i = 0; i < t->pres.len; i++)
+        if (tok_pre_prepare(&t->pres.data[i], err))
+            return -1;
+    if (t->model == TOK_MODEL_BPE && tok_bpe_prepare(t, err))
+        return -1;
+    tok_state_drop_spares(t);
+    t->ready = 1;
+    return 0;
+}
+
+tok_state_t *tok_state_new(const tok_tokenizer_t *t)
+{
+    tok_state_t *st = calloc(1, sizeof *st);
+    if (st)
+        st->tok = t;
+    return st;
+}
+
+void tok_state_free(tok_state_t *st)
+{
+    if (!st)
+        return;
+    tb_buf_free(&st->pre);
+    tb_buf_free(&st->word);
+    free(st->words.data);
+    pcre2_match_data_free(st->md);
+    tok_bpe_state_free(st->bpe);
+    free(st->viterbi);
+    free(st);
+}
+
+int tok_encode_text(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
+                    size_t len, int parse_special, tok_ids_t *out, tb_err_t *err)
+{
+    if (!t->ready)
+        return tb_fail(err, "encode: the tokenizer was never prepared (tok_prepare)");
+    if (st->tok != t)
+        return tb_fail(err, "encode: the state was made for another tokenizer");
     if (t->needs_utf8) {
         size_t bad = tb_utf8_validate(text, len);
         if (bad != len)
             return tb_fail(err, "encode: invalid UTF-8 at byte %zu", bad);
     }
-    if (!t->added_ready)
-        build_index(t);
-    scratch_t sc = {0};
+    st->parse_special = parse_special;
     size_t mark = out->len;
     int rc = t->match_added
-                 ? split_added(t, &sc, 0, text, len, 1, encode_piece, out, err)
-                 : encode_piece(t, &sc, text, len, 1, out, err);
+                 ? split_added(t, st, 0, text, len, 1, encode_piece, out, err)
+                 : encode_piece(t, st, text, len, 1, out, err);
     if (rc)
         out->len = mark;
-    tb_buf_free(&sc.pre);
-    tb_buf_free(&sc.word);
-    free(sc.words.data);
     return rc;
 }
 
+/* The spare slots are the one field encoding writes; a tokenizer is
+ * allocated writable, so casting its const away there is sound. */
+static _Atomic(tok_state_t *) *spares(const tok_tokenizer_t *t)
+{
+    return ((tok_tokenizer_t *)t)->spare;
+}
+
+tok_state_t *tok_state_take(const tok_tokenizer_t *t)
+{
+    _Atomic(tok_state_t *) *s = spares(t);
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++) {
+        tok_state_t *st;
+        /* a plain load first: an empty slot costs no exclusive cache line */
+        if (atomic_load_explicit(&s[i], memory_order_relaxed) &&
+            (st = atomic_exchange_explicit(&s[i], NULL, memory_order_acquire)))
+            return st;
+    }
+    return tok_state_new(t);
+}
+
+void tok_state_give(const tok_tokenizer_t *t, tok_state_t *st)
+{
+    _Atomic(tok_state_t *) *s = spares(t);
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++) {
+        tok_state_t *none = NULL;
+        if (atomic_compare_exchange_strong_explicit(&s[i], &none, st,
+                                                    memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    tok_state_free(st);
+}
+
+void tok_state_drop_spares(tok_tokenizer_t *t)
+{
+    for (size_t i = 0; i < TOK_SPARE_STATES; i++)
+        tok_state_free(atomic_exchange(&t->spare[i], NULL));
+}
+
+
 /* ---- decoding ----------------------------------------------------------- */
 
-int tok_decode(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
-               tb_buf_t *out, tb_err_t *err)
+int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
+                  uint32_t flags, tb_buf_t *out, tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
     size_t mark = out->len;
+    int strip = (t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) != 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= v->size) {
             out->len = mark;
             return tb_fail(err, "decode: id %u (position %zu) is past the "
                                 "vocabulary of %u ids", ids[i], i, v->size);
+        }
+        if ((flags & TOK_SKIP_SPECIAL) && tok_skips_special(t, ids[i])) {
+            /* llama.cpp's detokenize spends its strip on the first token
+             * even when it renders as nothing; Hugging Face drops the
+             * special tokens before its decoder strips. */
+            if (i == 0 && t->format == TOK_FORMAT_GGUF)
+                strip = 0;
+            continue;
         }
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[i], &len);
@@ -300,7 +383,7 @@ int tok_decode(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
         }
     }
     /* SentencePiece-style decoders strip one space off the whole text. */
-    if ((t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) && out->len > mark &&
+    if (strip && out->len > mark &&
         out->data[mark] == ' ') {
         memmove(out->data + mark, out->data + mark + 1, out->len - mark - 1);
         out->len--;

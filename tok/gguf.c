@@ -18,12 +18,14 @@
  * Models: "llama" is SentencePiece-style BPE (pieces with the U+2581 word
  * marker, <0xNN> byte pieces, merge priority by piece score, as llama.cpp's
  * SPM tokenizer does it); "gpt2" is byte-level BPE with an explicit merge
- * list and a split regex named by tokenizer.ggml.pre.
+ * list and the split regexes named by tokenizer.ggml.pre (gguf_pre.c);
+ * "bert" is BERT's WordPiece (wordpiece.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../base/utf8.h"
 #include "tok_internal.h"
@@ -46,7 +48,8 @@ static const char *gg_tname(uint32_t t)
 /* The keys the loader reads. */
 enum {
     K_MODEL, K_PRE, K_TOKENS, K_SCORES, K_TYPES, K_MERGES, K_BOS, K_EOS,
-    K_UNK, K_PAD, K_SPACE_PREFIX, K_N
+    K_UNK, K_PAD, K_SPACE_PREFIX, K_LOWERCASE, K_STRIP_ACCENTS, K_ADD_BOS,
+    K_ADD_EOS, K_SEP, K_NAME, K_N
 };
 
 static const char *const gg_keys[K_N] = {
@@ -54,7 +57,11 @@ static const char *const gg_keys[K_N] = {
     "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
     "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id",
     "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
-    "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_space_prefix"};
+    "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_space_prefix",
+    "tokenizer.ggml.normalizer.lowercase",
+    "tokenizer.ggml.normalizer.strip_accents",
+    "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token",
+    "tokenizer.ggml.seperator_token_id", "general.name"};
 
 /* Where a value sits: for an array, the element type, the count and the
  * offset of the first element. */
@@ -302,6 +309,18 @@ static int gg_get_id(gg_rd_t *r, int k, uint32_t size, int32_t *id)
     return 0;
 }
 
+/* An optional bool: *b is left as it is if the key is absent. */
+static int gg_get_bool(gg_rd_t *r, int k, int *b)
+{
+    const gg_val_t *v = gg_val(r, k);
+    if (!v)
+        return 0;
+    if (v->type != GG_BOOL)
+        return gg_fail(r, v->at, "want a bool, found %s", gg_tname(v->type));
+    *b = r->d[v->at] != 0;
+    return 0;
+}
+
 /* ---- tokens --------------------------------------------------------- */
 
 static const char META[] = "\xe2\x96\x81"; /* U+2581, SentencePiece's space */
@@ -324,14 +343,19 @@ static int gg_byte_piece(const uint8_t *s, size_t n)
     return v;
 }
 
+/* How a model's file spells its tokens: GPT-2's byte alphabet, or text
+ * with U+2581 for a space (SentencePiece, with <0xNN> byte pieces; BERT,
+ * whose word-start pieces llama.cpp's converter marks so). */
+enum { GG_FORM_BPE, GG_FORM_SPM, GG_FORM_WPM };
+
 /* The raw bytes of token `id` (file string s[0..n)) into out. */
-static int gg_token_bytes(gg_rd_t *r, int spm, uint32_t id, tok_kind_t kind,
+static int gg_token_bytes(gg_rd_t *r, int form, uint32_t id, tok_kind_t kind,
                           const uint8_t *s, uint64_t n, size_t at, tb_buf_t *out)
 {
     out->len = 0;
     if (tb_buf_reserve(out, (size_t)n + 1))
         return tb_fail(r->err, "%s: out of memory", r->path);
-    if (spm && kind == TOK_BYTE) {
+    if (form == GG_FORM_SPM && kind == TOK_BYTE) {
         int b = gg_byte_piece(s, (size_t)n);
         if (b < 0)
             return gg_fail(r, at, "token %u is a byte token but not <0xNN>: "
@@ -340,7 +364,7 @@ static int gg_token_bytes(gg_rd_t *r, int spm, uint32_t id, tok_kind_t kind,
         out->data[out->len++] = (uint8_t)b;
         return 0;
     }
-    if (spm) { /* the word marker stands for a space */
+    if (form != GG_FORM_BPE) { /* the word marker stands for a space */
         for (size_t i = 0; i < n;) {
             int m = n - i >= 3 && !memcmp(s + i, META, 3);
             out->data[out->len++] = m ? ' ' : s[i];
@@ -388,11 +412,39 @@ static float gg_score(gg_rd_t *r, const gg_val_t *scores, uint32_t id)
     return f;
 }
 
+/* Texts llama.cpp takes for control tokens whatever the file's type says
+ * (its end-of-generation, end-of-turn and fill-in-the-middle names). */
+static const char *const gg_control_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>",
+    "<|fim_prefix|>", "<fim-prefix>", "<PRE>", "<|fim_suffix|>", "<fim-suffix>",
+    "<SUF>", "<|fim_middle|>", "<fim-middle>", "<MID>", "<|fim_pad|>",
+    "<fim-pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>",
+    "<REPO>", "<|file_sep|>"};
+
+static int gg_control_like(const uint8_t *s, uint64_t n)
+{
+    if (n < 5 || s[0] != '<' || s[n - 1] != '>')
+        return 0;
+    for (size_t i = 0; i < sizeof gg_control_texts / sizeof *gg_control_texts; i++)
+        if (n == strlen(gg_control_texts[i]) && !memcmp(s, gg_control_texts[i], n))
+            return 1;
+    return 0;
+}
+
+/* Special as llama.cpp treats it: parsed only under parse_special and
+ * rendered as nothing by a detokenize without unparse_special. */
+static int gg_special(tok_kind_t kind, const uint8_t *s, uint64_t n)
+{
+    return kind == TOK_CONTROL || kind == TOK_UNKNOWN || gg_control_like(s, n);
+}
+
 /* tokens, scores and token_type into t->vocab. */
-static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int spm)
+static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
 {
     const gg_val_t *tokens, *scores, *types;
-    if (gg_get_array(r, K_SCORES, GG_F32, spm, &scores) ||
+    if (gg_get_array(r, K_SCORES, GG_F32, form == GG_FORM_SPM, &scores) ||
         gg_get_array(r, K_TYPES, GG_I32, 0, &types) ||
         gg_get_array(r, K_TOKENS, GG_STRING, 1, &tokens))
         return -1;
@@ -418,9 +470,9 @@ static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int spm)
         size_t at = r->pos;
         r->key = gg_keys[K_TOKENS];
         if (gg_str(r, &s, &len, "token") || gg_kind(r, types, id, &kind) ||
-            gg_token_bytes(r, spm, id, kind, s, len, at, &raw) ||
+            gg_token_bytes(r, form, id, kind, s, len, at, &raw) ||
             tok_vocab_add(b, id, raw.data, raw.len, gg_score(r, scores, id),
-                          kind, kind == TOK_CONTROL, r->err)) {
+                          kind, gg_special(kind, s, len), r->err)) {
             if (!strstr(r->err->msg, r->path))
                 tb_wrap(r->err, "%s: key '%s', byte %zu", r->path,
                         gg_keys[K_TOKENS], at);
@@ -445,26 +497,48 @@ static int gg_special_ids(gg_rd_t *r, tok_vocab_t *v)
 
 /* ---- the pipeline --------------------------------------------------- */
 
-/* Control, user-defined and unknown tokens are matched verbatim in text, as
- * Hugging Face matches its added tokens. */
-static int gg_added(tok_tokenizer_t *t, const char *path, tb_err_t *err)
+/* 1 if general.name names a Phi-3 model (llama.cpp's test, lowercased). */
+static int gg_is_phi3(gg_rd_t *r)
+{
+    const uint8_t *s;
+    uint64_t n;
+    if (!r->vals[K_NAME].present || gg_get_str(r, K_NAME, &s, &n))
+        return 0;
+    for (uint64_t i = 0; i + 4 <= n; i++)
+        if (!strncasecmp((const char *)s + i, "phi3", 4) ||
+            (i + 5 <= n && !strncasecmp((const char *)s + i, "phi-3", 5)))
+            return 1;
+    return 0;
+}
+
+/* Control, user-defined and unknown tokens (and the texts llama.cpp takes
+ * for control tokens) are matched verbatim in the text, the special ones
+ * only under TOK_PARSE_SPECIAL, as llama.cpp's parse_special.  Phi-3's
+ * special tokens swallow the white space after them, as llama.cpp sets
+ * them (its RSTRIP attribute), all but <unk>, <s> and <|endoftext|>. */
+static int gg_added(gg_rd_t *r, tok_tokenizer_t *t)
 {
     const tok_vocab_t *v = &t->vocab;
+    int phi3 = gg_is_phi3(r);
     for (uint32_t id = 0; id < v->size; id++) {
         uint8_t k = v->kind[id];
-        if (k != TOK_CONTROL && k != TOK_USER && k != TOK_UNKNOWN)
-            continue;
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (k != TOK_CONTROL && k != TOK_USER && k != TOK_UNKNOWN &&
+            !gg_control_like(s, len))
+            continue;
         tok_added_t a;
         memset(&a, 0, sizeof a);
         a.id = id;
-        a.special = k != TOK_USER;
+        a.special = v->special[id];
+        a.rstrip = phi3 && !(len == 5 && !memcmp(s, "<unk>", 5)) &&
+                   !(len == 3 && !memcmp(s, "<s>", 3)) &&
+                   !(len == 13 && !memcmp(s, "<|endoftext|>", 13));
         if (!len)
             continue;
         if (tb_buf_put(&a.content, s, len) || tb_vec_push(&t->added, a)) {
             tb_buf_free(&a.content);
-            return tb_fail(err, "%s: out of memory", path);
+            return tb_fail(r->err, "%s: out of memory", r->path);
         }
     }
     t->match_added = t->added.len > 0;
@@ -486,64 +560,45 @@ static int gg_norm(tok_tokenizer_t *t, tok_norm_kind_t kind, const char *a,
     return 0;
 }
 
-/* Pre-tokenizer regexes by tokenizer.ggml.pre name; the patterns are those
- * the corresponding Hugging Face tokenizer.json files declare. */
-#define GG_PAT_GPT2                                                          \
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+"      \
-    "|\\s+(?!\\S)|\\s+"
-#define GG_PAT_LLAMA3                                                        \
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}" \
-    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define GG_PAT_QWEN2                                                         \
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"      \
-    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-
-typedef struct {
-    const char *name, *pattern;
-    int ignore_merges, nfc;
-} gg_pre_t;
-
-static const gg_pre_t gg_pres[] = {
-    {"default", GG_PAT_GPT2, 0, 0},     {"gpt-2", GG_PAT_GPT2, 0, 0},
-    {"gpt2", GG_PAT_GPT2, 0, 0},        {"llama-bpe", GG_PAT_LLAMA3, 1, 0},
-    {"llama3", GG_PAT_LLAMA3, 1, 0},    {"llama-v3", GG_PAT_LLAMA3, 1, 0},
-    {"qwen2", GG_PAT_QWEN2, 0, 1},
-};
-
-static int gg_pretokenizer(gg_rd_t *r, tok_tokenizer_t *t)
+/* One split step of an isolated regex. */
+static int gg_split(gg_rd_t *r, tok_tokenizer_t *t, const char *pattern)
 {
-    const uint8_t *s = (const uint8_t *)"default";
-    uint64_t n = 7;
-    if (r->vals[K_PRE].present && gg_get_str(r, K_PRE, &s, &n))
-        return -1;
-    const gg_pre_t *p = NULL;
-    for (size_t i = 0; i < sizeof gg_pres / sizeof *gg_pres; i++)
-        if (n == strlen(gg_pres[i].name) && !memcmp(s, gg_pres[i].name, n))
-            p = &gg_pres[i];
-    if (!p)
-        return gg_fail(r, r->vals[K_PRE].at, "pre-tokenizer '%.*s' is not "
-                                             "supported (known: default, "
-                                             "gpt-2, llama-bpe, llama3, qwen2)",
-                       (int)(n > 60 ? 60 : n), (const char *)s);
-    t->bpe.ignore_merges = p->ignore_merges;
-    if (p->nfc && gg_norm(t, TOK_NORM_NFC, NULL, NULL))
-        return tb_fail(r->err, "%s: out of memory", r->path);
     tok_pre_t pre;
     memset(&pre, 0, sizeof pre);
     pre.kind = TOK_PRE_SPLIT;
     pre.behavior = TOK_SPLIT_ISOLATED;
-    int rc = tok_pre_compile(&pre, (const uint8_t *)p->pattern,
-                             strlen(p->pattern), 0, r->err);
+    int rc = tok_pre_compile(&pre, (const uint8_t *)pattern, strlen(pattern),
+                             0, r->err);
     if (rc)
         tb_wrap(r->err, "%s: %s", r->path, gg_keys[K_PRE]);
     else if (tb_vec_push(&t->pres, pre))
         rc = tb_fail(r->err, "%s: out of memory", r->path);
     if (rc) {
         tb_buf_free(&pre.pattern);
-        pcre2_match_data_free(pre.md);
         pcre2_code_free(pre.re);
     }
     return rc;
+}
+
+/* tokenizer.ggml.pre: the split regexes of the named family (gguf_pre.c);
+ * absent, GPT-2's. */
+static int gg_pretokenizer(gg_rd_t *r, tok_tokenizer_t *t)
+{
+    const uint8_t *s = (const uint8_t *)"default";
+    uint64_t n = 7;
+    if (r->vals[K_PRE].present && gg_get_str(r, K_PRE, &s, &n))
+        return -1;
+    tok_gguf_pre_t p;
+    if (tok_gguf_pre(s, (size_t)n, &p, r->err))
+        return tb_wrap(r->err, "%s: key '%s', byte %zu", r->path,
+                       gg_keys[K_PRE], r->vals[K_PRE].at);
+    t->bpe.ignore_merges = p.ignore_merges;
+    if (p.nfc && gg_norm(t, TOK_NORM_NFC, NULL, NULL))
+        return tb_fail(r->err, "%s: out of memory", r->path);
+    for (size_t i = 0; p.patterns[i]; i++)
+        if (gg_split(r, t, p.patterns[i]))
+            return -1;
+    return 0;
 }
 
 /* tokenizer.ggml.merges: "LEFT RIGHT" in GPT-2's alphabet, by rank. */
@@ -603,7 +658,7 @@ static int gg_setup_gpt2(gg_rd_t *r, tok_tokenizer_t *t)
 {
     t->bpe.byte_level = 1;
     if (gg_merges(r, t) || gg_pretokenizer(r, t) ||
-        gg_added(t, r->path, r->err))
+        gg_added(r, t))
         return -1;
     /* as for tokenizer.json: a byte-level model takes any bytes unless a
      * normalizer needs characters */
@@ -672,13 +727,8 @@ static int gg_spm_merges(tok_tokenizer_t *t, const char *path, tb_err_t *err)
 static int gg_setup_llama(gg_rd_t *r, tok_tokenizer_t *t)
 {
     int prefix = 1;
-    const gg_val_t *sp = gg_val(r, K_SPACE_PREFIX);
-    if (sp) {
-        if (sp->type != GG_BOOL)
-            return gg_fail(r, sp->at, "want a bool, found %s",
-                           gg_tname(sp->type));
-        prefix = r->d[sp->at] != 0;
-    }
+    if (gg_get_bool(r, K_SPACE_PREFIX, &prefix))
+        return -1;
     const tok_vocab_t *v = &t->vocab;
     for (uint32_t id = 0; id < v->size; id++)
         t->bpe.byte_fallback |= v->kind[id] == TOK_BYTE;
@@ -693,8 +743,81 @@ static int gg_setup_llama(gg_rd_t *r, tok_tokenizer_t *t)
         t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
     snprintf(t->model_name, sizeof t->model_name, "%s",
              t->bpe.byte_fallback ? "bpe+byte-fallback" : "bpe");
-    return gg_spm_merges(t, r->path, r->err) || gg_added(t, r->path, r->err)
+    return gg_spm_merges(t, r->path, r->err) || gg_added(r, t)
                ? -1 : 0;
+}
+
+/* BERT's WordPiece as llama.cpp runs it (wordpiece.c), with its defaults:
+ * lowercase unless the file says not, accents stripped as lowercase is
+ * unless the file says otherwise. */
+static int gg_setup_bert(gg_rd_t *r, tok_tokenizer_t *t)
+{
+    tok_wordpiece_t *w = &t->wordpiece;
+    w->lowercase = 1;
+    if (gg_get_bool(r, K_LOWERCASE, &w->lowercase))
+        return -1;
+    w->strip_accents = w->lowercase;
+    if (gg_get_bool(r, K_STRIP_ACCENTS, &w->strip_accents))
+        return -1;
+    const tok_vocab_t *v = &t->vocab;
+    w->unk = v->unk;
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        tok_vocab_token(v, id, &len);
+        if (len > w->max_len)
+            w->max_len = len;
+    }
+    t->model = TOK_MODEL_WORDPIECE;
+    t->needs_utf8 = 1;
+    t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
+    snprintf(t->model_name, sizeof t->model_name, "wordpiece");
+    return gg_added(r, t);
+}
+
+/* One id TOK_ADD_SPECIAL adds: the key's, else llama.cpp's default for the
+ * model, or the reason there is none in t->add_special_error. */
+static int gg_add_id(gg_rd_t *r, tok_tokenizer_t *t, int k, int32_t dflt,
+                     tok_ids_t *to)
+{
+    int32_t id;
+    if (gg_get_id(r, k, t->vocab.size, &id))
+        return -1;
+    if (id < 0)
+        id = dflt;
+    if (id < 0 || (uint32_t)id >= t->vocab.size) {
+        snprintf(t->add_special_error, sizeof t->add_special_error,
+                 "%s: no '%s' and no default id in the vocabulary", r->path,
+                 gg_keys[k]);
+        return 0;
+    }
+    return tb_vec_push(to, (uint32_t)id)
+               ? tb_fail(r->err, "%s: out of memory", r->path) : 0;
+}
+
+/* What llama.cpp's tokenize adds under add_special: BERT always [CLS] and
+ * [SEP]; the others BOS if add_bos, EOS if add_eos, from the keys, else
+ * llama.cpp's defaults (llama: BOS; gpt2: BOS for the pre-tokenizers that
+ * set it, none otherwise).  Absent ids default as llama.cpp's do. */
+static int gg_add_special(gg_rd_t *r, tok_tokenizer_t *t, int form)
+{
+    static const char *const bos_pres[] = {"llama3", "llama-v3", "llama-bpe",
+                                           "falcon3", "tekken", "chameleon"};
+    if (form == GG_FORM_WPM)
+        return gg_add_id(r, t, K_BOS, 101, &t->special_prefix) ||
+               gg_add_id(r, t, K_SEP, 102, &t->special_suffix);
+    int add_bos = form == GG_FORM_SPM, add_eos = 0;
+    const uint8_t *pre;
+    uint64_t n;
+    if (form == GG_FORM_BPE && r->vals[K_PRE].present &&
+        !gg_get_str(r, K_PRE, &pre, &n))
+        for (size_t i = 0; i < sizeof bos_pres / sizeof *bos_pres; i++)
+            add_bos |= n == strlen(bos_pres[i]) && !memcmp(pre, bos_pres[i], n);
+    if (gg_get_bool(r, K_ADD_BOS, &add_bos) ||
+        gg_get_bool(r, K_ADD_EOS, &add_eos))
+        return -1;
+    int spm = form == GG_FORM_SPM;
+    return (add_bos && gg_add_id(r, t, K_BOS, spm ? 1 : 11, &t->special_prefix)) ||
+           (add_eos && gg_add_id(r, t, K_EOS, spm ? 2 : 11, &t->special_suffix));
 }
 
 int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
@@ -712,15 +835,21 @@ int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
     uint64_t mlen;
     if (gg_get_str(&r, K_MODEL, &model, &mlen))
         return -1;
-    int spm = mlen == 5 && !memcmp(model, "llama", 5);
-    if (!spm && !(mlen == 4 && !memcmp(model, "gpt2", 4)))
+    int form = mlen == 5 && !memcmp(model, "llama", 5) ? GG_FORM_SPM
+               : mlen == 4 && !memcmp(model, "bert", 4)  ? GG_FORM_WPM
+               : mlen == 4 && !memcmp(model, "gpt2", 4)  ? GG_FORM_BPE : -1;
+    if (form < 0)
         return gg_fail(&r, r.vals[K_MODEL].at, "tokenizer model '%.*s' is not "
-                                               "supported (want llama or gpt2)",
+                                               "supported (want llama, gpt2 "
+                                               "or bert)",
                        (int)(mlen > 60 ? 60 : mlen), (const char *)model);
     t->model = TOK_MODEL_BPE;
-    if (gg_vocab(&r, t, spm) || gg_special_ids(&r, &t->vocab))
+    if (gg_vocab(&r, t, form) || gg_special_ids(&r, &t->vocab))
         return -1;
-    return spm ? gg_setup_llama(&r, t) : gg_setup_gpt2(&r, t);
+    int rc = form == GG_FORM_SPM ? gg_setup_llama(&r, t)
+             : form == GG_FORM_WPM ? gg_setup_bert(&r, t)
+                                   : gg_setup_gpt2(&r, t);
+    return rc ? rc : gg_add_special(&r, t, form);
 }
 
 /* ---- writing -------------------------------------------------------- */

@@ -78,6 +78,8 @@ tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
     else
         rc = tok_load_gguf(t, path, data, len, err);
     tb_unmap_file(data, len);
+    if (!rc && tok_prepare(t, err))
+        rc = tb_wrap(err, "%s", path);
     if (rc) {
         tok_free(t);
         return NULL;
@@ -90,6 +92,7 @@ void tok_free(tok_tokenizer_t *t)
 {
     if (!t)
         return;
+    tok_state_drop_spares(t);
     tok_vocab_free(&t->vocab);
     tok_bpe_free(&t->bpe);
     tok_unigram_free(&t->unigram);
@@ -100,7 +103,6 @@ void tok_free(tok_tokenizer_t *t)
     }
     for (size_t i = 0; i < t->pres.len; i++) {
         tb_buf_free(&t->pres.data[i].pattern);
-        pcre2_match_data_free(t->pres.data[i].md);
         pcre2_code_free(t->pres.data[i].re);
     }
     for (size_t i = 0; i < t->added.len; i++)
@@ -108,6 +110,8 @@ void tok_free(tok_tokenizer_t *t)
     free(t->norms.data);
     free(t->pres.data);
     free(t->added.data);
+    free(t->special_prefix.data);
+    free(t->special_suffix.data);
     free(t);
 }
 

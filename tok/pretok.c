@@ -7,10 +7,11 @@
  * reference runs its regex over each split string; PCRE2_MATCH_INVALID_UTF
  * lets invalid UTF-8 through (it never matches, so it lands in the gaps).
  *
- * Buffers: the text and the word list belong to the caller and are reused.
- * A step appends its new words (and, when it rewrites the text, the new
- * text) behind the old ones and then moves them down, so a warm call does
- * not allocate.
+ * Buffers: the text, the word list and the match data belong to the
+ * caller and are reused; the steps and their compiled patterns are only
+ * read.  A step appends its new words (and, when it rewrites the text, the
+ * new text) behind the old ones and then moves them down, so a warm call
+ * does not allocate.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,23 +149,16 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
     }
     /* Without JIT support matching falls back to the interpreter. */
     pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    if (!md) {
-        pcre2_code_free(re);
-        return tb_fail(err, "out of memory for a pre-tokenizer pattern");
-    }
-    pcre2_match_data_free(p->md);
     pcre2_code_free(p->re);
     p->re = re;
-    p->md = md;
     return 0;
 }
 
-/* Steps other than Split carry a fixed pattern, compiled on first use. */
-static int ensure_compiled(tok_pre_t *p, tb_err_t *err)
+int tok_pre_prepare(tok_pre_t *p, tb_err_t *err)
 {
-    if (p->re)
-        return 0;
+    if (p->re || p->kind == TOK_PRE_METASPACE ||
+        (p->kind == TOK_PRE_BYTE_LEVEL && !(p->flags & 2)))
+        return 0; /* compiled already, or no pattern to run */
     const char *pat = NULL;
     if (p->kind == TOK_PRE_BYTE_LEVEL)
         pat = gpt2_pattern;
@@ -266,26 +260,30 @@ static void finish(splitter_t *sp)
     flush(sp);
 }
 
-static int match_at(tok_pre_t *p, const uint8_t *s, size_t n, size_t pos)
+/* 0 (the ovector is too small for the groups) is a match too: only the
+ * whole match's pair is read. */
+static int match_at(const tok_pre_t *p, pcre2_match_data *md, const uint8_t *s,
+                    size_t n, size_t pos)
 {
-    int rc = pcre2_jit_match(p->re, s, n, pos, 0, p->md, NULL);
+    int rc = pcre2_jit_match(p->re, s, n, pos, 0, md, NULL);
     if (rc == PCRE2_ERROR_JIT_BADOPTION || rc == PCRE2_ERROR_JIT_STACKLIMIT)
-        rc = pcre2_match(p->re, s, n, pos, 0, p->md, NULL);
+        rc = pcre2_match(p->re, s, n, pos, 0, md, NULL);
     return rc;
 }
 
 /* Cuts the word text[off..off+len) at the matches of p's pattern, the way
  * Oniguruma's find_iter walks it: an empty match right where the previous
  * match ended is skipped by one character. */
-static int split_word(tok_pre_t *p, splitter_t *sp, const uint8_t *text,
-                      uint32_t off, uint32_t len, tb_err_t *err)
+static int split_word(const tok_pre_t *p, pcre2_match_data *md, splitter_t *sp,
+                      const uint8_t *text, uint32_t off, uint32_t len,
+                      tb_err_t *err)
 {
     const uint8_t *s = text + off;
     size_t pos = 0, prev = 0, last_end = SIZE_MAX;
     sp->base = off;
     sp->have_cur = sp->prev_match = sp->have_pend = 0;
     while (pos <= len) {
-        int rc = match_at(p, s, len, pos);
+        int rc = match_at(p, md, s, len, pos);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0) {
@@ -296,7 +294,7 @@ static int split_word(tok_pre_t *p, splitter_t *sp, const uint8_t *text,
                            (const char *)p->pattern.data, off + pos,
                            (const char *)msg);
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(p->md);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         size_t ms = ov[0], me = ov[1];
         if (ms == me && last_end == me) {
             if (pos >= len)
@@ -326,16 +324,19 @@ static void drop_front(tok_spans_t *words, size_t k)
 }
 
 /* Re-splits every current word; the new words replace the old. */
-static int split_all(tok_pre_t *p, tok_split_behavior_t behavior, int invert,
-                     tb_buf_t *text, tok_spans_t *words, tb_err_t *err)
+static int split_all(const tok_pre_t *p, pcre2_match_data *md,
+                     tok_split_behavior_t behavior, int invert, tb_buf_t *text,
+                     tok_spans_t *words, tb_err_t *err)
 {
-    if (ensure_compiled(p, err))
-        return -1;
+    if (!p->re)
+        return tb_fail(err, "pre-tokenizer /%.*s/ was never compiled "
+                            "(tok_prepare)",
+                       (int)p->pattern.len, (const char *)p->pattern.data);
     splitter_t sp = {.words = words, .behavior = behavior, .invert = invert};
     size_t k = words->len;
     for (size_t i = 0; i < k; i++) {
         tok_span_t w = words->data[i];
-        if (split_word(p, &sp, text->data, w.off, w.len, err))
+        if (split_word(p, md, &sp, text->data, w.off, w.len, err))
             return -1;
     }
     drop_front(words, k);
@@ -399,35 +400,36 @@ static int split_before_spaces(tb_buf_t *text, tok_spans_t *words)
     return 0;
 }
 
-static int run_step(tok_pre_t *p, tb_buf_t *text, tok_spans_t *words,
-                    tb_err_t *err)
+static int run_step(const tok_pre_t *p, pcre2_match_data *md, int first,
+                    tb_buf_t *text, tok_spans_t *words, tb_err_t *err)
 {
+    int prepend;
     switch (p->kind) {
     case TOK_PRE_SPLIT:
-        if (!p->re)
-            return tb_fail(err, "pre-tokenizer split /%.*s/ was never compiled",
-                           (int)p->pattern.len, (const char *)p->pattern.data);
-        return split_all(p, p->behavior, p->invert, text, words, err);
+        return split_all(p, md, p->behavior, p->invert, text, words, err);
     case TOK_PRE_BYTE_LEVEL:
         if ((p->flags & 1) && rewrite_words(text, words, 1, 0))
             return tb_fail(err, "out of memory adding prefix spaces");
-        return p->flags & 2 ? split_all(p, TOK_SPLIT_ISOLATED, 0, text, words, err)
-                            : 0;
+        return p->flags & 2
+                   ? split_all(p, md, TOK_SPLIT_ISOLATED, 0, text, words, err)
+                   : 0;
     case TOK_PRE_METASPACE:
-        if (rewrite_words(text, words, p->flags & 1, 1) ||
+        prepend = p->flags & 4 ? first : (int)(p->flags & 1);
+        if (rewrite_words(text, words, prepend, 1) ||
             ((p->flags & 2) && split_before_spaces(text, words)))
             return tb_fail(err, "out of memory in the metaspace pre-tokenizer");
         return 0;
     case TOK_PRE_DIGITS:
-        return split_all(p, TOK_SPLIT_ISOLATED, 0, text, words, err);
+        return split_all(p, md, TOK_SPLIT_ISOLATED, 0, text, words, err);
     case TOK_PRE_WHITESPACE_SPLIT:
-        return split_all(p, TOK_SPLIT_REMOVED, 0, text, words, err);
+        return split_all(p, md, TOK_SPLIT_REMOVED, 0, text, words, err);
     }
     return tb_fail(err, "unknown pre-tokenizer kind %d", (int)p->kind);
 }
 
-int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
-                    tb_buf_t *text_out, tok_spans_t *words, tb_err_t *err)
+int tok_pretokenize(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *s,
+                    size_t n, int first, tb_buf_t *text_out, tok_spans_t *words,
+                    tb_err_t *err)
 {
     text_out->len = 0;
     words->len = 0;
@@ -438,8 +440,10 @@ int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
         return tb_fail(err, "out of memory copying %zu bytes of text", n);
     if (n && tb_vec_push(words, ((tok_span_t){0, (uint32_t)n})))
         return tb_fail(err, "out of memory for the word list");
+    if (!st->md && !(st->md = pcre2_match_data_create(1, NULL)))
+        return tb_fail(err, "out of memory for the pre-tokenizer's match data");
     for (size_t i = 0; i < t->pres.len; i++)
-        if (run_step(&t->pres.data[i], text_out, words, err))
+        if (run_step(&t->pres.data[i], st->md, first, text_out, words, err))
             return -1;
     return 0;
 }

@@ -381,6 +381,17 @@ static int build_vocab(const pb_file_t *f, const model_t *md, tok_vocab_t *v)
     return 0;
 }
 
+/* What TOK_ADD_SPECIAL adds: the model's BOS and EOS, where it has them,
+ * as spm_encode --extra_options=bos:eos adds them. */
+static int add_bos_eos(tok_tokenizer_t *t, const pb_file_t *f)
+{
+    const tok_vocab_t *v = &t->vocab;
+    if ((v->bos >= 0 && tb_vec_push(&t->special_prefix, (uint32_t)v->bos)) ||
+        (v->eos >= 0 && tb_vec_push(&t->special_suffix, (uint32_t)v->eos)))
+        return tb_fail(f->err, "%s: out of memory", f->path);
+    return 0;
+}
+
 /* The normalizer step; user-defined pieces go in `a`, NUL-separated, as
  * the SentencePiece normalizer leaves them as they are. */
 static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
@@ -577,7 +588,8 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
         goto out;
     }
     if (build_vocab(&f, &md, &t->vocab) || add_normalizer(t, &f, &md) ||
-        add_user_pieces(t, &f, &md) || setup_model(t, &f, &md))
+        add_user_pieces(t, &f, &md) || setup_model(t, &f, &md) ||
+        add_bos_eos(t, &f))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;

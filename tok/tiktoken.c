@@ -420,14 +420,14 @@ static int tt_add_pretokenizer(tok_tokenizer_t *t, const char *path,
         rc = tb_fail(err, "%s: out of memory", path);
     if (rc) { /* the step is not in t->pres: free what compiling made */
         tb_buf_free(&pre.pattern);
-        pcre2_match_data_free(pre.md);
         pcre2_code_free(pre.re);
     }
     return rc;
 }
 
-/* Special tokens are kept as added tokens for decoding and inspection;
- * match_added stays 0 because encode_ordinary treats them as plain text. */
+/* Special tokens are added tokens marked special: matched in the text only
+ * under TOK_PARSE_SPECIAL (allowed_special="all"), plain text otherwise
+ * (encode_ordinary).  tiktoken has no BOS: nothing to add. */
 static int tt_add_specials(tok_tokenizer_t *t, const char *path,
                            const tt_special_t *sp, size_t nsp, tb_err_t *err)
 {
@@ -459,7 +459,7 @@ static int tt_finish(tok_tokenizer_t *t, tt_parser_t *p, const char *pattern,
     t->bpe.byte_level = 1;
     t->bpe.ignore_merges = 1; /* a piece that is a token stays whole */
     t->bpe.unk = -1;
-    t->match_added = 0;
+    t->match_added = 1;
     /* encode_ordinary takes a Unicode string: invalid UTF-8 has no
      * reference behaviour to match. */
     t->needs_utf8 = 1;

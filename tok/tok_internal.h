@@ -17,6 +17,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <stdatomic.h>
 
 #include "../base/buf.h"
 #include "../base/da.h"
@@ -57,8 +58,8 @@ typedef enum {
     TOK_PRE_SPLIT,      /* regex (or literal, compiled as a regex) split */
     TOK_PRE_BYTE_LEVEL, /* flags & 1: add prefix space; & 2: use GPT-2 regex */
     TOK_PRE_METASPACE,  /* flags & 1: prepend marker; & 2: split on it;
-                           & 4: prepend to the first piece only (the
-                           encoder clears 1 for the other pieces) */
+                           & 4: prepend to the first piece of the text
+                           only, whatever 1 says */
     TOK_PRE_DIGITS,     /* flags & 1: individual digits */
     TOK_PRE_WHITESPACE_SPLIT,
 } tok_pre_kind_t;
@@ -78,8 +79,8 @@ typedef struct {
     int invert;
     uint32_t flags;
     tb_buf_t pattern;          /* the source pattern, for messages */
-    pcre2_code *re;            /* compiled with JIT where available */
-    pcre2_match_data *md;
+    pcre2_code *re;            /* compiled with JIT where available; the
+                                  match data is the caller's (tok_state) */
 } tok_pre_t;
 
 /* ---- added tokens --------------------------------------------------- */
@@ -90,7 +91,7 @@ typedef struct {
 } tok_added_t;
 
 /* ---- models --------------------------------------------------------- */
-typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM } tok_model_kind_t;
+typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
 
 typedef struct {
     /* (left id << 32 | right id) -> (rank << 32 | merged id) */
@@ -100,7 +101,8 @@ typedef struct {
     int fuse_unk;        /* consecutive unknowns become one unk */
     int ignore_merges;   /* a word that is a token is emitted whole */
     int32_t unk;         /* -1 if none */
-    void *cache;         /* word -> ids cache, owned by bpe.c */
+    void *tables;        /* bpe.c's lookup tables, built by tok_bpe_prepare
+                            and only read while encoding */
 } tok_bpe_t;
 
 /* Unigram prefix search, pluggable so that trie layouts can stand in for
@@ -123,21 +125,41 @@ typedef struct {
     tok_prefix_fn prefix;    /* prefix search over prefix_index */
     const void *prefix_index;
     void *own_index;     /* unigram.c's default index, if built */
-    void *scratch;       /* Viterbi arrays, reused between calls */
-    size_t scratch_cap;
 } tok_unigram_t;
 
 /* unigram.c: builds the default prefix index over t's vocabulary and
- * plugs it in; frees it and the scratch arrays. */
+ * plugs it in; frees it. */
 int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err);
 void tok_unigram_free(tok_unigram_t *u);
 /* 1 if piece id belongs in a Unigram prefix index. */
 int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id);
 
+/* WordPiece as llama.cpp runs a GGUF "bert" (wordpiece.c): word-start
+ * pieces begin with a space in the vocabulary, continuations are bare. */
+typedef struct {
+    int lowercase, strip_accents;
+    int32_t unk;         /* -1 if none */
+    size_t max_len;      /* longest piece in bytes */
+} tok_wordpiece_t;
+
+/* Splits, normalizes and covers the whole span s[0..n). */
+int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                       tok_ids_t *out, tb_err_t *err);
+
+/* A list of words: spans of a pre-tokenized buffer. */
+typedef struct {
+    uint32_t off, len;
+} tok_span_t;
+typedef TB_VEC(tok_span_t) tok_spans_t;
+
 /* ---- decoder -------------------------------------------------------- */
 enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
 };
+
+/* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word
+ * cache), taken only as concurrent calls need them. */
+#define TOK_SPARE_STATES 4
 
 struct tok_tokenizer {
     tok_vocab_t vocab;
@@ -145,6 +167,7 @@ struct tok_tokenizer {
     tok_model_kind_t model;
     tok_bpe_t bpe;
     tok_unigram_t unigram;
+    tok_wordpiece_t wordpiece;
     TB_VEC(tok_norm_t) norms;
     TB_VEC(tok_pre_t) pres;
     TB_VEC(tok_added_t) added;
@@ -153,13 +176,59 @@ struct tok_tokenizer {
     int needs_utf8;      /* refuse invalid UTF-8 input */
     uint32_t decode_flags;
     char model_name[48];
-    /* encode.c's index over `added`, built on first use: `added` sorted by
-     * (normalized, content), normalized ones from added_norm_from on, and
-     * added_first[k] the bytes that start a token with normalized == k. */
-    int added_ready;
+    /* What TOK_ADD_SPECIAL puts before and after the ids, as the loader
+     * read the file's rule; add_special_error says why the file's rule is
+     * not supported (empty when it is): only an encode that asks fails. */
+    tok_ids_t special_prefix, special_suffix;
+    char add_special_error[160];
+    /* encode.c's index over `added`, built by tok_prepare: `added` sorted
+     * by (normalized, content), normalized ones from added_norm_from on,
+     * and added_first[k] the bytes that start a token with normalized == k. */
     uint32_t added_norm_from;
     uint64_t added_first[2][4];
+    int ready;           /* tok_prepare ran: only read from here on */
+    /* The one field an encode writes: states that calls borrow and put
+     * back (NULL: none there), so that up to TOK_SPARE_STATES threads at a
+     * time find a warm word cache. */
+    _Atomic(tok_state_t *) spare[TOK_SPARE_STATES];
 };
+
+/* Everything an encode writes, so that the tokenizer itself is only read
+ * and any number of threads can share it, each with a state of its own.
+ * The parts are made at first use. */
+struct tok_state {
+    const tok_tokenizer_t *tok; /* the tokenizer whose tables the caches hold */
+    tb_buf_t pre, word;         /* encode.c: pre-tokenized text; a word with
+                                   U+2581 mapped to spaces */
+    tok_spans_t words;          /* encode.c: the words of `pre` */
+    pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
+    void *bpe;                  /* bpe.c: word cache and merge scratch */
+    void *viterbi;              /* unigram.c: Viterbi arrays ... */
+    size_t viterbi_cap;         /* ... of this many bytes */
+    int parse_special;          /* encode.c: this call matches the added
+                                   tokens marked special */
+};
+
+/* Derives every table encoding reads (the added-token index, the fixed
+ * pre-tokenizer patterns, the BPE engine's tables) and drops the spare
+ * states, whose caches may be stale (a caller's own states, made before,
+ * must be freed too).  tok_load calls it; a tokenizer built by hand calls
+ * it once complete (and again after changing it), before any encode and
+ * before it is shared. */
+int tok_prepare(tok_tokenizer_t *t, tb_err_t *err);        /* encode.c */
+/* A spare state of t, or a new one (NULL: out of memory); safe from any
+ * thread.  tok_state_give puts it back, or frees it when every slot is
+ * taken; tok_state_drop_spares frees them all (not while t is in use). */
+tok_state_t *tok_state_take(const tok_tokenizer_t *t);     /* encode.c */
+void tok_state_give(const tok_tokenizer_t *t, tok_state_t *st);
+void tok_state_drop_spares(tok_tokenizer_t *t);
+
+/* encode.c: the ids of text[0..len) with st, added tokens marked special
+ * matched only if parse_special (special.c puts the flags around it). */
+int tok_encode_text(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
+                    size_t len, int parse_special, tok_ids_t *out, tb_err_t *err);
+/* special.c: 1 if TOK_SKIP_SPECIAL leaves id out of a decode. */
+int tok_skips_special(const tok_tokenizer_t *t, uint32_t id);
 
 /* Allocates an empty tokenizer (vocab unset, bos/eos/unk -1). */
 tok_tokenizer_t *tok_new(tok_format_t format);
@@ -178,11 +247,22 @@ int tok_load_gguf(tok_tokenizer_t *t, const char *path, const uint8_t *data,
 int tok_gguf_write(const tok_tokenizer_t *t, const char *path,
                    const char *pre, tb_err_t *err);         /* gguf.c */
 
+/* What a tokenizer.ggml.pre name stands for (gguf_pre.c): split regexes
+ * applied in turn (NULL-ended), and the model's flags. */
+typedef struct {
+    const char *const *patterns;
+    int ignore_merges, nfc;
+} tok_gguf_pre_t;
+int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
+                 tb_err_t *err);
+
 /* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
  * BPE (by piece score) and tiktoken (by rank) are derived at load time into
  * the same (pair -> rank, merged id) table that Hugging Face BPE uses. */
 int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
                     int literal, tb_err_t *err);           /* pretok.c */
+/* Compiles the fixed pattern of a step other than Split. */
+int tok_pre_prepare(tok_pre_t *p, tb_err_t *err);          /* pretok.c */
 void tok_bpe_free(tok_bpe_t *m);                   /* bpe.c */
 /* One merge as ids: left + right = merged, at rank (lower merges first). */
 typedef struct {
@@ -194,13 +274,11 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges,
                        size_t n);                          /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
-int tok_bpe_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                 tok_ids_t *out, tb_err_t *err);           /* bpe.c */
-/* A list of words: spans of a pre-tokenized buffer. */
-typedef struct {
-    uint32_t off, len;
-} tok_span_t;
-typedef TB_VEC(tok_span_t) tok_spans_t;
+/* (Re)builds t->bpe.tables from the vocabulary and the merges. */
+int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
+void tok_bpe_state_free(void *bpe);                        /* bpe.c */
+int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
+                 size_t n, tok_ids_t *out, tb_err_t *err); /* bpe.c */
 
 /* Runs the normalizer steps over s[0..n) into out (normalize.c); the
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */
@@ -209,10 +287,13 @@ int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
 int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
                       tb_buf_t *out, tb_err_t *err);
 /* Runs the pre-tokenizer steps over s[0..n): the text the words index
- * (which may differ from s, e.g. with a prefix space) goes to text_out. */
-int tok_pretokenize(tok_tokenizer_t *t, const uint8_t *s, size_t n,
-                    tb_buf_t *text_out, tok_spans_t *words, tb_err_t *err);
-int tok_unigram_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                     tok_ids_t *out, tb_err_t *err);       /* unigram.c */
+ * (which may differ from s, e.g. with a prefix space) goes to text_out.
+ * `first`: s starts the text (a Metaspace with prepend_scheme "first"
+ * prepends only there). */
+int tok_pretokenize(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *s,
+                    size_t n, int first, tb_buf_t *text_out, tok_spans_t *words,
+                    tb_err_t *err);
+int tok_unigram_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
+                     size_t n, tok_ids_t *out, tb_err_t *err); /* unigram.c */
 
 #endif

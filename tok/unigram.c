@@ -105,9 +105,7 @@ void tok_unigram_free(tok_unigram_t *u)
     if (d)
         tb_da_free(d);
     free(d);
-    free(u->scratch);
-    u->own_index = u->scratch = NULL;
-    u->scratch_cap = 0;
+    u->own_index = NULL;
 }
 
 /* ---- Viterbi -------------------------------------------------------- */
@@ -204,10 +202,10 @@ static int emit(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
     return rc;
 }
 
-int tok_unigram_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
-                     tok_ids_t *out, tb_err_t *err)
+int tok_unigram_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
+                     size_t n, tok_ids_t *out, tb_err_t *err)
 {
-    tok_unigram_t *u = &t->unigram;
+    const tok_unigram_t *u = &t->unigram;
     if (!u->prefix)
         return tb_fail(err, "unigram: no prefix index (model not loaded)");
     if (n == 0)
@@ -216,14 +214,14 @@ int tok_unigram_word(tok_tokenizer_t *t, const uint8_t *w, size_t n,
         return tb_fail(err, "unigram: a %zu-byte word is too long", n);
     size_t max_hits = u->max_piece_len + 1;
     size_t need = (n + 1) * sizeof(best_t) + max_hits * sizeof(tok_prefix_hit_t);
-    if (need > u->scratch_cap) {
-        void *p = realloc(u->scratch, need);
+    if (need > st->viterbi_cap) {
+        void *p = realloc(st->viterbi, need);
         if (!p)
             return tb_fail(err, "unigram: out of memory for a %zu-byte word", n);
-        u->scratch = p;
-        u->scratch_cap = need;
+        st->viterbi = p;
+        st->viterbi_cap = need;
     }
-    best_t *best = u->scratch;
+    best_t *best = st->viterbi;
     tok_prefix_hit_t *hits = (tok_prefix_hit_t *)(best + n + 1);
     viterbi(t, w, n, best, hits, max_hits);
     if (emit(t, w, n, best, out))

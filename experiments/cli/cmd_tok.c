@@ -131,12 +131,40 @@ int xp_cmd_vocab(int argc, char **argv)
 
 static int encode_usage(FILE *out)
 {
-    fprintf(out, "usage: tokbench encode SPEC [--pieces] (TEXT | -f FILE)\n\n"
+    fprintf(out, "usage: tokbench encode SPEC [--pieces] [--add-special]\n"
+                 "                       [--parse-special | --no-parse-special]\n"
+                 "                       (TEXT | -f FILE)\n"
+                 "       tokbench encode SPEC --lines [--threads N] [--add-special]\n"
+                 "                       [--parse-special | --no-parse-special] -f FILE\n\n"
                  "Encodes TEXT, or the bytes of FILE ('-' for standard input), and\n"
-                 "prints the ids on one line.  No BOS or EOS is added; special tokens\n"
-                 "written in the text are matched as the reference implementation\n"
-                 "matches them.  --pieces prints one token per line instead: id and\n"
-                 "its bytes, with control bytes escaped.\n");
+                 "prints the ids on one line.  --pieces prints one token per line\n"
+                 "instead: id and its bytes, with control bytes escaped.\n"
+                 "--lines encodes every line of FILE (its bytes up to the '\\n', which\n"
+                 "is not encoded) as a text of its own and prints one line of ids\n"
+                 "for each, in the file's order (an empty line for an empty text).\n"
+                 "--threads N encodes them on N threads sharing the tokenizer\n"
+                 "(default 1; 0: one per CPU); the output is the same.\n\n"
+                 "--add-special adds what the file's own rule adds (none by default):\n"
+                 "  tokenizer.json  its post-processor (TemplateProcessing's single\n"
+                 "                  template; Roberta/Bert: <s> </s>, [CLS] [SEP])\n"
+                 "  GGUF            BOS if tokenizer.ggml.add_bos_token, EOS if\n"
+                 "                  add_eos_token (absent: llama.cpp's default per\n"
+                 "                  model); bert: [CLS] and [SEP]\n"
+                 "  .model          the model's BOS and EOS (spm_encode bos:eos)\n"
+                 "  tiktoken        nothing (no BOS)\n"
+                 "--parse-special matches special tokens written in the text;\n"
+                 "--no-parse-special leaves their text as text.  The default is the\n"
+                 "reference's:\n"
+                 "  tokenizer.json  parsed (Hugging Face's default; --no-parse-special\n"
+                 "                  is its encode_special_tokens); added tokens not\n"
+                 "                  marked special are always matched\n"
+                 "  GGUF            not parsed (llama.cpp's parse_special=false):\n"
+                 "                  control and unknown tokens; user-defined ones are\n"
+                 "                  always matched\n"
+                 "  tiktoken        not parsed (encode_ordinary); --parse-special is\n"
+                 "                  allowed_special=\"all\"\n"
+                 "  .model          never (SentencePiece does not parse control\n"
+                 "                  symbols; --parse-special is refused)\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -157,23 +185,92 @@ static int read_input(const char *file, uint8_t **data, size_t *len, tb_err_t *e
     return 0;
 }
 
+static void print_ids(const tok_ids_t *ids)
+{
+    for (size_t i = 0; i < ids->len; i++)
+        printf(i ? " %u" : "%u", ids->data[i]);
+    putchar('\n');
+}
+
+/* --lines: the lines of data[0..len) encoded as a batch, printed in order. */
+static int encode_lines(const tok_tokenizer_t *t, const char *file,
+                        const uint8_t *data, size_t len, unsigned threads,
+                        uint32_t flags, tb_err_t *err)
+{
+    TB_VEC(const uint8_t *) texts = {0};
+    TB_VEC(size_t) lens = {0};
+    int rc = 0;
+    for (size_t at = 0; at < len && !rc;) {
+        const uint8_t *nl = memchr(data + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        if (tb_vec_push(&texts, data + at) || tb_vec_push(&lens, end - at))
+            rc = tb_fail(err, "out of memory for the lines");
+        at = end + 1;
+    }
+    tok_ids_t *outs = rc ? NULL : calloc(texts.len + 1, sizeof *outs);
+    if (!rc && !outs)
+        rc = tb_fail(err, "out of memory for %zu lines' ids", texts.len);
+    size_t bad;
+    if (!rc && tok_encode_batch(t, texts.data, lens.data, texts.len, threads, flags,
+                                outs, &bad, err))
+        rc = tb_wrap(err, "%s, line %zu", file, bad + 1);
+    for (size_t i = 0; !rc && i < texts.len; i++)
+        print_ids(&outs[i]);
+    for (size_t i = 0; outs && i < texts.len; i++)
+        free(outs[i].data);
+    free(outs);
+    free(texts.data);
+    free(lens.data);
+    return rc;
+}
+
+/* --threads N: a count of threads, 0 for one per CPU. */
+static int parse_threads(const char *s, unsigned *threads, tb_err_t *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > 1024)
+        return tb_fail(err, "--threads: '%s' is not a number of threads (0..1024)", s);
+    *threads = (unsigned)v;
+    return 0;
+}
+
 int xp_cmd_encode(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
         return encode_usage(stdout);
-    int pieces = 0, at = 2;
-    if (at < argc && !strcmp(argv[at], "--pieces")) {
-        pieces = 1;
-        at++;
+    int pieces = 0, lines = 0, at = 2, add = 0, parse = -1; /* -1: the default */
+    unsigned threads = 1;
+    const char *threads_arg = NULL;
+    for (; at < argc && !strncmp(argv[at], "--", 2); at++) {
+        if (!strcmp(argv[at], "--pieces"))
+            pieces = 1;
+        else if (!strcmp(argv[at], "--lines"))
+            lines = 1;
+        else if (!strcmp(argv[at], "--threads") && at + 1 < argc)
+            threads_arg = argv[++at];
+        else if (!strcmp(argv[at], "--add-special"))
+            add = 1;
+        else if (!strcmp(argv[at], "--parse-special"))
+            parse = 1;
+        else if (!strcmp(argv[at], "--no-parse-special"))
+            parse = 0;
+        else
+            return encode_usage(stderr);
     }
     const char *file = NULL, *text = NULL;
     if (argc - at == 2 && !strcmp(argv[at], "-f"))
         file = argv[at + 1];
-    else if (argc - at == 1)
+    else if (argc - at == 1 && !lines)
         text = argv[at];
     else
         return encode_usage(stderr);
+    if ((threads_arg && !lines) || (lines && pieces))
+        return encode_usage(stderr);
     tb_err_t err;
+    if (threads_arg && parse_threads(threads_arg, &threads, &err))
+        return xp_die(&err);
     char path[PATH_MAX];
     tok_tokenizer_t *t = load_spec(argv[1], path, sizeof path, &err);
     if (!t)
@@ -184,8 +281,17 @@ int xp_cmd_encode(int argc, char **argv)
     int rc = 0;
     if (file && read_input(file, &data, &len, &err))
         rc = xp_die(&err);
-    else if (tok_encode(t, data ? data : (const uint8_t *)text, len, &ids, &err))
-        rc = xp_die(&err);
+    else {
+        uint32_t flags = tok_encode_defaults(t);
+        if (parse >= 0)
+            flags = parse ? flags | TOK_PARSE_SPECIAL : flags & ~(uint32_t)TOK_PARSE_SPECIAL;
+        if (add)
+            flags |= TOK_ADD_SPECIAL;
+        if (lines ? encode_lines(t, file, data, len, threads, flags, &err)
+                  : tok_encode_ex(t, data ? data : (const uint8_t *)text, len, flags,
+                                  &ids, &err))
+            rc = xp_die(&err);
+    }
     for (size_t i = 0; !rc && i < ids.len; i++) {
         if (pieces) {
             size_t n;
@@ -197,7 +303,7 @@ int xp_cmd_encode(int argc, char **argv)
             printf(i ? " %u" : "%u", ids.data[i]);
         }
     }
-    if (!rc && !pieces)
+    if (!rc && !pieces && !lines)
         putchar('\n');
     free(ids.data);
     free(data);
@@ -207,10 +313,14 @@ int xp_cmd_encode(int argc, char **argv)
 
 static int decode_usage(FILE *out)
 {
-    fprintf(out, "usage: tokbench decode SPEC ID...\n\n"
+    fprintf(out, "usage: tokbench decode SPEC [--skip-special] ID...\n\n"
                  "Decodes the ids (decimal, as arguments or '-' to read them from\n"
                  "standard input) and writes the resulting bytes to standard output\n"
-                 "as the reference decoder produces them.\n");
+                 "as the reference decoder produces them.  --skip-special leaves out\n"
+                 "the special tokens: Hugging Face's added tokens marked special\n"
+                 "(decode with skip_special_tokens), a GGUF's control and unknown\n"
+                 "tokens (llama.cpp's detokenize without unparse_special), tiktoken's\n"
+                 "special tokens, a SentencePiece model's control symbols.\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -241,7 +351,8 @@ int xp_cmd_decode(int argc, char **argv)
 {
     if (xp_wants_help(argc, argv))
         return decode_usage(stdout);
-    if (argc < 3)
+    int skip = argc > 2 && !strcmp(argv[2], "--skip-special");
+    if (argc < 3 + skip)
         return decode_usage(stderr);
     tb_err_t err;
     char path[PATH_MAX];
@@ -252,11 +363,12 @@ int xp_cmd_decode(int argc, char **argv)
     tok_ids_t ids = {0};
     tb_buf_t out = {0};
     int rc = 0;
-    for (int i = 2; !rc && i < argc; i++)
+    for (int i = 2 + skip; !rc && i < argc; i++)
         rc = strcmp(argv[i], "-") ? parse_id(argv[i], size, &ids, &err)
                                   : read_ids(stdin, size, &ids, &err);
     if (!rc)
-        rc = tok_decode(t, ids.data, ids.len, &out, &err);
+        rc = tok_decode_ex(t, ids.data, ids.len, skip ? TOK_SKIP_SPECIAL : 0,
+                           &out, &err);
     if (rc)
         rc = xp_die(&err);
     else

@@ -162,7 +162,7 @@ int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
         return tb_buf_put(out, e->key.data + e->klen, e->key.len - e->klen) ? sc_oom(c) : 0;
     }
     size_t at = out->len;
-    if (gr_ecma_string_except(out, names, n, c->err)) {
+    if (gr_ecma_string_except(out, names, n, c->sets, c->err)) {
         tb_buf_free(&k);
         return -1;
     }
@@ -480,24 +480,51 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n)
     return found ? 0 : -1;
 }
 
+int gr_schema_parse(const char *json, size_t len, const char *source, gr_schema_doc_t *doc,
+                    tb_err_t *err)
+{
+    *doc = (gr_schema_doc_t){.text = json, .len = len};
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (!root && strstr(je.text, "too big")) {
+        doc->big = 1;
+        root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                          &je);
+    }
+    if (!root)
+        return tb_fail(err, "%s:%d:%d: malformed JSON: %s", source, je.line, je.column,
+                       je.text);
+    doc->root = root;
+    return 0;
+}
+
+void gr_schema_doc_free(gr_schema_doc_t *doc)
+{
+    json_decref(doc->root);
+    doc->root = NULL;
+}
+
 int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
                       const gr_schema_opts_t *opts, tb_err_t *err)
 {
-    sc_t c = {.g = g, .err = err, .text = json, .len = len};
+    gr_schema_doc_t doc;
+    err->msg[0] = 0;
+    if (gr_schema_parse(json, len, g->source, &doc, err))
+        return -1;
+    int r = gr_schema_compile_doc(g, &doc, opts, err);
+    gr_schema_doc_free(&doc);
+    return r;
+}
+
+int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
+                          const gr_schema_opts_t *opts, tb_err_t *err)
+{
+    sc_t c = {.g = g, .err = err, .text = doc->text, .len = doc->len, .big = doc->big,
+              .root = json_incref(doc->root)};
     g->lookahead = 1; /* see sc_string_opts */
     if (opts)
         c.opts = *opts;
     err->msg[0] = 0;
-    json_error_t je;
-    c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-    if (!c.root && strstr(je.text, "too big")) {
-        c.big = 1;
-        c.root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
-                            &je);
-    }
-    if (!c.root)
-        return tb_fail(err, "%s:%d:%d: malformed JSON: %s", g->source, je.line, je.column,
-                       je.text);
     const char *sv = json_string_value(json_object_get(c.root, "$schema"));
     /* Draft 3's own assertions (disallow, extends, divisibleBy, a boolean
      * required) are unknown keywords to the later drafts read here: they
@@ -521,7 +548,8 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
     gr_sym_t x, start, ws;
-    int r = tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
+    c.sets = gr_ecma_sets_new();
+    int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
                 ? sc_oom(&c)
                 : sc_refs_prepare(&c);
     if (!r)
@@ -551,6 +579,7 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
         tb_buf_free(&c.excepts.data[i].key);
     free(c.excepts.data);
     tb_strmap_free(&c.except_map);
+    gr_ecma_sets_free(c.sets);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);
     return empty ? GR_SCHEMA_EMPTY : r ? -1 : 0;

@@ -18,6 +18,7 @@
 #include "../../base/err.h"
 #include "../../lexer/deriv.h"
 #include "../cfg.h"
+#include "../ecma.h"
 #include "../schema.h"
 
 #define MAX_DEPTH 200      /* nesting of schemas, and of merges through $ref */
@@ -69,6 +70,7 @@ typedef struct {
     size_t merges; /* sc_merge calls, against MAX_MERGES */
     int probing;   /* inside sc_empty: merges prune nothing */
     tb_strmap_t except_map; /* names (sc_except_t's key) -> index in excepts */
+    gr_ecma_sets_t *sets;   /* the sets' spellings, for every list of names */
     TB_VEC(sc_except_t) excepts;
 } sc_t;
 

@@ -10,13 +10,21 @@
 //                                              is the npm JSON or a plain
 //                                              NAME.tiktoken rank file
 //   ... [--bench N]                           time N encodes of all stdin
+//   hf|hf-official FILE --add-special          encode(text, addSpecialTokens)
+//   hf|hf-official FILE --decode [--skip-special]
+//                                              each stdin line is ids; prints
+//                                              decode(ids, skipSpecialTokens)
+//                                              as one JSON string per line
+//   tiktoken FILE|NAME --allowed-special all   encode(text, "all"): special
+//                                              tokens in the text are parsed
 //
 // Without --bench, stdin is split into lines on "\n" only ("\r" stays in
 // the line) and each line's ids are printed, space-separated, on one output
 // line; an empty line gives an empty output line.  A final "\n" ends the
-// last line rather than starting an empty one.  No special tokens are added
-// (HF: addSpecialTokens false; tiktoken: encode_ordinary, so special-token
-// text is encoded as ordinary text).
+// last line rather than starting an empty one.  Unless the flags above say
+// otherwise, no special tokens are added (HF: addSpecialTokens false;
+// tiktoken: encode_ordinary, so special-token text is encoded as ordinary
+// text).
 //
 // With --bench N, the whole of stdin is encoded as one text N times and one
 // JSON object is printed: {"bytes": B, "seconds": [t1, ..., tN]}.
@@ -34,13 +42,23 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opts = { kind: null, file: null, bench: 0 };
+  const opts = { kind: null, file: null, bench: 0, addSpecial: false,
+                 decode: false, skipSpecial: false, allowedSpecial: false };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--bench') {
       opts.bench = Number(argv[++i]);
       if (!Number.isInteger(opts.bench) || opts.bench < 1)
         usage('--bench wants a positive integer');
+    } else if (argv[i] === '--add-special') {
+      opts.addSpecial = true;
+    } else if (argv[i] === '--decode') {
+      opts.decode = true;
+    } else if (argv[i] === '--skip-special') {
+      opts.skipSpecial = true;
+    } else if (argv[i] === '--allowed-special') {
+      if (argv[++i] !== 'all') usage('--allowed-special takes only "all"');
+      opts.allowedSpecial = true;
     } else if (argv[i] === '-h' || argv[i] === '--help') {
       usage();
     } else {
@@ -49,16 +67,25 @@ function parseArgs(argv) {
   }
   if (rest.length !== 2) usage('want a kind and a file');
   [opts.kind, opts.file] = rest;
+  const hf = opts.kind !== 'tiktoken';
+  if (hf && opts.allowedSpecial) usage('--allowed-special is for tiktoken');
+  if (!hf && (opts.addSpecial || opts.decode)) usage('--add-special and --decode are for hf');
+  if (opts.skipSpecial && !opts.decode) usage('--skip-special goes with --decode');
   return opts;
 }
 
 // Each loader returns an encoder: async (array of strings) -> array of id
 // arrays, in the same order.
 // Both Hugging Face bindings have the same Tokenizer API.
-function hfEncoder(file, binding) {
+function hfEncoder(file, binding, opts) {
   const { Tokenizer } = require(binding);
   const tok = Tokenizer.fromFile(file);
-  const options = { addSpecialTokens: false };
+  if (opts.decode) {
+    // The "texts" are lines of ids; the results are the decoded strings.
+    return async (lines) => Promise.all(lines.map((l) => tok.decode(
+      l.split(' ').filter((w) => w !== '').map(Number), opts.skipSpecial)));
+  }
+  const options = { addSpecialTokens: opts.addSpecial };
   return async (texts) => {
     // encodeBatch runs on the native thread pool and keeps input order.
     const encs = await tok.encodeBatch(texts, options);
@@ -66,7 +93,7 @@ function hfEncoder(file, binding) {
   };
 }
 
-function tiktokenEncoder(file) {
+function tiktokenEncoder(file, opts) {
   const tk = require('tiktoken');
   let enc;
   if (fs.existsSync(file)) {
@@ -87,6 +114,8 @@ function tiktokenEncoder(file) {
   } else {
     enc = tk.get_encoding(path.basename(file).replace(/\.(json|tiktoken)$/, ''));
   }
+  if (opts.allowedSpecial)
+    return async (texts) => texts.map((s) => Array.from(enc.encode(s, 'all')));
   return async (texts) => texts.map((s) => Array.from(enc.encode_ordinary(s)));
 }
 
@@ -96,12 +125,13 @@ function splitLines(text) {
   return lines;
 }
 
-async function runLines(encode, text) {
+async function runLines(encode, text, decode) {
   const lines = splitLines(text);
   const chunk = 2048;
+  const show = decode ? (s) => JSON.stringify(s) : (a) => a.join(' ');
   for (let i = 0; i < lines.length; i += chunk) {
-    const ids = await encode(lines.slice(i, i + chunk));
-    process.stdout.write(ids.map((a) => a.join(' ')).join('\n') + '\n');
+    const out = await encode(lines.slice(i, i + chunk));
+    process.stdout.write(out.map(show).join('\n') + '\n');
   }
 }
 
@@ -119,13 +149,13 @@ async function runBench(encode, text, n) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   let encode;
-  if (opts.kind === 'hf') encode = hfEncoder(opts.file, '@anush008/tokenizers');
-  else if (opts.kind === 'hf-official') encode = hfEncoder(opts.file, 'tokenizers');
-  else if (opts.kind === 'tiktoken') encode = tiktokenEncoder(opts.file);
+  if (opts.kind === 'hf') encode = hfEncoder(opts.file, '@anush008/tokenizers', opts);
+  else if (opts.kind === 'hf-official') encode = hfEncoder(opts.file, 'tokenizers', opts);
+  else if (opts.kind === 'tiktoken') encode = tiktokenEncoder(opts.file, opts);
   else usage(`unknown kind '${opts.kind}' (hf, hf-official or tiktoken)`);
   const text = fs.readFileSync(0).toString('utf8');
   if (opts.bench) await runBench(encode, text, opts.bench);
-  else await runLines(encode, text);
+  else await runLines(encode, text, opts.decode);
 }
 
 main().catch((e) => {
