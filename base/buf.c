@@ -1,7 +1,8 @@
-/* buf: the growth rule shared by tb_buf_t and TB_VEC (see buf.h). */
+/* buf: the growth rule shared by tb_buf_t and TB_VEC, big blocks (see buf.h). */
 #include "buf.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 
 int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem)
 {
@@ -22,6 +23,28 @@ int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem)
 int tb_cmp_strs(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tb_sorted(const void *base, size_t n, size_t size,
+              int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * size, p + i * size) > 0)
+            return 0;
+    return 1;
+}
+
+void *tb_alloc_big(size_t bytes)
+{
+    enum { HUGE = 2u << 20 };
+    if (bytes < HUGE)
+        return malloc(bytes ? bytes : 1);
+    /* whole huge pages: a block past 2 MiB fills its last one mostly */
+    void *p = aligned_alloc(HUGE, (bytes + HUGE - 1) / HUGE * HUGE);
+    if (p)
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: refused, nothing changes */
+    return p;
 }
 
 void tb_buf_free(tb_buf_t *b)

@@ -44,8 +44,18 @@ static inline int tb_buf_putc(tb_buf_t *b, uint8_t c)
 
 void tb_buf_free(tb_buf_t *b);
 
+/* malloc for a big block read or probed all over (a whole file, a hash
+ * table): from 2 MiB on it asks for transparent huge pages, so that random
+ * reads do not miss the TLB and first touches fault 2 MiB at a time, not
+ * 4 KiB.  Freed with free(). */
+void *tb_alloc_big(size_t bytes);
+
 /* qsort and bsearch's comparator for an array of C strings (char *). */
 int tb_cmp_strs(const void *a, const void *b);
+/* Whether n elements of `size` bytes at base are in cmp's order already
+ * (loaders skip a sort of what files nearly always list in order). */
+int tb_sorted(const void *base, size_t n, size_t size,
+              int (*cmp)(const void *, const void *));
 
 /* A typed vector: struct { T *data; size_t len, cap; }. */
 #define TB_VEC(T) struct { T *data; size_t len, cap; }

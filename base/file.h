@@ -16,6 +16,15 @@
 /* Reads `path` into a malloc'd buffer (NUL-terminated one past *len). */
 int tb_read_file(const char *path, uint8_t **data, size_t *len, tb_err_t *err);
 
+/* Maps `path` read-only into memory (NUL-terminated one past *len, like
+ * tb_read_file): the pages of the page cache are used as they are, where a
+ * read would clear fresh pages and copy the file into them, the larger cost
+ * of loading a big vocabulary on a virtual machine.  Undone with
+ * tb_unmap_file(*data, *len). */
+int tb_map_file(const char *path, const uint8_t **data, size_t *len,
+                tb_err_t *err);
+void tb_unmap_file(const uint8_t *data, size_t len);
+
 /* sha256 of a file as 64 lowercase hex digits plus NUL. */
 int tb_file_sha256(const char *path, char hex[65], tb_err_t *err);
 

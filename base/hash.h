@@ -4,7 +4,7 @@
  *   tb_strmap_t  byte string -> int32 (keys are borrowed: they must outlive
  *                the map, as token bytes in a vocabulary do);
  *   tb_u64map_t  64-bit key -> 64-bit value (e.g. a BPE pair -> merge).
- * Both use linear probing at load factor <= 1/2 and never delete.
+ * Both use linear probing at load factor <= 2/3 and never delete.
  */
 #ifndef TB_HASH_H
 #define TB_HASH_H
@@ -24,10 +24,14 @@ static inline uint64_t tb_hash_u64(uint64_t x)
     return x;
 }
 
+/* A slot keeps the high half of its key's hash: a probe that meets another
+ * key is told so by the tag nearly always, without reading that key (a
+ * cache miss when the keys lie all over a vocabulary file). */
 typedef struct {
     const uint8_t *key;
     uint32_t len;
     int32_t val;
+    uint32_t tag;
 } tb_strmap_slot_t;
 
 typedef struct {
@@ -40,8 +44,23 @@ void tb_strmap_free(tb_strmap_t *m);
 /* Inserts key -> val.  If the key is there already, keeps the old value and
  * returns 1; returns 0 on insert and -1 on allocation failure. */
 int tb_strmap_put(tb_strmap_t *m, const uint8_t *key, size_t len, int32_t val);
+/* Item i of a batch of puts: its key (len bytes) and value; returns 0 to
+ * leave the item out. */
+typedef int (*tb_strmap_item_fn)(const void *arg, size_t i, const uint8_t **key,
+                                 size_t *len, int32_t *val);
+/* tb_strmap_put of items 0 .. n-1 in order, the slots of many fetched at
+ * once (see tb_strmap_get_many).  Returns how many keys were there already
+ * (and kept their values), or -1 on allocation failure. */
+long tb_strmap_put_all(tb_strmap_t *m, size_t n, tb_strmap_item_fn item,
+                       const void *arg);
 /* Value for key, or -1 if absent. */
 int32_t tb_strmap_get(const tb_strmap_t *m, const uint8_t *key, size_t len);
+/* tb_strmap_get of keys[i] (lens[i] bytes) into vals[i] for i < n: the
+ * slots of all are fetched, then the keys they hold, then compared, so the
+ * cache misses of many lookups overlap instead of following each other. */
+void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
+                        const uint8_t *const *keys, const size_t *lens,
+                        int32_t *vals);
 
 typedef struct {
     uint64_t *keys; /* UINT64_MAX marks an empty slot: never a valid key */
@@ -53,6 +72,16 @@ int tb_u64map_init(tb_u64map_t *m, size_t expected);
 void tb_u64map_free(tb_u64map_t *m);
 /* Same contract as tb_strmap_put; key must not be UINT64_MAX. */
 int tb_u64map_put(tb_u64map_t *m, uint64_t key, uint64_t val);
+/* Starts fetching the slot of key, for a put or get soon after.  A macro:
+ * gcc 12 takes a function that only prefetches for one without effects
+ * and drops its calls before it would inline them. */
+#define tb_u64map_prefetch(m, key)                                           \
+    do {                                                                     \
+        size_t tb_at_ = (size_t)tb_hash_u64(key) & (m)->mask;                \
+        __builtin_prefetch(&(m)->keys[tb_at_]);                              \
+        __builtin_prefetch(&(m)->vals[tb_at_]);                              \
+    } while (0)
+
 /* Returns 1 and fills *val if present, else 0. */
 static inline int tb_u64map_get(const tb_u64map_t *m, uint64_t key, uint64_t *val)
 {

@@ -69,6 +69,12 @@ size_t tb_utf8_validate(const uint8_t *s, size_t n)
             i++;
             continue;
         }
+        /* two bytes, the commonest (GPT-2's byte alphabet is all U+00A1 to
+         * U+0143): a C2-DF lead can only start a valid pair */
+        if (s[i] >= 0xC2 && s[i] <= 0xDF && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
         uint32_t cp;
         size_t len = tb_utf8_decode(s + i, n - i, &cp);
         if (!len)

@@ -1,5 +1,6 @@
 /* Tests of base/: utf-8 against libunistring, sha256 against sha256sum,
- * the hash maps against a brute-force search, the growable buffers. */
+ * the hash maps against a brute-force search, the growable buffers, the
+ * JSON scanner against jansson. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <unistr.h>
 
 #include "../base/buf.h"
@@ -115,6 +118,46 @@ static void sha256_agrees_with_sha256sum(void **state)
     assert_string_equal(ours, theirs);
 }
 
+/* Every padding case (lengths around the 56- and 64-byte marks) against
+ * sha256sum, and the digest the same however the bytes are fed: whole
+ * blocks go to the compression straight from the input, the rest through
+ * the block buffer (and SHA extensions, where the CPU has them). */
+static void sha256_pads_and_feeds_alike(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000};
+    uint8_t data[1000];
+    srand(5);
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)rand();
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        char path[] = "/tmp/tokbench-sha-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_true(write(fd, data, lens[k]) == (ssize_t)lens[k]);
+        close(fd);
+        char ours[65], cmd[256], theirs[65] = {0};
+        snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        assert_int_equal(fscanf(p, "%64s", theirs), 1);
+        pclose(p);
+        remove(path);
+        tb_sha256_hex(data, lens[k], ours);
+        assert_string_equal(ours, theirs);
+        for (size_t step = 1; step < 200; step = step * 3 + 1) {
+            tb_sha256_t h;
+            uint8_t d[32];
+            tb_sha256_init(&h);
+            for (size_t at = 0; at < lens[k]; at += step)
+                tb_sha256_update(&h, data + at, lens[k] - at < step ? lens[k] - at : step);
+            tb_sha256_final(&h, d);
+            tb_hex(d, 32, ours);
+            assert_string_equal(ours, theirs);
+        }
+    }
+}
+
 static void read_file_names_the_missing_file(void **state)
 {
     (void)state;
@@ -148,6 +191,77 @@ static void strmap_matches_brute_force(void **state)
     uint8_t absent[8] = {9, 9, 9};
     assert_int_equal(tb_strmap_get(&m, absent, 3), -1);
     tb_strmap_free(&m);
+}
+
+struct items {
+    const uint8_t *const *keys;
+    const size_t *lens;
+    const int32_t *vals;
+    size_t first; /* the index of keys[0] in the whole list */
+};
+
+static int batch_item(const void *arg, size_t i, const uint8_t **key,
+                      size_t *len, int32_t *val)
+{
+    const struct items *it = arg;
+    *key = it->keys[i];
+    *len = it->lens[i];
+    *val = it->vals[i];
+    return (it->first + i) % 3 != 0;
+}
+
+/* The batched lookups and puts answer as one at a time does, duplicates
+ * and the empty key included, across the rehashes of a growing map. */
+static void strmap_batches_match_single_calls(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    static uint8_t bytes[N][6];
+    static const uint8_t *keys[N];
+    static size_t lens[N];
+    static int32_t vals[N], got[N];
+    tb_strmap_t one, many;
+    assert_int_equal(tb_strmap_init(&one, 4), 0);
+    assert_int_equal(tb_strmap_init(&many, 4), 0);
+    srand(7);
+    for (int i = 0; i < N; i++) {
+        lens[i] = (size_t)(rand() % 7);
+        for (size_t j = 0; j < lens[i]; j++)
+            bytes[i][j] = (uint8_t)(rand() % 4);
+        keys[i] = bytes[i];
+        vals[i] = i;
+    }
+    /* in uneven slices, so that batches end anywhere; every third key is
+     * left out of its batch and put alone after it, in both maps */
+    long twice = 0;
+    for (size_t at = 0, k = 1; at < N; at += k, k = k * 3 % 97 + 1) {
+        size_t n = N - at < k ? N - at : k;
+        struct items it = {keys + at, lens + at, vals + at, at};
+        long r = tb_strmap_put_all(&many, n, batch_item, &it);
+        assert_true(r >= 0);
+        twice -= r;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = at; i < at + n; i++)
+                if ((i % 3 == 0) == pass) {
+                    int one_r = tb_strmap_put(&one, keys[i], lens[i], vals[i]);
+                    assert_true(one_r >= 0);
+                    twice += one_r;
+                    if (pass)
+                        twice -= tb_strmap_put(&many, keys[i], lens[i], vals[i]);
+                }
+    }
+    assert_int_equal(twice, 0);
+    assert_int_equal(one.count, many.count);
+    tb_strmap_get_many(&many, N, keys, lens, got);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(got[i], tb_strmap_get(&one, keys[i], lens[i]));
+    static const uint8_t absent[] = {9, 9};
+    const uint8_t *ak[] = {absent};
+    size_t al[] = {2};
+    tb_strmap_get_many(&many, 1, ak, al, got);
+    assert_int_equal(got[0], -1);
+    tb_strmap_free(&one);
+    tb_strmap_free(&many);
 }
 
 static void u64map_keeps_first_value(void **state)
@@ -203,6 +317,118 @@ static void json_numbers_outside_strings(void **state)
     assert_int_equal(at, n);
 }
 
+/* A random JSON string literal body from the characters that matter:
+ * quotes, escapes, hex digits, controls, valid and broken UTF-8. */
+static size_t random_literal(char *out, size_t room)
+{
+    static const char *const parts[] = {
+        "a", "\\", "\\\"", "\\n", "\\/", "\\u00e9", "\\ud83d", "\\ude00",
+        "\\u0000", "\\uD83D\\uDE00", "\\x", "\\u12", "\x01", "\x1f",
+        "\xc3\xa9", "\xc3", "\xe2\x96\x81", "\xed\xa0\x80", "\xff", " ", "\"",
+        "0", "F",
+    };
+    size_t n = 0, k = (size_t)(rand() % 6);
+    out[n++] = '"';
+    for (size_t i = 0; i < k; i++) {
+        const char *p = parts[rand() % (int)(sizeof parts / sizeof *parts)];
+        size_t len = strlen(p);
+        if (n + len + 2 >= room)
+            break;
+        memcpy(out + n, p, len);
+        n += len;
+    }
+    if (rand() % 8)
+        out[n++] = '"';
+    out[n] = 0;
+    return n;
+}
+
+/* Strings: the scanner takes what jansson takes (with NUL allowed), and
+ * reads the same bytes; it takes nothing jansson refuses. */
+static void json_scanner_strings_agree_with_jansson(void **state)
+{
+    (void)state;
+    srand(11);
+    char lit[128], doc[160], out[160];
+    unsigned taken = 0;
+    for (int i = 0; i < 200000; i++) {
+        size_t n = random_literal(lit, sizeof lit);
+        snprintf(doc, sizeof doc, "[%s]", lit);
+        json_error_t jerr;
+        json_t *j = json_loadb(doc, strlen(doc), JSON_ALLOW_NUL, &jerr);
+        tb_json_scan_t s = {.t = lit, .n = n, .out = out, .out_cap = sizeof out};
+        const char *str;
+        size_t len;
+        int ok = tb_json_string(&s, &str, &len) == 0 && tb_json_peek(&s) < 0;
+        if (ok != (j != NULL))
+            fail_msg("%s: scanner %s, jansson %s", lit, ok ? "takes it" : "refuses it",
+                     j ? "takes it" : jerr.text);
+        if (j) {
+            json_t *v = json_array_get(j, 0);
+            assert_int_equal(len, json_string_length(v));
+            assert_memory_equal(str, json_string_value(v), len);
+            taken++;
+        }
+        json_decref(j);
+    }
+    assert_true(taken > 10000); /* the generator is not all refusals */
+}
+
+/* Numbers as jansson reads them; tb_json_uint only plain integers in range. */
+static void json_scanner_numbers_agree_with_jansson(void **state)
+{
+    (void)state;
+    static const char chars[] = "-0123456789.eE+";
+    srand(13);
+    char lit[16], doc[24];
+    for (int i = 0; i < 100000; i++) {
+        size_t n = 1 + (size_t)(rand() % 10);
+        for (size_t k = 0; k < n; k++)
+            lit[k] = chars[rand() % (int)(sizeof chars - 1)];
+        lit[n] = 0;
+        snprintf(doc, sizeof doc, "[%s]", lit);
+        json_t *j = json_loadb(doc, strlen(doc), 0, NULL);
+        json_t *v = json_array_get(j, 0);
+        tb_json_scan_t s = {.t = lit, .n = n};
+        double d;
+        int ok = tb_json_double(&s, &d) == 0 && s.at == n;
+        if (ok != (j != NULL))
+            fail_msg("%s: scanner %s, jansson %s", lit, ok ? "takes it" : "refuses it",
+                     j ? "takes it" : "refuses it");
+        if (ok)
+            assert_true(d == json_number_value(v));
+        uint32_t u;
+        s.at = 0;
+        ok = tb_json_uint(&s, 1000000, &u) == 0 && s.at == n;
+        int want = json_is_integer(v) && json_integer_value(v) >= 0 &&
+                   json_integer_value(v) <= 1000000 && lit[0] != '-';
+        assert_int_equal(ok, want);
+        if (ok)
+            assert_int_equal(u, json_integer_value(v));
+        json_decref(j);
+    }
+}
+
+/* Skipping a value stops right after it, whatever its strings hold. */
+static void json_scanner_skips_whole_values(void **state)
+{
+    (void)state;
+    static const char *const values[] = {
+        "{\"a\": [1, {\"b\": \"]}\\\"\"}], \"c\": null}", "[[], {}, \"[\"]",
+        "\"x\\\\\"", "-1.5e3", "true", "null",
+    };
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        char doc[128];
+        snprintf(doc, sizeof doc, "  %s , 7", values[i]);
+        tb_json_scan_t s = {.t = doc, .n = strlen(doc)};
+        assert_int_equal(tb_json_skip(&s), 0);
+        assert_int_equal(s.at, 2 + strlen(values[i]));
+        assert_true(tb_json_eat(&s, ','));
+    }
+    tb_json_scan_t s = {.t = "[1, \"]", .n = 6};
+    assert_int_equal(tb_json_skip(&s), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,11 +436,16 @@ int main(void)
         cmocka_unit_test(utf8_validate_agrees_with_libunistring),
         cmocka_unit_test(utf8_escape_keeps_characters_and_names_bytes),
         cmocka_unit_test(sha256_agrees_with_sha256sum),
+        cmocka_unit_test(sha256_pads_and_feeds_alike),
         cmocka_unit_test(read_file_names_the_missing_file),
         cmocka_unit_test(strmap_matches_brute_force),
+        cmocka_unit_test(strmap_batches_match_single_calls),
         cmocka_unit_test(u64map_keeps_first_value),
         cmocka_unit_test(vec_grows_and_keeps_contents),
         cmocka_unit_test(json_numbers_outside_strings),
+        cmocka_unit_test(json_scanner_strings_agree_with_jansson),
+        cmocka_unit_test(json_scanner_numbers_agree_with_jansson),
+        cmocka_unit_test(json_scanner_skips_whole_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_counters: source names, the TSC frequency against the monotonic
  * clock, the PAPI probe (whatever this machine has), the callgrind reader,
- * callgrind counts of the selftest loop, and the runner's per-node figures. */
+ * callgrind counts of the selftest loop, the runner's per-node figures,
+ * and the rows of the load experiment. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -15,6 +17,8 @@
 #include "../experiments/counters/counters.h"
 #include "../experiments/drivers/driver.h"
 #include "../experiments/drivers/runner.h"
+#include "../tok/tokenizer.h"
+#include "../tok/vocab.h"
 
 static void test_sources_parse(void **state)
 {
@@ -306,6 +310,57 @@ static void test_lookup_counts(void **state)
     xp_row_free(&r);
 }
 
+/* The load experiment: a row per repetition of each figure, each loading
+ * the whole vocabulary (items its size, bytes the file's); a file that
+ * does not load fails the case with the loader's message. */
+static void test_load_records_each_load(void **state)
+{
+    (void)state;
+    const char *path = "tests/fixtures/xp_tiny_tokenizer.json";
+    tb_err_t err;
+    tok_tokenizer_t *t = tok_load(path, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    uint32_t size = tok_vocab(t)->size;
+    tok_free(t);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    const char *f[7] = {"load", path, NULL, NULL, NULL, NULL, NULL};
+    xp_row_t r;
+    assert_int_equal(xp_row_init(&r, f, 3), 0);
+    xp_env_t env = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    if (xp_case_measure(&xp_driver_load, &r, 3, &env, NULL, &err))
+        fail_msg("%s", err.msg);
+    size_t cpu = 0, rss = 0, file = 0;
+    for (size_t i = 0; i < env.meas.len; i++) {
+        const xp_meas_t *m = &env.meas.data[i];
+        assert_int_equal(m->items, size);
+        assert_int_equal(m->bytes, (uint64_t)st.st_size);
+        assert_true(m->value >= 0);
+        cpu += !strcmp(m->metric, "cpu_ms") && !strcmp(m->source, "rusage");
+        rss += !strcmp(m->metric, "peak_rss_kb") && !strcmp(m->source, "rusage");
+        if (!strcmp(m->metric, "file_bytes")) {
+            file++;
+            assert_true(m->value == (double)st.st_size);
+        }
+    }
+    assert_int_equal(cpu, 3);
+    assert_int_equal(rss, 3);
+    assert_int_equal(file, 1);
+    xp_env_free(&env);
+    xp_row_free(&r);
+
+    const char *bad[7] = {"load", "tests/fixtures/hf_truncated.json", NULL, NULL, NULL,
+                          NULL, NULL};
+    assert_int_equal(xp_row_init(&r, bad, 1), 0);
+    xp_env_t env2 = {.sources = XP_SRC_TSC, .tsc_hz = 1e9};
+    assert_int_equal(xp_case_measure(&xp_driver_load, &r, 1, &env2, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "hf_truncated.json"));
+    assert_non_null(strstr(err.msg, "JSON error"));
+    xp_env_free(&env2);
+    xp_row_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_measure_records_reps),
         cmocka_unit_test(test_walk_counts_nodes),
         cmocka_unit_test(test_lookup_counts),
+        cmocka_unit_test(test_load_records_each_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "support.h"
 #include <jansson.h>
 
+#include "../base/file.h"
 #include "../base/utf8.h"
 #include "../tok/tok_internal.h"
 #include "../tok/unorm.h"
@@ -665,6 +666,108 @@ static void unigram_matches_the_reference(void **state)
     lines_match_reference(path, lines, sizeof lines / sizeof *lines);
 }
 
+/* ---- the scanner against the tree -------------------------------------------- */
+
+/* A BPE file whose strings need every kind of escape: quotes,
+ * backslashes, \u of one and of two UTF-16 units (json_dumps writes
+ * everything past ASCII so), merges in both spellings. */
+static json_t *escapes_fixture(void)
+{
+    static const char *const tokens[] = {
+        "\"", "\\", "\"\\", "\xC3\xA9", "\"\xC3\xA9", "\xF0\x9F\x98\x80",
+        "\\\xF0\x9F\x98\x80", "/", "\"/",
+    };
+    json_t *vocab = json_object();
+    for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++)
+        json_object_set_new(vocab, tokens[i], json_integer((json_int_t)i));
+    json_t *merges = json_pack("[s, [s, s], [s, s], s]", "\" \\", "\"",
+                               "\xC3\xA9", "\\", "\xF0\x9F\x98\x80", "\" /");
+    return json_pack("{s:s, s:[], s:n, s:n, s:n, s:{s:s, s:o, s:o}}", "version",
+                     "1.0", "added_tokens", "normalizer", "pre_tokenizer",
+                     "decoder", "model", "type", "BPE", "vocab", vocab,
+                     "merges", merges);
+}
+
+/* path's text with "vocab": {} put first in its model object: the scanner
+ * refuses a key given twice, and jansson keeps the last, so the tree reads
+ * the same tokenizer alone.  Written to a new file from template out. */
+static void tree_only_copy(const char *path, char *out)
+{
+    uint8_t *text;
+    size_t len;
+    tb_err_t err;
+    if (tb_read_file(path, &text, &len, &err))
+        fail_msg("%s", err.msg);
+    const char *m = strstr((const char *)text, "\"model\"");
+    assert_non_null(m);
+    const char *open = strchr(m, '{');
+    assert_non_null(open);
+    size_t head = (size_t)(open + 1 - (const char *)text);
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    static const char dup[] = "\"vocab\": {}, ";
+    assert_true(write(fd, text, head) == (ssize_t)head);
+    assert_true(write(fd, dup, sizeof dup - 1) == (ssize_t)(sizeof dup - 1));
+    assert_true(write(fd, text + head, len - head) == (ssize_t)(len - head));
+    close(fd);
+    free(text);
+}
+
+static void same_tokenizer(const tok_tokenizer_t *a, const tok_tokenizer_t *b)
+{
+    const tok_vocab_t *x = tok_vocab(a), *y = tok_vocab(b);
+    char cx[65], cy[65];
+    tok_vocab_checksum(x, cx);
+    tok_vocab_checksum(y, cy);
+    assert_string_equal(cx, cy);
+    assert_memory_equal(x->score, y->score, x->size * sizeof *x->score);
+    assert_memory_equal(x->special, y->special, x->size);
+    assert_int_equal(a->model, b->model);
+    assert_int_equal(a->bpe.unk, b->bpe.unk);
+    assert_int_equal(a->unigram.unk, b->unigram.unk);
+    assert_int_equal(a->added.len, b->added.len);
+    const tb_u64map_t *ma = &a->bpe.merges, *mb = &b->bpe.merges;
+    assert_int_equal(ma->keys ? ma->count : 0, mb->keys ? mb->count : 0);
+    for (size_t i = 0; ma->keys && i <= ma->mask; i++) {
+        uint64_t v;
+        if (ma->keys[i] == UINT64_MAX)
+            continue;
+        assert_int_equal(tb_u64map_get(mb, ma->keys[i], &v), 1);
+        assert_int_equal(v, ma->vals[i]);
+    }
+}
+
+/* model.vocab and model.merges read by the scanner give the tokenizer that
+ * jansson's tree of the whole file gives, on generated files full of
+ * escapes and on real vocabularies. */
+static void the_scanner_reads_what_the_tree_reads(void **state)
+{
+    (void)state;
+    char esc[] = "/tmp/tokbench-test-hf-escapes-XXXXXX";
+    char uni[] = "/tmp/tokbench-test-hf-unigram-XXXXXX";
+    dump_fixture(escapes_fixture(), esc);
+    dump_fixture(unigram_fixture(), uni);
+    const char *paths[] = {esc, uni, "tests/fixtures/hf_tiny.json",
+                           "data/cache/llama2/tokenizer.json",
+                           "data/cache/llama3/tokenizer.json"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        char tree[] = "/tmp/tokbench-test-hf-tree-XXXXXX";
+        test_need_file(paths[i]);
+        tree_only_copy(paths[i], tree);
+        tok_tokenizer_t *a = test_load(paths[i]), *b = test_load(tree);
+        same_tokenizer(a, b);
+        if (i == 0) { /* the escapes decoded: '"' + '\' is a token */
+            assert_int_equal(find(a, "\"\\"), 2);
+            assert_int_equal(a->bpe.merges.count, 4);
+        }
+        tok_free(a);
+        tok_free(b);
+        unlink(tree);
+    }
+    unlink(esc);
+    unlink(uni);
+}
+
 /* ---- normalizers --------------------------------------------------------------- */
 
 static tok_norm_t *add_norm(tok_tokenizer_t *t, tok_norm_kind_t kind,
@@ -794,6 +897,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(corrupt_files_are_refused_with_their_place),
+        cmocka_unit_test(the_scanner_reads_what_the_tree_reads),
         cmocka_unit_test(normalizer_steps),
         long_unit_test(loads_every_vocabulary_as_the_json_says),
         cmocka_unit_test(byte_level_vocabularies_hold_raw_bytes),

@@ -142,6 +142,24 @@ int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                : 0;
 }
 
+int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
+{
+    enum { AHEAD = 16 };
+    if (!n)
+        return 0;
+    if (!m->merges.keys && tb_u64map_init(&m->merges, n))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n)
+            tb_u64map_prefetch(&m->merges, (uint64_t)merges[i + AHEAD].left << 32 |
+                                               merges[i + AHEAD].right);
+        if (tok_bpe_add_merge(m, merges[i].left, merges[i].right, merges[i].rank,
+                              merges[i].merged))
+            return -1;
+    }
+    return 0;
+}
+
 /* Copies the loaders' merge table into the engine's own layout. */
 static int build_merge_table(bpe_tables_t *tb, const tb_u64map_t *m)
 {

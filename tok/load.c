@@ -53,16 +53,16 @@ static int sniff(const uint8_t *d, size_t n, tok_format_t *f)
 
 tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
 {
-    uint8_t *data;
+    const uint8_t *data;
     size_t len;
-    if (tb_read_file(path, &data, &len, err))
+    if (tb_map_file(path, &data, &len, err))
         return NULL;
     tok_format_t f;
     if (sniff(data, len, &f)) {
         tb_fail(err, "%s: not a tokenizer.json, SentencePiece .model, tiktoken "
                      "or GGUF file (first byte 0x%02x)",
                 path, len ? data[0] : 0);
-        free(data);
+        tb_unmap_file(data, len);
         return NULL;
     }
     tok_tokenizer_t *t = tok_new(f);
@@ -77,7 +77,7 @@ tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
         rc = tok_load_tiktoken(t, path, data, len, err);
     else
         rc = tok_load_gguf(t, path, data, len, err);
-    free(data);
+    tb_unmap_file(data, len);
     if (!rc && tok_prepare(t, err))
         rc = tb_wrap(err, "%s", path);
     if (rc) {

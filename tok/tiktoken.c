@@ -341,30 +341,67 @@ static int tt_check_unique(const tok_tokenizer_t *t, const tt_parser_t *p,
     return 0;
 }
 
+/* Splits of tokens waiting for the ids of their halves: split i is token
+ * of[i] cut into keys[2i] and keys[2i + 1], looked up together. */
+enum { TT_SPLITS = 128 };
+typedef struct {
+    size_t n;
+    const uint8_t *keys[2 * TT_SPLITS];
+    size_t lens[2 * TT_SPLITS];
+    uint32_t of[TT_SPLITS];
+} tt_splits_t;
+
+typedef TB_VEC(tok_merge_t) tt_merges_t;
+
+/* The splits whose halves are both ordinary tokens, as merges. */
+static int tt_resolve_splits(const tok_vocab_t *v, tt_splits_t *sp,
+                             tt_merges_t *merges)
+{
+    int32_t ids[2 * TT_SPLITS];
+    tb_strmap_get_many(&v->by_bytes, 2 * sp->n, sp->keys, sp->lens, ids);
+    for (size_t i = 0; i < sp->n; i++) {
+        int32_t l = ids[2 * i], r = ids[2 * i + 1];
+        if (l < 0 || r < 0 || v->kind[l] != TOK_NORMAL || v->kind[r] != TOK_NORMAL)
+            continue;
+        tok_merge_t m = {(uint32_t)l, (uint32_t)r, sp->of[i], sp->of[i]};
+        if (tb_vec_push(merges, m))
+            return -1;
+    }
+    sp->n = 0;
+    return 0;
+}
+
 /* Every way to write a token as two tokens is a merge to it, at the
- * token's rank. */
+ * token's rank.  The halves are looked up in batches, whose cache misses
+ * overlap (tb_strmap_get_many): about 2.4 million lookups for o200k. */
 static int tt_derive_merges(tok_tokenizer_t *t, const char *path,
                             tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
-    for (uint32_t id = 0; id < v->size; id++) {
+    tt_merges_t merges = {0};
+    tt_splits_t *sp = calloc(1, sizeof *sp);
+    int rc = sp ? 0 : -1;
+    for (uint32_t id = 0; id < v->size && !rc; id++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
         if (v->kind[id] != TOK_NORMAL || len < 2)
             continue;
-        for (size_t k = 1; k < len; k++) {
-            int32_t l = tok_vocab_find(v, s, k);
-            int32_t r = tok_vocab_find(v, s + k, len - k);
-            if (l < 0 || r < 0 || v->kind[l] != TOK_NORMAL ||
-                v->kind[r] != TOK_NORMAL)
-                continue;
-            if (tok_bpe_add_merge(&t->bpe, (uint32_t)l, (uint32_t)r, id, id))
-                return tb_fail(err, "%s: cannot add the merge %d + %d -> %u "
-                                    "(out of memory?)",
-                               path, l, r, id);
+        for (size_t k = 1; k < len && !rc; k++) {
+            sp->keys[2 * sp->n] = s;
+            sp->lens[2 * sp->n] = k;
+            sp->keys[2 * sp->n + 1] = s + k;
+            sp->lens[2 * sp->n + 1] = len - k;
+            sp->of[sp->n] = id;
+            if (++sp->n == TT_SPLITS)
+                rc = tt_resolve_splits(v, sp, &merges);
         }
     }
-    return 0;
+    if (!rc)
+        rc = tt_resolve_splits(v, sp, &merges) ||
+             tok_bpe_add_merges(&t->bpe, merges.data, merges.len);
+    free(sp);
+    free(merges.data);
+    return rc ? tb_fail(err, "%s: out of memory deriving the merges", path) : 0;
 }
 
 static int tt_add_pretokenizer(tok_tokenizer_t *t, const char *path,

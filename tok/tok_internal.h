@@ -264,6 +264,14 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
 /* Compiles the fixed pattern of a step other than Split. */
 int tok_pre_prepare(tok_pre_t *p, tb_err_t *err);          /* pretok.c */
 void tok_bpe_free(tok_bpe_t *m);                   /* bpe.c */
+/* One merge as ids: left + right = merged, at rank (lower merges first). */
+typedef struct {
+    uint32_t left, right, merged, rank;
+} tok_merge_t;
+/* Adds merges[0 .. n) into a table sized for them once, the slots of later
+ * merges fetched while earlier ones are put. */
+int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges,
+                       size_t n);                          /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
 /* (Re)builds t->bpe.tables from the vocabulary and the merges. */

@@ -73,23 +73,32 @@ static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
     return v->bytes && v->offset && v->score && v->kind && v->special ? 0 : -1;
 }
 
-static void index_tokens(tok_vocab_t *v)
+/* by_bytes holds every token but the unused empty ones. */
+static int token_item(const void *arg, size_t i, const uint8_t **key,
+                      size_t *len, int32_t *val)
+{
+    const tok_vocab_t *v = arg;
+    *key = tok_vocab_token(v, (uint32_t)i, len);
+    *val = (int32_t)i;
+    return v->kind[i] != TOK_UNUSED || *len != 0;
+}
+
+static int index_tokens(tok_vocab_t *v)
 {
     for (int b = 0; b < 256; b++)
         v->byte_id[b] = -1;
     /* Byte pieces win over plain one-byte tokens for byte_id: they are what
-     * byte fallback emits. Ascending ids keep the lowest id per string. */
+     * byte fallback emits. Ascending ids keep the lowest id per byte. */
     for (uint32_t id = 0; id < v->size; id++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
-        if (v->kind[id] == TOK_UNUSED && len == 0)
-            continue;
-        tb_strmap_put(&v->by_bytes, s, len, (int32_t)id);
         if (len == 1 && (v->byte_id[s[0]] < 0 ||
                          (v->kind[id] == TOK_BYTE &&
                           v->kind[v->byte_id[s[0]]] != TOK_BYTE)))
             v->byte_id[s[0]] = (int32_t)id;
     }
+    /* ascending ids: the lowest id of a string stays */
+    return tb_strmap_put_all(&v->by_bytes, v->size, token_item, v) < 0 ? -1 : 0;
 }
 
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
@@ -97,7 +106,7 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
     memset(v, 0, sizeof *v);
     v->bos = v->eos = v->unk = v->pad = -1;
     uint32_t size = b->tokens.len ? b->max_id + 1 : 0;
-    if (b->tokens.len) /* qsort's base must not be NULL, even for nothing */
+    if (!tb_sorted(b->tokens.data, b->tokens.len, sizeof *b->tokens.data, by_id))
         qsort(b->tokens.data, b->tokens.len, sizeof *b->tokens.data, by_id);
     for (size_t i = 1; i < b->tokens.len; i++)
         if (b->tokens.data[i].id == b->tokens.data[i - 1].id) {
@@ -127,7 +136,10 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
     }
     v->offset[size] = (uint32_t)at;
     tok_vocab_builder_free(b);
-    index_tokens(v);
+    if (index_tokens(v)) {
+        tok_vocab_free(v);
+        return tb_fail(err, "out of memory for a vocabulary of %u ids", size);
+    }
     return 0;
 }
 
