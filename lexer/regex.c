@@ -1789,6 +1789,21 @@ static void pair_groups(parser_t *ps)
     free(open.data);
 }
 
+/* A group's hash from its length and at most its first and last
+ * GROUP_HASH_ENDS bytes: groups nest, and hashing each one's whole text
+ * cost the text times its depth (a list of property names is a trie of
+ * groups, its text some megabytes in a large schema).  Texts alike at both
+ * ends only share a hash; the memo compares whole texts. */
+#define GROUP_HASH_ENDS 256
+
+static uint64_t group_hash(const char *text, uint32_t len)
+{
+    if (len <= 2 * GROUP_HASH_ENDS)
+        return tb_hash(text, len);
+    return tb_hash_u64(tb_hash(text, GROUP_HASH_ENDS) ^
+                       tb_hash_u64(tb_hash(text + len - GROUP_HASH_ENDS, GROUP_HASH_ENDS) + len));
+}
+
 /* A group at ps->pos (a '('), from the memo or parsed (and remembered):
  * as parse_group, whose return values it keeps. */
 static int memo_group(parser_t *ps, anch_t *out)
@@ -1798,7 +1813,7 @@ static int memo_group(parser_t *ps, anch_t *out)
     group_entry_t g = {.text = ps->p + at, .icase = ps->icase};
     if (end) {
         g.len = end - (uint32_t)at;
-        g.hash = tb_hash(g.text, g.len);
+        g.hash = group_hash(g.text, g.len);
     }
     if (end && ps->memo->cap) {
         const group_entry_t *e = group_slot(ps->memo, g.text, g.len, g.icase, g.hash);
