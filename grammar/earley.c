@@ -377,10 +377,35 @@ static int by_hash_grow(gr_parser_t *p)
     return grow_table(p, &p->by_hash, &p->by_cap, 1024, 1, (uint32_t)p->rows.len, row_hash);
 }
 
+/*
+ * Drops the closed row's completed items but the accepting one.  They did
+ * their work in closure(); nothing reads them later (scans and completions
+ * look for items expecting a symbol), yet their origins name the row where
+ * the finished rule began.  Kept, they make the row after the k-th element
+ * of a list differ from the row after the (k+1)-th (each completes the
+ * element begun in the row before), so every element of a flat JSON array
+ * made new rows and new grammar states: memory grew with the length of the
+ * text.  Without them a row holds what can still happen, and a list's
+ * rows repeat from its second element on.
+ */
+static void drop_completed(gr_parser_t *p)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < p->work.len; i++) {
+        gr_item_t it = p->work.data[i];
+        if (p->after.data[it.dot] != GR_END || it.dot == p->accept_dot)
+            p->work.data[out++] = it;
+    }
+    p->work.len = out;
+}
+
 /* The row holding the work items: found by content or made. */
 static uint32_t intern(gr_parser_t *p)
 {
+    drop_completed(p);
     size_t n = p->work.len;
+    if (n == 0) /* nothing can follow and the text is no sentence */
+        return GR_ROW_DEAD;
     qsort(p->work.data, n, sizeof *p->work.data, cmp_item);
     uint64_t h = tb_hash(p->work.data, n * sizeof *p->work.data);
     size_t m = p->by_cap - 1, slot = h & m;

@@ -185,14 +185,27 @@ int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *
             *refused_at = at;
         return 1;
     }
+    if (m->keep && m->hist.len > 2 * m->keep) {
+        /* the last keep states, and the one before them that rolling back
+         * over all keep tokens returns to; moved once every keep tokens */
+        size_t drop = m->hist.len - m->keep - 1;
+        memmove(m->hist.data, m->hist.data + drop, (m->keep + 1) * sizeof *m->hist.data);
+        m->hist.len -= drop;
+        m->forgot += drop;
+    }
     if (tb_vec_push(&m->hist, s))
         return tb_fail(err, "out of memory");
     return 0;
 }
 
+void gr_matcher_keep(gr_matcher_t *m, size_t k)
+{
+    m->keep = k;
+}
+
 int gr_matcher_rollback(gr_matcher_t *m, size_t k)
 {
-    if (k > gr_matcher_tokens(m))
+    if (k >= m->hist.len)
         return -1;
     m->hist.len -= k;
     return 0;

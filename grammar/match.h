@@ -12,7 +12,9 @@
  *
  * The matcher keeps the state after each consumed token, so rolling back is
  * popping; states and parser rows never change once made, so nothing else
- * needs undoing.
+ * needs undoing.  That history is 4 bytes a token: a matcher that runs for
+ * millions of tokens keeps only the last ones it may roll back over
+ * (gr_matcher_keep).
  */
 #ifndef GR_MATCH_H
 #define GR_MATCH_H
@@ -55,7 +57,9 @@ int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *a
 typedef struct {
     gr_gram_t *g; /* not owned */
     gr_rec_t rec;
-    TB_VEC(uint32_t) hist; /* hist.data[k]: the state after k tokens */
+    TB_VEC(uint32_t) hist; /* hist.data[k]: the state after forgot + k tokens */
+    size_t forgot;         /* tokens whose states were dropped (gr_matcher_keep) */
+    size_t keep;           /* 0: every state kept; else at least the last keep */
     lex_slicer_t *slicer;  /* not owned; NULL: masks walk the whole trie */
     gr_maskcache_t *cache; /* not owned; NULL: every mask is walked */
 } gr_matcher_t;
@@ -71,8 +75,13 @@ static inline uint32_t gr_matcher_state(const gr_matcher_t *m)
 /* Tokens consumed so far. */
 static inline size_t gr_matcher_tokens(const gr_matcher_t *m)
 {
-    return m->hist.len - 1;
+    return m->forgot + m->hist.len - 1;
 }
+
+/* From now on rollback reaches at least k tokens back, and the states of
+ * older tokens are dropped (memory 8k bytes at most, whatever the length);
+ * 0: all of them kept, as a new matcher does. */
+void gr_matcher_keep(gr_matcher_t *m, size_t k);
 
 /* Masks through slicer s from now on (bound here to the grammar's lexer;
  * s must be built over the keys of the tries the masks walk). */
@@ -97,7 +106,8 @@ int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_
 int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,
                        tb_err_t *err);
 
-/* Undoes the last k tokens; -1 if fewer were consumed. */
+/* Undoes the last k tokens; -1 if fewer were consumed, or if some of them
+ * were consumed before the states gr_matcher_keep kept. */
 int gr_matcher_rollback(gr_matcher_t *m, size_t k);
 
 /* Whether the text so far is a sentence (end of text allowed). */

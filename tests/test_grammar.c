@@ -3,7 +3,8 @@
  * with the cfg builder: sentences and prefixes accepted and refused
  * (left and right recursion, nullable rules, ambiguity, overlapping
  * lexemes, ignored whitespace, 10,000 levels of nesting), the matcher
- * (consume, roll back, accepting, forced bytes), limits, and masks of
+ * (consume, roll back, bounded history, accepting, forced bytes), long
+ * texts in bounded states, limits, and masks of
  * every trie layout over llama3 against feeding each token's bytes.
  * test_grammar_oracle.c checks masks against an oracle that shares no code
  * with the parser.
@@ -245,6 +246,113 @@ static void test_matcher(void **state)
     assert_int_equal(gr_matcher_accepting(&m), 1);
     tb_buf_free(&forced);
     gr_matcher_free(&m);
+    gr_gram_free(g);
+}
+
+/* A text of n array elements (each a small object, or an object nested
+ * depth deep), malloc'd. */
+static char *json_list(size_t n, size_t depth, size_t *len)
+{
+    size_t cap = n * (40 + 7 * depth) + 3, at = 0;
+    char *t = malloc(cap);
+    t[at++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            t[at++] = ',';
+        if (!depth) {
+            at += (size_t)sprintf(t + at, "{\"id\": %zu, \"name\": \"i%zu\"}", i, i);
+            continue;
+        }
+        for (size_t d = 0; d < depth; d++)
+            at += (size_t)sprintf(t + at, "{\"a\": ");
+        at += (size_t)sprintf(t + at, "%zu", i);
+        memset(t + at, '}', depth);
+        at += depth;
+    }
+    t[at++] = ']';
+    t[at] = 0;
+    *len = at;
+    return t;
+}
+
+/* A list's rows repeat from its second element on, so a long array goes
+ * through under a state limit a few of its elements would pass before
+ * rows dropped their completed items; nested elements need states for
+ * their depth, once.  Left recursion (the lists above, Lark's and GBNF's
+ * repetitions) stays flat; a right-recursive list is nesting to the
+ * parser and grows. */
+static void test_long_texts(void **state)
+{
+    (void)state;
+    gr_opts_t o = {.max_states = 256};
+    gr_gram_t *g = build(json_grammar, &o);
+    size_t len;
+    char *text = json_list(100000, 0, &len); /* 3.3 MB */
+    uint32_t s = gr_feed(g, GR_START, (const uint8_t *)text, len / 2, NULL);
+    size_t half = gr_nstates(g), rows = g->parser.rows.len;
+    s = gr_feed(g, s, (const uint8_t *)text + len / 2, len - len / 2, NULL);
+    assert_int_not_equal(s, GR_DEAD);
+    assert_int_equal(gr_accepting(g, s), 1);
+    assert_true(gr_nstates(g) <= half + 2); /* the end's states */
+    assert_int_equal(g->parser.rows.len, rows + 1);
+    free(text);
+    gr_gram_free(g);
+
+    g = build(json_grammar, NULL);
+    text = json_list(2, 1000, &len);
+    s = gr_feed(g, GR_START, (const uint8_t *)text, len / 2, NULL);
+    size_t one = gr_nstates(g);
+    assert_true(one > 1000); /* a state per level at least */
+    free(text);
+    text = json_list(200, 1000, &len);
+    s = gr_feed(g, GR_START, (const uint8_t *)text, len, NULL);
+    assert_int_equal(gr_accepting(g, s), 1);
+    assert_true(gr_nstates(g) < 2 * one);
+    free(text);
+    gr_gram_free(g);
+
+    g = build("s: \"[\" l \"]\"\nl: /[0-9]/ | /[0-9]/ \",\" l\n", NULL);
+    s = gr_feed(g, GR_START, (const uint8_t *)"[1,2,3,4,5,6,7,8,9", 18, NULL);
+    size_t nine = gr_nstates(g);
+    s = gr_feed(g, s, (const uint8_t *)",1,2,3,4,5,6,7,8,9", 18, NULL);
+    assert_true(gr_nstates(g) > nine + 9);
+    gr_gram_free(g);
+}
+
+/* gr_matcher_keep bounds the history: rollback within it returns to the
+ * states a matcher keeping everything returns to; beyond it is refused. */
+static void test_matcher_keep(void **state)
+{
+    (void)state;
+    gr_gram_t *g = build(json_grammar, NULL);
+    gr_matcher_t all, few;
+    tb_err_t err;
+    assert_int_equal(gr_matcher_init(&all, g, 64, &err), 0);
+    assert_int_equal(gr_matcher_init(&few, g, 64, &err), 0);
+    gr_matcher_keep(&few, 5);
+    size_t len;
+    char *text = json_list(300, 2, &len);
+    size_t rolled = 0; /* the offset of the last rollback, not to loop */
+    for (size_t i = 0; i < len; i += 3) {
+        size_t n = len - i < 3 ? len - i : 3;
+        assert_int_equal(gr_matcher_consume(&all, (const uint8_t *)text + i, n, NULL, &err), 0);
+        assert_int_equal(gr_matcher_consume(&few, (const uint8_t *)text + i, n, NULL, &err), 0);
+        assert_int_equal(gr_matcher_tokens(&few), gr_matcher_tokens(&all));
+        assert_true(few.hist.len <= 11);
+        if (i % 33 == 30 && i > rolled) {
+            rolled = i;
+            assert_int_equal(gr_matcher_rollback(&few, 5), 0);
+            assert_int_equal(gr_matcher_rollback(&all, 5), 0);
+            assert_int_equal(gr_matcher_state(&few), gr_matcher_state(&all));
+            i -= 15;
+        }
+    }
+    assert_int_equal(gr_matcher_accepting(&few), 1);
+    assert_int_equal(gr_matcher_rollback(&few, 11), -1);
+    assert_int_equal(gr_matcher_rollback(&all, 11), 0);
+    free(text);
+    gr_matcher_free(&all);
+    gr_matcher_free(&few);
     gr_gram_free(g);
 }
 
@@ -495,6 +603,8 @@ int main(void)
         cmocka_unit_test(test_recursion_and_ambiguity),
         cmocka_unit_test(test_overlapping_lexemes),
         cmocka_unit_test(test_matcher),
+        cmocka_unit_test(test_long_texts),
+        cmocka_unit_test(test_matcher_keep),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_reset),
     };

@@ -5,10 +5,17 @@
  * consumed in turn, and the first refused one is reported with its byte
  * offset.  --masks also computes the mask before every token (and after the
  * last), checks that the token is in it, and times the masks.
+ *
+ * A file is read, encoded and fed in pieces (PIECE bytes, cut before a
+ * space that ends a word, as byte-level pre-tokenizers split), and the
+ * matcher keeps only the history it could roll back over: a text of any
+ * length goes through in the memory its grammar's states need.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../base/file.h"
 #include "../../grammar/load.h"
@@ -32,7 +39,9 @@ static int accept_usage(FILE *out)
             "after the last over layout L (default dfs), checks each token is in its\n"
             "mask, and prints the masks' times; --slicer computes them through the\n"
             "default JSON string slices (lexer/slicer.h), as the MaskBench driver\n"
-            "does; --times prints every mask's time, one line per token.\n"
+            "does; --times prints every mask's time, one line per token.  A FILE\n"
+            "over 1 MiB is read and encoded a piece at a time (cut before a space\n"
+            "after a word): the tokens at a cut may differ from the whole text's.\n"
             XP_SCHEMA_ARGS_HELP "\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
@@ -96,38 +105,52 @@ static void print_times(double *us, size_t n)
            first, us[n / 2], us[(size_t)((double)(n - 1) * 0.99)], us[n - 1]);
 }
 
-/* Runs the tokens through the matcher; *refused gets the index of the
- * first refused token (n if none).  With a trie, a mask before each token
- * (and after the last) is checked and timed into us[]. */
+/* How far the text has gone through the matcher. */
+typedef struct {
+    size_t tokens, bytes; /* consumed */
+    int refused;          /* the token at `tokens` was refused ... */
+    uint32_t id;          /* ... this one, */
+    size_t in_token;      /* at this byte of it */
+    size_t encoded;       /* tokens of the pieces read */
+    TB_VEC(double) us;    /* with --masks: every mask's time, microseconds */
+} progress_t;
+
+/* Runs a piece's tokens through the matcher, stopping at a refused one.
+ * With a trie, a mask before each token (and after the last, if the piece
+ * is the last) is checked and timed. */
 static int drive(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, size_t n,
-                 const trie_t *trie, double *us, size_t *refused, size_t *in_token,
-                 tb_err_t *err)
+                 int last, const trie_t *trie, progress_t *p, tb_err_t *err)
 {
     tb_bitset_t mask = {0};
-    if (trie && tb_bitset_init(&mask, trie_mask_bits(trie)))
+    if (trie && (tb_bitset_init(&mask, trie_mask_bits(trie)) ||
+                 tb_vec_reserve(&p->us, n + 1)))
         return tb_fail(err, "out of memory");
+    p->encoded += n;
     int rc = 0;
-    *refused = n;
     for (size_t k = 0; k <= n && !rc; k++) {
-        if (trie) {
+        if (trie && (k < n || last)) {
             double t0 = xp_now_ns();
             rc = gr_matcher_mask(m, trie, &mask, NULL, err);
-            us[k] = (xp_now_ns() - t0) / 1e3;
+            p->us.data[p->us.len++] = (xp_now_ns() - t0) / 1e3;
         }
         if (rc || k == n)
             break;
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[k], &len);
-        int r = gr_matcher_consume(m, s, len, in_token, err);
+        int r = gr_matcher_consume(m, s, len, &p->in_token, err);
         if (r < 0)
             rc = -1;
         else if (trie && (r == 0) != tb_bitset_get(&mask, ids[k]))
             rc = tb_fail(err, "internal: token #%zu (id %u) is %s by the matcher but %s "
-                         "the mask", k, ids[k], r ? "refused" : "accepted",
+                         "the mask", p->tokens, ids[k], r ? "refused" : "accepted",
                          r ? "in" : "not in");
         else if (r == 1) {
-            *refused = k;
+            p->refused = 1;
+            p->id = ids[k];
             break;
+        } else {
+            p->tokens++;
+            p->bytes += len;
         }
     }
     tb_bitset_free(&mask);
@@ -135,22 +158,16 @@ static int drive(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, siz
 }
 
 /* Prints the verdict; returns the exit status. */
-static int report(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, size_t n,
-                  size_t refused, size_t in_token, tb_err_t *err)
+static int report(gr_matcher_t *m, const tok_vocab_t *v, const progress_t *p, tb_err_t *err)
 {
-    size_t off = 0;
-    for (size_t k = 0; k < refused; k++) {
+    if (p->refused) {
         size_t len;
-        tok_vocab_token(v, ids[k], &len);
-        off += len;
-    }
-    if (refused < n) {
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, ids[refused], &len);
-        printf("refused    token #%zu (id %u, ", refused, ids[refused]);
+        const uint8_t *s = tok_vocab_token(v, p->id, &len);
+        printf("refused    token #%zu (id %u, ", p->tokens, p->id);
         xp_print_quoted(s, len);
         printf(") at byte %zu of the text (byte %zu of the token); the %zu tokens before "
-               "it are a prefix of a sentence\n", off + in_token, in_token, refused);
+               "it are a prefix of a sentence\n", p->bytes + p->in_token, p->in_token,
+               p->tokens);
         return 3;
     }
     tb_buf_t forced = {0};
@@ -159,13 +176,60 @@ static int report(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, si
         return xp_die(err);
     }
     int sentence = gr_matcher_accepting(m);
-    printf("accepted   all %zu tokens; the text is %s\n", n,
+    printf("accepted   all %zu tokens; the text is %s\n", p->tokens,
            sentence ? "a sentence" : "a prefix of a sentence, not a sentence");
     printf("forced     ");
     xp_print_quoted(forced.data, forced.len);
     printf(" next\n");
     tb_buf_free(&forced);
     return sentence ? 0 : 3;
+}
+
+/* The text: the command line's whole, or a file's a piece at a time.
+ * buf.data[0..cut) is the piece; the bytes after the cut begin the next. */
+#define PIECE (1u << 20)
+
+typedef struct {
+    FILE *f; /* NULL: the text is all in buf */
+    const char *path;
+    tb_buf_t buf;
+    size_t cut, read; /* read: bytes of the pieces so far */
+    size_t size;      /* of the whole text */
+} source_t;
+
+/* Where to end a piece of buf: before a space that follows a word and
+ * precedes one, where a byte-level pre-tokenizer splits too; the end if
+ * there is none. */
+static size_t cut_at(const tb_buf_t *b)
+{
+    for (size_t i = b->len - 1; i > 0; i--)
+        if (b->data[i] == ' ' && b->data[i - 1] != ' ' && i + 1 < b->len &&
+            b->data[i + 1] != ' ')
+            return i;
+    return b->len;
+}
+
+/* The next piece into src->buf[0..cut); 0 with none left, -1 on a read
+ * error. */
+static int next_piece(source_t *src, int *last, tb_err_t *err)
+{
+    size_t rest = src->buf.len - src->cut;
+    memmove(src->buf.data, src->buf.data + src->cut, rest);
+    src->buf.len = rest;
+    src->cut = 0;
+    if (src->f) {
+        if (tb_buf_reserve(&src->buf, PIECE))
+            return tb_fail(err, "out of memory");
+        src->buf.len += fread(src->buf.data + rest, 1, PIECE, src->f);
+        if (ferror(src->f))
+            return tb_fail(err, "%s: read error at byte %zu", src->path, src->read + rest);
+    }
+    *last = !src->f || feof(src->f);
+    if (src->buf.len == 0)
+        return 0;
+    src->cut = *last ? src->buf.len : cut_at(&src->buf);
+    src->read += src->cut;
+    return 1;
 }
 
 int xp_cmd_accept(int argc, char **argv)
@@ -182,18 +246,21 @@ int xp_cmd_accept(int argc, char **argv)
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
     if (!g)
         return xp_die(&err);
-    tb_buf_t text = {0};
+    source_t src = {.path = a.file};
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
     trie_t *trie = NULL;
     tok_ids_t ids = {0};
     gr_matcher_t m = {0};
-    double *us = NULL;
+    progress_t p = {0};
     lex_slicer_t *slicer = NULL;
     int status = 1;
-    if (a.file ? tb_read_file(a.file, &text.data, &text.len, &err)
-               : tb_buf_put(&text, a.text, strlen(a.text)) ? tb_fail(&err, "out of memory") : 0)
+    struct stat st;
+    if (a.file ? (!(src.f = fopen(a.file, "rb")) || fstat(fileno(src.f), &st)) &&
+                     tb_fail(&err, "%s: %s", a.file, strerror(errno))
+               : tb_buf_put(&src.buf, a.text, strlen(a.text)) ? tb_fail(&err, "out of memory") : 0)
         goto out;
+    src.size = a.file ? (size_t)st.st_size : src.buf.len;
     if (a.masks)
         trie = xp_load_trie(a.spec, a.layout, &keys, &tok, &err);
     else {
@@ -201,40 +268,42 @@ int xp_cmd_accept(int argc, char **argv)
         if (!xp_resolve_spec(a.spec, path, sizeof path, &err))
             tok = tok_load(path, &err);
     }
-    if (!tok || (a.masks && !trie) ||
-        tok_encode(tok, text.data, text.len, &ids, &err) ||
-        gr_matcher_init(&m, g, keys.max_len, &err))
+    if (!tok || (a.masks && !trie) || gr_matcher_init(&m, g, keys.max_len, &err))
         goto out;
-    if (a.masks && !(us = malloc((ids.len + 1) * sizeof *us))) {
-        tb_fail(&err, "out of memory");
-        goto out;
-    }
+    gr_matcher_keep(&m, 1); /* nothing here rolls back */
     if (a.slicer && (!(slicer = lex_slicer_new(&keys, trie_layout(trie), NULL, 0, &err)) ||
                      gr_matcher_use_slicer(&m, slicer, &err)))
         goto out;
-    size_t refused = 0, in_token = 0;
-    if (drive(&m, tok_vocab(tok), ids.data, ids.len, trie, us, &refused, &in_token, &err))
+    int more = 0, last = 0;
+    while (!p.refused && (more = next_piece(&src, &last, &err)) > 0) {
+        ids.len = 0;
+        if (tok_encode(tok, src.buf.data, src.cut, &ids, &err) ||
+            drive(&m, tok_vocab(tok), ids.data, ids.len, last, trie, &p, &err))
+            goto out;
+    }
+    if (more < 0)
         goto out;
-    printf("grammar    %s\ntext       %zu bytes, %zu tokens of %s\n", a.grammar, text.len,
-           ids.len, a.spec);
-    size_t nmasks = refused < ids.len ? refused + 1 : ids.len + 1;
-    for (size_t k = 0; us && a.times && k < nmasks; k++)
-        printf("mask %-5zu %.1f us\n", k, us[k]);
-    if (us)
-        print_times(us, nmasks);
-    status = report(&m, tok_vocab(tok), ids.data, ids.len, refused, in_token, &err);
+    printf("grammar    %s\ntext       %zu bytes, %zu tokens of %s%s\n", a.grammar, src.size,
+           p.encoded, a.spec, src.read < src.size ? " (encoded up to the refused one)" : "");
+    for (size_t k = 0; a.times && k < p.us.len; k++)
+        printf("mask %-5zu %.1f us\n", k, p.us.data[k]);
+    if (p.us.len)
+        print_times(p.us.data, p.us.len);
+    status = report(&m, tok_vocab(tok), &p, &err);
     err.msg[0] = 0;
 out:
     if (status == 1 && err.msg[0])
         xp_die(&err);
-    free(us);
+    free(p.us.data);
     gr_matcher_free(&m);
     lex_slicer_free(slicer);
     free(ids.data);
     trie_free(trie);
     trie_keys_free(&keys);
     tok_free(tok);
-    tb_buf_free(&text);
+    if (src.f)
+        fclose(src.f);
+    tb_buf_free(&src.buf);
     gr_gram_free(g);
     return status;
 }

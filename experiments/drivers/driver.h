@@ -128,5 +128,6 @@ extern const xp_driver_t xp_driver_index;
 extern const xp_driver_t xp_driver_maskbench;
 extern const xp_driver_t xp_driver_jsts;
 extern const xp_driver_t xp_driver_load;
+extern const xp_driver_t xp_driver_soak;
 
 #endif
