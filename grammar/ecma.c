@@ -1907,6 +1907,7 @@ typedef struct {
     TB_VEC(uint64_t) tags;  /* per DFA state: bit p for pattern p, bit 63 for a name */
     int too_large;          /* eliminate failed on KEY_MAX_REGEX */
     int too_many;           /* subsets passed KEY_MAX_FIND */
+    gr_ecma_sets_t *sets;   /* eliminate's edge sets' spellings, kept */
 } keys_t;
 
 static int cmp_u32(const void *a, const void *b)
@@ -2050,6 +2051,17 @@ static int subsets(keys_t *k, uint32_t npat)
     return r;
 }
 
+/* comp_set of s (normalized, not empty) from the kept sets, as a group:
+ * a length-bounded pattern's DFA is a chain of states whose edges spell
+ * the same sets ({0,250} of a class: 250 edges alike, and writing each
+ * one's \u escapes was a quarter of the compile). */
+static int comp_kept_set(gr_ecma_sets_t *sets, const cps_t *s, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->has = 1;
+    return put_memo_group(sets, s, &o->re);
+}
+
 /* State elimination: the regex of the words from state 0 to the states
  * whose tags are `want` (never a defined name). */
 static int eliminate(keys_t *k, uint64_t want, comp_t *o)
@@ -2077,7 +2089,7 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
         for (size_t h = 0; h < nhit; h++) {
             cps_t *t = &to[hit[h]];
             if (!r)
-                r = cps_norm(t) || comp_set(t, &R[i * m + hit[h]]);
+                r = cps_norm(t) || comp_kept_set(k->sets, t, &R[i * m + hit[h]]);
             free(t->data);
             memset(t, 0, sizeof *t);
         }
@@ -2286,9 +2298,9 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     if (npat > 62)
         return tb_fail(err, "patternProperties: more than 62 patterns");
     parser_t ps = {.err = err, .what = "pattern"};
-    keys_t k = {.nfa = {.err = err}};
+    keys_t k = {.nfa = {.err = err}, .sets = gr_ecma_sets_new()};
     uint32_t acc = 0, cur;
-    int r = 0;
+    int r = k.sets ? 0 : tb_fail(err, "out of memory");
     TB_VEC(uint32_t) starts = {0};
     int enumerate = 0;
     for (size_t i = 0; !r && i < npat + nnames; i++) {
@@ -2390,6 +2402,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     free(lex);
     tb_buf_free(&except);
     tb_buf_free(&named);
+    gr_ecma_sets_free(k.sets);
     free(done.data);
     for (size_t i = 0; i < k.dset.len; i++)
         free(k.dset.data[i]);
