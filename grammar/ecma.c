@@ -120,6 +120,7 @@ typedef struct {
     const char *label; /* what messages quote: the pattern, or the format's name */
     int depth;
     int len_inexact; /* restrict_len met a shape it does not rewrite */
+    gr_ecma_sets_t *sets; /* the compile's kept sets' spellings, or NULL */
 } parser_t;
 
 static int perr(parser_t *ps, size_t at, const char *why)
@@ -1034,6 +1035,90 @@ static int comp_set(const cps_t *s, comp_t *o)
     return r;
 }
 
+/* s in a group ("(?:...)"): the lexer parses a group's text once
+ * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
+ * (each node with one next letter has the same). */
+static int put_set_group(tb_buf_t *b, const cps_t *s)
+{
+    return put(b, "(?:") || put_set(b, s) || put(b, ")");
+}
+
+/*
+ * put_set_group's text by set (ecma.h's gr_ecma_sets_t), for except(): a
+ * node's first code points that no name continues with, and each name's
+ * next code point, recur all over the lists of names of a schema (every
+ * node whose one next letter is 'e'), and writing their \\u escapes anew
+ * at each node was most of a large object's compile (a Kubernetes schema:
+ * 1.9 MB of such text over 88 lists of names).
+ */
+typedef struct {
+    uint32_t *ranges; /* the set, the map's key (borrowed by it) */
+    size_t at, len;   /* its text in set_memo_t.text */
+} set_entry_t;
+
+struct gr_ecma_sets {
+    tb_strmap_t map; /* ranges' bytes -> index in entries */
+    TB_VEC(set_entry_t) entries;
+    tb_buf_t text;
+};
+
+gr_ecma_sets_t *gr_ecma_sets_new(void)
+{
+    gr_ecma_sets_t *m = calloc(1, sizeof *m);
+    if (m && tb_strmap_init(&m->map, 64)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void gr_ecma_sets_free(gr_ecma_sets_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->entries.len; i++)
+        free(m->entries.data[i].ranges);
+    free(m->entries.data);
+    tb_strmap_free(&m->map);
+    tb_buf_free(&m->text);
+    free(m);
+}
+
+/* Appends put_set_group(s) to o (s normalized and never empty). */
+static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+{
+    size_t kb = s->len * sizeof *s->data;
+    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)s->data, kb);
+    if (i < 0) {
+        set_entry_t e = {.ranges = malloc(kb), .at = m->text.len};
+        if (!e.ranges)
+            return -1;
+        memcpy(e.ranges, s->data, kb);
+        int r = put_set_group(&m->text, s) ||
+                (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
+        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
+                               (int32_t)(m->entries.len - 1)) < 0) {
+            if (r)
+                free(e.ranges);
+            return -1;
+        }
+        i = (int32_t)(m->entries.len - 1);
+    }
+    const set_entry_t *e = &m->entries.data[i];
+    return tb_buf_put(o, m->text.data + e->at, e->len);
+}
+
+/* comp_set of s (normalized, not empty) from the kept sets, as a group:
+ * a length-bounded pattern's DFA is a chain of states whose edges spell
+ * the same sets ({0,250} of a class: 250 edges alike, and writing each
+ * one's \u escapes was a quarter of the compile). */
+static int comp_kept_set(gr_ecma_sets_t *sets, const cps_t *s, comp_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->has = 1;
+    return put_memo_group(sets, s, &o->re);
+}
+
 static int quad_cat(const anch_t *a, const anch_t *b, anch_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -1121,7 +1206,10 @@ static int emit(parser_t *ps, const ast_t *a, anch_t *o)
     int r = 0;
     switch (a->kind) {
     case A_SET:
-        return comp_set(&a->set, &o->c[QN]) ? tb_fail(ps->err, "out of memory") : 0;
+        return (ps->sets && a->set.len ? comp_kept_set(ps->sets, &a->set, &o->c[QN])
+                                       : comp_set(&a->set, &o->c[QN]))
+                   ? tb_fail(ps->err, "out of memory")
+                   : 0;
     case A_BOL:
         o->c[QS].eps = 1;
         return 0;
@@ -1300,14 +1388,14 @@ static int content(parser_t *ps, uint32_t lo, uint32_t hi, comp_t *o, int *len_l
 /* The content of `pattern` (a search) or of `format` (whichever is given),
  * bounded where that can be written exactly (*len_left otherwise). */
 static int constraint(const char *pattern, const char *format, uint32_t lo, uint32_t hi,
-                      comp_t *o, int *len_left, tb_err_t *err)
+                      comp_t *o, int *len_left, gr_ecma_sets_t *sets, tb_err_t *err)
 {
     const char *p = pattern ? pattern : format ? gr_ecma_format(format) : "^[^]*$";
     if (!p)
         return tb_fail(err, "unknown format '%s'", format);
     parser_t ps = {.p = p, .len = strlen(p), .err = err,
                    .what = format ? "format" : pattern ? "pattern" : "string",
-                   .label = format ? format : p};
+                   .label = format ? format : p, .sets = sets};
     int r = content(&ps, lo, hi, o, len_left);
     arena_free(&ps);
     return r;
@@ -1405,7 +1493,8 @@ static char *anchored_group(const char *p, size_t at, size_t n)
 }
 
 static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *la,
-                          const char *format, uint32_t lo, uint32_t hi, tb_err_t *err)
+                          const char *format, uint32_t lo, uint32_t hi, gr_ecma_sets_t *sets,
+                          tb_err_t *err)
 {
     tb_buf_t acc = {0}, one = {0};
     int r = 0;
@@ -1416,7 +1505,7 @@ static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *l
         one.len = 0;
         r = !sub ? tb_fail(err, "out of memory")
                  : gr_ecma_string(&one, sub, last ? format : NULL, last ? lo : 0,
-                                  last ? hi : GR_NO_MAX, err);
+                                  last ? hi : GR_NO_MAX, sets, err);
         free(sub);
         if (r < 0)
             break;
@@ -1444,7 +1533,7 @@ static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *l
  * lexer/regex.h on look-ahead).  Each is written on its own when alone.
  */
 int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
-                   uint32_t hi, tb_err_t *err)
+                   uint32_t hi, gr_ecma_sets_t *sets, tb_err_t *err)
 {
     if ((hi != GR_NO_MAX && hi > GR_MAX_LENGTH) || lo > GR_MAX_LENGTH)
         return tb_fail(err, "length bound %u is above the limit of %u",
@@ -1455,19 +1544,19 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
         return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
     leading_t la;
     if (pattern && leading_lookaheads(pattern, &la))
-        return string_leading(out, pattern, &la, format, lo, hi, err);
+        return string_leading(out, pattern, &la, format, lo, hi, sets, err);
     comp_t part[3] = {{0}};
     size_t n = 0;
     int len_left = 1, r = 0, left;
     /* The bounds go to the first constraint that takes them exactly. */
-    if (pattern && !(r = constraint(pattern, NULL, lo, hi, &part[n++], &left, err)))
+    if (pattern && !(r = constraint(pattern, NULL, lo, hi, &part[n++], &left, sets, err)))
         len_left = left;
     if (!r && format &&
         !(r = constraint(NULL, format, len_left ? lo : 0, len_left ? hi : GR_NO_MAX,
-                         &part[n++], &left, err)))
+                         &part[n++], &left, sets, err)))
         len_left = len_left && left;
     if (!r && len_left)
-        r = constraint(NULL, NULL, lo, hi, &part[n++], &left, err);
+        r = constraint(NULL, NULL, lo, hi, &part[n++], &left, sets, err);
     int none = 0;
     for (size_t i = 0; i < n; i++)
         none |= is_empty(&part[i]);
@@ -1501,81 +1590,6 @@ int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
     }
     arena_free(&ps);
     return r;
-}
-
-/* ---- sets' spellings, kept --------------------------------------------- */
-
-/* s in a group ("(?:...)"): the lexer parses a group's text once
- * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
- * (each node with one next letter has the same). */
-static int put_set_group(tb_buf_t *b, const cps_t *s)
-{
-    return put(b, "(?:") || put_set(b, s) || put(b, ")");
-}
-
-/*
- * put_set_group's text by set (ecma.h's gr_ecma_sets_t), for except(): a
- * node's first code points that no name continues with, and each name's
- * next code point, recur all over the lists of names of a schema (every
- * node whose one next letter is 'e'), and writing their \\u escapes anew
- * at each node was most of a large object's compile (a Kubernetes schema:
- * 1.9 MB of such text over 88 lists of names).
- */
-typedef struct {
-    uint32_t *ranges; /* the set, the map's key (borrowed by it) */
-    size_t at, len;   /* its text in set_memo_t.text */
-} set_entry_t;
-
-struct gr_ecma_sets {
-    tb_strmap_t map; /* ranges' bytes -> index in entries */
-    TB_VEC(set_entry_t) entries;
-    tb_buf_t text;
-};
-
-gr_ecma_sets_t *gr_ecma_sets_new(void)
-{
-    gr_ecma_sets_t *m = calloc(1, sizeof *m);
-    if (m && tb_strmap_init(&m->map, 64)) {
-        free(m);
-        return NULL;
-    }
-    return m;
-}
-
-void gr_ecma_sets_free(gr_ecma_sets_t *m)
-{
-    if (!m)
-        return;
-    for (size_t i = 0; i < m->entries.len; i++)
-        free(m->entries.data[i].ranges);
-    free(m->entries.data);
-    tb_strmap_free(&m->map);
-    tb_buf_free(&m->text);
-    free(m);
-}
-
-/* Appends put_set_group(s) to o (s normalized and never empty). */
-static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
-{
-    size_t kb = s->len * sizeof *s->data;
-    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)s->data, kb);
-    if (i < 0) {
-        set_entry_t e = {.ranges = malloc(kb), .at = m->text.len};
-        if (!e.ranges)
-            return -1;
-        memcpy(e.ranges, s->data, kb);
-        int r = put_set_group(&m->text, s) ||
-                (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
-        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
-                               (int32_t)(m->entries.len - 1)) < 0) {
-            if (r)
-                free(e.ranges);
-            return -1;
-        }
-        i = (int32_t)(m->entries.len - 1);
-    }
-    const set_entry_t *e = &m->entries.data[i];
-    return tb_buf_put(o, m->text.data + e->at, e->len);
 }
 
 
@@ -2051,16 +2065,6 @@ static int subsets(keys_t *k, uint32_t npat)
     return r;
 }
 
-/* comp_set of s (normalized, not empty) from the kept sets, as a group:
- * a length-bounded pattern's DFA is a chain of states whose edges spell
- * the same sets ({0,250} of a class: 250 edges alike, and writing each
- * one's \u escapes was a quarter of the compile). */
-static int comp_kept_set(gr_ecma_sets_t *sets, const cps_t *s, comp_t *o)
-{
-    memset(o, 0, sizeof *o);
-    o->has = 1;
-    return put_memo_group(sets, s, &o->re);
-}
 
 /* State elimination: the regex of the words from state 0 to the states
  * whose tags are `want` (never a defined name). */
@@ -2236,17 +2240,17 @@ static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint
  * lexeme (empty where it matches nothing). */
 static int lookahead_parts(const char *const *patterns, size_t npat, const char *const *names,
                            size_t nnames, tb_buf_t **lex, tb_buf_t *except, tb_buf_t *named,
-                           tb_err_t *err)
+                           gr_ecma_sets_t *sets, tb_err_t *err)
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
     int r = !*lex ? tb_fail(err, "out of memory")
-                  : gr_ecma_string_except(except, names, nnames, NULL, err);
+                  : gr_ecma_string_except(except, names, nnames, sets, err);
     for (size_t i = 0; !r && i < nnames; i++)
         if ((i && put(named, "|")) ||
-            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), NULL))
+            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), sets))
             r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
-        r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, err) < 0 ? -1 : 0;
+        r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, sets, err) < 0 ? -1 : 0;
     return r;
 }
 
@@ -2254,10 +2258,10 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
  * finds a name in passed to fn (KEY_MAX_ENUM). */
 static int enumerate_classes(const char *const *patterns, size_t npat, const char *const *names,
                              size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn,
-                             void *ctx, tb_err_t *err)
+                             void *ctx, gr_ecma_sets_t *sets, tb_err_t *err)
 {
     tb_buf_t *lex = NULL, except = {0}, named = {0}, re = {0};
-    int r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, err);
+    int r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, sets, err);
     const lex_dfa_opts_t opts = {.lookahead = 1};
     for (uint64_t m = 0; !r && m < (1ull << npat); m++) {
         if (need && !need(ctx, m))
@@ -2293,12 +2297,13 @@ static int enumerate_classes(const char *const *patterns, size_t npat, const cha
 
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
                         size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
-                        tb_err_t *err)
+                        gr_ecma_sets_t *sets, tb_err_t *err)
 {
     if (npat > 62)
         return tb_fail(err, "patternProperties: more than 62 patterns");
-    parser_t ps = {.err = err, .what = "pattern"};
-    keys_t k = {.nfa = {.err = err}, .sets = gr_ecma_sets_new()};
+    gr_ecma_sets_t *own = sets ? NULL : gr_ecma_sets_new();
+    parser_t ps = {.err = err, .what = "pattern", .sets = sets ? sets : own};
+    keys_t k = {.nfa = {.err = err}, .sets = ps.sets};
     uint32_t acc = 0, cur;
     int r = k.sets ? 0 : tb_fail(err, "out of memory");
     TB_VEC(uint32_t) starts = {0};
@@ -2345,7 +2350,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
         enumerate = 1;
     }
     if (!r && enumerate)
-        r = enumerate_classes(patterns, npat, names, nnames, need, fn, ctx, err);
+        r = enumerate_classes(patterns, npat, names, nnames, need, fn, ctx, k.sets, err);
     /* one class per tag set some state has (names' states excluded) */
     TB_VEC(uint64_t) done = {0};
     tb_buf_t *lex = NULL, except = {0}, named = {0}; /* the look-ahead form's parts */
@@ -2379,7 +2384,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             comp_free(&c);
         }
         if (!r && look && !lex)
-            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, err);
+            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, sets, err);
         if (!r && look) {
             /* the patterns and names some name matches beside the base */
             uint64_t meet = 0, b = t & (0 - t);
@@ -2402,7 +2407,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     free(lex);
     tb_buf_free(&except);
     tb_buf_free(&named);
-    gr_ecma_sets_free(k.sets);
+    gr_ecma_sets_free(own);
     free(done.data);
     for (size_t i = 0; i < k.dset.len; i++)
         free(k.dset.data[i]);

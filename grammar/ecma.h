@@ -48,8 +48,9 @@
  * name what is wrong ("pattern '...' at offset N: ...") for the caller to
  * prefix with the schema's JSON pointer.
  */
+typedef struct gr_ecma_sets gr_ecma_sets_t; /* below */
 int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint32_t lo,
-                   uint32_t hi, tb_err_t *err);
+                   uint32_t hi, gr_ecma_sets_t *sets, tb_err_t *err);
 
 /* 1 if the pattern (a search) is found in every string (".*", "^", "a?"),
  * 0 if not or not known to, -1 with err set if it is refused. */
@@ -61,7 +62,6 @@ const char *gr_ecma_format(const char *format);
 /* Appends the regex of the JSON spellings (as above, quotes included) of
  * the string s[0..n) (UTF-8).  sets: shared (gr_ecma_sets_t, below), or
  * NULL. */
-typedef struct gr_ecma_sets gr_ecma_sets_t;
 int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n, gr_ecma_sets_t *sets);
 
 /* Appends the JSON encoding of s[0..n) with its quotes (the text itself,
@@ -102,7 +102,7 @@ typedef int (*gr_key_class_need_fn)(void *ctx, uint64_t mask);
  */
 int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *const *names,
                         size_t nnames, gr_key_class_need_fn need, gr_key_class_fn fn, void *ctx,
-                        tb_err_t *err);
+                        gr_ecma_sets_t *sets, tb_err_t *err);
 
 /* The regex of any JSON string in any of JSON's encodings. */
 #define GR_JSON_ANY_STRING "\"(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})*\""

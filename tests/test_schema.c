@@ -99,7 +99,7 @@ static void check_strings_format(const char *pattern, const char *format, uint32
 {
     tb_buf_t re = {0};
     tb_err_t err;
-    if (gr_ecma_string(&re, pattern, format, lo, hi, &err))
+    if (gr_ecma_string(&re, pattern, format, lo, hi, NULL, &err))
         fail_msg("'%s': %s", pattern, err.msg);
     assert_int_equal(tb_buf_putc(&re, 0), 0);
     lex_dfa_t *d = dfa_or_fail((const char *)re.data);
@@ -191,13 +191,13 @@ static void lengths_cut_patterns_exactly(void **state)
     check_strings_format("x", "email", 0, 9, emails, NE);
     tb_buf_t re = {0};
     tb_err_t err;
-    assert_int_equal(gr_ecma_string(&re, NULL, NULL, 0, 1000001, &err), -1);
+    assert_int_equal(gr_ecma_string(&re, NULL, NULL, 0, 1000001, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "above the limit"));
     tb_buf_free(&re);
     /* Bounds above 1000 (the lexer's old limit per quantifier) are exact. */
     check_strings(NULL, 999, 2500, texts, NT);
     tb_buf_t big = {0};
-    assert_int_equal(gr_ecma_string(&big, NULL, NULL, 1001, 2500, &err), 0);
+    assert_int_equal(gr_ecma_string(&big, NULL, NULL, 1001, 2500, NULL, &err), 0);
     assert_int_equal(tb_buf_putc(&big, 0), 0);
     lex_dfa_t *d = dfa_or_fail((const char *)big.data);
     char s[2600];
@@ -235,7 +235,7 @@ static void pattern_errors_name_the_reason(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tb_buf_t re = {0};
         tb_err_t err;
-        if (!gr_ecma_string(&re, cases[i].pattern, NULL, 0, GR_NO_MAX, &err))
+        if (!gr_ecma_string(&re, cases[i].pattern, NULL, 0, GR_NO_MAX, NULL, &err))
             fail_msg("'%s' was accepted", cases[i].pattern);
         if (!strstr(err.msg, cases[i].want) || !strstr(err.msg, cases[i].pattern))
             fail_msg("'%s': got \"%s\"", cases[i].pattern, err.msg);
@@ -287,7 +287,7 @@ static void formats_follow_their_rfcs(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tb_buf_t re = {0}, q = {0};
         tb_err_t err;
-        if (gr_ecma_string(&re, NULL, cases[i].format, 0, GR_NO_MAX, &err))
+        if (gr_ecma_string(&re, NULL, cases[i].format, 0, GR_NO_MAX, NULL, &err))
             fail_msg("%s: %s", cases[i].format, err.msg);
         assert_int_equal(tb_buf_putc(&re, 0), 0);
         lex_dfa_t *d = dfa_or_fail((const char *)re.data);

@@ -25,7 +25,7 @@ typedef struct {
 int sc_pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr)
 {
     tb_buf_t re = {0}, q = {0};
-    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->err);
+    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->sets, c->err);
     if (r < 0) {
         tb_wrap(c->err, "%s", ptr);
     } else if (r == 1) {
@@ -348,7 +348,8 @@ static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
             pats[np++] = e->pattern;
     }
     if (!r && npat) {
-        r = gr_ecma_key_classes(pats, npat, names, nn, class_needed, add_class, &cl, c->err);
+        r = gr_ecma_key_classes(pats, npat, names, nn, class_needed, add_class, &cl, c->sets,
+                                c->err);
         if (r)
             tb_wrap(c->err, "%s/patternProperties", ptr);
     } else if (!r && class_needed(&cl, 0)) {
