@@ -214,7 +214,8 @@ static size_t cut_at(const tb_buf_t *b)
 static int next_piece(source_t *src, int *last, tb_err_t *err)
 {
     size_t rest = src->buf.len - src->cut;
-    memmove(src->buf.data, src->buf.data + src->cut, rest);
+    if (rest) /* the first piece has no buffer yet */
+        memmove(src->buf.data, src->buf.data + src->cut, rest);
     src->buf.len = rest;
     src->cut = 0;
     if (src->f) {
