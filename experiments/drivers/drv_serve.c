@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../../grammar/match.h"
+#include "../store/mbtable.h"
 #include "maskbench.h"
 #include "pyjson.h"
 #include "setup.h"
@@ -162,12 +163,6 @@ static int slot_start(serve_t *s, slot_t *sl, size_t q, tb_err_t *err)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Peak resident memory of the process so far, KiB (0 if unknown). */
 static double peak_rss_kb(void)
 {
@@ -265,12 +260,13 @@ static int serve_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
         double total = 0;
         for (size_t i = 0; i < lat.len; i++)
             total += lat.data[i];
-        qsort(lat.data, lat.len, sizeof *lat.data, cmp_double);
+        qsort(lat.data, lat.len, sizeof *lat.data, tb_cmp_doubles);
+        xp_samples_t sorted = {lat.data, lat.len};
         uint64_t masks = lat.len * s->batch;
         rc = record(env, "serve_masks_s", (double)masks / (total / 1e9), masks, err) ||
-                     record(env, "serve_batch_p50_us", lat.data[lat.len / 2] / 1e3, masks,
-                            err) ||
-                     record(env, "serve_batch_p99_us", lat.data[lat.len * 99 / 100] / 1e3,
+                     record(env, "serve_batch_p50_us", xp_mb_quantile(&sorted, 0.5) / 1e3,
+                            masks, err) ||
+                     record(env, "serve_batch_p99_us", xp_mb_quantile(&sorted, 0.99) / 1e3,
                             masks, err) ||
                      record(env, "serve_peak_rss_kb", peak_rss_kb(), masks, err)
                  ? -1
