@@ -25,6 +25,12 @@ int tb_cmp_strs(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+int tb_cmp_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int tb_sorted(const void *base, size_t n, size_t size,
               int (*cmp)(const void *, const void *))
 {

@@ -52,6 +52,8 @@ void *tb_alloc_big(size_t bytes);
 
 /* qsort and bsearch's comparator for an array of C strings (char *). */
 int tb_cmp_strs(const void *a, const void *b);
+/* The same for an array of doubles, ascending. */
+int tb_cmp_doubles(const void *a, const void *b);
 /* Whether n elements of `size` bytes at base are in cmp's order already
  * (loaders skip a sort of what files nearly always list in order). */
 int tb_sorted(const void *base, size_t n, size_t size,

@@ -7,11 +7,14 @@
 
 #include "../lexer/lexemes.h"
 
+/* failed is set with a release store, after err: gr_gram_error reads it
+ * without the lock. */
 static uint32_t fail(gr_gram_t *g, const char *msg)
 {
-    if (!g->failed)
+    if (!g->failed) {
         tb_fail(&g->err, "%s: %s", g->cfg.source, msg);
-    g->failed = 1;
+        __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
+    }
     return GR_DEAD;
 }
 
@@ -21,7 +24,7 @@ static uint32_t check_parts(gr_gram_t *g)
     tb_err_t e;
     if (!g->failed && (lex_dfa_error(g->dfa, &e) || gr_parser_error(&g->parser, &e))) {
         g->err = e;
-        g->failed = 1;
+        __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
     }
     return g->failed;
 }
@@ -58,6 +61,32 @@ static int by_hash_grow(gr_gram_t *g)
     return 0;
 }
 
+/* Room for extra more entries in the table.  A larger table is a copy,
+ * published once complete; the old one stays for walks that still read it
+ * (gram.h, Threads). */
+static int trans_reserve(gr_gram_t *g, size_t extra)
+{
+    if (g->trans.cap - g->trans.len >= extra)
+        return 0;
+    size_t cap = g->trans.cap ? g->trans.cap * 2 : 4096;
+    while (cap - g->trans.len < extra)
+        cap *= 2;
+    uint32_t *t = malloc(cap * sizeof *t);
+    if (!t || tb_vec_reserve(&g->retired, 1)) {
+        free(t);
+        return -1;
+    }
+    if (g->trans.len)
+        memcpy(t, g->trans.data, g->trans.len * sizeof *t);
+    if (g->trans.data) {
+        g->retired.data[g->retired.len++] = g->trans.data;
+        g->retired_cap += g->trans.cap;
+    }
+    __atomic_store_n(&g->trans.data, t, __ATOMIC_RELEASE);
+    g->trans.cap = cap;
+    return 0;
+}
+
 /* A new state of pairs p[0..n) (sorted), its table row all unknown. */
 static uint32_t state_add(gr_gram_t *g, const gr_pair_t *p, size_t n)
 {
@@ -65,7 +94,7 @@ static uint32_t state_add(gr_gram_t *g, const gr_pair_t *p, size_t n)
     if (s >= g->max_states)
         return fail(g, "the grammar needs more states than the limit");
     if (tb_vec_reserve(&g->pair, n ? n : 1) || tb_vec_reserve(&g->pair_off, 1) ||
-        tb_vec_reserve(&g->pair_n, 1) || tb_vec_reserve(&g->trans, g->ncls))
+        tb_vec_reserve(&g->pair_n, 1) || trans_reserve(g, g->ncls))
         return fail(g, "out of memory");
     g->pair_off.data[g->pair_off.len++] = (uint32_t)g->pair.len;
     g->pair_n.data[g->pair_n.len++] = (uint32_t)n;
@@ -209,7 +238,8 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
     return 0;
 }
 
-uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b)
+/* gr_step_slow under the lock, the entry still unknown. */
+static uint32_t step_locked(gr_gram_t *g, uint32_t s, uint8_t b)
 {
     if (g->failed || s == GR_DEAD)
         return GR_DEAD;
@@ -224,9 +254,21 @@ uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b)
     uint32_t next = check_parts(g) ? GR_DEAD : state_of(g, g->scratch.data, n);
     if (g->failed)
         return GR_DEAD;
-    g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]] = next * g->ncls;
+    /* release: a walk that reads the entry finds next's row filled */
+    __atomic_store_n(&g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]], next * g->ncls,
+                     __ATOMIC_RELEASE);
     g->stats.steps++;
     g->stats.boundaries += (uint64_t)boundary;
+    return next;
+}
+
+uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b)
+{
+    pthread_mutex_lock(&g->lock);
+    /* another thread may have computed it since the caller looked */
+    uint32_t e = g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]];
+    uint32_t next = e != TRIE_REC_UNKNOWN ? e / g->ncls : step_locked(g, s, b);
+    pthread_mutex_unlock(&g->lock);
     return next;
 }
 
@@ -245,7 +287,7 @@ uint32_t gr_feed(gr_gram_t *g, uint32_t from, const uint8_t *s, size_t n,
     return st;
 }
 
-int gr_accepting(gr_gram_t *g, uint32_t s)
+static int accepting_locked(gr_gram_t *g, uint32_t s)
 {
     if (s == GR_START)
         return gr_parser_accepting(&g->parser, GR_ROW_START);
@@ -258,6 +300,14 @@ int gr_accepting(gr_gram_t *g, uint32_t s)
             return 1;
     }
     return 0;
+}
+
+int gr_accepting(gr_gram_t *g, uint32_t s)
+{
+    pthread_mutex_lock(&g->lock);
+    int yes = accepting_locked(g, s);
+    pthread_mutex_unlock(&g->lock);
+    return yes;
 }
 
 /* ---- making and freeing ------------------------------------------------------- */
@@ -314,6 +364,9 @@ static int make_tables(gr_gram_t *g, tb_err_t *err)
 /* Makes the lexer, the parser and the start states from g->cfg. */
 static int build(gr_gram_t *g, tb_err_t *err)
 {
+    if (pthread_mutex_init(&g->lock, NULL))
+        return tb_fail(err, "%s: no mutex for the grammar", g->cfg.source);
+    g->has_lock = 1;
     return make_lexer(g, &g->opts, err) ||
            gr_parser_init(&g->parser, &g->cfg, g->opts.max_items, err) || make_tables(g, err);
 }
@@ -328,6 +381,9 @@ static void release(gr_gram_t *g)
     free(g->ending);
     tb_bitset_free(&g->ending_set);
     free(g->trans.data);
+    for (size_t i = 0; i < g->retired.len; i++)
+        free(g->retired.data[i]);
+    free(g->retired.data);
     free(g->pair.data);
     free(g->pair_off.data);
     free(g->pair_n.data);
@@ -335,6 +391,8 @@ static void release(gr_gram_t *g)
     free(g->scratch.data);
     free(g->by_hash);
     tb_u64map_free(&g->scan_memo);
+    if (g->has_lock)
+        pthread_mutex_destroy(&g->lock);
     gr_cfg_t cfg = g->cfg;
     gr_opts_t opts = g->opts;
     size_t max_states = g->max_states;
@@ -393,7 +451,7 @@ int gr_gram_lexer_half_full(const gr_gram_t *g)
 size_t gr_gram_bytes(const gr_gram_t *g)
 {
     const gr_parser_t *p = &g->parser;
-    return g->trans.cap * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
+    return (g->trans.cap + g->retired_cap) * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
            (g->pair_off.cap + g->pair_n.cap + g->lexstart.cap + g->by_cap) * sizeof(uint32_t) +
            p->items.cap * sizeof(gr_item_t) + p->rows.cap * sizeof(gr_row_t) +
            p->expect.cap * sizeof(uint64_t) + p->by_cap * sizeof(uint32_t) +
@@ -402,7 +460,7 @@ size_t gr_gram_bytes(const gr_gram_t *g)
 
 int gr_gram_error(const gr_gram_t *g, tb_err_t *err)
 {
-    if (!g->failed)
+    if (!__atomic_load_n(&g->failed, __ATOMIC_ACQUIRE))
         return 0;
     return tb_fail(err, "%s", g->err.msg);
 }

@@ -29,10 +29,31 @@
  * nothing of the current lexeme has been read, which matters for accepting.
  * Limits (states, the parser's items, the lexer's states) end in a sticky
  * error; steps then answer the dead state.
+ *
+ * Threads.  One grammar may serve matchers (match.h) in several threads
+ * at once, with the masks a single thread gets.  What fills the grammar
+ * (gr_step_slow: the parser's rows, the lexer's lazily built states, new
+ * states and entries; gr_accepting) runs under the grammar's mutex.  The
+ * fast path takes no lock: an entry is written once, from
+ * TRIE_REC_UNKNOWN to its final value, with a release store after the
+ * state it leads to is complete, and read with an acquire load
+ * (gr_entry, trie_rec_entry).  The table grows by copying into a larger
+ * array published with a release store; the old arrays stay alive until
+ * the grammar is freed or reset (at most the size of the last one in all,
+ * since each doubles), so a walk that loaded the table before a copy
+ * reads a valid, only older, table: an entry it finds unknown there is
+ * taken from the newest under the lock.  Safe from any thread at once:
+ * gr_step, gr_step_slow, gr_feed, gr_accepting, gr_gram_error, and the
+ * matchers' calls that use only these (match.h says which).  Not safe
+ * while another thread steps: gr_gram_reset, gr_gram_free, gr_pairs,
+ * gr_nstates, gr_gram_bytes and the stats (read them after the threads
+ * are done), and anything that uses g->dfa or g->parser directly (the
+ * slicer: lex_slicer_bind and lex_slicer_mask_by extend the lexer).
  */
 #ifndef GR_GRAM_H
 #define GR_GRAM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,7 +96,8 @@ typedef struct {
  * caches, per parser row, the lexer state where the row's expected lexemes
  * (and the ignored ones) begin (UINT32_MAX: not yet); scan_memo maps
  * (row << 32 | lexer state) to the row after the lexemes that end in that
- * lexer state.
+ * lexer state.  trans.data is the newest table; retired holds the arrays
+ * it replaced, which walks in other threads may still read (see Threads).
  */
 typedef struct {
     gr_cfg_t cfg;
@@ -86,6 +108,10 @@ typedef struct {
     uint64_t *ending; /* scratch: lexemes ending in a lexer state */
     tb_bitset_t ending_set;
     TB_VEC(uint32_t) trans;
+    TB_VEC(uint32_t *) retired;
+    size_t retired_cap;   /* their entries, all told */
+    pthread_mutex_t lock; /* held by whatever fills the tables */
+    int has_lock;         /* lock made (build got that far) */
     TB_VEC(gr_pair_t) pair;
     TB_VEC(uint32_t) pair_off;
     TB_VEC(uint32_t) pair_n;
@@ -119,11 +145,23 @@ int gr_gram_reset(gr_gram_t *g, tb_err_t *err);
  * limit in the middle of the next one. */
 int gr_gram_lexer_half_full(const gr_gram_t *g);
 
+/* The newest table (see Threads), for walks to run. */
+static inline const uint32_t *gr_table(const gr_gram_t *g)
+{
+    return __atomic_load_n(&g->trans.data, __ATOMIC_ACQUIRE);
+}
+
+/* Entry i of the newest table: a row offset, 0 or TRIE_REC_UNKNOWN. */
+static inline uint32_t gr_entry(const gr_gram_t *g, size_t i)
+{
+    return trie_rec_entry(gr_table(g), i);
+}
+
 /* The state reached from state s on byte b (GR_DEAD: refused). */
 uint32_t gr_step_slow(gr_gram_t *g, uint32_t s, uint8_t b);
 static inline uint32_t gr_step(gr_gram_t *g, uint32_t s, uint8_t b)
 {
-    uint32_t e = g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]];
+    uint32_t e = gr_entry(g, (size_t)s * g->ncls + g->dfa->cls[b]);
     return e != TRIE_REC_UNKNOWN ? e / g->ncls : gr_step_slow(g, s, b);
 }
 

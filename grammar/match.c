@@ -12,7 +12,7 @@ static uint32_t rec_compute(trie_rec_t *tr, uint32_t row, uint8_t b)
 {
     gr_gram_t *g = ((gr_rec_t *)tr)->g;
     uint32_t next = gr_step_slow(g, row / g->ncls, b) * g->ncls;
-    tr->tab.table = g->trans.data;
+    tr->tab.table = gr_table(g);
     return next;
 }
 
@@ -30,7 +30,7 @@ static void rec_allowed(trie_rec_t *tr, uint64_t set[4])
     for (int b = 0; b < 256; b++)
         if (live[g->dfa->cls[b]])
             set[b >> 6] |= 1ull << (b & 63);
-    t->table = g->trans.data;
+    t->table = gr_table(g);
 }
 
 int gr_rec_init(gr_rec_t *r, gr_gram_t *g, size_t max_depth, tb_err_t *err)
@@ -51,7 +51,7 @@ void gr_rec_free(gr_rec_t *r)
 void gr_rec_reset(gr_rec_t *r, uint32_t state)
 {
     trie_rec_table_t *t = &r->rec.tab;
-    t->table = r->g->trans.data;
+    t->table = gr_table(r->g);
     t->cls = r->g->dfa->cls;
     t->depth = 0;
     t->stack[0] = state * r->g->ncls;

@@ -15,6 +15,15 @@
  * needs undoing.  That history is 4 bytes a token: a matcher that runs for
  * millions of tokens keeps only the last ones it may roll back over
  * (gr_matcher_keep).
+ *
+ * Threads (gram.h says what the grammar allows): matchers of one grammar
+ * may run in different threads at once, a matcher in one thread at a
+ * time.  gr_matcher_mask (without a slicer), gr_matcher_consume,
+ * gr_matcher_rollback, gr_matcher_keep, gr_matcher_accepting and
+ * gr_matcher_forced are safe so; a mask cache is one thread's (each
+ * matcher its own, or matchers that one thread drives), and the trie,
+ * read only, may be shared.  A slicer extends the grammar's lexer, so
+ * matchers that use one must keep their grammar to one thread.
  */
 #ifndef GR_MATCH_H
 #define GR_MATCH_H
@@ -118,5 +127,14 @@ int gr_matcher_accepting(gr_matcher_t *m);
  * Appended to out; the matcher's state does not change.  -1 with err on a
  * limit or memory. */
 int gr_matcher_forced(gr_matcher_t *m, size_t max, tb_buf_t *out, tb_err_t *err);
+
+/* The masks of matchers m[0..n) (gr_matcher_mask over trie t) into
+ * masks[i], and the nodes walked into nodes[i] (nodes may be NULL), on up
+ * to `threads` threads (0: one per CPU), the caller's among them.  The
+ * matchers may share grammars but not mask caches, and must not use
+ * slicers (see Threads).  -1 with err naming the lowest matcher that
+ * failed; the other masks are then unspecified. */
+int gr_masks_batch(gr_matcher_t *const *m, size_t n, const trie_t *t, tb_bitset_t *const *masks,
+                   uint64_t *nodes, unsigned threads, tb_err_t *err);
 
 #endif

@@ -280,7 +280,7 @@ static size_t loop_slot(cover_loops_t *l, const trie_rec_t *rec, uint32_t row)
         uint64_t *set = l->set[s];
         memset(set, 0, sizeof l->set[s]);
         for (unsigned b = 0; b < 256; b++)
-            set[b >> 6] |= (uint64_t)(next[cls[b]] == row) << (b & 63);
+            set[b >> 6] |= (uint64_t)(trie_rec_entry(next, cls[b]) == row) << (b & 63);
         l->row[s] = row;
         l->has_u8[s] = 0;
     }
@@ -302,7 +302,7 @@ static int char_loops(const trie_rec_t *rec, uint32_t row, uint8_t b)
     const uint8_t *cls = rec->tab.cls;
     uint32_t cur[8], nxt[8];
     size_t ncur = 1;
-    cur[0] = table[row + cls[b]];
+    cur[0] = trie_rec_entry(table, row + cls[b]);
     if (cur[0] + 1u < 2u)
         return 0;
     for (u8_state_t u = u8_lead(b); u.need; u = u8_step(u, u.lo)) {
@@ -311,7 +311,7 @@ static int char_loops(const trie_rec_t *rec, uint32_t row, uint8_t b)
             for (unsigned c = u.lo; c <= u.hi; c++) {
                 if (c > u.lo && cls[c] == cls[c - 1])
                     continue; /* the same column: the same t */
-                uint32_t t = table[cur[i] + cls[c]];
+                uint32_t t = trie_rec_entry(table, cur[i] + cls[c]);
                 size_t j = 0;
                 while (j < n && nxt[j] != t)
                     j++;
@@ -385,7 +385,7 @@ static void walk_child(const cover_t *c, trie_rec_t *rec, uint64_t *words,
         trie_dfs_walk_range(t, rec, words, p, e->pos, base, skipped);
         uint64_t x = e->word;
         size_t k = trie_dfs_depth(x);
-        uint32_t next = rec->tab.table[base[k - 1] + rec->tab.cls[trie_dfs_byte(x)]];
+        uint32_t next = trie_rec_entry(rec->tab.table, base[k - 1] + rec->tab.cls[trie_dfs_byte(x)]);
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d + k - 1, trie_dfs_byte(x));
         if (!next) {
@@ -404,7 +404,7 @@ static void walk_child(const cover_t *c, trie_rec_t *rec, uint64_t *words,
          * for `any`'s 256 columns). */
         int whole = e->utf8 ? covered(e->cover, loop_set(loops, rec, next)) ||
                                   covered(e->cover, u8_loop_set(loops, rec, next))
-                            : rec->tab.table[next + rec->tab.cls[e->probe]] == next &&
+                            : trie_rec_entry(rec->tab.table, next + rec->tab.cls[e->probe]) == next &&
                                   covered(e->cover, loop_set(loops, rec, next));
         if (whole) {
             set_ids(words, c->ids + e->tok_lo, e->tok_hi - e->tok_lo);
@@ -435,7 +435,7 @@ static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
     for (uint32_t r = 0; r < t->nroot; r++) {
         size_t p = t->root[r];
         uint64_t x = t->nodes[p];
-        uint32_t next = table[row + cls[trie_dfs_byte(x)]];
+        uint32_t next = trie_rec_entry(table, row + cls[trie_dfs_byte(x)]);
         if (next == TRIE_REC_UNKNOWN) {
             next = trie_rec_compute(rec, d, trie_dfs_byte(x));
             table = rec->tab.table;

@@ -403,7 +403,7 @@ offer(const trie_da_t *da, trie_da_frame_t *f, size_t top, int c, uint32_t child
         b = unshift(&f[top], c);
     }
     ++*visited;
-    uint32_t next = rec->tab.table[stack[top] + rec->tab.cls[b]];
+    uint32_t next = trie_rec_entry(rec->tab.table, stack[top] + rec->tab.cls[b]);
     if (__builtin_expect(next + 1u < 2u, 0)) {
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d0 + top, b);

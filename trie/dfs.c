@@ -239,7 +239,7 @@ static uint64_t walk_table(const trie_dfs_t *t, trie_rec_t *rec, tb_bitset_t *ma
     for (uint32_t k = 0; k < t->nroot; k++) {
         size_t p = t->root[k];
         uint64_t x = t->nodes[p];
-        uint32_t next = rec->tab.table[base[0] + rec->tab.cls[trie_dfs_byte(x)]];
+        uint32_t next = trie_rec_entry(rec->tab.table, base[0] + rec->tab.cls[trie_dfs_byte(x)]);
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d, trie_dfs_byte(x));
         if (!next) {

@@ -72,7 +72,7 @@ static inline void trie_dfs_walk_range(const trie_dfs_t *t, trie_rec_t *rec,
         uint64_t x = nodes[p];
         size_t k = trie_dfs_depth(x); /* size_t: base[k - 1] is one address */
         size_t row = base[k - 1];
-        uint32_t next = table[row + cls[trie_dfs_byte(x)]];
+        uint32_t next = trie_rec_entry(table, row + cls[trie_dfs_byte(x)]);
         if (__builtin_expect(next + 1u < 2u, 0)) {
             if (next == TRIE_REC_UNKNOWN) {
                 next = trie_rec_compute(rec, (size_t)(base - rec->tab.stack) + k - 1,

@@ -201,7 +201,7 @@ static uint64_t walk_table(const map_t *t, trie_rec_t *rec, tb_bitset_t *mask)
         }
         visited++;
         uint8_t b = x->labels[i++];
-        uint32_t next = table[row + cls[b]];
+        uint32_t next = trie_rec_entry(table, row + cls[b]);
         if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0)) {
             next = trie_rec_compute(rec, d0 + top, b);
             table = rec->tab.table;

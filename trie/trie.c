@@ -281,7 +281,7 @@ int trie_validate(const trie_t *t, tb_err_t *err)
 static int table_push(trie_rec_t *r, uint8_t b)
 {
     trie_rec_table_t *t = &r->tab;
-    uint32_t next = t->table[t->stack[t->depth] + t->cls[b]];
+    uint32_t next = trie_rec_entry(t->table, t->stack[t->depth] + t->cls[b]);
     if (__builtin_expect(next == TRIE_REC_UNKNOWN, 0))
         next = r->compute(r, t->stack[t->depth], b);
     /* The depth check cannot fire under a trie no deeper than promised;

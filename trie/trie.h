@@ -145,6 +145,15 @@ int trie_rec_table_init(trie_rec_t *r, uint32_t (*compute)(trie_rec_t *, uint32_
                         void (*allowed)(trie_rec_t *, uint64_t[4]), size_t max_depth);
 void trie_rec_table_free(trie_rec_t *r);
 
+/* Entry i of a recognizer's table.  Read atomically because a table may
+ * be shared between threads that fill it while others walk it (a grammar's,
+ * grammar/gram.h: entries are published with release stores); on x86 and
+ * ARMv8 an acquire load is a plain load. */
+static inline uint32_t trie_rec_entry(const uint32_t *table, size_t i)
+{
+    return __atomic_load_n(&table[i], __ATOMIC_ACQUIRE);
+}
+
 /* Whether a walk whose paths are at most max_len bytes long may run rec's
  * table itself (see trie_rec_table_t). */
 static inline int trie_rec_inline(const trie_rec_t *rec, size_t max_len)

@@ -129,5 +129,6 @@ extern const xp_driver_t xp_driver_maskbench;
 extern const xp_driver_t xp_driver_jsts;
 extern const xp_driver_t xp_driver_load;
 extern const xp_driver_t xp_driver_soak;
+extern const xp_driver_t xp_driver_serve;
 
 #endif

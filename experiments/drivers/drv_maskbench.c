@@ -130,9 +130,7 @@ static void mb_teardown(void *state)
     free(s);
 }
 
-/* The schema files of dir, sorted, every Nth, at most limit: the
- * selection; of those, the shard's share (driver.h). */
-static int list_files(mb_t *s, const char *dir, unsigned every, unsigned limit,
+int mb_list_files(mb_t *s, const char *dir, unsigned every, unsigned limit,
                       const xp_env_t *env, tb_err_t *err)
 {
     DIR *d = opendir(dir);
@@ -232,7 +230,7 @@ static int mb_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *
     if (!rc && fv && !s->format_annotation && strcmp(fv, "assertion"))
         rc = tb_fail(err, "option format=%s: annotation or assertion", fv);
     if (!rc)
-        rc = list_files(s, row->pattern, (unsigned)every, (unsigned)limit, env, err);
+        rc = mb_list_files(s, row->pattern, (unsigned)every, (unsigned)limit, env, err);
     if (!rc)
         rc = xp_row_vocab(row, env, s->vocab, sizeof s->vocab, err);
     if (!rc && !(s->tok = tok_load(s->vocab, err)))

@@ -56,6 +56,11 @@ typedef struct {
     double cache[4]; /* tokbench's mask cache: hits, misses, flushes, the most bytes of a schema */
 } mb_sum_t;
 
+/* The schema files of dir into s->files, sorted, every Nth, at most limit:
+ * the selection; of those, the shard's share (driver.h). */
+int mb_list_files(mb_t *s, const char *dir, unsigned every, unsigned limit,
+                  const xp_env_t *env, tb_err_t *err);
+
 /* The grammar of a MaskBench file's schema under s's options; NULL with
  * err (the compile error), and *empty set when the schema allows no value
  * (GR_SCHEMA_EMPTY: no refusal, the empty language). */
