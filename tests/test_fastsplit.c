@@ -28,6 +28,12 @@ static const char llama3_re[] =
 static const char qwen2_re[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
     "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char o200k_re[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 typedef struct {
     tok_tokenizer_t *t;
@@ -92,6 +98,7 @@ static void same_words(splitter_t *fast, splitter_t *slow, const uint8_t *text, 
     }
 }
 
+/* Both splitters on the corpora, in 64 KiB pieces. */
 static void corpora(const char *pattern)
 {
     static const char *const files[] = {
@@ -128,6 +135,12 @@ static void test_qwen2_corpora(void **state)
     corpora(qwen2_re);
 }
 
+static void test_o200k_corpora(void **state)
+{
+    (void)state;
+    corpora(o200k_re);
+}
+
 /* Random strings of the pieces where the alternatives meet. */
 static void generated(const char *pattern)
 {
@@ -138,7 +151,8 @@ static void generated(const char *pattern)
         "\xE4\xB8\xAD", "\xCC\x81", /* combining acute */ "1", "23", "\xD9\xA3", /* Arabic 3 */
         "\xE2\x85\xA7", /* Roman 8, Nl */ "\xC2\xB2", "\xF0\x9D\x9F\x8E", /* math 0 */
         "\xF0\x90\x90\x80", /* Deseret letter */ "\xF0\x9F\x98\x80", "!", "...", "$", "/",
-        "_", "\x80", "\xC3", "\xE4\xB8", "\xFF", "\xED\xA0\x80", /* surrogate */
+        "_", "\xC7\x85", /* Lt */ "\xCA\xB0", /* Lm */ "\xE0\xA4\x95\xE0\xA4\xBF",
+        /* Devanagari ka + vowel sign i (Mc) */ "A", "BC", "\xD0\xB4", "\x80", "\xC3", "\xE4\xB8", "\xFF", "\xED\xA0\x80", /* surrogate */
     };
     const size_t nbits = sizeof bits / sizeof *bits;
     splitter_t fast, slow;
@@ -172,6 +186,35 @@ static void test_qwen2_generated(void **state)
     generated(qwen2_re);
 }
 
+static void test_o200k_generated(void **state)
+{
+    (void)state;
+    generated(o200k_re);
+}
+
+/* The vocabularies' own patterns get their matcher. */
+static void test_vocabularies_use_it(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        tok_fast_t want;
+    } v[] = {{"data/cache/llama3/tokenizer.json", TOK_FAST_LLAMA3},
+             {TEST_CL100K, TOK_FAST_LLAMA3},
+             {"data/cache/qwen3/tokenizer.json", TOK_FAST_QWEN2},
+             {"data/cache/o200k/o200k_base.json", TOK_FAST_O200K}};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        tok_tokenizer_t *t = test_load(v[i].path);
+        tok_fast_t got = TOK_FAST_NONE;
+        for (size_t k = 0; k < t->pres.len; k++)
+            if (t->pres.data[k].fast)
+                got = t->pres.data[k].fast;
+        if (got != v[i].want)
+            fail_msg("%s: matcher %d, expected %d", v[i].path, (int)got, (int)v[i].want);
+        tok_free(t);
+    }
+}
+
 /* Another pattern, or the same one with a byte changed, is PCRE2's. */
 static void test_other_patterns_not_matched(void **state)
 {
@@ -190,9 +233,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama3_generated),
         cmocka_unit_test(test_qwen2_generated),
+        cmocka_unit_test(test_o200k_generated),
+        cmocka_unit_test(test_vocabularies_use_it),
         cmocka_unit_test(test_other_patterns_not_matched),
         long_unit_test(test_llama3_corpora),
         long_unit_test(test_qwen2_corpora),
+        long_unit_test(test_o200k_corpora),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

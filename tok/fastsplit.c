@@ -26,7 +26,10 @@
 #include "tok_internal.h"
 #include "uprops.h"
 
-enum { F_L = 1, F_N = 2, F_S = 4 };
+/* Classes: \p{L}, \p{N}, White_Space, and o200k's two letter classes
+ * [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (upper) and [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+ * (lower). */
+enum { F_L = 1, F_N = 2, F_S = 4, F_U = 8, F_W = 16 };
 
 static const char llama3_pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
@@ -34,22 +37,36 @@ static const char llama3_pattern[] =
 static const char qwen2_pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
     "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char o200k_pattern[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /* F_* bits of every BMP code point, built once per process. */
 static uint8_t bmp_class[0x10000];
-static uint32_t mask_l, mask_n;
+static uint32_t mask_l, mask_n, mask_u, mask_w;
 static pthread_once_t bmp_once = PTHREAD_ONCE_INIT;
+
+static unsigned class_of_gc(unsigned gc)
+{
+    return (mask_l >> gc & 1 ? F_L : 0) | (mask_n >> gc & 1 ? F_N : 0) |
+           (mask_u >> gc & 1 ? F_U : 0) | (mask_w >> gc & 1 ? F_W : 0);
+}
 
 static void build_bmp_class(void)
 {
     mask_l = tok_uprops_mask("L", 1);
     mask_n = tok_uprops_mask("N", 1);
+    mask_u = tok_uprops_mask("Lu", 2) | tok_uprops_mask("Lt", 2) | tok_uprops_mask("Lm", 2) |
+             tok_uprops_mask("Lo", 2) | tok_uprops_mask("M", 1);
+    mask_w = tok_uprops_mask("Ll", 2) | tok_uprops_mask("Lm", 2) | tok_uprops_mask("Lo", 2) |
+             tok_uprops_mask("M", 1);
     tok_uprops_gc_fill(bmp_class, 0x10000);
-    for (uint32_t cp = 0; cp < 0x10000; cp++) {
-        unsigned gc = bmp_class[cp];
-        bmp_class[cp] = (uint8_t)((mask_l >> gc & 1 ? F_L : 0) | (mask_n >> gc & 1 ? F_N : 0) |
+    for (uint32_t cp = 0; cp < 0x10000; cp++)
+        bmp_class[cp] = (uint8_t)(class_of_gc(bmp_class[cp]) |
                                   (tok_uprops_is_space(cp) ? F_S : 0));
-    }
 }
 
 tok_fast_t tok_fast_kind(const uint8_t *pattern, size_t len)
@@ -59,6 +76,8 @@ tok_fast_t tok_fast_kind(const uint8_t *pattern, size_t len)
         k = TOK_FAST_LLAMA3;
     else if (len == strlen(qwen2_pattern) && !memcmp(pattern, qwen2_pattern, len))
         k = TOK_FAST_QWEN2;
+    else if (len == strlen(o200k_pattern) && !memcmp(pattern, o200k_pattern, len))
+        k = TOK_FAST_O200K;
     if (k != TOK_FAST_NONE)
         pthread_once(&bmp_once, build_bmp_class);
     return k;
@@ -78,8 +97,7 @@ static inline size_t char_at(const uint8_t *s, size_t n, size_t i, unsigned *cls
     if (*cp < 0x10000) {
         *cls = bmp_class[*cp];
     } else { /* White_Space is all in the BMP */
-        unsigned gc = tok_uprops_gc(*cp);
-        *cls = (mask_l >> gc & 1 ? F_L : 0) | (mask_n >> gc & 1 ? F_N : 0);
+        *cls = class_of_gc(tok_uprops_gc(*cp));
     }
     return len;
 }
@@ -180,6 +198,83 @@ static size_t match_llama3(const uint8_t *s, size_t n, size_t i, int max_digits)
     return j;
 }
 
+/* o200k's first two alternatives from i0, after the optional prefix:
+ * [upper]*[lower]+ (a1) or [upper]+[lower]* (!a1), then an optional
+ * contraction.  1 with *end, 0 when it does not match, -1 at an invalid
+ * byte. */
+static int cased_word(const uint8_t *s, size_t n, size_t i0, int a1, size_t *end)
+{
+    size_t j = i0, last_lower = SIZE_MAX, len;
+    unsigned c = 0;
+    uint32_t cp;
+    while (j < n) {
+        if (!(len = char_at(s, n, j, &c, &cp)))
+            return -1;
+        if (!(c & F_U))
+            break;
+        if (c & F_W)
+            last_lower = j;
+        j += len;
+    }
+    size_t k = j; /* where [lower] starts */
+    if (a1) {
+        /* [upper]* gives back characters until [lower]+ can match one */
+        if (j == n || !(c & F_W))
+            k = last_lower;
+        if (k == SIZE_MAX)
+            return 0;
+    } else if (j == i0) {
+        return 0;
+    }
+    size_t e = run_of(s, n, k, F_W, F_W);
+    if (!e)
+        return -1;
+    if (e < n && s[e] == '\'' && (k = contraction(s, n, e + 1)))
+        e = k;
+    *end = e;
+    return 1;
+}
+
+static size_t match_o200k(const uint8_t *s, size_t n, size_t i)
+{
+    unsigned c0, c1 = 0;
+    uint32_t cp0, cp1;
+    size_t l0 = char_at(s, n, i, &c0, &cp0), l1 = 0, e;
+    if (!l0 || (i + l0 < n && !(l1 = char_at(s, n, i + l0, &c1, &cp1))))
+        return 0;
+    int prefix = !(c0 & (F_L | F_N)) && cp0 != '\r' && cp0 != '\n' && l1;
+    /* the alternatives in order, each with the prefix before without */
+    for (int a1 = 1; a1 >= 0; a1--) {
+        for (int with = prefix; with >= 0; with--) {
+            int r = cased_word(s, n, with ? i + l0 : i, a1, &e);
+            if (r)
+                return r < 0 ? 0 : e;
+        }
+    }
+    if (c0 & F_N) {
+        size_t j = i + l0;
+        for (int k = 1; k < 3 && j < n; k++) {
+            unsigned c;
+            uint32_t cp;
+            size_t len = char_at(s, n, j, &c, &cp);
+            if (!len)
+                return 0;
+            if (!(c & F_N))
+                break;
+            j += len;
+        }
+        return j;
+    }
+    const unsigned other = F_S | F_L | F_N;
+    size_t from = !(c0 & F_S) ? i : cp0 == ' ' && l1 && !(c1 & other) ? i + 1 : SIZE_MAX;
+    if (from == SIZE_MAX)
+        return match_space(s, n, i);
+    size_t j = run_of(s, n, from, other, 0);
+    while (j && j < n && (s[j] == '\r' || s[j] == '\n' || s[j] == '/'))
+        j++;
+    return j;
+}
+
 size_t tok_fast_match(tok_fast_t kind, const uint8_t *s, size_t n, size_t pos)
 {
     switch (kind) {
@@ -187,6 +282,8 @@ size_t tok_fast_match(tok_fast_t kind, const uint8_t *s, size_t n, size_t pos)
         return match_llama3(s, n, pos, 3);
     case TOK_FAST_QWEN2:
         return match_llama3(s, n, pos, 1);
+    case TOK_FAST_O200K:
+        return match_o200k(s, n, pos);
     case TOK_FAST_NONE:
         break;
     }

@@ -55,7 +55,7 @@ typedef struct {
 
 /* ---- pre-tokenizers ------------------------------------------------- */
 /* Patterns with a hand-written matcher (fastsplit.c). */
-typedef enum { TOK_FAST_NONE, TOK_FAST_LLAMA3, TOK_FAST_QWEN2 } tok_fast_t;
+typedef enum { TOK_FAST_NONE, TOK_FAST_LLAMA3, TOK_FAST_QWEN2, TOK_FAST_O200K } tok_fast_t;
 /* Which matcher, if any, pattern[0..len) has (the pattern as written). */
 tok_fast_t tok_fast_kind(const uint8_t *pattern, size_t len);
 /* The end of the match the pattern of `kind` makes at s[pos] (pos < n),
