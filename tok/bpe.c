@@ -13,9 +13,9 @@
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
  * pieces hit the cache.  Merge lookups go through a small pair cache in
- * the state before the big table.  tok_bpe_prepare copies the merge table into the
- * engine's own layout and derives the other lookup tables (t->bpe.tables),
- * which encoding only reads.  The word cache and the scratch are the
+ * the state before the big table.  tok_bpe_prepare copies the merge table
+ * into the engine's own layout and derives the other lookup tables
+ * (t->bpe.tables), which encoding only reads.  The word cache and the scratch are the
  * caller's, in its tok_state, and are reused, so the steady state does not
  * allocate; a word of n bytes needs about 40n bytes of scratch (the heap
  * holds at most 3n entries).
