@@ -102,11 +102,12 @@ static inline size_t char_at(const uint8_t *s, size_t n, size_t i, unsigned *cls
     return len;
 }
 
-/* The end of the run of characters from j whose class, under mask, is
- * want; 0 at an invalid byte. */
-static size_t run_of(const uint8_t *s, size_t n, size_t j, unsigned mask, unsigned want)
+/* The end of the run of at most max characters from j whose class, under
+ * mask, is want; 0 at an invalid byte. */
+static size_t run_of(const uint8_t *s, size_t n, size_t j, unsigned mask, unsigned want,
+                     size_t max)
 {
-    while (j < n) {
+    for (; j < n && max; max--) {
         unsigned c;
         uint32_t cp;
         size_t len = char_at(s, n, j, &c, &cp);
@@ -159,9 +160,28 @@ static size_t match_space(const uint8_t *s, size_t n, size_t i)
     return j == n || last == i ? j : last;
 }
 
+/* The last alternatives of both patterns at s[i], once no word matched:
+ * up to max_digits \p{N}, then ' ?[^\s\p{L}\p{N}]+' followed by line
+ * breaks (and '/' when slash), then the white-space ones.  c0/cp0 are the
+ * character at i, l1/c1 the next one's length (0: none) and class. */
+static size_t match_rest(const uint8_t *s, size_t n, size_t i, size_t l0, unsigned c0,
+                         uint32_t cp0, size_t l1, unsigned c1, int max_digits, int slash)
+{
+    if (c0 & F_N)
+        return run_of(s, n, i + l0, F_N, F_N, (size_t)max_digits - 1);
+    const unsigned other = F_S | F_L | F_N; /* [^\s\p{L}\p{N}]: none of these */
+    size_t from = !(c0 & F_S) ? i : cp0 == ' ' && l1 && !(c1 & other) ? i + 1 : SIZE_MAX;
+    if (from == SIZE_MAX)
+        return match_space(s, n, i);
+    size_t j = run_of(s, n, from, other, 0, SIZE_MAX);
+    while (j && j < n && (s[j] == '\r' || s[j] == '\n' || (slash && s[j] == '/')))
+        j++;
+    return j;
+}
+
 static size_t match_llama3(const uint8_t *s, size_t n, size_t i, int max_digits)
 {
-    unsigned c0, c1;
+    unsigned c0, c1 = 0;
     uint32_t cp0, cp1;
     size_t l0 = char_at(s, n, i, &c0, &cp0), l1 = 0, e;
     if (!l0)
@@ -169,33 +189,12 @@ static size_t match_llama3(const uint8_t *s, size_t n, size_t i, int max_digits)
     if (cp0 == '\'' && (e = contraction(s, n, i + 1)))
         return e;
     if (c0 & F_L)
-        return run_of(s, n, i + l0, F_L, F_L);
+        return run_of(s, n, i + l0, F_L, F_L, SIZE_MAX);
     if (i + l0 < n && !(l1 = char_at(s, n, i + l0, &c1, &cp1)))
         return 0;
     if (!(c0 & F_N) && cp0 != '\r' && cp0 != '\n' && l1 && (c1 & F_L))
-        return run_of(s, n, i + l0 + l1, F_L, F_L);
-    if (c0 & F_N) {
-        size_t j = i + l0;
-        for (int k = 1; k < max_digits && j < n; k++) {
-            unsigned c;
-            uint32_t cp;
-            size_t len = char_at(s, n, j, &c, &cp);
-            if (!len)
-                return 0;
-            if (!(c & F_N))
-                break;
-            j += len;
-        }
-        return j;
-    }
-    const unsigned other = F_S | F_L | F_N; /* [^\s\p{L}\p{N}]: none of these */
-    size_t from = !(c0 & F_S) ? i : cp0 == ' ' && l1 && !(c1 & other) ? i + 1 : SIZE_MAX;
-    if (from == SIZE_MAX)
-        return match_space(s, n, i);
-    size_t j = run_of(s, n, from, other, 0);
-    while (j && j < n && (s[j] == '\r' || s[j] == '\n'))
-        j++;
-    return j;
+        return run_of(s, n, i + l0 + l1, F_L, F_L, SIZE_MAX);
+    return match_rest(s, n, i, l0, c0, cp0, l1, c1, max_digits, 0);
 }
 
 /* o200k's first two alternatives from i0, after the optional prefix:
@@ -226,7 +225,7 @@ static int cased_word(const uint8_t *s, size_t n, size_t i0, int a1, size_t *end
     } else if (j == i0) {
         return 0;
     }
-    size_t e = run_of(s, n, k, F_W, F_W);
+    size_t e = run_of(s, n, k, F_W, F_W, SIZE_MAX);
     if (!e)
         return -1;
     if (e < n && s[e] == '\'' && (k = contraction(s, n, e + 1)))
@@ -251,28 +250,7 @@ static size_t match_o200k(const uint8_t *s, size_t n, size_t i)
                 return r < 0 ? 0 : e;
         }
     }
-    if (c0 & F_N) {
-        size_t j = i + l0;
-        for (int k = 1; k < 3 && j < n; k++) {
-            unsigned c;
-            uint32_t cp;
-            size_t len = char_at(s, n, j, &c, &cp);
-            if (!len)
-                return 0;
-            if (!(c & F_N))
-                break;
-            j += len;
-        }
-        return j;
-    }
-    const unsigned other = F_S | F_L | F_N;
-    size_t from = !(c0 & F_S) ? i : cp0 == ' ' && l1 && !(c1 & other) ? i + 1 : SIZE_MAX;
-    if (from == SIZE_MAX)
-        return match_space(s, n, i);
-    size_t j = run_of(s, n, from, other, 0);
-    while (j && j < n && (s[j] == '\r' || s[j] == '\n' || s[j] == '/'))
-        j++;
-    return j;
+    return match_rest(s, n, i, l0, c0, cp0, l1, c1, 3, 1);
 }
 
 size_t tok_fast_match(tok_fast_t kind, const uint8_t *s, size_t n, size_t pos)
