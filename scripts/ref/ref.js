@@ -43,8 +43,8 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`ref.js: ${msg}\n`);
   process.stderr.write(
-    'usage: node ref.js hf|hf-official FILE [--bench N]\n' +
-    '       node ref.js tiktoken FILE.json|NAME [--bench N]\n');
+    'usage: node ref.js hf|hf-official FILE [--bench N [--piece B]]\n' +
+    '       node ref.js tiktoken FILE.json|NAME [--bench N [--piece B]]\n');
   process.exit(2);
 }
 
