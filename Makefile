@@ -111,9 +111,11 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# External tries that the lookup driver measures beside tokbench's own
-# (experiments/drivers/ext/, C++ glue over Darts and MARISA): linked into the
-# binary only, never into the library or the tests' programs.
+# External tries that the lookup driver measures beside tokbench's own, and
+# SentencePiece that the tokenize driver times beside the tokenizer
+# (experiments/drivers/ext/, C++ glue over Darts, MARISA and
+# libsentencepiece): linked into the binary only, never into the library or
+# the tests' programs.
 EXT_OBJ := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard experiments/drivers/ext/*.cc))
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
 
@@ -122,7 +124,7 @@ $(BUILD)/obj/%.o: %.cc
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(BIN): $(BUILD)/obj/experiments/main.o $(LIB) $(EXT_OBJ)
-	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lmarisa
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lmarisa -lsentencepiece
 
 $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
  * of the small Unigram vocabulary, one under callgrind, two walks of it
  * under the lexer's regexes, one sliced mask, one token index, lookups by
  * dat and the external Darts and MARISA, and a tokenize case against
- * spm_encode): every plot is a real
+ * SentencePiece in process): every plot is a real
  * PNG and SVG and the page references each, and shows its data (every
  * series' bars or points, as many as its .dat has, inside the plot area
  * and clear of the key, read from the SVG; the run-against-run bars
@@ -12,7 +12,8 @@
  * walks alone, their figures as the store has them, and labels that
  * gnuplot can read; memory and lookup figures come from the lookup cases,
  * with ratios to Darts; the slicer and index tables have the store's
- * figures, and the run summary gives a slice case its gain; what a run
+ * figures, the throughput table a first and a warm pass per engine, and
+ * the run summary gives a slice case its gain; what a run
  * lacks is "not measured"; the CSV export parses back with libcsv to the
  * same values; merging twice adds nothing; an empty database is a clear
  * error. */
@@ -819,6 +820,49 @@ static void test_report_slicer_and_index(void **state)
     free(md);
 }
 
+/* The tokenize case: tokbench and SentencePiece (in process) each have a
+ * first pass per repetition and warm passes, and the throughput table
+ * prints the store's medians as MB/s, first and warm, on the engine's row. */
+static void test_report_throughput_passes(void **state)
+{
+    (void)state;
+    if (!have_data)
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
+    const char *sp = "sentencepiece (in process)";
+    const char *engines[][3] = {{"tokbench", "wallclock", "tsc"},
+                                {sp, "wallclock", "wallclock"}};
+    char *html, *md, out[600], sql[400], row[300];
+    report_run2("throughput-report", out, sizeof out, &html, &md);
+    for (size_t e = 0; e < 2; e++) {
+        double mbps[2];
+        const char *metric[2] = {"first_ns", "ns"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM measurements m JOIN cases c ON"
+                     " c.id = m.case_id WHERE c.run_id = 2 AND c.experiment = 'tokenize'"
+                     " AND m.impl = '%s' AND m.metric = '%s' AND m.source = '%s'",
+                     engines[e][0], metric[k], engines[e][1 + k]);
+            assert_int_equal(db_int(fixture, sql), 2);
+            snprintf(sql, sizeof sql, "SELECT CAST(round(mb_per_s * 100) AS INTEGER) FROM"
+                     " throughput t JOIN cases c ON c.id = t.case_id WHERE c.run_id = 2"
+                     " AND c.experiment = 'tokenize' AND t.impl = '%s' AND t.pass = '%s'",
+                     engines[e][0], k ? "warm" : "first");
+            mbps[k] = (double)db_int(fixture, sql) / 100;
+        }
+        snprintf(row, sizeof row, "| spm-unigram multi | %s | %.2f (", engines[e][0], mbps[0]);
+        if (!strstr(md, row))
+            fail_msg("no row starting '%s' in the throughput table", row);
+        const char *warm = strstr(md, row) + strlen(row);
+        snprintf(row, sizeof row, ") | %.2f (", mbps[1]);
+        const char *eol = strchr(warm, '\n');
+        const char *at = strstr(warm, row);
+        if (!at || (eol && at > eol))
+            fail_msg("%s's warm MB/s is not %.2f", engines[e][0], mbps[1]);
+    }
+    assert_non_null(strstr(md, "First pass: a tokenizer loaded afresh"));
+    free(html);
+    free(md);
+}
+
 /* The run summary (here by `show`): a slice case has no reference
  * throughput (its plain walk is timed over no bytes), and its speedup
  * column is the slicer's gain as the store has it. */
@@ -1137,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_report_every_plot),
         cmocka_unit_test(test_report_lexer_masks),
         cmocka_unit_test(test_report_slicer_and_index),
+        cmocka_unit_test(test_report_throughput_passes),
         cmocka_unit_test(test_summary_slice_gain),
         cmocka_unit_test(test_report_not_measured),
         cmocka_unit_test(test_report_machines),

@@ -12,9 +12,10 @@
  * whole lines that SentencePiece-style models see) use a heap over a linked
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
- * pieces hit the cache.  tok_bpe_prepare copies the merge table into the
- * engine's own layout and derives the other lookup tables (t->bpe.tables),
- * which encoding only reads.  The word cache and the scratch are the
+ * pieces hit the cache.  Merge lookups go through a small pair cache in
+ * the state before the big table.  tok_bpe_prepare copies the merge table
+ * into the engine's own layout and derives the other lookup tables
+ * (t->bpe.tables), which encoding only reads.  The word cache and the scratch are the
  * caller's, in its tok_state, and are reused, so the steady state does not
  * allocate; a word of n bytes needs about 40n bytes of scratch (the heap
  * holds at most 3n entries).
@@ -29,8 +30,10 @@
  * heap.  Rescanning is O(n^2) but has a tiny constant for typical words. */
 #define SCAN_MAX_SYMBOLS 48
 /* Only words up to this many bytes are cached: longer ones are rarely
- * repeated and would crowd the pool. */
-#define CACHE_MAX_WORD 128
+ * repeated and would crowd the pool.  A line of Chinese or Japanese is one
+ * word of byte-level pre-tokenizers (\p{L}+), often 100-250 bytes: a
+ * quarter of the bytes of the multi corpus lie in words of 128-256. */
+#define CACHE_MAX_WORD 256
 #define CACHE_SLOTS (1u << 18) /* 3 MB of slots, at most half used */
 #define CACHE_MAX_COUNT (CACHE_SLOTS / 2)
 #define CACHE_MAX_POOL ((size_t)8 << 20)
@@ -60,6 +63,14 @@ typedef struct {
     uint64_t val;
 } merge_slot_t;
 
+/* The pair cache (a state's): the merge table's answers for the pairs met
+ * lately, direct-mapped, misses (val UINT64_MAX) too.  The table of a
+ * large vocabulary (8 MB for Llama 3) misses the CPU caches on most
+ * lookups, while the words of a text share most of their pairs (the bytes
+ * of the same characters, the same syllables), so a 256 KB cache answers
+ * most of them from L2. */
+#define PAIR_CACHE_BITS 14
+
 /* The tables of one tokenizer (t->bpe.tables), built by tok_bpe_prepare. */
 typedef struct {
     /* copy of t->bpe.merges, laid out for lookups */
@@ -86,6 +97,7 @@ typedef struct {
     cache_slot_t *slots;
     size_t count;
     tb_buf_t pool;
+    merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
     TB_VEC(uint32_t) rank;      /* rank of pair (i, i+1), or NO_RANK */
@@ -117,6 +129,7 @@ void tok_bpe_state_free(void *bpe)
     if (!st)
         return;
     free(st->slots);
+    free(st->pairs);
     tb_buf_free(&st->pool);
     free(st->sym.data);
     free(st->rank.data);
@@ -210,6 +223,22 @@ static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
             return 0;
         i = (i + 1) & tb->mt_mask;
     }
+}
+
+/* merge_of through the state's pair cache. */
+static inline int pair_merge(bpe_state_t *st, uint32_t l, uint32_t r, uint32_t *rank,
+                             uint32_t *merged)
+{
+    uint64_t key = (uint64_t)l << 32 | r;
+    merge_slot_t *c = &st->pairs[(key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS)];
+    if (c->key != key) {
+        c->key = key;
+        c->val = merge_of(st->tab, l, r, rank, merged) ? (uint64_t)*rank << 32 | *merged
+                                                       : UINT64_MAX;
+    }
+    *rank = (uint32_t)(c->val >> 32);
+    *merged = (uint32_t)c->val;
+    return c->val != UINT64_MAX;
 }
 
 /* ---- character tables ------------------------------------------------ */
@@ -375,10 +404,15 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
     if (!st)
         return NULL;
     st->slots = calloc(CACHE_SLOTS, sizeof *st->slots);
-    if (!st->slots) {
+    st->pairs = malloc(sizeof *st->pairs << PAIR_CACHE_BITS);
+    if (!st->slots || !st->pairs) {
+        free(st->slots);
+        free(st->pairs);
         free(st);
         return NULL;
     }
+    for (size_t i = 0; i < (size_t)1 << PAIR_CACHE_BITS; i++)
+        st->pairs[i].key = UINT64_MAX;
     st->tab = t->bpe.tables;
     ts->bpe = st;
     return st;
@@ -446,8 +480,8 @@ static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
 
 static void scan_pair(bpe_state_t *st, size_t i)
 {
-    if (!merge_of(st->tab, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
-                  &st->merged.data[i]))
+    if (!pair_merge(st, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
+                    &st->merged.data[i]))
         st->rank.data[i] = NO_RANK;
 }
 
@@ -554,7 +588,7 @@ static void push_pair(bpe_state_t *st, int32_t pos)
     if (nx < 0)
         return;
     uint32_t l = st->sym.data[pos], r = st->sym.data[nx], rank, merged;
-    if (merge_of(st->tab, l, r, &rank, &merged))
+    if (pair_merge(st, l, r, &rank, &merged))
         heap_push(st, (heap_ent_t){(uint64_t)rank << 32 | (uint32_t)pos, l, r,
                                    merged});
 }

@@ -151,6 +151,7 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
     pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     pcre2_code_free(p->re);
     p->re = re;
+    p->fast = literal ? TOK_FAST_NONE : tok_fast_kind(p->pattern.data, len);
     return 0;
 }
 
@@ -260,15 +261,27 @@ static void finish(splitter_t *sp)
     flush(sp);
 }
 
-/* 0 (the ovector is too small for the groups) is a match too: only the
- * whole match's pair is read. */
+/* The next match at or after pos: 1 with [*ms, *me), or PCRE2's negative
+ * code (PCRE2_ERROR_NOMATCH: none).  A pattern with a hand-written matcher
+ * (fastsplit.c) matches at pos itself unless that matcher cannot say.  0
+ * from PCRE2 (the ovector is too small for the groups) is a match too:
+ * only the whole match's pair is read. */
 static int match_at(const tok_pre_t *p, pcre2_match_data *md, const uint8_t *s,
-                    size_t n, size_t pos)
+                    size_t n, size_t pos, size_t *ms, size_t *me)
 {
+    if (p->fast && pos < n && (*me = tok_fast_match(p->fast, s, n, pos))) {
+        *ms = pos;
+        return 1;
+    }
     int rc = pcre2_jit_match(p->re, s, n, pos, 0, md, NULL);
     if (rc == PCRE2_ERROR_JIT_BADOPTION || rc == PCRE2_ERROR_JIT_STACKLIMIT)
         rc = pcre2_match(p->re, s, n, pos, 0, md, NULL);
-    return rc;
+    if (rc < 0)
+        return rc;
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    *ms = ov[0];
+    *me = ov[1];
+    return 1;
 }
 
 /* Cuts the word text[off..off+len) at the matches of p's pattern, the way
@@ -283,7 +296,8 @@ static int split_word(const tok_pre_t *p, pcre2_match_data *md, splitter_t *sp,
     sp->base = off;
     sp->have_cur = sp->prev_match = sp->have_pend = 0;
     while (pos <= len) {
-        int rc = match_at(p, md, s, len, pos);
+        size_t ms, me;
+        int rc = match_at(p, md, s, len, pos, &ms, &me);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0) {
@@ -294,8 +308,6 @@ static int split_word(const tok_pre_t *p, pcre2_match_data *md, splitter_t *sp,
                            (const char *)p->pattern.data, off + pos,
                            (const char *)msg);
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        size_t ms = ov[0], me = ov[1];
         if (ms == me && last_end == me) {
             if (pos >= len)
                 break;

@@ -54,6 +54,15 @@ typedef struct {
 } tok_norm_t;
 
 /* ---- pre-tokenizers ------------------------------------------------- */
+/* Patterns with a hand-written matcher (fastsplit.c). */
+typedef enum { TOK_FAST_NONE, TOK_FAST_LLAMA3, TOK_FAST_QWEN2, TOK_FAST_O200K } tok_fast_t;
+/* Which matcher, if any, pattern[0..len) has (the pattern as written). */
+tok_fast_t tok_fast_kind(const uint8_t *pattern, size_t len);
+/* The end of the match the pattern of `kind` makes at s[pos] (pos < n),
+ * which PCRE2 (UTF, UCP, pretok.c's classes) would give, or 0 where the
+ * matcher cannot say (invalid UTF-8 in the way): then ask PCRE2. */
+size_t tok_fast_match(tok_fast_t kind, const uint8_t *s, size_t n, size_t pos);
+
 typedef enum {
     TOK_PRE_SPLIT,      /* regex (or literal, compiled as a regex) split */
     TOK_PRE_BYTE_LEVEL, /* flags & 1: add prefix space; & 2: use GPT-2 regex */
@@ -81,6 +90,7 @@ typedef struct {
     tb_buf_t pattern;          /* the source pattern, for messages */
     pcre2_code *re;            /* compiled with JIT where available; the
                                   match data is the caller's (tok_state) */
+    tok_fast_t fast;           /* a hand-written matcher of the pattern */
 } tok_pre_t;
 
 /* ---- added tokens --------------------------------------------------- */

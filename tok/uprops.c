@@ -195,6 +195,22 @@ static int put_nonsurrogate(tb_buf_t *out, uint32_t lo, uint32_t hi)
            (hi > 0xDFFF && put_range(out, 0xE000, hi));
 }
 
+void tok_uprops_gc_fill(uint8_t *out, uint32_t n)
+{
+    for (size_t k = 0; k < NRUNS && uprops_runs[k].lo < n; k++) {
+        uint32_t hi = uprops_runs[k].hi < n ? uprops_runs[k].hi : n - 1;
+        memset(out + uprops_runs[k].lo, uprops_runs[k].gc, hi - uprops_runs[k].lo + 1);
+    }
+}
+
+int tok_uprops_is_space(uint32_t cp)
+{
+    for (size_t k = 0; k < NSPACE && uprops_space[k][0] <= cp; k++)
+        if (cp <= uprops_space[k][1])
+            return 1;
+    return 0;
+}
+
 int tok_uprops_space_items(int negate, tb_buf_t *out)
 {
     uint32_t next = 0; /* with negate: the first code point not yet put */

@@ -24,6 +24,13 @@ const char *tok_uprops_version(void);
  * Cc Cf Cn Co Cs Ll ... Zs) of code point cp; cp past U+10FFFF is Cn. */
 unsigned tok_uprops_gc(uint32_t cp);
 
+/* out[cp] = tok_uprops_gc(cp) for every cp < n, in one pass over the runs
+ * (a table for the BMP costs microseconds, not a search per code point). */
+void tok_uprops_gc_fill(uint8_t *out, uint32_t n);
+
+/* 1 if cp is White_Space (the references' \s). */
+int tok_uprops_is_space(uint32_t cp);
+
 /* The set of leaf categories that a category name stands for (bit k for
  * leaf k): a short or long name, leaf or group ("L", "Lu", "Letter",
  * "Uppercase_Letter"), matched as PCRE2 and Oniguruma match names: case,

@@ -2,7 +2,9 @@
  * sec_tokenize: tokenizer throughput, tokbench's beside the reference
  * programs measured in the same run and the published encode speeds of
  * other machines (anchors), one group per vocabulary and corpus
- * (grouped.gp).
+ * (grouped.gp).  Every engine has two figures (drv_tokenize.c): its first
+ * pass over the corpus's pieces with a fresh tokenizer or state, and its
+ * warm passes; the table gives both, the bars the warm ones.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -41,56 +43,82 @@ static void published_marks(report_t *r, sqlite3_stmt *c, int group, tput_grid_t
     sqlite3_finalize(st);
 }
 
-/* One reference's row of the table and its bar; MB/s from its wall time. */
-static int reference_row(section_t *s, const char *label, const stat_t *tb,
-                         sqlite3_stmt *refs, int group, tput_grid_t *g, tb_err_t *err)
+/* "median (min..max)" MB/s of a stat, or "-" when not measured. */
+static void mbps_cell(char *buf, size_t n, const stat_t *st, int ok)
 {
-    double bytes = sqlite3_column_double(refs, 4);
-    double med = bytes * 1e3 / sqlite3_column_double(refs, 1);
-    double fast = bytes * 1e3 / sqlite3_column_double(refs, 2);
-    double slow = bytes * 1e3 / sqlite3_column_double(refs, 3);
-    double own = tb->bytes * 1e3 / tb->median;
-    /* the band: slowest tokbench over fastest reference, and back */
-    double lo = tb->bytes * 1e3 / tb->max / fast, hi = tb->bytes * 1e3 / tb->min / slow;
-    char rm[64], sp[80];
-    snprintf(rm, sizeof rm, "%.2f (%.2f..%.2f)", med, slow, fast);
-    snprintf(sp, sizeof sp, "%.2f (%.2f..%.2f)", own / med, lo, hi);
-    put(&g->series, g->mbps, group, xp_rp_col(refs, 0), med);
-    return xp_rp_tab_row(&s->tab, err, label, "", xp_rp_col(refs, 0), rm, sp);
+    if (!ok || st->bytes <= 0 || st->min <= 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f (%.2f..%.2f)", st->bytes * 1e3 / st->median,
+                 st->bytes * 1e3 / st->max, st->bytes * 1e3 / st->min);
+}
+
+/* tokbench's MB/s over the reference's, medians, or "-". */
+static void ratio_cell(char *buf, size_t n, const stat_t *own, int own_ok,
+                       const stat_t *ref, int ref_ok)
+{
+    if (!own_ok || !ref_ok || own->median <= 0 || ref->median <= 0 || ref->bytes <= 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1fx", own->bytes / own->median / (ref->bytes / ref->median));
+}
+
+/* One engine's row: first and warm pass, and tokbench's speedup on each. */
+static int engine_row(report_t *r, section_t *s, const char *label, int64_t id,
+                      const char *impl, const stat_t *tb_first, int tbf_ok,
+                      const stat_t *tb_warm, tb_err_t *err)
+{
+    int own = !strcmp(impl, "tokbench");
+    stat_t first, warm;
+    int f_ok = xp_rp_get_stat(r, id, "wallclock", impl, "first_ns", &first);
+    int w_ok = xp_rp_get_stat(r, id, own ? "tsc" : "wallclock", impl, "ns", &warm);
+    char fc[64], wc[64], fr[16], wr[16];
+    mbps_cell(fc, sizeof fc, &first, f_ok);
+    mbps_cell(wc, sizeof wc, &warm, w_ok);
+    if (own) {
+        snprintf(fr, sizeof fr, "%s", "");
+        snprintf(wr, sizeof wr, "%s", "");
+    } else {
+        ratio_cell(fr, sizeof fr, tb_first, tbf_ok, &first, f_ok);
+        ratio_cell(wr, sizeof wr, tb_warm, 1, &warm, w_ok);
+    }
+    return xp_rp_tab_row(&s->tab, err, label, impl, fc, wc, fr, wr);
 }
 
 /* One tokenize case: tokbench's row, then each reference's. */
 static int tput_case(report_t *r, section_t *s, sqlite3_stmt *st, sqlite3_stmt *refs,
                      tput_grid_t *g, int *rows, tb_err_t *err)
 {
-    char label[200], mbps[64], why[200];
+    char label[200], why[200];
     snprintf(label, sizeof label, "%s %s", xp_rp_col(st, 1), xp_rp_col(st, 2));
     int64_t id = sqlite3_column_int64(st, 0);
-    stat_t tb;
+    stat_t tb, tbf;
     if (strcmp(xp_rp_col(st, 4), "ok")) {
         xp_rp_failed_text(st, why, sizeof why);
-        return xp_rp_tab_row(&s->tab, err, label, NOT_MEASURED, why, "", "");
+        return xp_rp_tab_row(&s->tab, err, label, "", NOT_MEASURED, why, "", "");
     }
     if (!xp_rp_get_stat(r, id, "tsc", "tokbench", "ns", &tb) || tb.bytes <= 0 || tb.min <= 0)
-        return xp_rp_tab_row(&s->tab, err, label, NOT_MEASURED, "", "", "");
-    double own = tb.bytes * 1e3 / tb.median;
-    snprintf(mbps, sizeof mbps, "%.2f (%.2f..%.2f)", own, tb.bytes * 1e3 / tb.max,
-             tb.bytes * 1e3 / tb.min);
+        return xp_rp_tab_row(&s->tab, err, label, "tokbench", NOT_MEASURED, "", "", "");
+    int tbf_ok = xp_rp_get_stat(r, id, "wallclock", "tokbench", "first_ns", &tbf);
     int group = xp_rp_name_index(&g->groups, label);
-    put(&g->series, g->mbps, group, "tokbench", own);
+    put(&g->series, g->mbps, group, "tokbench", tb.bytes * 1e3 / tb.median);
     published_marks(r, st, group, g);
     (*rows)++;
-    if (xp_rp_tab_row(&s->tab, err, label, mbps, "", "", ""))
+    if (engine_row(r, s, label, id, "tokbench", &tbf, tbf_ok, &tb, err))
         return -1;
     sqlite3_reset(refs);
     sqlite3_bind_int64(refs, 1, id);
     int rc = 0, nref = 0;
     while (!rc && sqlite3_step(refs) == SQLITE_ROW) {
-        rc = reference_row(s, label, &tb, refs, group, g, err);
+        stat_t warm;
+        const char *impl = xp_rp_col(refs, 0);
+        if (xp_rp_get_stat(r, id, "wallclock", impl, "ns", &warm) && warm.median > 0)
+            put(&g->series, g->mbps, group, impl, warm.bytes * 1e3 / warm.median);
+        rc = engine_row(r, s, label, id, impl, &tbf, tbf_ok, &tb, err);
         nref++;
     }
-    return rc || nref ? rc : xp_rp_tab_row(&s->tab, err, label, "", "no reference measured",
-                                           "", "");
+    return rc || nref ? rc : xp_rp_tab_row(&s->tab, err, label, "no reference measured",
+                                           "", "", "", "");
 }
 
 /* The grid's published columns after the measured ones, and the plot. */
@@ -116,16 +144,18 @@ int xp_rp_sec_throughput(report_t *r, tb_err_t *err)
 {
     section_t *s = xp_rp_new_section(r, "throughput", "How fast does tokbench encode, beside "
                                      "the reference tokenizers, per vocabulary?");
-    xp_rp_tab_init(&s->tab, 5, "case", "tokbench MB/s (min..max)", "reference",
-                   "reference MB/s (min..max)", "speedup (min..max)");
+    xp_rp_tab_init(&s->tab, 6, "case", "engine", "first pass MB/s (min..max)",
+                   "warm MB/s (min..max)", "tokbench speedup, first",
+                   "tokbench speedup, warm");
     sqlite3_stmt *st, *refs;
     if (xp_rp_run_query(r, "SELECT id, vocabulary, corpus, '', status,"
                            " ifnull(message, '') FROM cases WHERE run_id = ? AND"
                            " experiment = 'tokenize' ORDER BY seq", &st, err))
         return -1;
-    if (xp_db_prepare(r->db, "SELECT impl, median, min, max, bytes FROM metric_stats WHERE"
-                             " case_id = ? AND source = 'wallclock' AND metric = 'ns' AND"
-                             " bytes > 0 AND min > 0 ORDER BY impl", &refs, err)) {
+    if (xp_db_prepare(r->db, "SELECT DISTINCT impl FROM metric_stats WHERE case_id = ?"
+                             " AND source = 'wallclock' AND metric IN ('ns', 'first_ns')"
+                             " AND impl <> 'tokbench' AND bytes > 0 AND min > 0"
+                             " ORDER BY impl", &refs, err)) {
         sqlite3_finalize(st);
         return -1;
     }
@@ -139,14 +169,21 @@ int xp_rp_sec_throughput(report_t *r, tb_err_t *err)
         rc = tput_case(r, s, st, refs, g, &rows, err);
     sqlite3_finalize(st);
     sqlite3_finalize(refs);
-    xp_rp_caption(r, s, "tokbench: TSC; references: wall clock as each reports it; "
-                  "published: other machines (anchors)");
+    xp_rp_caption(r, s, "warm passes; tokbench: TSC; references: wall clock as each "
+                  "reports it; published: other machines (anchors)");
     if (!rc && !rows)
         xp_rp_not_measured(r, s, "the run has no timed tokenize case.");
     if (!rc && rows) {
-        snprintf(s->note, sizeof s->note, "Bars: this run's MB/s, tokbench's and each "
-                 "reference program's on the same bytes (a reference's time includes its "
-                 "start-up as it reports it).  Black marks across a group: encode speeds "
+        snprintf(s->note, sizeof s->note, "Timed: every engine encodes the same pieces "
+                 "of the corpus (64 KiB unless the case's piece= says otherwise, cut at "
+                 "line ends), one call per piece, one after another on one pinned core.  "
+                 "First pass: a tokenizer loaded afresh (tokbench: a fresh state), so "
+                 "word caches start empty; load not timed (tokbench's state is).  Warm: "
+                 "later passes on the same tokenizer.  In process: tokbench and "
+                 "SentencePiece (libsentencepiece) in tokbench's process, Hugging Face "
+                 "tokenizers and tiktoken inside node (ref.js), the calls alone; "
+                 "\"spm_encode process+load\" is a whole process over the whole text.  "
+                 "Bars: warm MB/s.  Black marks across a group: encode speeds "
                  "published for the same vocabulary on other machines and other text (the "
                  "table \"Published figures\" gives each source); never measured here.  "
                  "Speedup: tokbench's MB/s over the reference's.");

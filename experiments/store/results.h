@@ -12,8 +12,9 @@
  * event), measurement_ratios (each repetition per node and per byte),
  * per_node_stats (core cycles over the 13-cycle baseline, and TSC
  * reference cycles over it in a column of their own), throughput
- * (MB/s of every ns metric with bytes) and reference_ratios (tokbench's
- * MB/s over each reference's, per case).  A run's run_key names it in
+ * (MB/s of every ns and first_ns metric with bytes, its pass warm or
+ * first) and reference_ratios (tokbench's MB/s over each reference's, per
+ * case and pass).  A run's run_key names it in
  * every database it is copied to (see `tokbench merge`).  The anchors
  * table holds published figures of other machines with their sources
  * (anchors.h), apart from every run.  A run of one shard of a suite
@@ -41,7 +42,7 @@
 #include "../drivers/suite.h"
 
 #define XP_DB_APP_ID 0x546f6b42 /* "TokB" */
-#define XP_DB_SCHEMA 10
+#define XP_DB_SCHEMA 11
 #define XP_DB_BUSY_MS 30000
 
 typedef struct {

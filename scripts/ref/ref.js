@@ -9,7 +9,8 @@
 //   node scripts/ref/ref.js tiktoken FILE|NAME tiktoken, encode_ordinary; FILE
 //                                              is the npm JSON or a plain
 //                                              NAME.tiktoken rank file
-//   ... [--bench N]                           time N encodes of all stdin
+//   ... [--bench N] [--piece B]               time encodes of stdin cut into
+//                                              pieces of at most B bytes
 //   hf|hf-official FILE --add-special          encode(text, addSpecialTokens)
 //   hf|hf-official FILE --decode [--skip-special]
 //                                              each stdin line is ids; prints
@@ -26,8 +27,14 @@
 // tiktoken: encode_ordinary, so special-token text is encoded as ordinary
 // text).
 //
-// With --bench N, the whole of stdin is encoded as one text N times and one
-// JSON object is printed: {"bytes": B, "seconds": [t1, ..., tN]}.
+// With --bench N, stdin is cut into pieces as tokbench's tokenize experiment
+// cuts it (--piece B, default 65536: each piece ends at the last "\n" within
+// B bytes, a longer line is a piece of its own), and each piece is encoded
+// by a call of its own, one after another on one thread.  A pass encodes
+// every piece once.  N first passes each get a tokenizer loaded afresh (an
+// empty cache; the load is not timed); then N warm passes run on the last
+// of them.  One JSON object is printed:
+//   {"bytes": B, "pieces": P, "first": [t1, ..., tN], "seconds": [t1, ..., tN]}
 'use strict';
 
 const fs = require('fs');
@@ -36,13 +43,13 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`ref.js: ${msg}\n`);
   process.stderr.write(
-    'usage: node ref.js hf|hf-official FILE [--bench N]\n' +
-    '       node ref.js tiktoken FILE.json|NAME [--bench N]\n');
+    'usage: node ref.js hf|hf-official FILE [--bench N [--piece B]]\n' +
+    '       node ref.js tiktoken FILE.json|NAME [--bench N [--piece B]]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { kind: null, file: null, bench: 0, addSpecial: false,
+  const opts = { kind: null, file: null, bench: 0, piece: 65536, addSpecial: false,
                  decode: false, skipSpecial: false, allowedSpecial: false };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
@@ -50,6 +57,10 @@ function parseArgs(argv) {
       opts.bench = Number(argv[++i]);
       if (!Number.isInteger(opts.bench) || opts.bench < 1)
         usage('--bench wants a positive integer');
+    } else if (argv[i] === '--piece') {
+      opts.piece = Number(argv[++i]);
+      if (!Number.isInteger(opts.piece) || opts.piece < 1)
+        usage('--piece wants a positive integer');
     } else if (argv[i] === '--add-special') {
       opts.addSpecial = true;
     } else if (argv[i] === '--decode') {
@@ -86,6 +97,14 @@ function hfEncoder(file, binding, opts) {
       l.split(' ').filter((w) => w !== '').map(Number), opts.skipSpecial)));
   }
   const options = { addSpecialTokens: opts.addSpecial };
+  // Timing: one text per call, as tokbench's experiment encodes its
+  // pieces, not a batch the thread pool could share out.
+  if (opts.bench)
+    return async (texts) => {
+      const ids = [];
+      for (const t of texts) ids.push((await tok.encode(t, null, options)).getIds());
+      return ids;
+    };
   return async (texts) => {
     // encodeBatch runs on the native thread pool and keeps input order.
     const encs = await tok.encodeBatch(texts, options);
@@ -135,27 +154,55 @@ async function runLines(encode, text, decode) {
   }
 }
 
-async function runBench(encode, text, n) {
-  const seconds = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = process.hrtime.bigint();
-    await encode([text]);
-    seconds.push(Number(process.hrtime.bigint() - t0) / 1e9);
+// The pieces of buf as tokbench's tokenize experiment cuts them (see the
+// header): byte offsets, so both sides cut the same bytes.
+function cutPieces(buf, max) {
+  const pieces = [];
+  for (let start = 0; start < buf.length;) {
+    let end = Math.min(start + max, buf.length);
+    if (end < buf.length) {
+      const nl = buf.lastIndexOf(10, end - 1);
+      if (nl >= start) end = nl + 1;
+      else {
+        const next = buf.indexOf(10, end);
+        end = next < 0 ? buf.length : next + 1;
+      }
+    }
+    pieces.push(buf.subarray(start, end).toString('utf8'));
+    start = end;
   }
+  return pieces;
+}
+
+async function timePass(encode, pieces) {
+  const t0 = process.hrtime.bigint();
+  for (const p of pieces) await encode([p]);
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+async function runBench(load, buf, opts) {
+  const pieces = cutPieces(buf, opts.piece);
+  const first = [], seconds = [];
+  let encode;
+  for (let i = 0; i < opts.bench; i++) {
+    encode = load();
+    first.push(await timePass(encode, pieces));
+  }
+  for (let i = 0; i < opts.bench; i++) seconds.push(await timePass(encode, pieces));
   process.stdout.write(JSON.stringify({
-    bytes: Buffer.byteLength(text, 'utf8'), seconds }) + '\n');
+    bytes: buf.length, pieces: pieces.length, first, seconds }) + '\n');
 }
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  let encode;
-  if (opts.kind === 'hf') encode = hfEncoder(opts.file, '@anush008/tokenizers', opts);
-  else if (opts.kind === 'hf-official') encode = hfEncoder(opts.file, 'tokenizers', opts);
-  else if (opts.kind === 'tiktoken') encode = tiktokenEncoder(opts.file, opts);
+  let load;
+  if (opts.kind === 'hf') load = () => hfEncoder(opts.file, '@anush008/tokenizers', opts);
+  else if (opts.kind === 'hf-official') load = () => hfEncoder(opts.file, 'tokenizers', opts);
+  else if (opts.kind === 'tiktoken') load = () => tiktokenEncoder(opts.file, opts);
   else usage(`unknown kind '${opts.kind}' (hf, hf-official or tiktoken)`);
-  const text = fs.readFileSync(0).toString('utf8');
-  if (opts.bench) await runBench(encode, text, opts.bench);
-  else await runLines(encode, text, opts.decode);
+  const buf = fs.readFileSync(0);
+  if (opts.bench) await runBench(load, buf, opts);
+  else await runLines(load(), buf.toString('utf8'), opts.decode);
 }
 
 main().catch((e) => {

@@ -1,12 +1,14 @@
 /*
- * ext: external trie libraries measured beside tokbench's own layouts, in
- * the benchmark driver only: Darts 0.32 (Debian's `darts`, the original
- * double array) and MARISA 0.2 (libmarisa).  The glue is C++ (both
- * libraries are C++ headers / libraries) and is linked into build/tokbench
+ * ext: external libraries measured beside tokbench's own code, in the
+ * benchmark driver only: Darts 0.32 (Debian's `darts`, the original
+ * double array) and MARISA 0.2 (libmarisa) beside the trie layouts, and
+ * SentencePiece 0.1.97 (libsentencepiece) beside the tokenizer.  The glue
+ * is C++ (all three are C++ libraries) and is linked into build/tokbench
  * alone, never into libtokbench.a, so the library and the tests do not
- * depend on them; drv_lookup.c declares these functions weak and says so
- * when a binary lacks them.
+ * depend on them; drv_lookup.c and drv_tokenize.c declare these functions
+ * weak and say so when a binary lacks them.
  *
+ * The tries: *
  * Every function has the signature of the trie_layout_t operation of the
  * same name, so the lookup driver can dispatch to them through the same
  * indirect calls as to a layout:
@@ -53,6 +55,14 @@ size_t xp_ext_marisa_prefixes(const void *impl, const uint8_t *s, size_t n,
                               xp_ext_match_t *out, size_t max);
 size_t xp_ext_marisa_bytes(const void *impl);
 size_t xp_ext_marisa_nodes(const void *impl);
+
+/* SentencePiece: a processor loaded from a .model file (NULL with a message
+ * on failure); encode gives the number of ids of s[0..n) and folds them
+ * into *sum (so the work cannot be optimized away), or -1 with a message. */
+void *xp_ext_spm_load(const char *path, char *msg, size_t cap);
+void xp_ext_spm_free(void *impl);
+long xp_ext_spm_encode(void *impl, const uint8_t *s, size_t n, uint64_t *sum,
+                       char *msg, size_t cap);
 
 #ifdef __cplusplus
 }
