@@ -95,6 +95,18 @@ static void utf8_escape_keeps_characters_and_names_bytes(void **state)
     assert_string_equal(names[2], "c");
 }
 
+/* The digest of the file at path as coreutils' sha256sum gives it. */
+static void sha256sum(const char *path, char theirs[65])
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    theirs[0] = 0;
+    assert_int_equal(fscanf(p, "%64s", theirs), 1);
+    pclose(p);
+}
+
 static void sha256_agrees_with_sha256sum(void **state)
 {
     (void)state;
@@ -106,14 +118,10 @@ static void sha256_agrees_with_sha256sum(void **state)
     for (int i = 0; i < 200003; i++) /* not a multiple of the block size */
         fputc(rand() & 0xFF, f);
     fclose(f);
-    char ours[65], cmd[256], theirs[65] = {0};
+    char ours[65], theirs[65];
     tb_err_t err;
     assert_int_equal(tb_file_sha256(path, ours, &err), 0);
-    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_int_equal(fscanf(p, "%64s", theirs), 1);
-    pclose(p);
+    sha256sum(path, theirs);
     remove(path);
     assert_string_equal(ours, theirs);
 }
@@ -136,12 +144,8 @@ static void sha256_pads_and_feeds_alike(void **state)
         assert_true(fd >= 0);
         assert_true(write(fd, data, lens[k]) == (ssize_t)lens[k]);
         close(fd);
-        char ours[65], cmd[256], theirs[65] = {0};
-        snprintf(cmd, sizeof cmd, "sha256sum %s", path);
-        FILE *p = popen(cmd, "r");
-        assert_non_null(p);
-        assert_int_equal(fscanf(p, "%64s", theirs), 1);
-        pclose(p);
+        char ours[65], theirs[65];
+        sha256sum(path, theirs);
         remove(path);
         tb_sha256_hex(data, lens[k], ours);
         assert_string_equal(ours, theirs);
