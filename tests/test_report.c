@@ -14,8 +14,9 @@
  * with ratios to Darts; the slicer and index tables have the store's
  * figures, the throughput table a first and a warm pass per engine, and
  * the run summary gives a slice case its gain; what a run
- * lacks is "not measured"; the CSV export parses back with libcsv to the
- * same values; merging twice adds nothing; an empty database is a clear
+ * lacks is "not measured"; real soak and serve cases fill their tables
+ * with the store's first and last MiB and medians; the CSV export parses
+ * back with libcsv to the same values; merging twice adds nothing; an empty database is a clear
  * error. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -925,6 +926,81 @@ static void test_report_not_measured(void **state)
     assert_int_not_equal(access(p, F_OK), 0);
 }
 
+/* The figure that `sql` selects from db, printed in `fmt` over `scale`. */
+static void db_cell(const char *db, const char *sql, const char *fmt, double scale, char *buf,
+                    size_t n)
+{
+    tb_err_t err;
+    xp_db_t *d = xp_db_open(db, 0, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(d->db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(buf, n, fmt, sqlite3_column_double(st, 0) / scale);
+    sqlite3_finalize(st);
+    xp_db_close(d);
+}
+
+/* Real soak and serve cases on tiny inputs: one table row per case with
+ * the store's first and last MiB and the serve medians, the machine
+ * named; a run without them says so. */
+static void test_report_soak_serve(void **state)
+{
+    (void)state;
+    if (!have_data)
+        fail_msg("data/cache/spm-unigram is missing: run 'make data'");
+    char csv[600], db[600], out[600], log[600], row[700], c[8][64], *html, *md;
+    path_in("soak.csv", csv, sizeof csv);
+    path_in("soak.db", db, sizeof db);
+    path_in("soak-report", out, sizeof out);
+    path_in("soak.log", log, sizeof log);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("experiment,vocabulary,layout,pattern,corpus,repetitions,sources,options\n"
+          "soak,spm-unigram,,experiments/grammars/json.lark,,1,,mb=2\n"
+          "serve,spm-unigram,,tests/maskbench,,1,,threads=2 batch=4 masks=100\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(tokbench(log, "run", csv, "--db", db, "--quiet", NULL), 0);
+    assert_int_equal(tokbench(NULL, "report", "--db", db, "--out", out, NULL), 0);
+    read_pages(out, &html, &md);
+    const char *soak = "SELECT value FROM measurements WHERE metric = '%s' ORDER BY bytes %s";
+    const char *figs[][3] = {{"soak_ns_tok", "", "%.0f"}, {"soak_ns_tok", "DESC", "%.0f"},
+                             {"soak_rss_kb", "", "%.1f"}, {"soak_rss_kb", "DESC", "%.1f"},
+                             {"soak_states", "", "%.0f"}, {"soak_states", "DESC", "%.0f"}};
+    char sql[300];
+    for (int k = 0; k < 6; k++) {
+        snprintf(sql, sizeof sql, soak, figs[k][0], figs[k][1]);
+        db_cell(db, sql, figs[k][2], k == 2 || k == 3 ? 1024 : 1, c[k], sizeof c[k]);
+    }
+    snprintf(row, sizeof row, "| `spm-unigram experiments/grammars/json.lark` | flat objects"
+             " | 2.0 | %s | %s | %s | %s | %s | %s |", c[0], c[1], c[2], c[3], c[4], c[5]);
+    if (!strstr(md, row))
+        fail_msg("no soak row '%s'", row);
+    const char *metrics[] = {"serve_masks_s", "serve_batch_p50_us", "serve_batch_p99_us",
+                             "serve_peak_rss_kb"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(sql, sizeof sql, "SELECT median FROM metric_stats WHERE metric = '%s'",
+                 metrics[k]);
+        db_cell(db, sql, k ? "%.1f" : "%.0f", k == 3 ? 1024 : 1, c[k], sizeof c[k]);
+    }
+    snprintf(row, sizeof row, "| `spm-unigram tests/maskbench` | 2 | 4 | %s | %s | %s | %s |",
+             c[0], c[1], c[2], c[3]);
+    if (!strstr(md, row))
+        fail_msg("no serve row '%s'", row);
+    const char *sec = strstr(html, "<h2 id=\"serve\">");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, " cores"));
+    free(html);
+    free(md);
+    path_in("small-report/index.html", row, sizeof row);
+    html = slurp(row, NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "Not measured: the run has no soak case."));
+    assert_non_null(strstr(html, "Not measured: the run has no serve case."));
+    free(html);
+}
+
 /* Two machines in one database (as merge gathers them): side by side. */
 static void test_report_machines(void **state)
 {
@@ -1184,6 +1260,7 @@ int main(void)
         cmocka_unit_test(test_report_throughput_passes),
         cmocka_unit_test(test_summary_slice_gain),
         cmocka_unit_test(test_report_not_measured),
+        cmocka_unit_test(test_report_soak_serve),
         cmocka_unit_test(test_report_machines),
         cmocka_unit_test(test_report_anchors),
         cmocka_unit_test(test_report_empty_database),

@@ -280,6 +280,14 @@ int xp_rp_sec_maskbench(report_t *r, tb_err_t *err);
  * crash; then the wrong and crashed groups. */
 int xp_rp_sec_jsts(report_t *r, tb_err_t *err);
 
+/* --- sec_serve.c */
+
+/* A soak case's first and last MiB: ns per token, resident memory and
+ * grammar states. */
+int xp_rp_sec_soak(report_t *r, tb_err_t *err);
+/* A serve case's masks per second and batch latency per T and B. */
+int xp_rp_sec_serve(report_t *r, tb_err_t *err);
+
 /* --- sec_machines.c */
 
 /* Cycles per node of the reported run's walks on every machine of the
