@@ -39,6 +39,27 @@ static void case_option(const char *options, const char *key, const char *dflt, 
         snprintf(buf, n, "%s", dflt);
 }
 
+/* One table row per case of the run that `sql` selects (CASES_IF);
+ * the note when there are rows, "Not measured" naming the experiment
+ * when there are none. */
+static int case_rows(report_t *r, section_t *s, const char *sql, const char *experiment,
+                     int (*row)(report_t *, section_t *, sqlite3_stmt *, tb_err_t *),
+                     const char *note, tb_err_t *err)
+{
+    sqlite3_stmt *c;
+    if (xp_rp_run_query(r, sql, &c, err))
+        return -1;
+    int rc = 0;
+    while (!rc && sqlite3_step(c) == SQLITE_ROW)
+        rc = row(r, s, c, err);
+    sqlite3_finalize(c);
+    if (!rc && !xp_rp_tab_rows(&s->tab))
+        snprintf(s->note, sizeof s->note, "Not measured: the run has no %s case.", experiment);
+    else if (!rc)
+        snprintf(s->note, sizeof s->note, "%s", note);
+    return rc;
+}
+
 static int soak_case(report_t *r, section_t *s, sqlite3_stmt *c, tb_err_t *err)
 {
     int64_t id = sqlite3_column_int64(c, 0);
@@ -83,22 +104,12 @@ int xp_rp_sec_soak(report_t *r, tb_err_t *err)
                    "ns/token, last MiB", "RSS MiB, first", "RSS MiB, last",
                    "states, first", "states, last");
     xp_rp_tab_code(&s->tab, 0);
-    sqlite3_stmt *c;
-    if (xp_rp_run_query(r, CASES_IF("soak", ""), &c, err))
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(c) == SQLITE_ROW)
-        rc = soak_case(r, s, c, err);
-    sqlite3_finalize(c);
-    if (!rc && !xp_rp_tab_rows(&s->tab))
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no soak case.");
-    else if (!rc)
-        snprintf(s->note, sizeof s->note, "A generated JSON array that the grammar accepts, "
-                 "made, encoded and fed a MiB at a time to one matcher that keeps its whole "
-                 "history, as a decoding loop that never stops would; only the grammar's "
-                 "states can grow.  First and last MiB: the figures after the first and the "
-                 "last piece; equal figures mean the matcher holds its speed and memory.");
-    return rc;
+    return case_rows(r, s, CASES_IF("soak", ""), "soak", soak_case,
+                     "A generated JSON array that the grammar accepts, made, encoded and "
+                     "fed a MiB at a time to one matcher that keeps its whole history, as a "
+                     "decoding loop that never stops would; only the grammar's states can "
+                     "grow.  First and last MiB: the figures after the first and the last "
+                     "piece; equal figures mean the matcher holds its speed and memory.", err);
 }
 
 static int serve_case(report_t *r, section_t *s, sqlite3_stmt *c, tb_err_t *err)
@@ -137,21 +148,11 @@ int xp_rp_sec_serve(report_t *r, tb_err_t *err)
     xp_rp_tab_init(&s->tab, 7, "case", "threads T", "batch B", "masks/s",
                    "batch p50 us", "batch p99 us", "peak RSS MiB");
     xp_rp_tab_code(&s->tab, 0);
-    sqlite3_stmt *c;
-    if (xp_rp_run_query(r, CASES_IF("serve", ""), &c, err))
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(c) == SQLITE_ROW)
-        rc = serve_case(r, s, c, err);
-    sqlite3_finalize(c);
-    if (!rc && !xp_rp_tab_rows(&s->tab))
-        snprintf(s->note, sizeof s->note, "Not measured: the run has no serve case.");
-    else if (!rc)
-        snprintf(s->note, sizeof s->note, "MaskBench instances replayed as B concurrent "
-                 "sequences on schemas compiled once and shared; a round computes every "
-                 "sequence's mask at once over T threads, as an engine does between two "
-                 "forward passes.  The grammars' tables are filled by an untimed replay "
-                 "first: these are a warm engine's figures.  Masks/s: masks over the "
-                 "rounds' time; p50/p99: one round's latency.");
-    return rc;
+    return case_rows(r, s, CASES_IF("serve", ""), "serve", serve_case,
+                     "MaskBench instances replayed as B concurrent sequences on schemas "
+                     "compiled once and shared; a round computes every sequence's mask at "
+                     "once over T threads, as an engine does between two forward passes.  "
+                     "The grammars' tables are filled by an untimed replay first: these are "
+                     "a warm engine's figures.  Masks/s: masks over the rounds' time; "
+                     "p50/p99: one round's latency.", err);
 }
