@@ -68,7 +68,7 @@ typedef struct {
     char anchors[4096];  /* the published MaskBench figures (mbtable.h) */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[48];   /* xp_rp_new_section takes the next one (33 drawn) */
+    section_t sec[48];   /* xp_rp_new_section takes the next one (35 drawn) */
     TB_VEC(char *) patterns; /* the long patterns the plots name P1, P2 ... */
     int nsec;
     int failed_plots;
