@@ -748,7 +748,7 @@ static void the_scanner_reads_what_the_tree_reads(void **state)
     dump_fixture(escapes_fixture(), esc);
     dump_fixture(unigram_fixture(), uni);
     const char *paths[] = {esc, uni, "tests/fixtures/hf_tiny.json",
-                           "data/cache/llama2/tokenizer.json",
+                           "data/cache/mistral/tokenizer.json",
                            "data/cache/llama3/tokenizer.json"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         char tree[] = "/tmp/tokbench-test-hf-tree-XXXXXX";
