@@ -18,7 +18,8 @@
  * matchers and caches, timed.  Metrics: serve_masks_s (masks per second
  * of batch time), serve_batch_p50_us and serve_batch_p99_us (a round's
  * gr_masks_batch call), serve_peak_rss_kb (the process's peak resident
- * memory so far, VmHWM); items is the masks computed.
+ * memory, VmHWM, reset when the case is set up: xp_peak_rss_reset); items
+ * is the masks computed.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -111,6 +112,7 @@ static int add_file(serve_t *s, size_t i, tb_err_t *err)
 
 static int serve_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
 {
+    xp_peak_rss_reset(); /* the case's peak, not the run's so far */
     serve_t *s = calloc(1, sizeof *s);
     if (!s)
         return tb_fail(err, "out of memory");
@@ -164,18 +166,6 @@ static int slot_start(serve_t *s, slot_t *sl, size_t q, tb_err_t *err)
 }
 
 /* Peak resident memory of the process so far, KiB (0 if unknown). */
-static double peak_rss_kb(void)
-{
-    char line[256];
-    double kb = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6))
-            kb = strtod(line + 6, NULL);
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 /* One replay of s->masks masks (rounded up to whole rounds); each round's
  * batch time into lat (ns) when lat is not NULL. */
@@ -268,7 +258,7 @@ static int serve_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
                             masks, err) ||
                      record(env, "serve_batch_p99_us", xp_mb_quantile(&sorted, 0.99) / 1e3,
                             masks, err) ||
-                     record(env, "serve_peak_rss_kb", peak_rss_kb(), masks, err)
+                     record(env, "serve_peak_rss_kb", xp_peak_rss_kb(), masks, err)
                  ? -1
                  : 0;
     }

@@ -136,3 +136,25 @@ int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *se
                      WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (not found)" : "");
     return rc;
 }
+
+double xp_peak_rss_kb(void)
+{
+    char line[256];
+    double kb = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kb = strtod(line + 6, NULL);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+int xp_peak_rss_reset(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    int ok = fd >= 0 && write(fd, "5", 1) == 1;
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0 : -1;
+}

@@ -56,4 +56,12 @@ trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
 int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *seconds,
                    tb_err_t *err);
 
+/* This process's peak resident memory in KiB (VmHWM), and its reset to
+ * the resident set now (Linux 4.0's clear_refs 5), so that a case or a
+ * forked child measures its own peak rather than one inherited from
+ * earlier work: xp_peak_rss_reset returns -1 where it cannot, and the peak
+ * then includes the earlier. */
+double xp_peak_rss_kb(void);
+int xp_peak_rss_reset(void);
+
 #endif
