@@ -1053,7 +1053,7 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
  */
 typedef struct {
     uint32_t *ranges; /* the set, the map's key (borrowed by it) */
-    size_t at, len;   /* its text in set_memo_t.text */
+    size_t at, len;   /* its text in gr_ecma_sets_t.text */
 } set_entry_t;
 
 struct gr_ecma_sets {
@@ -1591,7 +1591,6 @@ int gr_ecma_matches_all(const char *pattern, tb_err_t *err)
     arena_free(&ps);
     return r;
 }
-
 
 int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n)
 {

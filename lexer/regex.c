@@ -593,26 +593,18 @@ static int multibyte_term(lex_terms_t *t, const cp_range_t *r, size_t n, lex_ter
 
 /* The term of s (normalized): its ASCII members as one byte set, made at
  * once, or'ed with the rest, which many classes share (every [^...] of
- * ASCII characters holds all of U+0080 up), remembered apart. */
-static int cps_to_term(lex_terms_t *t, const cp_set_t *s, lex_term_t *out)
+ * ASCII characters holds all of U+0080 up), remembered apart.  A range
+ * across 0x7F is cut there in place (s is spent: cps_term frees it). */
+static int cps_to_term(lex_terms_t *t, cp_set_t *s, lex_term_t *out)
 {
     uint64_t ascii[4] = {0};
     size_t i = 0;
     for (; i < s->n && s->r[i].lo < 0x80; i++)
         add_byte_range(ascii, s->r[i].lo, s->r[i].hi < 0x7F ? s->r[i].hi : 0x7F);
     lex_term_t low = lex_bytes(t, ascii), high = LEX_NOTHING;
-    int rc = 0;
-    if (i > 0 && s->r[i - 1].hi >= 0x80) {
-        /* a range across 0x7F lends its upper part to the rest (rare) */
-        cp_set_t c = {0};
-        rc = cps_add(&c, 0x80, s->r[i - 1].hi);
-        for (size_t k = i; k < s->n && !rc; k++)
-            rc = cps_add(&c, s->r[k].lo, s->r[k].hi);
-        rc = rc || multibyte_term(t, c.r, c.n, &high);
-        free(c.r);
-    } else if (i < s->n) {
-        rc = multibyte_term(t, s->r + i, s->n - i, &high);
-    }
+    if (i > 0 && s->r[i - 1].hi >= 0x80)
+        s->r[--i].lo = 0x80; /* its upper part belongs to the rest */
+    int rc = i < s->n ? multibyte_term(t, s->r + i, s->n - i, &high) : 0;
     if (!rc)
         *out = lex_or(t, low, high);
     return rc;
@@ -1691,8 +1683,9 @@ static int parse_group(parser_t *ps, anch_t *out)
  * (`height`: the group and the groups inside it) stays within the limit:
  * a list of names nests the same groups ever deeper, each node a level
  * further down (when entries served only their own depth or less, every
- * node parsed the same classes again).  Only a group whose parse ended where the scan below paired its
- * parentheses is kept, so a scan that pairs them wrongly only loses hits.
+ * node parsed the same classes again).  Only a group whose parse ended
+ * where the scan below paired its parentheses is kept, so a scan that
+ * pairs them wrongly only loses hits.
  */
 typedef struct {
     uint64_t hash;
