@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/jsontext.h"
 #include "../base/utf8.h"
 #include "ebnf.h"
+#include "schema.h"
 
 /* Escapes of "..." literals (Python's, as Lark reads them). */
 static const char ESCAPES[] = "n\nr\rt\tf\fv\va\ab\b0\0\\\\\"\"''";
@@ -33,6 +35,11 @@ typedef struct {
     tok_t cur;
     unsigned nest; /* open ( and [ : newlines inside are blanks */
     unsigned depth;
+    /* %json: the schema's text, where it was written, and the reference
+     * standing for it in the rule (a grammar that is the schema alone) */
+    size_t json_at, json_len;
+    gr_pos_t json_pos;
+    gr_expr_t *json_ref;
 } lark_t;
 
 static int is_name_start(uint8_t c)
@@ -361,6 +368,28 @@ static gr_expr_t *unsupported(lark_t *p, const char *what)
     return NULL;
 }
 
+/* %json SCHEMA (the current token is %json): the JSON value is skipped
+ * here and compiled by gr_lark_read, when the grammar is this one rule. */
+static gr_expr_t *parse_json(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (p->json_ref)
+        return unsupported(p, "a second inline JSON schema (%json) is");
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->t.i};
+    int c = tb_json_peek(&js);
+    size_t at = js.at; /* the value's first byte, after its blanks */
+    if (c < 0 || tb_json_skip(&js)) {
+        gr_text_fail(&p->t, pos, "expected a JSON schema after %%json");
+        return NULL;
+    }
+    p->json_at = at;
+    p->json_len = js.at - at;
+    p->json_pos = pos;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    p->json_ref = node(p, GR_X_REF, pos, "%json", 5);
+    return p->json_ref && !next(p) ? p->json_ref : NULL;
+}
+
 static gr_expr_t *parse_atom(lark_t *p)
 {
     tok_t k = p->cur;
@@ -398,9 +427,10 @@ static gr_expr_t *parse_atom(lark_t *p)
         return unsupported(p, "special tokens (<...>) are");
     if (is_punct(&k, '@'))
         return unsupported(p, "grammar references (@name) are");
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%json"))
+        return parse_json(p);
     if (k.kind == T_DIRECTIVE)
-        return unsupported(p, is_word(p, &k, "%json") ? "inline JSON schemas (%json) are"
-                                                      : "this directive inside a rule is");
+        return unsupported(p, "this directive inside a rule is");
     fail_tok(p, "expected a literal, a regex, a name, '(' or '['");
     return NULL;
 }
@@ -714,6 +744,30 @@ static int parse_directive(lark_t *p)
                         "%%import common, %%llguidance {})", (int)d.len, p->t.s + d.at);
 }
 
+/* A grammar whose one rule is `start: %json SCHEMA` is that schema,
+ * compiled by schema.h (which finishes g) with its default options: JSON
+ * whitespace between the lexemes of the value.  Inside a larger grammar
+ * the schema's ignored whitespace would be ignored in the rest of it too,
+ * so that is refused. */
+static int compile_json(lark_t *p, gr_cfg_t *g)
+{
+    const gr_ebnf_t *e = p->e;
+    const gr_expr_t *body = e->rule.len == 1 ? e->rule.data[0].body : NULL;
+    if (!body || strcmp(e->rule.data[0].name, "start") || e->ignore.len ||
+        body->kind != GR_X_SEQ || body->kid.len != 1 || body->kid.data[0] != p->json_ref)
+        return gr_text_fail(&p->t, p->json_pos, "an inline JSON schema (%%json) is supported as "
+                            "a whole grammar only (start: %%json {...})");
+    tb_err_t sub = {0};
+    if (!gr_schema_compile(g, p->t.s + p->json_at, p->json_len, NULL, &sub))
+        return 0;
+    /* the compiler's message names the source, and the line and column in
+     * the schema's own text: the %json's position stands before them */
+    const char *msg = sub.msg;
+    if (!strncmp(msg, g->source, strlen(g->source)) && msg[strlen(g->source)] == ':')
+        msg += strlen(g->source) + 1;
+    return gr_text_fail(&p->t, p->json_pos, "%%json: %s", msg);
+}
+
 int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err)
 {
     gr_ebnf_t e;
@@ -730,7 +784,9 @@ int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_
         else
             rc = parse_definition(&p);
     }
-    if (!rc)
+    if (!rc && p.json_ref)
+        rc = compile_json(&p, g);
+    else if (!rc)
         rc = gr_ebnf_lower(&e, g, "start", start, err);
     gr_ebnf_free(&e);
     return rc;
