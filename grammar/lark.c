@@ -390,6 +390,20 @@ static gr_expr_t *parse_json(lark_t *p)
     return p->json_ref && !next(p) ? p->json_ref : NULL;
 }
 
+/* Whether the current name is followed by "::" (llguidance's parametric
+ * rules, name::param with %if conditions): if so, the refusal is in
+ * p->t.err and -1 is returned. */
+static int parametric(lark_t *p)
+{
+    tok_t a, b;
+    gr_text_t save = p->t;
+    int rc = lex(&save, p->nest, &a) || lex(&save, p->nest, &b);
+    if (rc || !is_punct(&a, ':') || !is_punct(&b, ':') || a.at + 1 != b.at)
+        return rc ? -1 : 0;
+    return gr_text_fail(&p->t, p->cur.pos, "parametric rules (name::param, %%if) are not "
+                        "supported");
+}
+
 static gr_expr_t *parse_atom(lark_t *p)
 {
     tok_t k = p->cur;
@@ -420,17 +434,25 @@ static gr_expr_t *parse_atom(lark_t *p)
         return x && !next(p) ? x : NULL;
     }
     if (k.kind == T_NAME) {
+        if (parametric(p))
+            return NULL;
         gr_expr_t *x = node(p, GR_X_REF, k.pos, p->t.s + k.at, k.len);
         return x && !next(p) ? x : NULL;
     }
     if (is_punct(&k, '<'))
-        return unsupported(p, "special tokens (<...>) are");
+        return unsupported(p, "special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
+                           "where a grammar here is over bytes) are");
     if (is_punct(&k, '@'))
         return unsupported(p, "grammar references (@name) are");
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%json"))
         return parse_json(p);
-    if (k.kind == T_DIRECTIVE)
-        return unsupported(p, "this directive inside a rule is");
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%lark"))
+        return unsupported(p, "nested grammars (%lark {...}) are");
+    if (k.kind == T_DIRECTIVE) {
+        gr_text_fail(&p->t, k.pos, "%.*s inside a rule is not supported (%%json and %%regex "
+                     "are)", (int)k.len, p->t.s + k.at);
+        return NULL;
+    }
     fail_tok(p, "expected a literal, a regex, a name, '(' or '['");
     return NULL;
 }
@@ -574,6 +596,94 @@ static int end_of_line(lark_t *p)
     return 0;
 }
 
+/* name::param: (the current token is the first ':' after the name). */
+static int parametric_def(lark_t *p, const tok_t *name)
+{
+    tok_t k;
+    if (peek(p, &k))
+        return -1;
+    if (!is_punct(&k, ':') || k.at != p->cur.at + 1)
+        return 0;
+    return gr_text_fail(&p->t, name->pos, "parametric rules (name::param, %%if) are not "
+                        "supported");
+}
+
+/* An attribute's value: a number, with a fraction when `real`. */
+static int attribute_number(lark_t *p, int real)
+{
+    if (p->cur.kind != T_NUMBER)
+        return fail_tok(p, "expected a number");
+    if (next(p))
+        return -1;
+    if (real && is_punct(&p->cur, '.')) {
+        if (next(p))
+            return -1;
+        if (p->cur.kind != T_NUMBER)
+            return fail_tok(p, "expected the digits of a fraction");
+        return next(p);
+    }
+    return 0;
+}
+
+/*
+ * llguidance's rule attributes, name[a, b=value, ...] (the current token
+ * is '['): capture[="name"], lazy, max_tokens=N, temperature=X,
+ * stop=T, suffix=T, stop_capture="name", T a literal, a regex or a
+ * terminal.  stop and suffix change the language: the rule's text is its
+ * body's followed by T's (*then; stop="" is the end of the text, which
+ * follows anyway).  The others are checked and read only: lazy steers
+ * llguidance's greedy lexer, which this (non-greedy) reading keeps both
+ * ends of anyway, max_tokens and temperature steer sampling, and capture
+ * names output; docs/grammars.md says so.
+ */
+static int parse_attributes(lark_t *p, gr_expr_t **then)
+{
+    static const char *const NAMES[] = {"capture", "lazy", "max_tokens", "temperature",
+                                        "stop", "suffix", "stop_capture"};
+    if (expect(p, '[', ""))
+        return -1;
+    for (;;) {
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected an attribute name");
+        tok_t a = p->cur;
+        size_t i = 0;
+        while (i < sizeof NAMES / sizeof NAMES[0] && !is_word(p, &a, NAMES[i]))
+            i++;
+        if (i == sizeof NAMES / sizeof NAMES[0])
+            return gr_text_fail(&p->t, a.pos, "unknown rule attribute '%.*s' (llguidance's "
+                                "are capture, lazy, max_tokens, temperature, stop, suffix, "
+                                "stop_capture)", (int)a.len, p->t.s + a.at);
+        if (next(p))
+            return -1;
+        int valued = is_punct(&p->cur, '=');
+        if (valued && next(p))
+            return -1;
+        const char *name = NAMES[i];
+        if (!valued && strcmp(name, "capture") && strcmp(name, "lazy"))
+            return gr_text_fail(&p->t, a.pos, "rule attribute '%s' needs a value", name);
+        if (valued && !strcmp(name, "lazy"))
+            return gr_text_fail(&p->t, a.pos, "rule attribute 'lazy' takes no value");
+        if (valued && (i == 0 || i == 6) && p->cur.kind != T_STRING)
+            return fail_tok(p, "expected a quoted name");
+        if (valued && (i == 2 || i == 3) && attribute_number(p, i == 3))
+            return -1;
+        if (valued && (i == 0 || i == 6) && next(p))
+            return -1;
+        if (i == 4 || i == 5) {
+            if (*then)
+                return gr_text_fail(&p->t, a.pos, "a rule has one stop or suffix");
+            if (p->cur.kind != T_STRING && p->cur.kind != T_REGEX && p->cur.kind != T_NAME)
+                return fail_tok(p, "expected a literal, a regex or a terminal");
+            if (!(*then = parse_atom(p)))
+                return -1;
+        }
+        if (is_punct(&p->cur, ']'))
+            return expect(p, ']', "");
+        if (expect(p, ',', "expected ',' or ']' after a rule attribute"))
+            return -1;
+    }
+}
+
 /* [?!]name[.priority]: expansions */
 static int parse_definition(lark_t *p)
 {
@@ -591,8 +701,11 @@ static int parse_definition(lark_t *p)
         return -1;
     if (is_punct(&p->cur, '{'))
         return gr_text_fail(&p->t, p->cur.pos, "templates (name{...}) are not supported");
-    if (is_punct(&p->cur, '['))
-        return gr_text_fail(&p->t, p->cur.pos, "rule options (name[...]) are not supported");
+    if (is_punct(&p->cur, ':') && parametric_def(p, &name))
+        return -1;
+    gr_expr_t *then = NULL;
+    if (is_punct(&p->cur, '[') && parse_attributes(p, &then))
+        return -1;
     if (is_punct(&p->cur, '.')) { /* a priority: the language is the same */
         if (next(p) || (is_punct(&p->cur, '-') && next(p)))
             return -1;
@@ -606,6 +719,12 @@ static int parse_definition(lark_t *p)
     gr_expr_t *body = parse_expansions(p);
     if (!body || end_of_line(p))
         return -1;
+    if (then) { /* the rule's stop or suffix after its body */
+        gr_expr_t *seq = node(p, GR_X_SEQ, name.pos, NULL, 0);
+        if (!seq || gr_ebnf_add(seq, body, p->t.err) || gr_ebnf_add(seq, then, p->t.err))
+            return -1;
+        body = seq;
+    }
     return gr_ebnf_rule(p->e, p->t.s + name.at, name.len, name.pos, terminal, body, p->t.err);
 }
 

@@ -17,7 +17,8 @@
  * limit, and that every string of a grammar loaded here gets llguidance's
  * verdict but for the cases of DIFFERENCES, each with its cause.  Grammars
  * llguidance loads that are refused here are counted by message (the
- * construct refused), not failed: docs/grammars.md lists them.
+ * construct refused), not failed: docs/grammars.md lists them; with
+ * TB_LLG_VERBOSE set in the environment each refusal is printed whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -256,6 +257,8 @@ static void run_case(tally_t *t, reader_t *r, const char *where)
         } else {
             t->refused_here++;
             count_reason(t, where, err.msg);
+            if (getenv("TB_LLG_VERBOSE")) /* every refusal, to see the constructs */
+                print_message("refused: %s\n", err.msg);
         }
     }
     gr_gram_free(g);
