@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "../base/jsontext.h"
 #include "../base/utf8.h"
+#include "../tok/uprops.h"
 #include "ebnf.h"
 #include "schema.h"
 
@@ -390,6 +393,134 @@ static gr_expr_t *parse_json(lark_t *p)
     return p->json_ref && !next(p) ? p->json_ref : NULL;
 }
 
+/* ---- %regex { "substring_...": ... } ---- */
+
+/* The class of code point cp where substring_words cuts words, as
+ * llguidance's substring.rs does: white space, word (letters, numbers and
+ * '_'), other.  Rust's is_alphanumeric also counts the few marks that are
+ * Other_Alphabetic: here the general categories L* and N* are. */
+static int word_class(uint32_t cp)
+{
+    if (tok_uprops_is_space(cp))
+        return 0;
+    const char *gc = tok_uprops_leaf_name(tok_uprops_gc(cp));
+    return cp == '_' || gc[0] == 'L' || gc[0] == 'N' ? 1 : 2;
+}
+
+/* The chunks of s[0..n) into *cuts (offsets, the last n): each character
+ * (words 0), or each run of characters of one word_class (words 1). */
+static int cut_chunks(const char *s, size_t n, int words, tb_buf_t *cuts)
+{
+    int last = -1;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = tb_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+        int c = word_class(cp);
+        if (i && (!words || c != last) && tb_buf_put(cuts, &i, sizeof i))
+            return -1;
+        last = c;
+        i += k ? k : 1;
+    }
+    return n && tb_buf_put(cuts, &n, sizeof n);
+}
+
+/* The regex of the non-empty concatenations chunk[a..b) (a < b): for each
+ * a, chunk a followed by an optional continuation, nested.  Its size is
+ * quadratic in the number of chunks. */
+static int substring_regex(const char *s, const size_t *end, size_t n, tb_buf_t *re)
+{
+    for (size_t a = 0; a < n; a++) {
+        if (a && tb_buf_putc(re, '|'))
+            return -1;
+        for (size_t b = a; b < n; b++) {
+            size_t from = b ? end[b - 1] : 0;
+            if ((b > a && tb_buf_put(re, "(?:", 3)) ||
+                gr_regex_escape(re, (const uint8_t *)s + from, end[b] - from))
+                return -1;
+        }
+        for (size_t b = a + 1; b < n; b++)
+            if (tb_buf_put(re, ")?", 2))
+                return -1;
+        if (re->len > GR_MAX_REGEX)
+            return 1;
+    }
+    return 0;
+}
+
+/* The chunks of a %regex object's one field, joined into text with the
+ * end offset of each in cuts. */
+static int substring_chunks(lark_t *p, gr_pos_t pos, json_t *o, tb_buf_t *text, tb_buf_t *cuts)
+{
+    const char *key = NULL;
+    json_t *v = NULL;
+    if (json_object_size(o) != 1)
+        return gr_text_fail(&p->t, pos, json_object_size(o) ? "only one field can be set on "
+                            "%%regex" : "no field set on %%regex");
+    key = json_object_iter_key(json_object_iter(o));
+    v = json_object_get(o, key);
+    if (!strcmp(key, "substring_chunks") && json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *c = json_array_get(v, i);
+            if (!json_is_string(c))
+                return gr_text_fail(&p->t, pos, "%%regex: substring_chunks must be strings");
+            size_t n = json_string_length(c);
+            if (n && (tb_buf_put(text, json_string_value(c), n) ||
+                      tb_buf_put(cuts, &text->len, sizeof text->len)))
+                return tb_fail(p->t.err, "out of memory");
+        }
+        return 0;
+    }
+    int words = !strcmp(key, "substring_words");
+    if ((words || !strcmp(key, "substring_chars")) && json_is_string(v))
+        return tb_buf_put(text, json_string_value(v), json_string_length(v)) ||
+                       cut_chunks(json_string_value(v), json_string_length(v), words, cuts)
+                   ? tb_fail(p->t.err, "out of memory")
+                   : 0;
+    return gr_text_fail(&p->t, pos, "%%regex: expected one field substring_words or "
+                        "substring_chars (a string) or substring_chunks (an array of "
+                        "strings), found '%s'", key);
+}
+
+/* %regex {...} (the current token): llguidance's substring regexes, as a
+ * REGEX of the non-empty substrings made optional. */
+static gr_expr_t *parse_regex_directive(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->t.i};
+    int c = tb_json_peek(&js);
+    size_t at = js.at;
+    json_error_t je;
+    json_t *o = c == '{' && !tb_json_skip(&js) ? json_loadb(p->t.s + at, js.at - at, 0, &je)
+                                               : NULL;
+    if (!o) {
+        gr_text_fail(&p->t, pos, "expected a JSON object after %%regex");
+        return NULL;
+    }
+    tb_buf_t text = {0}, cuts = {0}, re = {0};
+    gr_expr_t *x = NULL;
+    int rc = substring_chunks(p, pos, o, &text, &cuts);
+    json_decref(o);
+    size_t n = cuts.len / sizeof(size_t);
+    int big = !rc && n ? substring_regex((const char *)text.data, (const size_t *)cuts.data,
+                                         n, &re)
+                       : 0;
+    if (big)
+        rc = big > 0 ? gr_text_fail(&p->t, pos, "%%regex: the substrings' regex passes %u "
+                                    "bytes", GR_MAX_REGEX)
+                     : tb_fail(p->t.err, "out of memory");
+    if (!rc && !n)
+        x = node(p, GR_X_LIT, pos, "", 0); /* only the empty string */
+    else if (!rc && (x = node(p, GR_X_REGEX, pos, (char *)re.data, re.len)))
+        x = gr_ebnf_rep(p->e, x, 0, 1, pos, p->t.err);
+    tb_buf_free(&text);
+    tb_buf_free(&cuts);
+    tb_buf_free(&re);
+    if (!x)
+        return NULL;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    return next(p) ? NULL : x;
+}
+
 /* Whether the current name is followed by "::" (llguidance's parametric
  * rules, name::param with %if conditions): if so, the refusal is in
  * p->t.err and -1 is returned. */
@@ -446,6 +577,8 @@ static gr_expr_t *parse_atom(lark_t *p)
         return unsupported(p, "grammar references (@name) are");
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%json"))
         return parse_json(p);
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%regex"))
+        return parse_regex_directive(p);
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%lark"))
         return unsupported(p, "nested grammars (%lark {...}) are");
     if (k.kind == T_DIRECTIVE) {
