@@ -364,6 +364,7 @@ static gr_expr_t *range_node(lark_t *p)
 /* ---- expansions ---- */
 
 static gr_expr_t *parse_expansions(lark_t *p);
+static gr_expr_t *parse_not(lark_t *p);
 
 static gr_expr_t *unsupported(lark_t *p, const char *what)
 {
@@ -570,6 +571,8 @@ static gr_expr_t *parse_atom(lark_t *p)
         gr_expr_t *x = node(p, GR_X_REF, k.pos, p->t.s + k.at, k.len);
         return x && !next(p) ? x : NULL;
     }
+    if (is_punct(&k, '~'))
+        return parse_not(p);
     if (is_punct(&k, '<'))
         return unsupported(p, "special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
                            "where a grammar here is over bytes) are");
@@ -588,6 +591,17 @@ static gr_expr_t *parse_atom(lark_t *p)
     }
     fail_tok(p, "expected a literal, a regex, a name, '(' or '['");
     return NULL;
+}
+
+/* ~x, llguidance's complement of a lexeme (the current token is '~'): it
+ * binds tighter than the postfix operators, ~x+ is (~x)+. */
+static gr_expr_t *parse_not(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (next(p))
+        return NULL;
+    gr_expr_t *x = parse_atom(p), *neg = x ? node(p, GR_X_NOT, pos, NULL, 0) : NULL;
+    return neg && !gr_ebnf_add(neg, x, p->t.err) ? neg : NULL;
 }
 
 /* {m}, {m,}, {m,n} after x (the current token is '{'). */
@@ -635,6 +649,11 @@ static gr_expr_t *parse_expr(lark_t *p)
         if (is_punct(k, '{')) {
             x = parse_braces(p, x);
         } else if (is_punct(k, '~')) {
+            tok_t after;
+            if (peek(p, &after))
+                return NULL;
+            if (after.kind != T_NUMBER) /* ~ starting the next item: a complement */
+                return x;
             x = parse_tilde(p, x);
         } else if (is_punct(k, '?') || is_punct(k, '*') || is_punct(k, '+')) {
             char c = k->c;
@@ -648,19 +667,40 @@ static gr_expr_t *parse_expr(lark_t *p)
     return NULL;
 }
 
-/* Items up to '|', a closing bracket, an alias, the end of the line. */
-static gr_expr_t *parse_expansion(lark_t *p)
+/* Items up to '&', '|', a closing bracket, an alias, the end of the line. */
+static gr_expr_t *parse_items(lark_t *p)
 {
     gr_expr_t *seq = node(p, GR_X_SEQ, p->cur.pos, NULL, 0);
     while (seq) {
         const tok_t *k = &p->cur;
         if (k->kind == T_EOF || k->kind == T_NL || k->kind == T_ARROW || is_punct(k, '|') ||
-            is_punct(k, ')') || is_punct(k, ']'))
+            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&'))
             break;
         gr_expr_t *x = parse_expr(p);
         if (!x || gr_ebnf_add(seq, x, p->t.err))
             return NULL;
     }
+    return seq;
+}
+
+/* Sequences joined by llguidance's '&' (looser than a sequence, tighter
+ * than '|'), then an optional alias. */
+static gr_expr_t *parse_expansion(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    gr_expr_t *seq = parse_items(p), *and = NULL;
+    while (seq && is_punct(&p->cur, '&')) {
+        if (next(p))
+            return NULL;
+        if (!and && (!(and = node(p, GR_X_AND, pos, NULL, 0)) ||
+                     gr_ebnf_add(and, seq, p->t.err)))
+            return NULL;
+        gr_expr_t *x = parse_items(p);
+        if (!x || gr_ebnf_add(and, x, p->t.err))
+            return NULL;
+    }
+    if (and)
+        seq = and;
     if (seq && p->cur.kind == T_ARROW) { /* an alias names a tree node only */
         if (next(p))
             return NULL;

@@ -314,8 +314,56 @@ static void test_llg_cases(void **state)
     free(data);
 }
 
+/* The dialect's constructs on grammars of our own (run without
+ * ../shared): each string's verdict as docs/syntax.md of llguidance
+ * defines the construct. */
+static void test_dialect(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *grammar, *text;
+        char want; /* 'p' accepted, 'f' refused before its end, 'x' a prefix only */
+    } CASES[] = {
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "cab", 'p'},
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "cad", 'f'},
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "A", 'f'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xab", 'p'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xdd", 'p'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xc", 'f'},
+        {"start: T \"!\"\nT: /[a-z]+/ & ~/[a-z]*q[a-z]*/\n", "abc!", 'p'},
+        {"start: T \"!\"\nT: /[a-z]+/ & ~/[a-z]*q[a-z]*/\n", "abq!", 'f'},
+        {"start: T\nT: ~/a+/\n", "ab", 'p'},
+        {"start: T\nT: ~/a+/\n", "aa", 'x'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<bar, baz>",
+         'p'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<>", 'p'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<ar>", 'f'},
+        {"start: \"<\" %regex {\"substring_chars\": \"héllo\"} \">\"\n", "<él>", 'p'},
+        {"start: \"<\" %regex {\"substring_chunks\": [\"ab\", \"cd\"]} \">\"\n", "<bc>", 'f'},
+        {"start: foo \"x\"\nfoo[stop=\";\", max_tokens=3]: /[a-z]+/\n", "ab;x", 'p'},
+        {"start: foo \"x\"\nfoo[stop=\";\", max_tokens=3]: /[a-z]+/\n", "ab!", 'f'},
+        {"start: foo\nfoo[suffix=END, lazy]: /[a-z]+/\nEND: \"!\"\n", "a!", 'p'},
+        {"start: %json {\"type\": \"integer\", \"minimum\": 10}\n", "12", 'p'},
+        {"start: %json {\"type\": \"integer\", \"minimum\": 10}\n", "9", 'x'},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        gr_cfg_t cfg;
+        tb_err_t err;
+        const char *gtext = CASES[i].grammar;
+        if (gr_cfg_parse(&cfg, gtext, strlen(gtext), "g.lark", "lark", &err))
+            fail_msg("%s\n%s", gtext, err.msg);
+        gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+        assert_non_null(g);
+        char v = verdict(g, (const uint8_t *)CASES[i].text, strlen(CASES[i].text));
+        if (v != CASES[i].want)
+            fail_msg("%s%s: got %c, want %c", gtext, CASES[i].text, v, CASES[i].want);
+        gr_gram_free(g);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_llg_cases)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_dialect),
+                                       cmocka_unit_test(test_llg_cases)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
