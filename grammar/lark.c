@@ -683,6 +683,16 @@ static gr_expr_t *parse_items(lark_t *p)
     return seq;
 }
 
+/* Adds x (NULL: a failure) to *list, a node of kind AND or ALT made on the
+ * first call holding `first` before it: the operands of a OP b OP c. */
+static int chain(lark_t *p, gr_xkind_t kind, gr_pos_t pos, gr_expr_t **list, gr_expr_t *first,
+                 gr_expr_t *x)
+{
+    if (!*list && (!(*list = node(p, kind, pos, NULL, 0)) || gr_ebnf_add(*list, first, p->t.err)))
+        return -1;
+    return x && !gr_ebnf_add(*list, x, p->t.err) ? 0 : -1;
+}
+
 /* Sequences joined by llguidance's '&' (looser than a sequence, tighter
  * than '|'), then an optional alias. */
 static gr_expr_t *parse_expansion(lark_t *p)
@@ -690,13 +700,7 @@ static gr_expr_t *parse_expansion(lark_t *p)
     gr_pos_t pos = p->cur.pos;
     gr_expr_t *seq = parse_items(p), *and = NULL;
     while (seq && is_punct(&p->cur, '&')) {
-        if (next(p))
-            return NULL;
-        if (!and && (!(and = node(p, GR_X_AND, pos, NULL, 0)) ||
-                     gr_ebnf_add(and, seq, p->t.err)))
-            return NULL;
-        gr_expr_t *x = parse_items(p);
-        if (!x || gr_ebnf_add(and, x, p->t.err))
+        if (next(p) || chain(p, GR_X_AND, pos, &and, seq, parse_items(p)))
             return NULL;
     }
     if (and)
@@ -744,13 +748,7 @@ static gr_expr_t *parse_expansions(lark_t *p)
             return NULL;
         if (!is_punct(&p->cur, '|'))
             break;
-        if (next(p))
-            return NULL;
-        if (!alt && (!(alt = node(p, GR_X_ALT, pos, NULL, 0)) ||
-                     gr_ebnf_add(alt, first, p->t.err)))
-            return NULL;
-        gr_expr_t *x = parse_expansion(p);
-        if (!x || gr_ebnf_add(alt, x, p->t.err))
+        if (next(p) || chain(p, GR_X_ALT, pos, &alt, first, parse_expansion(p)))
             return NULL;
     }
     p->depth--;
@@ -811,18 +809,19 @@ static int attribute_number(lark_t *p, int real)
  */
 static int parse_attributes(lark_t *p, gr_expr_t **then)
 {
-    static const char *const NAMES[] = {"capture", "lazy", "max_tokens", "temperature",
-                                        "stop", "suffix", "stop_capture"};
+    enum { CAPTURE, LAZY, MAX_TOKENS, TEMPERATURE, STOP, SUFFIX, STOP_CAPTURE, NATTR };
+    static const char *const NAMES[NATTR] = {"capture", "lazy",   "max_tokens",  "temperature",
+                                             "stop",    "suffix", "stop_capture"};
     if (expect(p, '[', ""))
         return -1;
     for (;;) {
         if (p->cur.kind != T_NAME)
             return fail_tok(p, "expected an attribute name");
         tok_t a = p->cur;
-        size_t i = 0;
-        while (i < sizeof NAMES / sizeof NAMES[0] && !is_word(p, &a, NAMES[i]))
+        int i = 0;
+        while (i < NATTR && !is_word(p, &a, NAMES[i]))
             i++;
-        if (i == sizeof NAMES / sizeof NAMES[0])
+        if (i == NATTR)
             return gr_text_fail(&p->t, a.pos, "unknown rule attribute '%.*s' (llguidance's "
                                 "are capture, lazy, max_tokens, temperature, stop, suffix, "
                                 "stop_capture)", (int)a.len, p->t.s + a.at);
@@ -831,18 +830,16 @@ static int parse_attributes(lark_t *p, gr_expr_t **then)
         int valued = is_punct(&p->cur, '=');
         if (valued && next(p))
             return -1;
-        const char *name = NAMES[i];
-        if (!valued && strcmp(name, "capture") && strcmp(name, "lazy"))
-            return gr_text_fail(&p->t, a.pos, "rule attribute '%s' needs a value", name);
-        if (valued && !strcmp(name, "lazy"))
+        if (!valued && i != CAPTURE && i != LAZY)
+            return gr_text_fail(&p->t, a.pos, "rule attribute '%s' needs a value", NAMES[i]);
+        if (valued && i == LAZY)
             return gr_text_fail(&p->t, a.pos, "rule attribute 'lazy' takes no value");
-        if (valued && (i == 0 || i == 6) && p->cur.kind != T_STRING)
-            return fail_tok(p, "expected a quoted name");
-        if (valued && (i == 2 || i == 3) && attribute_number(p, i == 3))
+        if (valued && (i == CAPTURE || i == STOP_CAPTURE) &&
+            (p->cur.kind != T_STRING ? fail_tok(p, "expected a quoted name") : next(p)))
             return -1;
-        if (valued && (i == 0 || i == 6) && next(p))
+        if ((i == MAX_TOKENS || i == TEMPERATURE) && attribute_number(p, i == TEMPERATURE))
             return -1;
-        if (i == 4 || i == 5) {
+        if (i == STOP || i == SUFFIX) {
             if (*then)
                 return gr_text_fail(&p->t, a.pos, "a rule has one stop or suffix");
             if (p->cur.kind != T_STRING && p->cur.kind != T_REGEX && p->cur.kind != T_NAME)
