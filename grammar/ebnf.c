@@ -403,9 +403,13 @@ static int emit_ref(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_in
     return rule_regex(L, r, b, in);
 }
 
-/* The refusal of x, a piece with & or ~ that is not alone in its lexeme. */
-static int alone(lower_t *L, const gr_expr_t *x)
+/* x, a piece with & or ~, would not be alone in its lexeme: inside a
+ * terminal a refusal; in a rule (term 0) x is not regular, so the rule
+ * stays a rule and the piece is a lexeme of its own. */
+static int alone(lower_t *L, const gr_expr_t *x, int term)
 {
+    if (!term)
+        return 0;
     return fail_at(L, x->pos, "a terminal with & or ~ must stand alone: not repeated, and "
                    "not in a sequence with other items (it becomes a look-ahead at the top "
                    "of its lexeme)");
@@ -424,7 +428,7 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
         rx_info_t ki;
         rc = rx_emit(L, x->kid.data[k], term, &piece, &ki);
         if (rc == 1 && seq && !ki.eps && (ki.look || in->look) && kept)
-            rc = alone(L, x->kid.data[k]);
+            rc = alone(L, x->kid.data[k], term);
         if (rc == 1 && !ki.eps && kept == 0) {
             first = piece; /* written once a second piece shows it needs a group */
             piece = (tb_buf_t){0};
@@ -455,7 +459,7 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
     if (rc != 1)
         return rc;
     if (!seq && kept && has_eps && !in->nullable && in->look)
-        return alone(L, x);
+        return alone(L, x, term);
     if (!seq && kept && has_eps && !in->nullable) {
         /* An empty alternative beside others that all need a byte: the
          * others made optional. */
@@ -488,7 +492,7 @@ static int emit_rep(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_in
     rx_info_t ki;
     int rc = rx_emit(L, x->kid.data[0], term, &piece, &ki);
     if (rc == 1 && ki.look && !ki.eps && (x->m != 1 || x->n != 1))
-        rc = alone(L, x);
+        rc = alone(L, x, term);
     if (rc == 1) {
         *in = (rx_info_t){x->m == 0 || ki.nullable, ki.eps || x->n == 0, P_QUANT, ki.look};
         if (!in->eps && (x->m != 1 || x->n != 1)) {

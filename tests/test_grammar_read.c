@@ -34,7 +34,7 @@
 static const char *const EXAMPLES[] = {
     GRAMMARS "json.lark",    GRAMMARS "json.gbnf",     GRAMMARS "arith.lark",
     GRAMMARS "arith.gbnf",   GRAMMARS "nullable.lark", GRAMMARS "nullable.gbnf",
-    GRAMMARS "rightrec.gbnf", GRAMMARS "keywords.lark",
+    GRAMMARS "rightrec.gbnf", GRAMMARS "keywords.lark", GRAMMARS "llguidance.lark",
 };
 
 /* text read as `format` from a source named "g.<format>"; fails the test
