@@ -138,9 +138,9 @@ def split_args(toks, i, j):
 
 # ---- values ----
 
-def json_value(toks, i, j):
-    """json!(...)'s tokens toks[i:j) as a Python value (Rust literals
-    turned into JSON, trailing commas dropped)."""
+def json_value(toks, i, j, env):
+    """json!(...)'s tokens toks[i:j) as a Python value (Rust literals and
+    names bound in env turned into JSON, trailing commas dropped)."""
     parts = []
     for k in range(i, j):
         kind, v = toks[k][0], toks[k][1]
@@ -151,6 +151,8 @@ def json_value(toks, i, j):
                          re.search(r"[iuf](8|16|32|64|size)$", v) else v.replace("_", ""))
         elif kind == "name" and v in ("true", "false", "null"):
             parts.append(v)
+        elif kind == "name" and v in env and isinstance(env[v], (str, Json)):
+            parts.append(env[v].text() if isinstance(env[v], Json) else json.dumps(env[v]))
         elif kind == "punct" and v in "{}[]:,":
             if v in "}]" and parts and parts[-1] == ",":
                 parts.pop()
@@ -178,7 +180,7 @@ def evaluate(toks, i, j, env):
         return v == "true"
     if kind == "name" and v == "json!":
         end = group_end(toks, i + 1)
-        return Json(json_value(toks, i + 2, end - 1))
+        return Json(json_value(toks, i + 2, end - 1, env))
     if kind == "punct" and v == "[":
         end = group_end(toks, i)
         return [evaluate(toks, a, b, env) for a, b in split_args(toks, i + 1, end - 1)]
@@ -280,6 +282,8 @@ def functions(toks):
             k += 1
             continue
         cases, a = [], k - 1
+        while a > 0 and toks[a][1] in ("pub", "async"):
+            a -= 1
         while a > 0 and toks[a][1] == "]":  # attributes above, bottom up
             o = a
             while toks[o][1] != "#":
