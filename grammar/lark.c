@@ -222,40 +222,75 @@ static int string_value(lark_t *p, tb_buf_t *b, int *icase)
     return 0;
 }
 
-/* Pattern with flag s: every '.' outside classes and escapes matches any
- * code point, \n included (the lexer's '.' leaves out \n). */
-static int dot_all(const char *s, size_t n, tb_buf_t *b)
+/* Pattern s[0..n) with flag s where `on` (the /.../s flag) or inside
+ * (?s: ... ) and after (?s) in a group: there every '.' outside classes
+ * and escapes matches any code point, \n included (the lexer's '.'
+ * leaves out \n), and the (?s ...) syntax, which the lexer does not read,
+ * is gone.  stack keeps the flag of each open group. */
+static int dot_all(const char *s, size_t n, int on, tb_buf_t *b)
 {
-    int in_class = 0;
-    for (size_t i = 0; i < n; i++) {
+    tb_buf_t stack = {0};
+    int in_class = 0, rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         char c = s[i];
-        int rc;
         if (c == '\\' && i + 1 < n) {
             rc = tb_buf_put(b, s + i, 2);
             i++;
-        } else if (c == '.' && !in_class) {
+        } else if (in_class) {
+            in_class = c != ']';
+            rc = tb_buf_putc(b, (uint8_t)c);
+        } else if (c == '.' && on) {
             rc = tb_buf_put(b, "(?:.|\\n)", 8);
+        } else if (c == '(' && n - i >= 4 && !memcmp(s + i, "(?s)", 4)) {
+            on = 1;
+            i += 3;
+        } else if (c == '(') {
+            int sflag = n - i >= 4 && !memcmp(s + i, "(?s:", 4);
+            rc = tb_buf_putc(&stack, (uint8_t)on) || tb_buf_put(b, sflag ? "(?:" : "(", sflag ? 3 : 1);
+            on |= sflag;
+            i += sflag ? 3 : 0;
+        } else if (c == ')' && stack.len) {
+            on = stack.data[--stack.len];
+            rc = tb_buf_putc(b, ')');
+        } else if (c == '[') {
+            in_class = 1;
+            /* a ']' first in a class (after an optional '^') is a member */
+            size_t k = i + 1 < n && s[i + 1] == '^' ? i + 2 : i + 1;
+            k = k < n && s[k] == ']' ? k : i;
+            rc = tb_buf_put(b, s + i, k + 1 - i);
+            i = k;
         } else {
-            if (c == '[' && !in_class) {
-                in_class = 1;
-                /* a ']' first in a class (after an optional '^') is a member */
-                size_t k = i + 1 < n && s[i + 1] == '^' ? i + 2 : i + 1;
-                if (k < n && s[k] == ']') {
-                    rc = tb_buf_put(b, s + i, k + 1 - i);
-                    i = k;
-                    if (rc)
-                        return -1;
-                    continue;
-                }
-            } else if (c == ']' && in_class) {
-                in_class = 0;
-            }
             rc = tb_buf_putc(b, (uint8_t)c);
         }
-        if (rc)
-            return -1;
     }
+    tb_buf_free(&stack);
+    return rc ? -1 : 0;
+}
+
+/* Whether s[0..n) holds "(?s" (an inline s flag, for dot_all). */
+static int has_inline_s(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (!memcmp(s + i, "(?s", 3))
+            return 1;
     return 0;
+}
+
+/* Checks body[0..n) with the lexer's parser (gr_ebnf_check_regex), its
+ * inline s flags read as i flags of the same length: the lexer does not
+ * read (?s, and either leaves the syntax and the positions the same. */
+static int check_body(lark_t *p, const char *body, size_t n, gr_pos_t pos, uint8_t *nullable)
+{
+    if (!has_inline_s(body, n))
+        return gr_ebnf_check_regex(p->e, body, n, pos, nullable, p->t.err);
+    char *copy = strndup(body, n);
+    if (!copy)
+        return tb_fail(p->t.err, "out of memory");
+    for (char *q = copy; (q = strstr(q, "(?s")); q += 3)
+        q[2] = 'i';
+    int rc = gr_ebnf_check_regex(p->e, copy, n, pos, nullable, p->t.err);
+    free(copy);
+    return rc;
 }
 
 /* Whether pattern s[0..n) is one class or one escaped character, which a
@@ -286,12 +321,12 @@ static gr_expr_t *regex_node(lark_t *p)
     const char *body = s + 1, *flags = s + end + 1; /* "//" is a comment: blen > 0 */
     size_t blen = end - 1, nflags = k->len - end - 1;
     gr_pos_t bpos = {k->pos.line, k->pos.col + 1};
-    int icase = 0, dotall = 0;
+    int icase = 0, dotall = 0, flag_s = 0;
     for (size_t i = 0; i < nflags; i++) {
         if (flags[i] == 'i')
             icase = 1;
         else if (flags[i] == 's')
-            dotall = 1;
+            dotall = flag_s = 1;
         else if (flags[i] != 'u') {
             gr_text_fail(&p->t, (gr_pos_t){k->pos.line, k->pos.col + (uint32_t)(end + 1 + i)},
                          "regex flag '%c' is not supported (i, s and u are)", flags[i]);
@@ -299,11 +334,12 @@ static gr_expr_t *regex_node(lark_t *p)
         }
     }
     uint8_t nullable;
-    if (gr_ebnf_check_regex(p->e, body, blen, bpos, &nullable, p->t.err))
+    if (check_body(p, body, blen, bpos, &nullable))
         return NULL;
     tb_buf_t re = {0};
+    dotall |= has_inline_s(body, blen);
     int rc = (icase && tb_buf_put(&re, "(?i:", 4)) ||
-             (dotall ? dot_all(body, blen, &re) : tb_buf_put(&re, body, blen)) ||
+             (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
              (icase && tb_buf_putc(&re, ')'));
     gr_expr_t *x = rc ? NULL : node(p, GR_X_REGEX, k->pos, (char *)re.data, re.len);
     tb_buf_free(&re);
