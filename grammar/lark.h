@@ -14,7 +14,8 @@
  * on), `?name`, `!name` and priorities `name.N` (same language), aliases
  * `-> name` (ignored), ? * + {m} {m,} {m,n} ~m ~m..n, [x], groups,
  * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
- * with flags i and s, terminals NAME: ... (their bodies one regex),
+ * with flags i and s (also inline, (?s:...) and (?s)), terminals NAME:
+ * ... (their bodies one regex),
  * %ignore, %import common.NAME [-> ALIAS] and %import common (A, B),
  * comments // and #, `%llguidance {}`.
  * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
