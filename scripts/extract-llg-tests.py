@@ -24,10 +24,12 @@ The Rust helpers read (llg_test_utils/src/acceptance.rs): lark_ok,
 lark_err_test, json_err_test, lark_str_test, lark_str_test_many[_quiet],
 json_test_many, json_schema_check.  Arguments may be string literals (raw
 or not), json!(...) values, slices &[...] of them, booleans, names bound by
-`let NAME = <literal>;` in the same function or by lazy_static, and rstest
-#[case(...)] parameters (one case per attribute).  A call whose arguments
-are anything else (format!, loops, computed values) is skipped and counted
-on stderr with its line, so the test's report says what was not extracted.
+`let NAME = <literal>;` in the same function or by lazy_static, rstest
+#[case(...)] parameters (one case per attribute), items of `for NAME in
+&[...]`, and format! of those with {} and {name}.  A call whose arguments
+are anything else (computed values, generated grammars) is skipped and
+counted on stderr with its line, so the test's report says what was not
+extracted.
 """
 import json
 import os
@@ -184,12 +186,44 @@ def evaluate(toks, i, j, env):
     if kind == "punct" and v == "[":
         end = group_end(toks, i)
         return [evaluate(toks, a, b, env) for a, b in split_args(toks, i + 1, end - 1)]
+    if kind == "name" and v == "format!":
+        end = group_end(toks, i + 1)
+        parts = split_args(toks, i + 2, end - 1)
+        fmt = evaluate(toks, parts[0][0], parts[0][1], env)
+        return format_string(fmt, [evaluate(toks, a, b, env) for a, b in parts[1:]], env)
     if kind == "name" and v == "vec!":
         end = group_end(toks, i + 1)
         return [evaluate(toks, a, b, env) for a, b in split_args(toks, i + 2, end - 1)]
     if kind == "name" and j == i + 1 and v in env:
         return env[v]
     raise Skip("argument %r" % v)
+
+
+def format_string(fmt, args, env):
+    """format!(fmt, args...) for {} and {name} of strings and JSON values
+    (serde_json's Display is its compact text), {{ and }}."""
+    def show(x):
+        if isinstance(x, Json):
+            return x.text()
+        if isinstance(x, str):
+            return x
+        raise Skip("format! of a value that is not a string or JSON")
+    out, pos = [], iter(args)
+    for m in re.finditer(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)?\}|[{}]|[^{}]+", fmt):
+        t = m.group()
+        if t in ("{{", "}}"):
+            out.append(t[0])
+        elif t == "{}":
+            out.append(show(next(pos)))
+        elif t.startswith("{") and len(t) > 1:
+            if m.group(1) not in env:
+                raise Skip("format! of an unknown name")
+            out.append(show(env[m.group(1)]))
+        elif t in ("{", "}"):
+            raise Skip("format! with a format spec")
+        else:
+            out.append(t)
+    return "".join(out)
 
 
 class Json:
