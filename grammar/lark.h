@@ -14,13 +14,19 @@
  * on), `?name`, `!name` and priorities `name.N` (same language), aliases
  * `-> name` (ignored), ? * + {m} {m,} {m,n} ~m ~m..n, [x], groups,
  * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
- * with flags i and s, terminals NAME: ... (their bodies one regex),
+ * with flags i and s (also inline, (?s:...) and (?s)), terminals NAME:
+ * ... (their bodies one regex),
  * %ignore, %import common.NAME [-> ALIAS] and %import common (A, B),
  * comments // and #, `%llguidance {}`.
+ * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
+ * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
+ * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
+ * suffix follow the body; the others are read only).
  * Refused, named with their position: templates, %declare, %override,
- * %extend, other imports, %json, %regex, special tokens <...>, grammar
- * references @name, rule options name[...], lookaround and the other
- * regex features lexer/regex.h refuses, regex flags other than i s u.
+ * %extend, other imports, %json beside anything else, %lark, parametric
+ * rules name::param, special tokens <...>, grammar references @name,
+ * lookaround and the other regex features lexer/regex.h refuses, regex
+ * flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H
