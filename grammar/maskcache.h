@@ -18,7 +18,8 @@
  * of a cheap walk; a state met twice is likely met again.  The matcher
  * keeps a mask at once where the state is inside a string's body (a
  * slice was taken whole, slicer.h), since a token there mostly leaves the
- * state where it was.
+ * state where it was, and where the walk visited more nodes than twice
+ * the mask's words, which costs more than keeping it.
  *
  * Memory is bounded by max_bytes of entries and index (the vectors' slack
  * aside): an entry that would pass it empties the cache first (a flush;

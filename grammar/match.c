@@ -164,11 +164,19 @@ int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_
         return 0;
     }
     int in_string;
-    if (walk_mask(m, t, mask, nodes, &in_string, err))
+    uint64_t walked = 0;
+    if (walk_mask(m, t, mask, &walked, &in_string, err))
         return -1;
-    /* A token inside a string's body mostly leaves the state where it was:
-     * its mask is kept at once rather than on the state's second miss. */
-    if (m->cache && gr_maskcache_put(m->cache, s, mask, in_string))
+    if (nodes)
+        *nodes = walked;
+    /* A token inside a string's body mostly leaves the state where it was,
+     * and a walk of more nodes than twice the mask's words costs more than
+     * keeping the mask (a pass over its words) even if the state comes
+     * back only once, as an object's states do in the next instance of a
+     * schema: either mask is kept at once rather than on the state's
+     * second miss. */
+    int now = in_string || walked > 2 * (uint64_t)tb_bitset_words(mask->nbits);
+    if (m->cache && gr_maskcache_put(m->cache, s, mask, now))
         return tb_fail(err, "out of memory");
     return 0;
 }
