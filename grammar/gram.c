@@ -257,23 +257,30 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
  * parser (a row with one more property seen) would otherwise compute the
  * step again for each letter that goes on with the same lexer states.
  */
+#define FILL_MAX_CONSULTED 8 /* a step that read more fills nothing */
 static void fill_alike(gr_gram_t *g, uint32_t s, uint32_t c, uint32_t next)
 {
     const uint32_t ncls = g->ncls;
-    uint32_t *row = g->trans.data + (size_t)s * ncls;
-    uint8_t alike[256]; /* classes are bytes' classes: at most 256 */
-    for (uint32_t k = 0; k < ncls; k++)
-        alike[k] = row[k] == TRIE_REC_UNKNOWN;
-    /* An entry not known yet (LEX_UNKNOWN) never equals c's, which is. */
-    for (size_t i = 0; i < g->consulted.len; i++) {
-        const uint32_t *lr = g->dfa->trans + (size_t)g->consulted.data[i] * ncls;
-        uint32_t want = lr[c];
-        for (uint32_t k = 0; k < ncls; k++)
-            alike[k] &= lr[k] == want;
+    size_t nx = g->consulted.len;
+    if (nx > FILL_MAX_CONSULTED)
+        return;
+    const uint32_t *lr[FILL_MAX_CONSULTED];
+    uint32_t want[FILL_MAX_CONSULTED];
+    for (size_t i = 0; i < nx; i++) {
+        lr[i] = g->dfa->trans + (size_t)g->consulted.data[i] * ncls;
+        want[i] = lr[i][c];
     }
-    for (uint32_t k = 0; k < ncls; k++)
-        if (alike[k])
+    uint32_t *row = g->trans.data + (size_t)s * ncls;
+    /* An entry not known yet (LEX_UNKNOWN) never equals c's, which is. */
+    for (uint32_t k = 0; k < ncls; k++) {
+        if (row[k] != TRIE_REC_UNKNOWN)
+            continue;
+        size_t i = 0;
+        while (i < nx && lr[i][k] == want[i])
+            i++;
+        if (i == nx)
             __atomic_store_n(&row[k], next * ncls, __ATOMIC_RELEASE);
+    }
 }
 
 /* gr_step_slow under the lock, the entry still unknown. */
