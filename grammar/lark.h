@@ -35,4 +35,10 @@
  * nonterminal.  The caller calls gr_cfg_finish. */
 int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err);
 
+/* gr_lark_read with the start rule named (NULL: start), as Lark's `start`
+ * option.  Relative imports (%import .FILE.NAME) are read from the folder
+ * of g->source. */
+int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                       gr_sym_t *start, tb_err_t *err);
+
 #endif
