@@ -3,7 +3,10 @@
  * (lark.h) building ebnf.h trees.
  *
  * Newlines end definitions, except inside ( ) and [ ] and before a line
- * that starts with |, as in Lark.
+ * that starts with |, as in Lark.  A file's imported files are read by the
+ * same reader into the same trees, their names namespaced, when the file
+ * ends; templates become rules once every file is read, since a use may
+ * come before the definition or sit in another file.
  */
 #include "lark.h"
 

@@ -12,13 +12,16 @@
  *
  * Supported: rules `name: a b | c` over lines (a line starting with | goes
  * on), `?name`, `!name` and priorities `name.N` (same language), aliases
- * `-> name` (ignored), ? * + {m} {m,} {m,n} ~m ~m..n, [x], groups,
+ * `-> name` (ignored), ? * + {m} {m,} {,n} {m,n} ~m ~m..n, [x], groups,
  * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
  * with flags i and s, terminals NAME: ... (their bodies one regex),
- * %ignore, %import common.NAME [-> ALIAS] and %import common (A, B),
- * comments // and #, `%llguidance {}`.
- * Refused, named with their position: templates, %declare, %override,
- * %extend, other imports, %json, %regex, special tokens <...>, grammar
+ * templates name{a, b}: ..., %ignore, %import common.NAME [-> ALIAS] and
+ * %import common (A, B), %import .FILE.NAME [-> ALIAS] and %import .FILE
+ * (A, B) of grammar files beside this one (namespaced as Lark does),
+ * %declare (terminals that match nothing), %override, %extend, comments
+ * // and #, `%llguidance {}`.
+ * Refused, named with their position: imports of modules other than
+ * common without the '.', %json, %regex, special tokens <...>, grammar
  * references @name, rule options name[...], lookaround and the other
  * regex features lexer/regex.h refuses, regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "../base/file.h"
 #include "../grammar/gram.h"
 #include "../grammar/load.h"
 #include "grammar_gen.h"
@@ -31,30 +32,34 @@
 #define LARK_DIR "/usr/lib/python3/dist-packages/lark/grammars/"
 #define DOC_DIR "/usr/share/doc/python-lark-doc/examples/"
 
-/* A file, its start rule, and what refuses it here (NULL: it loads). */
+/* A file, its start rule, what refuses it here (NULL: it loads), and a
+ * text of Lark's examples to judge with mutants of it (NULL: none). */
 static const struct {
-    const char *path, *start, *refused;
+    const char *path, *start, *refused, *sample;
 } FILES[] = {
-    {LARK_DIR "common.lark", "start", "look-around"}, /* ESCAPED_STRING's pieces */
-    {LARK_DIR "lark.lark", "start", "look-around"},
-    {LARK_DIR "python.lark", "file_input", "look-around"},
-    {LARK_DIR "unicode.lark", "start", "no rule 'start'"}, /* terminals only */
-    {DOC_DIR "grammars/verilog.lark", "start", "look-around"},
-    {DOC_DIR "advanced/python2.lark", "file_input", "look-around"},
-    {DOC_DIR "advanced/template_lark.lark", "start", "look-around"},
-    {DOC_DIR "composition/csv.lark", "start", NULL},
-    {DOC_DIR "composition/json.lark", "start", NULL},
-    {DOC_DIR "composition/storage.lark", "start", NULL},
-    {DOC_DIR "relative-imports/multiple2.lark", "start", NULL},
-    {DOC_DIR "relative-imports/multiple3.lark", "start", NULL},
-    {DOC_DIR "relative-imports/multiples.lark", "start", NULL},
-    {DOC_DIR "standalone/json.lark", "value", NULL},
-    {DOC_DIR "tests/negative_priority.lark", "start", NULL},
-    {DOC_DIR "tests/no_newline_at_end.lark", "start", NULL},
+    {LARK_DIR "common.lark", "start", "look-around", NULL}, /* ESCAPED_STRING's pieces */
+    {LARK_DIR "lark.lark", "start", "look-around", NULL},
+    {LARK_DIR "python.lark", "file_input", "look-around", NULL},
+    {LARK_DIR "unicode.lark", "start", "no rule 'start'", NULL}, /* terminals only */
+    {DOC_DIR "grammars/verilog.lark", "start", "look-around", NULL},
+    {DOC_DIR "advanced/python2.lark", "file_input", "look-around", NULL},
+    {DOC_DIR "advanced/template_lark.lark", "start", "look-around", NULL},
+    {DOC_DIR "composition/csv.lark", "start", NULL, NULL},
+    {DOC_DIR "composition/json.lark", "start", NULL, NULL},
+    {DOC_DIR "composition/storage.lark", "start", NULL,
+     DOC_DIR "composition/combined_csv_and_json.txt"},
+    {DOC_DIR "relative-imports/multiple2.lark", "start", NULL, NULL},
+    {DOC_DIR "relative-imports/multiple3.lark", "start", NULL, NULL},
+    {DOC_DIR "relative-imports/multiples.lark", "start", NULL, NULL},
+    {DOC_DIR "standalone/json.lark", "value", NULL, NULL},
+    {DOC_DIR "tests/negative_priority.lark", "start", NULL, NULL},
+    {DOC_DIR "tests/no_newline_at_end.lark", "start", NULL, NULL},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 
 #define SENTENCES 40
+#define MUTANTS 40
+#define MAX_TEXTS (2 * SENTENCES + 1 + MUTANTS)
 #define MAX_TEXT 2048
 
 static int have_lark(void)
@@ -121,6 +126,24 @@ static size_t make_texts(const char *path, gr_cfg_t *cfg, tb_buf_t *texts, size_
     return n;
 }
 
+/* The sample at path into texts[0], and mutants of it after; how many. */
+static size_t sample_texts(const char *path, tb_buf_t *texts)
+{
+    uint8_t *data;
+    size_t len;
+    tb_err_t err;
+    if (tb_read_file(path, &data, &len, &err))
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i <= MUTANTS; i++) {
+        texts[i].len = 0;
+        assert_int_equal(tb_buf_put(&texts[i], data, len), 0);
+        if (i)
+            mutate(&texts[i]);
+    }
+    free(data);
+    return MUTANTS + 1;
+}
+
 /* Lark's verdicts on texts[0..n) into want (1 a sentence); its load error
  * fails the test. */
 static void lark_verdicts(const char *path, const char *start, const tb_buf_t *texts,
@@ -163,8 +186,8 @@ static void lark_files(void **state)
                       "them)\n");
         skip();
     }
-    static tb_buf_t texts[2 * SENTENCES];
-    static int want[2 * SENTENCES];
+    static tb_buf_t texts[MAX_TEXTS];
+    static int want[MAX_TEXTS];
     size_t loaded = 0, judged = 0, sentences = 0;
     for (size_t i = 0; i < NFILES; i++) {
         gr_cfg_t cfg;
@@ -183,6 +206,8 @@ static void lark_files(void **state)
             fail_msg("%s", err.msg);
         loaded++;
         size_t n = make_texts(FILES[i].path, &cfg, texts, 2 * SENTENCES);
+        if (FILES[i].sample)
+            n += sample_texts(FILES[i].sample, texts + n);
         gr_cfg_free(&cfg);
         lark_verdicts(FILES[i].path, FILES[i].start, texts, n, want);
         if (gr_cfg_load_start(&cfg, FILES[i].path, "lark", FILES[i].start, &err))
@@ -206,7 +231,7 @@ static void lark_files(void **state)
         if (differ)
             fail_msg("%s: %zu of %zu verdicts differ from Lark's", FILES[i].path, differ, n);
     }
-    for (size_t k = 0; k < 2 * SENTENCES; k++)
+    for (size_t k = 0; k < MAX_TEXTS; k++)
         tb_buf_free(&texts[k]);
     print_message("%zu of %zu files load; %zu strings (%zu sentences) judged as Lark does\n",
                   loaded, NFILES, judged, sentences);
