@@ -1144,9 +1144,11 @@ static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_
     return y;
 }
 
-/* Most rules that templates may make: a template whose uses nest ever
- * deeper (t{x}: t{(x x)}) would not stop. */
+/* Most rules that templates may make, and the longest name of one (which
+ * bounds its arguments' size): a template whose uses nest ever deeper
+ * (t{x}: x | t{(x x)}) would not stop, and its arguments double each time. */
 #define MAX_INSTANCES 10000
+#define MAX_INSTANCE_NAME 4096
 
 /* Replaces each use name{a, b} under x by a reference to the rule it
  * stands for, made from the template the first time. */
@@ -1176,10 +1178,11 @@ static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
     }
     b.len--;
     if (tb_strmap_get(&p->e->by_name, b.data, b.len) < 0) {
-        gr_expr_t *body = ++*made > MAX_INSTANCES
+        gr_expr_t *body = ++*made > MAX_INSTANCES || b.len > MAX_INSTANCE_NAME
                               ? (gr_text_fail(&p->t, x->pos, "templates made more than %d "
-                                              "rules (a use that nests without end?)",
-                                              MAX_INSTANCES), NULL)
+                                              "rules or one with arguments over %d bytes (a "
+                                              "use that nests without end?)", MAX_INSTANCES,
+                                              MAX_INSTANCE_NAME), NULL)
                               : clone(p, t->body, t, x->kid.data);
         rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, t->terminal, body,
                                    p->t.err);

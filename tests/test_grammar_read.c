@@ -513,6 +513,9 @@ static void test_lark_errors(void **state)
     expect_error("lark", "start: x{\"a\"}\n", "g.lark:1:8: no template 'x'");
     expect_error("lark", "start: t{\"a\"}\nt{p, q}: p q\n",
                  "g.lark:1:8: template 't' takes 2 arguments, given 1");
+    expect_error("lark", "start: t{\"a\"}\nt{x}: x | t{(x x)}\n",
+                 "g.lark:2:11: templates made more than 10000 rules or one with arguments "
+                 "over 4096 bytes (a use that nests without end?)");
     expect_error("lark", "start: \"a\"{2,1}\n",
                  "g.lark:1:11: repetition {2,1} out of range (0 <= m <= n <= 100000)");
     expect_error("lark", "start[lazy]: /a/\n",

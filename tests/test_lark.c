@@ -54,6 +54,10 @@ static const struct {
     {DOC_DIR "standalone/json.lark", "value", NULL, NULL},
     {DOC_DIR "tests/negative_priority.lark", "start", NULL, NULL},
     {DOC_DIR "tests/no_newline_at_end.lark", "start", NULL, NULL},
+    /* written here: what Lark's files above do not reach */
+    {"tests/fixtures/lark/features.lark", "start", NULL, NULL},
+    {"tests/fixtures/lark/compose.lark", "start", NULL, NULL},
+    {"tests/fixtures/lark/adjacent.lark", "start", NULL, NULL},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 
