@@ -272,8 +272,10 @@ int gr_ebnf_check_regex(gr_ebnf_t *e, const char *pattern, size_t len, gr_pos_t 
 enum { P_ATOM, P_QUANT, P_SEQ, P_ALT };
 enum { RULE_NEW, RULE_BUSY, RULE_REGULAR, RULE_CFG };
 
+/* look: the piece has look-aheads at its top (& or ~): it may only stand
+ * alone in a lexeme, or as one of the alternatives that make it up. */
 typedef struct {
-    uint8_t nullable, eps, prec;
+    uint8_t nullable, eps, prec, look;
 } rx_info_t;
 
 typedef struct {
@@ -380,10 +382,11 @@ static int rule_regex(lower_t *L, gr_xrule_t *r, tb_buf_t *b, rx_info_t *in)
         r->nullable = info.nullable;
         r->eps = info.eps;
         r->prec = info.prec;
+        r->look = info.look;
         if (!rc)
             return 0;
     }
-    *in = (rx_info_t){r->nullable, r->eps, r->prec};
+    *in = (rx_info_t){r->nullable, r->eps, r->prec, r->look};
     return tb_buf_put(b, r->regex, strlen(r->regex)) ? oom(L) : 1;
 }
 
@@ -400,6 +403,18 @@ static int emit_ref(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_in
     return rule_regex(L, r, b, in);
 }
 
+/* x, a piece with & or ~, would not be alone in its lexeme: inside a
+ * terminal a refusal; in a rule (term 0) x is not regular, so the rule
+ * stays a rule and the piece is a lexeme of its own. */
+static int alone(lower_t *L, const gr_expr_t *x, int term)
+{
+    if (!term)
+        return 0;
+    return fail_at(L, x->pos, "a terminal with & or ~ must stand alone: not repeated, and "
+                   "not in a sequence with other items (it becomes a look-ahead at the top "
+                   "of its lexeme)");
+}
+
 /* A SEQ or ALT: its items emitted, those that only match "" left out; a
  * lone piece is not grouped. */
 static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_info_t *in)
@@ -407,11 +422,13 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
     int seq = x->kind == GR_X_SEQ, has_eps = 0, rc = 1;
     size_t kept = 0, start = b->len;
     tb_buf_t first = {0};
-    *in = (rx_info_t){seq, 1, P_ATOM};
+    *in = (rx_info_t){seq, 1, P_ATOM, 0};
     for (size_t k = 0; k < x->kid.len && rc == 1; k++) {
         tb_buf_t piece = {0};
         rx_info_t ki;
         rc = rx_emit(L, x->kid.data[k], term, &piece, &ki);
+        if (rc == 1 && seq && !ki.eps && (ki.look || in->look) && kept)
+            rc = alone(L, x->kid.data[k], term);
         if (rc == 1 && !ki.eps && kept == 0) {
             first = piece; /* written once a second piece shows it needs a group */
             piece = (tb_buf_t){0};
@@ -429,6 +446,7 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
             break;
         kept += !ki.eps;
         has_eps |= ki.eps;
+        in->look |= ki.look;
         if (seq)
             in->nullable &= ki.nullable;
         else if (!ki.eps)
@@ -440,6 +458,8 @@ static int emit_list(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_i
     tb_buf_free(&first);
     if (rc != 1)
         return rc;
+    if (!seq && kept && has_eps && !in->nullable && in->look)
+        return alone(L, x, term);
     if (!seq && kept && has_eps && !in->nullable) {
         /* An empty alternative beside others that all need a byte: the
          * others made optional. */
@@ -471,8 +491,10 @@ static int emit_rep(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_in
     tb_buf_t piece = {0};
     rx_info_t ki;
     int rc = rx_emit(L, x->kid.data[0], term, &piece, &ki);
+    if (rc == 1 && ki.look && !ki.eps && (x->m != 1 || x->n != 1))
+        rc = alone(L, x, term);
     if (rc == 1) {
-        *in = (rx_info_t){x->m == 0 || ki.nullable, ki.eps || x->n == 0, P_QUANT};
+        *in = (rx_info_t){x->m == 0 || ki.nullable, ki.eps || x->n == 0, P_QUANT, ki.look};
         if (!in->eps && (x->m != 1 || x->n != 1)) {
             if (put_piece(b, (char *)piece.data, piece.len, ki.prec, P_ATOM) ||
                 put_quant(b, x->m, x->n))
@@ -487,6 +509,51 @@ static int emit_rep(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_in
     return rc;
 }
 
+static const gr_expr_t *unwrap(const gr_expr_t *x);
+
+/* Appends operand x of & or ~ as the look-ahead (?=(?:R)$) or, negated,
+ * (?!(?:R)$): the rest of the lexeme's text matches R, or does not. */
+static int put_look(lower_t *L, const gr_expr_t *x, int neg, tb_buf_t *b, uint8_t *nullable)
+{
+    tb_buf_t r = {0};
+    rx_info_t in;
+    int rc = rx_emit(L, x, 1, &r, &in);
+    if (rc == 1 && in.look)
+        rc = fail_at(L, x->pos, "& and ~ nested inside an operand of & or ~ are not "
+                     "supported");
+    if (rc == 1 && (tb_buf_put(b, neg ? "(?!(?:" : "(?=(?:", 6) || tb_buf_put(b, r.data, r.len) ||
+                    tb_buf_put(b, ")$)", 3)))
+        rc = oom(L);
+    *nullable = (uint8_t)(neg ? !in.nullable : in.nullable);
+    tb_buf_free(&r);
+    return rc;
+}
+
+/* A & B & ~C (AND) or ~C (NOT): each operand a look-ahead, then any text
+ * ([\s\S]*, or [\s\S]+ when nonnull asks for the non-empty strings), so
+ * that the operands hold for the lexeme's whole text.  Only in terminals. */
+static int emit_and(lower_t *L, const gr_expr_t *x, int term, int nonnull, tb_buf_t *b,
+                    rx_info_t *in)
+{
+    if (!term)
+        return fail_at(L, x->pos, "& and ~ (lexeme intersection and complement) are "
+                       "supported inside terminals only, not in rules");
+    gr_expr_t *const *ops = x->kind == GR_X_AND ? x->kid.data : (gr_expr_t *const *)&x;
+    size_t n = x->kind == GR_X_AND ? x->kid.len : 1;
+    *in = (rx_info_t){1, 0, P_SEQ, 1};
+    L->g->lookahead = 1; /* the lexer reads top-level look-aheads */
+    L->e->terms.lookahead = 1;
+    for (size_t i = 0; i < n; i++) {
+        const gr_expr_t *op = unwrap(ops[i]);
+        int neg = op->kind == GR_X_NOT;
+        uint8_t nullable;
+        if (put_look(L, neg ? op->kid.data[0] : op, neg, b, &nullable) != 1)
+            return -1;
+        in->nullable &= nullable;
+    }
+    return tb_buf_put(b, nonnull ? "[\\s\\S]+" : "[\\s\\S]*", 7) ? oom(L) : 1;
+}
+
 /* Appends the regex of x to b: 1 if x is regular (in->nullable, eps: it
  * matches the empty string, only that), 0 if it is not, -1 on an error.
  * term: x is inside a terminal. */
@@ -494,7 +561,7 @@ static int rx_emit(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_inf
 {
     switch (x->kind) {
     case GR_X_LIT: {
-        *in = (rx_info_t){x->len == 0, x->len == 0, P_SEQ};
+        *in = (rx_info_t){x->len == 0, x->len == 0, P_SEQ, 0};
         if (x->icase && x->len && tb_buf_put(b, "(?i:", 4))
             return oom(L);
         if (gr_regex_escape(b, (const uint8_t *)x->text, x->len))
@@ -506,7 +573,7 @@ static int rx_emit(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_inf
         return 1;
     }
     case GR_X_REGEX:
-        *in = (rx_info_t){x->nullable, 0, x->atom ? P_ATOM : P_ALT};
+        *in = (rx_info_t){x->nullable, 0, x->atom ? P_ATOM : P_ALT, 0};
         return tb_buf_put(b, x->text, x->len) ? oom(L) : 1;
     case GR_X_REF:
         return emit_ref(L, x, term, b, in);
@@ -515,6 +582,9 @@ static int rx_emit(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_inf
         return emit_list(L, x, term, b, in);
     case GR_X_REP:
         return emit_rep(L, x, term, b, in);
+    case GR_X_AND:
+    case GR_X_NOT:
+        return emit_and(L, x, term, 0, b, in);
     }
     return 0;
 }
@@ -618,6 +688,9 @@ static int rx_nonnull(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b)
         tb_buf_free(&p);
         return rc;
     }
+    case GR_X_AND:
+    case GR_X_NOT:
+        return emit_and(L, x, term, 1, b, &in);
     case GR_X_LIT:
         break;
     }
@@ -660,6 +733,13 @@ static int show(const gr_expr_t *x, tb_buf_t *b, int nested)
     }
     case GR_X_REP:
         return show(x->kid.data[0], b, 1) || put_quant(b, x->m, x->n);
+    case GR_X_AND:
+        for (size_t k = 0; k < x->kid.len; k++)
+            if ((k && tb_buf_put(b, " & ", 3)) || show(x->kid.data[k], b, 1))
+                return -1;
+        return 0;
+    case GR_X_NOT:
+        return tb_buf_putc(b, '~') || show(x->kid.data[0], b, 1);
     }
     return 0;
 }
@@ -862,10 +942,12 @@ static int lower_seq(lower_t *L, const gr_expr_t *x, const char *base, tb_buf_t 
             int m = mergeable(L, items[j], &in, &len);
             if (m < 0)
                 rc = -1;
-            if (m != 1 || (j > i && total + len > GR_MAX_REGEX))
+            if (m != 1 || (j > i && (total + len > GR_MAX_REGEX || in.look)))
                 break;
             total += len;
             j++;
+            if (in.look) /* a lexeme of its own */
+                break;
         }
         if (rc)
             break;

@@ -70,7 +70,13 @@ int gr_text_char(gr_text_t *t, const char *escapes, uint32_t *cp);
  * into out as UTF-8, with gr_text_char's escapes. */
 int gr_text_quoted(gr_text_t *t, char q, const char *escapes, tb_buf_t *out);
 
-typedef enum { GR_X_LIT, GR_X_REGEX, GR_X_REF, GR_X_SEQ, GR_X_ALT, GR_X_REP } gr_xkind_t;
+/* AND and NOT are llguidance's lexeme operators A & B and ~A (strings
+ * every kid matches; valid UTF-8 strings the kid does not match), inside
+ * terminals only.  They are written as look-aheads at the top of a lexeme
+ * (lexer/regex.h), so a lexeme holding one is that terminal alone. */
+typedef enum {
+    GR_X_LIT, GR_X_REGEX, GR_X_REF, GR_X_SEQ, GR_X_ALT, GR_X_REP, GR_X_AND, GR_X_NOT
+} gr_xkind_t;
 
 /* One expression.  text is NUL-terminated: a LIT's bytes (len of them), a
  * REGEX's pattern in regex.h syntax, a REF's name.  show is how a REGEX
@@ -85,7 +91,7 @@ struct gr_expr {
     uint8_t nullable; /* REGEX: matches the empty string */
     uint8_t atom;     /* REGEX: one class, quantifiable as it is */
     uint32_t m, n;    /* REP: kid{m,n}; n = GR_UNBOUNDED for no bound */
-    TB_VEC(gr_expr_t *) kid; /* SEQ, ALT: the items; REP: the repeated one */
+    TB_VEC(gr_expr_t *) kid; /* SEQ, ALT, AND: the items; REP, NOT: the one */
 };
 
 /* A rule as read.  The lowering fills state, regex and info. */
@@ -96,7 +102,7 @@ typedef struct {
     uint8_t terminal; /* a Lark terminal: always one regex */
     uint8_t state;    /* lowering: new, busy, regular, cfg */
     uint8_t queued;   /* lowering: its nonterminal has rules */
-    uint8_t nullable, eps, prec; /* of regex (a regular rule) */
+    uint8_t nullable, eps, prec, look; /* of regex (a regular rule) */
     char *regex;
 } gr_xrule_t;
 

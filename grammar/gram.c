@@ -213,11 +213,19 @@ static size_t normalize(gr_gram_t *g)
     return out;
 }
 
+/* Notes that a step read lexer state l's entry for its byte. */
+static int consult(gr_gram_t *g, uint32_t l)
+{
+    if (tb_vec_push(&g->consulted, l))
+        return fail(g, "out of memory"), -1;
+    return 0;
+}
+
 /* The pairs that pair (row, l) leads to on byte b, into scratch. */
 static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *boundary)
 {
     uint32_t on = lex_dfa_next(g->dfa, l, b);
-    if (on != LEX_DEAD && push(g, row, on))
+    if (consult(g, l) || (on != LEX_DEAD && push(g, row, on)))
         return -1;
     int kinds = ending_kinds(g, l);
     uint32_t targets[2];
@@ -231,11 +239,41 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
         if (targets[i] == GR_ROW_DEAD)
             continue;
         uint32_t l0 = lexstart(g, targets[i]);
-        uint32_t next = l0 == LEX_DEAD ? LEX_DEAD : lex_dfa_next(g->dfa, l0, b);
-        if (next != LEX_DEAD && push(g, targets[i], next))
+        if (l0 == LEX_DEAD)
+            continue;
+        uint32_t next = lex_dfa_next(g->dfa, l0, b);
+        if (consult(g, l0) || (next != LEX_DEAD && push(g, targets[i], next)))
             return -1;
     }
     return 0;
+}
+
+/*
+ * After state s's entry for class c was set to next: the same entry for
+ * every class the lexer states the step read (consulted) cannot tell from
+ * c, since a step depends on its byte only through those states' entries.
+ * Their entries are known for the classes the lexer filled with c (its
+ * alias rows), which is where this pays: a walk from a state new to the
+ * parser (a row with one more property seen) would otherwise compute the
+ * step again for each letter that goes on with the same lexer states.
+ */
+static void fill_alike(gr_gram_t *g, uint32_t s, uint32_t c, uint32_t next)
+{
+    const uint32_t ncls = g->ncls;
+    uint32_t *row = g->trans.data + (size_t)s * ncls;
+    uint8_t alike[256]; /* classes are bytes' classes: at most 256 */
+    for (uint32_t k = 0; k < ncls; k++)
+        alike[k] = row[k] == TRIE_REC_UNKNOWN;
+    /* An entry not known yet (LEX_UNKNOWN) never equals c's, which is. */
+    for (size_t i = 0; i < g->consulted.len; i++) {
+        const uint32_t *lr = g->dfa->trans + (size_t)g->consulted.data[i] * ncls;
+        uint32_t want = lr[c];
+        for (uint32_t k = 0; k < ncls; k++)
+            alike[k] &= lr[k] == want;
+    }
+    for (uint32_t k = 0; k < ncls; k++)
+        if (alike[k])
+            __atomic_store_n(&row[k], next * ncls, __ATOMIC_RELEASE);
 }
 
 /* gr_step_slow under the lock, the entry still unknown. */
@@ -244,6 +282,7 @@ static uint32_t step_locked(gr_gram_t *g, uint32_t s, uint8_t b)
     if (g->failed || s == GR_DEAD)
         return GR_DEAD;
     g->scratch.len = 0;
+    g->consulted.len = 0;
     int boundary = 0;
     for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
         gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
@@ -257,6 +296,7 @@ static uint32_t step_locked(gr_gram_t *g, uint32_t s, uint8_t b)
     /* release: a walk that reads the entry finds next's row filled */
     __atomic_store_n(&g->trans.data[(size_t)s * g->ncls + g->dfa->cls[b]], next * g->ncls,
                      __ATOMIC_RELEASE);
+    fill_alike(g, s, g->dfa->cls[b], next);
     g->stats.steps++;
     g->stats.boundaries += (uint64_t)boundary;
     return next;
@@ -389,6 +429,7 @@ static void release(gr_gram_t *g)
     free(g->pair_n.data);
     free(g->lexstart.data);
     free(g->scratch.data);
+    free(g->consulted.data);
     free(g->by_hash);
     tb_u64map_free(&g->scan_memo);
     if (g->has_lock)

@@ -117,6 +117,7 @@ typedef struct {
     TB_VEC(uint32_t) pair_n;
     TB_VEC(uint32_t) lexstart;
     TB_VEC(gr_pair_t) scratch;
+    TB_VEC(uint32_t) consulted; /* scratch: lexer states a step stepped */
     uint32_t *by_hash;
     size_t by_cap, max_states;
     tb_u64map_t scan_memo;

@@ -13,9 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "../base/file.h"
+#include "../base/jsontext.h"
 #include "../base/utf8.h"
+#include "../tok/uprops.h"
 #include "ebnf.h"
+#include "schema.h"
 
 /* Escapes of "..." literals (Python's, as Lark reads them). */
 static const char ESCAPES[] = "n\nr\rt\tf\fv\va\ab\b0\0\\\\\"\"''";
@@ -65,6 +70,12 @@ typedef struct {
     gr_ebnf_t *e;
     TB_VEC(tmpl_t) tmpl;
     unsigned depth; /* modules being read inside one another */
+    /* %json (in the main file): the schema's text, where it was written,
+     * and the reference standing for it in the rule (a grammar that is the
+     * schema alone) */
+    size_t json_at, json_len;
+    gr_pos_t json_pos;
+    gr_expr_t *json_ref;
 } lark_ctx_t;
 
 typedef struct {
@@ -287,40 +298,75 @@ static int string_value(lark_t *p, tb_buf_t *b, int *icase)
     return 0;
 }
 
-/* Pattern with flag s: every '.' outside classes and escapes matches any
- * code point, \n included (the lexer's '.' leaves out \n). */
-static int dot_all(const char *s, size_t n, tb_buf_t *b)
+/* Pattern s[0..n) with flag s where `on` (the /.../s flag) or inside
+ * (?s: ... ) and after (?s) in a group: there every '.' outside classes
+ * and escapes matches any code point, \n included (the lexer's '.'
+ * leaves out \n), and the (?s ...) syntax, which the lexer does not read,
+ * is gone.  stack keeps the flag of each open group. */
+static int dot_all(const char *s, size_t n, int on, tb_buf_t *b)
 {
-    int in_class = 0;
-    for (size_t i = 0; i < n; i++) {
+    tb_buf_t stack = {0};
+    int in_class = 0, rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         char c = s[i];
-        int rc;
         if (c == '\\' && i + 1 < n) {
             rc = tb_buf_put(b, s + i, 2);
             i++;
-        } else if (c == '.' && !in_class) {
+        } else if (in_class) {
+            in_class = c != ']';
+            rc = tb_buf_putc(b, (uint8_t)c);
+        } else if (c == '.' && on) {
             rc = tb_buf_put(b, "(?:.|\\n)", 8);
+        } else if (c == '(' && n - i >= 4 && !memcmp(s + i, "(?s)", 4)) {
+            on = 1;
+            i += 3;
+        } else if (c == '(') {
+            int sflag = n - i >= 4 && !memcmp(s + i, "(?s:", 4);
+            rc = tb_buf_putc(&stack, (uint8_t)on) || tb_buf_put(b, sflag ? "(?:" : "(", sflag ? 3 : 1);
+            on |= sflag;
+            i += sflag ? 3 : 0;
+        } else if (c == ')' && stack.len) {
+            on = stack.data[--stack.len];
+            rc = tb_buf_putc(b, ')');
+        } else if (c == '[') {
+            in_class = 1;
+            /* a ']' first in a class (after an optional '^') is a member */
+            size_t k = i + 1 < n && s[i + 1] == '^' ? i + 2 : i + 1;
+            k = k < n && s[k] == ']' ? k : i;
+            rc = tb_buf_put(b, s + i, k + 1 - i);
+            i = k;
         } else {
-            if (c == '[' && !in_class) {
-                in_class = 1;
-                /* a ']' first in a class (after an optional '^') is a member */
-                size_t k = i + 1 < n && s[i + 1] == '^' ? i + 2 : i + 1;
-                if (k < n && s[k] == ']') {
-                    rc = tb_buf_put(b, s + i, k + 1 - i);
-                    i = k;
-                    if (rc)
-                        return -1;
-                    continue;
-                }
-            } else if (c == ']' && in_class) {
-                in_class = 0;
-            }
             rc = tb_buf_putc(b, (uint8_t)c);
         }
-        if (rc)
-            return -1;
     }
+    tb_buf_free(&stack);
+    return rc ? -1 : 0;
+}
+
+/* Whether s[0..n) holds "(?s" (an inline s flag, for dot_all). */
+static int has_inline_s(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (!memcmp(s + i, "(?s", 3))
+            return 1;
     return 0;
+}
+
+/* Checks body[0..n) with the lexer's parser (gr_ebnf_check_regex), its
+ * inline s flags read as i flags of the same length: the lexer does not
+ * read (?s, and either leaves the syntax and the positions the same. */
+static int check_body(lark_t *p, const char *body, size_t n, gr_pos_t pos, uint8_t *nullable)
+{
+    if (!has_inline_s(body, n))
+        return gr_ebnf_check_regex(p->e, body, n, pos, nullable, p->t.err);
+    char *copy = strndup(body, n);
+    if (!copy)
+        return tb_fail(p->t.err, "out of memory");
+    for (char *q = copy; (q = strstr(q, "(?s")); q += 3)
+        q[2] = 'i';
+    int rc = gr_ebnf_check_regex(p->e, copy, n, pos, nullable, p->t.err);
+    free(copy);
+    return rc;
 }
 
 /* Whether pattern s[0..n) is one class or one escaped character, which a
@@ -351,12 +397,12 @@ static gr_expr_t *regex_node(lark_t *p)
     const char *body = s + 1, *flags = s + end + 1; /* "//" is a comment: blen > 0 */
     size_t blen = end - 1, nflags = k->len - end - 1;
     gr_pos_t bpos = {k->pos.line, k->pos.col + 1};
-    int icase = 0, dotall = 0;
+    int icase = 0, dotall = 0, flag_s = 0;
     for (size_t i = 0; i < nflags; i++) {
         if (flags[i] == 'i')
             icase = 1;
         else if (flags[i] == 's')
-            dotall = 1;
+            dotall = flag_s = 1;
         else if (flags[i] != 'u') {
             gr_text_fail(&p->t, (gr_pos_t){k->pos.line, k->pos.col + (uint32_t)(end + 1 + i)},
                          "regex flag '%c' is not supported (i, s and u are)", flags[i]);
@@ -364,11 +410,12 @@ static gr_expr_t *regex_node(lark_t *p)
         }
     }
     uint8_t nullable;
-    if (gr_ebnf_check_regex(p->e, body, blen, bpos, &nullable, p->t.err))
+    if (check_body(p, body, blen, bpos, &nullable))
         return NULL;
     tb_buf_t re = {0};
+    dotall |= has_inline_s(body, blen);
     int rc = (icase && tb_buf_put(&re, "(?i:", 4)) ||
-             (dotall ? dot_all(body, blen, &re) : tb_buf_put(&re, body, blen)) ||
+             (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
              (icase && tb_buf_putc(&re, ')'));
     gr_expr_t *x = rc ? NULL : node(p, GR_X_REGEX, k->pos, (char *)re.data, re.len);
     tb_buf_free(&re);
@@ -429,11 +476,179 @@ static gr_expr_t *range_node(lark_t *p)
 /* ---- expansions ---- */
 
 static gr_expr_t *parse_expansions(lark_t *p);
+static gr_expr_t *parse_not(lark_t *p);
 
 static gr_expr_t *unsupported(lark_t *p, const char *what)
 {
     gr_text_fail(&p->t, p->cur.pos, "%s not supported", what);
     return NULL;
+}
+
+/* %json SCHEMA (the current token is %json): the JSON value is skipped
+ * here and compiled by compile_json, when the grammar is this one rule. */
+static gr_expr_t *parse_json(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    lark_ctx_t *ctx = p->ctx;
+    if (*p->prefix)
+        return unsupported(p, "an inline JSON schema (%json) in an imported file is");
+    if (ctx->json_ref)
+        return unsupported(p, "a second inline JSON schema (%json) is");
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->t.i};
+    int c = tb_json_peek(&js);
+    size_t at = js.at; /* the value's first byte, after its blanks */
+    if (c < 0 || tb_json_skip(&js)) {
+        gr_text_fail(&p->t, pos, "expected a JSON schema after %%json");
+        return NULL;
+    }
+    ctx->json_at = at;
+    ctx->json_len = js.at - at;
+    ctx->json_pos = pos;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    ctx->json_ref = node(p, GR_X_REF, pos, "%json", 5);
+    return ctx->json_ref && !next(p) ? ctx->json_ref : NULL;
+}
+
+/* ---- %regex { "substring_...": ... } ---- */
+
+/* The class of code point cp where substring_words cuts words, as
+ * llguidance's substring.rs does: white space, word (letters, numbers and
+ * '_'), other.  Rust's is_alphanumeric also counts the few marks that are
+ * Other_Alphabetic: here the general categories L* and N* are. */
+static int word_class(uint32_t cp)
+{
+    if (tok_uprops_is_space(cp))
+        return 0;
+    const char *gc = tok_uprops_leaf_name(tok_uprops_gc(cp));
+    return cp == '_' || gc[0] == 'L' || gc[0] == 'N' ? 1 : 2;
+}
+
+/* The chunks of s[0..n) into *cuts (offsets, the last n): each character
+ * (words 0), or each run of characters of one word_class (words 1). */
+static int cut_chunks(const char *s, size_t n, int words, tb_buf_t *cuts)
+{
+    int last = -1;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = tb_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+        int c = word_class(cp);
+        if (i && (!words || c != last) && tb_buf_put(cuts, &i, sizeof i))
+            return -1;
+        last = c;
+        i += k ? k : 1;
+    }
+    return n && tb_buf_put(cuts, &n, sizeof n);
+}
+
+/* The regex of the non-empty concatenations chunk[a..b) (a < b): for each
+ * a, chunk a followed by an optional continuation, nested.  Its size is
+ * quadratic in the number of chunks. */
+static int substring_regex(const char *s, const size_t *end, size_t n, tb_buf_t *re)
+{
+    for (size_t a = 0; a < n; a++) {
+        if (a && tb_buf_putc(re, '|'))
+            return -1;
+        for (size_t b = a; b < n; b++) {
+            size_t from = b ? end[b - 1] : 0;
+            if ((b > a && tb_buf_put(re, "(?:", 3)) ||
+                gr_regex_escape(re, (const uint8_t *)s + from, end[b] - from))
+                return -1;
+        }
+        for (size_t b = a + 1; b < n; b++)
+            if (tb_buf_put(re, ")?", 2))
+                return -1;
+        if (re->len > GR_MAX_REGEX)
+            return 1;
+    }
+    return 0;
+}
+
+/* The chunks of a %regex object's one field, joined into text with the
+ * end offset of each in cuts. */
+static int substring_chunks(lark_t *p, gr_pos_t pos, json_t *o, tb_buf_t *text, tb_buf_t *cuts)
+{
+    const char *key = NULL;
+    json_t *v = NULL;
+    if (json_object_size(o) != 1)
+        return gr_text_fail(&p->t, pos, json_object_size(o) ? "only one field can be set on "
+                            "%%regex" : "no field set on %%regex");
+    key = json_object_iter_key(json_object_iter(o));
+    v = json_object_get(o, key);
+    if (!strcmp(key, "substring_chunks") && json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *c = json_array_get(v, i);
+            if (!json_is_string(c))
+                return gr_text_fail(&p->t, pos, "%%regex: substring_chunks must be strings");
+            size_t n = json_string_length(c);
+            if (n && (tb_buf_put(text, json_string_value(c), n) ||
+                      tb_buf_put(cuts, &text->len, sizeof text->len)))
+                return tb_fail(p->t.err, "out of memory");
+        }
+        return 0;
+    }
+    int words = !strcmp(key, "substring_words");
+    if ((words || !strcmp(key, "substring_chars")) && json_is_string(v))
+        return tb_buf_put(text, json_string_value(v), json_string_length(v)) ||
+                       cut_chunks(json_string_value(v), json_string_length(v), words, cuts)
+                   ? tb_fail(p->t.err, "out of memory")
+                   : 0;
+    return gr_text_fail(&p->t, pos, "%%regex: expected one field substring_words or "
+                        "substring_chars (a string) or substring_chunks (an array of "
+                        "strings), found '%s'", key);
+}
+
+/* %regex {...} (the current token): llguidance's substring regexes, as a
+ * REGEX of the non-empty substrings made optional. */
+static gr_expr_t *parse_regex_directive(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->t.i};
+    int c = tb_json_peek(&js);
+    size_t at = js.at;
+    json_error_t je;
+    json_t *o = c == '{' && !tb_json_skip(&js) ? json_loadb(p->t.s + at, js.at - at, 0, &je)
+                                               : NULL;
+    if (!o) {
+        gr_text_fail(&p->t, pos, "expected a JSON object after %%regex");
+        return NULL;
+    }
+    tb_buf_t text = {0}, cuts = {0}, re = {0};
+    gr_expr_t *x = NULL;
+    int rc = substring_chunks(p, pos, o, &text, &cuts);
+    json_decref(o);
+    size_t n = cuts.len / sizeof(size_t);
+    int big = !rc && n ? substring_regex((const char *)text.data, (const size_t *)cuts.data,
+                                         n, &re)
+                       : 0;
+    if (big)
+        rc = big > 0 ? gr_text_fail(&p->t, pos, "%%regex: the substrings' regex passes %u "
+                                    "bytes", GR_MAX_REGEX)
+                     : tb_fail(p->t.err, "out of memory");
+    if (!rc && !n)
+        x = node(p, GR_X_LIT, pos, "", 0); /* only the empty string */
+    else if (!rc && (x = node(p, GR_X_REGEX, pos, (char *)re.data, re.len)))
+        x = gr_ebnf_rep(p->e, x, 0, 1, pos, p->t.err);
+    tb_buf_free(&text);
+    tb_buf_free(&cuts);
+    tb_buf_free(&re);
+    if (!x)
+        return NULL;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    return next(p) ? NULL : x;
+}
+
+/* Whether the current name is followed by "::" (llguidance's parametric
+ * rules, name::param with %if conditions): if so, the refusal is in
+ * p->t.err and -1 is returned. */
+static int parametric(lark_t *p)
+{
+    tok_t a, b;
+    gr_text_t save = p->t;
+    int rc = lex(&save, p->nest, &a) || lex(&save, p->nest, &b);
+    if (rc || !is_punct(&a, ':') || !is_punct(&b, ':') || a.at + 1 != b.at)
+        return rc ? -1 : 0;
+    return gr_text_fail(&p->t, p->cur.pos, "parametric rules (name::param, %%if) are not "
+                        "supported");
 }
 
 static gr_expr_t *parse_atom(lark_t *p)
@@ -466,18 +681,42 @@ static gr_expr_t *parse_atom(lark_t *p)
         return x && !next(p) ? x : NULL;
     }
     if (k.kind == T_NAME) {
+        if (parametric(p))
+            return NULL;
         gr_expr_t *x = ref_node(p, &k);
         return x && !next(p) ? x : NULL;
     }
+    if (is_punct(&k, '~'))
+        return parse_not(p);
     if (is_punct(&k, '<'))
-        return unsupported(p, "special tokens (<...>) are");
+        return unsupported(p, "special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
+                           "where a grammar here is over bytes) are");
     if (is_punct(&k, '@'))
         return unsupported(p, "grammar references (@name) are");
-    if (k.kind == T_DIRECTIVE)
-        return unsupported(p, is_word(p, &k, "%json") ? "inline JSON schemas (%json) are"
-                                                      : "this directive inside a rule is");
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%json"))
+        return parse_json(p);
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%regex"))
+        return parse_regex_directive(p);
+    if (k.kind == T_DIRECTIVE && is_word(p, &k, "%lark"))
+        return unsupported(p, "nested grammars (%lark {...}) are");
+    if (k.kind == T_DIRECTIVE) {
+        gr_text_fail(&p->t, k.pos, "%.*s inside a rule is not supported (%%json and %%regex "
+                     "are)", (int)k.len, p->t.s + k.at);
+        return NULL;
+    }
     fail_tok(p, "expected a literal, a regex, a name, '(' or '['");
     return NULL;
+}
+
+/* ~x, llguidance's complement of a lexeme (the current token is '~'): it
+ * binds tighter than the postfix operators, ~x+ is (~x)+. */
+static gr_expr_t *parse_not(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (next(p))
+        return NULL;
+    gr_expr_t *x = parse_atom(p), *neg = x ? node(p, GR_X_NOT, pos, NULL, 0) : NULL;
+    return neg && !gr_ebnf_add(neg, x, p->t.err) ? neg : NULL;
 }
 
 static gr_expr_t *parse_expr(lark_t *p);
@@ -547,6 +786,11 @@ static gr_expr_t *parse_expr(lark_t *p)
         if (is_punct(k, '{')) {
             x = parse_braces(p, x);
         } else if (is_punct(k, '~')) {
+            tok_t after;
+            if (peek(p, &after))
+                return NULL;
+            if (after.kind != T_NUMBER) /* ~ starting the next item: a complement */
+                return x;
             x = parse_tilde(p, x);
         } else if (is_punct(k, '?') || is_punct(k, '*') || is_punct(k, '+')) {
             char c = k->c;
@@ -560,19 +804,44 @@ static gr_expr_t *parse_expr(lark_t *p)
     return NULL;
 }
 
-/* Items up to '|', a closing bracket, an alias, the end of the line. */
-static gr_expr_t *parse_expansion(lark_t *p)
+/* Items up to '&', '|', a closing bracket, an alias, the end of the line. */
+static gr_expr_t *parse_items(lark_t *p)
 {
     gr_expr_t *seq = node(p, GR_X_SEQ, p->cur.pos, NULL, 0);
     while (seq) {
         const tok_t *k = &p->cur;
         if (k->kind == T_EOF || k->kind == T_NL || k->kind == T_ARROW || is_punct(k, '|') ||
-            is_punct(k, ')') || is_punct(k, ']'))
+            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&'))
             break;
         gr_expr_t *x = parse_expr(p);
         if (!x || gr_ebnf_add(seq, x, p->t.err))
             return NULL;
     }
+    return seq;
+}
+
+/* Adds x (NULL: a failure) to *list, a node of kind AND or ALT made on the
+ * first call holding `first` before it: the operands of a OP b OP c. */
+static int chain(lark_t *p, gr_xkind_t kind, gr_pos_t pos, gr_expr_t **list, gr_expr_t *first,
+                 gr_expr_t *x)
+{
+    if (!*list && (!(*list = node(p, kind, pos, NULL, 0)) || gr_ebnf_add(*list, first, p->t.err)))
+        return -1;
+    return x && !gr_ebnf_add(*list, x, p->t.err) ? 0 : -1;
+}
+
+/* Sequences joined by llguidance's '&' (looser than a sequence, tighter
+ * than '|'), then an optional alias. */
+static gr_expr_t *parse_expansion(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    gr_expr_t *seq = parse_items(p), *and = NULL;
+    while (seq && is_punct(&p->cur, '&')) {
+        if (next(p) || chain(p, GR_X_AND, pos, &and, seq, parse_items(p)))
+            return NULL;
+    }
+    if (and)
+        seq = and;
     if (seq && p->cur.kind == T_ARROW) { /* an alias names a tree node only */
         if (next(p))
             return NULL;
@@ -616,13 +885,7 @@ static gr_expr_t *parse_expansions(lark_t *p)
             return NULL;
         if (!is_punct(&p->cur, '|'))
             break;
-        if (next(p))
-            return NULL;
-        if (!alt && (!(alt = node(p, GR_X_ALT, pos, NULL, 0)) ||
-                     gr_ebnf_add(alt, first, p->t.err)))
-            return NULL;
-        gr_expr_t *x = parse_expansion(p);
-        if (!x || gr_ebnf_add(alt, x, p->t.err))
+        if (next(p) || chain(p, GR_X_ALT, pos, &alt, first, parse_expansion(p)))
             return NULL;
     }
     p->depth--;
@@ -661,6 +924,93 @@ static int parse_params(lark_t *p, tmpl_t *t)
         if (is_punct(&p->cur, '}'))
             return next(p);
         if (expect(p, ',', "expected ',' or '}' after a template parameter"))
+            return -1;
+    }
+}
+
+/* name::param: (the current token is the first ':' after the name). */
+static int parametric_def(lark_t *p, const tok_t *name)
+{
+    tok_t k;
+    if (peek(p, &k))
+        return -1;
+    if (!is_punct(&k, ':') || k.at != p->cur.at + 1)
+        return 0;
+    return gr_text_fail(&p->t, name->pos, "parametric rules (name::param, %%if) are not "
+                        "supported");
+}
+
+/* An attribute's value: a number, with a fraction when `real`. */
+static int attribute_number(lark_t *p, int real)
+{
+    if (p->cur.kind != T_NUMBER)
+        return fail_tok(p, "expected a number");
+    if (next(p))
+        return -1;
+    if (real && is_punct(&p->cur, '.')) {
+        if (next(p))
+            return -1;
+        if (p->cur.kind != T_NUMBER)
+            return fail_tok(p, "expected the digits of a fraction");
+        return next(p);
+    }
+    return 0;
+}
+
+/*
+ * llguidance's rule attributes, name[a, b=value, ...] (the current token
+ * is '['): capture[="name"], lazy, max_tokens=N, temperature=X,
+ * stop=T, suffix=T, stop_capture="name", T a literal, a regex or a
+ * terminal.  stop and suffix change the language: the rule's text is its
+ * body's followed by T's (*then; stop="" is the end of the text, which
+ * follows anyway).  The others are checked and read only: lazy steers
+ * llguidance's greedy lexer, which this (non-greedy) reading keeps both
+ * ends of anyway, max_tokens and temperature steer sampling, and capture
+ * names output; docs/grammars.md says so.
+ */
+static int parse_attributes(lark_t *p, gr_expr_t **then)
+{
+    enum { CAPTURE, LAZY, MAX_TOKENS, TEMPERATURE, STOP, SUFFIX, STOP_CAPTURE, NATTR };
+    static const char *const NAMES[NATTR] = {"capture", "lazy",   "max_tokens",  "temperature",
+                                             "stop",    "suffix", "stop_capture"};
+    if (expect(p, '[', ""))
+        return -1;
+    for (;;) {
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected an attribute name");
+        tok_t a = p->cur;
+        int i = 0;
+        while (i < NATTR && !is_word(p, &a, NAMES[i]))
+            i++;
+        if (i == NATTR)
+            return gr_text_fail(&p->t, a.pos, "unknown rule attribute '%.*s' (llguidance's "
+                                "are capture, lazy, max_tokens, temperature, stop, suffix, "
+                                "stop_capture)", (int)a.len, p->t.s + a.at);
+        if (next(p))
+            return -1;
+        int valued = is_punct(&p->cur, '=');
+        if (valued && next(p))
+            return -1;
+        if (!valued && i != CAPTURE && i != LAZY)
+            return gr_text_fail(&p->t, a.pos, "rule attribute '%s' needs a value", NAMES[i]);
+        if (valued && i == LAZY)
+            return gr_text_fail(&p->t, a.pos, "rule attribute 'lazy' takes no value");
+        if (valued && (i == CAPTURE || i == STOP_CAPTURE) &&
+            (p->cur.kind != T_STRING ? fail_tok(p, "expected a quoted name") : next(p)))
+            return -1;
+        if ((i == MAX_TOKENS || i == TEMPERATURE) && attribute_number(p, i == TEMPERATURE))
+            return -1;
+        if (i == STOP || i == SUFFIX) {
+            if (*then)
+                return gr_text_fail(&p->t, a.pos, "a rule has one stop or suffix");
+            if (p->cur.kind != T_STRING && p->cur.kind != T_REGEX && p->cur.kind != T_NAME)
+                return fail_tok(p, "expected a literal, a regex or a terminal");
+            if (!(*then = parse_atom(p)))
+                return -1;
+        }
+        if (is_punct(&p->cur, ']'))
+            return expect(p, ']', "");
+        if (expect(p, ',', "expected ',' or ']' after a rule attribute"))
             return -1;
     }
 }
@@ -724,11 +1074,10 @@ static int parse_definition(lark_t *p, int edit)
         tmpl_free(&t);
         return -1;
     }
-    if (is_punct(&p->cur, '[')) {
-        tmpl_free(&t);
-        return gr_text_fail(&p->t, p->cur.pos, "rule options (name[...]) are not supported");
-    }
-    gr_expr_t *body = NULL;
+    gr_expr_t *body = NULL, *then = NULL;
+    if ((is_punct(&p->cur, ':') && parametric_def(p, &name)) ||
+        (is_punct(&p->cur, '[') && parse_attributes(p, &then)))
+        goto fail;
     /* a priority orders Lark's choices among parses or terminals: the
      * language, and so every mask, is the same */
     if (is_punct(&p->cur, '.') &&
@@ -739,6 +1088,12 @@ static int parse_definition(lark_t *p, int edit)
     if (expect(p, ':', "expected ':' after the rule name") || !(body = parse_expansions(p)) ||
         end_of_line(p))
         goto fail;
+    if (then) { /* the rule's stop or suffix after its body */
+        gr_expr_t *seq = node(p, GR_X_SEQ, name.pos, NULL, 0);
+        if (!seq || gr_ebnf_add(seq, body, p->t.err) || gr_ebnf_add(seq, then, p->t.err))
+            goto fail;
+        body = seq;
+    }
     return define(p, &name, terminal, &t, edit, body);
 fail:
     tmpl_free(&t);
@@ -1198,6 +1553,31 @@ static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
     return rc ? -1 : 0;
 }
 
+/* A grammar whose one rule is `start: %json SCHEMA` (or the rule named
+ * the start) is that schema, compiled by schema.h (which finishes g) with
+ * its default options: JSON whitespace between the lexemes of the value.
+ * Inside a larger grammar the schema's ignored whitespace would be ignored
+ * in the rest of it too, so that is refused.  p reads the main file. */
+static int compile_json(lark_t *p, gr_cfg_t *g, const char *start_name)
+{
+    const gr_ebnf_t *e = p->e;
+    const lark_ctx_t *c = p->ctx;
+    const gr_expr_t *body = e->rule.len == 1 ? e->rule.data[0].body : NULL;
+    if (!body || strcmp(e->rule.data[0].name, start_name) || e->ignore.len ||
+        body->kind != GR_X_SEQ || body->kid.len != 1 || body->kid.data[0] != c->json_ref)
+        return gr_text_fail(&p->t, c->json_pos, "an inline JSON schema (%%json) is supported as "
+                            "a whole grammar only (start: %%json {...})");
+    tb_err_t sub = {0};
+    if (!gr_schema_compile(g, p->t.s + c->json_at, c->json_len, NULL, &sub))
+        return 0;
+    /* the compiler's message names the source, and the line and column in
+     * the schema's own text: the %json's position stands before them */
+    const char *msg = sub.msg;
+    if (!strncmp(msg, g->source, strlen(g->source)) && msg[strlen(g->source)] == ':')
+        msg += strlen(g->source) + 1;
+    return gr_text_fail(&p->t, c->json_pos, "%%json: %s", msg);
+}
+
 int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
                        gr_sym_t *start, tb_err_t *err)
 {
@@ -1214,8 +1594,11 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
         rc = instantiate(&p, e.rule.data[i].body, &made);
     for (size_t i = 0; !rc && i < e.ignore.len; i++)
         rc = instantiate(&p, e.ignore.data[i], &made);
-    if (!rc)
-        rc = gr_ebnf_lower(&e, g, start_name ? start_name : "start", start, err);
+    start_name = start_name ? start_name : "start";
+    if (!rc && c.json_ref)
+        rc = compile_json(&p, g, start_name);
+    else if (!rc)
+        rc = gr_ebnf_lower(&e, g, start_name, start, err);
     for (size_t i = 0; i < c.tmpl.len; i++)
         tmpl_free(&c.tmpl.data[i]);
     free(c.tmpl.data);

@@ -14,16 +14,21 @@
  * on), `?name`, `!name` and priorities `name.N` (same language), aliases
  * `-> name` (ignored), ? * + {m} {m,} {,n} {m,n} ~m ~m..n, [x], groups,
  * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
- * with flags i and s, terminals NAME: ... (their bodies one regex),
- * templates name{a, b}: ..., %ignore, %import common.NAME [-> ALIAS] and
- * %import common (A, B), %import .FILE.NAME [-> ALIAS] and %import .FILE
- * (A, B) of grammar files beside this one (namespaced as Lark does),
- * %declare (terminals that match nothing), %override, %extend, comments
- * // and #, `%llguidance {}`.
+ * with flags i and s (also inline, (?s:...) and (?s)), terminals NAME:
+ * ... (their bodies one regex), templates name{a, b}: ..., %ignore,
+ * %import common.NAME [-> ALIAS] and %import common (A, B), %import
+ * .FILE.NAME [-> ALIAS] and %import .FILE (A, B) of grammar files beside
+ * this one (namespaced as Lark does), %declare (terminals that match
+ * nothing), %override, %extend, comments // and #, `%llguidance {}`.
+ * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
+ * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
+ * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
+ * suffix follow the body; the others are read only).
  * Refused, named with their position: imports of modules other than
- * common without the '.', %json, %regex, special tokens <...>, grammar
- * references @name, rule options name[...], lookaround and the other
- * regex features lexer/regex.h refuses, regex flags other than i s u.
+ * common without the '.', %json beside anything else or in an imported
+ * file, %lark, parametric rules name::param, special tokens <...>,
+ * grammar references @name, lookaround and the other regex features
+ * lexer/regex.h refuses, regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H

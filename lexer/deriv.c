@@ -82,7 +82,8 @@ static void dfa_fail(lex_dfa_t *d, const char *what);
 
 /* ---- first bytes ---------------------------------------------------------- */
 
-/* Room in the first-byte cache for every term made so far. */
+/* Room in the per-term caches (first bytes, finiteness) for every term
+ * made so far. */
 static int first_room(lex_dfa_t *d)
 {
     size_t n = d->terms.n;
@@ -97,9 +98,13 @@ static int first_room(lex_dfa_t *d)
     uint8_t *ok = realloc(d->first_ok, cap);
     if (ok)
         d->first_ok = ok;
-    if (!f || !ok)
+    uint8_t *fin = realloc(d->finite, cap);
+    if (fin)
+        d->finite = fin;
+    if (!f || !ok || !fin)
         return -1;
     memset(d->first_ok + d->first_cap, 0, cap - d->first_cap);
+    memset(d->finite + d->first_cap, 0, cap - d->first_cap);
     d->first_cap = cap;
     return 0;
 }
@@ -1155,6 +1160,58 @@ uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set)
     return state_of_pairs(d, lx->next, n);
 }
 
+/* 1 if term x matches finitely many strings (no star in it), 0 if it may
+ * not: a term nested deeper than FINITE_DEPTH counts as open, which only
+ * costs a verdict that could have been shared.  Kept per term (finite[x]:
+ * 0 unknown, 1 finite, 2 open); every term is in the caches' room. */
+#define FINITE_DEPTH 256
+static int finite_term(lex_dfa_t *d, lex_term_t x, int depth)
+{
+    if (d->finite[x])
+        return d->finite[x] == 1;
+    const lex_node_t *n = lex_node(&d->terms, x);
+    int fin;
+    switch (n->kind) {
+    case LEX_K_NOTHING:
+    case LEX_K_EPSILON:
+    case LEX_K_BYTES:
+        fin = 1;
+        break;
+    case LEX_K_CONCAT:
+    case LEX_K_OR:
+    case LEX_K_AND:
+        fin = depth < FINITE_DEPTH && finite_term(d, n->a, depth + 1) &&
+              finite_term(d, n->b, depth + 1);
+        break;
+    case LEX_K_REPEAT:
+        fin = depth < FINITE_DEPTH && finite_term(d, n->a, depth + 1);
+        break;
+    default:
+        fin = 0;
+    }
+    d->finite[x] = fin ? 1 : 2;
+    return fin;
+}
+
+uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s)
+{
+    if (!d->lx)
+        return s;
+    if (first_room(d)) {
+        dfa_fail(d, "out of memory");
+        return LEX_DEAD;
+    }
+    size_t n = 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
+        if (!finite_term(d, p.term, 0))
+            d->lx->next[n++] = p;
+    }
+    if (n == d->pair_n[s])
+        return s;
+    return n ? state_of_pairs(d, d->lx->next, n) : LEX_DEAD;
+}
+
 void lex_lexemes_free(lex_lexemes_t *lx)
 {
     if (!lx)
@@ -1189,6 +1246,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->memo_val);
     free(d->first);
     free(d->first_ok);
+    free(d->finite);
     tb_u64map_free(&d->classes_of);
     free(d->classes.data);
     free(d->seen);

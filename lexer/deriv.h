@@ -94,9 +94,10 @@ typedef struct {
     uint32_t *memo_val;
     size_t memo_cap, memo_n;
     /* first[x]: the bytes term x may begin with, once first_ok[x] (deriv.c);
-     * first_cap entries of each. */
+     * first_cap entries of each, and of finite. */
     uint64_t (*first)[4];
     uint8_t *first_ok;
+    uint8_t *finite; /* 0 unknown, 1 x's language is finite, 2 not */
     size_t first_cap;
     /* Sets of classes kept per term (deriv.c): what live() derives a term
      * by (one class of each block of classes it cannot tell apart) and the
@@ -164,6 +165,15 @@ void lex_lexemes_free(lex_lexemes_t *lx);
  * lexemes it expects.  LEX_DEAD for an empty set, or with the sticky error
  * set when a limit is passed.  A one-regex DFA has one lexeme: bit 0. */
 uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set);
+/* The state of a lexer DFA that holds only those pairs of state s whose
+ * term may still read strings of any length (a lexeme for one property
+ * name, a keyword, has a finite rest and is left out), made if new; s
+ * itself if every pair may, LEX_DEAD if none may or a limit was passed
+ * (the sticky error then set).  Its language is part of s's, and it stays
+ * the same while s's finite lexemes come and go: a grammar's key position
+ * holds a lexeme per property name not seen yet beside those for any
+ * other name, so verdicts about it (slicer.h) serve a run of states. */
+uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
 
 /* Parses pattern (NUL-terminated) and sets up the DFA with its start
  * state.  NULL with err naming the pattern and position on failure. */

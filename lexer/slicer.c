@@ -290,6 +290,7 @@ void lex_slicer_free(lex_slicer_t *s)
     tb_bitset_free(&s->all);
     trie_free(s->rest);
     free(s->verdict);
+    free(s->open_of);
     free(s->jrep);
     free(s->njrep);
     free(s->seen);
@@ -342,7 +343,9 @@ int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
 {
     /* Always from scratch: a new DFA may sit at a freed one's address. */
     free(s->verdict);
+    free(s->open_of);
     s->verdict = NULL;
+    s->open_of = NULL;
     s->nverdict_states = 0;
     if (!s->jrep) {
         s->jrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->jrep);
@@ -407,10 +410,18 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
  * no more than LEX_SLICER_PAIRS_PER_TOKEN per token of the slice, since
  * walking a small slice costs less than an exploration that runs to the
  * budget (a string lexeme counting to maxLength 1024 against the unbounded
- * slice of 187 tokens made 256 lexer states per new state, then walked). */
-static size_t slice_budget(const lex_slicer_t *s, size_t i)
+ * slice of 187 tokens made 256 lexer states per new state, then walked).
+ * A state whose open part was explored already (`alone`: its verdict
+ * serves itself only) gets no more pairs than make the steps of one walk
+ * of the slice's trie, a pair costing a step per joint class: at a key
+ * position of a big object each property makes such a state, and the
+ * unbounded slice of a few hundred tokens was explored at 80 times the
+ * cost of walking it. */
+static size_t slice_budget(const lex_slicer_t *s, size_t i, int alone)
 {
     size_t cap = LEX_SLICER_PAIRS_PER_TOKEN * s->slice[i].ntokens;
+    if (alone && s->slice[i].trie)
+        cap = trie_nodes(s->slice[i].trie) / (s->njrep[i] ? s->njrep[i] : 1);
     if (cap < LEX_SLICER_MIN_BUDGET)
         cap = LEX_SLICER_MIN_BUDGET;
     return cap < s->budget ? cap : s->budget;
@@ -423,13 +434,13 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i)
  * soon as a live slice state meets a dead lexer state or the budget runs
  * out, WHOLE when every pair within that depth is live on the lexer's
  * side. */
-static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state)
+static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, int alone)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
     size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
-    size_t budget = slice_budget(s, i);
+    size_t budget = slice_budget(s, i, alone);
     s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     level_end = tail;
@@ -485,13 +496,45 @@ static int grow_verdicts(lex_slicer_t *s, size_t need, tb_err_t *err)
     while (n < need)
         n *= 2;
     uint8_t *v = realloc(s->verdict, n * (s->nslice ? s->nslice : 1));
-    if (!v)
+    if (v)
+        s->verdict = v;
+    uint32_t *o = v ? realloc(s->open_of, n * sizeof *o) : NULL;
+    if (!o)
         return tb_fail(err, "out of memory for the slicer's verdicts");
+    s->open_of = o;
     memset(v + s->nverdict_states * s->nslice, LEX_SLICE_UNKNOWN,
            (n - s->nverdict_states) * s->nslice);
-    s->verdict = v;
+    memset(o + s->nverdict_states, 0, (n - s->nverdict_states) * sizeof *o);
     s->nverdict_states = n;
     return 0;
+}
+
+/*
+ * The open part of lexer state `state` (deriv.h: its pairs that may read
+ * strings of any length) where it is smaller than the state and not empty,
+ * else the state itself; UINT32_MAX on error.  The open part's language is
+ * part of the state's, so a slice it subsumes the state subsumes; and
+ * where a grammar's key position holds a lexeme per property name not seen
+ * yet beside those for any other name, each property taken makes a new
+ * state with the same open part, whose verdict, kept per state like any
+ * other, is found again instead of the product being explored anew.
+ */
+static uint32_t open_part(lex_slicer_t *s, uint32_t state, tb_err_t *err)
+{
+    if (!s->open_of[state]) {
+        /* Open parts and the states their explorations make stay in the
+         * DFA: one halfway to its limit is not taken apart. */
+        uint32_t open = state;
+        if (s->bound->nstates <= s->bound->max_states / 2) {
+            open = lex_dfa_open_part(s->bound, state);
+            if (lex_dfa_error(s->bound, err))
+                return UINT32_MAX;
+            if (open == LEX_DEAD)
+                open = state;
+        }
+        s->open_of[state] = open + 1;
+    }
+    return s->open_of[state] - 1;
 }
 
 int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
@@ -510,8 +553,19 @@ int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err
         if (wider)
             s->verdict[at] = LEX_SLICE_WHOLE;
     }
+    uint32_t open = state;
     if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
-        uint8_t verdict = explore(s, i, state);
+        open = open_part(s, state, err);
+        if (open == UINT32_MAX)
+            return -1;
+        int whole = open != state ? lex_slicer_subsumes(s, i, open, err) : 0;
+        if (whole < 0) /* lex_slicer_subsumes may have moved s->verdict */
+            return -1;
+        if (whole)
+            s->verdict[at] = LEX_SLICE_WHOLE;
+    }
+    if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
+        uint8_t verdict = explore(s, i, state, open != state);
         /* A lexer DFA past its limits answers dead: no verdict to keep. */
         if (lex_dfa_error(s->bound, err))
             return -1;
@@ -633,7 +687,7 @@ size_t lex_slicer_bytes(const lex_slicer_t *s)
         b += sl->dfa->nstates * sl->dfa->ncls * sizeof(uint32_t);
     }
     b += s->rest ? trie_bytes(s->rest) : 0;
-    b += s->nverdict_states * s->nslice;
+    b += s->nverdict_states * (s->nslice + sizeof *s->open_of);
     if (s->jrep)
         b += s->nslice * (sizeof *s->jrep + sizeof *s->njrep) +
              s->seen_cap * sizeof *s->seen +

@@ -106,6 +106,8 @@ typedef struct {
     int prefixes;      /* membership by prefix (LEX_SLICE_PREFIX) */
     lex_dfa_t *bound;
     uint8_t *verdict;
+    uint32_t *open_of;  /* per lexer state: its open part + 1 (deriv.h's
+                         * lex_dfa_open_part), 0 until asked */
     size_t nverdict_states;
     uint8_t (*jrep)[256];
     uint16_t *njrep;

@@ -34,7 +34,7 @@
 static const char *const EXAMPLES[] = {
     GRAMMARS "json.lark",    GRAMMARS "json.gbnf",     GRAMMARS "arith.lark",
     GRAMMARS "arith.gbnf",   GRAMMARS "nullable.lark", GRAMMARS "nullable.gbnf",
-    GRAMMARS "rightrec.gbnf", GRAMMARS "keywords.lark",
+    GRAMMARS "rightrec.gbnf", GRAMMARS "keywords.lark", GRAMMARS "llguidance.lark",
 };
 
 /* text read as `format` from a source named "g.<format>"; fails the test
@@ -518,12 +518,39 @@ static void test_lark_errors(void **state)
                  "over 4096 bytes (a use that nests without end?)");
     expect_error("lark", "start: \"a\"{2,1}\n",
                  "g.lark:1:11: repetition {2,1} out of range (0 <= m <= n <= 100000)");
-    expect_error("lark", "start[lazy]: /a/\n",
-                 "g.lark:1:6: rule options (name[...]) are not supported");
-    expect_error("lark", "start: <|eos|>\n", "g.lark:1:8: special tokens (<...>) are not supported");
+    expect_error("lark", "start[lazy, foo=1]: /a/\n",
+                 "g.lark:1:13: unknown rule attribute 'foo' (llguidance's are capture, lazy, "
+                 "max_tokens, temperature, stop, suffix, stop_capture)");
+    expect_error("lark", "start[max_tokens=\"a\"]: /a/\n",
+                 "g.lark:1:18: expected a number, found '\"a\"'");
+    expect_error("lark", "start[stop=\"a\"=\"b\"]: /a/\n",
+                 "g.lark:1:15: expected ',' or ']' after a rule attribute, found '='");
+    expect_error("lark", "start: <|eos|>\n",
+                 "g.lark:1:8: special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
+                 "where a grammar here is over bytes) are not supported");
     expect_error("lark", "start: @sub\n", "g.lark:1:8: grammar references (@name) are not supported");
-    expect_error("lark", "start: %json {}\n",
-                 "g.lark:1:8: inline JSON schemas (%json) are not supported");
+    expect_error("lark", "start: \"a\" %json {}\n",
+                 "g.lark:1:12: an inline JSON schema (%json) is supported as a whole grammar "
+                 "only (start: %json {...})");
+    expect_error("lark", "start: %json {\"type\": 1}\n",
+                 "g.lark:1:8: %json: #: 'type' must be a string or an array");
+    expect_error("lark", "start: \"a\"\n  | %ignore \"b\"\n",
+                 "g.lark:2:5: %ignore inside a rule is not supported (%json and %regex are)");
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n",
+                 "g.lark:1:8: nested grammars (%lark {...}) are not supported");
+    expect_error("lark", "start: p::0\np::_: \"a\"\n",
+                 "g.lark:1:8: parametric rules (name::param, %if) are not supported");
+    expect_error("lark", "start: %regex {\"substring_words\": \"a\", \"substring_chars\": \"b\"}\n",
+                 "g.lark:1:8: only one field can be set on %regex");
+    expect_error("lark", "start: %regex {\"substring_words\": true}\n",
+                 "g.lark:1:8: %regex: expected one field substring_words or substring_chars (a "
+                 "string) or substring_chunks (an array of strings), found 'substring_words'");
+    expect_error("lark", "start: A & B\nA: \"a\"\nB: \"b\"\n",
+                 "g.lark:1:8: & and ~ (lexeme intersection and complement) are supported inside "
+                 "terminals only, not in rules");
+    expect_error("lark", "start: T\nT: \"x\" (/a/ & /[ab]/)\n",
+                 "g.lark:2:9: a terminal with & or ~ must stand alone: not repeated, and not in a "
+                 "sequence with other items (it becomes a look-ahead at the top of its lexeme)");
     expect_error("lark", "%import python.NAME\n",
                  "g.lark:1:9: %import python: only common's terminals and grammar files "
                  "relative to this one (%import .FILE.NAME) can be imported");

@@ -12,7 +12,8 @@
  * exact.  The subsumption verdicts are checked on cases whose answer
  * follows from the languages (a string body with room for 20 characters subsumes the
  * 1..10 slice but not the 1..30 one), and against sampled strings of the
- * slice.  Last, bad slice lists and `tokbench mask --slicer`.
+ * slice, and at a key position whose lexer states share their open part.
+ * Last, bad slice lists and `tokbench mask --slicer`.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <cmocka.h>
 
 #include "../lexer/deriv.h"
+#include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
 #include "../lexer/slicer.h"
 #include "../trie/trie.h"
@@ -346,6 +348,72 @@ static void small_budget_walks(void **state)
     assert_int_equal(again.whole, 3 * v->t.ntries);
 }
 
+/* A key position as the schema compiler makes it: a lexeme per property
+ * name not taken yet beside two for any other name, split by first byte
+ * as a pattern's classes split them, so that neither alone takes a slice
+ * whole but the two do.  Each subset of names gives another lexer state
+ * with the same open part (the two), whose verdicts serve them all; every
+ * mask stays the oracle's. */
+#define KEY_BODY "[^\"\\\\\\x00-\\x1f]*\""
+static void open_parts_share_verdicts(void **state)
+{
+    (void)state;
+    static const char *const re[] = {"\"alpha\"", "\"beta\"", "\"gamma\"", "\"delta\"",
+                                     "\"/" KEY_BODY, "\"[^/\"\\\\\\x00-\\x1f]" KEY_BODY};
+    static const char *const name[] = {"alpha", "beta", "gamma", "delta", "slash", "other"};
+    enum { NAMES = 4, N = 6 };
+    tb_err_t err;
+    lex_dfa_t *d = lex_lexer_from_regexes(re, name, N, "keys", NULL, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    vocab_t *v = &vocabs[0];
+    lex_slicer_t *sl = v->slicer[0];
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    lex_rec_t r;
+    assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, v->t.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    uint32_t open = LEX_DEAD;
+    for (unsigned taken = 0; taken < 1u << NAMES; taken++) {
+        uint64_t set = (1u << N) - 1 - taken;
+        uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &set), (const uint8_t *)"\"", 1);
+        assert_int_not_equal(s, LEX_DEAD);
+        uint32_t o = lex_dfa_open_part(d, s);
+        assert_int_equal(d->pair_n[o], 2); /* the two open lexemes */
+        if (open == LEX_DEAD)
+            open = o;
+        assert_int_equal(o, open);
+        lex_slice_stats_t st;
+        assert_int_equal(lex_slicer_mask(sl, &r, s, &got, &st, &err), 0);
+        oracle_mask(&v->t.keys, d, s, &want);
+        if (!tb_bitset_equal(&got, &want))
+            fail_diff(v, "sliced key position", re[N - 1], "\"", 1, &got, &want);
+        /* Whatever the open part takes whole, the state takes whole: the
+         * short pieces at least, here and in every state of the run. */
+        for (size_t i = 0; i < sl->nslice; i++)
+            if (lex_slicer_subsumes(sl, i, o, &err) == 1)
+                assert_int_equal(lex_slicer_subsumes(sl, i, s, &err), 1);
+        assert_int_equal(lex_slicer_subsumes(sl, 0, s, &err), 1);
+        assert_true(st.whole >= 1);
+    }
+    /* Either open lexeme alone leaves keys out: the verdicts need both. */
+    for (int k = 4; k < N; k++) {
+        uint64_t one = 1u << k;
+        uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &one), (const uint8_t *)"\"", 1);
+        assert_int_equal(lex_slicer_subsumes(sl, 0, s, &err), 0);
+    }
+    /* Names alone have no open part: the state stands for itself. */
+    uint64_t names = (1u << NAMES) - 1;
+    uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &names), (const uint8_t *)"\"", 1);
+    assert_int_equal(lex_dfa_open_part(d, s), LEX_DEAD);
+    assert_int_equal(lex_slicer_subsumes(sl, 0, s, &err), 0);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    lex_rec_free(&r);
+    lex_dfa_free(d);
+}
+
 /* ---- custom slices and random regexes ------------------------------------------ */
 
 static void random_regex(char *out, size_t cap, int depth)
@@ -546,6 +614,7 @@ int main(void)
         cmocka_unit_test(subsumption_verdicts),
         cmocka_unit_test(slices_within),
         cmocka_unit_test(small_budget_walks),
+        cmocka_unit_test(open_parts_share_verdicts),
         cmocka_unit_test(custom_slices_and_random_regexes),
         cmocka_unit_test(full_match_slices),
         cmocka_unit_test(bad_slice_lists),

@@ -1,0 +1,388 @@
+/*
+ * llguidance's own grammar tests as conformance: the cases that
+ * scripts/extract-llg-tests.py reads out of ../shared/llguidance's
+ * parser/tests/test_lark.rs and test_json_*.rs (at test time: that text is
+ * another project's and is not kept here) are loaded through the Lark
+ * reader and their strings fed to a matcher byte by byte.
+ *
+ * A case is a grammar with what llguidance says of it: it loads; it is
+ * refused (with a message); strings that must pass, be refused before
+ * their end, be a prefix that is not accepted, or be refused either way
+ * (the JSON helpers).  Over bytes these verdicts are exact: llguidance
+ * allows a token iff the text with it is a prefix of the language, so a
+ * string's tokens all pass iff the string is such a prefix.
+ *
+ * The counts by outcome are printed; the test asserts that every grammar
+ * llguidance refuses is refused here, that no grammar crashes or passes a
+ * limit, and that every string of a grammar loaded here gets llguidance's
+ * verdict but for the cases of DIFFERENCES, each with its cause.  Grammars
+ * llguidance loads that are refused here are counted by message (the
+ * construct refused), not failed: docs/grammars.md lists them; with
+ * TB_LLG_VERBOSE set in the environment each refusal is printed whole.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../base/file.h"
+#include "../grammar/load.h"
+#include "../grammar/match.h"
+#include "support.h"
+
+#define LLG_TESTS "../shared/llguidance/llguidance/parser/tests/test_lark.rs"
+
+/* Where the verdict here is not llguidance's, each for a cause:
+ * docs/grammars.md lists them.  where is "FILE:LINE" of the call (or
+ * "FILE" for every call of the file); text a
+ * string's first bytes, or NULL for the grammar itself (llguidance refuses
+ * it, it loads here) and every string of it. */
+#define INT_ZERO_FRACTION                                                                   \
+    "1.0 is an integer in JSON Schema (a number whose fraction is zero); llguidance "      \
+    "refuses a fraction under type integer"
+#define ESCAPES                                                                             \
+    "every spelling JSON allows is read here (\\uXXXX of any character, lone "            \
+    "surrogates as RFC 8259's grammar allows); llguidance allows \\u escapes of control "  \
+    "characters only, and its x-guidance escape options are not read here"
+#define LLG_LIMIT "a schema llguidance cannot compile, compiled exactly here"
+#define FEB29                                                                               \
+    "February 29 of a year that is not a leap year: RFC 3339 refuses it, llguidance's "  \
+    "format regex accepts it (its test names the value so)"
+static const struct {
+    const char *where, *text, *cause;
+} DIFFERENCES[] = {
+    /* llguidance's helper wants "A" refused before its end, yet it is a
+     * prefix of the one sentence "AB"; llguidance was not run to see how
+     * it passes. */
+    {"test_lark.rs:2076", "A", "a prefix of the language, wanted refused before its end"},
+    {"test_json_arrays.rs:23", "[1.0", INT_ZERO_FRACTION},
+    {"test_json_arrays.rs:98", "[[1.0", INT_ZERO_FRACTION},
+    {"test_json_arrays.rs:98", "[[1],[2.0", INT_ZERO_FRACTION},
+    {"test_json_objects.rs:106", "{\"name\":\"Test\",\"values\":[1.0", INT_ZERO_FRACTION},
+    {"test_json_primitives.rs:61", "1.0", INT_ZERO_FRACTION},
+    {"test_json_primitives.rs:61", "-1.0", INT_ZERO_FRACTION},
+    {"test_json_schema_combinations.rs:258", "2.0", INT_ZERO_FRACTION},
+    {"test_lark.rs:646", "\"\\u00A0", ESCAPES},
+    {"test_lark.rs:683", "", ESCAPES},
+    {"test_lark.rs:713", "", ESCAPES},
+    {"test_lark.rs:780", "", ESCAPES},
+    {"test_lark.rs:795", "", ESCAPES},
+    {"test_lark.rs:829", "", ESCAPES},
+    {"test_lark.rs:841", "", ESCAPES},
+    {"test_lark.rs:861", "", ESCAPES},
+    {"test_lark.rs:871", "", ESCAPES},
+    {"test_lark.rs:237", NULL, LLG_LIMIT " (if without then or else)"},
+    {"test_lark.rs:948", NULL, LLG_LIMIT " (patternProperties that overlap)"},
+    {"test_lark.rs:959", NULL, LLG_LIMIT " (patternProperties that overlap)"},
+    {"test_lark.rs:970", NULL, LLG_LIMIT " (patternProperties that overlap)"},
+    {"test_lark.rs:1247", NULL, LLG_LIMIT " (maxProperties with optional properties)"},
+    {"test_lark.rs:1258", NULL, LLG_LIMIT " (minProperties with optional properties)"},
+    {"test_lark.rs:1112", "{\"name\":\"hello\",\"mux\":false,\"bar1\"",
+     "properties in any order here, as JSON Schema allows; llguidance wants them in the "
+     "schema's order"},
+    {"test_json_x_guidance.rs", "",
+     "x-guidance's whitespace and separator options are not read: JSON whitespace is "
+     "flexible here"},
+    {"test_json_string_format.rs:470", "\"2021-02-29", FEB29},
+    {"test_json_string_format.rs:493", "\"2021-02-29", FEB29},
+    {"test_json_string_format.rs:493", "\"1900-02-29", FEB29},
+    {"test_json_string_format.rs:493", "\"2100-02-29", FEB29},
+    {NULL, NULL, NULL},
+};
+
+typedef struct {
+    const uint8_t *p, *end;
+    const char *path;
+} reader_t;
+
+/* One "WORD [N]\n" header line into word; *n = N (or 0); -1 at the end. */
+static int header(reader_t *r, char *word, size_t size, size_t *n)
+{
+    if (r->p >= r->end)
+        return -1;
+    const uint8_t *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    assert_non_null(nl);
+    size_t len = (size_t)(nl - r->p);
+    unsigned long long v = 0;
+    char line[256];
+    assert_true(len < sizeof line);
+    memcpy(line, r->p, len);
+    line[len] = 0;
+    r->p = nl + 1;
+    *n = 0;
+    if (sscanf(line, "%63s %llu", word, &v) == 2 && strcmp(word, "case"))
+        *n = (size_t)v;
+    else
+        snprintf(word, size, "%s", line);
+    return 0;
+}
+
+/* N bytes and their newline. */
+static const uint8_t *payload(reader_t *r, size_t n)
+{
+    const uint8_t *s = r->p;
+    assert_true((size_t)(r->end - r->p) >= n + 1 && s[n] == '\n');
+    r->p += n + 1;
+    return s;
+}
+
+typedef struct {
+    unsigned grammars, llg_refuses, refused_too, loaded_known, loaded_not_refused;
+    unsigned llg_loads, load_here, refused_here;
+    unsigned strings, agree, differ_known, differ, not_run;
+    char reasons[64][160];
+    unsigned reason_n[64], nreasons;
+} tally_t;
+
+/* The message of a refusal of grammar `where` without its "WHERE:L:C: "
+ * prefix: what the refusal is counted under. */
+static void count_reason(tally_t *t, const char *where, const char *msg)
+{
+    const char *s = msg;
+    if (!strncmp(s, where, strlen(where)))
+        s += strlen(where);
+    while (*s == ':' || *s == ' ' || (*s >= '0' && *s <= '9'))
+        s++;
+    for (unsigned i = 0; i < t->nreasons; i++)
+        if (!strcmp(t->reasons[i], s)) {
+            t->reason_n[i]++;
+            return;
+        }
+    if (t->nreasons < 64) {
+        snprintf(t->reasons[t->nreasons], sizeof t->reasons[0], "%.150s", s);
+        t->reason_n[t->nreasons++] = 1;
+    }
+}
+
+/* The cause of a difference at case `where` on string s[0..n) (s NULL:
+ * on the grammar), or NULL. */
+static const char *known_cause(const char *where, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; DIFFERENCES[i].where; i++) {
+        const char *text = DIFFERENCES[i].text, *w = DIFFERENCES[i].where;
+        size_t n_w = strlen(w);
+        if (strncmp(w, where, n_w) || (where[n_w] && where[n_w] != ':'))
+            continue; /* "FILE:LINE", or "FILE" for all its cases */
+        if (!text || (s && strlen(text) <= n && !memcmp(text, s, strlen(text))))
+            return DIFFERENCES[i].cause;
+    }
+    return NULL;
+}
+
+/* Feeds s[0..n) to a new matcher: 'p' accepted, 'f' refused before its
+ * end, 'x' a prefix not accepted. */
+static char verdict(gr_gram_t *g, const uint8_t *s, size_t n)
+{
+    gr_matcher_t m;
+    tb_err_t err = {0};
+    assert_int_equal(gr_matcher_init(&m, g, n + 1, &err), 0);
+    char v = 'p';
+    for (size_t i = 0; i < n && v == 'p'; i++) {
+        int rc = gr_matcher_consume(&m, s + i, 1, NULL, &err);
+        if (rc < 0)
+            print_message("%s\n", err.msg);
+        assert_true(rc >= 0);
+        if (rc)
+            v = 'f';
+    }
+    if (v == 'p' && !gr_matcher_accepting(&m))
+        v = 'x';
+    gr_matcher_free(&m);
+    return v;
+}
+
+/* Checks one string's verdict against llguidance's `want`. */
+static void check_string(tally_t *t, gr_gram_t *g, const char *where, const char *want,
+                         const uint8_t *s, size_t n)
+{
+    char v = verdict(g, s, n);
+    int ok = !strcmp(want, "pass")     ? v == 'p'
+             : !strcmp(want, "fail")   ? v == 'f'
+             : !strcmp(want, "final")  ? v == 'x'
+                                       : v != 'p'; /* reject */
+    t->strings++;
+    if (ok) {
+        t->agree++;
+        return;
+    }
+    const char *cause = known_cause(where, s, n);
+    if (cause) {
+        t->differ_known++;
+        return;
+    }
+    t->differ++;
+    print_message("%s: %s string \"%.*s\": here %s\n", where, want, (int)(n > 80 ? 80 : n),
+                  (const char *)s,
+                  v == 'p' ? "accepted" : v == 'f' ? "refused before its end"
+                                                   : "a prefix, not accepted");
+}
+
+/* One case from "grammar" on (its header line read). */
+static void run_case(tally_t *t, reader_t *r, const char *where)
+{
+    char word[64];
+    size_t n;
+    assert_int_equal(header(r, word, sizeof word, &n), 0);
+    assert_string_equal(word, "grammar");
+    const uint8_t *text = payload(r, n);
+    gr_cfg_t cfg;
+    tb_err_t err = {0};
+    int loaded = gr_cfg_parse(&cfg, (const char *)text, n, where, "lark", &err) == 0;
+    gr_gram_t *g = NULL;
+    if (loaded) {
+        g = gr_gram_new(&cfg, NULL, &err);
+        loaded = g != NULL;
+    }
+    t->grammars++;
+    int refuses = 0;
+    while (header(r, word, sizeof word, &n) == 0 && strcmp(word, "end")) {
+        const uint8_t *s = strcmp(word, "load") ? payload(r, n) : NULL;
+        if (!strcmp(word, "refuse")) {
+            refuses = 1;
+            continue;
+        }
+        if (strcmp(word, "load") && loaded)
+            check_string(t, g, where, word, s, n);
+        else if (strcmp(word, "load"))
+            t->not_run++;
+    }
+    if (refuses) {
+        t->llg_refuses++;
+        if (loaded && known_cause(where, NULL, 0)) {
+            t->loaded_known++;
+        } else if (loaded) {
+            t->loaded_not_refused++;
+            print_message("%s: llguidance refuses this grammar, it loads here\n", where);
+        } else {
+            t->refused_too++;
+        }
+    } else {
+        t->llg_loads++;
+        if (loaded) {
+            t->load_here++;
+        } else {
+            t->refused_here++;
+            count_reason(t, where, err.msg);
+            if (getenv("TB_LLG_VERBOSE")) /* every refusal, to see the constructs */
+                print_message("refused: %s\n", err.msg);
+        }
+    }
+    gr_gram_free(g);
+}
+
+static void test_llg_cases(void **state)
+{
+    (void)state;
+    if (access(LLG_TESTS, R_OK)) {
+        print_message("skipped: no %s (llguidance's sources in ../shared)\n", LLG_TESTS);
+        skip();
+    }
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char out[512], cmd[2048];
+    snprintf(out, sizeof out, "%s/llg-cases.txt", build);
+    snprintf(cmd, sizeof cmd,
+             "python3 scripts/extract-llg-tests.py ../shared/llguidance %s 2>%s/llg-cases.log",
+             out, build);
+    if (system(cmd)) {
+        print_message("%s failed (see %s/llg-cases.log)\n", cmd, build);
+        fail();
+    }
+    uint8_t *data;
+    size_t len;
+    tb_err_t err = {0};
+    assert_int_equal(tb_read_file(out, &data, &len, &err), 0);
+    reader_t r = {data, data + len, out};
+    tally_t *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    char word[256];
+    size_t n;
+    while (header(&r, word, sizeof word, &n) == 0) {
+        char where[256], helper[64];
+        assert_int_equal(sscanf(word, "case %255s %63s", where, helper), 2);
+        run_case(t, &r, where);
+    }
+    print_message("llguidance's tests: %u grammars (%s/llg-cases.log: calls not extracted)\n"
+                  "  llguidance refuses %u: refused here %u, loaded here for a known cause %u, "
+                  "loaded here %u\n"
+                  "  llguidance loads %u: loaded here %u, refused here %u\n"
+                  "  strings of grammars loaded here %u: verdict as llguidance's %u, "
+                  "differing for a known cause %u, differing %u; strings not run %u\n",
+                  t->grammars, build, t->llg_refuses, t->refused_too, t->loaded_known,
+                  t->loaded_not_refused,
+                  t->llg_loads, t->load_here, t->refused_here, t->strings, t->agree,
+                  t->differ_known, t->differ, t->not_run);
+    for (unsigned i = 0; i < t->nreasons; i++)
+        print_message("  refused here, llguidance loads: %3u  %s\n", t->reason_n[i],
+                      t->reasons[i]);
+    assert_int_equal(t->loaded_not_refused, 0);
+    assert_int_equal(t->differ, 0);
+    free(t);
+    free(data);
+}
+
+/* The dialect's constructs on grammars of our own (run without
+ * ../shared): each string's verdict as docs/syntax.md of llguidance
+ * defines the construct. */
+static void test_dialect(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *grammar, *text;
+        char want; /* 'p' accepted, 'f' refused before its end, 'x' a prefix only */
+    } CASES[] = {
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "cab", 'p'},
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "cad", 'f'},
+        {"start: T\nT: /[a-z]+/ & /[abcABC]+/\n", "A", 'f'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xab", 'p'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xdd", 'p'},
+        {"start: \"x\" T\nT: /[ab]+/ | /[cd]+/ & /[def]+/\n", "xc", 'f'},
+        {"start: T \"!\"\nT: /[a-z]+/ & ~/[a-z]*q[a-z]*/\n", "abc!", 'p'},
+        {"start: T \"!\"\nT: /[a-z]+/ & ~/[a-z]*q[a-z]*/\n", "abq!", 'f'},
+        {"start: T+ \"!\"\nT: /[a-z]+/ & ~/b+/\n", "ab!", 'p'},
+        {"start: T+ \"!\"\nT: /[a-z]+/ & ~/b+/\n", "bb!", 'f'},
+        {"start: l+\nl: \"<\" T \">\"\nT: /[a-z]+/ & ~/b+/\n", "<a><ab>", 'p'},
+        {"start: l+\nl: \"<\" T \">\"\nT: /[a-z]+/ & ~/b+/\n", "<a><b>", 'f'},
+        {"start: /a(?s:.)b./\n", "a\nbc", 'p'},
+        {"start: /a(?s:.)b./\n", "a\nb\n", 'f'},
+        {"start: /(?s)a./\n", "a\n", 'p'},
+        {"start: T\nT: ~/a+/\n", "ab", 'p'},
+        {"start: T\nT: ~/a+/\n", "aa", 'x'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<bar, baz>",
+         'p'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<>", 'p'},
+        {"start: \"<\" %regex {\"substring_words\": \"foo bar, baz\"} \">\"\n", "<ar>", 'f'},
+        {"start: \"<\" %regex {\"substring_chars\": \"héllo\"} \">\"\n", "<él>", 'p'},
+        {"start: \"<\" %regex {\"substring_chunks\": [\"ab\", \"cd\"]} \">\"\n", "<bc>", 'f'},
+        {"start: foo \"x\"\nfoo[stop=\";\", max_tokens=3]: /[a-z]+/\n", "ab;x", 'p'},
+        {"start: foo \"x\"\nfoo[stop=\";\", max_tokens=3]: /[a-z]+/\n", "ab!", 'f'},
+        {"start: foo\nfoo[suffix=END, lazy]: /[a-z]+/\nEND: \"!\"\n", "a!", 'p'},
+        {"start: %json {\"type\": \"integer\", \"minimum\": 10}\n", "12", 'p'},
+        {"start: %json {\"type\": \"integer\", \"minimum\": 10}\n", "9", 'x'},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        gr_cfg_t cfg;
+        tb_err_t err;
+        const char *gtext = CASES[i].grammar;
+        if (gr_cfg_parse(&cfg, gtext, strlen(gtext), "g.lark", "lark", &err))
+            fail_msg("%s\n%s", gtext, err.msg);
+        gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+        assert_non_null(g);
+        char v = verdict(g, (const uint8_t *)CASES[i].text, strlen(CASES[i].text));
+        if (v != CASES[i].want)
+            fail_msg("%s%s: got %c, want %c", gtext, CASES[i].text, v, CASES[i].want);
+        gr_gram_free(g);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_dialect),
+                                       cmocka_unit_test(test_llg_cases)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
