@@ -1462,10 +1462,12 @@ static int show_expr(const gr_expr_t *x, tb_buf_t *b)
             rc = tb_buf_put(b, q, (size_t)n);
         }
         break;
-    default:
-        rc = tb_buf_putc(b, '(');
+    default: /* SEQ, ALT, AND, NOT */
+        rc = (x->kind == GR_X_NOT && tb_buf_putc(b, '~')) || tb_buf_putc(b, '(');
         for (size_t i = 0; !rc && i < x->kid.len; i++)
-            rc = (i && tb_buf_putc(b, x->kind == GR_X_ALT ? '|' : ' ')) ||
+            rc = (i && tb_buf_putc(b, x->kind == GR_X_ALT   ? '|'
+                                      : x->kind == GR_X_AND ? '&'
+                                                            : ' ')) ||
                  show_expr(x->kid.data[i], b);
         rc = rc || tb_buf_putc(b, ')');
     }
