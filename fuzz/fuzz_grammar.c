@@ -5,8 +5,10 @@
  * under small limits and its automaton explored breadth first from the
  * start (fuzz_gram_explore): every state's steps over every byte, and
  * whether it accepts.
- * Seeds: fuzz/corpus/grammar/ (experiments/grammars/ with their format
- * byte).  Dictionary: fuzz/grammar.dict.
+ * Seeds: fuzz/corpus/grammar/ (experiments/grammars/ and
+ * tests/fixtures/lark/features.lark with their format byte, and
+ * templates.lark: Lark's templates, %extend, %override, %declare).
+ * Dictionary: fuzz/grammar.dict.
  */
 #include <stdint.h>
 #include <stdlib.h>

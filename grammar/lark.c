@@ -3,7 +3,10 @@
  * (lark.h) building ebnf.h trees.
  *
  * Newlines end definitions, except inside ( ) and [ ] and before a line
- * that starts with |, as in Lark.
+ * that starts with |, as in Lark.  A file's imported files are read by the
+ * same reader into the same trees, their names namespaced, when the file
+ * ends; templates become rules once every file is read, since a use may
+ * come before the definition or sit in another file.
  */
 #include "lark.h"
 
@@ -12,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "../base/file.h"
 #include "../base/jsontext.h"
 #include "../base/utf8.h"
 #include "../tok/uprops.h"
@@ -32,17 +36,63 @@ typedef struct {
     char c;         /* T_PUNCT: the character */
 } tok_t;
 
+/* A name of an imported module and the name it has in the importer. */
+typedef struct {
+    char *name, *as;
+} alias_t;
+
+/* The names one file imports from one module file (%import .path.NAME). */
+typedef struct {
+    char *path;   /* the module's dotted path: "csv", "sub.defs" */
+    gr_pos_t pos; /* its first import */
+    TB_VEC(alias_t) names;
+} import_t;
+
+/* A template name{a, b}: body; every name in it already namespaced. */
+typedef struct {
+    char *name;
+    gr_pos_t pos;
+    TB_VEC(char *) param;
+    gr_expr_t *body;
+    uint8_t terminal;
+} tmpl_t;
+
+/* %override NAME: body (replace) or %extend NAME: body (one more alternative). */
+typedef struct {
+    char *name;
+    gr_pos_t pos;
+    gr_expr_t *body;
+    int extend;
+} edit_t;
+
+/* What the files of one grammar share. */
+typedef struct {
+    gr_ebnf_t *e;
+    TB_VEC(tmpl_t) tmpl;
+    unsigned depth; /* modules being read inside one another */
+    /* %json (in the main file): the schema's text, where it was written,
+     * and the reference standing for it in the rule (a grammar that is the
+     * schema alone) */
+    size_t json_at, json_len;
+    gr_pos_t json_pos;
+    gr_expr_t *json_ref;
+} lark_ctx_t;
+
 typedef struct {
     gr_text_t t;
     gr_ebnf_t *e;
     tok_t cur;
     unsigned nest; /* open ( and [ : newlines inside are blanks */
     unsigned depth;
-    /* %json: the schema's text, where it was written, and the reference
-     * standing for it in the rule (a grammar that is the schema alone) */
-    size_t json_at, json_len;
-    gr_pos_t json_pos;
-    gr_expr_t *json_ref;
+    lark_ctx_t *ctx;
+    /* Namespace: a module's names are prefixed "path." (nested modules
+     * "a.b."), except those its importer names, which take the importer's
+     * name for them (as Lark does, so %override reaches inside). */
+    const char *prefix;
+    const alias_t *alias;
+    size_t nalias;
+    TB_VEC(import_t) imports;
+    TB_VEC(edit_t) edits;
 } lark_t;
 
 static int is_name_start(uint8_t c)
@@ -192,6 +242,32 @@ static int is_terminal_name(const char *s, size_t n)
 static gr_expr_t *node(lark_t *p, gr_xkind_t kind, gr_pos_t pos, const char *text, size_t len)
 {
     return gr_ebnf_node(p->e, kind, pos, text, len, p->t.err);
+}
+
+/* The name token k stands for in the grammar (see lark_t's namespace)
+ * into b, NUL-terminated (b->len leaves the NUL out). */
+static int name_of(lark_t *p, const tok_t *k, tb_buf_t *b)
+{
+    const char *s = p->t.s + k->at, *as = NULL;
+    for (size_t i = 0; i < p->nalias && !as; i++)
+        if (strlen(p->alias[i].name) == k->len && !memcmp(p->alias[i].name, s, k->len))
+            as = p->alias[i].as;
+    b->len = 0;
+    int rc = as ? tb_buf_put(b, as, strlen(as))
+                : tb_buf_put(b, p->prefix, strlen(p->prefix)) || tb_buf_put(b, s, k->len);
+    if (rc || tb_buf_putc(b, 0))
+        return tb_fail(p->t.err, "out of memory");
+    b->len--;
+    return 0;
+}
+
+/* A REF node to the name token k stands for. */
+static gr_expr_t *ref_node(lark_t *p, const tok_t *k)
+{
+    tb_buf_t b = {0};
+    gr_expr_t *x = name_of(p, k, &b) ? NULL : node(p, GR_X_REF, k->pos, (char *)b.data, b.len);
+    tb_buf_free(&b);
+    return x;
 }
 
 static int parse_number(lark_t *p, uint32_t *v)
@@ -409,11 +485,14 @@ static gr_expr_t *unsupported(lark_t *p, const char *what)
 }
 
 /* %json SCHEMA (the current token is %json): the JSON value is skipped
- * here and compiled by gr_lark_read, when the grammar is this one rule. */
+ * here and compiled by compile_json, when the grammar is this one rule. */
 static gr_expr_t *parse_json(lark_t *p)
 {
     gr_pos_t pos = p->cur.pos;
-    if (p->json_ref)
+    lark_ctx_t *ctx = p->ctx;
+    if (*p->prefix)
+        return unsupported(p, "an inline JSON schema (%json) in an imported file is");
+    if (ctx->json_ref)
         return unsupported(p, "a second inline JSON schema (%json) is");
     tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->t.i};
     int c = tb_json_peek(&js);
@@ -422,12 +501,12 @@ static gr_expr_t *parse_json(lark_t *p)
         gr_text_fail(&p->t, pos, "expected a JSON schema after %%json");
         return NULL;
     }
-    p->json_at = at;
-    p->json_len = js.at - at;
-    p->json_pos = pos;
+    ctx->json_at = at;
+    ctx->json_len = js.at - at;
+    ctx->json_pos = pos;
     gr_text_skip(&p->t, js.at - p->t.i);
-    p->json_ref = node(p, GR_X_REF, pos, "%json", 5);
-    return p->json_ref && !next(p) ? p->json_ref : NULL;
+    ctx->json_ref = node(p, GR_X_REF, pos, "%json", 5);
+    return ctx->json_ref && !next(p) ? ctx->json_ref : NULL;
 }
 
 /* ---- %regex { "substring_...": ... } ---- */
@@ -604,7 +683,7 @@ static gr_expr_t *parse_atom(lark_t *p)
     if (k.kind == T_NAME) {
         if (parametric(p))
             return NULL;
-        gr_expr_t *x = node(p, GR_X_REF, k.pos, p->t.s + k.at, k.len);
+        gr_expr_t *x = ref_node(p, &k);
         return x && !next(p) ? x : NULL;
     }
     if (is_punct(&k, '~'))
@@ -640,16 +719,38 @@ static gr_expr_t *parse_not(lark_t *p)
     return neg && !gr_ebnf_add(neg, x, p->t.err) ? neg : NULL;
 }
 
-/* {m}, {m,}, {m,n} after x (the current token is '{'). */
+static gr_expr_t *parse_expr(lark_t *p);
+
+/* The arguments of a template's use name{a, b} (the current token is the
+ * first one) as the kids of x, the REF to the template: instantiate()
+ * makes the rule it stands for once the whole grammar is read. */
+static gr_expr_t *parse_template_use(lark_t *p, gr_expr_t *x)
+{
+    for (;;) {
+        gr_expr_t *arg = parse_expr(p);
+        if (!arg || gr_ebnf_add(x, arg, p->t.err))
+            return NULL;
+        if (is_punct(&p->cur, '}'))
+            return next(p) ? NULL : x;
+        if (expect(p, ',', "expected ',' or '}' after a template's argument"))
+            return NULL;
+    }
+}
+
+/* {m}, {m,}, {,n}, {m,n} after x, or a template's use name{a, b} (the
+ * current token is '{'). */
 static gr_expr_t *parse_braces(lark_t *p, gr_expr_t *x)
 {
     gr_pos_t pos = p->cur.pos;
-    uint32_t m, n;
+    uint32_t m = 0, n;
     if (next(p))
         return NULL;
-    if (p->cur.kind != T_NUMBER && x->kind == GR_X_REF)
-        return unsupported(p, "templates (name{...}) are");
-    if (parse_number(p, &m))
+    if (p->cur.kind != T_NUMBER && !is_punct(&p->cur, ',')) {
+        if (x->kind != GR_X_REF || x->kid.len)
+            return fail_tok(p, "expected a repetition bound"), NULL;
+        return parse_template_use(p, x);
+    }
+    if (p->cur.kind == T_NUMBER && parse_number(p, &m))
         return NULL;
     n = m;
     if (is_punct(&p->cur, ',')) {
@@ -803,6 +904,30 @@ static int end_of_line(lark_t *p)
     return 0;
 }
 
+/* The parameters of a template's definition name{a, b} (the current
+ * token is '{') into t->param, namespaced as the body's names are. */
+static int parse_params(lark_t *p, tmpl_t *t)
+{
+    if (next(p))
+        return -1;
+    for (;;) {
+        tb_buf_t b = {0};
+        if (p->cur.kind != T_NAME)
+            return fail_tok(p, "expected a template parameter's name");
+        char *name = name_of(p, &p->cur, &b) ? NULL : (char *)b.data;
+        if (!name || tb_vec_push(&t->param, name)) {
+            free(name);
+            return name ? tb_fail(p->t.err, "out of memory") : -1;
+        }
+        if (next(p))
+            return -1;
+        if (is_punct(&p->cur, '}'))
+            return next(p);
+        if (expect(p, ',', "expected ',' or '}' after a template parameter"))
+            return -1;
+    }
+}
+
 /* name::param: (the current token is the first ':' after the name). */
 static int parametric_def(lark_t *p, const tok_t *name)
 {
@@ -890,8 +1015,49 @@ static int parse_attributes(lark_t *p, gr_expr_t **then)
     }
 }
 
-/* [?!]name[.priority]: expansions */
-static int parse_definition(lark_t *p)
+static void tmpl_free(tmpl_t *t)
+{
+    free(t->name);
+    for (size_t i = 0; i < t->param.len; i++)
+        free(t->param.data[i]);
+    free(t->param.data);
+}
+
+/* What a definition defines: a rule or terminal, a template (params), or
+ * the change of one (%override, %extend). */
+static int define(lark_t *p, const tok_t *name, int terminal, tmpl_t *t, int edit,
+                  gr_expr_t *body)
+{
+    tb_buf_t b = {0};
+    if (name_of(p, name, &b))
+        return -1;
+    char *full = (char *)b.data;
+    int rc;
+    if (t->param.len && edit) {
+        rc = gr_text_fail(&p->t, name->pos, "%%override and %%extend of a template are not "
+                          "supported");
+    } else if (t->param.len) {
+        *t = (tmpl_t){full, name->pos, t->param, body, (uint8_t)terminal};
+        full = NULL;
+        rc = tb_vec_push(&p->ctx->tmpl, *t) ? tb_fail(p->t.err, "out of memory") : 0;
+        if (rc)
+            tmpl_free(t);
+        return rc;
+    } else if (edit) {
+        edit_t d = {full, name->pos, body, edit == 2};
+        rc = tb_vec_push(&p->edits, d) ? tb_fail(p->t.err, "out of memory") : 0;
+        full = rc ? full : NULL;
+    } else {
+        rc = gr_ebnf_rule(p->e, full, b.len, name->pos, terminal, body, p->t.err);
+    }
+    free(full);
+    tmpl_free(t);
+    return rc;
+}
+
+/* [?!]name[{params}][.priority]: expansions; edit: 0, or 1 after
+ * %override, 2 after %extend. */
+static int parse_definition(lark_t *p, int edit)
 {
     if (is_punct(&p->cur, '?') || is_punct(&p->cur, '!')) {
         if (next(p))
@@ -903,35 +1069,35 @@ static int parse_definition(lark_t *p)
         return fail_tok(p, "expected a rule, a terminal or a directive");
     tok_t name = p->cur;
     int terminal = is_terminal_name(p->t.s + name.at, name.len);
-    if (next(p))
+    tmpl_t t = {0};
+    if (next(p) || (is_punct(&p->cur, '{') && parse_params(p, &t))) {
+        tmpl_free(&t);
         return -1;
-    if (is_punct(&p->cur, '{'))
-        return gr_text_fail(&p->t, p->cur.pos, "templates (name{...}) are not supported");
-    if (is_punct(&p->cur, ':') && parametric_def(p, &name))
-        return -1;
-    gr_expr_t *then = NULL;
-    if (is_punct(&p->cur, '[') && parse_attributes(p, &then))
-        return -1;
-    if (is_punct(&p->cur, '.')) { /* a priority: the language is the same */
-        if (next(p) || (is_punct(&p->cur, '-') && next(p)))
-            return -1;
-        if (p->cur.kind != T_NUMBER)
-            return fail_tok(p, "expected a priority number after '.'");
-        if (next(p))
-            return -1;
     }
-    if (expect(p, ':', "expected ':' after the rule name"))
-        return -1;
-    gr_expr_t *body = parse_expansions(p);
-    if (!body || end_of_line(p))
-        return -1;
+    gr_expr_t *body = NULL, *then = NULL;
+    if ((is_punct(&p->cur, ':') && parametric_def(p, &name)) ||
+        (is_punct(&p->cur, '[') && parse_attributes(p, &then)))
+        goto fail;
+    /* a priority orders Lark's choices among parses or terminals: the
+     * language, and so every mask, is the same */
+    if (is_punct(&p->cur, '.') &&
+        (next(p) || (is_punct(&p->cur, '-') && next(p)) ||
+         (p->cur.kind != T_NUMBER ? fail_tok(p, "expected a priority number after '.'")
+                                  : next(p))))
+        goto fail;
+    if (expect(p, ':', "expected ':' after the rule name") || !(body = parse_expansions(p)) ||
+        end_of_line(p))
+        goto fail;
     if (then) { /* the rule's stop or suffix after its body */
         gr_expr_t *seq = node(p, GR_X_SEQ, name.pos, NULL, 0);
         if (!seq || gr_ebnf_add(seq, body, p->t.err) || gr_ebnf_add(seq, then, p->t.err))
-            return -1;
+            goto fail;
         body = seq;
     }
-    return gr_ebnf_rule(p->e, p->t.s + name.at, name.len, name.pos, terminal, body, p->t.err);
+    return define(p, &name, terminal, &t, edit, body);
+fail:
+    tmpl_free(&t);
+    return -1;
 }
 
 /* The terminals of Lark's common.lark, written here as regexes from its
@@ -970,7 +1136,7 @@ static const struct {
 };
 
 /* Defines `as` (or `name`) as the common terminal name (tokens). */
-static int import_one(lark_t *p, const tok_t *name, const tok_t *as)
+static int import_common(lark_t *p, const tok_t *name, const tok_t *as)
 {
     const char *s = p->t.s + name->at;
     for (size_t i = 0; i < sizeof COMMON / sizeof COMMON[0]; i++) {
@@ -980,8 +1146,11 @@ static int import_one(lark_t *p, const tok_t *name, const tok_t *as)
         if (!x)
             return -1;
         x->atom = (uint8_t)regex_is_atom(x->text, x->len);
-        const tok_t *n = as ? as : name;
-        return gr_ebnf_rule(p->e, p->t.s + n->at, n->len, n->pos, 1, x, p->t.err);
+        tb_buf_t b = {0};
+        int rc = name_of(p, as ? as : name, &b) ||
+                 gr_ebnf_rule(p->e, (char *)b.data, b.len, name->pos, 1, x, p->t.err);
+        tb_buf_free(&b);
+        return rc;
     }
     return gr_text_fail(&p->t, name->pos, "common has no terminal '%.*s' (it has WS, "
                         "WS_INLINE, NEWLINE, NUMBER, SIGNED_NUMBER, INT, SIGNED_INT, DECIMAL, "
@@ -989,50 +1158,133 @@ static int import_one(lark_t *p, const tok_t *name, const tok_t *as)
                         (int)name->len, s);
 }
 
-/* %import common.NAME [-> ALIAS] | %import common (A, B, ...) */
+/* Records that name (as `as`, or its own name) comes from the module at
+ * dotted path[0..n): read when this file ends (read_imports). */
+static int import_module(lark_t *p, const char *path, size_t n, gr_pos_t pos, const tok_t *name,
+                         const tok_t *as)
+{
+    import_t *m = NULL;
+    for (size_t i = 0; i < p->imports.len && !m; i++)
+        if (strlen(p->imports.data[i].path) == n && !memcmp(p->imports.data[i].path, path, n))
+            m = &p->imports.data[i];
+    if (!m) {
+        import_t fresh = {.path = strndup(path, n), .pos = pos};
+        if (!fresh.path || tb_vec_push(&p->imports, fresh)) {
+            free(fresh.path);
+            return tb_fail(p->t.err, "out of memory");
+        }
+        m = &p->imports.data[p->imports.len - 1];
+    }
+    tb_buf_t b = {0};
+    alias_t a = {strndup(p->t.s + name->at, name->len), NULL};
+    if (!name_of(p, as ? as : name, &b))
+        a.as = (char *)b.data;
+    if (!a.name || !a.as || tb_vec_push(&m->names, a)) {
+        free(a.name);
+        free(a.as);
+        return tb_fail(p->t.err, "out of memory");
+    }
+    return 0;
+}
+
+/* One imported name: from common, or from a module file. */
+static int import_name(lark_t *p, int relative, const char *path, size_t n, gr_pos_t pos,
+                       const tok_t *name, const tok_t *as)
+{
+    if (as && is_terminal_name(p->t.s + as->at, as->len) !=
+                  is_terminal_name(p->t.s + name->at, name->len))
+        return gr_text_fail(&p->t, as->pos, "an alias must be a terminal's name (upper case) "
+                            "where the name imported is one, a rule's where it is a rule");
+    if (relative)
+        return import_module(p, path, n, pos, name, as);
+    if (n == 6 && !memcmp(path, "common", 6))
+        return import_common(p, name, as);
+    return gr_text_fail(&p->t, pos, "%%import %.*s: only common's terminals and grammar files "
+                        "relative to this one (%%import .FILE.NAME) can be imported",
+                        (int)n, path);
+}
+
+/* %import [.]a.b.NAME [-> ALIAS] | %import [.]a.b (A, B, ...): the dotted
+ * path names common (built in) or, after a '.', a file relative to this
+ * one (a/b.lark). */
 static int parse_import(lark_t *p)
 {
-    if (p->cur.kind != T_NAME || !is_word(p, &p->cur, "common"))
-        return gr_text_fail(&p->t, p->cur.pos, "only %%import common is supported");
-    if (next(p))
+    gr_pos_t pos = p->cur.pos;
+    int relative = is_punct(&p->cur, '.');
+    if (relative && next(p))
         return -1;
-    if (is_punct(&p->cur, '.')) {
-        tok_t name, as;
-        if (next(p))
-            return -1;
-        if (p->cur.kind != T_NAME)
-            return fail_tok(p, "expected a name after common.");
-        name = p->cur;
-        if (next(p))
-            return -1;
-        if (p->cur.kind == T_ARROW) {
-            if (next(p))
-                return -1;
-            if (p->cur.kind != T_NAME)
-                return fail_tok(p, "expected a name after ->");
-            as = p->cur;
-            if (next(p))
-                return -1;
-            if (!is_terminal_name(p->t.s + as.at, as.len))
-                return gr_text_fail(&p->t, as.pos, "a terminal's alias must be upper case");
-            return import_one(p, &name, &as) || end_of_line(p) ? -1 : 0;
-        }
-        return import_one(p, &name, NULL) || end_of_line(p) ? -1 : 0;
-    }
-    if (expect(p, '(', "expected '.' or '(' after %import common"))
-        return -1;
+    tb_buf_t path = {0};
+    tok_t last = p->cur;
+    int rc = 0;
     for (;;) {
-        if (p->cur.kind != T_NAME)
-            return fail_tok(p, "expected a terminal name");
-        tok_t name = p->cur;
-        if (next(p) || import_one(p, &name, NULL))
-            return -1;
-        if (is_punct(&p->cur, ')'))
+        if (p->cur.kind != T_NAME) {
+            rc = fail_tok(p, "expected a name in the import's path");
             break;
-        if (expect(p, ',', "expected ',' or ')'"))
-            return -1;
+        }
+        last = p->cur;
+        if (path.len && tb_buf_putc(&path, '.'))
+            rc = tb_fail(p->t.err, "out of memory");
+        if (rc || tb_buf_put(&path, p->t.s + last.at, last.len) || next(p)) {
+            rc = -1;
+            break;
+        }
+        if (!is_punct(&p->cur, '.'))
+            break;
+        if (next(p)) {
+            rc = -1;
+            break;
+        }
     }
-    return expect(p, ')', "expected ')'") || end_of_line(p) ? -1 : 0;
+    const char *ps = (const char *)path.data;
+    if (!rc && is_punct(&p->cur, '(')) { /* the whole path is the module */
+        rc = expect(p, '(', "");
+        while (!rc) {
+            tok_t name = p->cur;
+            if (name.kind != T_NAME) {
+                rc = fail_tok(p, "expected a name to import");
+                break;
+            }
+            rc = next(p) || import_name(p, relative, ps, path.len, pos, &name, NULL);
+            if (rc || is_punct(&p->cur, ')'))
+                break;
+            rc = expect(p, ',', "expected ',' or ')'");
+        }
+        rc = rc || expect(p, ')', "expected ')'") || end_of_line(p);
+    } else if (!rc) { /* the path's last name is the one imported */
+        size_t n = path.len > last.len ? path.len - last.len - 1 : 0;
+        tok_t as = {0};
+        if (!n)
+            rc = gr_text_fail(&p->t, last.pos, "expected a module before '%.*s' (common.NAME "
+                              "or .FILE.NAME)", (int)last.len, p->t.s + last.at);
+        else if (p->cur.kind == T_ARROW && !(rc = next(p))) {
+            as = p->cur;
+            rc = as.kind != T_NAME ? fail_tok(p, "expected a name after ->") : next(p);
+        }
+        rc = rc || import_name(p, relative, ps, n, pos, &last, as.len ? &as : NULL) ||
+             end_of_line(p);
+    }
+    tb_buf_free(&path);
+    return rc ? -1 : 0;
+}
+
+/* %declare NAME...: terminals that a Lark post-lexer would make (python's
+ * _INDENT); with no post-lexer here, each matches nothing. */
+static int parse_declare(lark_t *p)
+{
+    if (p->cur.kind != T_NAME)
+        return fail_tok(p, "expected a name after %declare");
+    while (p->cur.kind == T_NAME) {
+        gr_expr_t *x = node(p, GR_X_REGEX, p->cur.pos, "[^\\x00-\\x{10FFFF}]", 18);
+        tb_buf_t b = {0};
+        int rc = !x || name_of(p, &p->cur, &b) ||
+                 gr_ebnf_rule(p->e, (char *)b.data, b.len, p->cur.pos,
+                              is_terminal_name(p->t.s + p->cur.at, p->cur.len), x, p->t.err);
+        tb_buf_free(&b);
+        if (rc || next(p))
+            return -1;
+        x->atom = 1;
+    }
+    return end_of_line(p);
 }
 
 /* %llguidance {} (options: only none) */
@@ -1056,50 +1308,121 @@ static int parse_directive(lark_t *p)
         return -1;
     if (is_word(p, &d, "%ignore")) {
         gr_expr_t *x = parse_expansions(p);
-        if (!x || tb_vec_push(&p->e->ignore, x))
-            return x ? tb_fail(p->t.err, "out of memory") : -1;
+        if (!x)
+            return -1;
+        if (*p->prefix) /* as Lark: an imported file's %ignore is its own */
+            return end_of_line(p);
+        if (tb_vec_push(&p->e->ignore, x))
+            return tb_fail(p->t.err, "out of memory");
         p->e->merge = 0; /* ignored text may stand between any two lexemes */
         return end_of_line(p);
     }
     if (is_word(p, &d, "%import"))
         return parse_import(p);
+    if (is_word(p, &d, "%declare"))
+        return parse_declare(p);
+    if (is_word(p, &d, "%override") || is_word(p, &d, "%extend"))
+        return parse_definition(p, is_word(p, &d, "%extend") ? 2 : 1);
     if (is_word(p, &d, "%llguidance"))
         return parse_options(p);
-    return gr_text_fail(&p->t, d.pos, "%.*s is not supported (supported: %%ignore, "
-                        "%%import common, %%llguidance {})", (int)d.len, p->t.s + d.at);
+    return gr_text_fail(&p->t, d.pos, "%.*s is not supported (supported: %%ignore, %%import, "
+                        "%%declare, %%override, %%extend, %%llguidance {})", (int)d.len,
+                        p->t.s + d.at);
 }
 
-/* A grammar whose one rule is `start: %json SCHEMA` is that schema,
- * compiled by schema.h (which finishes g) with its default options: JSON
- * whitespace between the lexemes of the value.  Inside a larger grammar
- * the schema's ignored whitespace would be ignored in the rest of it too,
- * so that is refused. */
-static int compile_json(lark_t *p, gr_cfg_t *g)
+/* ---- files, modules and templates ---- */
+
+static int read_file(lark_ctx_t *c, const char *text, size_t len, const char *source,
+                     const char *prefix, const alias_t *alias, size_t nalias, tb_err_t *err);
+
+/* Reads the modules this file imports, each once with every name it was
+ * asked for; a name the module does not define is an error at the import. */
+static int read_imports(lark_t *p)
 {
-    const gr_ebnf_t *e = p->e;
-    const gr_expr_t *body = e->rule.len == 1 ? e->rule.data[0].body : NULL;
-    if (!body || strcmp(e->rule.data[0].name, "start") || e->ignore.len ||
-        body->kind != GR_X_SEQ || body->kid.len != 1 || body->kid.data[0] != p->json_ref)
-        return gr_text_fail(&p->t, p->json_pos, "an inline JSON schema (%%json) is supported as "
-                            "a whole grammar only (start: %%json {...})");
-    tb_err_t sub = {0};
-    if (!gr_schema_compile(g, p->t.s + p->json_at, p->json_len, NULL, &sub))
-        return 0;
-    /* the compiler's message names the source, and the line and column in
-     * the schema's own text: the %json's position stands before them */
-    const char *msg = sub.msg;
-    if (!strncmp(msg, g->source, strlen(g->source)) && msg[strlen(g->source)] == ':')
-        msg += strlen(g->source) + 1;
-    return gr_text_fail(&p->t, p->json_pos, "%%json: %s", msg);
+    const char *src = p->t.source, *slash = strrchr(src, '/');
+    for (size_t i = 0; i < p->imports.len; i++) {
+        const import_t *m = &p->imports.data[i];
+        tb_buf_t path = {0}, prefix = {0};
+        int rc = slash && tb_buf_put(&path, src, (size_t)(slash - src) + 1);
+        for (const char *c = m->path; !rc && *c; c++)
+            rc = tb_buf_putc(&path, *c == '.' ? '/' : (uint8_t)*c);
+        rc = rc || tb_buf_put(&path, ".lark", 6) || tb_buf_put(&prefix, p->prefix,
+             strlen(p->prefix)) || tb_buf_put(&prefix, m->path, strlen(m->path)) ||
+             tb_buf_put(&prefix, ".", 2);
+        uint8_t *data = NULL;
+        size_t len;
+        tb_err_t why;
+        if (rc)
+            rc = tb_fail(p->t.err, "out of memory");
+        else if (++p->ctx->depth > 16)
+            rc = gr_text_fail(&p->t, m->pos, "imports nested more than 16 deep (a cycle?)");
+        else if (tb_read_file((char *)path.data, &data, &len, &why))
+            rc = gr_text_fail(&p->t, m->pos, "%%import .%s: %s", m->path, why.msg);
+        else
+            rc = read_file(p->ctx, (char *)data, len, (char *)path.data, (char *)prefix.data,
+                           m->names.data, m->names.len, p->t.err);
+        p->ctx->depth--;
+        for (size_t k = 0; !rc && k < m->names.len; k++) {
+            const char *as = m->names.data[k].as;
+            if (tb_strmap_get(&p->e->by_name, (const uint8_t *)as, strlen(as)) < 0)
+                rc = gr_text_fail(&p->t, m->pos, "%%import: %s defines no '%s'",
+                                  (char *)path.data, m->names.data[k].name);
+        }
+        free(data);
+        tb_buf_free(&path);
+        tb_buf_free(&prefix);
+        if (rc)
+            return -1;
+    }
+    return 0;
 }
 
-int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err)
+/* Applies this file's %override and %extend, once its imports are read. */
+static int apply_edits(lark_t *p)
 {
-    gr_ebnf_t e;
-    if (gr_ebnf_init(&e, g->source, err))
-        return -1;
-    lark_t p = {.e = &e};
-    gr_text_init(&p.t, text, len, g->source, err);
+    for (size_t i = 0; i < p->edits.len; i++) {
+        edit_t *d = &p->edits.data[i];
+        int32_t r = tb_strmap_get(&p->e->by_name, (const uint8_t *)d->name, strlen(d->name));
+        if (r < 0)
+            return gr_text_fail(&p->t, d->pos, "%s '%s': no such rule or terminal",
+                                d->extend ? "%extend" : "%override", d->name);
+        gr_xrule_t *x = &p->e->rule.data[r];
+        if (!d->extend) {
+            x->body = d->body;
+            continue;
+        }
+        gr_expr_t *alt = node(p, GR_X_ALT, d->pos, NULL, 0);
+        if (!alt || gr_ebnf_add(alt, x->body, p->t.err) || gr_ebnf_add(alt, d->body, p->t.err))
+            return -1;
+        x->body = alt;
+    }
+    return 0;
+}
+
+static void lark_free(lark_t *p)
+{
+    for (size_t i = 0; i < p->imports.len; i++) {
+        import_t *m = &p->imports.data[i];
+        for (size_t k = 0; k < m->names.len; k++) {
+            free(m->names.data[k].name);
+            free(m->names.data[k].as);
+        }
+        free(m->names.data);
+        free(m->path);
+    }
+    for (size_t i = 0; i < p->edits.len; i++)
+        free(p->edits.data[i].name);
+    free(p->imports.data);
+    free(p->edits.data);
+}
+
+/* Reads one file of the grammar (the main one: prefix "", no aliases):
+ * its definitions, the modules it imports, then its edits. */
+static int read_file(lark_ctx_t *c, const char *text, size_t len, const char *source,
+                     const char *prefix, const alias_t *alias, size_t nalias, tb_err_t *err)
+{
+    lark_t p = {.e = c->e, .ctx = c, .prefix = prefix, .alias = alias, .nalias = nalias};
+    gr_text_init(&p.t, text, len, source, err);
     int rc = next(&p);
     while (!rc && p.cur.kind != T_EOF) {
         if (p.cur.kind == T_NL)
@@ -1107,12 +1430,185 @@ int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_
         else if (p.cur.kind == T_DIRECTIVE)
             rc = parse_directive(&p);
         else
-            rc = parse_definition(&p);
+            rc = parse_definition(&p, 0);
     }
-    if (!rc && p.json_ref)
-        rc = compile_json(&p, g);
+    rc = rc || read_imports(&p) || apply_edits(&p);
+    lark_free(&p);
+    return rc ? -1 : 0;
+}
+
+/* How a template's argument reads in the name of the rule it makes. */
+static int show_expr(const gr_expr_t *x, tb_buf_t *b)
+{
+    int rc = 0;
+    switch (x->kind) {
+    case GR_X_LIT:
+        rc = tb_buf_putc(b, '"') || tb_buf_put(b, x->text, x->len) || tb_buf_putc(b, '"') ||
+             (x->icase && tb_buf_putc(b, 'i'));
+        break;
+    case GR_X_REGEX:
+        rc = x->show ? tb_buf_put(b, x->show, strlen(x->show))
+                     : tb_buf_putc(b, '/') || tb_buf_put(b, x->text, x->len) || tb_buf_putc(b, '/');
+        break;
+    case GR_X_REF:
+        rc = tb_buf_put(b, x->text, x->len);
+        break;
+    case GR_X_REP:
+        rc = show_expr(x->kid.data[0], b);
+        if (!rc) {
+            char q[32];
+            int n = x->n == GR_UNBOUNDED ? snprintf(q, sizeof q, "{%u,}", x->m)
+                                         : snprintf(q, sizeof q, "{%u,%u}", x->m, x->n);
+            rc = tb_buf_put(b, q, (size_t)n);
+        }
+        break;
+    default: /* SEQ, ALT, AND, NOT */
+        rc = (x->kind == GR_X_NOT && tb_buf_putc(b, '~')) || tb_buf_putc(b, '(');
+        for (size_t i = 0; !rc && i < x->kid.len; i++)
+            rc = (i && tb_buf_putc(b, x->kind == GR_X_ALT   ? '|'
+                                      : x->kind == GR_X_AND ? '&'
+                                                            : ' ')) ||
+                 show_expr(x->kid.data[i], b);
+        rc = rc || tb_buf_putc(b, ')');
+    }
+    return rc;
+}
+
+/* A copy of x with every reference to t's parameter i replaced by a copy
+ * of args[i] (t NULL: a plain copy). */
+static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_t *const *args)
+{
+    for (size_t i = 0; t && x->kind == GR_X_REF && !x->kid.len && i < t->param.len; i++)
+        if (!strcmp(x->text, t->param.data[i]))
+            return clone(p, args[i], NULL, NULL);
+    gr_expr_t *y = node(p, x->kind, x->pos, x->text, x->len);
+    if (!y)
+        return NULL;
+    char *text = y->text;
+    *y = *x;
+    y->text = text;
+    y->kid.data = NULL;
+    y->kid.len = y->kid.cap = 0;
+    if (x->show && !(y->show = strdup(x->show))) {
+        tb_fail(p->t.err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < x->kid.len; i++) {
+        gr_expr_t *k = clone(p, x->kid.data[i], t, args);
+        if (!k || gr_ebnf_add(y, k, p->t.err))
+            return NULL;
+    }
+    return y;
+}
+
+/* Most rules that templates may make, and the longest name of one (which
+ * bounds its arguments' size): a template whose uses nest ever deeper
+ * (t{x}: x | t{(x x)}) would not stop, and its arguments double each time. */
+#define MAX_INSTANCES 10000
+#define MAX_INSTANCE_NAME 4096
+
+/* Replaces each use name{a, b} under x by a reference to the rule it
+ * stands for, made from the template the first time. */
+static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
+{
+    for (size_t i = 0; i < x->kid.len; i++)
+        if (instantiate(p, x->kid.data[i], made))
+            return -1;
+    if (x->kind != GR_X_REF || !x->kid.len)
+        return 0;
+    const tmpl_t *t = NULL;
+    for (size_t i = 0; i < p->ctx->tmpl.len && !t; i++)
+        if (!strcmp(p->ctx->tmpl.data[i].name, x->text))
+            t = &p->ctx->tmpl.data[i];
+    if (!t)
+        return gr_text_fail(&p->t, x->pos, "no template '%s'", x->text);
+    if (t->param.len != x->kid.len)
+        return gr_text_fail(&p->t, x->pos, "template '%s' takes %zu arguments, given %zu",
+                            x->text, t->param.len, x->kid.len);
+    tb_buf_t b = {0};
+    int rc = tb_buf_put(&b, x->text, x->len) || tb_buf_putc(&b, '{');
+    for (size_t i = 0; !rc && i < x->kid.len; i++)
+        rc = (i && tb_buf_put(&b, ", ", 2)) || show_expr(x->kid.data[i], &b);
+    if (rc || tb_buf_putc(&b, '}') || tb_buf_putc(&b, 0)) {
+        tb_buf_free(&b);
+        return tb_fail(p->t.err, "out of memory");
+    }
+    b.len--;
+    if (tb_strmap_get(&p->e->by_name, b.data, b.len) < 0) {
+        gr_expr_t *body = ++*made > MAX_INSTANCES || b.len > MAX_INSTANCE_NAME
+                              ? (gr_text_fail(&p->t, x->pos, "templates made more than %d "
+                                              "rules or one with arguments over %d bytes (a "
+                                              "use that nests without end?)", MAX_INSTANCES,
+                                              MAX_INSTANCE_NAME), NULL)
+                              : clone(p, t->body, t, x->kid.data);
+        rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, t->terminal, body,
+                                   p->t.err);
+    }
+    if (!rc) {
+        free(x->text);
+        x->text = (char *)b.data;
+        x->len = b.len;
+        x->kid.len = 0;
+    } else {
+        tb_buf_free(&b);
+    }
+    return rc ? -1 : 0;
+}
+
+/* A grammar whose one rule is `start: %json SCHEMA` (or the rule named
+ * the start) is that schema, compiled by schema.h (which finishes g) with
+ * its default options: JSON whitespace between the lexemes of the value.
+ * Inside a larger grammar the schema's ignored whitespace would be ignored
+ * in the rest of it too, so that is refused.  p reads the main file. */
+static int compile_json(lark_t *p, gr_cfg_t *g, const char *start_name)
+{
+    const gr_ebnf_t *e = p->e;
+    const lark_ctx_t *c = p->ctx;
+    const gr_expr_t *body = e->rule.len == 1 ? e->rule.data[0].body : NULL;
+    if (!body || strcmp(e->rule.data[0].name, start_name) || e->ignore.len ||
+        body->kind != GR_X_SEQ || body->kid.len != 1 || body->kid.data[0] != c->json_ref)
+        return gr_text_fail(&p->t, c->json_pos, "an inline JSON schema (%%json) is supported as "
+                            "a whole grammar only (start: %%json {...})");
+    tb_err_t sub = {0};
+    if (!gr_schema_compile(g, p->t.s + c->json_at, c->json_len, NULL, &sub))
+        return 0;
+    /* the compiler's message names the source, and the line and column in
+     * the schema's own text: the %json's position stands before them */
+    const char *msg = sub.msg;
+    if (!strncmp(msg, g->source, strlen(g->source)) && msg[strlen(g->source)] == ':')
+        msg += strlen(g->source) + 1;
+    return gr_text_fail(&p->t, c->json_pos, "%%json: %s", msg);
+}
+
+int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                       gr_sym_t *start, tb_err_t *err)
+{
+    gr_ebnf_t e;
+    if (gr_ebnf_init(&e, g->source, err))
+        return -1;
+    lark_ctx_t c = {.e = &e};
+    int rc = read_file(&c, text, len, g->source, "", NULL, 0, err);
+    /* the rules templates make are appended: the loop reaches them too */
+    lark_t p = {.e = &e, .ctx = &c};
+    gr_text_init(&p.t, text, len, g->source, err);
+    size_t made = 0;
+    for (size_t i = 0; !rc && i < e.rule.len; i++)
+        rc = instantiate(&p, e.rule.data[i].body, &made);
+    for (size_t i = 0; !rc && i < e.ignore.len; i++)
+        rc = instantiate(&p, e.ignore.data[i], &made);
+    start_name = start_name ? start_name : "start";
+    if (!rc && c.json_ref)
+        rc = compile_json(&p, g, start_name);
     else if (!rc)
-        rc = gr_ebnf_lower(&e, g, "start", start, err);
+        rc = gr_ebnf_lower(&e, g, start_name, start, err);
+    for (size_t i = 0; i < c.tmpl.len; i++)
+        tmpl_free(&c.tmpl.data[i]);
+    free(c.tmpl.data);
     gr_ebnf_free(&e);
     return rc;
+}
+
+int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err)
+{
+    return gr_lark_read_start(g, text, len, NULL, start, err);
 }

@@ -12,21 +12,23 @@
  *
  * Supported: rules `name: a b | c` over lines (a line starting with | goes
  * on), `?name`, `!name` and priorities `name.N` (same language), aliases
- * `-> name` (ignored), ? * + {m} {m,} {m,n} ~m ~m..n, [x], groups,
+ * `-> name` (ignored), ? * + {m} {m,} {,n} {m,n} ~m ~m..n, [x], groups,
  * literals "..." with escapes and the i flag, ranges "a".."z", /regex/
  * with flags i and s (also inline, (?s:...) and (?s)), terminals NAME:
- * ... (their bodies one regex),
- * %ignore, %import common.NAME [-> ALIAS] and %import common (A, B),
- * comments // and #, `%llguidance {}`.
+ * ... (their bodies one regex), templates name{a, b}: ..., %ignore,
+ * %import common.NAME [-> ALIAS] and %import common (A, B), %import
+ * .FILE.NAME [-> ALIAS] and %import .FILE (A, B) of grammar files beside
+ * this one (namespaced as Lark does), %declare (terminals that match
+ * nothing), %override, %extend, comments // and #, `%llguidance {}`.
  * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
  * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
  * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
  * suffix follow the body; the others are read only).
- * Refused, named with their position: templates, %declare, %override,
- * %extend, other imports, %json beside anything else, %lark, parametric
- * rules name::param, special tokens <...>, grammar references @name,
- * lookaround and the other regex features lexer/regex.h refuses, regex
- * flags other than i s u.
+ * Refused, named with their position: imports of modules other than
+ * common without the '.', %json beside anything else or in an imported
+ * file, %lark, parametric rules name::param, special tokens <...>,
+ * grammar references @name, lookaround and the other regex features
+ * lexer/regex.h refuses, regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H
@@ -40,5 +42,11 @@
  * which give the line and column); *start is the start rule's
  * nonterminal.  The caller calls gr_cfg_finish. */
 int gr_lark_read(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start, tb_err_t *err);
+
+/* gr_lark_read with the start rule named (NULL: start), as Lark's `start`
+ * option.  Relative imports (%import .FILE.NAME) are read from the folder
+ * of g->source. */
+int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                       gr_sym_t *start, tb_err_t *err);
 
 #endif

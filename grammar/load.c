@@ -11,23 +11,37 @@
 #include "lark.h"
 #include "schema.h"
 
-typedef int (*gr_reader_fn)(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start,
-                            tb_err_t *err);
+/* A reader; start_name (NULL: the format's own start rule) is Lark's alone. */
+typedef int (*gr_reader_fn)(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                            gr_sym_t *start, tb_err_t *err);
+
+static int no_start(const gr_cfg_t *g, const char *start_name, tb_err_t *err)
+{
+    return start_name ? tb_fail(err, "%s: a start rule can be named for a Lark grammar only "
+                                "(GBNF's is root; a schema has none)", g->source)
+                      : 0;
+}
 
 /* A JSON Schema with the default options; the compiler finishes g itself. */
-static int read_schema(gr_cfg_t *g, const char *text, size_t len, gr_sym_t *start,
-                       tb_err_t *err)
+static int read_schema(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                       gr_sym_t *start, tb_err_t *err)
 {
     (void)start;
-    return gr_schema_compile(g, text, len, NULL, err);
+    return no_start(g, start_name, err) || gr_schema_compile(g, text, len, NULL, err) ? -1 : 0;
+}
+
+static int read_gbnf(gr_cfg_t *g, const char *text, size_t len, const char *start_name,
+                     gr_sym_t *start, tb_err_t *err)
+{
+    return no_start(g, start_name, err) || gr_gbnf_read(g, text, len, start, err) ? -1 : 0;
 }
 
 static const struct {
     const char *name, *ext;
     gr_reader_fn read;
 } FORMATS[] = {
-    {"lark", ".lark", gr_lark_read},
-    {"gbnf", ".gbnf", gr_gbnf_read},
+    {"lark", ".lark", gr_lark_read_start},
+    {"gbnf", ".gbnf", read_gbnf},
     {"schema", ".json", read_schema},
 };
 #define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
@@ -54,30 +68,43 @@ static int pick(const char *source, const char *format, gr_reader_fn *out, tb_er
                    ".json; or name the format: lark, gbnf, schema)", source);
 }
 
-int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
-                 const char *format, tb_err_t *err)
+int gr_cfg_parse_start(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                       const char *format, const char *start_name, tb_err_t *err)
 {
     gr_reader_fn read;
     gr_sym_t start;
     if (pick(source ? source : "<grammar>", format, &read, err) || gr_cfg_init(g, source, err))
         return -1;
-    if (read(g, text, len, &start, err) || (!g->finished && gr_cfg_finish(g, start, err))) {
+    if (read(g, text, len, start_name, &start, err) ||
+        (!g->finished && gr_cfg_finish(g, start, err))) {
         gr_cfg_free(g);
         return -1;
     }
     return 0;
 }
 
-int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err)
+int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                 const char *format, tb_err_t *err)
+{
+    return gr_cfg_parse_start(g, text, len, source, format, NULL, err);
+}
+
+int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
+                      const char *start_name, tb_err_t *err)
 {
     gr_reader_fn read;
     uint8_t *data;
     size_t len;
     if (pick(path, format, &read, err) || tb_read_file(path, &data, &len, err))
         return -1;
-    int rc = gr_cfg_parse(g, (const char *)data, len, path, format, err);
+    int rc = gr_cfg_parse_start(g, (const char *)data, len, path, format, start_name, err);
     free(data);
     return rc;
+}
+
+int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err)
+{
+    return gr_cfg_load_start(g, path, format, NULL, err);
 }
 
 int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *opts,

@@ -16,6 +16,11 @@
  * finishes it.  format: "lark", "gbnf", "schema", or NULL for the extension. */
 int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err);
 
+/* gr_cfg_load with the start rule named: start_name is a Lark grammar's
+ * rule (NULL: start; Lark's `start` option), an error for other formats. */
+int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
+                      const char *start_name, tb_err_t *err);
+
 /* A JSON Schema file compiled with opts (NULL: the defaults) into g, as
  * gr_cfg_load does with format "schema". */
 int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *opts,
@@ -25,5 +30,7 @@ int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *op
  * extension when format is NULL). */
 int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
                  const char *format, tb_err_t *err);
+int gr_cfg_parse_start(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                       const char *format, const char *start_name, tb_err_t *err);
 
 #endif

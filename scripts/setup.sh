@@ -8,14 +8,16 @@ cd "$(dirname "$0")/.."
 # Build: compilers (clang for the clang sanitizer build and the libFuzzer
 # targets, with its runtime libraries), libraries.  Tests: cmocka.
 # References: sentencepiece, node; python3 (json.dumps, MaskBench's
-# serialization) and python3-jsonschema (a validator for the schema tests).
+# serialization) and python3-jsonschema (a validator for the schema tests);
+# python3-lark (Lark 1.1.5, the live reference of Lark grammars) and
+# python-lark-doc (Lark's example grammars, read where installed).
 # Data: fortunes, unicode-data.  Measurement: PAPI, valgrind, darts,
 # marisa.  Reports: gnuplot.
 PACKAGES="build-essential clang libclang-rt-dev pkg-config libpcre2-dev libjansson-dev libsqlite3-dev
  libunistring-dev libcsv-dev libcmocka-dev libpapi-dev papi-tools valgrind
  sentencepiece libsentencepiece-dev darts libmarisa-dev gnuplot-nox sqlite3
  nodejs npm fortunes fortunes-de fortunes-ru fortunes-zh unicode-data bzip2
- python3 python3-jsonschema"
+ python3 python3-jsonschema python3-lark python-lark-doc"
 
 # `scripts/setup.sh llguidance`: the Debian crates that the llguidance
 # reference (scripts/ref/llguidance, `make llguidance-ref`) builds against

@@ -99,6 +99,17 @@ static void test_accept(void **state)
     assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar experiments/grammars/json.gbnf"
                                    " '{\"a\": 1 '", out, sizeof out), 3);
     assert_non_null(strstr(out, "accepted   all"));
+    /* --start: json.lark's rule array as the start, and no such rule */
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " --start array"
+                                   " '[1, {}]'", out, sizeof out), 0);
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " --start array"
+                                   " '{}'", out, sizeof out), 3);
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar " JSON_LARK " --start arr '[]'",
+                                   out, sizeof out), 1);
+    assert_non_null(strstr(out, "no rule 'arr' (the start rule)"));
+    assert_int_equal(test_tokbench("accept " LLAMA3 " --grammar experiments/grammars/json.gbnf"
+                                   " --start root '1'", out, sizeof out), 1);
+    assert_non_null(strstr(out, "a start rule can be named for a Lark grammar only"));
 }
 
 static void test_bad_input(void **state)

@@ -449,6 +449,36 @@ static void test_lark_imports(void **state)
                   STRS("\"a\\\"", "\"a\nb\""));
 }
 
+/* Lark's templates, %declare, %override, %extend and {,n} */
+static void test_lark_templates(void **state)
+{
+    (void)state;
+    expect_dump("lark",
+                "start: sep{\"a\", \",\"} x{,2}\n"
+                "sep{item, s}: item (s item)*\n"
+                "x: \"x\"\n"
+                "%extend x: \"y\"\n"
+                "%declare _INDENT\n"
+                "%ignore \" \"\n",
+                "start#1 -> x\n"
+                "start#1 -> (empty)\n"
+                "start#2 -> x start#1\n"
+                "start#2 -> (empty)\n"
+                "start#3 -> start#2\n"
+                "start -> sep{\"a\", \",\"} start#3\n"
+                "sep{\"a\", \",\"}#4 -> \",\" \"a\"\n"
+                "sep{\"a\", \",\"}#5 -> sep{\"a\", \",\"}#5 sep{\"a\", \",\"}#4\n"
+                "sep{\"a\", \",\"}#5 -> (empty)\n"
+                "sep{\"a\", \",\"} -> \"a\" sep{\"a\", \",\"}#5\n"
+                "x -> \"x\"\n"
+                "x -> \"y\"\n"
+                "lexeme \" \" (ignored) =  \n"
+                "lexeme \"a\" = a\n"
+                "lexeme \",\" = ,\n"
+                "lexeme \"x\" = x\n"
+                "lexeme \"y\" = y\n");
+}
+
 static void test_lark_errors(void **state)
 {
     (void)state;
@@ -475,14 +505,19 @@ static void test_lark_errors(void **state)
                  "g.lark:1:13: regex '[': unterminated character class at offset 0");
     expect_error("lark", "start: /a/x\n", "g.lark:1:11: regex flag 'x' is not supported (i, s "
                  "and u are)");
-    expect_error("lark", "start: x\n%declare x\n",
-                 "g.lark:2:1: %declare is not supported (supported: %ignore, %import common, "
-                 "%llguidance {})");
-    expect_error("lark", "start: x\n%override x: \"a\"\n",
-                 "g.lark:2:1: %override is not supported (supported: %ignore, %import common, "
-                 "%llguidance {})");
-    expect_error("lark", "start: x{a}\n", "g.lark:1:10: templates (name{...}) are not supported");
-    expect_error("lark", "_sep{x, y}: x y\n", "g.lark:1:5: templates (name{...}) are not supported");
+    expect_error("lark", "start: x\n%frob x\n",
+                 "g.lark:2:1: %frob is not supported (supported: %ignore, %import, %declare, "
+                 "%override, %extend, %llguidance {})");
+    expect_error("lark", "start: x\nx: \"a\"\n%override y: \"b\"\n",
+                 "g.lark:3:11: %override 'y': no such rule or terminal");
+    expect_error("lark", "start: x{\"a\"}\n", "g.lark:1:8: no template 'x'");
+    expect_error("lark", "start: t{\"a\"}\nt{p, q}: p q\n",
+                 "g.lark:1:8: template 't' takes 2 arguments, given 1");
+    expect_error("lark", "start: t{\"a\"}\nt{x}: x | t{(x x)}\n",
+                 "g.lark:2:11: templates made more than 10000 rules or one with arguments "
+                 "over 4096 bytes (a use that nests without end?)");
+    expect_error("lark", "start: \"a\"{2,1}\n",
+                 "g.lark:1:11: repetition {2,1} out of range (0 <= m <= n <= 100000)");
     expect_error("lark", "start[lazy, foo=1]: /a/\n",
                  "g.lark:1:13: unknown rule attribute 'foo' (llguidance's are capture, lazy, "
                  "max_tokens, temperature, stop, suffix, stop_capture)");
@@ -516,7 +551,9 @@ static void test_lark_errors(void **state)
     expect_error("lark", "start: T\nT: \"x\" (/a/ & /[ab]/)\n",
                  "g.lark:2:9: a terminal with & or ~ must stand alone: not repeated, and not in a "
                  "sequence with other items (it becomes a look-ahead at the top of its lexeme)");
-    expect_error("lark", "%import python.NAME\n", "g.lark:1:9: only %import common is supported");
+    expect_error("lark", "%import python.NAME\n",
+                 "g.lark:1:9: %import python: only common's terminals and grammar files "
+                 "relative to this one (%import .FILE.NAME) can be imported");
     expect_error("lark", "%import common.FOO\n",
                  "g.lark:1:16: common has no terminal 'FOO' (it has WS, WS_INLINE, NEWLINE, "
                  "NUMBER, SIGNED_NUMBER, INT, SIGNED_INT, DECIMAL, FLOAT, ESCAPED_STRING, CNAME, "
@@ -1057,7 +1094,7 @@ int main(void)
         cmocka_unit_test(test_gbnf_nullable_runs), cmocka_unit_test(test_gbnf_json),
         cmocka_unit_test(test_gbnf_errors),      cmocka_unit_test(test_lark_rules),
         cmocka_unit_test(test_lark_terminals),   cmocka_unit_test(test_lark_imports),
-        cmocka_unit_test(test_lark_errors),      cmocka_unit_test(test_load_files),
+        cmocka_unit_test(test_lark_errors),      cmocka_unit_test(test_lark_templates),      cmocka_unit_test(test_load_files),
         cmocka_unit_test(test_random_grammars),  cmocka_unit_test(test_json_grammars),
         cmocka_unit_test(test_robustness),
         cmocka_unit_test(test_limits),

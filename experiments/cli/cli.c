@@ -40,11 +40,18 @@ int xp_schema_args_set(const gr_schema_opts_t *o)
     return o->format_annotation || o->remote_dir;
 }
 
+int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
+                          const char *start, const gr_schema_opts_t *o, tb_err_t *err)
+{
+    return format && !strcmp(format, "schema") && !start
+               ? gr_cfg_load_schema(cfg, path, o, err)
+               : gr_cfg_load_start(cfg, path, format, start, err);
+}
+
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err)
 {
-    return format && !strcmp(format, "schema") ? gr_cfg_load_schema(cfg, path, o, err)
-                                               : gr_cfg_load(cfg, path, format, err);
+    return xp_load_grammar_start(cfg, path, format, NULL, o, err);
 }
 
 int xp_die(const tb_err_t *err)

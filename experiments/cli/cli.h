@@ -56,6 +56,9 @@ int xp_schema_args_set(const gr_schema_opts_t *o);
 /* gr_cfg_load, with the schema options o when format is "schema". */
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err);
+/* The same with a Lark grammar's start rule named (--start; NULL: start). */
+int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
+                          const char *start, const gr_schema_opts_t *o, tb_err_t *err);
 
 /* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
 int xp_die(const tb_err_t *err);

@@ -26,13 +26,15 @@
 static int accept_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema] |\n"
+            "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema]\n"
+            "                       [--start RULE] |\n"
             "                       --schema FILE) (TEXT | -f FILE) [--masks [--slicer]]\n"
             "                       [--layout L] [--times] [--format-annotation] [--remote-dir DIR]\n\n"
             "Encodes TEXT (or the bytes of FILE) with SPEC's tokenizer, no special\n"
             "tokens added, and feeds the tokens one by one to the matcher of the\n"
             "grammar (docs/grammars.md; the format from FILE's extension unless\n"
-            "--format says it: .lark, .gbnf, or a JSON Schema .json).  Prints how\n"
+            "--format says it: .lark, .gbnf, or a JSON Schema .json; --start names\n"
+            "a Lark grammar's start rule, start by default).  Prints how\n"
             "many tokens were accepted, the first refused token with its byte offset\n"
             "in the text, whether the text is a sentence, and the bytes the grammar\n"
             "forces next.  --masks computes the token mask before every token and\n"
@@ -49,7 +51,7 @@ static int accept_usage(FILE *out)
 }
 
 typedef struct {
-    const char *spec, *grammar, *format, *text, *file, *layout;
+    const char *spec, *start, *grammar, *format, *text, *file, *layout;
     int masks, slicer, times;
     gr_schema_opts_t schema;
 } accept_args_t;
@@ -68,6 +70,8 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
             a->grammar = v, a->format = "schema", i++;
         else if (!strcmp(argv[i], "--format") && v)
             a->format = v, i++;
+        else if (!strcmp(argv[i], "--start") && v)
+            a->start = v, i++;
         else if (!strcmp(argv[i], "-f") && v)
             a->file = v, i++;
         else if (!strcmp(argv[i], "--layout") && v)
@@ -242,7 +246,7 @@ int xp_cmd_accept(int argc, char **argv)
         return accept_usage(stderr);
     tb_err_t err = {{0}};
     gr_cfg_t cfg;
-    if (xp_load_grammar(&cfg, a.grammar, a.format, &a.schema, &err))
+    if (xp_load_grammar_start(&cfg, a.grammar, a.format, a.start, &a.schema, &err))
         return xp_die(&err);
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
     if (!g)

@@ -32,7 +32,8 @@ static int mask_usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
-            "                     --grammar FILE [--format lark|gbnf|schema] |\n"
+            "                     --grammar FILE [--format lark|gbnf|schema]\n"
+            "                     [--start RULE] |\n"
             "                     --schema FILE [--format-annotation] [--remote-dir DIR])\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
@@ -55,7 +56,8 @@ static int mask_usage(FILE *out)
             "lexer/builtin.h), the `walk` rows' patterns of the same names.\n\n"
             "--grammar FILE takes a grammar (docs/grammars.md): Lark-style (.lark),\n"
             "GBNF (.gbnf) or a JSON Schema (.json, or --schema FILE), the format\n"
-            "from the extension unless --format says it.  A token is allowed iff\n"
+            "from the extension unless --format says it (--start RULE: a Lark\n"
+            "grammar's start rule, start by default).  A token is allowed iff\n"
             "TEXT followed by its bytes is a prefix of a sentence of the grammar.\n"
             "Also prints whether TEXT is a sentence, the bytes the grammar forces\n"
             "next, and what the parser did: table entries computed and those at\n"
@@ -104,7 +106,7 @@ static int print_lexemes(const lex_dfa_t *d, uint32_t s, tb_err_t *err)
 }
 
 typedef struct {
-    const char *spec, *regex, *lexer, *builtin, *grammar, *format, *layout, *after, *slicer;
+    const char *spec, *start, *regex, *lexer, *builtin, *grammar, *format, *layout, *after, *slicer;
     unsigned reps, sample;
     size_t max_states, index_states;
     int index, ids;
@@ -131,6 +133,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
             a->grammar = v, a->format = "schema", i++;
         else if (!strcmp(argv[i], "--format") && v)
             a->format = v, i++;
+        else if (!strcmp(argv[i], "--start") && v)
+            a->start = v, i++;
         else if (!strcmp(argv[i], "--ids"))
             a->ids = 1;
         else if (!strcmp(argv[i], "--layout") && v)
@@ -156,7 +160,7 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
     }
     if (!a->spec || !!a->regex + !!a->lexer + !!a->builtin + !!a->grammar != 1) /* one */
         return -1;
-    if (a->format && !a->grammar)
+    if ((a->format || a->start) && !a->grammar)
         return -1;
     if (xp_schema_args_set(&a->schema) && (!a->format || strcmp(a->format, "schema")))
         return -1; /* an option of JSON Schemas only */
@@ -321,7 +325,7 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
-        if (xp_load_grammar(&cfg, a->grammar, a->format, &a->schema, err))
+        if (xp_load_grammar_start(&cfg, a->grammar, a->format, a->start, &a->schema, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
         if (!(e->g = gr_gram_new(&cfg, &go, err)))
