@@ -235,8 +235,9 @@ static int wordpiece_bytes(ctx_t *c, const char *s, size_t len, int id)
     const tok_wordpiece_t *wp = &c->t->wordpiece;
     int cont = len >= wp->prefix_len && !memcmp(s, wp->prefix, wp->prefix_len);
     if (cont && len > wp->prefix_len && s[wp->prefix_len] == ' ')
-        return fail(c, "model.vocab: token \"%.60s\" (id %d) is a continuation "
-                       "that starts with a space, which is not supported", s, id);
+        return fail(c, "model.vocab: token \"%.*s\" (id %d) is a continuation "
+                       "that starts with a space, which is not supported",
+                    len > 60 ? 60 : (int)len, s, id);
     if (cont ? tb_buf_put(&c->scratch, s + wp->prefix_len, len - wp->prefix_len)
              : tb_buf_putc(&c->scratch, ' ') || tb_buf_put(&c->scratch, s, len))
         return fail(c, "out of memory");
