@@ -837,6 +837,85 @@ static void wordpiece_fixture_matches_the_reference(void **state)
     lines_match_reference(path, lines, sizeof lines / sizeof *lines);
 }
 
+/* Every id line decoded (skip: without special tokens) by us and by the
+ * reference (ref.js hf --decode) with the file at path: the same text. */
+static void decodes_match_reference(const char *path, const char *const *id_lines,
+                                    size_t n, int skip)
+{
+    const char *sample = write_sample((char **)id_lines, n);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node scripts/ref/ref.js hf '%s' --decode%s < '%s'",
+             path, skip ? " --skip-special" : "", sample);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    tok_tokenizer_t *t = test_load(path);
+    char line[4096];
+    size_t i = 0;
+    for (; i < n && fgets(line, sizeof line, p); i++) {
+        tok_ids_t ids = {0};
+        tb_buf_t got = {0};
+        tb_err_t err;
+        for (const char *q = id_lines[i]; *q;) {
+            char *end;
+            uint32_t id = (uint32_t)strtoul(q, &end, 10);
+            assert_int_equal(tb_vec_push(&ids, id), 0);
+            q = end + strspn(end, " ");
+        }
+        assert_int_equal(tok_decode_ex(t, ids.data, ids.len, skip ? TOK_SKIP_SPECIAL : 0,
+                                       &got, &err), 0);
+        json_t *js = json_loads(line, JSON_DECODE_ANY, NULL);
+        assert_non_null(js);
+        if (json_string_length(js) != got.len ||
+            (got.len && memcmp(json_string_value(js), got.data, got.len)))
+            fail_msg("%s: decode of \"%s\": tokbench \"%.*s\", reference %s", path,
+                     id_lines[i], (int)got.len, (const char *)got.data, line);
+        json_decref(js);
+        tb_buf_free(&got);
+        free(ids.data);
+    }
+    tok_free(t);
+    assert_int_equal(pclose(p), 0);
+    unlink(sample);
+    assert_int_equal(i, n);
+}
+
+/* With no decoder, Hugging Face joins the token strings with spaces: a
+ * generated WordLevel file, and the WordPiece one without its decoder. */
+static void wordlevel_and_no_decoder_match_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    static const char *const words[] = {"[UNK]", "hello", "world", ",", "!", "<s>"};
+    json_t *vocab = json_object();
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        json_object_set_new(vocab, words[i], json_integer((json_int_t)i));
+    json_t *root = json_pack(
+        "{s:s, s:[{s:i, s:s, s:b, s:b, s:b, s:b, s:b}], s:{s:s}, s:{s:s}, s:n,"
+        " s:{s:s, s:o, s:s}}",
+        "version", "1.0", "added_tokens", "id", 5, "content", "<s>", "special", 1,
+        "normalized", 0, "single_word", 0, "lstrip", 0, "rstrip", 0, "normalizer", "type", "Lowercase", "pre_tokenizer",
+        "type", "Whitespace", "decoder", "model", "type", "WordLevel", "vocab",
+        vocab, "unk_token", "[UNK]");
+    char wl[] = "/tmp/tokbench-test-hf-wordlevel-XXXXXX";
+    dump_fixture(root, wl);
+    tok_tokenizer_t *t = test_load(wl);
+    assert_string_equal(tok_model_name(t), "wordlevel");
+    tok_free(t);
+    static const char *const ids[] = {"1 3 2 4", "5 1 0 2", "", "4"};
+    for (int skip = 0; skip < 2; skip++)
+        decodes_match_reference(wl, ids, 4, skip);
+    static const char *const lines[] = {"Hello, World!", "hello<s>xyz  world", ""};
+    lines_match_reference(wl, lines, 3);
+
+    char wp[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    root = wordpiece_fixture("[UNK]");
+    json_object_set_new(root, "decoder", json_null());
+    dump_fixture(root, wp);
+    static const char *const wp_ids[] = {"4 3 5 9 10 0 11", "3 6", ""};
+    decodes_match_reference(wp, wp_ids, 3, 0);
+    unlink(wp);
+}
+
 /* What the WordPiece reading refuses, and an unknown word with no
  * unk_token (Hugging Face's MissingUnkToken): errors, not crashes. */
 static void wordpiece_errors(void **state)
@@ -1116,6 +1195,7 @@ int main(void)
         cmocka_unit_test(bert_matches_the_reference),
         cmocka_unit_test(wordpiece_fixture_matches_the_reference),
         cmocka_unit_test(wordpiece_errors),
+        cmocka_unit_test(wordlevel_and_no_decoder_match_the_reference),
         long_unit_test(bert_every_code_point),
         cmocka_unit_test(ids_match_the_reference),
         cmocka_unit_test(decode_matches_the_reference),

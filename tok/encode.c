@@ -147,6 +147,8 @@ static int run_model(const tok_tokenizer_t *t, tok_state_t *sc, const uint8_t *w
     if (t->model == TOK_MODEL_WORDPIECE)
         return t->wordpiece.split_text ? tok_wordpiece_word(t, w, n, out, err)
                                        : tok_wordpiece_cover(t, sc, w, n, out, err);
+    if (t->model == TOK_MODEL_WORDLEVEL)
+        return tok_wordlevel_word(t, w, n, out, err);
     return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, sc, w, n, out, err)
                                          : tok_bpe_word(t, sc, w, n, out, err);
 }
@@ -388,22 +390,26 @@ static void wordpiece_cleanup(tb_buf_t *out, size_t mark)
  * unless it is the first or a continuation, whose prefix goes (the first
  * keeps it).  A model piece's bytes are already the text it has after the
  * first (" word", or the bare continuation); an added token's are its
- * content. */
-static int wordpiece_token(const tok_tokenizer_t *t, uint32_t id, int first,
-                           tb_buf_t *out)
+ * content.  With no decoder at all (TOK_DEC_JOIN) every token's own string
+ * comes after a space, the first's after none. */
+static int hf_token(const tok_tokenizer_t *t, uint32_t id, int first,
+                    tb_buf_t *out)
 {
     const tok_wordpiece_t *wp = &t->wordpiece;
+    int join = (t->decode_flags & TOK_DEC_JOIN) != 0;
+    int wordpiece = t->model == TOK_MODEL_WORDPIECE;
     size_t len, mark = out->len;
     const uint8_t *s = tok_vocab_token(&t->vocab, id, &len);
     int rc;
-    if (len && s[0] == ' ' && t->vocab.kind[id] != TOK_CONTROL &&
+    if (wordpiece && len && s[0] == ' ' && t->vocab.kind[id] != TOK_CONTROL &&
         t->vocab.kind[id] != TOK_USER)
         rc = tb_buf_put(out, s + first, len - (size_t)first);
-    else if (t->vocab.kind[id] == TOK_NORMAL)
-        rc = (first && tb_buf_put(out, wp->prefix, wp->prefix_len)) ||
+    else if (wordpiece && t->vocab.kind[id] == TOK_NORMAL)
+        rc = (join && !first && tb_buf_putc(out, ' ')) ||
+             ((first || join) && tb_buf_put(out, wp->prefix, wp->prefix_len)) ||
              tb_buf_put(out, s, len);
-    else if (first)
-        rc = tb_buf_put(out, s, len);
+    else if (first || join)
+        rc = (!first && tb_buf_putc(out, ' ')) || tb_buf_put(out, s, len);
     else if (len >= wp->prefix_len && !memcmp(s, wp->prefix, wp->prefix_len))
         rc = tb_buf_put(out, s + wp->prefix_len, len - wp->prefix_len);
     else
@@ -427,7 +433,8 @@ int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
                                 "vocabulary of %u ids", ids[i], i, v->size);
         }
         /* an id no token has: Hugging Face's decoders never see it */
-        if ((t->decode_flags & TOK_DEC_WORDPIECE) && v->kind[ids[i]] == TOK_UNUSED)
+        if ((t->decode_flags & (TOK_DEC_WORDPIECE | TOK_DEC_JOIN)) &&
+            v->kind[ids[i]] == TOK_UNUSED)
             continue;
         if ((flags & TOK_SKIP_SPECIAL) && tok_skips_special(t, ids[i])) {
             /* llama.cpp's detokenize spends its strip on the first token
@@ -439,8 +446,9 @@ int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
         }
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[i], &len);
-        if (t->decode_flags & TOK_DEC_WORDPIECE ? wordpiece_token(t, ids[i], first, out)
-                                                : tb_buf_put(out, s, len)) {
+        if (t->decode_flags & (TOK_DEC_WORDPIECE | TOK_DEC_JOIN)
+                ? hf_token(t, ids[i], first, out)
+                : tb_buf_put(out, s, len)) {
             out->len = mark;
             return tb_fail(err, "out of memory");
         }

@@ -1,7 +1,8 @@
 /*
  * hf_json: the loader for Hugging Face tokenizer.json files.
  *
- * Reads the model (BPE, Unigram or WordPiece), the normalizer, pre-tokenizer and
+ * Reads the model (BPE, Unigram, WordPiece or WordLevel), the normalizer,
+ * pre-tokenizer and
  * decoder chains and the added tokens into a tok_tokenizer_t, so that the
  * shared encoder (encode.c) reproduces what the `tokenizers` library does.
  * Token strings become raw bytes here: byte-level files spell bytes in
@@ -644,8 +645,20 @@ static int read_model(ctx_t *c, json_t *root)
         tb_strmap_free(&c->ids);
         return 0;
     }
-    return fail(c, "model.type: \"%s\" is not supported (BPE, Unigram or "
-                   "WordPiece)", type);
+    if (!strcmp(type, "WordLevel")) {
+        const char *s;
+        size_t len;
+        c->t->model = TOK_MODEL_WORDLEVEL;
+        if (read_bpe_vocab(c, v) || check_unique_ids(c) || index_bpe_vocab(c) ||
+            get_str(c, m, "model", "unk_token", 1, &s, &len))
+            return -1;
+        long id = s ? vocab_id(c, s, len) : -1;
+        c->t->wordpiece.unk = id < 0 ? -1 : (int32_t)id;
+        tb_strmap_free(&c->ids);
+        return 0;
+    }
+    return fail(c, "model.type: \"%s\" is not supported (BPE, Unigram, "
+                   "WordPiece or WordLevel)", type);
 }
 
 /* ---- normalizers -------------------------------------------------------- */
@@ -1130,7 +1143,7 @@ static int32_t model_unk(const tok_tokenizer_t *t)
 {
     return t->model == TOK_MODEL_BPE       ? t->bpe.unk
            : t->model == TOK_MODEL_UNIGRAM ? t->unigram.unk
-                                           : t->wordpiece.unk;
+                                           : t->wordpiece.unk; /* WordLevel's too */
 }
 
 /* Adds the added token `e`: its content is its text, except that the
@@ -1388,6 +1401,8 @@ static void set_model_name(tok_tokenizer_t *t, int byte_level)
     const char *name;
     if (t->model == TOK_MODEL_WORDPIECE)
         name = "wordpiece";
+    else if (t->model == TOK_MODEL_WORDLEVEL)
+        name = "wordlevel";
     else if (t->model == TOK_MODEL_UNIGRAM)
         name = t->unigram.byte_fallback ? "unigram+byte-fallback" : "unigram";
     else if (byte_level)
@@ -1409,6 +1424,11 @@ static int read_pipeline(ctx_t *c, json_t *root)
         return -1;
     if (d && !json_is_null(d) && read_decoder(c, d, "decoder"))
         return -1;
+    /* no decoder: Hugging Face joins the token strings with spaces, which
+     * only these models' pieces spell as text */
+    if ((!d || json_is_null(d)) && (c->t->model == TOK_MODEL_WORDPIECE ||
+                                    c->t->model == TOK_MODEL_WORDLEVEL))
+        c->t->decode_flags |= TOK_DEC_JOIN;
     return 0;
 }
 

@@ -120,7 +120,12 @@ typedef struct {
 } tok_added_t;
 
 /* ---- models --------------------------------------------------------- */
-typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
+typedef enum {
+    TOK_MODEL_BPE,
+    TOK_MODEL_UNIGRAM,
+    TOK_MODEL_WORDPIECE,
+    TOK_MODEL_WORDLEVEL, /* a word is a token, or the unknown one */
+} tok_model_kind_t;
 
 typedef struct {
     /* (left id << 32 | right id) -> (rank << 32 | merged id) */
@@ -171,7 +176,7 @@ typedef struct {
                             itself, as llama.cpp's WPM does; tokenizer.json:
                             it covers the words its pipeline made */
     int lowercase, strip_accents; /* split_text's normalization */
-    int32_t unk;         /* -1 if none */
+    int32_t unk;         /* -1 if none (WordLevel's too) */
     size_t max_len;      /* longest piece in bytes */
     uint32_t max_chars;  /* a word of more characters is unknown (0: any) */
     uint8_t prefix[16];  /* tokenizer.json's continuing_subword_prefix, for */
@@ -189,6 +194,10 @@ int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
                         tb_err_t *err);
 /* Derives max_len from the vocabulary (tok_prepare calls it). */
 void tok_wordpiece_prepare(tok_tokenizer_t *t);
+/* Hugging Face's WordLevel model (wordpiece.c): the word's own token, else
+ * the unknown one (t->wordpiece.unk), else an error. */
+int tok_wordlevel_word(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                       tok_ids_t *out, tb_err_t *err);
 
 /* A list of words: spans of a pre-tokenized buffer. */
 typedef struct {
@@ -202,6 +211,9 @@ enum {
     TOK_DEC_WORDPIECE = 2, /* Hugging Face's WordPiece decoder: tokens
                               joined by spaces, continuations glued on */
     TOK_DEC_CLEANUP = 4,   /* and its cleanup of " ." and the like */
+    TOK_DEC_JOIN = 8,      /* no decoder in a WordPiece or WordLevel
+                              tokenizer.json: the token strings joined by
+                              spaces, as Hugging Face decodes then */
 };
 
 /* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word

@@ -13,6 +13,9 @@
  * stripped of accents as the file's flags say.  From a tokenizer.json the
  * pipeline's BertNormalizer and BertPreTokenizer (bert.c) do that, with
  * Hugging Face's character classes.
+ *
+ * Hugging Face's WordLevel model, the simplest lookup, is here too: a word
+ * is its own token or the unknown one.
  */
 #include <string.h>
 
@@ -39,8 +42,8 @@ static int unknown(const tok_tokenizer_t *t, tok_ids_t *out, tb_err_t *err)
 {
     if (t->wordpiece.unk < 0)
         return t->wordpiece.split_text
-                   ? 0 : tb_fail(err, "WordPiece: a word is unknown and the "
-                                      "vocabulary has no unk_token");
+                   ? 0 : tb_fail(err, "%s: a word is unknown and the model has "
+                                      "no unk_token", t->model_name);
     return tb_vec_push(out, (uint32_t)t->wordpiece.unk)
                ? tb_fail(err, "out of memory") : 0;
 }
@@ -157,4 +160,13 @@ void tok_wordpiece_prepare(tok_tokenizer_t *t)
     for (uint32_t id = 0; id < v->size; id++)
         if (v->offset[id + 1] - v->offset[id] > t->wordpiece.max_len)
             t->wordpiece.max_len = v->offset[id + 1] - v->offset[id];
+}
+
+int tok_wordlevel_word(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                       tok_ids_t *out, tb_err_t *err)
+{
+    int32_t id = tok_vocab_find(&t->vocab, w, n);
+    if (id < 0)
+        return unknown(t, out, err);
+    return tb_vec_push(out, (uint32_t)id) ? tb_fail(err, "out of memory") : 0;
 }
