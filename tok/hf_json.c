@@ -1,15 +1,17 @@
 /*
  * hf_json: the loader for Hugging Face tokenizer.json files.
  *
- * Reads the model (BPE, Unigram, WordPiece or WordLevel), the normalizer,
- * pre-tokenizer and
+ * Reads the model (read_model says which), the normalizer, pre-tokenizer and
  * decoder chains and the added tokens into a tok_tokenizer_t, so that the
  * shared encoder (encode.c) reproduces what the `tokenizers` library does.
  * Token strings become raw bytes here: byte-level files spell bytes in
  * GPT-2's alphabet, SentencePiece-style files write "<0xNN>" byte pieces and
- * U+2581 for a space, and WordPiece's pieces become wordpiece.c's: a space
- * before a word-start piece, the continuing prefix ("##") off the others.  The field names and their meaning follow the JSON
+ * U+2581 for a space.  The field names and their meaning follow the JSON
  * that `tokenizers` serializes (its serde layout, version 0.x).
+ *
+ * The models are BPE, Unigram, WordPiece and WordLevel; WordPiece's pieces
+ * become wordpiece.c's: a space before a word-start piece, the continuing
+ * prefix ("##") off the others.
  *
  * Every field read is type-checked, and a failure names the file and the
  * JSON path ("model.merges[12]") or the parser's line, column and byte.

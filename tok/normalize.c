@@ -2,9 +2,9 @@
  * normalize: the normalizer steps of the encoding pipeline (Unicode
  * normalization forms, lowercasing, prepend, replace, strip, and the
  * SentencePiece charsmap through charsmap.c, BERT's normalizer with
- * bert.c), run in order over a span of text.  Semantics follow Hugging Face `tokenizers`' normalizers: e.g.
- * Prepend leaves an empty string empty, Strip and Lowercase work on Unicode
- * characters, not bytes.
+ * bert.c), run in order over a span of text.  Semantics follow Hugging
+ * Face `tokenizers`' normalizers: e.g. Prepend leaves an empty string
+ * empty, Strip and Lowercase work on Unicode characters, not bytes.
  */
 #include <stdlib.h>
 #include <string.h>

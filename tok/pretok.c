@@ -423,7 +423,10 @@ static int split_bert(tb_buf_t *text, tok_spans_t *words)
         for (uint32_t j = w.off; j < end;) {
             uint32_t c;
             size_t len = tb_utf8_decode(text->data + j, end - j, &c);
-            len = len ? len : 1; /* the encoder refused invalid UTF-8 */
+            if (!len) { /* a stray byte: a letter, as U+FFFD would be */
+                len = 1;
+                c = 0xFFFD;
+            }
             int space = tok_uprops_is_space(c), punct = !space && tok_bert_is_punct(c);
             if ((space || punct) && start < j &&
                 tb_vec_push(words, ((tok_span_t){start, j - start})))
