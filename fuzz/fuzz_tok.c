@@ -6,7 +6,8 @@
  * The scratch file is named after a tiktoken encoding, which the plain
  * tiktoken form needs for its split pattern (the last byte picks which).
  * Seeds: fuzz/corpus/tok/ (small files of each format and model kind: HF
- * BPE byte-level, with byte fallback, Unigram with a charsmap; SentencePiece
+ * BPE byte-level, with byte fallback, Unigram with a charsmap, WordPiece with
+ * the BERT steps, WordLevel without a decoder; SentencePiece
  * Unigram, BPE, byte fallback, a charsmap; both tiktoken forms).
  * Dictionary: fuzz/tok.dict.
  */

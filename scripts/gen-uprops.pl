@@ -6,12 +6,8 @@
 #
 # GC_FILE is General_Category/index.mjs of the npm package
 # @unicode/unicode-V (data/manifest's ucd-V entry, fetched into
-# data/cache/ucd-V/); V is read from the package's directory name.  Its
-# data is one base64 string of gzip-compressed JSON: a flat array of
-# (gap, length, value) runs, each run starting `gap` code points after the
-# end of the previous one, `value` a long category name (the package's
-# decode-property-map.mjs reads it the same way).  Code points in no run
-# are unassigned (Cn).  ALIASES (default /usr/share/unicode/
+# data/cache/ucd-V/), read by scripts/UcdGc.pm; V is read from the
+# package's directory name.  ALIASES (default /usr/share/unicode/
 # PropertyValueAliases.txt, package unicode-data) gives the short names,
 # the long names and the groups (L = Ll | Lm | Lo | Lt | Lu, ...).
 # PROBE is scripts/probe-pcre2.c built for this machine's PCRE2: it is run
@@ -26,9 +22,9 @@
 # PCRE2: scripts/ref/probe-unicode.js measures it character by character.
 use strict;
 use warnings;
-use MIME::Base64 qw(decode_base64);
-use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
-use JSON::PP qw(decode_json);
+use FindBin;
+use lib $FindBin::Bin;
+use UcdGc;
 
 my ($gc_file, $probe) = (shift, shift);
 die "usage: gen-uprops.pl GC_FILE PROBE [ALIASES [PROPLIST]]\n" unless $probe;
@@ -59,18 +55,6 @@ my %leaf_of_short = map { $leaves[$_][0] => $_ } 0 .. $#leaves;
 die "gen-uprops.pl: more than 32 categories\n" if @leaves > 32;
 
 # ---- the runs -----------------------------------------------------------
-open($fh, '<', $gc_file) or die "gen-uprops.pl: cannot read $gc_file ($!)\n";
-my $src = do { local $/; <$fh> };
-close $fh;
-my ($b64) = $src =~ /gunzipSync\(Buffer\.from\('([^']*)'/
-    or die "gen-uprops.pl: $gc_file: no gzip base64 string\n";
-my $json;
-gunzip(\decode_base64($b64) => \$json)
-    or die "gen-uprops.pl: $gc_file: $GunzipError\n";
-my $runs = decode_json($json);
-die "gen-uprops.pl: $gc_file: not (gap, length, value) runs\n"
-    if ref $runs ne 'ARRAY' || @$runs % 3;
-
 my $cn = $leaf_of_short{Cn} // die "gen-uprops.pl: no Cn alias\n";
 my @out;    # [lo, hi, leaf], covering 0 .. 0x10FFFF
 my $cp = 0;
@@ -83,16 +67,14 @@ sub add_run {
         push @out, [$lo, $hi, $leaf];
     }
 }
-for (my $i = 0; $i < @$runs; $i += 3) {
-    my ($gap, $len, $name) = @$runs[$i .. $i + 2];
+for my $r (@{UcdGc::runs($gc_file)}) {
+    my ($lo, $hi, $name) = @$r;
     my $leaf = $leaf_of_long{$name}
         // die "gen-uprops.pl: $gc_file: unknown category '$name'\n";
-    add_run($cp, $cp + $gap - 1, $cn);
-    $cp += $gap;
-    add_run($cp, $cp + $len - 1, $leaf);
-    $cp += $len;
+    add_run($cp, $lo - 1, $cn);
+    add_run($lo, $hi, $leaf);
+    $cp = $hi + 1;
 }
-die "gen-uprops.pl: $gc_file: runs go past U+10FFFF\n" if $cp > 0x110000;
 add_run($cp, 0x10FFFF, $cn);
 
 # ---- White_Space ------------------------------------------------------

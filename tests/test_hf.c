@@ -24,6 +24,9 @@
 
 static const char *const vocabs[] = {"llama3", "qwen3", "gemma3", "mistral"};
 #define NVOCABS (sizeof vocabs / sizeof *vocabs)
+/* The BPE vocabularies above and BERT's WordPiece, for the reference. */
+static const char *const ref_vocabs[] = {"llama3", "qwen3", "gemma3", "mistral", "bert"};
+#define NREF (sizeof ref_vocabs / sizeof *ref_vocabs)
 
 static void vocab_path(const char *name, char *path, size_t size)
 {
@@ -408,13 +411,13 @@ static void ids_match_the_reference(void **state)
     memcpy(lines + ne, multi, n1 * sizeof *lines);
     memcpy(lines + ne + n1, uni, n2 * sizeof *lines);
     size_t total_bad = 0;
-    for (size_t v = 0; v < NVOCABS; v++) {
+    for (size_t v = 0; v < NREF; v++) {
         char path[256];
-        vocab_path(vocabs[v], path, sizeof path);
+        vocab_path(ref_vocabs[v], path, sizeof path);
         test_need_file(path);
         size_t compared = 0;
         size_t bad = compare_with_reference(path, lines, n, &compared);
-        print_message("%s: %zu lines compared, %zu differ\n", vocabs[v],
+        print_message("%s: %zu lines compared, %zu differ\n", ref_vocabs[v],
                       compared, bad);
         total_bad += bad;
     }
@@ -471,10 +474,10 @@ static void decode_matches_the_reference(void **state)
     (void)state;
     need_reference();
     unsigned seed = 20261121;
-    for (size_t v = 0; v < NVOCABS; v++) {
-        tok_tokenizer_t *t = load_vocab(vocabs[v]);
+    for (size_t v = 0; v < NREF; v++) {
+        tok_tokenizer_t *t = load_vocab(ref_vocabs[v]);
         char path[256], ids_path[] = "/tmp/tokbench-test-hf-ids-XXXXXX";
-        vocab_path(vocabs[v], path, sizeof path);
+        vocab_path(ref_vocabs[v], path, sizeof path);
         int fd = mkstemp(ids_path);
         FILE *f = fdopen(fd, "w");
         TB_VEC(tok_ids_t) seqs = {0};
@@ -514,7 +517,7 @@ static void decode_matches_the_reference(void **state)
                 (lossy.len && memcmp(lossy.data, json_string_value(js), lossy.len)))
                 if (bad++ < 3)
                     print_message("%s: ids line %zu decode differs: reference "
-                                  "%.100s", vocabs[v], i + 1, line);
+                                  "%.100s", ref_vocabs[v], i + 1, line);
             json_decref(js);
             i++;
         }
@@ -527,7 +530,7 @@ static void decode_matches_the_reference(void **state)
         tb_buf_free(&mine);
         tb_buf_free(&lossy);
         tok_free(t);
-        print_message("%s: %zu id sequences decoded, %zu differ\n", vocabs[v],
+        print_message("%s: %zu id sequences decoded, %zu differ\n", ref_vocabs[v],
                       i, bad);
         assert_int_equal(status, 0);
         assert_int_equal(i, ne + 200);
@@ -664,6 +667,288 @@ static void unigram_matches_the_reference(void **state)
         "\xEF\xAC\x81" "de", "deadbeef", "", "e a d",
     };
     lines_match_reference(path, lines, sizeof lines / sizeof *lines);
+}
+
+/* ---- BERT: WordPiece, BertNormalizer, BertPreTokenizer ----------------------- */
+
+/* The bert file with its normalizer's fields replaced by those of the JSON
+ * object `set` (NULL: as it is), written to a new file from template path. */
+static void bert_variant(const char *set, char *path)
+{
+    json_t *root = load_json("data/cache/bert/tokenizer.json");
+    if (set) {
+        json_t *fields = json_loads(set, 0, NULL);
+        assert_non_null(fields);
+        assert_int_equal(json_object_update(json_object_get(root, "normalizer"), fields), 0);
+        json_decref(fields);
+    }
+    dump_fixture(root, path);
+}
+
+/* The normalizer settings the BERT tests try: the file's own (lowercase,
+ * accents stripped as lowercase says), and each step off or alone. */
+static const char *const bert_settings[] = {
+    NULL,
+    "{\"lowercase\": false, \"strip_accents\": null}",
+    "{\"lowercase\": false, \"strip_accents\": true}",
+    "{\"lowercase\": true, \"strip_accents\": false}",
+    "{\"clean_text\": false, \"handle_chinese_chars\": false}",
+};
+
+/* Lines for BERT's steps: accents, CJK, control characters (\v, \f and
+ * U+0085 are dropped, not white space), private use, U+FFFD, U+0130
+ * (lowercased to i and a combining dot), punctuation of Unicode 8 and a
+ * later one (U+2E43, a letter to BERT), marks of Unicode 8 and later
+ * (U+1DF6), words of 100 and 101 characters (the model's longest is 100),
+ * unknown words, contractions, the special tokens' text. */
+static void bert_matches_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    tok_tokenizer_t *t = load_vocab("bert");
+    char path0[256];
+    vocab_path("bert", path0, sizeof path0);
+    json_t *j = load_json(path0);
+    json_t *jv = json_object_get(json_object_get(j, "model"), "vocab");
+    assert_string_equal(tok_model_name(t), "wordpiece");
+    assert_int_equal(t->model, TOK_MODEL_WORDPIECE);
+    assert_false(t->wordpiece.split_text);
+    assert_int_equal(t->wordpiece.max_chars, 100);
+    assert_int_equal(t->decode_flags, TOK_DEC_WORDPIECE | TOK_DEC_CLEANUP);
+    /* a word-start piece holds its space, a continuation drops its "##" */
+    assert_int_equal(find(t, " the"), json_integer_value(json_object_get(jv, "the")));
+    assert_int_equal(find(t, "ing"), json_integer_value(json_object_get(jv, "##ing")));
+    assert_int_equal(tok_vocab(t)->unk, find(t, "[UNK]"));
+    assert_int_equal(tok_vocab(t)->kind[tok_vocab(t)->unk], TOK_UNKNOWN);
+    json_decref(j);
+    tok_free(t);
+
+    char w100[128], w101[128], accents[256];
+    memset(w100, 'a', 100);
+    w100[100] = 0;
+    memcpy(w101, w100, 100);
+    memcpy(w101 + 100, "a", 2);
+    snprintf(accents, sizeof accents, "%.96s\xC3\xA9", w100); /* 97 chars */
+    const char *lines[] = {
+        "Hello, World! HELLO na\xC3\xAFve Caf\xC3\xA9 \xC3\x85ngstr\xC3\xB6m",
+        "e\xCC\x81t\xC3\xA9 \xE1\xB8\x80 \xC4\xB0stanbul \xC4\xB1 \xCE\xA3\xCE\xA3",
+        "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C abc\xE4\xB8\xAD" "def \xE3\x81\x93\xE3\x82\x93",
+        "a\x01" "b\x7F" "c\x0B" "d\x0C" "e\xC2\x85" "f\xC2\xA0" "g\xE2\x80\x8B" "h",
+        "tab\there\rcr \xEF\xBF\xBD \xEE\x80\x80 \xEE\x80\x81 \xF3\xB0\x80\x81 x",
+        "\xE2\xB9\x83 a\xE2\xB9\x83" "b \xC2\xBF\xC2\xA1 \xE3\x80\x82 \xE2\x80\x94",
+        "a\xE1\xB7\xB6" "b \xE0\xA4\x95\xE0\xA5\x8D\xE0\xA4\xB7 \xD8\xA7\xD9\x84\xD8\xB9",
+        w100, w101, accents, "xq\xC3\xA9zzz qqqqjjjj",
+        "don't I'm we've they're it's a . b ? c ! d , e ' f",
+        "[CLS] hi [SEP] [MASK][PAD]x[UNK]", "  ", "", "\xF0\x9F\x98\x80\xF0\x9F\xA5\xB0!",
+        "$5 + 3 = 8; a<b>c ^_^ ~`|",
+    };
+    size_t n = sizeof lines / sizeof *lines;
+    for (size_t v = 0; v < sizeof bert_settings / sizeof *bert_settings; v++) {
+        char path[] = "/tmp/tokbench-test-hf-bert-XXXXXX";
+        bert_variant(bert_settings[v], path);
+        lines_match_reference(path, lines, n);
+    }
+}
+
+/* Every code point but the newline and the surrogates, each in a line
+ * "x<c>ab\u0301<c>" (alone, after a letter, after a combining mark), under
+ * the file's own normalizer, lowercase without accent stripping, and no
+ * clean-up: the character classes of tok/bert.c as the reference has them. */
+static void bert_every_code_point(void **state)
+{
+    (void)state;
+    need_reference();
+    size_t n = 0;
+    char **lines = malloc(0x110000 * sizeof *lines);
+    assert_non_null(lines);
+    for (uint32_t c = 1; c <= 0x10FFFF; c++) {
+        if (c == '\n' || (c >= 0xD800 && c <= 0xDFFF))
+            continue;
+        uint8_t u[4];
+        size_t k = tb_utf8_encode(c, u);
+        char *l = malloc(2 * k + 8);
+        assert_non_null(l);
+        size_t at = 0;
+        l[at++] = 'x';
+        memcpy(l + at, u, k);
+        at += k;
+        memcpy(l + at, "ab\xCC\x81", 4);
+        at += 4;
+        memcpy(l + at, u, k);
+        l[at + k] = 0;
+        lines[n++] = l;
+    }
+    const size_t pick[] = {0, 3, 4};
+    for (size_t v = 0; v < sizeof pick / sizeof *pick; v++) {
+        char path[] = "/tmp/tokbench-test-hf-bert-XXXXXX";
+        bert_variant(bert_settings[pick[v]], path);
+        size_t compared = 0, bad = compare_with_reference(path, lines, n, &compared);
+        unlink(path);
+        print_message("bert %s: %zu code points, %zu differ\n",
+                      bert_settings[pick[v]] ? bert_settings[pick[v]] : "as is",
+                      compared, bad);
+        assert_int_equal(bad, 0);
+    }
+    free_lines(lines, n);
+}
+
+/* A generated WordPiece file: another prefix, a 4-character word limit,
+ * no normalizer, the decoder without cleanup; against the reference. */
+static json_t *wordpiece_fixture(const char *unk)
+{
+    static const char *const pieces[] = {"[UNK]", "a", "b", "ab", "@@b", "@@c",
+                                         "@@bc", "x", "@@x", "!", "@@!", "."};
+    json_t *vocab = json_object();
+    for (size_t i = 0; i < sizeof pieces / sizeof *pieces; i++)
+        json_object_set_new(vocab, pieces[i], json_integer((json_int_t)i));
+    json_t *model = json_pack("{s:s, s:o, s:s, s:i}", "type", "WordPiece", "vocab",
+                              vocab, "continuing_subword_prefix", "@@",
+                              "max_input_chars_per_word", 4);
+    if (unk)
+        json_object_set_new(model, "unk_token", json_string(unk));
+    return json_pack("{s:s, s:[], s:n, s:{s:s}, s:{s:s, s:s, s:b}, s:o}",
+                     "version", "1.0", "added_tokens", "normalizer",
+                     "pre_tokenizer", "type", "BertPreTokenizer", "decoder",
+                     "type", "WordPiece", "prefix", "@@", "cleanup", 0,
+                     "model", model);
+}
+
+static void wordpiece_fixture_matches_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    char path[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    dump_fixture(wordpiece_fixture("[UNK]"), path);
+    tok_tokenizer_t *t = test_load(path);
+    tb_buf_t out = {0};
+    tb_err_t err;
+    /* the decoder as the reference's: "@@" kept on a first continuation,
+     * no cleanup of " !" or " ." */
+    static const uint32_t ids[] = {4, 3, 5, 9, 10, 0, 11};
+    static const char want[] = "@@b abc !! [UNK] .";
+    assert_int_equal(tok_decode(t, ids, 7, &out, &err), 0);
+    assert_int_equal(out.len, strlen(want));
+    assert_memory_equal(out.data, want, out.len);
+    tb_buf_free(&out);
+    tok_free(t);
+    static const char *const lines[] = {
+        "ab abc abbc", "abbbc", "abcx!", "aaaa aaaaa", "x!x . ", "zz ab", "",
+    };
+    lines_match_reference(path, lines, sizeof lines / sizeof *lines);
+}
+
+/* Every id line decoded (skip: without special tokens) by us and by the
+ * reference (ref.js hf --decode) with the file at path: the same text. */
+static void decodes_match_reference(const char *path, const char *const *id_lines,
+                                    size_t n, int skip)
+{
+    const char *sample = write_sample((char **)id_lines, n);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node scripts/ref/ref.js hf '%s' --decode%s < '%s'",
+             path, skip ? " --skip-special" : "", sample);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    tok_tokenizer_t *t = test_load(path);
+    char line[4096];
+    size_t i = 0;
+    for (; i < n && fgets(line, sizeof line, p); i++) {
+        tok_ids_t ids = {0};
+        tb_buf_t got = {0};
+        tb_err_t err;
+        for (const char *q = id_lines[i]; *q;) {
+            char *end;
+            uint32_t id = (uint32_t)strtoul(q, &end, 10);
+            assert_int_equal(tb_vec_push(&ids, id), 0);
+            q = end + strspn(end, " ");
+        }
+        assert_int_equal(tok_decode_ex(t, ids.data, ids.len, skip ? TOK_SKIP_SPECIAL : 0,
+                                       &got, &err), 0);
+        json_t *js = json_loads(line, JSON_DECODE_ANY, NULL);
+        assert_non_null(js);
+        if (json_string_length(js) != got.len ||
+            (got.len && memcmp(json_string_value(js), got.data, got.len)))
+            fail_msg("%s: decode of \"%s\": tokbench \"%.*s\", reference %s", path,
+                     id_lines[i], (int)got.len, (const char *)got.data, line);
+        json_decref(js);
+        tb_buf_free(&got);
+        free(ids.data);
+    }
+    tok_free(t);
+    assert_int_equal(pclose(p), 0);
+    unlink(sample);
+    assert_int_equal(i, n);
+}
+
+/* With no decoder, Hugging Face joins the token strings with spaces: a
+ * generated WordLevel file, and the WordPiece one without its decoder. */
+static void wordlevel_and_no_decoder_match_the_reference(void **state)
+{
+    (void)state;
+    need_reference();
+    static const char *const words[] = {"[UNK]", "hello", "world", ",", "!", "<s>"};
+    json_t *vocab = json_object();
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        json_object_set_new(vocab, words[i], json_integer((json_int_t)i));
+    json_t *root = json_pack(
+        "{s:s, s:[{s:i, s:s, s:b, s:b, s:b, s:b, s:b}], s:{s:s}, s:{s:s}, s:n,"
+        " s:{s:s, s:o, s:s}}",
+        "version", "1.0", "added_tokens", "id", 5, "content", "<s>", "special", 1,
+        "normalized", 0, "single_word", 0, "lstrip", 0, "rstrip", 0, "normalizer", "type", "Lowercase", "pre_tokenizer",
+        "type", "Whitespace", "decoder", "model", "type", "WordLevel", "vocab",
+        vocab, "unk_token", "[UNK]");
+    char wl[] = "/tmp/tokbench-test-hf-wordlevel-XXXXXX";
+    dump_fixture(root, wl);
+    tok_tokenizer_t *t = test_load(wl);
+    assert_string_equal(tok_model_name(t), "wordlevel");
+    tok_free(t);
+    static const char *const ids[] = {"1 3 2 4", "5 1 0 2", "", "4"};
+    for (int skip = 0; skip < 2; skip++)
+        decodes_match_reference(wl, ids, 4, skip);
+    static const char *const lines[] = {"Hello, World!", "hello<s>xyz  world", ""};
+    lines_match_reference(wl, lines, 3);
+
+    char wp[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    root = wordpiece_fixture("[UNK]");
+    json_object_set_new(root, "decoder", json_null());
+    dump_fixture(root, wp);
+    static const char *const wp_ids[] = {"4 3 5 9 10 0 11", "3 6", ""};
+    decodes_match_reference(wp, wp_ids, 3, 0);
+    unlink(wp);
+}
+
+/* What the WordPiece reading refuses, and an unknown word with no
+ * unk_token (Hugging Face's MissingUnkToken): errors, not crashes. */
+static void wordpiece_errors(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    char path2[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    char path3[] = "/tmp/tokbench-test-hf-wordpiece-XXXXXX";
+    dump_fixture(wordpiece_fixture(NULL), path);
+    tok_tokenizer_t *t = test_load(path);
+    tok_ids_t ids = {0};
+    tb_err_t err;
+    assert_int_equal(tok_encode(t, (const uint8_t *)"ab", 2, &ids, &err), 0);
+    assert_int_equal(tok_encode(t, (const uint8_t *)"ab zz", 5, &ids, &err), -1);
+    assert_non_null(strstr(err.msg, "no unk_token"));
+    free(ids.data);
+    tok_free(t);
+    unlink(path);
+
+    json_t *root = wordpiece_fixture("[UNK]");
+    json_object_set_new(json_object_get(json_object_get(root, "model"), "vocab"),
+                        "@@ z", json_integer(12));
+    dump_fixture(root, path2);
+    assert_null(tok_load(path2, &err));
+    assert_non_null(strstr(err.msg, "model.vocab: token \"@@ z\" (id 12) is a continuation"));
+    unlink(path2);
+
+    root = wordpiece_fixture("[UNK]");
+    json_object_set_new(json_object_get(root, "decoder"), "prefix", json_string("##"));
+    dump_fixture(root, path3);
+    assert_null(tok_load(path3, &err));
+    assert_non_null(strstr(err.msg, "decoder: the WordPiece decoder is supported"));
+    unlink(path3);
 }
 
 /* ---- the scanner against the tree -------------------------------------------- */
@@ -907,6 +1192,11 @@ int main(void)
         cmocka_unit_test(decode_inverts_encode),
         cmocka_unit_test(added_token_flags_match_the_reference),
         cmocka_unit_test(unigram_matches_the_reference),
+        cmocka_unit_test(bert_matches_the_reference),
+        cmocka_unit_test(wordpiece_fixture_matches_the_reference),
+        cmocka_unit_test(wordpiece_errors),
+        cmocka_unit_test(wordlevel_and_no_decoder_match_the_reference),
+        long_unit_test(bert_every_code_point),
         cmocka_unit_test(ids_match_the_reference),
         cmocka_unit_test(decode_matches_the_reference),
     };

@@ -170,13 +170,13 @@ static int compare_decode(tok_tokenizer_t *t, const char *name,
 static void hf_vocabularies(void **state)
 {
     (void)state;
-    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral"};
+    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral", "bert"};
     if (!have_node()) {
         print_message("node or scripts/ref/node_modules missing: skipped\n");
         skip();
     }
     int bad = 0, ran = 0;
-    for (size_t v = 0; v < 4; v++) {
+    for (size_t v = 0; v < sizeof names / sizeof *names; v++) {
         char path[256], args[512], lines[16][256];
         snprintf(path, sizeof path, "data/cache/%s/tokenizer.json", names[v]);
         if (access(path, R_OK)) {

@@ -145,7 +145,10 @@ static int run_model(const tok_tokenizer_t *t, tok_state_t *sc, const uint8_t *w
     if (!n)
         return 0;
     if (t->model == TOK_MODEL_WORDPIECE)
-        return tok_wordpiece_word(t, w, n, out, err);
+        return t->wordpiece.split_text ? tok_wordpiece_word(t, w, n, out, err)
+                                       : tok_wordpiece_cover(t, sc, w, n, out, err);
+    if (t->model == TOK_MODEL_WORDLEVEL)
+        return tok_wordlevel_word(t, w, n, out, err);
     return t->model == TOK_MODEL_UNIGRAM ? tok_unigram_word(t, sc, w, n, out, err)
                                          : tok_bpe_word(t, sc, w, n, out, err);
 }
@@ -265,6 +268,8 @@ int tok_prepare(tok_tokenizer_t *t, tb_err_t *err)
             return -1;
     if (t->model == TOK_MODEL_BPE && tok_bpe_prepare(t, err))
         return -1;
+    if (t->model == TOK_MODEL_WORDPIECE)
+        tok_wordpiece_prepare(t);
     tok_state_drop_spares(t);
     t->ready = 1;
     return 0;
@@ -355,18 +360,82 @@ void tok_state_drop_spares(tok_tokenizer_t *t)
 
 /* ---- decoding ----------------------------------------------------------- */
 
+/* Hugging Face's WordPiece cleanup of one token's text out[mark..]: each
+ * pair in turn, every match left to right, as Rust's str::replace; none
+ * lengthens the text, so it is rewritten in place. */
+static void wordpiece_cleanup(tb_buf_t *out, size_t mark)
+{
+    static const char *const pairs[][2] = {
+        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+        {" n't", "n't"}, {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"},
+        {" 've", "'ve"}, {" 're", "'re"},
+    };
+    for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+        size_t fl = strlen(pairs[p][0]), tl = strlen(pairs[p][1]);
+        size_t r = mark, w = mark;
+        while (r < out->len) {
+            if (out->len - r >= fl && !memcmp(out->data + r, pairs[p][0], fl)) {
+                memmove(out->data + w, pairs[p][1], tl);
+                w += tl;
+                r += fl;
+            } else {
+                out->data[w++] = out->data[r++];
+            }
+        }
+        out->len = w;
+    }
+}
+
+/* One token through Hugging Face's WordPiece decoder: a space before it
+ * unless it is the first or a continuation, whose prefix goes (the first
+ * keeps it).  A model piece's bytes are already the text it has after the
+ * first (" word", or the bare continuation); an added token's are its
+ * content.  With no decoder at all (TOK_DEC_JOIN) every token's own string
+ * comes after a space, the first's after none. */
+static int hf_token(const tok_tokenizer_t *t, uint32_t id, int first,
+                    tb_buf_t *out)
+{
+    const tok_wordpiece_t *wp = &t->wordpiece;
+    int join = (t->decode_flags & TOK_DEC_JOIN) != 0;
+    int wordpiece = t->model == TOK_MODEL_WORDPIECE;
+    size_t len, mark = out->len;
+    const uint8_t *s = tok_vocab_token(&t->vocab, id, &len);
+    int rc;
+    if (wordpiece && len && s[0] == ' ' && t->vocab.kind[id] != TOK_CONTROL &&
+        t->vocab.kind[id] != TOK_USER)
+        rc = tb_buf_put(out, s + first, len - (size_t)first);
+    else if (wordpiece && t->vocab.kind[id] == TOK_NORMAL)
+        rc = (join && !first && tb_buf_putc(out, ' ')) ||
+             ((first || join) && tb_buf_put(out, wp->prefix, wp->prefix_len)) ||
+             tb_buf_put(out, s, len);
+    else if (first || join)
+        rc = (!first && tb_buf_putc(out, ' ')) || tb_buf_put(out, s, len);
+    else if (len >= wp->prefix_len && !memcmp(s, wp->prefix, wp->prefix_len))
+        rc = tb_buf_put(out, s + wp->prefix_len, len - wp->prefix_len);
+    else
+        rc = tb_buf_putc(out, ' ') || tb_buf_put(out, s, len);
+    if (!rc && (t->decode_flags & TOK_DEC_CLEANUP))
+        wordpiece_cleanup(out, mark);
+    return rc;
+}
+
 int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
                   uint32_t flags, tb_buf_t *out, tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
     size_t mark = out->len;
     int strip = (t->decode_flags & TOK_DEC_STRIP_LEADING_SPACE) != 0;
+    int first = 1; /* no token decoded yet */
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= v->size) {
             out->len = mark;
             return tb_fail(err, "decode: id %u (position %zu) is past the "
                                 "vocabulary of %u ids", ids[i], i, v->size);
         }
+        /* an id no token has: Hugging Face's decoders never see it */
+        if ((t->decode_flags & (TOK_DEC_WORDPIECE | TOK_DEC_JOIN)) &&
+            v->kind[ids[i]] == TOK_UNUSED)
+            continue;
         if ((flags & TOK_SKIP_SPECIAL) && tok_skips_special(t, ids[i])) {
             /* llama.cpp's detokenize spends its strip on the first token
              * even when it renders as nothing; Hugging Face drops the
@@ -377,10 +446,13 @@ int tok_decode_ex(const tok_tokenizer_t *t, const uint32_t *ids, size_t n,
         }
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[i], &len);
-        if (tb_buf_put(out, s, len)) {
+        if (t->decode_flags & (TOK_DEC_WORDPIECE | TOK_DEC_JOIN)
+                ? hf_token(t, ids[i], first, out)
+                : tb_buf_put(out, s, len)) {
             out->len = mark;
             return tb_fail(err, "out of memory");
         }
+        first = 0;
     }
     /* SentencePiece-style decoders strip one space off the whole text. */
     if (strip && out->len > mark &&

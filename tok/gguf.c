@@ -759,14 +759,8 @@ static int gg_setup_bert(gg_rd_t *r, tok_tokenizer_t *t)
     w->strip_accents = w->lowercase;
     if (gg_get_bool(r, K_STRIP_ACCENTS, &w->strip_accents))
         return -1;
-    const tok_vocab_t *v = &t->vocab;
-    w->unk = v->unk;
-    for (uint32_t id = 0; id < v->size; id++) {
-        size_t len;
-        tok_vocab_token(v, id, &len);
-        if (len > w->max_len)
-            w->max_len = len;
-    }
+    w->unk = t->vocab.unk;
+    w->split_text = 1;
     t->model = TOK_MODEL_WORDPIECE;
     t->needs_utf8 = 1;
     t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;

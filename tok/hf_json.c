@@ -1,13 +1,17 @@
 /*
  * hf_json: the loader for Hugging Face tokenizer.json files.
  *
- * Reads the model (BPE or Unigram), the normalizer, pre-tokenizer and
+ * Reads the model (read_model says which), the normalizer, pre-tokenizer and
  * decoder chains and the added tokens into a tok_tokenizer_t, so that the
  * shared encoder (encode.c) reproduces what the `tokenizers` library does.
  * Token strings become raw bytes here: byte-level files spell bytes in
  * GPT-2's alphabet, SentencePiece-style files write "<0xNN>" byte pieces and
  * U+2581 for a space.  The field names and their meaning follow the JSON
  * that `tokenizers` serializes (its serde layout, version 0.x).
+ *
+ * The models are BPE, Unigram, WordPiece and WordLevel; WordPiece's pieces
+ * become wordpiece.c's: a space before a word-start piece, the continuing
+ * prefix ("##") off the others.
  *
  * Every field read is type-checked, and a failure names the file and the
  * JSON path ("model.merges[12]") or the parser's line, column and byte.
@@ -68,6 +72,7 @@ typedef struct {
     int byte_level;    /* strings use GPT-2's byte alphabet */
     int meta;          /* strings use U+2581 for a space */
     int byte_pieces;   /* "<0xNN>" pieces stand for bytes */
+    int wordpiece;     /* WordPiece pieces (t->wordpiece.prefix) */
     TB_VEC(entry_t) vocab;
     TB_VEC(tok_merge_t) merges;
     merge_batch_t batch;
@@ -225,6 +230,23 @@ static int put_unmeta(tb_buf_t *out, const char *s, size_t len)
     return 0;
 }
 
+/* A WordPiece piece into c->scratch: " word" for a word-start piece, the
+ * bare rest of a continuation.  A continuation whose rest starts with a
+ * space would read as a word-start piece, so it is refused. */
+static int wordpiece_bytes(ctx_t *c, const char *s, size_t len, int id)
+{
+    const tok_wordpiece_t *wp = &c->t->wordpiece;
+    int cont = len >= wp->prefix_len && !memcmp(s, wp->prefix, wp->prefix_len);
+    if (cont && len > wp->prefix_len && s[wp->prefix_len] == ' ')
+        return fail(c, "model.vocab: token \"%.*s\" (id %d) is a continuation "
+                       "that starts with a space, which is not supported",
+                    len > 60 ? 60 : (int)len, s, id);
+    if (cont ? tb_buf_put(&c->scratch, s + wp->prefix_len, len - wp->prefix_len)
+             : tb_buf_putc(&c->scratch, ' ') || tb_buf_put(&c->scratch, s, len))
+        return fail(c, "out of memory");
+    return 0;
+}
+
 /* Raw bytes of a model vocabulary string into c->scratch; *kind is set to
  * TOK_BYTE for a byte piece. */
 static int model_bytes(ctx_t *c, const char *s, size_t len, int id,
@@ -252,6 +274,8 @@ static int model_bytes(ctx_t *c, const char *s, size_t len, int id,
     }
     if (c->meta)
         return put_unmeta(&c->scratch, s, len) ? fail(c, "out of memory") : 0;
+    if (c->wordpiece)
+        return wordpiece_bytes(c, s, len, id);
     return tb_buf_put(&c->scratch, s, len) ? fail(c, "out of memory") : 0;
 }
 
@@ -546,6 +570,31 @@ static int read_bpe_options(ctx_t *c, json_t *m)
     return 0;
 }
 
+/* Model options of a WordPiece model. */
+static int read_wordpiece_options(ctx_t *c, json_t *m)
+{
+    tok_wordpiece_t *w = &c->t->wordpiece;
+    const char *s;
+    size_t len;
+    long long max;
+    if (get_str(c, m, "model", "continuing_subword_prefix", 1, &s, &len) ||
+        get_uint(c, m, "model", "max_input_chars_per_word", 100, &max))
+        return -1;
+    if (!s) /* `tokenizers`' default */
+        s = "##", len = 2;
+    if (!len || len > sizeof w->prefix)
+        return fail(c, "model.continuing_subword_prefix: \"%s\" is not "
+                       "supported (1 to %zu bytes)", s, sizeof w->prefix);
+    memcpy(w->prefix, s, len);
+    w->prefix_len = (uint8_t)len;
+    w->max_chars = max > UINT32_MAX ? UINT32_MAX : (uint32_t)max;
+    if (get_str(c, m, "model", "unk_token", 1, &s, &len))
+        return -1;
+    long id = s ? vocab_id(c, s, len) : -1;
+    w->unk = id < 0 ? -1 : (int32_t)id;
+    return 0;
+}
+
 static int read_model(ctx_t *c, json_t *root)
 {
     json_t *m = json_object_get(root, "model");
@@ -589,8 +638,29 @@ static int read_model(ctx_t *c, json_t *root)
         c->byte_pieces = bf;
         return 0;
     }
-    return fail(c, "model.type: \"%s\" is not supported (BPE or Unigram)",
-                type);
+    if (!strcmp(type, "WordPiece")) {
+        c->t->model = TOK_MODEL_WORDPIECE;
+        c->wordpiece = 1;
+        if (read_bpe_vocab(c, v) || check_unique_ids(c) || index_bpe_vocab(c) ||
+            read_wordpiece_options(c, m))
+            return -1;
+        tb_strmap_free(&c->ids);
+        return 0;
+    }
+    if (!strcmp(type, "WordLevel")) {
+        const char *s;
+        size_t len;
+        c->t->model = TOK_MODEL_WORDLEVEL;
+        if (read_bpe_vocab(c, v) || check_unique_ids(c) || index_bpe_vocab(c) ||
+            get_str(c, m, "model", "unk_token", 1, &s, &len))
+            return -1;
+        long id = s ? vocab_id(c, s, len) : -1;
+        c->t->wordpiece.unk = id < 0 ? -1 : (int32_t)id;
+        tb_strmap_free(&c->ids);
+        return 0;
+    }
+    return fail(c, "model.type: \"%s\" is not supported (BPE, Unigram, "
+                   "WordPiece or WordLevel)", type);
 }
 
 /* ---- normalizers -------------------------------------------------------- */
@@ -747,6 +817,19 @@ static int read_normalizer(ctx_t *c, json_t *o, const char *where)
             return -1;
         return tb_buf_put(&n->a, s, len) ? fail(c, "out of memory") : 0;
     }
+    if (!strcmp(type, "BertNormalizer")) {
+        int clean, chinese, lower, strip;
+        if (get_bool(c, o, where, "clean_text", 1, &clean) ||
+            get_bool(c, o, where, "handle_chinese_chars", 1, &chinese) ||
+            get_bool(c, o, where, "lowercase", 1, &lower) ||
+            /* strip_accents absent or null: as lowercase says */
+            get_bool(c, o, where, "strip_accents", lower, &strip) ||
+            push_norm(c, TOK_NORM_BERT, &n))
+            return -1;
+        n->flags = (clean ? TOK_BERT_CLEAN : 0u) | (chinese ? TOK_BERT_CHINESE : 0u) |
+                   (strip ? TOK_BERT_STRIP : 0u) | (lower ? TOK_BERT_LOWER : 0u);
+        return 0;
+    }
     if (!strcmp(type, "Strip")) {
         int l, r;
         if (get_bool(c, o, where, "strip_left", 0, &l) ||
@@ -872,6 +955,8 @@ static int read_pretokenizer(ctx_t *c, json_t *o, const char *where)
     }
     if (!strcmp(type, "WhitespaceSplit"))
         return push_pre(c, TOK_PRE_WHITESPACE_SPLIT, &p);
+    if (!strcmp(type, "BertPreTokenizer"))
+        return push_pre(c, TOK_PRE_BERT, &p);
     if (!strcmp(type, "Whitespace")) {
         /* `tokenizers` defines it as keeping the matches of this regex. */
         static const char re[] = "\\w+|[^\\w\\s]+";
@@ -924,6 +1009,24 @@ static int read_decoder(ctx_t *c, json_t *o, const char *where)
                         where);
         if (start)
             c->t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
+        return 0;
+    }
+    if (!strcmp(type, "WordPiece")) {
+        const char *s;
+        size_t len;
+        int cleanup;
+        const tok_wordpiece_t *wp = &c->t->wordpiece;
+        if (get_str(c, o, where, "prefix", 1, &s, &len) ||
+            get_bool(c, o, where, "cleanup", 1, &cleanup))
+            return -1;
+        if (!s)
+            s = "##", len = 2;
+        /* wordpiece.c's pieces keep no prefix: the model's is put back */
+        if (c->t->model != TOK_MODEL_WORDPIECE || len != wp->prefix_len ||
+            memcmp(s, wp->prefix, len))
+            return fail(c, "%s: the WordPiece decoder is supported with a "
+                           "WordPiece model of the same prefix only", where);
+        c->t->decode_flags |= TOK_DEC_WORDPIECE | (cleanup ? TOK_DEC_CLEANUP : 0u);
         return 0;
     }
     if (!strcmp(type, "Metaspace")) {
@@ -1037,6 +1140,14 @@ static int added_by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The model's unknown token, or -1. */
+static int32_t model_unk(const tok_tokenizer_t *t)
+{
+    return t->model == TOK_MODEL_BPE       ? t->bpe.unk
+           : t->model == TOK_MODEL_UNIGRAM ? t->unigram.unk
+                                           : t->wordpiece.unk; /* WordLevel's too */
+}
+
 /* Adds the added token `e`: its content is its text, except that the
  * SentencePiece-style decoders turn U+2581 into a space in it too. */
 static int add_added(ctx_t *c, tok_vocab_builder_t *b, const added_t *e,
@@ -1047,7 +1158,7 @@ static int add_added(ctx_t *c, tok_vocab_builder_t *b, const added_t *e,
                 : tb_buf_put(&c->scratch, e->s, e->len))
         return fail(c, "out of memory");
     tok_kind_t kind = e->special ? TOK_CONTROL : TOK_USER;
-    if ((int32_t)e->id == c->t->bpe.unk || (int32_t)e->id == c->t->unigram.unk)
+    if ((int32_t)e->id == model_unk(c->t))
         kind = TOK_UNKNOWN;
     if (tok_vocab_add(b, e->id, c->scratch.data, c->scratch.len, score, kind,
                       e->special, c->err))
@@ -1064,7 +1175,7 @@ static int build_vocab(ctx_t *c)
         return fail(c, "out of memory");
     if (c->added.len) /* qsort must not see a NULL array */
         qsort(c->added.data, c->added.len, sizeof *c->added.data, added_by_id);
-    int32_t unk = c->t->model == TOK_MODEL_BPE ? c->t->bpe.unk : c->t->unigram.unk;
+    int32_t unk = model_unk(c->t);
     size_t ai = 0;
     for (size_t i = 0; i < c->vocab.len; i++) {
         const entry_t *e = &c->vocab.data[i];
@@ -1150,7 +1261,7 @@ static void special_ids(ctx_t *c, json_t *root)
         v->eos = find_text(v, eos[i]);
     if (v->pad < 0)
         v->pad = find_text(v, "<pad>");
-    v->unk = c->t->model == TOK_MODEL_BPE ? c->t->bpe.unk : c->t->unigram.unk;
+    v->unk = model_unk(c->t);
 }
 
 /* ---- the post-processor -------------------------------------------------- */
@@ -1290,7 +1401,11 @@ static int unigram_tables(ctx_t *c)
 static void set_model_name(tok_tokenizer_t *t, int byte_level)
 {
     const char *name;
-    if (t->model == TOK_MODEL_UNIGRAM)
+    if (t->model == TOK_MODEL_WORDPIECE)
+        name = "wordpiece";
+    else if (t->model == TOK_MODEL_WORDLEVEL)
+        name = "wordlevel";
+    else if (t->model == TOK_MODEL_UNIGRAM)
         name = t->unigram.byte_fallback ? "unigram+byte-fallback" : "unigram";
     else if (byte_level)
         name = "byte-level bpe";
@@ -1311,6 +1426,11 @@ static int read_pipeline(ctx_t *c, json_t *root)
         return -1;
     if (d && !json_is_null(d) && read_decoder(c, d, "decoder"))
         return -1;
+    /* no decoder: Hugging Face joins the token strings with spaces, which
+     * only these models' pieces spell as text */
+    if ((!d || json_is_null(d)) && (c->t->model == TOK_MODEL_WORDPIECE ||
+                                    c->t->model == TOK_MODEL_WORDLEVEL))
+        c->t->decode_flags |= TOK_DEC_JOIN;
     return 0;
 }
 
@@ -1326,7 +1446,8 @@ static int load(ctx_t *c, json_t *root)
                     has_component(dec, "decoders", "ByteLevel");
     if (read_model(c, root) || read_pipeline(c, root) || read_added(c, root))
         return -1;
-    c->meta = !c->byte_level &&
+    /* WordPiece's word-start pieces are spelt with a space already */
+    c->meta = !c->byte_level && !c->wordpiece &&
               (has_component(pre, "pretokenizers", "Metaspace") ||
                has_component(dec, "decoders", "Metaspace") || vocab_uses_meta(c));
     if (has_component(dec, "decoders", "ByteFallback"))

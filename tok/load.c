@@ -13,6 +13,7 @@ tok_tokenizer_t *tok_new(tok_format_t format)
     t->format = format;
     t->bpe.unk = -1;
     t->unigram.unk = -1;
+    t->wordpiece.unk = -1;
     t->vocab.bos = t->vocab.eos = t->vocab.unk = t->vocab.pad = -1;
     return t;
 }

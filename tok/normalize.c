@@ -1,10 +1,10 @@
 /*
  * normalize: the normalizer steps of the encoding pipeline (Unicode
  * normalization forms, lowercasing, prepend, replace, strip, and the
- * SentencePiece charsmap through charsmap.c), run in order over a span of
- * text.  Semantics follow Hugging Face `tokenizers`' normalizers: e.g.
- * Prepend leaves an empty string empty, Strip and Lowercase work on Unicode
- * characters, not bytes.
+ * SentencePiece charsmap through charsmap.c, BERT's normalizer with
+ * bert.c), run in order over a span of text.  Semantics follow Hugging
+ * Face `tokenizers`' normalizers: e.g. Prepend leaves an empty string
+ * empty, Strip and Lowercase work on Unicode characters, not bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +164,28 @@ static int strip(const tok_norm_t *nm, const uint8_t *s, size_t n,
     return tb_buf_put(out, s + b, e - b) ? tb_fail(err, "out of memory") : 0;
 }
 
+/* BertNormalizer: clean_text, handle_chinese_chars, strip_accents and
+ * lowercase, in that order, as the flags say. */
+static int bert(const tok_norm_t *nm, const uint8_t *s, size_t n,
+                tb_buf_t *out, tb_err_t *err)
+{
+    tb_buf_t a = {0}, b = {0};
+    int rc = tok_bert_clean(nm->flags, s, n, &a, err);
+    if (!rc && (nm->flags & TOK_BERT_STRIP) && a.len) {
+        rc = tok_bert_strip_accents(a.data, a.len, &b, err);
+        tb_buf_t swap = a;
+        a = b;
+        b = swap;
+    }
+    if (!rc && a.len)
+        rc = nm->flags & TOK_BERT_LOWER
+                 ? lowercase(a.data, a.len, out, err)
+                 : (tb_buf_put(out, a.data, a.len) ? tb_fail(err, "out of memory") : 0);
+    tb_buf_free(&a);
+    tb_buf_free(&b);
+    return rc;
+}
+
 static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
                 tb_buf_t *out, tb_err_t *err)
 {
@@ -187,6 +209,8 @@ static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
     case TOK_NORM_CHARSMAP:
     case TOK_NORM_SPM:
         return tok_spm_normalize(nm, s, n, out, err);
+    case TOK_NORM_BERT:
+        return bert(nm, s, n, out, err);
     }
     return tb_fail(err, "normalizer: unknown step kind %d", (int)nm->kind);
 }

@@ -157,7 +157,7 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
 
 int tok_pre_prepare(tok_pre_t *p, tb_err_t *err)
 {
-    if (p->re || p->kind == TOK_PRE_METASPACE ||
+    if (p->re || p->kind == TOK_PRE_METASPACE || p->kind == TOK_PRE_BERT ||
         (p->kind == TOK_PRE_BYTE_LEVEL && !(p->flags & 2)))
         return 0; /* compiled already, or no pattern to run */
     const char *pat = NULL;
@@ -412,6 +412,38 @@ static int split_before_spaces(tb_buf_t *text, tok_spans_t *words)
     return 0;
 }
 
+/* BertPreTokenizer: white space (Rust's char::is_whitespace) ends a word
+ * and is dropped; a punctuation mark (bert.c's) is a word of its own. */
+static int split_bert(tb_buf_t *text, tok_spans_t *words)
+{
+    size_t k = words->len;
+    for (size_t i = 0; i < k; i++) {
+        tok_span_t w = words->data[i];
+        uint32_t start = w.off, end = w.off + w.len;
+        for (uint32_t j = w.off; j < end;) {
+            uint32_t c;
+            size_t len = tb_utf8_decode(text->data + j, end - j, &c);
+            if (!len) { /* a stray byte: a letter, as U+FFFD would be */
+                len = 1;
+                c = 0xFFFD;
+            }
+            int space = tok_uprops_is_space(c), punct = !space && tok_bert_is_punct(c);
+            if ((space || punct) && start < j &&
+                tb_vec_push(words, ((tok_span_t){start, j - start})))
+                return -1;
+            if (punct && tb_vec_push(words, ((tok_span_t){j, (uint32_t)len})))
+                return -1;
+            j += (uint32_t)len;
+            if (space || punct)
+                start = j;
+        }
+        if (start < end && tb_vec_push(words, ((tok_span_t){start, end - start})))
+            return -1;
+    }
+    drop_front(words, k);
+    return 0;
+}
+
 static int run_step(const tok_pre_t *p, pcre2_match_data *md, int first,
                     tb_buf_t *text, tok_spans_t *words, tb_err_t *err)
 {
@@ -435,6 +467,8 @@ static int run_step(const tok_pre_t *p, pcre2_match_data *md, int first,
         return split_all(p, md, TOK_SPLIT_ISOLATED, 0, text, words, err);
     case TOK_PRE_WHITESPACE_SPLIT:
         return split_all(p, md, TOK_SPLIT_REMOVED, 0, text, words, err);
+    case TOK_PRE_BERT:
+        return split_bert(text, words) ? tb_fail(err, "out of memory splitting words") : 0;
     }
     return tb_fail(err, "unknown pre-tokenizer kind %d", (int)p->kind);
 }

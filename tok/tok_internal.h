@@ -38,6 +38,7 @@ typedef enum {
     TOK_NORM_CHARSMAP, /* SentencePiece precompiled_charsmap in `blob` */
     TOK_NORM_SPM,      /* SentencePiece's own normalizer: charsmap in blob,
                           flags: TOK_SPM_* below */
+    TOK_NORM_BERT,     /* Hugging Face's BertNormalizer, flags: TOK_BERT_* */
 } tok_norm_kind_t;
 
 enum {
@@ -45,6 +46,23 @@ enum {
     TOK_SPM_REMOVE_EXTRA_WHITESPACES = 2,
     TOK_SPM_ESCAPE_WHITESPACES = 4,
 };
+
+enum {
+    TOK_BERT_CLEAN = 1,   /* clean_text: drop controls, white space to ' ' */
+    TOK_BERT_CHINESE = 2, /* handle_chinese_chars: a space each side of CJK */
+    TOK_BERT_STRIP = 4,   /* strip_accents: NFD, then drop Mn */
+    TOK_BERT_LOWER = 8,   /* lowercase */
+};
+
+/* bert.c: the BertNormalizer's clean_text and handle_chinese_chars (as
+ * flags say) and its strip_accents, each appending s[0..n) so changed to
+ * out; BERT's CJK ideographs; and the BertPreTokenizer's punctuation. */
+int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
+                   tb_err_t *err);
+int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
+                           tb_err_t *err);
+int tok_is_cjk(uint32_t c);
+int tok_bert_is_punct(uint32_t c);
 
 typedef struct {
     tok_norm_kind_t kind;
@@ -71,6 +89,7 @@ typedef enum {
                            only, whatever 1 says */
     TOK_PRE_DIGITS,     /* flags & 1: individual digits */
     TOK_PRE_WHITESPACE_SPLIT,
+    TOK_PRE_BERT,       /* white space removed, each punctuation mark a word */
 } tok_pre_kind_t;
 
 /* What a split does with the matched delimiter (Hugging Face's names). */
@@ -101,7 +120,12 @@ typedef struct {
 } tok_added_t;
 
 /* ---- models --------------------------------------------------------- */
-typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
+typedef enum {
+    TOK_MODEL_BPE,
+    TOK_MODEL_UNIGRAM,
+    TOK_MODEL_WORDPIECE,
+    TOK_MODEL_WORDLEVEL, /* a word is a token, or the unknown one */
+} tok_model_kind_t;
 
 typedef struct {
     /* (left id << 32 | right id) -> (rank << 32 | merged id) */
@@ -144,16 +168,35 @@ void tok_unigram_free(tok_unigram_t *u);
 /* 1 if piece id belongs in a Unigram prefix index. */
 int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id);
 
-/* WordPiece as llama.cpp runs a GGUF "bert" (wordpiece.c): word-start
- * pieces begin with a space in the vocabulary, continuations are bare. */
+/* WordPiece (wordpiece.c): word-start pieces begin with a space in the
+ * vocabulary, continuations are bare (a GGUF spells the first with U+2581,
+ * a tokenizer.json the second with the continuing prefix, "##"). */
 typedef struct {
-    int lowercase, strip_accents;
-    int32_t unk;         /* -1 if none */
+    int split_text;      /* GGUF: the model splits and normalizes the text
+                            itself, as llama.cpp's WPM does; tokenizer.json:
+                            it covers the words its pipeline made */
+    int lowercase, strip_accents; /* split_text's normalization */
+    int32_t unk;         /* -1 if none (WordLevel's too) */
     size_t max_len;      /* longest piece in bytes */
+    uint32_t max_chars;  /* a word of more characters is unknown (0: any) */
+    uint8_t prefix[16];  /* tokenizer.json's continuing_subword_prefix, for */
+    uint8_t prefix_len;  /* the WordPiece decoder */
 } tok_wordpiece_t;
 
-/* Splits, normalizes and covers the whole span s[0..n). */
+/* Splits, normalizes and covers the whole span s[0..n) (split_text). */
 int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                       tok_ids_t *out, tb_err_t *err);
+/* Covers one word of a tokenizer.json pipeline, as Hugging Face's WordPiece
+ * model does: an unknown word, or one of more than max_chars characters, is
+ * the unknown token, and an error where the vocabulary has none. */
+int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
+                        const uint8_t *w, size_t n, tok_ids_t *out,
+                        tb_err_t *err);
+/* Derives max_len from the vocabulary (tok_prepare calls it). */
+void tok_wordpiece_prepare(tok_tokenizer_t *t);
+/* Hugging Face's WordLevel model (wordpiece.c): the word's own token, else
+ * the unknown one (t->wordpiece.unk), else an error. */
+int tok_wordlevel_word(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
                        tok_ids_t *out, tb_err_t *err);
 
 /* A list of words: spans of a pre-tokenized buffer. */
@@ -165,6 +208,12 @@ typedef TB_VEC(tok_span_t) tok_spans_t;
 /* ---- decoder -------------------------------------------------------- */
 enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
+    TOK_DEC_WORDPIECE = 2, /* Hugging Face's WordPiece decoder: tokens
+                              joined by spaces, continuations glued on */
+    TOK_DEC_CLEANUP = 4,   /* and its cleanup of " ." and the like */
+    TOK_DEC_JOIN = 8,      /* no decoder in a WordPiece or WordLevel
+                              tokenizer.json: the token strings joined by
+                              spaces, as Hugging Face decodes then */
 };
 
 /* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word

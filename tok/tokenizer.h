@@ -4,9 +4,10 @@
  * bytes.
  *
  * Formats, chosen by content (the name is only a hint):
- *   Hugging Face tokenizer.json (BPE and Unigram models), SentencePiece
- *   .model (Unigram and BPE), tiktoken rank files (plain "base64 rank" lines
- *   or the npm package's JSON), GGUF (tokenizer.ggml.* keys).
+ *   Hugging Face tokenizer.json (BPE, Unigram and WordPiece models),
+ *   SentencePiece .model (Unigram and BPE), tiktoken rank files (plain
+ *   "base64 rank" lines or the npm package's JSON), GGUF (tokenizer.ggml.*
+ *   keys).
  *
  * Threads: a loaded tokenizer is immutable and may be shared by any number
  * of threads.  Everything an encode writes (scratch buffers, the BPE word
@@ -52,7 +53,8 @@ void tok_free(tok_tokenizer_t *t);
 const tok_vocab_t *tok_vocab(const tok_tokenizer_t *t);
 tok_format_t tok_format(const tok_tokenizer_t *t);
 const char *tok_format_name(tok_format_t f);
-/* "bpe" or "unigram", plus the variant: "byte-level bpe", "bpe+byte-fallback" */
+/* "bpe", "unigram" or "wordpiece", plus the variant: "byte-level bpe",
+ * "bpe+byte-fallback" */
 const char *tok_model_name(const tok_tokenizer_t *t);
 
 /* What an encode does besides the ids of the text (flags, or'ed): */

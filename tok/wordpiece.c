@@ -1,13 +1,21 @@
 /*
- * wordpiece: BERT's tokenizer as llama.cpp runs a GGUF of model "bert"
- * (its WPM tokenizer): the text is cut into words at white space and
- * around every punctuation mark, ASCII symbol and CJK ideograph (each one a
- * word of its own), control characters are dropped, and letters are
- * lowercased and stripped of accents as the file's flags say.  Each word
- * is then covered greedily, longest vocabulary piece first: the first
- * piece with the word-start marker (stored as a space, since the GGUF
- * spells it U+2581), the others without (the GGUF drops BERT's "##").  A
- * word that cannot be covered becomes one unknown token.
+ * wordpiece: BERT's WordPiece model.  Each word is covered greedily,
+ * longest vocabulary piece first: the first piece with the word-start
+ * marker (stored as a space, since a GGUF spells it U+2581 and a
+ * tokenizer.json's word-start pieces are the bare ones), the others
+ * without (a GGUF drops BERT's "##", and hf_json.c drops it at load time).
+ * A word that cannot be covered becomes one unknown token.
+ *
+ * From a GGUF of model "bert" the model also makes the words, as llama.cpp's
+ * WPM tokenizer does: the text is cut at white space and around every
+ * punctuation mark, ASCII symbol and CJK ideograph (each one a word of its
+ * own), control characters are dropped, and letters are lowercased and
+ * stripped of accents as the file's flags say.  From a tokenizer.json the
+ * pipeline's BertNormalizer and BertPreTokenizer (bert.c) do that, with
+ * Hugging Face's character classes.
+ *
+ * Hugging Face's WordLevel model, the simplest lookup, is here too: a word
+ * is its own token or the unknown one.
  */
 #include <string.h>
 
@@ -19,15 +27,6 @@
 #include "unorm.h"
 #include "uprops.h"
 
-/* CJK ideographs as BERT's tokenizer lists them (one word each). */
-static int is_cjk(uint32_t c)
-{
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
 /* The first letter of the general category ('L', 'P', 'C', ...) and,
  * through *mn, whether it is Mn (a non-spacing mark: an accent). */
 static char category(uint32_t cp, int *mn)
@@ -37,7 +36,21 @@ static char category(uint32_t cp, int *mn)
     return name ? name[0] : 'C';
 }
 
-/* Covers one word (word[0] is the marker space) with pieces. */
+/* The unknown token for a word, or nothing (llama.cpp, split_text) or an
+ * error (Hugging Face) where the vocabulary has none. */
+static int unknown(const tok_tokenizer_t *t, tok_ids_t *out, tb_err_t *err)
+{
+    if (t->wordpiece.unk < 0)
+        return t->wordpiece.split_text
+                   ? 0 : tb_fail(err, "%s: a word is unknown and the model has "
+                                      "no unk_token", t->model_name);
+    return tb_vec_push(out, (uint32_t)t->wordpiece.unk)
+               ? tb_fail(err, "out of memory") : 0;
+}
+
+/* Covers one word (word[0] is the marker space) with pieces.  Stepping
+ * back a byte at a time tries no more than Hugging Face's character steps
+ * find: a piece is valid UTF-8, so a cut inside a character matches none. */
 static int cover(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
                  tok_ids_t *out, tb_err_t *err)
 {
@@ -50,15 +63,12 @@ static int cover(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
             j--;
         if (id < 0) { /* the whole word is unknown */
             out->len = mark;
-            break;
+            return unknown(t, out, err);
         }
         if (tb_vec_push(out, (uint32_t)id))
             return tb_fail(err, "out of memory");
         i = j;
     }
-    if (out->len == mark && t->wordpiece.unk >= 0 &&
-        tb_vec_push(out, (uint32_t)t->wordpiece.unk))
-        return tb_fail(err, "out of memory");
     return 0;
 }
 
@@ -116,7 +126,7 @@ int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
             continue;
         if (t->wordpiece.lowercase)
             cp = uc_tolower(cp);
-        int alone = cat == 'P' || (cp < 0x7F && cat == 'S') || is_cjk(cp);
+        int alone = cat == 'P' || (cp < 0x7F && cat == 'S') || tok_is_cjk(cp);
         rc = add_char(t, &w, cp, alone, out, err);
     }
     if (!rc && w.len > 1)
@@ -124,4 +134,39 @@ int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
     tb_buf_free(&nfd);
     tb_buf_free(&w);
     return rc;
+}
+
+int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
+                        const uint8_t *w, size_t n, tok_ids_t *out,
+                        tb_err_t *err)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < n; i++)
+        chars += (w[i] & 0xC0) != 0x80;
+    if (t->wordpiece.max_chars && chars > t->wordpiece.max_chars)
+        return unknown(t, out, err);
+    /* st->word is free: meta_to_space, its other user, is never set with
+     * WordPiece (hf_json.c) */
+    st->word.len = 0;
+    if (tb_buf_putc(&st->word, ' ') || tb_buf_put(&st->word, w, n))
+        return tb_fail(err, "out of memory");
+    return cover(t, st->word.data, st->word.len, out, err);
+}
+
+void tok_wordpiece_prepare(tok_tokenizer_t *t)
+{
+    const tok_vocab_t *v = &t->vocab;
+    t->wordpiece.max_len = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        if (v->offset[id + 1] - v->offset[id] > t->wordpiece.max_len)
+            t->wordpiece.max_len = v->offset[id + 1] - v->offset[id];
+}
+
+int tok_wordlevel_word(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
+                       tok_ids_t *out, tb_err_t *err)
+{
+    int32_t id = tok_vocab_find(&t->vocab, w, n);
+    if (id < 0)
+        return unknown(t, out, err);
+    return tb_vec_push(out, (uint32_t)id) ? tb_fail(err, "out of memory") : 0;
 }
