@@ -935,11 +935,11 @@ static size_t gg_collect_merges(const tok_bpe_t *m, gg_merge_t **out)
     if (!*out)
         return 0;
     size_t n = 0;
-    for (size_t i = 0; m->merges.keys && i <= m->merges.mask; i++) {
-        uint64_t k = m->merges.keys[i];
+    for (size_t i = 0; m->merges.slots && i <= m->merges.mask; i++) {
+        uint64_t k = m->merges.slots[i].key;
         if (k == UINT64_MAX)
             continue;
-        uint64_t val = m->merges.vals[i];
+        uint64_t val = m->merges.slots[i].val;
         (*out)[n++] = (gg_merge_t){(uint32_t)(val >> 32), (uint32_t)(k >> 32),
                                    (uint32_t)k, (uint32_t)val};
     }

@@ -103,9 +103,23 @@ typedef struct {
 /* ---- models --------------------------------------------------------- */
 typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
 
+/* The merge table (bpe.c): (left id << 32 | right id) -> (rank << 32 |
+ * merged id), open addressing with linear probing at most 3/4 full.  Key
+ * and value lie side by side so that a lookup touches one cache line: the
+ * table of a large vocabulary (8 MB for Llama 3) misses the CPU caches.
+ * The loaders fill it and the encoder reads this one copy. */
 typedef struct {
-    /* (left id << 32 | right id) -> (rank << 32 | merged id) */
-    tb_u64map_t merges;
+    uint64_t key; /* UINT64_MAX: an empty slot (no vocabulary has such ids) */
+    uint64_t val;
+} tok_merge_slot_t;
+
+typedef struct {
+    tok_merge_slot_t *slots; /* NULL until the first merge */
+    size_t mask, count;
+} tok_merges_t;
+
+typedef struct {
+    tok_merges_t merges;
     int byte_level;      /* initial symbols are single bytes, not chars */
     int byte_fallback;   /* unknown chars become <0xNN> byte pieces */
     int fuse_unk;        /* consecutive unknowns become one unk */
@@ -284,6 +298,9 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges,
                        size_t n);                          /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
+/* 1 and the merge of (left, right) if the table has one, else 0. */
+int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
+                      uint32_t *rank, uint32_t *merged);   /* bpe.c */
 /* (Re)builds t->bpe.tables from the vocabulary and the merges. */
 int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
 void tok_bpe_state_free(void *bpe);                        /* bpe.c */
