@@ -728,7 +728,7 @@ static void same_tokenizer(const tok_tokenizer_t *a, const tok_tokenizer_t *b)
     assert_int_equal(a->added.len, b->added.len);
     const tok_merges_t *ma = &a->bpe.merges, *mb = &b->bpe.merges;
     assert_int_equal(ma->count, mb->count);
-    for (size_t i = 0; ma->slots && i <= ma->mask; i++) {
+    for (size_t i = 0; ma->slots && i < ma->size; i++) {
         uint64_t k = ma->slots[i].key;
         uint32_t rank, merged;
         if (k == UINT64_MAX)

@@ -70,7 +70,7 @@ typedef tok_merge_slot_t merge_slot_t;
 typedef struct {
     /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
     const merge_slot_t *mt;
-    size_t mt_mask;
+    size_t mt_size;
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
@@ -135,32 +135,39 @@ void tok_bpe_state_free(void *bpe)
     free(st);
 }
 
-/* Room for `expected` merges at most 3/4 full: half the memory of a
- * sparser table, which matters more than probe length since lookups miss
- * the cache.  An empty table gets the new slots; a full one moves its
+/* The slot where key's probe starts in a table of `size` slots: the
+ * hash scaled to the size (its high bits, which the mix spreads well), so
+ * that a size needs not be a power of two. */
+static inline size_t first_slot(uint64_t key, size_t size)
+{
+    return (size_t)(((unsigned __int128)tb_hash_u64(key) * size) >> 64);
+}
+
+/* Room for `expected` merges at most 3/4 full, sized to them rather than
+ * to a power of two, which would leave Llama 3's 280k merges in 8 MB, not
+ * 6 (memory counts more than probe length: lookups miss the cache
+ * anyway).  An empty table gets the new slots; a full one moves its
  * merges over. */
 static int merges_reserve(tok_merges_t *m, size_t expected)
 {
-    size_t size = 16;
-    while (size < expected + expected / 3 + 2)
-        size *= 2;
-    if (m->slots && size <= m->mask + 1)
+    size_t size = (expected + expected / 3 + 16) & ~(size_t)3; /* whole lines */
+    if (m->slots && size <= m->size)
         return 0;
     merge_slot_t *slots = tb_alloc_big(size * sizeof *slots);
     if (!slots)
         return -1;
     memset(slots, 0xff, size * sizeof *slots);
-    for (size_t i = 0; m->slots && i <= m->mask; i++) {
+    for (size_t i = 0; m->slots && i < m->size; i++) {
         if (m->slots[i].key == UINT64_MAX)
             continue;
-        size_t j = (size_t)tb_hash_u64(m->slots[i].key) & (size - 1);
+        size_t j = first_slot(m->slots[i].key, size);
         while (slots[j].key != UINT64_MAX)
-            j = (j + 1) & (size - 1);
+            j = j + 1 < size ? j + 1 : 0;
         slots[j] = m->slots[i];
     }
     free(m->slots);
     m->slots = slots;
-    m->mask = size - 1;
+    m->size = size;
     return 0;
 }
 
@@ -171,16 +178,16 @@ int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
     uint64_t key = (uint64_t)left << 32 | right;
     if (key == UINT64_MAX)
         return -1; /* the empty marker: no vocabulary has such ids */
-    if ((mt->count + 1) * 4 > (mt->slots ? mt->mask + 1 : 0) * 3 &&
+    if ((mt->count + 1) * 4 > (mt->slots ? mt->size : 0) * 3 &&
         merges_reserve(mt, mt->count < 512 ? 1024 : 2 * mt->count))
         return -1;
-    size_t i = (size_t)tb_hash_u64(key) & mt->mask;
+    size_t i = first_slot(key, mt->size);
     while (mt->slots[i].key != UINT64_MAX) {
         /* a pair listed twice keeps its lowest (first) rank, as the
          * reference loaders do */
         if (mt->slots[i].key == key)
             return 0;
-        i = (i + 1) & mt->mask;
+        i = i + 1 < mt->size ? i + 1 : 0;
     }
     mt->slots[i] = (merge_slot_t){key, (uint64_t)rank << 32 | merged};
     mt->count++;
@@ -195,7 +202,7 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n) {
             uint64_t key = (uint64_t)merges[i + AHEAD].left << 32 | merges[i + AHEAD].right;
-            __builtin_prefetch(&m->merges.slots[(size_t)tb_hash_u64(key) & m->merges.mask]);
+            __builtin_prefetch(&m->merges.slots[first_slot(key, m->merges.size)]);
         }
         if (tok_bpe_add_merge(m, merges[i].left, merges[i].right, merges[i].rank,
                               merges[i].merged))
@@ -209,14 +216,14 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
 static inline void merge_prefetch(const bpe_tables_t *tb, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&tb->mt[(size_t)tb_hash_u64(key) & tb->mt_mask]);
+    __builtin_prefetch(&tb->mt[first_slot(key, tb->mt_size)]);
 }
 
-static inline int slots_get(const merge_slot_t *mt, size_t mask, uint32_t l,
+static inline int slots_get(const merge_slot_t *mt, size_t size, uint32_t l,
                             uint32_t r, uint32_t *rank, uint32_t *merged)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    size_t i = (size_t)tb_hash_u64(key) & mask;
+    size_t i = first_slot(key, size);
     for (;;) {
         const merge_slot_t *s = &mt[i];
         if (s->key == key) {
@@ -226,20 +233,20 @@ static inline int slots_get(const merge_slot_t *mt, size_t mask, uint32_t l,
         }
         if (s->key == UINT64_MAX)
             return 0;
-        i = (i + 1) & mask;
+        i = i + 1 < size ? i + 1 : 0;
     }
 }
 
 static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
                            uint32_t *rank, uint32_t *merged)
 {
-    return slots_get(tb->mt, tb->mt_mask, l, r, rank, merged);
+    return slots_get(tb->mt, tb->mt_size, l, r, rank, merged);
 }
 
 int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
                       uint32_t *rank, uint32_t *merged)
 {
-    return m->slots && slots_get(m->slots, m->mask, left, right, rank, merged);
+    return m->slots && slots_get(m->slots, m->size, left, right, rank, merged);
 }
 
 /* merge_of through the state's pair cache. */
@@ -325,7 +332,7 @@ static void build_cut_table(bpe_tables_t *tb, const tok_tokenizer_t *t,
 {
     memset(tb->crossable, 0, sizeof tb->crossable);
     tb->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
-    for (size_t i = 0; tb->cut_ok && i <= tb->mt_mask; i++) {
+    for (size_t i = 0; tb->cut_ok && i < tb->mt_size; i++) {
         if (tb->mt[i].key == UINT64_MAX)
             continue;
         uint32_t id = (uint32_t)tb->mt[i].val;
@@ -400,7 +407,7 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
     /* a table even without merges, so that lookups need no test */
     if (tb && !merges_reserve(&t->bpe.merges, 0)) {
         tb->mt = t->bpe.merges.slots;
-        tb->mt_mask = t->bpe.merges.mask;
+        tb->mt_size = t->bpe.merges.size;
     }
     if (!tb || !tb->mt || build_char_tables(tb, &t->vocab) ||
         build_byte_pairs(tb, t)) {

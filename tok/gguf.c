@@ -935,7 +935,7 @@ static size_t gg_collect_merges(const tok_bpe_t *m, gg_merge_t **out)
     if (!*out)
         return 0;
     size_t n = 0;
-    for (size_t i = 0; m->merges.slots && i <= m->merges.mask; i++) {
+    for (size_t i = 0; m->merges.slots && i < m->merges.size; i++) {
         uint64_t k = m->merges.slots[i].key;
         if (k == UINT64_MAX)
             continue;
