@@ -104,10 +104,10 @@ typedef struct {
 typedef enum { TOK_MODEL_BPE, TOK_MODEL_UNIGRAM, TOK_MODEL_WORDPIECE } tok_model_kind_t;
 
 /* The merge table (bpe.c): (left id << 32 | right id) -> (rank << 32 |
- * merged id), open addressing with linear probing, at most 3/4 full, of
+ * merged id), open addressing with linear probing, at most 2/3 full, of
  * any size (not a power of two: bpe.c's first_slot).  Key and value lie
  * side by side so that a lookup touches one cache line: the table of a
- * large vocabulary (6 MB for Llama 3) misses the CPU caches.  The
+ * large vocabulary (6.7 MB for Llama 3) misses the CPU caches.  The
  * loaders fill it and the encoder reads this one copy. */
 typedef struct {
     uint64_t key; /* UINT64_MAX: an empty slot (no vocabulary has such ids) */
