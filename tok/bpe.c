@@ -197,10 +197,15 @@ int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
     return 0;
 }
 
+int tok_bpe_reserve_merges(tok_bpe_t *m, size_t n)
+{
+    return merges_reserve(&m->merges, m->merges.count + n);
+}
+
 int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
 {
     enum { AHEAD = 16 };
-    if (merges_reserve(&m->merges, m->merges.count + n))
+    if (tok_bpe_reserve_merges(m, n))
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n) {

@@ -610,6 +610,10 @@ static int gg_merges(gg_rd_t *r, tok_tokenizer_t *t)
     const tok_vocab_t *v = &t->vocab;
     uint8_t *raw = NULL;
     size_t room = 0;
+    /* one table for them all (the count is checked against the file) */
+    if (tok_bpe_reserve_merges(&t->bpe, (size_t)m->count))
+        return tb_fail(r->err, "%s: out of memory for %llu merges", r->path,
+                       (unsigned long long)m->count);
     for (uint64_t i = 0; i < m->count; i++) {
         const uint8_t *s;
         uint64_t n;

@@ -297,6 +297,9 @@ typedef struct {
  * merges fetched while earlier ones are put. */
 int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges,
                        size_t n);                          /* bpe.c */
+/* Room for n more merges, so that adding them one by one (a loader that
+ * knows how many come) sizes the table once. */
+int tok_bpe_reserve_merges(tok_bpe_t *m, size_t n);        /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
 /* 1 and the merge of (left, right) if the table has one, else 0. */
