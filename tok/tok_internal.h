@@ -225,6 +225,11 @@ struct tok_state {
     const tok_tokenizer_t *tok; /* the tokenizer whose tables the caches hold */
     tb_buf_t pre, word;         /* encode.c: pre-tokenized text; a word with
                                    U+2581 mapped to spaces */
+    tb_buf_t norm[3];           /* encode.c: a piece's normalized text, and
+                                   normalize.c's steps' buffers: kept, since
+                                   a piece of text (64 KiB, say) as buffers
+                                   of its own is pages mapped and faulted in
+                                   on every call */
     tok_spans_t words;          /* encode.c: the words of `pre` */
     pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
     void *bpe;                  /* bpe.c: word cache and merge scratch */
@@ -315,6 +320,9 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */
 int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
                   tb_buf_t *out, tb_err_t *err);
+/* The same with the steps' buffers the caller's (kept between calls). */
+int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t scratch[2],
+                       const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err);
 int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
                       tb_buf_t *out, tb_err_t *err);
 /* Runs the pre-tokenizer steps over s[0..n): the text the words index
