@@ -105,11 +105,12 @@ static int slot_holds(const tb_strmap_slot_t *s, const uint8_t *key,
     return s->tag == tag && s->len == len && same_bytes(s->key, key, len);
 }
 
-/* The slot of key (hash h), or the empty slot where it would go. */
-static tb_strmap_slot_t *strmap_find(const tb_strmap_t *m, const uint8_t *key,
-                                     size_t len, uint64_t h)
+/* The slot of key (hash h), or the empty slot where it would go, probing
+ * from slot i on (no slot between h's own and i holds the key). */
+static tb_strmap_slot_t *strmap_find_from(const tb_strmap_t *m, const uint8_t *key,
+                                          size_t len, uint64_t h, size_t i)
 {
-    size_t i = (size_t)h & m->mask;
+    i &= m->mask;
     uint32_t tag = tag_of(h);
     for (;;) {
         tb_strmap_slot_t *s = &m->slots[i];
@@ -117,6 +118,12 @@ static tb_strmap_slot_t *strmap_find(const tb_strmap_t *m, const uint8_t *key,
             return s;
         i = (i + 1) & m->mask;
     }
+}
+
+static tb_strmap_slot_t *strmap_find(const tb_strmap_t *m, const uint8_t *key,
+                                     size_t len, uint64_t h)
+{
+    return strmap_find_from(m, key, len, h, (size_t)h);
 }
 
 static int strmap_rehash(tb_strmap_t *m)
@@ -195,6 +202,7 @@ void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
                         int32_t *vals)
 {
     uint64_t h[STEP];
+    size_t first[STEP];
     for (size_t at = 0; at < n; at += STEP) {
         size_t k = n - at < STEP ? n - at : STEP;
         for (size_t i = 0; i < k; i++) {
@@ -202,17 +210,21 @@ void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
             __builtin_prefetch(&m->slots[(size_t)h[i] & m->mask]);
         }
         /* the key of the first slot with the right tag is most likely
-         * the one: fetch it before any comparison waits on it */
+         * the one: fetch it before any comparison waits on it, and start
+         * the comparisons there (the slots before it hold other keys) */
         for (size_t i = 0; i < k; i++) {
             size_t j = (size_t)h[i] & m->mask;
             while (m->slots[j].key && m->slots[j].tag != tag_of(h[i]))
                 j = (j + 1) & m->mask;
             if (m->slots[j].key)
                 __builtin_prefetch(m->slots[j].key);
+            first[i] = j;
         }
         for (size_t i = 0; i < k; i++) {
             const uint8_t *key = lens[at + i] ? keys[at + i] : &empty_key;
-            const tb_strmap_slot_t *s = strmap_find(m, key, lens[at + i], h[i]);
+            const tb_strmap_slot_t *s = &m->slots[first[i]];
+            if (s->key && !slot_holds(s, key, lens[at + i], tag_of(h[i])))
+                s = strmap_find_from(m, key, lens[at + i], h[i], first[i] + 1);
             vals[at + i] = s->key ? s->val : -1;
         }
     }

@@ -291,26 +291,16 @@ static void test_cut_at_spaces(void **state)
 
 /* ---- reference merge loops ------------------------------------------- */
 
-static int lookup(const tb_u64map_t *m, uint32_t l, uint32_t r, uint32_t *rank,
-                  uint32_t *merged)
-{
-    uint64_t v;
-    if (!tb_u64map_get(m, (uint64_t)l << 32 | r, &v))
-        return 0;
-    *rank = (uint32_t)(v >> 32);
-    *merged = (uint32_t)v;
-    return 1;
-}
-
 /* The definition, literally: merge the lowest-ranked, leftmost pair, then
  * look again.  O(n^2). */
-static void naive_merge(const tb_u64map_t *m, uint32_t *sym, size_t *k)
+static void naive_merge(const tok_merges_t *m, uint32_t *sym, size_t *k)
 {
     for (;;) {
         size_t best = SIZE_MAX;
         uint32_t best_rank = UINT32_MAX, best_id = 0, rank, merged;
         for (size_t i = 0; i + 1 < *k; i++)
-            if (lookup(m, sym[i], sym[i + 1], &rank, &merged) && rank < best_rank) {
+            if (tok_bpe_merge_get(m, sym[i], sym[i + 1], &rank, &merged) &&
+                rank < best_rank) {
                 best = i;
                 best_rank = rank;
                 best_id = merged;
@@ -329,26 +319,27 @@ static void naive_merge(const tb_u64map_t *m, uint32_t *sym, size_t *k)
  * of the sweep as well, i.e. while neither pair the merge created ranks
  * below r (or at r, for the pair on the left, which lies before the sweep).
  * Otherwise the pass stops merging and the next one looks again. */
-static void pass_merge(const tb_u64map_t *m, uint32_t *sym, size_t *k)
+static void pass_merge(const tok_merges_t *m, uint32_t *sym, size_t *k)
 {
     uint32_t *out = malloc(*k * sizeof *out);
     for (;;) {
         uint32_t r = UINT32_MAX, rank, merged;
         for (size_t i = 0; i + 1 < *k; i++)
-            if (lookup(m, sym[i], sym[i + 1], &rank, &merged) && rank < r)
+            if (tok_bpe_merge_get(m, sym[i], sym[i + 1], &rank, &merged) && rank < r)
                 r = rank;
         if (r == UINT32_MAX)
             break;
         size_t n = 0;
         int sweeping = 1;
         for (size_t i = 0; i < *k; i++) {
-            if (sweeping && n && lookup(m, out[n - 1], sym[i], &rank, &merged) &&
-                rank == r) {
+            if (sweeping && n &&
+                tok_bpe_merge_get(m, out[n - 1], sym[i], &rank, &merged) && rank == r) {
                 out[n - 1] = merged;
-                if (n >= 2 && lookup(m, out[n - 2], merged, &rank, &merged) &&
+                if (n >= 2 && tok_bpe_merge_get(m, out[n - 2], merged, &rank, &merged) &&
                     rank <= r)
                     sweeping = 0;
-                if (i + 1 < *k && lookup(m, out[n - 1], sym[i + 1], &rank, &merged) &&
+                if (i + 1 < *k &&
+                    tok_bpe_merge_get(m, out[n - 1], sym[i + 1], &rank, &merged) &&
                     rank < r)
                     sweeping = 0;
                 continue;

@@ -1011,14 +1011,16 @@ static void same_tokenizer(const tok_tokenizer_t *a, const tok_tokenizer_t *b)
     assert_int_equal(a->bpe.unk, b->bpe.unk);
     assert_int_equal(a->unigram.unk, b->unigram.unk);
     assert_int_equal(a->added.len, b->added.len);
-    const tb_u64map_t *ma = &a->bpe.merges, *mb = &b->bpe.merges;
-    assert_int_equal(ma->keys ? ma->count : 0, mb->keys ? mb->count : 0);
-    for (size_t i = 0; ma->keys && i <= ma->mask; i++) {
-        uint64_t v;
-        if (ma->keys[i] == UINT64_MAX)
+    const tok_merges_t *ma = &a->bpe.merges, *mb = &b->bpe.merges;
+    assert_int_equal(ma->count, mb->count);
+    for (size_t i = 0; ma->slots && i < ma->size; i++) {
+        uint64_t k = ma->slots[i].key;
+        uint32_t rank, merged;
+        if (k == UINT64_MAX)
             continue;
-        assert_int_equal(tb_u64map_get(mb, ma->keys[i], &v), 1);
-        assert_int_equal(v, ma->vals[i]);
+        assert_int_equal(tok_bpe_merge_get(mb, (uint32_t)(k >> 32), (uint32_t)k,
+                                           &rank, &merged), 1);
+        assert_int_equal((uint64_t)rank << 32 | merged, ma->slots[i].val);
     }
 }
 

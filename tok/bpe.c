@@ -13,10 +13,10 @@
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
  * pieces hit the cache.  Merge lookups go through a small pair cache in
- * the state before the big table.  tok_bpe_prepare copies the merge table
- * into the engine's own layout and derives the other lookup tables
- * (t->bpe.tables), which encoding only reads.  The word cache and the scratch are the
- * caller's, in its tok_state, and are reused, so the steady state does not
+ * the state before the big table.  The loaders fill the merge table
+ * (tok_merges_t) once; tok_bpe_prepare derives the other lookup tables
+ * (t->bpe.tables), which encoding only reads.  The word cache and the
+ * scratch are the caller's, in its tok_state, and are reused, so the steady state does not
  * allocate; a word of n bytes needs about 40n bytes of scratch (the heap
  * holds at most 3n entries).
  */
@@ -56,12 +56,7 @@ typedef struct {
     uint32_t left, right, merged;
 } heap_ent_t;
 
-/* One merge in the engine's private table: key and value side by side so
- * that a lookup touches one cache line, not two as in tb_u64map_t. */
-typedef struct {
-    uint64_t key; /* UINT64_MAX: empty */
-    uint64_t val;
-} merge_slot_t;
+typedef tok_merge_slot_t merge_slot_t;
 
 /* The pair cache (a state's): the merge table's answers for the pairs met
  * lately, direct-mapped, misses (val UINT64_MAX) too.  The table of a
@@ -73,9 +68,9 @@ typedef struct {
 
 /* The tables of one tokenizer (t->bpe.tables), built by tok_bpe_prepare. */
 typedef struct {
-    /* copy of t->bpe.merges, laid out for lookups */
-    merge_slot_t *mt;
-    size_t mt_mask;
+    /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
+    const merge_slot_t *mt;
+    size_t mt_size;
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
@@ -110,7 +105,6 @@ static void free_tables(bpe_tables_t *tb)
 {
     if (!tb)
         return;
-    free(tb->mt);
     free(tb->byte_pairs);
     tb_strmap_free(&tb->chars);
     free(tb);
@@ -118,7 +112,8 @@ static void free_tables(bpe_tables_t *tb)
 
 void tok_bpe_free(tok_bpe_t *m)
 {
-    tb_u64map_free(&m->merges);
+    free(m->merges.slots);
+    memset(&m->merges, 0, sizeof m->merges);
     free_tables(m->tables);
     m->tables = NULL;
 }
@@ -140,62 +135,87 @@ void tok_bpe_state_free(void *bpe)
     free(st);
 }
 
+/* The slot where key's probe starts in a table of `size` slots (a
+ * multiple of 4): the first of a cache line's four, chosen by the hash
+ * scaled to the number of lines (its high bits, which the mix spreads
+ * well), so that a size needs not be a power of two.  Probes starting at
+ * a line's start find a key, or the empty slot that ends a miss, in the
+ * line they start in more often than probes starting anywhere. */
+static inline size_t first_slot(uint64_t key, size_t size)
+{
+    return (size_t)(((unsigned __int128)tb_hash_u64(key) * (size / 4)) >> 64) * 4;
+}
+
+/* Room for `expected` merges at most 2/3 full, sized to them rather than
+ * to a power of two, which would leave Llama 3's 280k merges in 8 MB, not
+ * 6.7.  Not fuller: a pair with no merge (half the lookups of an encode)
+ * reads about 5 slots at 2/3 full, 8.5 at 3/4.  An empty table gets the
+ * new slots; a full one moves its merges over. */
+static int merges_reserve(tok_merges_t *m, size_t expected)
+{
+    size_t size = (expected + expected / 2 + 16) & ~(size_t)3; /* whole lines */
+    if (m->slots && size <= m->size)
+        return 0;
+    merge_slot_t *slots = tb_alloc_big(size * sizeof *slots);
+    if (!slots)
+        return -1;
+    memset(slots, 0xff, size * sizeof *slots);
+    for (size_t i = 0; m->slots && i < m->size; i++) {
+        if (m->slots[i].key == UINT64_MAX)
+            continue;
+        size_t j = first_slot(m->slots[i].key, size);
+        while (slots[j].key != UINT64_MAX)
+            j = j + 1 < size ? j + 1 : 0;
+        slots[j] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->size = size;
+    return 0;
+}
+
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged)
 {
-    if (!m->merges.keys && tb_u64map_init(&m->merges, 1024))
-        return -1;
+    tok_merges_t *mt = &m->merges;
     uint64_t key = (uint64_t)left << 32 | right;
     if (key == UINT64_MAX)
-        return -1; /* the map's empty marker: no vocabulary has such ids */
-    /* put keeps the first value, so a pair listed twice keeps its lowest
-     * (first) rank, as the reference loaders do */
-    return tb_u64map_put(&m->merges, key, (uint64_t)rank << 32 | merged) < 0
-               ? -1
-               : 0;
+        return -1; /* the empty marker: no vocabulary has such ids */
+    if ((mt->count + 1) * 3 > (mt->slots ? mt->size : 0) * 2 &&
+        merges_reserve(mt, mt->count < 512 ? 1024 : 2 * mt->count))
+        return -1;
+    size_t i = first_slot(key, mt->size);
+    while (mt->slots[i].key != UINT64_MAX) {
+        /* a pair listed twice keeps its lowest (first) rank, as the
+         * reference loaders do */
+        if (mt->slots[i].key == key)
+            return 0;
+        i = i + 1 < mt->size ? i + 1 : 0;
+    }
+    mt->slots[i] = (merge_slot_t){key, (uint64_t)rank << 32 | merged};
+    mt->count++;
+    return 0;
+}
+
+int tok_bpe_reserve_merges(tok_bpe_t *m, size_t n)
+{
+    return merges_reserve(&m->merges, m->merges.count + n);
 }
 
 int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
 {
     enum { AHEAD = 16 };
-    if (!n)
-        return 0;
-    if (!m->merges.keys && tb_u64map_init(&m->merges, n))
+    if (tok_bpe_reserve_merges(m, n))
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (i + AHEAD < n)
-            tb_u64map_prefetch(&m->merges, (uint64_t)merges[i + AHEAD].left << 32 |
-                                               merges[i + AHEAD].right);
+        if (i + AHEAD < n) {
+            uint64_t key = (uint64_t)merges[i + AHEAD].left << 32 | merges[i + AHEAD].right;
+            __builtin_prefetch(&m->merges.slots[first_slot(key, m->merges.size)]);
+        }
         if (tok_bpe_add_merge(m, merges[i].left, merges[i].right, merges[i].rank,
                               merges[i].merged))
             return -1;
     }
-    return 0;
-}
-
-/* Copies the loaders' merge table into the engine's own layout. */
-static int build_merge_table(bpe_tables_t *tb, const tb_u64map_t *m)
-{
-    size_t n = m->keys ? m->count : 0, size = 16;
-    /* load factor about 0.5-0.75: half the memory of a sparser table,
-     * which matters more than probe length since lookups miss the cache */
-    while (size < n + n / 3 + 2)
-        size *= 2;
-    merge_slot_t *mt = malloc(size * sizeof *mt);
-    if (!mt)
-        return -1;
-    for (size_t i = 0; i < size; i++)
-        mt[i].key = UINT64_MAX;
-    for (size_t i = 0; n && i <= m->mask; i++) {
-        if (m->keys[i] == UINT64_MAX)
-            continue;
-        size_t j = (size_t)tb_hash_u64(m->keys[i]) & (size - 1);
-        while (mt[j].key != UINT64_MAX)
-            j = (j + 1) & (size - 1);
-        mt[j] = (merge_slot_t){m->keys[i], m->vals[i]};
-    }
-    tb->mt = mt;
-    tb->mt_mask = size - 1;
     return 0;
 }
 
@@ -204,16 +224,16 @@ static int build_merge_table(bpe_tables_t *tb, const tb_u64map_t *m)
 static inline void merge_prefetch(const bpe_tables_t *tb, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&tb->mt[(size_t)tb_hash_u64(key) & tb->mt_mask]);
+    __builtin_prefetch(&tb->mt[first_slot(key, tb->mt_size)]);
 }
 
-static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
-                           uint32_t *rank, uint32_t *merged)
+static inline int slots_get(const merge_slot_t *mt, size_t size, uint32_t l,
+                            uint32_t r, uint32_t *rank, uint32_t *merged)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    size_t i = (size_t)tb_hash_u64(key) & tb->mt_mask;
+    size_t i = first_slot(key, size);
     for (;;) {
-        const merge_slot_t *s = &tb->mt[i];
+        const merge_slot_t *s = &mt[i];
         if (s->key == key) {
             *rank = (uint32_t)(s->val >> 32);
             *merged = (uint32_t)s->val;
@@ -221,8 +241,20 @@ static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
         }
         if (s->key == UINT64_MAX)
             return 0;
-        i = (i + 1) & tb->mt_mask;
+        i = i + 1 < size ? i + 1 : 0;
     }
+}
+
+static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
+                           uint32_t *rank, uint32_t *merged)
+{
+    return slots_get(tb->mt, tb->mt_size, l, r, rank, merged);
+}
+
+int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
+                      uint32_t *rank, uint32_t *merged)
+{
+    return m->slots && slots_get(m->slots, m->size, left, right, rank, merged);
 }
 
 /* merge_of through the state's pair cache. */
@@ -308,7 +340,7 @@ static void build_cut_table(bpe_tables_t *tb, const tok_tokenizer_t *t,
 {
     memset(tb->crossable, 0, sizeof tb->crossable);
     tb->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
-    for (size_t i = 0; tb->cut_ok && i <= tb->mt_mask; i++) {
+    for (size_t i = 0; tb->cut_ok && i < tb->mt_size; i++) {
         if (tb->mt[i].key == UINT64_MAX)
             continue;
         uint32_t id = (uint32_t)tb->mt[i].val;
@@ -380,8 +412,13 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
 int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
 {
     bpe_tables_t *tb = calloc(1, sizeof *tb);
-    if (!tb || build_merge_table(tb, &t->bpe.merges) ||
-        build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t)) {
+    /* a table even without merges, so that lookups need no test */
+    if (tb && !merges_reserve(&t->bpe.merges, 0)) {
+        tb->mt = t->bpe.merges.slots;
+        tb->mt_size = t->bpe.merges.size;
+    }
+    if (!tb || !tb->mt || build_char_tables(tb, &t->vocab) ||
+        build_byte_pairs(tb, t)) {
         free_tables(tb);
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
     }

@@ -246,16 +246,14 @@ static int encode_piece(const tok_tokenizer_t *t, tok_state_t *sc,
                         const uint8_t *s, size_t n, int first, tok_ids_t *out,
                         tb_err_t *err)
 {
-    tb_buf_t norm = {0};
-    if (tok_normalize(t, s, n, &norm, err)) {
-        tb_buf_free(&norm);
+    /* The normalized text outlives the words cut from it: a buffer of its
+     * own, which nothing else of the call writes. */
+    tb_buf_t *norm = &sc->norm[0];
+    norm->len = 0;
+    if (tok_normalize_with(t, sc->norm + 1, s, n, norm, err))
         return -1;
-    }
-    /* The normalized text outlives the words cut from it: its own buffer. */
-    int rc = split_added(t, sc, 1, norm.data, norm.len, first, encode_words,
-                         out, err);
-    tb_buf_free(&norm);
-    return rc;
+    return split_added(t, sc, 1, norm->data, norm->len, first, encode_words,
+                       out, err);
 }
 
 /* ---- preparing and states ------------------------------------------------ */
@@ -289,6 +287,8 @@ void tok_state_free(tok_state_t *st)
         return;
     tb_buf_free(&st->pre);
     tb_buf_free(&st->word);
+    for (int i = 0; i < 3; i++)
+        tb_buf_free(&st->norm[i]);
     free(st->words.data);
     pcre2_match_data_free(st->md);
     tok_bpe_state_free(st->bpe);

@@ -610,6 +610,10 @@ static int gg_merges(gg_rd_t *r, tok_tokenizer_t *t)
     const tok_vocab_t *v = &t->vocab;
     uint8_t *raw = NULL;
     size_t room = 0;
+    /* one table for them all (the count is checked against the file) */
+    if (tok_bpe_reserve_merges(&t->bpe, (size_t)m->count))
+        return tb_fail(r->err, "%s: out of memory for %llu merges", r->path,
+                       (unsigned long long)m->count);
     for (uint64_t i = 0; i < m->count; i++) {
         const uint8_t *s;
         uint64_t n;
@@ -929,11 +933,11 @@ static size_t gg_collect_merges(const tok_bpe_t *m, gg_merge_t **out)
     if (!*out)
         return 0;
     size_t n = 0;
-    for (size_t i = 0; m->merges.keys && i <= m->merges.mask; i++) {
-        uint64_t k = m->merges.keys[i];
+    for (size_t i = 0; m->merges.slots && i < m->merges.size; i++) {
+        uint64_t k = m->merges.slots[i].key;
         if (k == UINT64_MAX)
             continue;
-        uint64_t val = m->merges.vals[i];
+        uint64_t val = m->merges.slots[i].val;
         (*out)[n++] = (gg_merge_t){(uint32_t)(val >> 32), (uint32_t)(k >> 32),
                                    (uint32_t)k, (uint32_t)val};
     }

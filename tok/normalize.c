@@ -216,12 +216,11 @@ static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
 }
 
 /* Each step reads the previous step's output; two buffers take turns. */
-int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
-                  tb_buf_t *out, tb_err_t *err)
+int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t bufs[2],
+                       const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err)
 {
     if (t->norms.len == 0)
         return tb_buf_put(out, s, n) ? tb_fail(err, "out of memory") : 0;
-    tb_buf_t bufs[2] = {{0}, {0}};
     const uint8_t *in = s;
     size_t in_len = n;
     int rc = 0;
@@ -236,6 +235,14 @@ int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
     }
     if (!rc && tb_buf_put(out, in, in_len))
         rc = tb_fail(err, "out of memory");
+    return rc;
+}
+
+int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
+                  tb_buf_t *out, tb_err_t *err)
+{
+    tb_buf_t bufs[2] = {{0}, {0}};
+    int rc = tok_normalize_with(t, bufs, s, n, out, err);
     tb_buf_free(&bufs[0]);
     tb_buf_free(&bufs[1]);
     return rc;

@@ -127,9 +127,24 @@ typedef enum {
     TOK_MODEL_WORDLEVEL, /* a word is a token, or the unknown one */
 } tok_model_kind_t;
 
+/* The merge table (bpe.c): (left id << 32 | right id) -> (rank << 32 |
+ * merged id), open addressing with linear probing, at most 2/3 full, of
+ * any size (not a power of two: bpe.c's first_slot).  Key and value lie
+ * side by side so that a lookup touches one cache line: the table of a
+ * large vocabulary (6.7 MB for Llama 3) misses the CPU caches.  The
+ * loaders fill it and the encoder reads this one copy. */
 typedef struct {
-    /* (left id << 32 | right id) -> (rank << 32 | merged id) */
-    tb_u64map_t merges;
+    uint64_t key; /* UINT64_MAX: an empty slot (no vocabulary has such ids) */
+    uint64_t val;
+} tok_merge_slot_t;
+
+typedef struct {
+    tok_merge_slot_t *slots; /* NULL until the first merge */
+    size_t size, count; /* slots, merges */
+} tok_merges_t;
+
+typedef struct {
+    tok_merges_t merges;
     int byte_level;      /* initial symbols are single bytes, not chars */
     int byte_fallback;   /* unknown chars become <0xNN> byte pieces */
     int fuse_unk;        /* consecutive unknowns become one unk */
@@ -259,6 +274,11 @@ struct tok_state {
     const tok_tokenizer_t *tok; /* the tokenizer whose tables the caches hold */
     tb_buf_t pre, word;         /* encode.c: pre-tokenized text; a word with
                                    U+2581 mapped to spaces */
+    tb_buf_t norm[3];           /* encode.c: a piece's normalized text, and
+                                   normalize.c's steps' buffers: kept, since
+                                   a piece of text (64 KiB, say) as buffers
+                                   of its own is pages mapped and faulted in
+                                   on every call */
     tok_spans_t words;          /* encode.c: the words of `pre` */
     pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
     void *bpe;                  /* bpe.c: word cache and merge scratch */
@@ -331,8 +351,14 @@ typedef struct {
  * merges fetched while earlier ones are put. */
 int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges,
                        size_t n);                          /* bpe.c */
+/* Room for n more merges, so that adding them one by one (a loader that
+ * knows how many come) sizes the table once. */
+int tok_bpe_reserve_merges(tok_bpe_t *m, size_t n);        /* bpe.c */
 int tok_bpe_add_merge(tok_bpe_t *m, uint32_t left, uint32_t right,
                       uint32_t rank, uint32_t merged);     /* bpe.c */
+/* 1 and the merge of (left, right) if the table has one, else 0. */
+int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
+                      uint32_t *rank, uint32_t *merged);   /* bpe.c */
 /* (Re)builds t->bpe.tables from the vocabulary and the merges. */
 int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
 void tok_bpe_state_free(void *bpe);                        /* bpe.c */
@@ -343,6 +369,9 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */
 int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
                   tb_buf_t *out, tb_err_t *err);
+/* The same with the steps' buffers the caller's (kept between calls). */
+int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t scratch[2],
+                       const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err);
 int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
                       tb_buf_t *out, tb_err_t *err);
 /* Runs the pre-tokenizer steps over s[0..n): the text the words index
