@@ -3,9 +3,10 @@
  * are compiled once each and shared; their valid instances, tokenized, are
  * replayed as `batch` concurrent sequences, each a matcher (with a mask
  * cache of its own) on its schema's grammar.  A round asks for the masks
- * of every sequence at once over `threads` threads (gr_masks_batch), as an
- * engine does between two forward passes, then each sequence consumes its
- * next token; a sequence at its end starts the next instance.
+ * of every sequence at once over `threads` threads (gr_masks_batch, on a
+ * pool whose threads are started once for the case and woken per round),
+ * as an engine does between two forward passes, then each sequence
+ * consumes its next token; a sequence at its end starts the next instance.
  *
  * Row: vocab, layout (default dfs), pattern (a directory of MaskBench
  * files: ../shared/maskbench/data, or tests/maskbench's small ones when
@@ -165,11 +166,9 @@ static int slot_start(serve_t *s, slot_t *sl, size_t q, tb_err_t *err)
     return 0;
 }
 
-/* Peak resident memory of the process so far, KiB (0 if unknown). */
-
 /* One replay of s->masks masks (rounded up to whole rounds); each round's
  * batch time into lat (ns) when lat is not NULL. */
-static int replay(serve_t *s, mb_times_t *lat, tb_err_t *err)
+static int replay(serve_t *s, tb_pool_t *pool, mb_times_t *lat, tb_err_t *err)
 {
     size_t b = s->batch, next = 0, done = 0;
     slot_t *sl = calloc(b, sizeof *sl);
@@ -187,7 +186,7 @@ static int replay(serve_t *s, mb_times_t *lat, tb_err_t *err)
     const tok_vocab_t *v = tok_vocab(s->mb.tok);
     while (!rc && done < s->masks) {
         double t0 = xp_now_ns();
-        rc = gr_masks_batch(mp, b, s->mb.trie, maskp, NULL, (unsigned)s->threads, err);
+        rc = gr_masks_batch(mp, b, s->mb.trie, maskp, NULL, pool, err);
         double ns = xp_now_ns() - t0;
         if (!rc && lat && tb_vec_push(lat, ns))
             rc = tb_fail(err, "out of memory");
@@ -236,14 +235,17 @@ static int serve_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t
     serve_t *s = state;
     mb_times_t lat = {0};
     /* The runner pins itself to one CPU and threads inherit it: the
-     * batch's threads get every CPU for the case, T = 1 alike. */
+     * batch's threads, started here, get every CPU for the case, T = 1
+     * alike. */
     cpu_set_t pinned, all;
     int repin = !sched_getaffinity(0, sizeof pinned, &pinned);
     CPU_ZERO(&all);
     for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
         CPU_SET(c, &all);
     sched_setaffinity(0, sizeof all, &all);
-    int rc = replay(s, NULL, err) || replay(s, &lat, err) ? -1 : 0;
+    tb_pool_t *pool = tb_pool_new((unsigned)s->threads, err);
+    int rc = !pool || replay(s, pool, NULL, err) || replay(s, pool, &lat, err) ? -1 : 0;
+    tb_pool_free(pool);
     if (repin)
         sched_setaffinity(0, sizeof pinned, &pinned);
     if (!rc && lat.len) {
