@@ -21,9 +21,10 @@
  * Metrics per repetition: serve_masks_s (masks per second of batch time),
  * serve_batch_p50_us and serve_batch_p99_us (a round's gr_masks_batch
  * call), items the masks computed; once, serve_peak_rss_kb (the process's
- * peak resident memory, VmHWM, reset when the case is set up:
- * xp_peak_rss_reset).
+ * peak resident memory, VmHWM, reset when the case is set up after the
+ * heap earlier cases freed is given back: malloc_trim, xp_peak_rss_reset).
  */
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,10 @@ static int add_file(serve_t *s, size_t i, tb_err_t *err)
 
 static int serve_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
 {
-    xp_peak_rss_reset(); /* the case's peak, not the run's so far */
+    /* the case's peak, not the run's so far: the heap earlier cases
+     * freed is given back first, so that the reset starts from less */
+    malloc_trim(0);
+    xp_peak_rss_reset();
     serve_t *s = calloc(1, sizeof *s);
     if (!s)
         return tb_fail(err, "out of memory");
