@@ -5,12 +5,12 @@
  * The matchers may share grammars (gram.h, Threads): each thread takes the
  * next matcher from a shared counter, so a slow mask (a cold state, a walk
  * of the whole trie) does not leave the others idle, and writes only that
- * matcher's mask.  The calling thread works too; the others are started
- * for the call and joined before it returns, like tok_encode_batch.
+ * matcher's mask.  The threads are the caller's pool's, started once and
+ * woken per batch: a batch of a few warm masks takes less time than
+ * starting a thread.  The calling thread works too.
  */
 #include <stdint.h>
 
-#include "../base/parallel.h"
 #include "match.h"
 
 typedef struct {
@@ -36,8 +36,8 @@ static size_t work(void *ctx, tb_par_t *par, tb_err_t *err)
 }
 
 int gr_masks_batch(gr_matcher_t *const *m, size_t n, const trie_t *t, tb_bitset_t *const *masks,
-                   uint64_t *nodes, unsigned threads, tb_err_t *err)
+                   uint64_t *nodes, tb_pool_t *pool, tb_err_t *err)
 {
     batch_t b = {.m = m, .t = t, .masks = masks, .nodes = nodes, .n = n};
-    return tb_parallel(threads, n, work, &b, "mask batch", NULL, err);
+    return tb_pool_run(pool, n, work, &b, NULL, err);
 }

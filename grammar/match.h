@@ -34,6 +34,7 @@
 #include "../base/bitset.h"
 #include "../base/buf.h"
 #include "../base/err.h"
+#include "../base/parallel.h"
 #include "../lexer/slicer.h"
 #include "../trie/trie.h"
 #include "gram.h"
@@ -129,12 +130,13 @@ int gr_matcher_accepting(gr_matcher_t *m);
 int gr_matcher_forced(gr_matcher_t *m, size_t max, tb_buf_t *out, tb_err_t *err);
 
 /* The masks of matchers m[0..n) (gr_matcher_mask over trie t) into
- * masks[i], and the nodes walked into nodes[i] (nodes may be NULL), on up
- * to `threads` threads (0: one per CPU), the caller's among them.  The
- * matchers may share grammars but not mask caches, and must not use
- * slicers (see Threads).  -1 with err naming the lowest matcher that
- * failed; the other masks are then unspecified. */
+ * masks[i], and the nodes walked into nodes[i] (nodes may be NULL), on the
+ * threads of `pool` (base/parallel.h: started once, woken per batch; the
+ * caller's thread among them), or on the caller's alone when pool is
+ * NULL.  The matchers may share grammars but not mask caches, and must
+ * not use slicers (see Threads).  -1 with err naming the lowest matcher
+ * that failed; the other masks are then unspecified. */
 int gr_masks_batch(gr_matcher_t *const *m, size_t n, const trie_t *t, tb_bitset_t *const *masks,
-                   uint64_t *nodes, unsigned threads, tb_err_t *err);
+                   uint64_t *nodes, tb_pool_t *pool, tb_err_t *err);
 
 #endif

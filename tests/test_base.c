@@ -1,6 +1,7 @@
 /* Tests of base/: utf-8 against libunistring, sha256 against sha256sum,
  * the hash maps against a brute-force search, the growable buffers, the
- * JSON scanner against jansson. */
+ * JSON scanner against jansson, a thread pool's jobs against the items
+ * they were given. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include "../base/file.h"
 #include "../base/hash.h"
 #include "../base/jsontext.h"
+#include "../base/parallel.h"
 #include "../base/sha256.h"
 #include "../base/utf8.h"
 
@@ -433,6 +435,61 @@ static void json_scanner_skips_whole_values(void **state)
     assert_int_equal(tb_json_skip(&s), -1);
 }
 
+/* A pool job: item i writes its square plus the job's number into out[i];
+ * items from `fails` on, every `every`th of them, fail. */
+typedef struct {
+    size_t n, fails, every;
+    uint64_t job, *out;
+} square_t;
+
+static size_t square(void *ctx, tb_par_t *par, tb_err_t *err)
+{
+    square_t *q = ctx;
+    for (size_t i; (i = atomic_fetch_add(&par->next, 1)) < q->n &&
+                   i <= atomic_load(&par->bad);) {
+        if (i >= q->fails && (i - q->fails) % q->every == 0) {
+            tb_fail(err, "item %zu", i);
+            tb_par_fail(par, i);
+            return i;
+        }
+        q->out[i] = (uint64_t)i * i + q->job;
+    }
+    return SIZE_MAX;
+}
+
+/* Many jobs on one pool, of fewer items than threads and of many: each
+ * item done once with its job's number; a job with failing items names
+ * its lowest; the caller's thread alone (no pool) does the same. */
+static void pool_runs_every_item_once_a_job(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    uint64_t out[300];
+    tb_pool_t *pool = tb_pool_new(3, &err);
+    assert_non_null(pool);
+    assert_true(tb_pool_threads(pool) >= 1 && tb_pool_threads(pool) <= 3);
+    for (uint64_t job = 1; job <= 600; job++) {
+        square_t q = {.n = job % 7 == 0 ? 300 : job % 5, .fails = SIZE_MAX, .every = 1,
+                      .job = job, .out = out};
+        memset(out, 0, sizeof out);
+        tb_pool_t *p = job % 50 == 0 ? NULL : pool;
+        assert_int_equal(tb_pool_run(p, q.n, square, &q, NULL, &err), 0);
+        for (size_t i = 0; i < q.n; i++)
+            assert_int_equal(out[i], (uint64_t)i * i + job);
+    }
+    for (size_t fails = 0; fails < 300; fails += 37) {
+        square_t q = {.n = 300, .fails = fails, .every = 13, .job = 0, .out = out};
+        size_t failed = 0;
+        assert_int_equal(tb_pool_run(pool, q.n, square, &q, &failed, &err), -1);
+        assert_int_equal(failed, fails);
+        char want[32];
+        snprintf(want, sizeof want, "item %zu", fails);
+        assert_string_equal(err.msg, want);
+    }
+    tb_pool_free(pool);
+    tb_pool_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +507,7 @@ int main(void)
         cmocka_unit_test(json_scanner_strings_agree_with_jansson),
         cmocka_unit_test(json_scanner_numbers_agree_with_jansson),
         cmocka_unit_test(json_scanner_skips_whole_values),
+        cmocka_unit_test(pool_runs_every_item_once_a_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  * the forced bytes must equal those of a run on one thread over a grammar
  * of its own.  A rollback of one token and its token consumed again must
  * give the same mask back.  gr_masks_batch is checked the same way, one
- * matcher per text stepping together.  The grammars are two MaskBench
+ * matcher per text stepping together, on one pool of THREADS threads
+ * woken for every step, fewer texts left than threads at the end.  The grammars are two MaskBench
  * schemas and experiments/grammars/json.lark over their instances, on
  * Llama 3's vocabulary; without ../shared/maskbench the test skips with a
  * message.  Built with `make SANITIZE=thread` too, for ThreadSanitizer.
@@ -222,6 +223,8 @@ static void check_batch(const case_t *c)
     tb_buf_t forced = {0};
     tb_err_t err;
     size_t longest = 0;
+    tb_pool_t *pool = tb_pool_new(THREADS, &err);
+    assert_non_null(pool);
     for (size_t t = 0; t < c->ntexts; t++) {
         assert_int_equal(gr_matcher_init(&m[t], g, tries.keys.max_len, &err), 0);
         assert_int_equal(tb_bitset_init(&masks[t], trie_mask_bits(tries.tries[0])), 0);
@@ -239,7 +242,7 @@ static void check_batch(const case_t *c)
                 mp[n] = &m[t];
                 maskp[n++] = &masks[t];
             }
-        if (gr_masks_batch(mp, n, tries.tries[0], maskp, NULL, THREADS, &err)) {
+        if (gr_masks_batch(mp, n, tries.tries[0], maskp, NULL, pool, &err)) {
             print_message("%s\n", err.msg);
             fail();
         }
@@ -254,6 +257,7 @@ static void check_batch(const case_t *c)
         gr_matcher_free(&m[t]);
         tb_bitset_free(&masks[t]);
     }
+    tb_pool_free(pool);
     tb_buf_free(&forced);
     gr_gram_free(g);
 }

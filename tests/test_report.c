@@ -15,7 +15,8 @@
  * figures, the throughput table a first and a warm pass per engine, and
  * the run summary gives a slice case its gain; what a run
  * lacks is "not measured"; real soak and serve cases fill their tables
- * with the store's first and last MiB and medians; the CSV export parses
+ * with the store's first and last MiB, peaks and medians, and the soak
+ * cases' time and memory are drawn against the position; the CSV export parses
  * back with libcsv to the same values; merging twice adds nothing; an empty database is a clear
  * error. */
 #include <setjmp.h>
@@ -516,7 +517,8 @@ static void bars_plot_shows_data(const char *out, const char *name, const char *
         fail_msg("%s: '%s' shows %d of its %d bars", name, title, got.shapes[k], want);
 }
 
-/* The lines plot (lines.gp) shows its data: each block of mask_time.dat
+/* The lines plot (lines.gp, and position.gp alike) shows its data: each
+ * block of NAME.dat
  * (a title line, then one row per point) is one series with one mark per
  * row, inside the plot area and clear of the key; twelve series a panel
  * (NAME.svg, NAME-p2.svg, ...), the published marks (the blocks after the
@@ -943,14 +945,17 @@ static void db_cell(const char *db, const char *sql, const char *fmt, double sca
 }
 
 /* Real soak and serve cases on tiny inputs: one table row per case with
- * the store's first and last MiB and the serve medians, the machine
- * named; a run without them says so. */
+ * the store's first and last MiB, the case's peak and the serve medians,
+ * the machine named; the soak cases' ns per token and resident memory
+ * drawn against the position, a point per MiB; a run without them says
+ * so and draws nothing. */
 static void test_report_soak_serve(void **state)
 {
     (void)state;
     if (!have_data)
         fail_msg("data/cache/spm-unigram is missing: run 'make data'");
     char csv[600], db[600], out[600], log[600], row[700], c[8][64], *html, *md;
+    const char *drawn[] = {"soak", "soak_memory"};
     path_in("soak.csv", csv, sizeof csv);
     path_in("soak.db", db, sizeof db);
     path_in("soak-report", out, sizeof out);
@@ -967,16 +972,24 @@ static void test_report_soak_serve(void **state)
     const char *soak = "SELECT value FROM measurements WHERE metric = '%s' ORDER BY bytes %s";
     const char *figs[][3] = {{"soak_ns_tok", "", "%.0f"}, {"soak_ns_tok", "DESC", "%.0f"},
                              {"soak_rss_kb", "", "%.1f"}, {"soak_rss_kb", "DESC", "%.1f"},
+                             {"soak_peak_rss_kb", "", "%.1f"},
                              {"soak_states", "", "%.0f"}, {"soak_states", "DESC", "%.0f"}};
     char sql[300];
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         snprintf(sql, sizeof sql, soak, figs[k][0], figs[k][1]);
-        db_cell(db, sql, figs[k][2], k == 2 || k == 3 ? 1024 : 1, c[k], sizeof c[k]);
+        db_cell(db, sql, figs[k][2], k >= 2 && k <= 4 ? 1024 : 1, c[k], sizeof c[k]);
     }
     snprintf(row, sizeof row, "| `spm-unigram experiments/grammars/json.lark` | flat objects"
-             " | 2.0 | %s | %s | %s | %s | %s | %s |", c[0], c[1], c[2], c[3], c[4], c[5]);
+             " | 2.0 | %s | %s | %s | %s | %s | %s | %s |", c[0], c[1], c[2], c[3], c[4], c[5],
+             c[6]);
     if (!strstr(md, row))
         fail_msg("no soak row '%s'", row);
+    /* the case's peak is at least what it held after any MiB */
+    assert_true(atof(c[4]) >= atof(c[3]));
+    for (int k = 0; k < 2; k++) {
+        plot_is_shown(out, drawn[k], html, md);
+        lines_plot_shows_data(out, drawn[k]);
+    }
     const char *metrics[] = {"serve_masks_s", "serve_batch_p50_us", "serve_batch_p99_us",
                              "serve_peak_rss_kb"};
     for (int k = 0; k < 4; k++) {
@@ -997,7 +1010,12 @@ static void test_report_soak_serve(void **state)
     html = slurp(row, NULL);
     assert_non_null(html);
     assert_non_null(strstr(html, "Not measured: the run has no soak case."));
+    assert_non_null(strstr(html, "Not measured: the run has no soak case that finished."));
     assert_non_null(strstr(html, "Not measured: the run has no serve case."));
+    for (int k = 0; k < 2; k++) {
+        snprintf(row, sizeof row, "src=\"%s.png\"", drawn[k]);
+        assert_null(strstr(html, row));
+    }
     free(html);
 }
 

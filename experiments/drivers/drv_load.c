@@ -72,19 +72,6 @@ static double cpu_ms(const struct rusage *u)
            (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e3;
 }
 
-/* The resident set now, in KiB (the second field of /proc/self/statm). */
-static double resident_kb(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size, resident = 0;
-    if (f) {
-        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1024.0;
-}
-
 /* The child's side: one load, measured, reported into fd. */
 static void child_load(const char *path, int fd)
 {
@@ -93,7 +80,7 @@ static void child_load(const char *path, int fd)
     /* a forked child's ru_maxrss starts at its parent's peak (measured: a
      * `tokbench run` that had held 355 MB gave every load that peak) */
     int own_peak = !xp_peak_rss_reset();
-    double before_kb = resident_kb();
+    double before_kb = xp_rss_kb();
     struct rusage u0, u1;
     getrusage(RUSAGE_SELF, &u0);
     tb_err_t err;

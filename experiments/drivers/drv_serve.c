@@ -3,9 +3,10 @@
  * are compiled once each and shared; their valid instances, tokenized, are
  * replayed as `batch` concurrent sequences, each a matcher (with a mask
  * cache of its own) on its schema's grammar.  A round asks for the masks
- * of every sequence at once over `threads` threads (gr_masks_batch), as an
- * engine does between two forward passes, then each sequence consumes its
- * next token; a sequence at its end starts the next instance.
+ * of every sequence at once over `threads` threads (gr_masks_batch, on a
+ * pool whose threads are started once for the case and woken per round),
+ * as an engine does between two forward passes, then each sequence
+ * consumes its next token; a sequence at its end starts the next instance.
  *
  * Row: vocab, layout (default dfs), pattern (a directory of MaskBench
  * files: ../shared/maskbench/data, or tests/maskbench's small ones when
@@ -15,12 +16,15 @@
  * whose schema does not compile or has no valid instance is passed over.
  * The replay runs once untimed, so the grammars' tables are filled (the
  * masks are then the work of a warm engine), then again with fresh
- * matchers and caches, timed.  Metrics: serve_masks_s (masks per second
- * of batch time), serve_batch_p50_us and serve_batch_p99_us (a round's
- * gr_masks_batch call), serve_peak_rss_kb (the process's peak resident
- * memory, VmHWM, reset when the case is set up: xp_peak_rss_reset); items
- * is the masks computed.
+ * matchers and caches, timed, once per repetition (default 1): a shared
+ * machine's noise comes in bursts, and the report takes the medians.
+ * Metrics per repetition: serve_masks_s (masks per second of batch time),
+ * serve_batch_p50_us and serve_batch_p99_us (a round's gr_masks_batch
+ * call), items the masks computed; once, serve_peak_rss_kb (the process's
+ * peak resident memory, VmHWM, reset when the case is set up after the
+ * heap earlier cases freed is given back: malloc_trim, xp_peak_rss_reset).
  */
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +116,10 @@ static int add_file(serve_t *s, size_t i, tb_err_t *err)
 
 static int serve_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t *err)
 {
-    xp_peak_rss_reset(); /* the case's peak, not the run's so far */
+    /* the case's peak, not the run's so far: the heap earlier cases
+     * freed is given back first, so that the reset starts from less */
+    malloc_trim(0);
+    xp_peak_rss_reset();
     serve_t *s = calloc(1, sizeof *s);
     if (!s)
         return tb_fail(err, "out of memory");
@@ -165,11 +172,9 @@ static int slot_start(serve_t *s, slot_t *sl, size_t q, tb_err_t *err)
     return 0;
 }
 
-/* Peak resident memory of the process so far, KiB (0 if unknown). */
-
 /* One replay of s->masks masks (rounded up to whole rounds); each round's
  * batch time into lat (ns) when lat is not NULL. */
-static int replay(serve_t *s, mb_times_t *lat, tb_err_t *err)
+static int replay(serve_t *s, tb_pool_t *pool, mb_times_t *lat, tb_err_t *err)
 {
     size_t b = s->batch, next = 0, done = 0;
     slot_t *sl = calloc(b, sizeof *sl);
@@ -187,7 +192,7 @@ static int replay(serve_t *s, mb_times_t *lat, tb_err_t *err)
     const tok_vocab_t *v = tok_vocab(s->mb.tok);
     while (!rc && done < s->masks) {
         double t0 = xp_now_ns();
-        rc = gr_masks_batch(mp, b, s->mb.trie, maskp, NULL, (unsigned)s->threads, err);
+        rc = gr_masks_batch(mp, b, s->mb.trie, maskp, NULL, pool, err);
         double ns = xp_now_ns() - t0;
         if (!rc && lat && tb_vec_push(lat, ns))
             rc = tb_fail(err, "out of memory");
@@ -221,47 +226,61 @@ static int replay(serve_t *s, mb_times_t *lat, tb_err_t *err)
     return rc;
 }
 
-static int record(xp_env_t *env, const char *metric, double v, uint64_t masks, tb_err_t *err)
+static int record(xp_env_t *env, const char *metric, unsigned rep, double v, uint64_t masks,
+                  tb_err_t *err)
 {
-    xp_meas_t m = {.value = v, .items = masks};
+    xp_meas_t m = {.rep = rep, .value = v, .items = masks};
     snprintf(m.source, sizeof m.source, "wallclock");
     snprintf(m.impl, sizeof m.impl, "tokbench");
     snprintf(m.metric, sizeof m.metric, "%s", metric);
     return xp_env_record(env, &m, err);
 }
 
+/* One timed replay's figures from its rounds' latencies (sorted here). */
+static int record_rep(xp_env_t *env, const serve_t *s, unsigned rep, mb_times_t *lat,
+                      tb_err_t *err)
+{
+    double total = 0;
+    for (size_t i = 0; i < lat->len; i++)
+        total += lat->data[i];
+    qsort(lat->data, lat->len, sizeof *lat->data, tb_cmp_doubles);
+    xp_samples_t sorted = {lat->data, lat->len};
+    uint64_t masks = lat->len * s->batch;
+    return record(env, "serve_masks_s", rep, (double)masks / (total / 1e9), masks, err) ||
+                   record(env, "serve_batch_p50_us", rep, xp_mb_quantile(&sorted, 0.5) / 1e3,
+                          masks, err) ||
+                   record(env, "serve_batch_p99_us", rep, xp_mb_quantile(&sorted, 0.99) / 1e3,
+                          masks, err)
+               ? -1
+               : 0;
+}
+
 static int serve_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t *err)
 {
-    (void)row;
     serve_t *s = state;
+    unsigned reps = row->reps ? row->reps : 1;
     mb_times_t lat = {0};
     /* The runner pins itself to one CPU and threads inherit it: the
-     * batch's threads get every CPU for the case, T = 1 alike. */
+     * batch's threads, started here, get every CPU for the case, T = 1
+     * alike. */
     cpu_set_t pinned, all;
     int repin = !sched_getaffinity(0, sizeof pinned, &pinned);
     CPU_ZERO(&all);
     for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
         CPU_SET(c, &all);
     sched_setaffinity(0, sizeof all, &all);
-    int rc = replay(s, NULL, err) || replay(s, &lat, err) ? -1 : 0;
+    tb_pool_t *pool = tb_pool_new((unsigned)s->threads, err);
+    int rc = !pool || replay(s, pool, NULL, err) ? -1 : 0;
+    for (unsigned i = 0; !rc && i < reps && !(env->stop && *env->stop); i++) {
+        lat.len = 0;
+        if (replay(s, pool, &lat, err) || record_rep(env, s, i, &lat, err))
+            rc = -1;
+    }
+    tb_pool_free(pool);
     if (repin)
         sched_setaffinity(0, sizeof pinned, &pinned);
-    if (!rc && lat.len) {
-        double total = 0;
-        for (size_t i = 0; i < lat.len; i++)
-            total += lat.data[i];
-        qsort(lat.data, lat.len, sizeof *lat.data, tb_cmp_doubles);
-        xp_samples_t sorted = {lat.data, lat.len};
-        uint64_t masks = lat.len * s->batch;
-        rc = record(env, "serve_masks_s", (double)masks / (total / 1e9), masks, err) ||
-                     record(env, "serve_batch_p50_us", xp_mb_quantile(&sorted, 0.5) / 1e3,
-                            masks, err) ||
-                     record(env, "serve_batch_p99_us", xp_mb_quantile(&sorted, 0.99) / 1e3,
-                            masks, err) ||
-                     record(env, "serve_peak_rss_kb", xp_peak_rss_kb(), masks, err)
-                 ? -1
-                 : 0;
-    }
+    if (!rc)
+        rc = record(env, "serve_peak_rss_kb", 0, xp_peak_rss_kb(), 0, err);
     free(lat.data);
     return rc;
 }

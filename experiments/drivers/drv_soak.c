@@ -11,13 +11,20 @@
  * The document is made, encoded and fed a MiB piece at a time, so only the
  * grammar's states can grow; per piece one row each of metric soak_ns_tok
  * (nanoseconds per token), soak_rss_kb (resident memory after it) and
- * soak_states (grammar states), with bytes the position at its end.  A
- * document the grammar does not accept fails the case.
+ * soak_states (grammar states), with bytes the position at its end; after
+ * the last piece soak_peak_rss_kb, the case's peak.  A document the
+ * grammar does not accept fails the case.
+ *
+ * The memory is the case's own, as a fresh `tokbench accept` would hold
+ * it less the runner's: the heap earlier cases freed is given back first
+ * (malloc_trim), the process's resident set then is the case's zero, and
+ * its peak (VmHWM) is reset there (xp_peak_rss_reset); where that reset
+ * is refused no peak is recorded, since it would be the run's.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../grammar/match.h"
 #include "../../tok/tokenizer.h"
@@ -31,6 +38,8 @@ typedef struct {
     tok_tokenizer_t *tok;
     gr_gram_t *g;
     uint64_t bytes, depth;
+    double base_kb; /* resident memory before the case: its zero */
+    int own_peak;   /* VmHWM was reset at base_kb */
 } soak_t;
 
 static void soak_teardown(void *state)
@@ -53,10 +62,15 @@ static int soak_setup(const xp_row_t *row, xp_env_t *env, void **state, tb_err_t
     if (!row->pattern || !row->pattern[0])
         return tb_fail(err, "line %u: field 'pattern': the grammar or JSON Schema file",
                        row->line);
+    malloc_trim(0);
+    double base_kb = xp_rss_kb();
+    int own_peak = !xp_peak_rss_reset();
     soak_t *s = calloc(1, sizeof *s);
     if (!s)
         return tb_fail(err, "out of memory");
     *state = s;
+    s->base_kb = base_kb;
+    s->own_peak = own_peak;
     s->bytes = mb << 20;
     s->depth = depth;
     gr_cfg_t cfg;
@@ -102,19 +116,6 @@ static int make_piece(const soak_t *s, uint64_t at, uint64_t *next, tb_buf_t *bu
     }
 }
 
-/* Resident memory of the process, KiB. */
-static double rss_kb(void)
-{
-    unsigned long size = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1024.0;
-}
-
 static int record(xp_env_t *env, const char *metric, double v, uint64_t at, uint64_t tokens,
                   tb_err_t *err)
 {
@@ -148,7 +149,7 @@ static int soak_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
     gr_matcher_keep(&m, 1);
     tb_buf_t buf = {0};
     tok_ids_t ids = {0};
-    uint64_t at = 0, next = 0;
+    uint64_t at = 0, next = 0, tokens = 0;
     int last = 0, rc = 0;
     while (!last && !rc && !(env->stop && *env->stop)) {
         last = make_piece(s, at, &next, &buf);
@@ -161,18 +162,21 @@ static int soak_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
         int r = feed(&m, tok_vocab(s->tok), &ids, err);
         double ns = xp_now_ns() - t0;
         at += buf.len;
+        tokens += ids.len;
         if (r)
             rc = r < 0 ? -1 : tb_fail(err, "%s: the generated document is refused in the "
                                       "MiB before byte %llu", row->pattern,
                                       (unsigned long long)at);
         else if (record(env, "soak_ns_tok", ns / (double)(ids.len ? ids.len : 1), at, ids.len,
                         err) ||
-                 record(env, "soak_rss_kb", rss_kb(), at, ids.len, err) ||
+                 record(env, "soak_rss_kb", xp_rss_kb() - s->base_kb, at, ids.len, err) ||
                  record(env, "soak_states", (double)gr_nstates(s->g), at, ids.len, err))
             rc = -1;
     }
     if (!rc && last && !gr_matcher_accepting(&m))
         rc = tb_fail(err, "%s: the generated document is not a sentence", row->pattern);
+    if (!rc && s->own_peak)
+        rc = record(env, "soak_peak_rss_kb", xp_peak_rss_kb() - s->base_kb, at, tokens, err);
     tb_buf_free(&buf);
     free(ids.data);
     gr_matcher_free(&m);
@@ -182,8 +186,8 @@ static int soak_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_err_t 
 const xp_driver_t xp_driver_soak = {
     .name = "soak",
     .summary = "a long generated JSON document through a grammar's matcher: time per token, "
-               "resident memory and grammar states per MiB of position (vocab, pattern: the "
-               "grammar or schema; mb=M depth=D)",
+               "resident memory and grammar states per MiB of position, and the case's peak "
+               "memory (vocab, pattern: the grammar or schema; mb=M depth=D)",
     .setup = soak_setup,
     .extra = soak_extra,
     .teardown = soak_teardown,

@@ -137,6 +137,18 @@ int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *se
     return rc;
 }
 
+double xp_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size, resident = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1024.0;
+}
+
 double xp_peak_rss_kb(void)
 {
     char line[256];

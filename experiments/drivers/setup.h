@@ -56,6 +56,10 @@ trie_t *xp_load_trie(const char *spec, const char *name, trie_keys_t *keys,
 int xp_run_capture(char *const argv[], const char *in, tb_buf_t *out, double *seconds,
                    tb_err_t *err);
 
+/* This process's resident memory now, in KiB (the second field of
+ * /proc/self/statm; 0 if unknown). */
+double xp_rss_kb(void);
+
 /* This process's peak resident memory in KiB (VmHWM), and its reset to
  * the resident set now (Linux 4.0's clear_refs 5), so that a case or a
  * forked child measures its own peak rather than one inherited from

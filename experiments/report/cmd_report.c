@@ -109,6 +109,10 @@ static void usage(FILE *out)
             "  jsts_2020_12     the JSON Schema Test Suite per keyword file, draft 2020-12\n"
             "  jsts_7           and draft 7: groups passing, refused, wrong, crashed\n"
             "                   (tables; totals first); then the wrong and crashed groups\n"
+            "  soak             ns per token against the position in a long document, a\n"
+            "                   line per soak case; first and last MiB and peak memory\n"
+            "  soak_memory      the soak cases' resident memory against the position\n"
+            "  serve            masks/s and batch p50/p99 per threads T and batch B (table)\n"
             "  machines         cycles per node of the same walks on every machine in\n"
             "                   the database (see tokbench merge)\n"
             "  compare          with --vs: time of each case over the other run's, with\n"
@@ -185,7 +189,7 @@ int xp_cmd_report(int argc, char **argv)
              xp_rp_sec_throughput(r, &err) || xp_rp_sec_memory(r, &err) ||
              xp_rp_sec_lookup(r, &err) || xp_rp_sec_maskbench(r, &err) ||
              xp_rp_sec_jsts(r, &err) || xp_rp_sec_soak(r, &err) ||
-             xp_rp_sec_serve(r, &err) ||
+             xp_rp_sec_soak_memory(r, &err) || xp_rp_sec_serve(r, &err) ||
              xp_rp_sec_machines(r, &err) || (r->vs && xp_rp_sec_compare(r, &err)) ||
              xp_rp_sec_anchors(r, &err) || xp_rp_sec_patterns(r, &err);
     if (!rc && !r->vs) {

@@ -68,7 +68,7 @@ typedef struct {
     char anchors[4096];  /* the published MaskBench figures (mbtable.h) */
     char log[4096];      /* gnuplot's messages */
     run_info_t info, vs_info;
-    section_t sec[48];   /* xp_rp_new_section takes the next one (35 drawn) */
+    section_t sec[48];   /* xp_rp_new_section takes the next one (36 drawn) */
     TB_VEC(char *) patterns; /* the long patterns the plots name P1, P2 ... */
     int nsec;
     int failed_plots;
@@ -282,9 +282,12 @@ int xp_rp_sec_jsts(report_t *r, tb_err_t *err);
 
 /* --- sec_serve.c */
 
-/* A soak case's first and last MiB: ns per token, resident memory and
- * grammar states. */
+/* Soak cases: ns per token against the position (position.gp), and a
+ * table of each case's first and last MiB (ns per token, resident memory,
+ * grammar states) and its peak memory. */
 int xp_rp_sec_soak(report_t *r, tb_err_t *err);
+/* Soak cases: resident memory against the position. */
+int xp_rp_sec_soak_memory(report_t *r, tb_err_t *err);
 /* A serve case's masks per second and batch latency per T and B. */
 int xp_rp_sec_serve(report_t *r, tb_err_t *err);
 
