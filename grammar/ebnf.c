@@ -865,6 +865,11 @@ static int item_sym(lower_t *L, const gr_expr_t *x, const char *base, gr_sym_t *
 {
     if (x->kind == GR_X_REF)
         return ref_sym(L, x, out);
+    /* One that was mergeable became a lexeme: this one refers to a rule a
+     * terminal cannot hold, and its alternatives would be itself again. */
+    if (x->kind == GR_X_AND || x->kind == GR_X_NOT)
+        return fail_at(L, x->pos, "& and ~ (lexeme intersection and complement) take operands "
+                       "a terminal can hold: no rule that refers to rules without end");
     if (gr_cfg_fresh(L->g, base, out, L->err))
         return -1;
     return lower_alts(L, x, *out, base, x->pos);

@@ -548,6 +548,11 @@ static void test_lark_errors(void **state)
     expect_error("lark", "start: A & B\nA: \"a\"\nB: \"b\"\n",
                  "g.lark:1:8: & and ~ (lexeme intersection and complement) are supported inside "
                  "terminals only, not in rules");
+    /* ~ of a recursive rule in a rule (a fuzzer's find: its lowering
+     * called itself without end) */
+    expect_error("lark", "start: s\ns: \"a\"~s\n  | \"b\"\n%ignore \" \"\n",
+                 "g.lark:2:7: & and ~ (lexeme intersection and complement) take operands a "
+                 "terminal can hold: no rule that refers to rules without end");
     expect_error("lark", "start: T\nT: \"x\" (/a/ & /[ab]/)\n",
                  "g.lark:2:9: a terminal with & or ~ must stand alone: not repeated, and not in a "
                  "sequence with other items (it becomes a look-ahead at the top of its lexeme)");
