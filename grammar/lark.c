@@ -359,11 +359,16 @@ static int check_body(lark_t *p, const char *body, size_t n, gr_pos_t pos, uint8
 {
     if (!has_inline_s(body, n))
         return gr_ebnf_check_regex(p->e, body, n, pos, nullable, p->t.err);
-    char *copy = strndup(body, n);
+    /* n bytes, not a string: the body may hold a NUL (the lexer names it
+     * at its offset), where strndup and strstr would stop short. */
+    char *copy = malloc(n + 1);
     if (!copy)
         return tb_fail(p->t.err, "out of memory");
-    for (char *q = copy; (q = strstr(q, "(?s")); q += 3)
-        q[2] = 'i';
+    memcpy(copy, body, n);
+    copy[n] = 0;
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (!memcmp(copy + i, "(?s", 3))
+            copy[i + 2] = 'i';
     int rc = gr_ebnf_check_regex(p->e, copy, n, pos, nullable, p->t.err);
     free(copy);
     return rc;
