@@ -91,28 +91,10 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
     return 1;
 }
 
-/* The smallest form of mask whose ids fit in max: its ids set, its ids
- * clear, or (neither fits) its words.  Counted a word at a time, empty
- * and full words without a popcount (tb_bitset_count's reason), and
- * decided as soon as both counts are past max, which a mask of a big
- * walk is within a few hundred words: writing each form's ids until they
- * overflowed cost a pass per form and an id per bit. */
-static uint32_t choose_form(const tb_bitset_t *mask, size_t max)
-{
-    size_t nw = tb_bitset_words(mask->nbits), set = 0;
-    for (size_t w = 0; w < nw; w++) {
-        uint64_t x = mask->words[w];
-        set += x == 0 ? 0 : x == ~(uint64_t)0 ? 64 : (size_t)__builtin_popcountll(x);
-        size_t seen = (w + 1) * 64 < mask->nbits ? (w + 1) * 64 : mask->nbits;
-        if (set > max && seen - set > max)
-            return FORM_WORDS;
-    }
-    return set <= max ? FORM_SET : mask->nbits - set <= max ? FORM_CLEAR : FORM_WORDS;
-}
-
-/* Writes to out the ids whose bit in mask equals `bit`; how many.  Empty
- * words skipped, so a sparse mask costs about a read of its words. */
-static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit)
+/* Writes to out the ids whose bit in mask equals `bit`, stopping past
+ * max of them: how many (max + 1: too many for this form).  One pass,
+ * empty words skipped, so a sparse mask costs about a read of its words. */
+static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t max)
 {
     size_t nw = tb_bitset_words(mask->nbits), k = 0;
     uint64_t flip = bit ? 0 : ~(uint64_t)0;
@@ -120,8 +102,11 @@ static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit)
         uint64_t x = mask->words[w] ^ flip;
         if (!bit && w == nw - 1)
             x &= last_word_ids(mask->nbits);
-        for (; x; x &= x - 1)
+        for (; x; x &= x - 1) {
+            if (k == max)
+                return max + 1;
             out[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+        }
     }
     return k;
 }
@@ -141,12 +126,14 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
     }
     if (tb_vec_reserve(&c->words, 1 + nw32))
         return -1;
-    uint32_t *e = c->words.data + c->words.len, form = choose_form(mask, nw32 - 1);
-    size_t n = nw32;
-    if (form == FORM_WORDS)
+    uint32_t *e = c->words.data + c->words.len, form = FORM_SET;
+    size_t n = collect(e + 1, mask, 1, nw32 - 1);
+    if (n == nw32)
+        form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1);
+    if (n == nw32) {
+        form = FORM_WORDS;
         memcpy(e + 1, mask->words, n * sizeof *e);
-    else
-        n = collect(e + 1, mask, form == FORM_SET);
+    }
     e[0] = form << FORM_SHIFT | (uint32_t)n;
     c->at.data[s] = (uint32_t)c->words.len + AT_ENTRY;
     c->words.len += 1 + n;
