@@ -50,15 +50,16 @@ static int too_big(const gr_cfg_t *g, tb_err_t *err)
                    GR_MAX_SYMBOLS);
 }
 
-int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
-                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
+/* The lexeme of regex of kind 'l' (plain), 'i' (ignored) or 'z' (lazy). */
+static int kind_lexeme(gr_cfg_t *g, const char *regex, const char *name, char kind,
+                       gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
 {
     size_t n = strlen(regex);
-    /* The key is the ignore flag then the regex: one lexeme per pair. */
+    /* The key is the kind then the regex: one lexeme per pair. */
     char *key = malloc(n + 2);
     if (!key)
         return tb_fail(err, "out of memory");
-    key[0] = ignore ? 'i' : 'l';
+    key[0] = kind;
     memcpy(key + 1, regex, n + 1);
     int32_t found = tb_strmap_get(&g->lex_by_regex, (const uint8_t *)key, n + 1);
     if (found >= 0) {
@@ -71,7 +72,7 @@ int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
         return -1;
     }
     gr_lexeme_t lx = {.regex = strdup(regex), .name = strdup(name ? name : regex),
-                      .ignore = ignore, .pos = pos};
+                      .ignore = kind == 'i', .lazy = kind == 'z', .pos = pos};
     if (!lx.regex || !lx.name || tb_vec_push(&g->keys, key) ||
         tb_vec_push(&g->lex, lx)) {
         if (g->keys.len == 0 || g->keys.data[g->keys.len - 1] != key)
@@ -85,6 +86,18 @@ int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
         return tb_fail(err, "out of memory");
     *out = id | GR_LEX;
     return 0;
+}
+
+int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
+                  gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
+{
+    return kind_lexeme(g, regex, name, ignore ? 'i' : 'l', pos, out, err);
+}
+
+int gr_cfg_lazy_lexeme(gr_cfg_t *g, const char *regex, const char *name, gr_pos_t pos,
+                       gr_sym_t *out, tb_err_t *err)
+{
+    return kind_lexeme(g, regex, name, 'z', pos, out, err);
 }
 
 int gr_regex_escape(tb_buf_t *b, const uint8_t *s, size_t n)
@@ -510,5 +523,6 @@ void gr_cfg_print(const gr_cfg_t *g, FILE *f)
     }
     for (size_t i = 0; i < g->lex.len; i++)
         fprintf(f, "lexeme %s%s = %s\n", g->lex.data[i].name,
-                g->lex.data[i].ignore ? " (ignored)" : "", g->lex.data[i].regex);
+                g->lex.data[i].ignore ? " (ignored)" : g->lex.data[i].lazy ? " (lazy)" : "",
+                g->lex.data[i].regex);
 }

@@ -49,8 +49,17 @@ typedef struct {
     char *regex;
     char *name;
     int ignore; /* an ignored lexeme: in no rule */
+    int lazy;   /* llguidance's lazy lexeme: under GR_SEM_LLGUIDANCE it ends at its
+                 * first match (gram.h); the default reading ignores it */
     gr_pos_t pos;
 } gr_lexeme_t;
+
+/* How the text splits into lexemes (docs/grammars.md).  GR_SEM_DEFAULT:
+ * every split the grammar allows (the language above).  GR_SEM_LLGUIDANCE:
+ * llguidance's lexer, greedy but for lazy lexemes (gram.h says exactly);
+ * the readers then keep each literal, regex and terminal a lexeme of its
+ * own, as llguidance does, since merging them would move the ends. */
+typedef enum { GR_SEM_DEFAULT, GR_SEM_LLGUIDANCE } gr_semantics_t;
 
 typedef struct {
     char *name;
@@ -103,6 +112,13 @@ typedef struct {
      * by the grammar readers, whose users' look-aheads would look past the
      * lexeme. */
     int lookahead;
+    /* Set before reading by the caller (load.h; semantics_fixed then) or
+     * by the grammar (Lark's %llguidance). */
+    gr_semantics_t semantics;
+    int semantics_fixed;
+    /* llguidance's allow_initial_skip: under GR_SEM_LLGUIDANCE ignored
+     * lexemes may begin the text only with it, as in llguidance. */
+    int initial_skip;
 } gr_cfg_t;
 
 /* Bounds that keep a grammar (and the memory its reader allocates) small
@@ -118,6 +134,10 @@ void gr_cfg_free(gr_cfg_t *g);
  * ignore flag).  name: NULL uses the regex. */
 int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
                   gr_pos_t pos, gr_sym_t *out, tb_err_t *err);
+/* The same for a lazy lexeme (one per distinct regex, apart from the
+ * greedy lexeme of that regex). */
+int gr_cfg_lazy_lexeme(gr_cfg_t *g, const char *regex, const char *name, gr_pos_t pos,
+                       gr_sym_t *out, tb_err_t *err);
 /* The lexeme matching exactly the bytes s[0..n) (n > 0), its regex escaped
  * here; named by the literal in double quotes. */
 int gr_cfg_literal(gr_cfg_t *g, const uint8_t *s, size_t n, gr_pos_t pos,

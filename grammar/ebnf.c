@@ -765,6 +765,14 @@ static char *lexeme_name(gr_expr_t *const *items, size_t n)
     return (char *)b.data;
 }
 
+/* x without the sequences of one item around it. */
+static const gr_expr_t *unwrap(const gr_expr_t *x)
+{
+    while (x->kind == GR_X_SEQ && x->kid.len == 1)
+        x = x->kid.data[0];
+    return x;
+}
+
 /* The lexeme of regex (NUL-terminated); a new one is checked with the
  * lexer's parser. */
 static int new_lexeme(lower_t *L, const char *regex, gr_expr_t *const *items, size_t n,
@@ -775,7 +783,11 @@ static int new_lexeme(lower_t *L, const char *regex, gr_expr_t *const *items, si
         return oom(L);
     size_t before = L->g->lex.len;
     gr_pos_t pos = items[0]->pos;
-    int rc = gr_cfg_lexeme(L->g, regex, name, ignore, pos, out, L->err);
+    const gr_expr_t *x = unwrap(items[0]);
+    const gr_xrule_t *r = n == 1 && x->kind == GR_X_REF ? find_rule(L->e, x->text) : NULL;
+    int rc = r && (r->attr & GR_ATTR_LAZY) && L->g->semantics == GR_SEM_LLGUIDANCE
+                 ? gr_cfg_lazy_lexeme(L->g, regex, name, pos, out, L->err)
+                 : gr_cfg_lexeme(L->g, regex, name, ignore, pos, out, L->err);
     if (!rc && L->g->lex.len > before) {
         lex_term_t t;
         if (lex_regex_parse(&L->e->terms, regex, strlen(regex), &t, L->err))
@@ -785,14 +797,6 @@ static int new_lexeme(lower_t *L, const char *regex, gr_expr_t *const *items, si
     }
     free(name);
     return rc;
-}
-
-/* x without the sequences of one item around it. */
-static const gr_expr_t *unwrap(const gr_expr_t *x)
-{
-    while (x->kind == GR_X_SEQ && x->kid.len == 1)
-        x = x->kid.data[0];
-    return x;
 }
 
 /* 1 if x may join a run of merged items (its regex length in *len), 0 if
@@ -1026,6 +1030,11 @@ static int lower_ignore(lower_t *L, gr_expr_t *x)
 static int lower_all(lower_t *L, const char *start, gr_sym_t *start_sym)
 {
     gr_ebnf_t *e = L->e;
+    if (L->g->semantics == GR_SEM_LLGUIDANCE) {
+        e->merge = 0; /* a merged run would move where lexemes end */
+        for (size_t i = 0; i < e->rule.len; i++)
+            e->rule.data[i].terminal |= (e->rule.data[i].attr & GR_ATTR_LEXEME) != 0;
+    }
     for (size_t i = 0; i < e->rule.len; i++)
         if (check_refs(L, e->rule.data[i].body))
             return -1;

@@ -94,12 +94,20 @@ struct gr_expr {
     TB_VEC(gr_expr_t *) kid; /* SEQ, ALT, AND: the items; REP, NOT: the one */
 };
 
+/* What llguidance's rule attributes make of a rule (lark.c): one lexeme
+ * (lazy, stop, suffix, max_tokens, temperature), lazy besides (lazy, a
+ * stop or suffix that is not ""), both honoured under GR_SEM_LLGUIDANCE
+ * only, which lowers the rule as a terminal. */
+#define GR_ATTR_LEXEME 1u
+#define GR_ATTR_LAZY 2u
+
 /* A rule as read.  The lowering fills state, regex and info. */
 typedef struct {
     char *name;
     gr_pos_t pos;
     gr_expr_t *body;
     uint8_t terminal; /* a Lark terminal: always one regex */
+    uint8_t attr;     /* llguidance's attributes: GR_ATTR_* */
     uint8_t state;    /* lowering: new, busy, regular, cfg */
     uint8_t queued;   /* lowering: its nonterminal has rules */
     uint8_t nullable, eps, prec, look; /* of regex (a regular rule) */
@@ -114,6 +122,7 @@ typedef struct {
     TB_VEC(gr_expr_t *) nodes;  /* every node made, for gr_ebnf_free */
     lex_terms_t terms;          /* for checking regexes */
     int merge;                  /* rules may become lexemes (no %ignore) */
+    int llguidance;             /* the grammar asks for llguidance's semantics */
 } gr_ebnf_t;
 
 int gr_ebnf_init(gr_ebnf_t *e, const char *source, tb_err_t *err);
@@ -139,7 +148,10 @@ int gr_ebnf_check_regex(gr_ebnf_t *e, const char *pattern, size_t len, gr_pos_t 
                         uint8_t *nullable, tb_err_t *err);
 
 /* Lowers the grammar into g (initialised, not finished) with the rule
- * called `start` as start symbol (*start_sym). */
+ * called `start` as start symbol (*start_sym).  Under g->semantics
+ * GR_SEM_LLGUIDANCE nothing is merged (each literal, regex and terminal
+ * is a lexeme, as llguidance's are) and rules with GR_ATTR_LEXEME are
+ * terminals, their lexemes lazy with GR_ATTR_LAZY. */
 int gr_ebnf_lower(gr_ebnf_t *e, gr_cfg_t *g, const char *start, gr_sym_t *start_sym,
                   tb_err_t *err);
 

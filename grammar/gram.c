@@ -146,20 +146,31 @@ static uint32_t lexstart(gr_gram_t *g, uint32_t row)
 }
 
 /* Which kinds of lexeme end in lexer state l: bit 0 an ignored one, bit 1
- * one of the grammar's; g->ending keeps the latter. */
+ * one of the grammar's; g->ending keeps the latter.  Under llg, bit 2: a
+ * lazy one, which is then all that ends (g->ending the lazy ones); else an
+ * ignored one ends alone. */
+#define ENDS_IGNORED 1
+#define ENDS_LEXEME 2
+#define ENDS_LAZY 4
 static int ending_kinds(gr_gram_t *g, uint32_t l)
 {
     if (l == LEX_DEAD || !lex_dfa_accepting(g->dfa, l))
         return 0;
     lex_dfa_ending(g->dfa, l, &g->ending_set);
-    int kinds = 0;
+    int kinds = 0, lazy = 0;
     for (size_t w = 0; w < g->parser.words; w++) {
         uint64_t e = g->ending_set.words[w];
-        kinds |= (e & g->ignore[w]) ? 1 : 0;
+        kinds |= (e & g->ignore[w]) ? ENDS_IGNORED : 0;
         g->ending[w] = e & ~g->ignore[w];
-        kinds |= g->ending[w] ? 2 : 0;
+        kinds |= g->ending[w] ? ENDS_LEXEME : 0;
+        lazy |= (e & g->lazy[w]) != 0;
     }
-    return kinds;
+    if (lazy) {
+        for (size_t w = 0; w < g->parser.words; w++)
+            g->ending[w] &= g->lazy[w];
+        return ENDS_LEXEME | ENDS_LAZY;
+    }
+    return g->llg && (kinds & ENDS_IGNORED) ? ENDS_IGNORED : kinds;
 }
 
 /* The row after row reads the grammar lexemes ending in lexer state l. */
@@ -225,14 +236,18 @@ static int consult(gr_gram_t *g, uint32_t l)
 static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *boundary)
 {
     uint32_t on = lex_dfa_next(g->dfa, l, b);
+    int kinds = ending_kinds(g, l);
+    if (kinds & ENDS_LAZY)
+        on = LEX_DEAD; /* a lazy lexeme ends at its first match */
+    else if (g->llg && on != LEX_DEAD)
+        kinds = 0; /* greedy: a lexeme that can go on does not end */
     if (consult(g, l) || (on != LEX_DEAD && push(g, row, on)))
         return -1;
-    int kinds = ending_kinds(g, l);
     uint32_t targets[2];
     int nt = 0;
-    if (kinds & 1)
+    if (kinds & ENDS_IGNORED)
         targets[nt++] = row; /* an ignored lexeme ended: the row stays */
-    if (kinds & 2)
+    if (kinds & ENDS_LEXEME)
         targets[nt++] = scan(g, row, l);
     *boundary |= kinds != 0;
     for (int i = 0; i < nt; i++) {
@@ -341,9 +356,9 @@ static int accepting_locked(gr_gram_t *g, uint32_t s)
     for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
         gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
         int kinds = ending_kinds(g, p.lex);
-        if ((kinds & 1) && gr_parser_accepting(&g->parser, p.row))
+        if ((kinds & ENDS_IGNORED) && gr_parser_accepting(&g->parser, p.row))
             return 1;
-        if ((kinds & 2) && gr_parser_accepting(&g->parser, scan(g, p.row, p.lex)))
+        if ((kinds & ENDS_LEXEME) && gr_parser_accepting(&g->parser, scan(g, p.row, p.lex)))
             return 1;
     }
     return 0;
@@ -386,23 +401,42 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
     return g->dfa ? 0 : -1;
 }
 
+/* The lexer state the text begins in: the start row's, but under llg
+ * without the ignored lexemes unless the grammar allows an initial skip. */
+static uint32_t first_lexstart(gr_gram_t *g)
+{
+    if (!g->llg || g->cfg.initial_skip)
+        return lexstart(g, GR_ROW_START);
+    const uint64_t *ex = gr_parser_expect(&g->parser, GR_ROW_START);
+    for (size_t w = 0; w < g->parser.words; w++)
+        g->ending[w] = ex[w] & ~g->ignore[w];
+    return lex_dfa_start_of(g->dfa, g->ending);
+}
+
 static int make_tables(gr_gram_t *g, tb_err_t *err)
 {
     size_t words = g->parser.words;
     g->ignore = calloc(words, sizeof *g->ignore);
+    g->lazy = calloc(words, sizeof *g->lazy);
     g->ending = calloc(words, sizeof *g->ending);
-    if (!g->ignore || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
+    if (!g->ignore || !g->lazy || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
         tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g))
         return tb_fail(err, "out of memory");
-    for (size_t i = 0; i < g->cfg.lex.len; i++)
+    g->llg = g->cfg.semantics == GR_SEM_LLGUIDANCE;
+    for (size_t i = 0; i < g->cfg.lex.len; i++) {
         if (g->cfg.lex.data[i].ignore)
             g->ignore[i >> 6] |= 1ull << (i & 63);
+        if (g->llg && g->cfg.lex.data[i].lazy) {
+            g->lazy[i >> 6] |= 1ull << (i & 63);
+            g->has_lazy = 1;
+        }
+    }
     g->ncls = g->dfa->ncls;
     for (int b = 0; b < 256; b++)
         g->class_size[g->dfa->cls[b]]++;
     state_add(g, NULL, 0); /* GR_DEAD */
     gr_pair_t start = {GR_ROW_START, 0};
-    start.lex = lexstart(g, GR_ROW_START);
+    start.lex = first_lexstart(g);
     if (state_add(g, &start, 1) != GR_START || check_parts(g))
         return tb_fail(err, "%s", g->err.msg);
     return 0;
@@ -425,6 +459,7 @@ static void release(gr_gram_t *g)
         lex_dfa_free(g->dfa);
     gr_parser_free(&g->parser);
     free(g->ignore);
+    free(g->lazy);
     free(g->ending);
     tb_bitset_free(&g->ending_set);
     free(g->trans.data);

@@ -10,7 +10,18 @@
  *     ending lexemes (an ignored lexeme leaves the row as it is), the lexer
  *     starts over at the lexemes the new row expects (and the ignored
  *     ones), and steps on b.
- * Keeping both is the non-greedy lexing of cfg.h.  Pairs with the same
+ * Keeping both is the non-greedy lexing of cfg.h.
+ *
+ * Under llguidance's semantics (cfg.h, GR_SEM_LLGUIDANCE) the lexer is
+ * llguidance's: greedy, so a pair ends its lexeme on b only where the
+ * lexer state is dead on b (the longest match among the lexemes it reads
+ * wins, and no shorter one is kept), and then every lexeme that may end
+ * there ends; but a lexer state where a lazy lexeme may end ends it at
+ * once, and only the lazy ones, whatever b is (the first match wins).
+ * Where an ignored lexeme ends with others, only it ends (llguidance scans
+ * a skip and nothing else), and the text may begin with an ignored lexeme
+ * only with the grammar's initial_skip.  Since each of these depends on
+ * the lexer state and b alone, pairs still merge as below.  Pairs with the same
  * lexer state merge their rows (gr_parser_union), so that a state has at
  * most one pair per lexer state and, in grammars whose lexemes do not
  * overlap (JSON), one pair in all.
@@ -105,6 +116,10 @@ typedef struct {
     gr_parser_t parser;
     uint32_t ncls;
     uint64_t *ignore; /* ignored lexemes (parser.words words) */
+    uint64_t *lazy;   /* lazy lexemes (the same), all clear unless llg */
+    int llg;          /* llguidance's semantics (cfg.semantics) */
+    int has_lazy;     /* llg with a lazy lexeme: a lexer state's going on is
+                       * not always the grammar's (no slicing, match.c) */
     uint64_t *ending; /* scratch: lexemes ending in a lexer state */
     tb_bitset_t ending_set;
     TB_VEC(uint32_t) trans;

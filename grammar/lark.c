@@ -968,12 +968,13 @@ static int attribute_number(lark_t *p, int real)
  * stop=T, suffix=T, stop_capture="name", T a literal, a regex or a
  * terminal.  stop and suffix change the language: the rule's text is its
  * body's followed by T's (*then; stop="" is the end of the text, which
- * follows anyway).  The others are checked and read only: lazy steers
- * llguidance's greedy lexer, which this (non-greedy) reading keeps both
- * ends of anyway, max_tokens and temperature steer sampling, and capture
+ * follows anyway).  *attr says what llguidance's lexer makes of the rule
+ * (GR_ATTR_*): under GR_SEM_LLGUIDANCE it is one lexeme, lazy where
+ * llguidance's is; the default (non-greedy) reading keeps both ends of a
+ * lexeme anyway.  max_tokens and temperature steer sampling, and capture
  * names output; docs/grammars.md says so.
  */
-static int parse_attributes(lark_t *p, gr_expr_t **then)
+static int parse_attributes(lark_t *p, gr_expr_t **then, uint8_t *attr)
 {
     enum { CAPTURE, LAZY, MAX_TOKENS, TEMPERATURE, STOP, SUFFIX, STOP_CAPTURE, NATTR };
     static const char *const NAMES[NATTR] = {"capture", "lazy",   "max_tokens",  "temperature",
@@ -1005,6 +1006,13 @@ static int parse_attributes(lark_t *p, gr_expr_t **then)
             return -1;
         if ((i == MAX_TOKENS || i == TEMPERATURE) && attribute_number(p, i == TEMPERATURE))
             return -1;
+        if (i != CAPTURE && i != STOP_CAPTURE)
+            *attr |= GR_ATTR_LEXEME;
+        /* stop="" is greedy: it ends at the end of the text (llguidance's
+         * is_lazy) */
+        if (i == LAZY || ((i == STOP || i == SUFFIX) &&
+                          !(p->cur.kind == T_STRING && p->cur.len == 2)))
+            *attr |= GR_ATTR_LAZY;
         if (i == STOP || i == SUFFIX) {
             if (*then)
                 return gr_text_fail(&p->t, a.pos, "a rule has one stop or suffix");
@@ -1028,10 +1036,11 @@ static void tmpl_free(tmpl_t *t)
     free(t->param.data);
 }
 
-/* What a definition defines: a rule or terminal, a template (params), or
- * the change of one (%override, %extend). */
-static int define(lark_t *p, const tok_t *name, int terminal, tmpl_t *t, int edit,
-                  gr_expr_t *body)
+/* What a definition defines: a rule or terminal (attr: GR_ATTR_* of its
+ * attributes), a template (params), or the change of one (%override,
+ * %extend). */
+static int define(lark_t *p, const tok_t *name, int terminal, uint8_t attr, tmpl_t *t,
+                  int edit, gr_expr_t *body)
 {
     tb_buf_t b = {0};
     if (name_of(p, name, &b))
@@ -1054,6 +1063,8 @@ static int define(lark_t *p, const tok_t *name, int terminal, tmpl_t *t, int edi
         full = rc ? full : NULL;
     } else {
         rc = gr_ebnf_rule(p->e, full, b.len, name->pos, terminal, body, p->t.err);
+        if (!rc)
+            p->e->rule.data[p->e->rule.len - 1].attr = attr;
     }
     free(full);
     tmpl_free(t);
@@ -1080,8 +1091,9 @@ static int parse_definition(lark_t *p, int edit)
         return -1;
     }
     gr_expr_t *body = NULL, *then = NULL;
+    uint8_t attr = 0;
     if ((is_punct(&p->cur, ':') && parametric_def(p, &name)) ||
-        (is_punct(&p->cur, '[') && parse_attributes(p, &then)))
+        (is_punct(&p->cur, '[') && parse_attributes(p, &then, &attr)))
         goto fail;
     /* a priority orders Lark's choices among parses or terminals: the
      * language, and so every mask, is the same */
@@ -1099,7 +1111,7 @@ static int parse_definition(lark_t *p, int edit)
             goto fail;
         body = seq;
     }
-    return define(p, &name, terminal, &t, edit, body);
+    return define(p, &name, terminal, attr, &t, edit, body);
 fail:
     tmpl_free(&t);
     return -1;
@@ -1328,8 +1340,10 @@ static int parse_directive(lark_t *p)
         return parse_declare(p);
     if (is_word(p, &d, "%override") || is_word(p, &d, "%extend"))
         return parse_definition(p, is_word(p, &d, "%extend") ? 2 : 1);
-    if (is_word(p, &d, "%llguidance"))
+    if (is_word(p, &d, "%llguidance")) {
+        p->e->llguidance = 1; /* llguidance's own reading, unless the caller chose */
         return parse_options(p);
+    }
     return gr_text_fail(&p->t, d.pos, "%.*s is not supported (supported: %%ignore, %%import, "
                         "%%declare, %%override, %%extend, %%llguidance {})", (int)d.len,
                         p->t.s + d.at);
@@ -1602,6 +1616,8 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     for (size_t i = 0; !rc && i < e.ignore.len; i++)
         rc = instantiate(&p, e.ignore.data[i], &made);
     start_name = start_name ? start_name : "start";
+    if (e.llguidance && !g->semantics_fixed)
+        g->semantics = GR_SEM_LLGUIDANCE;
     if (!rc && c.json_ref)
         rc = compile_json(&p, g, start_name);
     else if (!rc)

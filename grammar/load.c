@@ -68,19 +68,38 @@ static int pick(const char *source, const char *format, gr_reader_fn *out, tb_er
                    ".json; or name the format: lark, gbnf, schema)", source);
 }
 
-int gr_cfg_parse_start(gr_cfg_t *g, const char *text, size_t len, const char *source,
-                       const char *format, const char *start_name, tb_err_t *err)
+int gr_semantics_by_name(const char *name)
+{
+    return !strcmp(name, "default") ? 1 + GR_SEM_DEFAULT
+           : !strcmp(name, "llguidance") ? 1 + GR_SEM_LLGUIDANCE
+                                         : -1;
+}
+
+int gr_cfg_parse_opts(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                      const gr_load_opts_t *o, tb_err_t *err)
 {
     gr_reader_fn read;
     gr_sym_t start;
-    if (pick(source ? source : "<grammar>", format, &read, err) || gr_cfg_init(g, source, err))
+    if (pick(source ? source : "<grammar>", o->format, &read, err) ||
+        gr_cfg_init(g, source, err))
         return -1;
-    if (read(g, text, len, start_name, &start, err) ||
+    if (o->semantics) { /* before reading: the readers lower by it */
+        g->semantics = (gr_semantics_t)(o->semantics - 1);
+        g->semantics_fixed = 1;
+    }
+    if (read(g, text, len, o->start_name, &start, err) ||
         (!g->finished && gr_cfg_finish(g, start, err))) {
         gr_cfg_free(g);
         return -1;
     }
     return 0;
+}
+
+int gr_cfg_parse_start(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                       const char *format, const char *start_name, tb_err_t *err)
+{
+    gr_load_opts_t o = {format, start_name, 0};
+    return gr_cfg_parse_opts(g, text, len, source, &o, err);
 }
 
 int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
@@ -89,17 +108,23 @@ int gr_cfg_parse(gr_cfg_t *g, const char *text, size_t len, const char *source,
     return gr_cfg_parse_start(g, text, len, source, format, NULL, err);
 }
 
-int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
-                      const char *start_name, tb_err_t *err)
+int gr_cfg_load_opts(gr_cfg_t *g, const char *path, const gr_load_opts_t *o, tb_err_t *err)
 {
     gr_reader_fn read;
     uint8_t *data;
     size_t len;
-    if (pick(path, format, &read, err) || tb_read_file(path, &data, &len, err))
+    if (pick(path, o->format, &read, err) || tb_read_file(path, &data, &len, err))
         return -1;
-    int rc = gr_cfg_parse_start(g, (const char *)data, len, path, format, start_name, err);
+    int rc = gr_cfg_parse_opts(g, (const char *)data, len, path, o, err);
     free(data);
     return rc;
+}
+
+int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
+                      const char *start_name, tb_err_t *err)
+{
+    gr_load_opts_t o = {format, start_name, 0};
+    return gr_cfg_load_opts(g, path, &o, err);
 }
 
 int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err)

@@ -21,6 +21,24 @@ int gr_cfg_load(gr_cfg_t *g, const char *path, const char *format, tb_err_t *err
 int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
                       const char *start_name, tb_err_t *err);
 
+/* The loaders' choices, all optional (zeroed: the format by the
+ * extension, the format's start rule, the semantics the grammar asks for:
+ * GR_SEM_LLGUIDANCE where a Lark grammar has %llguidance, else the
+ * default).  semantics is 1 + a gr_semantics_t to impose one. */
+typedef struct {
+    const char *format, *start_name;
+    int semantics;
+} gr_load_opts_t;
+
+/* gr_cfg_load_start and gr_cfg_parse_start with every choice. */
+int gr_cfg_load_opts(gr_cfg_t *g, const char *path, const gr_load_opts_t *o, tb_err_t *err);
+int gr_cfg_parse_opts(gr_cfg_t *g, const char *text, size_t len, const char *source,
+                      const gr_load_opts_t *o, tb_err_t *err);
+
+/* "llguidance" or "default" as 1 + its gr_semantics_t (a gr_load_opts_t's
+ * semantics), -1 for another name. */
+int gr_semantics_by_name(const char *name);
+
 /* A JSON Schema file compiled with opts (NULL: the defaults) into g, as
  * gr_cfg_load does with format "schema". */
 int gr_cfg_load_schema(gr_cfg_t *g, const char *path, const gr_schema_opts_t *opts,

@@ -93,8 +93,10 @@ int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *a
     size_t n;
     const gr_pair_t *p = gr_pairs(r->g, state, &n);
     uint32_t lex[8];
-    /* Slices are an optimisation: a state with more pairs than this walks. */
-    size_t k = n <= 8 ? n : 0;
+    /* Slices are an optimisation: a state with more pairs than this walks,
+     * and so does every state where a lazy lexeme may cut a lexer state
+     * short (gram.h: subsumption is the lexer's). */
+    size_t k = n <= 8 && !r->g->has_lazy ? n : 0;
     for (size_t i = 0; i < k; i++)
         lex[i] = p[i].lex;
     walk_ctx_t ctx = {r, state};

@@ -136,6 +136,7 @@ typedef struct {
     unsigned grammars, llg_refuses, refused_too, loaded_known, loaded_not_refused;
     unsigned llg_loads, load_here, refused_here;
     unsigned strings, agree, differ_known, differ, not_run;
+    unsigned changed; /* strings whose verdict the default reading changes */
     char reasons[64][160];
     unsigned reason_n[64], nreasons;
 } tally_t;
@@ -233,12 +234,17 @@ static void run_case(tally_t *t, reader_t *r, const char *where)
     const uint8_t *text = payload(r, n);
     gr_cfg_t cfg;
     tb_err_t err = {0};
-    int loaded = gr_cfg_parse(&cfg, (const char *)text, n, where, "lark", &err) == 0;
-    gr_gram_t *g = NULL;
+    gr_load_opts_t llg = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE}, plain = {"lark", NULL, 0};
+    plain.semantics = 1 + GR_SEM_DEFAULT;
+    int loaded = gr_cfg_parse_opts(&cfg, (const char *)text, n, where, &llg, &err) == 0;
+    gr_gram_t *g = NULL, *g0 = NULL;
     if (loaded) {
         g = gr_gram_new(&cfg, NULL, &err);
         loaded = g != NULL;
     }
+    /* the default reading beside it, to count the verdicts the option changes */
+    if (loaded && gr_cfg_parse_opts(&cfg, (const char *)text, n, where, &plain, &err) == 0)
+        g0 = gr_gram_new(&cfg, NULL, &err);
     t->grammars++;
     int refuses = 0;
     while (header(r, word, sizeof word, &n) == 0 && strcmp(word, "end")) {
@@ -247,8 +253,10 @@ static void run_case(tally_t *t, reader_t *r, const char *where)
             refuses = 1;
             continue;
         }
-        if (strcmp(word, "load") && loaded)
+        if (strcmp(word, "load") && loaded) {
             check_string(t, g, where, word, s, n);
+            t->changed += g0 && verdict(g0, s, n) != verdict(g, s, n);
+        }
         else if (strcmp(word, "load"))
             t->not_run++;
     }
@@ -274,6 +282,7 @@ static void run_case(tally_t *t, reader_t *r, const char *where)
         }
     }
     gr_gram_free(g);
+    gr_gram_free(g0);
 }
 
 static void test_llg_cases(void **state)
@@ -312,11 +321,13 @@ static void test_llg_cases(void **state)
                   "loaded here %u\n"
                   "  llguidance loads %u: loaded here %u, refused here %u\n"
                   "  strings of grammars loaded here %u: verdict as llguidance's %u, "
-                  "differing for a known cause %u, differing %u; strings not run %u\n",
+                  "differing for a known cause %u, differing %u; strings not run %u\n"
+                  "  (read under --semantics llguidance; the default reading gives %u of "
+                  "them another verdict)\n",
                   t->grammars, build, t->llg_refuses, t->refused_too, t->loaded_known,
                   t->loaded_not_refused,
                   t->llg_loads, t->load_here, t->refused_here, t->strings, t->agree,
-                  t->differ_known, t->differ, t->not_run);
+                  t->differ_known, t->differ, t->not_run, t->changed);
     for (unsigned i = 0; i < t->nreasons; i++)
         print_message("  refused here, llguidance loads: %3u  %s\n", t->reason_n[i],
                       t->reasons[i]);
@@ -380,9 +391,84 @@ static void test_dialect(void **state)
     }
 }
 
+/* Grammar text's verdict on text read with semantics sem (1 + a
+ * gr_semantics_t; 0: as the grammar says), initial_skip as given. */
+static char verdict_as(const char *gtext, const char *text, int sem, int initial_skip)
+{
+    gr_cfg_t cfg;
+    tb_err_t err;
+    gr_load_opts_t o = {"lark", NULL, sem};
+    if (gr_cfg_parse_opts(&cfg, gtext, strlen(gtext), "g.lark", &o, &err))
+        fail_msg("%s\n%s", gtext, err.msg);
+    cfg.initial_skip = initial_skip;
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+    assert_non_null(g);
+    char v = verdict(g, (const uint8_t *)text, strlen(text));
+    gr_gram_free(g);
+    return v;
+}
+
+/* Where llguidance's lexer (greedy, lazy where declared) and the default
+ * reading part, on grammars of our own: each llg verdict is what
+ * llguidance's docs/syntax.md and its lexer (parser/src/earley/lexer.rs,
+ * regexvec.rs: a lexeme ends where the lexer's next state is dead, a lazy
+ * one at its first match, a skip alone) give. */
+static void test_semantics(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *grammar, *text;
+        char dflt, llg; /* as test_dialect's want */
+    } CASES[] = {
+        /* A eats every a: B never comes */
+        {"start: A B\nA: /a+/\nB: /a/\n", "aa", 'p', 'x'},
+        {"start: A B\nA: /a+/\nB: /b/\n", "aab", 'p', 'p'},
+        /* one WORD takes both words unless a space ends it */
+        {"start: WORD WORD\nWORD: /[a-z]+/\n%ignore \" \"\n", "abcd", 'p', 'x'},
+        {"start: WORD WORD\nWORD: /[a-z]+/\n%ignore \" \"\n", "ab cd", 'p', 'p'},
+        /* syntax.md: foo[lazy]: /[0-9]+/ matches a single digit */
+        {"start: foo \"x\"\nfoo[lazy]: /[0-9]+/\n", "1x", 'p', 'p'},
+        {"start: foo \"x\"\nfoo[lazy]: /[0-9]+/\n", "12x", 'p', 'f'},
+        /* syntax.md: a stop= rule on "foo<end>bar<end>" matches "foo<end>" */
+        {"start: foo\nfoo[stop=\"<end>\"]: /.*/\n", "foo<end>", 'p', 'p'},
+        {"start: foo\nfoo[stop=\"<end>\"]: /.*/\n", "foo<end>bar<end>", 'p', 'f'},
+        {"start: foo \"!\"\nfoo[suffix=\"<end>\"]: /.*/\n", "a<end>!", 'p', 'p'},
+        /* stop="" is not lazy: the body is greedy */
+        {"start: foo \"!\"\nfoo[stop=\"\"]: /[a-z!]+/\n", "ab!", 'p', 'x'},
+        /* a lazy lexeme that ends cuts the others short */
+        {"start: foo | B\nfoo[lazy]: /a+/\nB: /aab/\n", "aab", 'p', 'f'},
+        /* the longest match, then both lexemes of that length */
+        {"start: \"if\" \"(\" | ID \"=\"\nID: /[a-z]+/\n", "if(", 'p', 'p'},
+        {"start: \"if\" \"(\" | ID \"=\"\nID: /[a-z]+/\n", "if=", 'p', 'p'},
+        {"start: \"if\" \"(\" | ID \"=\"\nID: /[a-z]+/\n", "iffy=", 'p', 'p'},
+        /* a skip and a lexeme ending together: only the skip */
+        {"start: \"a\" B\nB: \" \"\n%ignore \" \"\n", "a ", 'p', 'x'},
+        /* no skip before the first lexeme (allow_initial_skip off) */
+        {"start: \"a\" \"b\"\n%ignore \" \"\n", " ab", 'p', 'f'},
+        {"start: \"a\" \"b\"\n%ignore \" \"\n", "a b ", 'p', 'p'},
+        /* rules are not merged into one lexeme: the greedy ends stay */
+        {"start: a b\na: /x+/\nb: \"x\" \"y\"\n", "xxy", 'p', 'f'},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        const char *gt = CASES[i].grammar, *text = CASES[i].text;
+        char d = verdict_as(gt, text, 0, 0), l = verdict_as(gt, text, 1 + GR_SEM_LLGUIDANCE, 0);
+        if (d != CASES[i].dflt || l != CASES[i].llg)
+            fail_msg("%s%s: got %c/%c, want %c/%c", gt, text, d, l, CASES[i].dflt,
+                     CASES[i].llg);
+    }
+    /* %llguidance asks for llguidance's reading; --semantics default overrides it */
+    const char *marked = "%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n";
+    assert_int_equal(verdict_as(marked, "aa", 0, 0), 'x');
+    assert_int_equal(verdict_as(marked, "aa", 1 + GR_SEM_DEFAULT, 0), 'p');
+    /* allow_initial_skip lets the text begin with a skip */
+    assert_int_equal(verdict_as("start: \"a\"\n%ignore \" \"\n", " a", 1 + GR_SEM_LLGUIDANCE, 1),
+                     'p');
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_dialect),
+                                       cmocka_unit_test(test_semantics),
                                        cmocka_unit_test(test_llg_cases)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

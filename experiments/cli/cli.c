@@ -40,18 +40,36 @@ int xp_schema_args_set(const gr_schema_opts_t *o)
     return o->format_annotation || o->remote_dir;
 }
 
-int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
-                          const char *start, const gr_schema_opts_t *o, tb_err_t *err)
+int xp_semantics_arg(int argc, char **argv, int i, int *sem)
 {
-    return format && !strcmp(format, "schema") && !start
-               ? gr_cfg_load_schema(cfg, path, o, err)
-               : gr_cfg_load_start(cfg, path, format, start, err);
+    if (strcmp(argv[i], "--semantics") || i + 1 >= argc)
+        return 0;
+    if ((*sem = gr_semantics_by_name(argv[i + 1])) < 0) {
+        fprintf(stderr, "tokbench: --semantics takes default or llguidance, not '%s'\n",
+                argv[i + 1]);
+        return -1;
+    }
+    return 2;
+}
+
+int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
+                          const char *start, int semantics, const gr_schema_opts_t *o,
+                          tb_err_t *err)
+{
+    gr_load_opts_t lo = {format, start, semantics};
+    if (!(format && !strcmp(format, "schema") && !start))
+        return gr_cfg_load_opts(cfg, path, &lo, err);
+    if (gr_cfg_load_schema(cfg, path, o, err))
+        return -1;
+    if (semantics) /* a schema's lexemes are its compiler's: only the lexer changes */
+        cfg->semantics = (gr_semantics_t)(semantics - 1);
+    return 0;
 }
 
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err)
 {
-    return xp_load_grammar_start(cfg, path, format, NULL, o, err);
+    return xp_load_grammar_start(cfg, path, format, NULL, 0, o, err);
 }
 
 int xp_die(const tb_err_t *err)

@@ -53,12 +53,26 @@ int xp_schema_args_set(const gr_schema_opts_t *o);
     "http://localhost:1234/PATH from DIR/PATH (the JSON Schema Test Suite's\n"  \
     "remotes/); nothing is fetched from the network.\n"
 
+/* --semantics NAME (default or llguidance; grammar/cfg.h) at argv[i]:
+ * returns the words taken (2) with *sem set as gr_load_opts_t's semantics,
+ * 0 if argv[i] is another option, -1 (said on stderr) for another name. */
+int xp_semantics_arg(int argc, char **argv, int i, int *sem);
+/* (a printf format: its percent signs doubled) */
+#define XP_SEMANTICS_HELP                                                        \
+    "--semantics llguidance reads the grammar as llguidance does: its lexer\n"   \
+    "is greedy (a lexeme ends only where it cannot go on; a rule marked lazy,\n" \
+    "stop or suffix ends at its first match); default, the default unless a\n"  \
+    "Lark grammar says %%llguidance, keeps every split into lexemes\n"            \
+    "(docs/grammars.md).\n"
+
 /* gr_cfg_load, with the schema options o when format is "schema". */
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err);
-/* The same with a Lark grammar's start rule named (--start; NULL: start). */
+/* The same with a Lark grammar's start rule named (--start; NULL: start)
+ * and the semantics (xp_semantics_arg's; 0: as the grammar says). */
 int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
-                          const char *start, const gr_schema_opts_t *o, tb_err_t *err);
+                          const char *start, int semantics, const gr_schema_opts_t *o,
+                          tb_err_t *err);
 
 /* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
 int xp_die(const tb_err_t *err);

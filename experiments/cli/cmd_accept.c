@@ -27,7 +27,7 @@ static int accept_usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema]\n"
-            "                       [--start RULE] |\n"
+            "                       [--start RULE] [--semantics default|llguidance] |\n"
             "                       --schema FILE) (TEXT | -f FILE) [--masks [--slicer]]\n"
             "                       [--layout L] [--times] [--format-annotation] [--remote-dir DIR]\n\n"
             "Encodes TEXT (or the bytes of FILE) with SPEC's tokenizer, no special\n"
@@ -44,7 +44,7 @@ static int accept_usage(FILE *out)
             "does; --times prints every mask's time, one line per token.  A FILE\n"
             "over 1 MiB is read and encoded a piece at a time (cut before a space\n"
             "after a word): the tokens at a cut may differ from the whole text's.\n"
-            XP_SCHEMA_ARGS_HELP "\n"
+            XP_SCHEMA_ARGS_HELP "\n" XP_SEMANTICS_HELP "\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
     return out == stdout ? 0 : 2;
@@ -53,6 +53,7 @@ static int accept_usage(FILE *out)
 typedef struct {
     const char *spec, *start, *grammar, *format, *text, *file, *layout;
     int masks, slicer, times;
+    int semantics; /* xp_semantics_arg's */
     gr_schema_opts_t schema;
 } accept_args_t;
 
@@ -62,6 +63,8 @@ static int parse_args(int argc, char **argv, accept_args_t *a)
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int took = xp_schema_arg(argc, argv, i, &a->schema);
+        if (!took && (took = xp_semantics_arg(argc, argv, i, &a->semantics)) < 0)
+            return -1;
         if (took)
             i += took - 1;
         else if (!strcmp(argv[i], "--grammar") && v)
@@ -246,7 +249,8 @@ int xp_cmd_accept(int argc, char **argv)
         return accept_usage(stderr);
     tb_err_t err = {{0}};
     gr_cfg_t cfg;
-    if (xp_load_grammar_start(&cfg, a.grammar, a.format, a.start, &a.schema, &err))
+    if (xp_load_grammar_start(&cfg, a.grammar, a.format, a.start, a.semantics, &a.schema,
+                              &err))
         return xp_die(&err);
     gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
     if (!g)

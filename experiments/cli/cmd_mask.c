@@ -33,7 +33,7 @@ static int mask_usage(FILE *out)
     fprintf(out,
             "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
             "                     --grammar FILE [--format lark|gbnf|schema]\n"
-            "                     [--start RULE] |\n"
+            "                     [--start RULE] [--semantics default|llguidance] |\n"
             "                     --schema FILE [--format-annotation] [--remote-dir DIR])\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
@@ -66,7 +66,7 @@ static int mask_usage(FILE *out)
             "rows and items.\n\n"
             "--ids prints the allowed token ids, one per line, and nothing else on\n"
             "stdout (to compare a mask with another engine's).\n\n"
-            XP_SCHEMA_ARGS_HELP "\n"
+            XP_SCHEMA_ARGS_HELP "\n" XP_SEMANTICS_HELP "\n"
             "--slicer splits the tokens into slices (each token goes to the first\n"
             "slice regex it is a prefix of, the rest to a residual trie; 'default'\n"
             "is the JSON string set of lexer/slicer.h; '\\;' is a literal ';') and\n"
@@ -110,6 +110,7 @@ typedef struct {
     unsigned reps, sample;
     size_t max_states, index_states;
     int index, ids;
+    int semantics; /* xp_semantics_arg's */
     gr_schema_opts_t schema;
 } mask_args_t;
 
@@ -119,6 +120,8 @@ static int parse_args(int argc, char **argv, mask_args_t *a)
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int took = xp_schema_arg(argc, argv, i, &a->schema);
+        if (!took && (took = xp_semantics_arg(argc, argv, i, &a->semantics)) < 0)
+            return -1;
         if (took)
             i += took - 1;
         else if (!strcmp(argv[i], "--regex") && v)
@@ -325,7 +328,8 @@ static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
-        if (xp_load_grammar_start(&cfg, a->grammar, a->format, a->start, &a->schema, err))
+        if (xp_load_grammar_start(&cfg, a->grammar, a->format, a->start, a->semantics,
+                                  &a->schema, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
         if (!(e->g = gr_gram_new(&cfg, &go, err)))
