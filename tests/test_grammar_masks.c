@@ -9,7 +9,8 @@
  * cut at random points (tests/grammar_gen.h), and a few hand-picked
  * prefixes; at each, every layout's mask must equal the oracle's answer
  * for every token, and whether the text is a sentence must agree.  Random
- * one-byte changes of the sentences check refusals the same way.
+ * one-byte changes of the sentences check refusals the same way.  Under
+ * llguidance's semantics the referee is tests/greedy_oracle.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include "../grammar/match.h"
 #include "grammar_gen.h"
 #include "grammar_oracle.h"
+#include "greedy_oracle.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
@@ -218,6 +220,90 @@ static void test_nullable_and_right_recursion(void **state)
     check_grammar("experiments/grammars/rightrec.gbnf", extra, 0);
 }
 
+/*
+ * Under llguidance's semantics (grammar/cfg.h), against the greedy oracle
+ * (tests/greedy_oracle.h): grammars where greedy and lazy lexemes decide
+ * what may follow, at texts inside and between lexemes.  Every layout's
+ * mask must equal the oracle's, and the two must agree on whether the
+ * text is alive and a sentence.
+ */
+static void check_llg(const char *gtext, const char *const *texts, size_t ntexts)
+{
+    gr_load_opts_t lo = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE};
+    gr_cfg_t ocfg, cfg;
+    tb_err_t err;
+    char msg[256];
+    if (gr_cfg_parse_opts(&ocfg, gtext, strlen(gtext), "g.lark", &lo, &err) ||
+        gr_cfg_parse_opts(&cfg, gtext, strlen(gtext), "g.lark", &lo, &err))
+        fail_msg("%s", err.msg);
+    go_t *lex = go_new(&ocfg, msg, sizeof msg);
+    assert_non_null(lex);
+    ggo_t *o = ggo_new(&ocfg, lex, 0);
+    assert_non_null(o);
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+    assert_non_null(g);
+    gr_rec_t rec;
+    tb_bitset_t want, got;
+    uint8_t *allowed = malloc(tries.keys.n);
+    assert_int_equal(gr_rec_init(&rec, g, tries.keys.max_len, &err), 0);
+    assert_int_equal(tb_bitset_init(&want, tries.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&got, tries.keys.id_limit + 1), 0);
+    for (size_t t = 0; t < ntexts; t++) {
+        const uint8_t *s = (const uint8_t *)texts[t];
+        size_t n = strlen(texts[t]);
+        int sentence, alive = ggo_run(o, s, n, &sentence);
+        uint32_t st = gr_feed(g, GR_START, s, n, NULL);
+        if ((st != GR_DEAD) != alive || (alive && gr_accepting(g, st) != sentence))
+            fail_msg("%s'%s': alive %d, sentence %d here; the oracle says %d, %d", gtext,
+                     texts[t], st != GR_DEAD, st != GR_DEAD && gr_accepting(g, st), alive,
+                     sentence);
+        if (!alive)
+            continue;
+        ggo_mask(o, s, n, tok_bytes, tok_lens, tries.keys.n, allowed);
+        tb_bitset_clear_all(&want);
+        for (size_t i = 0; i < tries.keys.n; i++)
+            if (allowed[i])
+                tb_bitset_set(&want, tries.keys.keys[i].id);
+        for (size_t i = 0; i < tries.keys.nalias; i++)
+            if (tb_bitset_get(&want, tries.keys.alias[2 * i + 1]))
+                tb_bitset_set(&want, tries.keys.alias[2 * i]);
+        for (size_t l = 0; l < tries.ntries; l++) {
+            assert_int_equal(gr_mask(tries.tries[l], &rec, st, &got, NULL, &err), 0);
+            for (size_t i = 0; i < tries.keys.n; i++) {
+                uint32_t id = tries.keys.keys[i].id;
+                if (tb_bitset_get(&want, id) != tb_bitset_get(&got, id))
+                    fail_msg("%slayout %s, after '%s': token '%.*s' %s by the oracle", gtext,
+                             tries.names[l], texts[t], (int)tok_lens[i],
+                             (const char *)tok_bytes[i],
+                             tb_bitset_get(&want, id) ? "allowed" : "refused");
+            }
+        }
+    }
+    free(allowed);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    gr_rec_free(&rec);
+    gr_gram_free(g);
+    ggo_free(o);
+    go_free(lex);
+    gr_cfg_free(&ocfg);
+}
+
+static void test_llguidance_semantics(void **state)
+{
+    (void)state;
+    static const char *const greedy[] = {"", "a", "aa", "aab", "ab", "b"};
+    check_llg("start: A B | C\nA: /a+/\nB: /b/ | /a/\nC: /a{2}c/\n", greedy, 6);
+    static const char *const words[] = {"", "ab", "ab ", "ab c", "ab cd e", " "};
+    check_llg("start: WORD (\",\" | WORD)*\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", words, 6);
+    static const char *const lazy[] = {"", "1", "12", "x<e", "x<end>", "x<end>3", "<end>"};
+    check_llg("start: (num | txt)+\nnum[lazy]: /[0-9]+/\ntxt[stop=\"<end>\"]: /[ -~]*/\n",
+              lazy, 7);
+    static const char *const keyword[] = {"", "i", "if", "if ", "iffy", "if x", "x = 1"};
+    check_llg("start: (\"if\" ID | ID \"=\" NUM)\nID: /[a-z]+/\nNUM: /[0-9]+/\n"
+              "%ignore \" \"\n", keyword, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_arith),
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_nullable_and_right_recursion),
+        cmocka_unit_test(test_llguidance_semantics),
     };
     return cmocka_run_group_tests_name("grammar masks against the oracle", tests, setup,
                                        teardown);
