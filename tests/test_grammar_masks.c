@@ -227,7 +227,27 @@ static void test_nullable_and_right_recursion(void **state)
  * mask must equal the oracle's, and the two must agree on whether the
  * text is alive and a sentence.
  */
-static void check_llg(const char *gtext, const char *const *texts, size_t ntexts)
+/* Random texts over alphabet, up to 10 bytes: alive and sentence as the
+ * oracle says (a cheaper check than masks, over many more texts). */
+static void check_llg_random(ggo_t *o, gr_gram_t *g, const char *gtext, const char *alphabet)
+{
+    size_t na = strlen(alphabet);
+    for (int k = 0; k < 2000; k++) {
+        uint8_t s[10];
+        size_t n = test_rnd(sizeof s + 1);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (uint8_t)alphabet[test_rnd((uint32_t)na)];
+        int sentence, alive = ggo_run(o, s, n, &sentence);
+        uint32_t st = gr_feed(g, GR_START, s, n, NULL);
+        if ((st != GR_DEAD) != alive || (alive && gr_accepting(g, st) != sentence))
+            fail_msg("%s'%.*s': alive %d, sentence %d here; the oracle says %d, %d", gtext,
+                     (int)n, (const char *)s, st != GR_DEAD,
+                     st != GR_DEAD && gr_accepting(g, st), alive, sentence);
+    }
+}
+
+static void check_llg(const char *gtext, const char *alphabet, const char *const *texts,
+                      size_t ntexts)
 {
     gr_load_opts_t lo = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE};
     gr_cfg_t ocfg, cfg;
@@ -248,6 +268,7 @@ static void check_llg(const char *gtext, const char *const *texts, size_t ntexts
     assert_int_equal(gr_rec_init(&rec, g, tries.keys.max_len, &err), 0);
     assert_int_equal(tb_bitset_init(&want, tries.keys.id_limit + 1), 0);
     assert_int_equal(tb_bitset_init(&got, tries.keys.id_limit + 1), 0);
+    check_llg_random(o, g, gtext, alphabet);
     for (size_t t = 0; t < ntexts; t++) {
         const uint8_t *s = (const uint8_t *)texts[t];
         size_t n = strlen(texts[t]);
@@ -293,15 +314,19 @@ static void test_llguidance_semantics(void **state)
 {
     (void)state;
     static const char *const greedy[] = {"", "a", "aa", "aab", "ab", "b"};
-    check_llg("start: A B | C\nA: /a+/\nB: /b/ | /a/\nC: /a{2}c/\n", greedy, 6);
+    check_llg("start: A B | C\nA: /a+/\nB: /b/ | /a/\nC: /a{2}c/\n", "abc", greedy, 6);
     static const char *const words[] = {"", "ab", "ab ", "ab c", "ab cd e", " "};
-    check_llg("start: WORD (\",\" | WORD)*\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", words, 6);
+    check_llg("start: WORD (\",\" | WORD)*\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", "ab ,", words, 6);
     static const char *const lazy[] = {"", "1", "12", "x<e", "x<end>", "x<end>3", "<end>"};
     check_llg("start: (num | txt)+\nnum[lazy]: /[0-9]+/\ntxt[stop=\"<end>\"]: /[ -~]*/\n",
-              lazy, 7);
+              "1<end>x", lazy, 7);
     static const char *const keyword[] = {"", "i", "if", "if ", "iffy", "if x", "x = 1"};
     check_llg("start: (\"if\" ID | ID \"=\" NUM)\nID: /[a-z]+/\nNUM: /[0-9]+/\n"
-              "%ignore \" \"\n", keyword, 7);
+              "%ignore \" \"\n", "if x=1 ", keyword, 7);
+    static const char *const skip[] = {"", " ", "a", "a ", "a  b"};
+    check_llg("start: \"a\" B* \"b\"?\nB: \" \"\n%ignore \" \"\n", "a b", skip, 5);
+    static const char *const cut[] = {"", "a", "aa", "b"};
+    check_llg("start: foo | B | foo \"b\"\nfoo[lazy]: /a+/\nB: /aab/\n", "ab", cut, 4);
 }
 
 int main(void)
