@@ -12,7 +12,7 @@
  * lexeme sequence of a derivation from the start symbol, replacing each
  * lexeme by some string its regex matches, and inserting strings of ignored
  * lexemes anywhere between them.  Lexing is not greedy: where a lexeme may
- * end or go on, both are kept.  So a regular part of a grammar means the
+ * end or go on, both are kept (by default: gr_semantics_t below).  So a regular part of a grammar means the
  * same as a rule or as one lexeme, and a reader may turn a non-recursive
  * rule into a lexeme as an optimisation without changing the language.
  *

@@ -142,12 +142,46 @@ static void test_bad_input(void **state)
     test_rmdir(dir, names, 1);
 }
 
+/* --semantics: `aa` is A then B by default, one A under llguidance's
+ * greedy lexer (docs/grammars.md), which %llguidance asks for itself. */
+static void test_semantics(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_grammar_cli.XXXXXX", path[256], args[512];
+    test_tmpdir(dir);
+    snprintf(path, sizeof path, "%s/ab.lark", dir);
+    FILE *f = fopen(path, "w");
+    fputs("start: A B\nA: /a+/\nB: /a/\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s aa", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics llguidance aa", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 3);
+    assert_non_null(strstr(out, "a prefix of a sentence, not a sentence"));
+    snprintf(args, sizeof args, LLAMA3 " --grammar %s --semantics llguidance --after a", path);
+    assert_int_equal(test_tokbench_mask(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "; llguidance's semantics"));
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics greedy aa", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "--semantics takes default or llguidance, not 'greedy'"));
+    f = fopen(path, "w");
+    fputs("%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s aa", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 3);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics default aa", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
+    const char *names[] = {"ab.lark"};
+    test_rmdir(dir, names, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids_are_the_library_mask),
         cmocka_unit_test(test_mask_report),
         cmocka_unit_test(test_accept),
+        cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests_name("grammar commands", tests, NULL, NULL);

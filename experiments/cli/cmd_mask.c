@@ -407,8 +407,9 @@ static int print_grammar(engine_t *e, const mask_args_t *a, const gr_stats_t st[
     size_t ignored = 0;
     for (size_t i = 0; i < g->cfg.lex.len; i++)
         ignored += (size_t)g->cfg.lex.data[i].ignore;
-    printf("grammar    %s: %zu rules, %zu nonterminals, %zu lexemes (%zu ignored)\n",
-           a->grammar, g->cfg.rule.len, g->cfg.nt.len, g->cfg.lex.len, ignored);
+    printf("grammar    %s: %zu rules, %zu nonterminals, %zu lexemes (%zu ignored)%s\n",
+           a->grammar, g->cfg.rule.len, g->cfg.nt.len, g->cfg.lex.len, ignored,
+           g->llg ? "; llguidance's semantics" : "");
     gr_matcher_t m;
     tb_buf_t forced = {0};
     if (gr_matcher_init(&m, e->g, 1, err))
