@@ -112,15 +112,23 @@ static void test_accept(void **state)
     assert_non_null(strstr(out, "a start rule can be named for a Lark grammar only"));
 }
 
+/* Writes text to dir/name, its path into path. */
+static void write_grammar(const char *dir, const char *name, const char *text, char *path,
+                          size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
     char dir[] = "/tmp/test_grammar_cli.XXXXXX", path[256], args[512];
     test_tmpdir(dir);
-    snprintf(path, sizeof path, "%s/bad.lark", dir);
-    FILE *f = fopen(path, "w");
-    fputs("start: value\nvalue: \"a\" | (\"b\"\n", f);
-    fclose(f);
+    write_grammar(dir, "bad.lark", "start: value\nvalue: \"a\" | (\"b\"\n", path, sizeof path);
     snprintf(args, sizeof args, LLAMA3 " --grammar %s", path);
     assert_int_equal(test_tokbench_mask(args, out, sizeof out), 1);
     assert_non_null(strstr(out, path));
@@ -149,10 +157,7 @@ static void test_semantics(void **state)
     (void)state;
     char dir[] = "/tmp/test_grammar_cli.XXXXXX", path[256], args[512];
     test_tmpdir(dir);
-    snprintf(path, sizeof path, "%s/ab.lark", dir);
-    FILE *f = fopen(path, "w");
-    fputs("start: A B\nA: /a+/\nB: /a/\n", f);
-    fclose(f);
+    write_grammar(dir, "ab.lark", "start: A B\nA: /a+/\nB: /a/\n", path, sizeof path);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s aa", path);
     assert_int_equal(test_tokbench(args, out, sizeof out), 0);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics llguidance aa", path);
@@ -164,9 +169,8 @@ static void test_semantics(void **state)
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics greedy aa", path);
     assert_int_equal(test_tokbench(args, out, sizeof out), 2);
     assert_non_null(strstr(out, "--semantics takes default or llguidance, not 'greedy'"));
-    f = fopen(path, "w");
-    fputs("%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n", f);
-    fclose(f);
+    write_grammar(dir, "ab.lark", "%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n", path,
+                  sizeof path);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s aa", path);
     assert_int_equal(test_tokbench(args, out, sizeof out), 3);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics default aa", path);
