@@ -138,8 +138,13 @@ static uint32_t lexstart(gr_gram_t *g, uint32_t row)
     if (g->lexstart.data[row] != UINT32_MAX)
         return g->lexstart.data[row];
     const uint64_t *ex = gr_parser_expect(&g->parser, row);
+    uint64_t any = 0;
     for (size_t w = 0; w < g->parser.words; w++)
-        g->ending[w] = ex[w] | g->ignore[w];
+        any |= ex[w];
+    /* llguidance skips only where the grammar goes on */
+    uint64_t skip = g->llg && !any ? 0 : ~0ull;
+    for (size_t w = 0; w < g->parser.words; w++)
+        g->ending[w] = ex[w] | (g->ignore[w] & skip);
     uint32_t l = lex_dfa_start_of(g->dfa, g->ending);
     g->lexstart.data[row] = l;
     return l;

@@ -19,8 +19,10 @@
  * there ends; but a lexer state where a lazy lexeme may end ends it at
  * once, and only the lazy ones, whatever b is (the first match wins).
  * Where an ignored lexeme ends with others, only it ends (llguidance scans
- * a skip and nothing else), and the text may begin with an ignored lexeme
- * only with the grammar's initial_skip.  Since each of these depends on
+ * a skip and nothing else); an ignored lexeme may begin only where the
+ * parser expects a lexeme of the grammar (so none after the grammar is
+ * done) and, at the start of the text, only with the grammar's
+ * initial_skip.  Since each of these depends on
  * the lexer state and b alone, pairs still merge as below.  Pairs with the same
  * lexer state merge their rows (gr_parser_union), so that a state has at
  * most one pair per lexer state and, in grammars whose lexemes do not

@@ -129,19 +129,26 @@ static int accepting(const ggo_t *o)
     return 0;
 }
 
-/* Whether lexeme l may be read now: expected by the last set, or ignored
- * (but not before the first lexeme without initial_skip). */
-static int allowed(const ggo_t *o, uint32_t l)
+/* Whether the last set expects lexeme l (any lexeme: l = UINT32_MAX). */
+static int expects(const ggo_t *o, uint32_t l)
 {
-    if (o->g->lex.data[l].ignore)
-        return o->nset > 1 || o->initial_skip;
     for (size_t i = cur_begin(o); i < o->nitem; i++) {
         int end;
         gr_sym_t s = next_sym(o, o->item[i], &end);
-        if (!end && s == (l | GR_LEX))
+        if (!end && gr_is_lex(s) && (l == UINT32_MAX || gr_index(s) == l))
             return 1;
     }
     return 0;
+}
+
+/* Whether lexeme l may be read now: expected by the last set, or ignored
+ * where the parser expects some lexeme (but not before the first one
+ * without initial_skip). */
+static int allowed(const ggo_t *o, uint32_t l)
+{
+    if (o->g->lex.data[l].ignore)
+        return (o->nset > 1 || o->initial_skip) && expects(o, UINT32_MAX);
+    return expects(o, l);
 }
 
 static int ascii(const uint8_t *s, size_t n)

@@ -7,7 +7,8 @@
  * It runs llguidance's lexer as its documentation and code describe it,
  * literally, one byte at a time over the text: the lexemes allowed are
  * those the Earley set of the lexemes read so far expects, plus the
- * ignored ones (but not before the first lexeme unless initial_skip); the
+ * ignored ones where it expects some (but not before the first lexeme
+ * unless initial_skip); the
  * lexeme being read goes on while some allowed lexeme can still match the
  * bytes from its start (PCRE2's hard partial match); when none can, every
  * allowed lexeme those bytes match whole ends (a skip alone if one of

@@ -448,7 +448,12 @@ static void test_semantics(void **state)
         {"start: \"a\" B\nB: \" \"\n%ignore \" \"\n", "a ", 'p', 'x'},
         /* no skip before the first lexeme (allow_initial_skip off) */
         {"start: \"a\" \"b\"\n%ignore \" \"\n", " ab", 'p', 'f'},
-        {"start: \"a\" \"b\"\n%ignore \" \"\n", "a b ", 'p', 'p'},
+        {"start: \"a\" \"b\"\n%ignore \" \"\n", "a b", 'p', 'p'},
+        /* no skip once the grammar is done (llguidance's parser adds the
+         * skip to a row's lexemes only where it expects one) */
+        {"start: \"a\" \"b\"\n%ignore \" \"\n", "a b ", 'p', 'f'},
+        {"start: WORD\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", "ab ", 'p', 'f'},
+        {"start: WORD \"!\"?\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", "ab  !", 'p', 'p'},
         /* rules are not merged into one lexeme: the greedy ends stay */
         {"start: a b\na: /x+/\nb: \"x\" \"y\"\n", "xxy", 'p', 'f'},
     };
