@@ -20,6 +20,7 @@
 #include "../base/utf8.h"
 #include "../tok/uprops.h"
 #include "ebnf.h"
+#include "param.h"
 #include "schema.h"
 
 /* Escapes of "..." literals (Python's, as Lark reads them). */
@@ -48,13 +49,16 @@ typedef struct {
     TB_VEC(alias_t) names;
 } import_t;
 
-/* A template name{a, b}: body; every name in it already namespaced. */
+/* A template name{a, b}: body, or a parametric rule name::_: body
+ * (param.h); every name in it already namespaced.  In a parametric
+ * rule's body an alternative's m is its %if condition's node + 1 (0: none)
+ * and a reference name::ARG has m = ARG's node + 1, in lark_ctx_t's pexprs. */
 typedef struct {
     char *name;
     gr_pos_t pos;
     TB_VEC(char *) param;
     gr_expr_t *body;
-    uint8_t terminal;
+    uint8_t terminal, parametric;
 } tmpl_t;
 
 /* %override NAME: body (replace) or %extend NAME: body (one more alternative). */
@@ -69,6 +73,7 @@ typedef struct {
 typedef struct {
     gr_ebnf_t *e;
     TB_VEC(tmpl_t) tmpl;
+    gr_pexprs_t pexprs; /* parametric rules' arguments and conditions */
     unsigned depth; /* modules being read inside one another */
     /* %json (in the main file): the schema's text, where it was written,
      * and the reference standing for it in the rule (a grammar that is the
@@ -84,6 +89,7 @@ typedef struct {
     tok_t cur;
     unsigned nest; /* open ( and [ : newlines inside are blanks */
     unsigned depth;
+    uint8_t in_param; /* reading a parametric rule's body */
     lark_ctx_t *ctx;
     /* Namespace: a module's names are prefixed "path." (nested modules
      * "a.b."), except those its importer names, which take the importer's
@@ -642,18 +648,42 @@ static gr_expr_t *parse_regex_directive(lark_t *p)
     return next(p) ? NULL : x;
 }
 
-/* Whether the current name is followed by "::" (llguidance's parametric
- * rules, name::param with %if conditions): if so, the refusal is in
- * p->t.err and -1 is returned. */
-static int parametric(lark_t *p)
+/* Whether "::" follows the current token (a parametric rule's name):
+ * if so *after is the cursor past it. */
+static int double_colon(lark_t *p, gr_text_t *after)
 {
     tok_t a, b;
-    gr_text_t save = p->t;
-    int rc = lex(&save, p->nest, &a) || lex(&save, p->nest, &b);
-    if (rc || !is_punct(&a, ':') || !is_punct(&b, ':') || a.at + 1 != b.at)
-        return rc ? -1 : 0;
-    return gr_text_fail(&p->t, p->cur.pos, "parametric rules (name::param, %%if) are not "
-                        "supported");
+    *after = p->t;
+    if (lex(after, p->nest, &a) || lex(after, p->nest, &b))
+        return -1;
+    return is_punct(&a, ':') && is_punct(&b, ':') && a.at + 1 == b.at;
+}
+
+/* name::ARG, a use of a parametric rule (the current token is the name,
+ * *after the cursor past the "::"): a REF whose m is ARG's node + 1. */
+static gr_expr_t *param_ref(lark_t *p, const tok_t *k, const gr_text_t *after)
+{
+    uint32_t id;
+    gr_expr_t *x = ref_node(p, k);
+    p->t = *after;
+    if (!x || gr_param_read(&p->t, &p->ctx->pexprs, 0, &id) || next(p))
+        return NULL;
+    x->m = id + 1;
+    return x;
+}
+
+/* %if COND ending an alternative x of a parametric rule's body (the
+ * current token is %if): x->m is COND's node + 1. */
+static int param_cond(lark_t *p, gr_expr_t *x)
+{
+    uint32_t id;
+    if (!p->in_param || p->depth != 1)
+        return gr_text_fail(&p->t, p->cur.pos, "%%if ends an alternative of a parametric "
+                            "rule (name::_: ...)");
+    if (gr_param_read(&p->t, &p->ctx->pexprs, 1, &id))
+        return -1;
+    x->m = id + 1;
+    return next(p);
 }
 
 static gr_expr_t *parse_atom(lark_t *p)
@@ -686,8 +716,10 @@ static gr_expr_t *parse_atom(lark_t *p)
         return x && !next(p) ? x : NULL;
     }
     if (k.kind == T_NAME) {
-        if (parametric(p))
-            return NULL;
+        gr_text_t after;
+        int dc = double_colon(p, &after);
+        if (dc)
+            return dc < 0 ? NULL : param_ref(p, &k, &after);
         gr_expr_t *x = ref_node(p, &k);
         return x && !next(p) ? x : NULL;
     }
@@ -816,7 +848,8 @@ static gr_expr_t *parse_items(lark_t *p)
     while (seq) {
         const tok_t *k = &p->cur;
         if (k->kind == T_EOF || k->kind == T_NL || k->kind == T_ARROW || is_punct(k, '|') ||
-            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&'))
+            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&') ||
+            (k->kind == T_DIRECTIVE && is_word(p, k, "%if")))
             break;
         gr_expr_t *x = parse_expr(p);
         if (!x || gr_ebnf_add(seq, x, p->t.err))
@@ -847,6 +880,8 @@ static gr_expr_t *parse_expansion(lark_t *p)
     }
     if (and)
         seq = and;
+    if (seq && p->cur.kind == T_DIRECTIVE && is_word(p, &p->cur, "%if") && param_cond(p, seq))
+        return NULL;
     if (seq && p->cur.kind == T_ARROW) { /* an alias names a tree node only */
         if (next(p))
             return NULL;
@@ -933,16 +968,23 @@ static int parse_params(lark_t *p, tmpl_t *t)
     }
 }
 
-/* name::param: (the current token is the first ':' after the name). */
-static int parametric_def(lark_t *p, const tok_t *name)
+/* name::_ starting a parametric rule (the current token is the first ':'
+ * after the name): 1 past the "_", 0 if this is not one. */
+static int parametric_def(lark_t *p, const tok_t *name, int terminal)
 {
     tok_t k;
     if (peek(p, &k))
         return -1;
     if (!is_punct(&k, ':') || k.at != p->cur.at + 1)
         return 0;
-    return gr_text_fail(&p->t, name->pos, "parametric rules (name::param, %%if) are not "
-                        "supported");
+    if (terminal)
+        return gr_text_fail(&p->t, name->pos, "a terminal cannot be parametric (name::_ is "
+                            "a rule's)");
+    if (next(p) || next(p))
+        return -1;
+    if (p->cur.kind != T_NAME || !is_word(p, &p->cur, "_"))
+        return fail_tok(p, "expected '_' after a parametric rule's '::'");
+    return next(p) ? -1 : 1;
 }
 
 /* An attribute's value: a number, with a fraction when `real`. */
@@ -1038,11 +1080,11 @@ static int define(lark_t *p, const tok_t *name, int terminal, tmpl_t *t, int edi
         return -1;
     char *full = (char *)b.data;
     int rc;
-    if (t->param.len && edit) {
-        rc = gr_text_fail(&p->t, name->pos, "%%override and %%extend of a template are not "
-                          "supported");
-    } else if (t->param.len) {
-        *t = (tmpl_t){full, name->pos, t->param, body, (uint8_t)terminal};
+    if ((t->param.len || t->parametric) && edit) {
+        rc = gr_text_fail(&p->t, name->pos, "%%override and %%extend of a template or a "
+                          "parametric rule are not supported");
+    } else if (t->param.len || t->parametric) {
+        *t = (tmpl_t){full, name->pos, t->param, body, (uint8_t)terminal, t->parametric};
         full = NULL;
         rc = tb_vec_push(&p->ctx->tmpl, *t) ? tb_fail(p->t.err, "out of memory") : 0;
         if (rc)
@@ -1080,9 +1122,10 @@ static int parse_definition(lark_t *p, int edit)
         return -1;
     }
     gr_expr_t *body = NULL, *then = NULL;
-    if ((is_punct(&p->cur, ':') && parametric_def(p, &name)) ||
-        (is_punct(&p->cur, '[') && parse_attributes(p, &then)))
+    int param = is_punct(&p->cur, ':') && !t.param.len ? parametric_def(p, &name, terminal) : 0;
+    if (param < 0 || (is_punct(&p->cur, '[') && parse_attributes(p, &then)))
         goto fail;
+    t.parametric = (uint8_t)param;
     /* a priority orders Lark's choices among parses or terminals: the
      * language, and so every mask, is the same */
     if (is_punct(&p->cur, '.') &&
@@ -1090,9 +1133,11 @@ static int parse_definition(lark_t *p, int edit)
          (p->cur.kind != T_NUMBER ? fail_tok(p, "expected a priority number after '.'")
                                   : next(p))))
         goto fail;
+    p->in_param = t.parametric;
     if (expect(p, ':', "expected ':' after the rule name") || !(body = parse_expansions(p)) ||
         end_of_line(p))
         goto fail;
+    p->in_param = 0;
     if (then) { /* the rule's stop or suffix after its body */
         gr_expr_t *seq = node(p, GR_X_SEQ, name.pos, NULL, 0);
         if (!seq || gr_ebnf_add(seq, body, p->t.err) || gr_ebnf_add(seq, then, p->t.err))
@@ -1272,6 +1317,15 @@ static int parse_import(lark_t *p)
     return rc ? -1 : 0;
 }
 
+/* A regex that matches nothing. */
+static gr_expr_t *nothing(lark_t *p, gr_pos_t pos)
+{
+    gr_expr_t *x = node(p, GR_X_REGEX, pos, "[^\\x00-\\x{10FFFF}]", 18);
+    if (x)
+        x->atom = 1;
+    return x;
+}
+
 /* %declare NAME...: terminals that a Lark post-lexer would make (python's
  * _INDENT); with no post-lexer here, each matches nothing. */
 static int parse_declare(lark_t *p)
@@ -1279,7 +1333,7 @@ static int parse_declare(lark_t *p)
     if (p->cur.kind != T_NAME)
         return fail_tok(p, "expected a name after %declare");
     while (p->cur.kind == T_NAME) {
-        gr_expr_t *x = node(p, GR_X_REGEX, p->cur.pos, "[^\\x00-\\x{10FFFF}]", 18);
+        gr_expr_t *x = nothing(p, p->cur.pos);
         tb_buf_t b = {0};
         int rc = !x || name_of(p, &p->cur, &b) ||
                  gr_ebnf_rule(p->e, (char *)b.data, b.len, p->cur.pos,
@@ -1287,7 +1341,6 @@ static int parse_declare(lark_t *p)
         tb_buf_free(&b);
         if (rc || next(p))
             return -1;
-        x->atom = 1;
     }
     return end_of_line(p);
 }
@@ -1480,12 +1533,14 @@ static int show_expr(const gr_expr_t *x, tb_buf_t *b)
 }
 
 /* A copy of x with every reference to t's parameter i replaced by a copy
- * of args[i] (t NULL: a plain copy). */
-static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_t *const *args)
+ * of args[i] (t NULL: a plain copy), and, given pv, each use of a
+ * parametric rule's argument replaced by its value for *pv. */
+static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_t *const *args,
+                        const uint64_t *pv)
 {
     for (size_t i = 0; t && x->kind == GR_X_REF && !x->kid.len && i < t->param.len; i++)
         if (!strcmp(x->text, t->param.data[i]))
-            return clone(p, args[i], NULL, NULL);
+            return clone(p, args[i], NULL, NULL, NULL);
     gr_expr_t *y = node(p, x->kind, x->pos, x->text, x->len);
     if (!y)
         return NULL;
@@ -1498,8 +1553,14 @@ static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_
         tb_fail(p->t.err, "out of memory");
         return NULL;
     }
+    uint32_t v;
+    if (pv && x->kind == GR_X_REF && x->m) {
+        if (gr_param_number(&p->ctx->pexprs, gr_param_eval(&p->ctx->pexprs, x->m - 1, *pv), &v))
+            return tb_fail(p->t.err, "out of memory"), NULL;
+        y->m = v + 1;
+    }
     for (size_t i = 0; i < x->kid.len; i++) {
-        gr_expr_t *k = clone(p, x->kid.data[i], t, args);
+        gr_expr_t *k = clone(p, x->kid.data[i], t, args, pv);
         if (!k || gr_ebnf_add(y, k, p->t.err))
             return NULL;
     }
@@ -1512,19 +1573,83 @@ static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_
 #define MAX_INSTANCES 10000
 #define MAX_INSTANCE_NAME 4096
 
+static const tmpl_t *find_tmpl(lark_t *p, const char *name, int parametric)
+{
+    for (size_t i = 0; i < p->ctx->tmpl.len; i++)
+        if (!strcmp(p->ctx->tmpl.data[i].name, name) && p->ctx->tmpl.data[i].parametric == parametric)
+            return &p->ctx->tmpl.data[i];
+    return NULL;
+}
+
+/* The body of parametric rule t for parameter v: the alternatives whose
+ * %if holds, their uses' arguments computed (nothing if none holds). */
+static gr_expr_t *param_body(lark_t *p, const tmpl_t *t, uint64_t v)
+{
+    const gr_expr_t *b = t->body;
+    size_t n = b->kind == GR_X_ALT ? b->kid.len : 1;
+    gr_expr_t *alt = node(p, GR_X_ALT, b->pos, NULL, 0), *one = NULL;
+    for (size_t i = 0; alt && i < n; i++) {
+        const gr_expr_t *a = b->kind == GR_X_ALT ? b->kid.data[i] : b;
+        if (a->m && !gr_param_eval(&p->ctx->pexprs, a->m - 1, v))
+            continue;
+        gr_expr_t *k = clone(p, a, NULL, NULL, &v);
+        if (!k || gr_ebnf_add(alt, k, p->t.err))
+            return NULL;
+        k->m = 0;
+        one = k;
+    }
+    return !alt ? NULL : alt->kid.len > 1 ? alt : alt->kid.len ? one : nothing(p, t->pos);
+}
+
+/* A use name::N (x, outside parametric rules' bodies) as a reference to
+ * the rule name::0xN, made from name::_ the first time. */
+static int instantiate_param(lark_t *p, gr_expr_t *x, size_t *made)
+{
+    uint64_t v;
+    const tmpl_t *t = find_tmpl(p, x->text, 1);
+    if (!gr_param_const(&p->ctx->pexprs, x->m - 1, &v))
+        return gr_text_fail(&p->t, x->pos, "'%s::' takes a number outside a parametric "
+                            "rule", x->text);
+    if (!t)
+        return gr_text_fail(&p->t, x->pos, "no parametric rule '%s::_'", x->text);
+    char num[32];
+    tb_buf_t b = {0};
+    int n = snprintf(num, sizeof num, "::0x%llx", (unsigned long long)v);
+    if (tb_buf_put(&b, x->text, x->len) || tb_buf_put(&b, num, (size_t)n + 1))
+        return tb_buf_free(&b), tb_fail(p->t.err, "out of memory");
+    b.len--;
+    int rc = 0;
+    if (tb_strmap_get(&p->e->by_name, b.data, b.len) < 0) {
+        gr_expr_t *body = ++*made > MAX_INSTANCES
+                              ? (gr_text_fail(&p->t, x->pos, "parametric rules made more "
+                                              "than %d rules", MAX_INSTANCES), NULL)
+                              : param_body(p, t, v);
+        rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, 0, body, p->t.err);
+    }
+    if (rc) {
+        tb_buf_free(&b);
+        return -1;
+    }
+    free(x->text);
+    x->text = (char *)b.data;
+    x->len = b.len;
+    x->m = 0;
+    return 0;
+}
+
 /* Replaces each use name{a, b} under x by a reference to the rule it
- * stands for, made from the template the first time. */
+ * stands for, made from the template the first time; likewise each use
+ * of a parametric rule. */
 static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
 {
     for (size_t i = 0; i < x->kid.len; i++)
         if (instantiate(p, x->kid.data[i], made))
             return -1;
+    if (x->kind == GR_X_REF && x->m)
+        return instantiate_param(p, x, made);
     if (x->kind != GR_X_REF || !x->kid.len)
         return 0;
-    const tmpl_t *t = NULL;
-    for (size_t i = 0; i < p->ctx->tmpl.len && !t; i++)
-        if (!strcmp(p->ctx->tmpl.data[i].name, x->text))
-            t = &p->ctx->tmpl.data[i];
+    const tmpl_t *t = find_tmpl(p, x->text, 0);
     if (!t)
         return gr_text_fail(&p->t, x->pos, "no template '%s'", x->text);
     if (t->param.len != x->kid.len)
@@ -1545,7 +1670,7 @@ static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
                                               "rules or one with arguments over %d bytes (a "
                                               "use that nests without end?)", MAX_INSTANCES,
                                               MAX_INSTANCE_NAME), NULL)
-                              : clone(p, t->body, t, x->kid.data);
+                              : clone(p, t->body, t, x->kid.data, NULL);
         rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, t->terminal, body,
                                    p->t.err);
     }
@@ -1609,6 +1734,7 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     for (size_t i = 0; i < c.tmpl.len; i++)
         tmpl_free(&c.tmpl.data[i]);
     free(c.tmpl.data);
+    free(c.pexprs.data);
     gr_ebnf_free(&e);
     return rc;
 }

@@ -23,10 +23,11 @@
  * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
  * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
  * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
- * suffix follow the body; the others are read only).
+ * suffix follow the body; the others are read only), parametric rules
+ * name::_ with %if (param.h; each value reached made a rule).
  * Refused, named with their position: imports of modules other than
  * common without the '.', %json beside anything else or in an imported
- * file, %lark, parametric rules name::param, special tokens <...>,
+ * file, %lark, special tokens <...>,
  * grammar references @name, lookaround and the other regex features
  * lexer/regex.h refuses, regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).

@@ -538,8 +538,29 @@ static void test_lark_errors(void **state)
                  "g.lark:2:5: %ignore inside a rule is not supported (%json and %regex are)");
     expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n",
                  "g.lark:1:8: nested grammars (%lark {...}) are not supported");
-    expect_error("lark", "start: p::0\np::_: \"a\"\n",
-                 "g.lark:1:8: parametric rules (name::param, %if) are not supported");
+    /* parametric rules (their languages: test_llg_cases) */
+    expect_error("lark", "start: p::0\np:: \"a\"\n",
+                 "g.lark:2:5: expected '_' after a parametric rule's '::', found '\"a\"'");
+    expect_error("lark", "start: p::_\np::_: \"a\"\n",
+                 "g.lark:1:8: 'p::' takes a number outside a parametric rule");
+    expect_error("lark", "start: q::1\np::_: \"a\"\n", "g.lark:1:8: no parametric rule 'q::_'");
+    expect_error("lark", "start: p::0\np::_: \"a\" p::set_bit(64)\n",
+                 "g.lark:2:22: bit 64 out of range (0 to 63)");
+    expect_error("lark", "start: p::0\np::_: \"a\" %if lt([3:3], 2)\n",
+                 "g.lark:2:18: empty bit range [3:3]");
+    expect_error("lark", "start: p::0\np::_: \"a\" %if frob(1)\n",
+                 "g.lark:2:15: unknown condition 'frob' (docs/grammars.md lists them)");
+    expect_error("lark", "start: p::0x10000000000000000\np::_: \"a\"\n",
+                 "g.lark:1:11: number above 64 bits");
+    expect_error("lark", "start: \"a\" %if true\n",
+                 "g.lark:1:12: %if ends an alternative of a parametric rule (name::_: ...)");
+    expect_error("lark", "start: p::0\np::_: (\"a\" %if true)\n",
+                 "g.lark:2:12: %if ends an alternative of a parametric rule (name::_: ...)");
+    expect_error("lark", "start: P::0\nP::_: \"a\"\n",
+                 "g.lark:2:1: a terminal cannot be parametric (name::_ is a rule's)");
+    /* a use that counts without end stops at the limit */
+    expect_error("lark", "start: p::0\np::_: \"a\" p::incr(_)\n",
+                 "g.lark:2:11: parametric rules made more than 10000 rules");
     expect_error("lark", "start: %regex {\"substring_words\": \"a\", \"substring_chars\": \"b\"}\n",
                  "g.lark:1:8: only one field can be set on %regex");
     expect_error("lark", "start: %regex {\"substring_words\": true}\n",
