@@ -20,6 +20,7 @@
 #include "../base/utf8.h"
 #include "../tok/uprops.h"
 #include "ebnf.h"
+#include "larklook.h"
 #include "param.h"
 #include "schema.h"
 
@@ -421,13 +422,21 @@ static gr_expr_t *regex_node(lark_t *p)
         }
     }
     uint8_t nullable;
-    if (check_body(p, body, blen, bpos, &nullable))
-        return NULL;
-    tb_buf_t re = {0};
+    tb_buf_t re = {0}, look = {0};
     dotall |= has_inline_s(body, blen);
-    int rc = (icase && tb_buf_put(&re, "(?i:", 4)) ||
-             (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
-             (icase && tb_buf_putc(&re, ')'));
+    /* Lark's look-around idioms as the tokens Lark reads (larklook.h) */
+    int rc = gr_larklook_rewrite(body, blen, dotall, &look);
+    if (rc > 0) {
+        body = (const char *)look.data;
+        blen = look.len;
+    }
+    if (rc >= 0 && check_body(p, body, blen, bpos, &nullable)) {
+        tb_buf_free(&look);
+        return NULL;
+    }
+    rc = rc < 0 || (icase && tb_buf_put(&re, "(?i:", 4)) ||
+         (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
+         (icase && tb_buf_putc(&re, ')'));
     gr_expr_t *x = rc ? NULL : node(p, GR_X_REGEX, k->pos, (char *)re.data, re.len);
     tb_buf_free(&re);
     if (rc)
@@ -440,6 +449,7 @@ static gr_expr_t *regex_node(lark_t *p)
         x->nullable = nullable;
         x->atom = (uint8_t)(icase || (!dotall && regex_is_atom(body, blen)));
     }
+    tb_buf_free(&look);
     return x;
 }
 

@@ -28,8 +28,9 @@
  * Refused, named with their position: imports of modules other than
  * common without the '.', %json beside anything else or in an imported
  * file, %lark, special tokens <...>,
- * grammar references @name, lookaround and the other regex features
- * lexer/regex.h refuses, regex flags other than i s u.
+ * grammar references @name, look-around (but the idioms of Lark's own
+ * files: larklook.h) and the other regex features lexer/regex.h refuses,
+ * regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H
