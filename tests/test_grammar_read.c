@@ -408,6 +408,13 @@ static void test_lark_terminals(void **state)
                 "lexeme \"b\" = b\n");
     /* a nullable /regex/ next to a non-empty item merges with it */
     expect_lexeme("lark", "start: /a*/ \"b\"\n", "/a*/ \"b\"", STRS("b", "aab"), STRS("a"));
+    /* a nullable /regex/ alone, as llguidance reads it: its non-empty
+     * strings through a look-ahead asking for a byte, made optional */
+    expect_dump("lark", "start: foo\nfoo[stop=\"\"]: /a*/\n",
+                "start#1 -> foo\n"
+                "start#1 -> (empty)\n"
+                "start -> start#1\n"
+                "lexeme foo = (?=[\\s\\S])(?:a*)\n");
     /* keywords and identifiers overlap */
     gr_cfg_t g;
     tb_err_t err;
@@ -493,7 +500,7 @@ static void test_lark_errors(void **state)
                  "offset 1");
     expect_error("lark", "start: \"x\"\n  | /ab\\1/\n",
                  "g.lark:2:8: regex 'ab\\1': back-references are not supported at offset 2");
-    expect_error("lark", "start: /a*/\n",
+    expect_error("lark", "start: /a*/ /b*/\n",
                  "g.lark:1:8: regex /a*/ matches the empty string, and a lexeme must read at "
                  "least one byte (make it non-empty and optional: /x+/? for /x*/)");
     expect_error("lark", "start: \"a\"\n%ignore /a*/\n",
