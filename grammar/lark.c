@@ -1355,18 +1355,63 @@ static int parse_declare(lark_t *p)
     return end_of_line(p);
 }
 
-/* %llguidance {} (options: only none) */
+/*
+ * %llguidance {...}: llguidance's grammar options (its api.rs and Lark
+ * compiler), each true or false, merged over several directives.  Read
+ * as they change the language here: no_forcing steers how forced bytes
+ * are tokenized, not which tokens a mask allows; allow_initial_skip set
+ * is this reading (ignored text may come first, where llguidance's
+ * default refuses it); allow_invalid_utf8 and ignore_once (one ignored
+ * span between lexemes) would change the language and are refused when
+ * set.  An unknown option is refused by name.
+ */
+static const struct {
+    const char *name;
+    uint8_t honoured;
+} OPTIONS[] = {
+    {"no_forcing", 1}, {"allow_initial_skip", 1}, {"allow_invalid_utf8", 0}, {"ignore_once", 0},
+};
+
+static int check_option(lark_t *p, gr_pos_t pos, const char *key, json_t *v)
+{
+    size_t i = 0, n = sizeof OPTIONS / sizeof OPTIONS[0];
+    while (i < n && strcmp(OPTIONS[i].name, key))
+        i++;
+    if (i == n)
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' is unknown (llguidance's "
+                            "are no_forcing, allow_initial_skip, allow_invalid_utf8, "
+                            "ignore_once)", key);
+    if (!json_is_boolean(v))
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' must be true or false", key);
+    if (json_is_true(v) && !OPTIONS[i].honoured)
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' is not supported", key);
+    return 0;
+}
+
 static int parse_options(lark_t *p)
 {
-    if (!is_punct(&p->cur, '{'))
-        return fail_tok(p, "expected '{' after %llguidance");
-    tok_t close;
-    if (peek(p, &close))
+    gr_pos_t pos = p->cur.pos;
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->cur.at};
+    json_error_t je;
+    json_t *o = is_punct(&p->cur, '{') && !tb_json_skip(&js)
+                    ? json_loadb(p->t.s + p->cur.at, js.at - p->cur.at, 0, &je)
+                    : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return fail_tok(p, "expected a JSON object after %llguidance");
+    }
+    const char *key;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(o, key, v) {
+        if (!rc)
+            rc = check_option(p, pos, key, v);
+    }
+    json_decref(o);
+    if (rc)
         return -1;
-    if (!is_punct(&close, '}'))
-        return gr_text_fail(&p->t, close.pos, "%%llguidance options are not supported "
-                            "(only an empty {})");
-    return next(p) || next(p) || end_of_line(p) ? -1 : 0;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    return next(p) || end_of_line(p) ? -1 : 0;
 }
 
 static int parse_directive(lark_t *p)

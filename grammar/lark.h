@@ -19,7 +19,8 @@
  * %import common.NAME [-> ALIAS] and %import common (A, B), %import
  * .FILE.NAME [-> ALIAS] and %import .FILE (A, B) of grammar files beside
  * this one (namespaced as Lark does), %declare (terminals that match
- * nothing), %override, %extend, comments // and #, `%llguidance {}`.
+ * nothing), %override, %extend, comments // and #, `%llguidance {...}`
+ * (its options read where they do not change the language).
  * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
  * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
  * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and

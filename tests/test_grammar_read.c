@@ -489,6 +489,7 @@ static void test_lark_templates(void **state)
 static void test_lark_errors(void **state)
 {
     (void)state;
+    gr_cfg_t g;
     expect_error("lark", "start: A\nA: A \"x\"\n",
                  "g.lark:2:1: terminal 'A' is recursive (terminals are regular expressions: use "
                  "a lower-case rule)");
@@ -591,8 +592,20 @@ static void test_lark_errors(void **state)
                  "g.lark:1:16: common has no terminal 'FOO' (it has WS, WS_INLINE, NEWLINE, "
                  "NUMBER, SIGNED_NUMBER, INT, SIGNED_INT, DECIMAL, FLOAT, ESCAPED_STRING, CNAME, "
                  "WORD, LETTER, DIGIT, HEXDIGIT, ...)");
-    expect_error("lark", "%llguidance {\"no_forcing\": true}\nstart: \"a\"\n",
-                 "g.lark:1:14: %llguidance options are not supported (only an empty {})");
+    /* llguidance's options: read, refused by name where they would change
+     * the language */
+    read_ok(&g, "lark", "%llguidance {\"no_forcing\": true}\n%llguidance {\"allow_initial_skip\": "
+            "true, \"ignore_once\": false}\nstart: \"a\"\n");
+    gr_cfg_free(&g);
+    expect_error("lark", "%llguidance {\"frob\": true}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'frob' is unknown (llguidance's are "
+                 "no_forcing, allow_initial_skip, allow_invalid_utf8, ignore_once)");
+    expect_error("lark", "%llguidance {\"ignore_once\": \"yes\"}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'ignore_once' must be true or false");
+    expect_error("lark", "%llguidance {\"ignore_once\": true}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'ignore_once' is not supported");
+    expect_error("lark", "%llguidance [1]\nstart: \"a\"\n",
+                 "g.lark:1:13: expected a JSON object after %llguidance, found '['");
     expect_error("lark", "start: \"a\" \n\"b\"\n",
                  "g.lark:2:1: expected a rule, a terminal or a directive, found '\"b\"'");
     expect_error("lark", "start \"a\"\n", "g.lark:1:7: expected ':' after the rule name, found '\"a\"'");
