@@ -75,7 +75,9 @@ typedef struct {
     gr_ebnf_t *e;
     TB_VEC(tmpl_t) tmpl;
     gr_pexprs_t pexprs; /* parametric rules' arguments and conditions */
-    unsigned depth; /* modules being read inside one another */
+    unsigned depth;
+    unsigned nested;     /* %lark {...} grammars read, */
+    gr_pos_t nested_pos; /* and where the first one is */ /* modules being read inside one another */
     /* %json (in the main file): the schema's text, where it was written,
      * and the reference standing for it in the rule (a grammar that is the
      * schema alone) */
@@ -91,6 +93,7 @@ typedef struct {
     unsigned nest; /* open ( and [ : newlines inside are blanks */
     unsigned depth;
     uint8_t in_param; /* reading a parametric rule's body */
+    uint8_t nested;   /* reading a %lark {...} grammar */
     lark_ctx_t *ctx;
     /* Namespace: a module's names are prefixed "path." (nested modules
      * "a.b."), except those its importer names, which take the importer's
@@ -497,6 +500,7 @@ static gr_expr_t *range_node(lark_t *p)
 /* ---- expansions ---- */
 
 static gr_expr_t *parse_expansions(lark_t *p);
+static gr_expr_t *parse_nested(lark_t *p);
 static gr_expr_t *parse_not(lark_t *p);
 
 static gr_expr_t *unsupported(lark_t *p, const char *what)
@@ -745,7 +749,7 @@ static gr_expr_t *parse_atom(lark_t *p)
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%regex"))
         return parse_regex_directive(p);
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%lark"))
-        return unsupported(p, "nested grammars (%lark {...}) are");
+        return parse_nested(p);
     if (k.kind == T_DIRECTIVE) {
         gr_text_fail(&p->t, k.pos, "%.*s inside a rule is not supported (%%json and %%regex "
                      "are)", (int)k.len, p->t.s + k.at);
@@ -1423,6 +1427,9 @@ static int parse_directive(lark_t *p)
         gr_expr_t *x = parse_expansions(p);
         if (!x)
             return -1;
+        if (p->nested)
+            return gr_text_fail(&p->t, d.pos, "%%ignore in a nested %%lark grammar is not "
+                                "supported (it would hold in the whole grammar)");
         if (*p->prefix) /* as Lark: an imported file's %ignore is its own */
             return end_of_line(p);
         if (tb_vec_push(&p->e->ignore, x))
@@ -1529,25 +1536,75 @@ static void lark_free(lark_t *p)
     free(p->edits.data);
 }
 
-/* Reads one file of the grammar (the main one: prefix "", no aliases):
- * its definitions, the modules it imports, then its edits. */
+/* Reads p's text to its end: its definitions, the modules it imports,
+ * then its edits. */
+static int read_items(lark_t *p)
+{
+    int rc = next(p);
+    while (!rc && p->cur.kind != T_EOF) {
+        if (p->cur.kind == T_NL)
+            rc = next(p);
+        else if (p->cur.kind == T_DIRECTIVE)
+            rc = parse_directive(p);
+        else
+            rc = parse_definition(p, 0);
+    }
+    rc = rc || read_imports(p) || apply_edits(p);
+    lark_free(p);
+    return rc ? -1 : 0;
+}
+
+/* Reads one file of the grammar (the main one: prefix "", no aliases). */
 static int read_file(lark_ctx_t *c, const char *text, size_t len, const char *source,
                      const char *prefix, const alias_t *alias, size_t nalias, tb_err_t *err)
 {
     lark_t p = {.e = c->e, .ctx = c, .prefix = prefix, .alias = alias, .nalias = nalias};
     gr_text_init(&p.t, text, len, source, err);
-    int rc = next(&p);
-    while (!rc && p.cur.kind != T_EOF) {
-        if (p.cur.kind == T_NL)
-            rc = next(&p);
-        else if (p.cur.kind == T_DIRECTIVE)
-            rc = parse_directive(&p);
-        else
-            rc = parse_definition(&p, 0);
-    }
-    rc = rc || read_imports(&p) || apply_edits(&p);
-    lark_free(&p);
-    return rc ? -1 : 0;
+    return read_items(&p);
+}
+
+/*
+ * %lark {...} (the current token is %lark): llguidance's grammar nested in
+ * a rule, read in place with its names in a namespace of their own
+ * ("%lark1."), as a reference to its start rule.  llguidance gives it a
+ * lexeme class of its own, whose %ignore holds inside it alone and where
+ * the enclosing one's does not; with one class here, a nested grammar is
+ * read where neither it nor the grammar around it has an %ignore, which
+ * keeps the language.
+ */
+static gr_expr_t *parse_nested(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (next(p))
+        return NULL;
+    if (!is_punct(&p->cur, '{'))
+        return fail_tok(p, "expected '{' after %lark"), NULL;
+    /* its end: braces counted over tokens (not inside literals, regexes) */
+    gr_text_t scan = p->t;
+    tok_t k;
+    unsigned depth = 1;
+    do {
+        if (lex(&scan, 1, &k))
+            return NULL;
+        depth += (unsigned)is_punct(&k, '{') - (unsigned)is_punct(&k, '}');
+    } while (k.kind != T_EOF && depth);
+    if (depth)
+        return gr_text_fail(&p->t, pos, "%%lark: no '}' closes the nested grammar"), NULL;
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%.200s%%lark%u.", p->prefix, ++p->ctx->nested);
+    if (p->ctx->nested == 1)
+        p->ctx->nested_pos = pos;
+    lark_t q = {.e = p->e, .ctx = p->ctx, .prefix = prefix, .nested = 1, .t = p->t};
+    q.t.len = k.at;
+    tb_buf_t b = {0};
+    int rc = read_items(&q) || tb_buf_put(&b, prefix, strlen(prefix)) ||
+             tb_buf_put(&b, "start", 6);
+    if (!rc && tb_strmap_get(&p->e->by_name, b.data, b.len - 1) < 0)
+        rc = gr_text_fail(&p->t, pos, "%%lark: the nested grammar has no rule 'start'");
+    gr_expr_t *x = rc ? NULL : node(p, GR_X_REF, pos, (char *)b.data, b.len - 1);
+    tb_buf_free(&b);
+    p->t = scan;
+    return x && !next(p) ? x : NULL;
 }
 
 /* How a template's argument reads in the name of the rule it makes. */
@@ -1777,6 +1834,9 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     lark_t p = {.e = &e, .ctx = &c};
     gr_text_init(&p.t, text, len, g->source, err);
     size_t made = 0;
+    if (!rc && c.nested && e.ignore.len)
+        rc = gr_text_fail(&p.t, c.nested_pos, "a nested %%lark grammar in a grammar with "
+                          "%%ignore is not supported (the %%ignore would hold inside it)");
     for (size_t i = 0; !rc && i < e.rule.len; i++)
         rc = instantiate(&p, e.rule.data[i].body, &made);
     for (size_t i = 0; !rc && i < e.ignore.len; i++)

@@ -28,7 +28,8 @@
  * name::_ with %if (param.h; each value reached made a rule).
  * Refused, named with their position: imports of modules other than
  * common without the '.', %json beside anything else or in an imported
- * file, %lark, special tokens <...>,
+ * file, %lark {...} where it or the grammar around has %ignore (else it
+ * is read in a namespace of its own), special tokens <...>,
  * grammar references @name, look-around (but the idioms of Lark's own
  * files: larklook.h) and the other regex features lexer/regex.h refuses,
  * regex flags other than i s u.

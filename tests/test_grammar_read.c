@@ -544,8 +544,19 @@ static void test_lark_errors(void **state)
                  "g.lark:1:8: %json: #: 'type' must be a string or an array");
     expect_error("lark", "start: \"a\"\n  | %ignore \"b\"\n",
                  "g.lark:2:5: %ignore inside a rule is not supported (%json and %regex are)");
-    expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n",
-                 "g.lark:1:8: nested grammars (%lark {...}) are not supported");
+    /* nested %lark grammars (their language: test_llg_cases) */
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n%ignore \" \"\n",
+                 "g.lark:1:8: a nested %lark grammar in a grammar with %ignore is not "
+                 "supported (the %ignore would hold inside it)");
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n%ignore \" \"\n}\n",
+                 "g.lark:3:1: %ignore in a nested %lark grammar is not supported (it would "
+                 "hold in the whole grammar)");
+    expect_error("lark", "start: %lark {\nfoo: \"}\"\n}\n",
+                 "g.lark:1:8: %lark: the nested grammar has no rule 'start'");
+    expect_error("lark", "start: %lark {\nstart: b\n}\n",
+                 "g.lark:2:8: undefined rule '%lark1.b'");
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n", "g.lark:1:8: %lark: no '}' closes "
+                 "the nested grammar");
     /* parametric rules (their languages: test_llg_cases) */
     expect_error("lark", "start: p::0\np:: \"a\"\n",
                  "g.lark:2:5: expected '_' after a parametric rule's '::', found '\"a\"'");
