@@ -217,9 +217,11 @@ int gr_param_number(gr_pexprs_t *px, uint64_t v, uint32_t *id)
     return tb_vec_push(px, ((gr_pnode_t){.op = A_NUM, .v = v}));
 }
 
+/* The bits [x, y) of p (none for a node without a range: y is 0). */
 static uint64_t field(uint64_t p, const gr_pnode_t *n, uint64_t *mask)
 {
-    *mask = n->y - n->x == 64 ? UINT64_MAX : ((uint64_t)1 << (n->y - n->x)) - 1;
+    unsigned w = n->y > n->x ? (unsigned)(n->y - n->x) : 0;
+    *mask = w == 64 ? UINT64_MAX : ((uint64_t)1 << w) - 1;
     return (p >> n->x) & *mask;
 }
 
