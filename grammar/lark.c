@@ -74,10 +74,10 @@ typedef struct {
 typedef struct {
     gr_ebnf_t *e;
     TB_VEC(tmpl_t) tmpl;
-    gr_pexprs_t pexprs; /* parametric rules' arguments and conditions */
-    unsigned depth;
+    gr_pexprs_t pexprs;  /* parametric rules' arguments and conditions */
+    unsigned depth;      /* modules being read inside one another */
     unsigned nested;     /* %lark {...} grammars read, */
-    gr_pos_t nested_pos; /* and where the first one is */ /* modules being read inside one another */
+    gr_pos_t nested_pos; /* and where the first one is */
     /* %json (in the main file): the schema's text, where it was written,
      * and the reference standing for it in the rule (a grammar that is the
      * schema alone) */
