@@ -7,7 +7,9 @@
  * whether it accepts.
  * Seeds: fuzz/corpus/grammar/ (experiments/grammars/ and
  * tests/fixtures/lark/features.lark with their format byte, and
- * templates.lark: Lark's templates, %extend, %override, %declare).
+ * templates.lark: Lark's templates, %extend, %override, %declare;
+ * llg-dialect.lark, nested-lark.lark: parametric rules, a lone nullable
+ * regex, nested %lark; lookaround.lark: Lark's look-around idioms).
  * Dictionary: fuzz/grammar.dict.
  */
 #include <stdint.h>

@@ -816,6 +816,43 @@ static int mergeable(lower_t *L, const gr_expr_t *x, rx_info_t *in, size_t *len)
     return rc;
 }
 
+/* The one item of items[0..n) that is not only empty, looked for through
+ * sequences and references, if it is a /regex/ (nullable: the run is),
+ * else NULL.  depth bounds the references followed. */
+static const gr_expr_t *lone_regex(lower_t *L, gr_expr_t *const *items, size_t n, int depth)
+{
+    const gr_expr_t *one = NULL;
+    for (size_t i = 0; i < n; i++) {
+        tb_buf_t b = {0};
+        rx_info_t in;
+        int rc = rx_emit(L, items[i], 0, &b, &in);
+        tb_buf_free(&b);
+        if (rc != 1 || (!in.eps && one))
+            return NULL;
+        one = in.eps ? one : items[i];
+    }
+    const gr_xrule_t *r = one && one->kind == GR_X_REF ? find_rule(L->e, one->text) : NULL;
+    if (r && depth < GR_MAX_NEST)
+        return lone_regex(L, &r->body, 1, depth + 1);
+    if (one && one->kind == GR_X_SEQ)
+        return lone_regex(L, one->kid.data, one->kid.len, depth);
+    return one && one->kind == GR_X_REGEX ? one : NULL;
+}
+
+/* The strings of a nullable /regex/ R but the empty one, where no
+ * expression tree says how to write them: (?=[\s\S])(?:R), a top-level
+ * look-ahead that asks for one byte (llguidance reads such a regex as a
+ * lexeme that may be empty; made optional it is the same language). */
+static int nonnull_regex(lower_t *L, const gr_expr_t *x, tb_buf_t *b)
+{
+    L->g->lookahead = 1;
+    L->e->terms.lookahead = 1;
+    return tb_buf_put(b, "(?=[\\s\\S])(?:", 13) || tb_buf_put(b, x->text, x->len) ||
+                   tb_buf_putc(b, ')')
+               ? oom(L)
+               : 1;
+}
+
 /* items[0..n) (regular) as one lexeme appended to syms, made optional
  * when the run matches the empty string; nothing when only that. */
 static int emit_run(lower_t *L, gr_expr_t **items, size_t n, const char *base, tb_buf_t *syms)
@@ -829,8 +866,9 @@ static int emit_run(lower_t *L, gr_expr_t **items, size_t n, const char *base, t
     gr_sym_t s;
     int rc = rx_emit(L, &run, 0, &re, &in) == 1 ? 0 : -1;
     if (!rc && !in.eps && in.nullable) {
+        const gr_expr_t *lone = lone_regex(L, items, n, 0);
         re.len = 0;
-        rc = nonnull_seq(L, items, n, 0, &re) == 1 ? 0 : -1;
+        rc = (lone ? nonnull_regex(L, lone, &re) : nonnull_seq(L, items, n, 0, &re)) == 1 ? 0 : -1;
     }
     if (!rc && !in.eps) {
         if (tb_buf_putc(&re, 0))

@@ -123,6 +123,7 @@ typedef struct {
     lex_terms_t terms;          /* for checking regexes */
     int merge;                  /* rules may become lexemes (no %ignore) */
     int llguidance;             /* the grammar asks for llguidance's semantics */
+    int initial_skip;           /* and its allow_initial_skip (gr_cfg_t) */
 } gr_ebnf_t;
 
 int gr_ebnf_init(gr_ebnf_t *e, const char *source, tb_err_t *err);

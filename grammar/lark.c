@@ -20,6 +20,8 @@
 #include "../base/utf8.h"
 #include "../tok/uprops.h"
 #include "ebnf.h"
+#include "larklook.h"
+#include "param.h"
 #include "schema.h"
 
 /* Escapes of "..." literals (Python's, as Lark reads them). */
@@ -48,13 +50,16 @@ typedef struct {
     TB_VEC(alias_t) names;
 } import_t;
 
-/* A template name{a, b}: body; every name in it already namespaced. */
+/* A template name{a, b}: body, or a parametric rule name::_: body
+ * (param.h); every name in it already namespaced.  In a parametric
+ * rule's body an alternative's m is its %if condition's node + 1 (0: none)
+ * and a reference name::ARG has m = ARG's node + 1, in lark_ctx_t's pexprs. */
 typedef struct {
     char *name;
     gr_pos_t pos;
     TB_VEC(char *) param;
     gr_expr_t *body;
-    uint8_t terminal;
+    uint8_t terminal, parametric;
 } tmpl_t;
 
 /* %override NAME: body (replace) or %extend NAME: body (one more alternative). */
@@ -69,7 +74,10 @@ typedef struct {
 typedef struct {
     gr_ebnf_t *e;
     TB_VEC(tmpl_t) tmpl;
-    unsigned depth; /* modules being read inside one another */
+    gr_pexprs_t pexprs;  /* parametric rules' arguments and conditions */
+    unsigned depth;      /* modules being read inside one another */
+    unsigned nested;     /* %lark {...} grammars read, */
+    gr_pos_t nested_pos; /* and where the first one is */
     /* %json (in the main file): the schema's text, where it was written,
      * and the reference standing for it in the rule (a grammar that is the
      * schema alone) */
@@ -84,6 +92,8 @@ typedef struct {
     tok_t cur;
     unsigned nest; /* open ( and [ : newlines inside are blanks */
     unsigned depth;
+    uint8_t in_param; /* reading a parametric rule's body */
+    uint8_t nested;   /* reading a %lark {...} grammar */
     lark_ctx_t *ctx;
     /* Namespace: a module's names are prefixed "path." (nested modules
      * "a.b."), except those its importer names, which take the importer's
@@ -415,13 +425,21 @@ static gr_expr_t *regex_node(lark_t *p)
         }
     }
     uint8_t nullable;
-    if (check_body(p, body, blen, bpos, &nullable))
-        return NULL;
-    tb_buf_t re = {0};
+    tb_buf_t re = {0}, look = {0};
     dotall |= has_inline_s(body, blen);
-    int rc = (icase && tb_buf_put(&re, "(?i:", 4)) ||
-             (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
-             (icase && tb_buf_putc(&re, ')'));
+    /* Lark's look-around idioms as the tokens Lark reads (larklook.h) */
+    int rc = gr_larklook_rewrite(body, blen, dotall, &look);
+    if (rc > 0) {
+        body = (const char *)look.data;
+        blen = look.len;
+    }
+    if (rc >= 0 && check_body(p, body, blen, bpos, &nullable)) {
+        tb_buf_free(&look);
+        return NULL;
+    }
+    rc = rc < 0 || (icase && tb_buf_put(&re, "(?i:", 4)) ||
+         (dotall ? dot_all(body, blen, flag_s, &re) : tb_buf_put(&re, body, blen)) ||
+         (icase && tb_buf_putc(&re, ')'));
     gr_expr_t *x = rc ? NULL : node(p, GR_X_REGEX, k->pos, (char *)re.data, re.len);
     tb_buf_free(&re);
     if (rc)
@@ -434,6 +452,7 @@ static gr_expr_t *regex_node(lark_t *p)
         x->nullable = nullable;
         x->atom = (uint8_t)(icase || (!dotall && regex_is_atom(body, blen)));
     }
+    tb_buf_free(&look);
     return x;
 }
 
@@ -481,6 +500,7 @@ static gr_expr_t *range_node(lark_t *p)
 /* ---- expansions ---- */
 
 static gr_expr_t *parse_expansions(lark_t *p);
+static gr_expr_t *parse_nested(lark_t *p);
 static gr_expr_t *parse_not(lark_t *p);
 
 static gr_expr_t *unsupported(lark_t *p, const char *what)
@@ -642,18 +662,42 @@ static gr_expr_t *parse_regex_directive(lark_t *p)
     return next(p) ? NULL : x;
 }
 
-/* Whether the current name is followed by "::" (llguidance's parametric
- * rules, name::param with %if conditions): if so, the refusal is in
- * p->t.err and -1 is returned. */
-static int parametric(lark_t *p)
+/* Whether "::" follows the current token (a parametric rule's name):
+ * if so *after is the cursor past it. */
+static int double_colon(lark_t *p, gr_text_t *after)
 {
     tok_t a, b;
-    gr_text_t save = p->t;
-    int rc = lex(&save, p->nest, &a) || lex(&save, p->nest, &b);
-    if (rc || !is_punct(&a, ':') || !is_punct(&b, ':') || a.at + 1 != b.at)
-        return rc ? -1 : 0;
-    return gr_text_fail(&p->t, p->cur.pos, "parametric rules (name::param, %%if) are not "
-                        "supported");
+    *after = p->t;
+    if (lex(after, p->nest, &a) || lex(after, p->nest, &b))
+        return -1;
+    return is_punct(&a, ':') && is_punct(&b, ':') && a.at + 1 == b.at;
+}
+
+/* name::ARG, a use of a parametric rule (the current token is the name,
+ * *after the cursor past the "::"): a REF whose m is ARG's node + 1. */
+static gr_expr_t *param_ref(lark_t *p, const tok_t *k, const gr_text_t *after)
+{
+    uint32_t id;
+    gr_expr_t *x = ref_node(p, k);
+    p->t = *after;
+    if (!x || gr_param_read(&p->t, &p->ctx->pexprs, 0, &id) || next(p))
+        return NULL;
+    x->m = id + 1;
+    return x;
+}
+
+/* %if COND ending an alternative x of a parametric rule's body (the
+ * current token is %if): x->m is COND's node + 1. */
+static int param_cond(lark_t *p, gr_expr_t *x)
+{
+    uint32_t id;
+    if (!p->in_param || p->depth != 1)
+        return gr_text_fail(&p->t, p->cur.pos, "%%if ends an alternative of a parametric "
+                            "rule (name::_: ...)");
+    if (gr_param_read(&p->t, &p->ctx->pexprs, 1, &id))
+        return -1;
+    x->m = id + 1;
+    return next(p);
 }
 
 static gr_expr_t *parse_atom(lark_t *p)
@@ -686,8 +730,10 @@ static gr_expr_t *parse_atom(lark_t *p)
         return x && !next(p) ? x : NULL;
     }
     if (k.kind == T_NAME) {
-        if (parametric(p))
-            return NULL;
+        gr_text_t after;
+        int dc = double_colon(p, &after);
+        if (dc)
+            return dc < 0 ? NULL : param_ref(p, &k, &after);
         gr_expr_t *x = ref_node(p, &k);
         return x && !next(p) ? x : NULL;
     }
@@ -703,7 +749,7 @@ static gr_expr_t *parse_atom(lark_t *p)
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%regex"))
         return parse_regex_directive(p);
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%lark"))
-        return unsupported(p, "nested grammars (%lark {...}) are");
+        return parse_nested(p);
     if (k.kind == T_DIRECTIVE) {
         gr_text_fail(&p->t, k.pos, "%.*s inside a rule is not supported (%%json and %%regex "
                      "are)", (int)k.len, p->t.s + k.at);
@@ -816,7 +862,8 @@ static gr_expr_t *parse_items(lark_t *p)
     while (seq) {
         const tok_t *k = &p->cur;
         if (k->kind == T_EOF || k->kind == T_NL || k->kind == T_ARROW || is_punct(k, '|') ||
-            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&'))
+            is_punct(k, ')') || is_punct(k, ']') || is_punct(k, '&') ||
+            (k->kind == T_DIRECTIVE && is_word(p, k, "%if")))
             break;
         gr_expr_t *x = parse_expr(p);
         if (!x || gr_ebnf_add(seq, x, p->t.err))
@@ -847,6 +894,8 @@ static gr_expr_t *parse_expansion(lark_t *p)
     }
     if (and)
         seq = and;
+    if (seq && p->cur.kind == T_DIRECTIVE && is_word(p, &p->cur, "%if") && param_cond(p, seq))
+        return NULL;
     if (seq && p->cur.kind == T_ARROW) { /* an alias names a tree node only */
         if (next(p))
             return NULL;
@@ -933,16 +982,23 @@ static int parse_params(lark_t *p, tmpl_t *t)
     }
 }
 
-/* name::param: (the current token is the first ':' after the name). */
-static int parametric_def(lark_t *p, const tok_t *name)
+/* name::_ starting a parametric rule (the current token is the first ':'
+ * after the name): 1 past the "_", 0 if this is not one. */
+static int parametric_def(lark_t *p, const tok_t *name, int terminal)
 {
     tok_t k;
     if (peek(p, &k))
         return -1;
     if (!is_punct(&k, ':') || k.at != p->cur.at + 1)
         return 0;
-    return gr_text_fail(&p->t, name->pos, "parametric rules (name::param, %%if) are not "
-                        "supported");
+    if (terminal)
+        return gr_text_fail(&p->t, name->pos, "a terminal cannot be parametric (name::_ is "
+                            "a rule's)");
+    if (next(p) || next(p))
+        return -1;
+    if (p->cur.kind != T_NAME || !is_word(p, &p->cur, "_"))
+        return fail_tok(p, "expected '_' after a parametric rule's '::'");
+    return next(p) ? -1 : 1;
 }
 
 /* An attribute's value: a number, with a fraction when `real`. */
@@ -1047,11 +1103,11 @@ static int define(lark_t *p, const tok_t *name, int terminal, uint8_t attr, tmpl
         return -1;
     char *full = (char *)b.data;
     int rc;
-    if (t->param.len && edit) {
-        rc = gr_text_fail(&p->t, name->pos, "%%override and %%extend of a template are not "
-                          "supported");
-    } else if (t->param.len) {
-        *t = (tmpl_t){full, name->pos, t->param, body, (uint8_t)terminal};
+    if ((t->param.len || t->parametric) && edit) {
+        rc = gr_text_fail(&p->t, name->pos, "%%override and %%extend of a template or a "
+                          "parametric rule are not supported");
+    } else if (t->param.len || t->parametric) {
+        *t = (tmpl_t){full, name->pos, t->param, body, (uint8_t)terminal, t->parametric};
         full = NULL;
         rc = tb_vec_push(&p->ctx->tmpl, *t) ? tb_fail(p->t.err, "out of memory") : 0;
         if (rc)
@@ -1092,9 +1148,10 @@ static int parse_definition(lark_t *p, int edit)
     }
     gr_expr_t *body = NULL, *then = NULL;
     uint8_t attr = 0;
-    if ((is_punct(&p->cur, ':') && parametric_def(p, &name)) ||
-        (is_punct(&p->cur, '[') && parse_attributes(p, &then, &attr)))
+    int param = is_punct(&p->cur, ':') && !t.param.len ? parametric_def(p, &name, terminal) : 0;
+    if (param < 0 || (is_punct(&p->cur, '[') && parse_attributes(p, &then, &attr)))
         goto fail;
+    t.parametric = (uint8_t)param;
     /* a priority orders Lark's choices among parses or terminals: the
      * language, and so every mask, is the same */
     if (is_punct(&p->cur, '.') &&
@@ -1102,9 +1159,11 @@ static int parse_definition(lark_t *p, int edit)
          (p->cur.kind != T_NUMBER ? fail_tok(p, "expected a priority number after '.'")
                                   : next(p))))
         goto fail;
+    p->in_param = t.parametric;
     if (expect(p, ':', "expected ':' after the rule name") || !(body = parse_expansions(p)) ||
         end_of_line(p))
         goto fail;
+    p->in_param = 0;
     if (then) { /* the rule's stop or suffix after its body */
         gr_expr_t *seq = node(p, GR_X_SEQ, name.pos, NULL, 0);
         if (!seq || gr_ebnf_add(seq, body, p->t.err) || gr_ebnf_add(seq, then, p->t.err))
@@ -1284,6 +1343,15 @@ static int parse_import(lark_t *p)
     return rc ? -1 : 0;
 }
 
+/* A regex that matches nothing. */
+static gr_expr_t *nothing(lark_t *p, gr_pos_t pos)
+{
+    gr_expr_t *x = node(p, GR_X_REGEX, pos, "[^\\x00-\\x{10FFFF}]", 18);
+    if (x)
+        x->atom = 1;
+    return x;
+}
+
 /* %declare NAME...: terminals that a Lark post-lexer would make (python's
  * _INDENT); with no post-lexer here, each matches nothing. */
 static int parse_declare(lark_t *p)
@@ -1291,7 +1359,7 @@ static int parse_declare(lark_t *p)
     if (p->cur.kind != T_NAME)
         return fail_tok(p, "expected a name after %declare");
     while (p->cur.kind == T_NAME) {
-        gr_expr_t *x = node(p, GR_X_REGEX, p->cur.pos, "[^\\x00-\\x{10FFFF}]", 18);
+        gr_expr_t *x = nothing(p, p->cur.pos);
         tb_buf_t b = {0};
         int rc = !x || name_of(p, &p->cur, &b) ||
                  gr_ebnf_rule(p->e, (char *)b.data, b.len, p->cur.pos,
@@ -1299,23 +1367,69 @@ static int parse_declare(lark_t *p)
         tb_buf_free(&b);
         if (rc || next(p))
             return -1;
-        x->atom = 1;
     }
     return end_of_line(p);
 }
 
-/* %llguidance {} (options: only none) */
+/*
+ * %llguidance {...}: llguidance's grammar options (its api.rs and Lark
+ * compiler), each true or false, merged over several directives.  Read
+ * as they change the language here: no_forcing steers how forced bytes
+ * are tokenized, not which tokens a mask allows; allow_initial_skip lets
+ * ignored text come first under llguidance's semantics, as the default
+ * reading always does (gr_cfg_t.initial_skip); allow_invalid_utf8 and ignore_once (one ignored
+ * span between lexemes) would change the language and are refused when
+ * set.  An unknown option is refused by name.
+ */
+static const struct {
+    const char *name;
+    uint8_t honoured;
+} OPTIONS[] = {
+    {"no_forcing", 1}, {"allow_initial_skip", 1}, {"allow_invalid_utf8", 0}, {"ignore_once", 0},
+};
+
+static int check_option(lark_t *p, gr_pos_t pos, const char *key, json_t *v)
+{
+    size_t i = 0, n = sizeof OPTIONS / sizeof OPTIONS[0];
+    while (i < n && strcmp(OPTIONS[i].name, key))
+        i++;
+    if (i == n)
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' is unknown (llguidance's "
+                            "are no_forcing, allow_initial_skip, allow_invalid_utf8, "
+                            "ignore_once)", key);
+    if (!json_is_boolean(v))
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' must be true or false", key);
+    if (json_is_true(v) && !OPTIONS[i].honoured)
+        return gr_text_fail(&p->t, pos, "%%llguidance option '%s' is not supported", key);
+    if (!strcmp(key, "allow_initial_skip"))
+        p->e->initial_skip = json_is_true(v);
+    return 0;
+}
+
 static int parse_options(lark_t *p)
 {
-    if (!is_punct(&p->cur, '{'))
-        return fail_tok(p, "expected '{' after %llguidance");
-    tok_t close;
-    if (peek(p, &close))
+    gr_pos_t pos = p->cur.pos;
+    tb_json_scan_t js = {.t = p->t.s, .n = p->t.len, .at = p->cur.at};
+    json_error_t je;
+    json_t *o = is_punct(&p->cur, '{') && !tb_json_skip(&js)
+                    ? json_loadb(p->t.s + p->cur.at, js.at - p->cur.at, 0, &je)
+                    : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return fail_tok(p, "expected a JSON object after %llguidance");
+    }
+    const char *key;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(o, key, v) {
+        if (!rc)
+            rc = check_option(p, pos, key, v);
+    }
+    json_decref(o);
+    if (rc)
         return -1;
-    if (!is_punct(&close, '}'))
-        return gr_text_fail(&p->t, close.pos, "%%llguidance options are not supported "
-                            "(only an empty {})");
-    return next(p) || next(p) || end_of_line(p) ? -1 : 0;
+    gr_text_skip(&p->t, js.at - p->t.i);
+    return next(p) || end_of_line(p) ? -1 : 0;
 }
 
 static int parse_directive(lark_t *p)
@@ -1327,6 +1441,9 @@ static int parse_directive(lark_t *p)
         gr_expr_t *x = parse_expansions(p);
         if (!x)
             return -1;
+        if (p->nested)
+            return gr_text_fail(&p->t, d.pos, "%%ignore in a nested %%lark grammar is not "
+                                "supported (it would hold in the whole grammar)");
         if (*p->prefix) /* as Lark: an imported file's %ignore is its own */
             return end_of_line(p);
         if (tb_vec_push(&p->e->ignore, x))
@@ -1435,25 +1552,75 @@ static void lark_free(lark_t *p)
     free(p->edits.data);
 }
 
-/* Reads one file of the grammar (the main one: prefix "", no aliases):
- * its definitions, the modules it imports, then its edits. */
+/* Reads p's text to its end: its definitions, the modules it imports,
+ * then its edits. */
+static int read_items(lark_t *p)
+{
+    int rc = next(p);
+    while (!rc && p->cur.kind != T_EOF) {
+        if (p->cur.kind == T_NL)
+            rc = next(p);
+        else if (p->cur.kind == T_DIRECTIVE)
+            rc = parse_directive(p);
+        else
+            rc = parse_definition(p, 0);
+    }
+    rc = rc || read_imports(p) || apply_edits(p);
+    lark_free(p);
+    return rc ? -1 : 0;
+}
+
+/* Reads one file of the grammar (the main one: prefix "", no aliases). */
 static int read_file(lark_ctx_t *c, const char *text, size_t len, const char *source,
                      const char *prefix, const alias_t *alias, size_t nalias, tb_err_t *err)
 {
     lark_t p = {.e = c->e, .ctx = c, .prefix = prefix, .alias = alias, .nalias = nalias};
     gr_text_init(&p.t, text, len, source, err);
-    int rc = next(&p);
-    while (!rc && p.cur.kind != T_EOF) {
-        if (p.cur.kind == T_NL)
-            rc = next(&p);
-        else if (p.cur.kind == T_DIRECTIVE)
-            rc = parse_directive(&p);
-        else
-            rc = parse_definition(&p, 0);
-    }
-    rc = rc || read_imports(&p) || apply_edits(&p);
-    lark_free(&p);
-    return rc ? -1 : 0;
+    return read_items(&p);
+}
+
+/*
+ * %lark {...} (the current token is %lark): llguidance's grammar nested in
+ * a rule, read in place with its names in a namespace of their own
+ * ("%lark1."), as a reference to its start rule.  llguidance gives it a
+ * lexeme class of its own, whose %ignore holds inside it alone and where
+ * the enclosing one's does not; with one class here, a nested grammar is
+ * read where neither it nor the grammar around it has an %ignore, which
+ * keeps the language.
+ */
+static gr_expr_t *parse_nested(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    if (next(p))
+        return NULL;
+    if (!is_punct(&p->cur, '{'))
+        return fail_tok(p, "expected '{' after %lark"), NULL;
+    /* its end: braces counted over tokens (not inside literals, regexes) */
+    gr_text_t scan = p->t;
+    tok_t k;
+    unsigned depth = 1;
+    do {
+        if (lex(&scan, 1, &k))
+            return NULL;
+        depth += (unsigned)is_punct(&k, '{') - (unsigned)is_punct(&k, '}');
+    } while (k.kind != T_EOF && depth);
+    if (depth)
+        return gr_text_fail(&p->t, pos, "%%lark: no '}' closes the nested grammar"), NULL;
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%.200s%%lark%u.", p->prefix, ++p->ctx->nested);
+    if (p->ctx->nested == 1)
+        p->ctx->nested_pos = pos;
+    lark_t q = {.e = p->e, .ctx = p->ctx, .prefix = prefix, .nested = 1, .t = p->t};
+    q.t.len = k.at;
+    tb_buf_t b = {0};
+    int rc = read_items(&q) || tb_buf_put(&b, prefix, strlen(prefix)) ||
+             tb_buf_put(&b, "start", 6);
+    if (!rc && tb_strmap_get(&p->e->by_name, b.data, b.len - 1) < 0)
+        rc = gr_text_fail(&p->t, pos, "%%lark: the nested grammar has no rule 'start'");
+    gr_expr_t *x = rc ? NULL : node(p, GR_X_REF, pos, (char *)b.data, b.len - 1);
+    tb_buf_free(&b);
+    p->t = scan;
+    return x && !next(p) ? x : NULL;
 }
 
 /* How a template's argument reads in the name of the rule it makes. */
@@ -1494,12 +1661,14 @@ static int show_expr(const gr_expr_t *x, tb_buf_t *b)
 }
 
 /* A copy of x with every reference to t's parameter i replaced by a copy
- * of args[i] (t NULL: a plain copy). */
-static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_t *const *args)
+ * of args[i] (t NULL: a plain copy), and, given pv, each use of a
+ * parametric rule's argument replaced by its value for *pv. */
+static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_t *const *args,
+                        const uint64_t *pv)
 {
     for (size_t i = 0; t && x->kind == GR_X_REF && !x->kid.len && i < t->param.len; i++)
         if (!strcmp(x->text, t->param.data[i]))
-            return clone(p, args[i], NULL, NULL);
+            return clone(p, args[i], NULL, NULL, NULL);
     gr_expr_t *y = node(p, x->kind, x->pos, x->text, x->len);
     if (!y)
         return NULL;
@@ -1512,8 +1681,14 @@ static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_
         tb_fail(p->t.err, "out of memory");
         return NULL;
     }
+    uint32_t v;
+    if (pv && x->kind == GR_X_REF && x->m) {
+        if (gr_param_number(&p->ctx->pexprs, gr_param_eval(&p->ctx->pexprs, x->m - 1, *pv), &v))
+            return tb_fail(p->t.err, "out of memory"), NULL;
+        y->m = v + 1;
+    }
     for (size_t i = 0; i < x->kid.len; i++) {
-        gr_expr_t *k = clone(p, x->kid.data[i], t, args);
+        gr_expr_t *k = clone(p, x->kid.data[i], t, args, pv);
         if (!k || gr_ebnf_add(y, k, p->t.err))
             return NULL;
     }
@@ -1526,19 +1701,83 @@ static gr_expr_t *clone(lark_t *p, const gr_expr_t *x, const tmpl_t *t, gr_expr_
 #define MAX_INSTANCES 10000
 #define MAX_INSTANCE_NAME 4096
 
+static const tmpl_t *find_tmpl(lark_t *p, const char *name, int parametric)
+{
+    for (size_t i = 0; i < p->ctx->tmpl.len; i++)
+        if (!strcmp(p->ctx->tmpl.data[i].name, name) && p->ctx->tmpl.data[i].parametric == parametric)
+            return &p->ctx->tmpl.data[i];
+    return NULL;
+}
+
+/* The body of parametric rule t for parameter v: the alternatives whose
+ * %if holds, their uses' arguments computed (nothing if none holds). */
+static gr_expr_t *param_body(lark_t *p, const tmpl_t *t, uint64_t v)
+{
+    const gr_expr_t *b = t->body;
+    size_t n = b->kind == GR_X_ALT ? b->kid.len : 1;
+    gr_expr_t *alt = node(p, GR_X_ALT, b->pos, NULL, 0), *one = NULL;
+    for (size_t i = 0; alt && i < n; i++) {
+        const gr_expr_t *a = b->kind == GR_X_ALT ? b->kid.data[i] : b;
+        if (a->m && !gr_param_eval(&p->ctx->pexprs, a->m - 1, v))
+            continue;
+        gr_expr_t *k = clone(p, a, NULL, NULL, &v);
+        if (!k || gr_ebnf_add(alt, k, p->t.err))
+            return NULL;
+        k->m = 0;
+        one = k;
+    }
+    return !alt ? NULL : alt->kid.len > 1 ? alt : alt->kid.len ? one : nothing(p, t->pos);
+}
+
+/* A use name::N (x, outside parametric rules' bodies) as a reference to
+ * the rule name::0xN, made from name::_ the first time. */
+static int instantiate_param(lark_t *p, gr_expr_t *x, size_t *made)
+{
+    uint64_t v;
+    const tmpl_t *t = find_tmpl(p, x->text, 1);
+    if (!gr_param_const(&p->ctx->pexprs, x->m - 1, &v))
+        return gr_text_fail(&p->t, x->pos, "'%s::' takes a number outside a parametric "
+                            "rule", x->text);
+    if (!t)
+        return gr_text_fail(&p->t, x->pos, "no parametric rule '%s::_'", x->text);
+    char num[32];
+    tb_buf_t b = {0};
+    int n = snprintf(num, sizeof num, "::0x%llx", (unsigned long long)v);
+    if (tb_buf_put(&b, x->text, x->len) || tb_buf_put(&b, num, (size_t)n + 1))
+        return tb_buf_free(&b), tb_fail(p->t.err, "out of memory");
+    b.len--;
+    int rc = 0;
+    if (tb_strmap_get(&p->e->by_name, b.data, b.len) < 0) {
+        gr_expr_t *body = ++*made > MAX_INSTANCES
+                              ? (gr_text_fail(&p->t, x->pos, "parametric rules made more "
+                                              "than %d rules", MAX_INSTANCES), NULL)
+                              : param_body(p, t, v);
+        rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, 0, body, p->t.err);
+    }
+    if (rc) {
+        tb_buf_free(&b);
+        return -1;
+    }
+    free(x->text);
+    x->text = (char *)b.data;
+    x->len = b.len;
+    x->m = 0;
+    return 0;
+}
+
 /* Replaces each use name{a, b} under x by a reference to the rule it
- * stands for, made from the template the first time. */
+ * stands for, made from the template the first time; likewise each use
+ * of a parametric rule. */
 static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
 {
     for (size_t i = 0; i < x->kid.len; i++)
         if (instantiate(p, x->kid.data[i], made))
             return -1;
+    if (x->kind == GR_X_REF && x->m)
+        return instantiate_param(p, x, made);
     if (x->kind != GR_X_REF || !x->kid.len)
         return 0;
-    const tmpl_t *t = NULL;
-    for (size_t i = 0; i < p->ctx->tmpl.len && !t; i++)
-        if (!strcmp(p->ctx->tmpl.data[i].name, x->text))
-            t = &p->ctx->tmpl.data[i];
+    const tmpl_t *t = find_tmpl(p, x->text, 0);
     if (!t)
         return gr_text_fail(&p->t, x->pos, "no template '%s'", x->text);
     if (t->param.len != x->kid.len)
@@ -1559,7 +1798,7 @@ static int instantiate(lark_t *p, gr_expr_t *x, size_t *made)
                                               "rules or one with arguments over %d bytes (a "
                                               "use that nests without end?)", MAX_INSTANCES,
                                               MAX_INSTANCE_NAME), NULL)
-                              : clone(p, t->body, t, x->kid.data);
+                              : clone(p, t->body, t, x->kid.data, NULL);
         rc = !body || gr_ebnf_rule(p->e, (char *)b.data, b.len, t->pos, t->terminal, body,
                                    p->t.err);
     }
@@ -1611,6 +1850,9 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     lark_t p = {.e = &e, .ctx = &c};
     gr_text_init(&p.t, text, len, g->source, err);
     size_t made = 0;
+    if (!rc && c.nested && e.ignore.len)
+        rc = gr_text_fail(&p.t, c.nested_pos, "a nested %%lark grammar in a grammar with "
+                          "%%ignore is not supported (the %%ignore would hold inside it)");
     for (size_t i = 0; !rc && i < e.rule.len; i++)
         rc = instantiate(&p, e.rule.data[i].body, &made);
     for (size_t i = 0; !rc && i < e.ignore.len; i++)
@@ -1618,6 +1860,8 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     start_name = start_name ? start_name : "start";
     if (e.llguidance && !g->semantics_fixed)
         g->semantics = GR_SEM_LLGUIDANCE;
+    if (e.initial_skip)
+        g->initial_skip = 1;
     if (!rc && c.json_ref)
         rc = compile_json(&p, g, start_name);
     else if (!rc)
@@ -1625,6 +1869,7 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     for (size_t i = 0; i < c.tmpl.len; i++)
         tmpl_free(&c.tmpl.data[i]);
     free(c.tmpl.data);
+    free(c.pexprs.data);
     gr_ebnf_free(&e);
     return rc;
 }

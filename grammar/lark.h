@@ -19,16 +19,20 @@
  * %import common.NAME [-> ALIAS] and %import common (A, B), %import
  * .FILE.NAME [-> ALIAS] and %import .FILE (A, B) of grammar files beside
  * this one (namespaced as Lark does), %declare (terminals that match
- * nothing), %override, %extend, comments // and #, `%llguidance {}`.
+ * nothing), %override, %extend, comments // and #, `%llguidance {...}`
+ * (its options read where they do not change the language).
  * llguidance's own: `start: %json {...}` as a whole grammar (schema.h),
  * A & B and ~A inside terminals, %regex {"substring_...": ...}, rule
  * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
- * suffix follow the body; the others are read only).
+ * suffix follow the body; the others are read only), parametric rules
+ * name::_ with %if (param.h; each value reached made a rule).
  * Refused, named with their position: imports of modules other than
  * common without the '.', %json beside anything else or in an imported
- * file, %lark, parametric rules name::param, special tokens <...>,
- * grammar references @name, lookaround and the other regex features
- * lexer/regex.h refuses, regex flags other than i s u.
+ * file, %lark {...} where it or the grammar around has %ignore (else it
+ * is read in a namespace of its own), special tokens <...>,
+ * grammar references @name, look-around (but the idioms of Lark's own
+ * files: larklook.h) and the other regex features lexer/regex.h refuses,
+ * regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H

@@ -5,7 +5,8 @@
  * the committed example grammars (experiments/grammars/: JSON in both
  * formats, an ambiguous left-recursive expression grammar in both,
  * keywords overlapping identifiers, nullable rules under %ignore, right
- * recursion).  The states are the start, random sentences of each grammar
+ * recursion) and llguidance's parametric rules and lone nullable regex
+ * (tests/fixtures/lark/llg_dialect.lark).  The states are the start, random sentences of each grammar
  * cut at random points (tests/grammar_gen.h), and a few hand-picked
  * prefixes; at each, every layout's mask must equal the oracle's answer
  * for every token, and whether the text is a sentence must agree.  Random
@@ -329,6 +330,14 @@ static void test_llguidance_semantics(void **state)
     check_llg("start: foo | B | foo \"b\"\nfoo[lazy]: /a+/\nB: /aab/\n", "ab", cut, 4);
 }
 
+/* llguidance's parametric rules and a nullable /regex/ alone */
+static void test_llg_dialect(void **state)
+{
+    (void)state;
+    const char *extra[] = {"ab", "cab;", "abc; x y", "aa", "bca;"};
+    check_grammar("tests/fixtures/lark/llg_dialect.lark", extra, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_nullable_and_right_recursion),
         cmocka_unit_test(test_llguidance_semantics),
+        cmocka_unit_test(test_llg_dialect),
     };
     return cmocka_run_group_tests_name("grammar masks against the oracle", tests, setup,
                                        teardown);

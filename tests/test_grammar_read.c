@@ -408,6 +408,13 @@ static void test_lark_terminals(void **state)
                 "lexeme \"b\" = b\n");
     /* a nullable /regex/ next to a non-empty item merges with it */
     expect_lexeme("lark", "start: /a*/ \"b\"\n", "/a*/ \"b\"", STRS("b", "aab"), STRS("a"));
+    /* a nullable /regex/ alone, as llguidance reads it: its non-empty
+     * strings through a look-ahead asking for a byte, made optional */
+    expect_dump("lark", "start: foo\nfoo[stop=\"\"]: /a*/\n",
+                "start#1 -> foo\n"
+                "start#1 -> (empty)\n"
+                "start -> start#1\n"
+                "lexeme foo = (?=[\\s\\S])(?:a*)\n");
     /* keywords and identifiers overlap */
     gr_cfg_t g;
     tb_err_t err;
@@ -482,6 +489,7 @@ static void test_lark_templates(void **state)
 static void test_lark_errors(void **state)
 {
     (void)state;
+    gr_cfg_t g;
     expect_error("lark", "start: A\nA: A \"x\"\n",
                  "g.lark:2:1: terminal 'A' is recursive (terminals are regular expressions: use "
                  "a lower-case rule)");
@@ -493,7 +501,7 @@ static void test_lark_errors(void **state)
                  "offset 1");
     expect_error("lark", "start: \"x\"\n  | /ab\\1/\n",
                  "g.lark:2:8: regex 'ab\\1': back-references are not supported at offset 2");
-    expect_error("lark", "start: /a*/\n",
+    expect_error("lark", "start: /a*/ /b*/\n",
                  "g.lark:1:8: regex /a*/ matches the empty string, and a lexeme must read at "
                  "least one byte (make it non-empty and optional: /x+/? for /x*/)");
     expect_error("lark", "start: \"a\"\n%ignore /a*/\n",
@@ -536,10 +544,42 @@ static void test_lark_errors(void **state)
                  "g.lark:1:8: %json: #: 'type' must be a string or an array");
     expect_error("lark", "start: \"a\"\n  | %ignore \"b\"\n",
                  "g.lark:2:5: %ignore inside a rule is not supported (%json and %regex are)");
-    expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n",
-                 "g.lark:1:8: nested grammars (%lark {...}) are not supported");
-    expect_error("lark", "start: p::0\np::_: \"a\"\n",
-                 "g.lark:1:8: parametric rules (name::param, %if) are not supported");
+    /* nested %lark grammars (their language: test_llg_cases) */
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n}\n%ignore \" \"\n",
+                 "g.lark:1:8: a nested %lark grammar in a grammar with %ignore is not "
+                 "supported (the %ignore would hold inside it)");
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n%ignore \" \"\n}\n",
+                 "g.lark:3:1: %ignore in a nested %lark grammar is not supported (it would "
+                 "hold in the whole grammar)");
+    expect_error("lark", "start: %lark {\nfoo: \"}\"\n}\n",
+                 "g.lark:1:8: %lark: the nested grammar has no rule 'start'");
+    expect_error("lark", "start: %lark {\nstart: b\n}\n",
+                 "g.lark:2:8: undefined rule '%lark1.b'");
+    expect_error("lark", "start: %lark {\nstart: \"a\"\n", "g.lark:1:8: %lark: no '}' closes "
+                 "the nested grammar");
+    /* parametric rules (their languages: test_llg_cases) */
+    expect_error("lark", "start: p::0\np:: \"a\"\n",
+                 "g.lark:2:5: expected '_' after a parametric rule's '::', found '\"a\"'");
+    expect_error("lark", "start: p::_\np::_: \"a\"\n",
+                 "g.lark:1:8: 'p::' takes a number outside a parametric rule");
+    expect_error("lark", "start: q::1\np::_: \"a\"\n", "g.lark:1:8: no parametric rule 'q::_'");
+    expect_error("lark", "start: p::0\np::_: \"a\" p::set_bit(64)\n",
+                 "g.lark:2:22: bit 64 out of range (0 to 63)");
+    expect_error("lark", "start: p::0\np::_: \"a\" %if lt([3:3], 2)\n",
+                 "g.lark:2:18: empty bit range [3:3]");
+    expect_error("lark", "start: p::0\np::_: \"a\" %if frob(1)\n",
+                 "g.lark:2:15: unknown condition 'frob' (docs/grammars.md lists them)");
+    expect_error("lark", "start: p::0x10000000000000000\np::_: \"a\"\n",
+                 "g.lark:1:11: number above 64 bits");
+    expect_error("lark", "start: \"a\" %if true\n",
+                 "g.lark:1:12: %if ends an alternative of a parametric rule (name::_: ...)");
+    expect_error("lark", "start: p::0\np::_: (\"a\" %if true)\n",
+                 "g.lark:2:12: %if ends an alternative of a parametric rule (name::_: ...)");
+    expect_error("lark", "start: P::0\nP::_: \"a\"\n",
+                 "g.lark:2:1: a terminal cannot be parametric (name::_ is a rule's)");
+    /* a use that counts without end stops at the limit */
+    expect_error("lark", "start: p::0\np::_: \"a\" p::incr(_)\n",
+                 "g.lark:2:11: parametric rules made more than 10000 rules");
     expect_error("lark", "start: %regex {\"substring_words\": \"a\", \"substring_chars\": \"b\"}\n",
                  "g.lark:1:8: only one field can be set on %regex");
     expect_error("lark", "start: %regex {\"substring_words\": true}\n",
@@ -563,8 +603,20 @@ static void test_lark_errors(void **state)
                  "g.lark:1:16: common has no terminal 'FOO' (it has WS, WS_INLINE, NEWLINE, "
                  "NUMBER, SIGNED_NUMBER, INT, SIGNED_INT, DECIMAL, FLOAT, ESCAPED_STRING, CNAME, "
                  "WORD, LETTER, DIGIT, HEXDIGIT, ...)");
-    expect_error("lark", "%llguidance {\"no_forcing\": true}\nstart: \"a\"\n",
-                 "g.lark:1:14: %llguidance options are not supported (only an empty {})");
+    /* llguidance's options: read, refused by name where they would change
+     * the language */
+    read_ok(&g, "lark", "%llguidance {\"no_forcing\": true}\n%llguidance {\"allow_initial_skip\": "
+            "true, \"ignore_once\": false}\nstart: \"a\"\n");
+    gr_cfg_free(&g);
+    expect_error("lark", "%llguidance {\"frob\": true}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'frob' is unknown (llguidance's are "
+                 "no_forcing, allow_initial_skip, allow_invalid_utf8, ignore_once)");
+    expect_error("lark", "%llguidance {\"ignore_once\": \"yes\"}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'ignore_once' must be true or false");
+    expect_error("lark", "%llguidance {\"ignore_once\": true}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'ignore_once' is not supported");
+    expect_error("lark", "%llguidance [1]\nstart: \"a\"\n",
+                 "g.lark:1:13: expected a JSON object after %llguidance, found '['");
     expect_error("lark", "start: \"a\" \n\"b\"\n",
                  "g.lark:2:1: expected a rule, a terminal or a directive, found '\"b\"'");
     expect_error("lark", "start \"a\"\n", "g.lark:1:7: expected ':' after the rule name, found '\"a\"'");
