@@ -55,7 +55,20 @@
  * it refuses; a '-' where only -0 can follow (a minimum of 0, which -0
  * meets); tokens it allows that no JSON text starts with.  The rest,
  * XGrammar's regexes, looser strings and strict mode, are not counted for
- * it.
+ * it.  On grammars (not schemas) llguidance's causes are its end-of-text
+ * token, bytes that are not UTF-8, and its greedy lexing: a token tokbench
+ * alone allows where some state on the way through the text and the token
+ * holds two readings that end a lexeme at different places
+ * (docs/grammars.md, "Lexing is not greedy").  On llguidance's %json test
+ * grammars also: x-guidance options (whitespace, separators, escapes),
+ * which tokbench does not read, for every token of such a schema;
+ * February 29 of a common year, which llguidance's date format allows; an
+ * e-mail address literal other than IPv4 ("@[IPv6:..."), which RFC 5321
+ * allows and llguidance's e-mail format does not; the escape \r where a
+ * pattern's '.' stands (ECMA-262's dot leaves out line terminators,
+ * llguidance's only \n); a continued escape (after a backslash or in a
+ * \u's digits), as a token holding one; and number bytes llguidance
+ * allows past the schema's bounds (it decides some bounds later).
  */
 #ifndef XP_XGDIFF_H
 #define XP_XGDIFF_H
@@ -88,6 +101,12 @@ typedef enum {
     XP_XG_TZ,      /* tokbench only */
     XP_XG_LEAP,    /* tokbench only */
     XP_XG_LABEL,   /* llguidance only */
+    XP_XG_GREEDY,  /* tokbench only, llguidance on grammars */
+    XP_XG_OPTIONS, /* either, llguidance */
+    XP_XG_FEB29,   /* llguidance only */
+    XP_XG_ADDRLIT, /* tokbench only, llguidance */
+    XP_XG_DOTCR,   /* llguidance only */
+    XP_XG_BOUND,   /* llguidance only */
     XP_XG_OURS,    /* tokbench only, unexplained */
     XP_XG_THEIRS,  /* XGrammar only, unexplained */
     XP_XG_CAUSES
@@ -105,6 +124,8 @@ typedef struct {
     const tb_bitset_t *theirs; /* XGrammar's mask at the point (xp_xg_diff sets it) */
     gr_gram_t *json;           /* RFC 8259 JSON (json.lark), or NULL */
     int llguidance;            /* the other engine is llguidance, not XGrammar */
+    int options;               /* the schema sets x-guidance options, which tokbench
+                                * does not read: every difference is theirs */
     uint32_t json_state;       /* json's state after the point's text (set here) */
     char *const *names;        /* the property names the schema defines, sorted */
     size_t n_names;
