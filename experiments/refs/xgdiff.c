@@ -35,7 +35,8 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_FEB29] = "February 29 of a common year",
     [XP_XG_ADDRLIT] = "e-mail IPv6 or general address literal",
     [XP_XG_DOTCR] = "'.' matching a carriage return",
-    [XP_XG_BOUND] = "number past the schema's bounds",
+    [XP_XG_BOUND] = "number at the schema's bounds",
+    [XP_XG_SPACE] = "U+FEFF or U+0085 as \\s",
     [XP_XG_OURS] = "unexplained, tokbench only",
     [XP_XG_THEIRS] = "unexplained, reference only",
 };
@@ -317,6 +318,21 @@ static int number_bytes(const xp_xg_ctx_t *c, const json_pos_t *p, const uint8_t
     return 1;
 }
 
+/* 1 if the token, inside a string, goes on with the UTF-8 bytes c[0..len)
+ * of one character from where the text's bytes of it end. */
+static int goes_on_with(const json_pos_t *p, const uint8_t *prefix, size_t plen,
+                        const uint8_t *s, size_t n, const uint8_t *c, size_t len)
+{
+    size_t q = len - 1; /* how many of c's bytes the text ends with */
+    while (q > 0 && (plen < q || memcmp(prefix + plen - q, c, q)))
+        q--;
+    return p->in_string && !p->escaped && !memcmp(s, c + q, n < len - q ? n : len - q);
+}
+
+/* ECMA-262's \s (tokbench's patterns) holds U+FEFF and not U+0085;
+ * llguidance's (Unicode's White_Space) the other way round. */
+static const uint8_t FEFF[] = {0xEF, 0xBB, 0xBF}, NEL[] = {0xC2, 0x85};
+
 static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                                  const uint8_t *prefix, size_t plen, uint32_t id)
 {
@@ -334,6 +350,7 @@ static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                : long_label(prefix, plen, s, n)           ? XP_XG_LABEL
                : common_feb29(pos, prefix, plen, s, n)    ? XP_XG_FEB29
                : escaped_cr(pos, s, n)                    ? XP_XG_DOTCR
+               : goes_on_with(pos, prefix, plen, s, n, NEL, sizeof NEL) ? XP_XG_SPACE
                : number_bytes(c, pos, s, n)               ? XP_XG_BOUND
                                                           : XP_XG_THEIRS;
     for (size_t k = 0; k + 1 < n; k++)
@@ -434,25 +451,25 @@ static int in_escape(const json_pos_t *p, const uint8_t *prefix, size_t plen)
 
 /* 1 if the token, inside a string, goes into or through an e-mail address
  * literal that is not IPv4 ("@[" then a letter: "IPv6:" or a general
- * tag, RFC 5321 section 4.1.3). */
+ * tag, RFC 5321 section 4.1.3): the current string's bytes, then the
+ * token's, are scanned for "@[" and a letter after it. */
 static int address_literal(const json_pos_t *p, const uint8_t *prefix, size_t plen,
                            const uint8_t *s, size_t n)
 {
     if (!p->in_string)
         return 0;
     size_t k = plen;
-    while (k > 0 && prefix[k - 1] != '"' && prefix[k - 1] != '[')
+    while (k > 0 && prefix[k - 1] != '"')
         k--;
-    int open = k >= 2 && prefix[k - 1] == '[' && prefix[k - 2] == '@';
-    for (size_t j = 0; j < n; j++) {
-        if (j + 1 < n && s[j] == '@' && s[j + 1] == '[')
+    int open = 0;
+    for (size_t j = k; j < plen + n; j++) {
+        uint8_t b = j < plen ? prefix[j] : s[j - plen];
+        uint8_t before = j == 0 ? 0 : j - 1 < plen ? prefix[j - 1] : s[j - 1 - plen];
+        if (before == '@' && b == '[')
             open = 1;
-        else if (open && ((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z'))
+        else if (open && (b | 0x20) >= 'a' && (b | 0x20) <= 'z')
             return 1;
     }
-    for (size_t j = k; open && j < plen; j++)
-        if ((prefix[j] | 0x20) >= 'a' && (prefix[j] | 0x20) <= 'z')
-            return 1;
     return 0;
 }
 
@@ -480,6 +497,10 @@ static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
         return XP_XG_STRESC;
     if (c->llguidance && address_literal(pos, prefix, plen, s, n))
         return XP_XG_ADDRLIT;
+    if (c->llguidance && goes_on_with(pos, prefix, plen, s, n, FEFF, sizeof FEFF))
+        return XP_XG_SPACE;
+    if (c->llguidance && number_bytes(c, pos, s, n))
+        return XP_XG_BOUND;
     if (in_string_byte(*pos, s, n, is_del))
         return XP_XG_DEL;
     if (c->llguidance) /* the causes below are XGrammar's regexes' */

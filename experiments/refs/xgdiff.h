@@ -67,8 +67,11 @@
  * allows and llguidance's e-mail format does not; the escape \r where a
  * pattern's '.' stands (ECMA-262's dot leaves out line terminators,
  * llguidance's only \n); a continued escape (after a backslash or in a
- * \u's digits), as a token holding one; and number bytes llguidance
- * allows past the schema's bounds (it decides some bounds later).
+ * \u's digits), as a token holding one; U+FEFF's or U+0085's bytes where a
+ * pattern's \s stands (ECMA-262's \s holds the first, llguidance's the
+ * second); and number bytes
+ * at the schema's bounds (llguidance decides some bounds later, and gets
+ * exclusiveMinimum 0 with maximum 1 wrong: it allows 0 and refuses 1).
  */
 #ifndef XP_XGDIFF_H
 #define XP_XGDIFF_H
@@ -106,7 +109,8 @@ typedef enum {
     XP_XG_FEB29,   /* llguidance only */
     XP_XG_ADDRLIT, /* tokbench only, llguidance */
     XP_XG_DOTCR,   /* llguidance only */
-    XP_XG_BOUND,   /* llguidance only */
+    XP_XG_BOUND,   /* either, llguidance */
+    XP_XG_SPACE,   /* either, llguidance */
     XP_XG_OURS,    /* tokbench only, unexplained */
     XP_XG_THEIRS,  /* XGrammar only, unexplained */
     XP_XG_CAUSES
