@@ -18,7 +18,8 @@
  * the differing tokens by cause (or the refusal); one outcome per cause
  * that some token has, impl "llguidance causes", item the cause's name,
  * tokens how many; and, source "static", the counts grammars, loaded,
- * strings, agree (strings with llguidance's verdict here), compared
+ * ref_refuses (grammars llguidance's tests want refused), refused_here
+ * (grammars they load that tokbench refuses), strings, agree (strings with llguidance's verdict here), compared
  * (grammars whose masks were compared), steps, equal (masks), explained
  * and unexplained (differing tokens).  Any unexplained token fails the
  * case once everything is stored.
@@ -38,7 +39,8 @@ typedef struct {
     char src[4096], root[4096], vocab[4096];
     unsigned timeout;
     xp_env_t *env;
-    uint64_t grammars, loaded, strings, agree, compared, steps, equal, explained, unexplained;
+    uint64_t grammars, loaded, ref_refuses, refused_here, strings, agree, compared, steps, equal;
+    uint64_t explained, unexplained;
     uint64_t causes[XP_XG_CAUSES];
 } llgtests_t;
 
@@ -114,6 +116,8 @@ static int on_grammar(void *ctx, const xp_llg_grammar_t *g, tb_err_t *err)
         append(o.detail, sizeof o.detail, g->detail);
     s->grammars++;
     s->loaded += g->loaded;
+    s->ref_refuses += g->verdict == XP_LLG_REFUSED;
+    s->refused_here += g->verdict == XP_LLG_REFUSED_HERE;
     s->strings += g->strings;
     s->agree += g->agree;
     s->compared += g->verdict <= XP_LLG_UNEXPLAINED;
@@ -186,10 +190,12 @@ static int llgtests_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_er
         if (s->causes[k])
             rc = xp_env_outcome(env, &o, err);
     }
-    static const char *const names[] = {"grammars", "loaded", "strings", "agree", "compared",
-                                        "steps", "equal", "explained", "unexplained"};
-    const uint64_t v[] = {s->grammars, s->loaded, s->strings, s->agree, s->compared,
-                          s->steps, s->equal, s->explained, s->unexplained};
+    static const char *const names[] = {"grammars", "loaded", "ref_refuses", "refused_here",
+                                        "strings", "agree", "compared", "steps", "equal",
+                                        "explained", "unexplained"};
+    const uint64_t v[] = {s->grammars, s->loaded, s->ref_refuses, s->refused_here, s->strings,
+                          s->agree, s->compared, s->steps, s->equal, s->explained,
+                          s->unexplained};
     for (size_t i = 0; !rc && i < sizeof v / sizeof *v; i++)
         rc = record(env, names[i], v[i], err);
     if (!rc && s->unexplained)
