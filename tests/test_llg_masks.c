@@ -110,8 +110,57 @@ static void test_llg_masks(void **state)
     assert_int_equal(t.by[XP_LLG_REF_FAILED], 0);
 }
 
+/* The cause xgdiff gives a token of Llama 3 that tokbench alone allows
+ * after `after` on a Lark grammar, llguidance being the other engine. */
+static xp_xg_cause_t cause_of(tok_tokenizer_t *tok, const trie_t *trie, const char *grammar,
+                              const char *after, const char *token)
+{
+    gr_cfg_t cfg;
+    tb_err_t err;
+    if (gr_cfg_parse(&cfg, grammar, strlen(grammar), "g.lark", "lark", &err))
+        fail_msg("%s", err.msg);
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+    assert_non_null(g);
+    int32_t id = trie_lookup(trie, (const uint8_t *)token, strlen(token));
+    assert_true(id >= 0);
+    xp_xg_ctx_t ctx = {.vocab = tok_vocab(tok), .trie = trie, .g = g, .llguidance = 1};
+    uint32_t st = gr_feed(g, GR_START, (const uint8_t *)after, strlen(after), NULL);
+    assert_int_not_equal(st, GR_DEAD);
+    xp_xg_cause_t why = xp_xg_cause(&ctx, (const uint8_t *)after, strlen(after), st,
+                                    (uint32_t)id, 1);
+    gr_gram_free(g);
+    return why;
+}
+
+/* Greedy lexing is the cause only where the text has two readings that
+ * end a lexeme at different places: after "aa" under A: /a+/ then
+ * B: "ab", tokbench reads A = "a", B = "ab" and allows "b", where a greedy
+ * lexer has taken "aa" as A; after "x" in "x" "b" nothing is ambiguous.
+ * %ignore keeps A and B apart: without it the reader merges the regular
+ * rule into one lexeme, where the two readings are one lexer state, and a
+ * greedy difference there would be left unexplained (and fail). */
+static void test_greedy_cause(void **state)
+{
+    (void)state;
+    tb_err_t err;
+    tok_tokenizer_t *tok = test_load(LLAMA3);
+    trie_keys_t keys;
+    trie_t *trie = NULL;
+    if (trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
+        !(trie = trie_build(&trie_layout_dfs, &keys, &err)))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cause_of(tok, trie, "start: A B\nA: /a+/\nB: \"ab\"\n%ignore \" \"\n", "aa",
+                              "b"),
+                     XP_XG_GREEDY);
+    assert_int_equal(cause_of(tok, trie, "start: \"x\" \"b\"\n", "x", "b"), XP_XG_OURS);
+    trie_free(trie);
+    trie_keys_free(&keys);
+    tok_free(tok);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_llg_masks)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_greedy_cause),
+                                       cmocka_unit_test(test_llg_masks)};
     return cmocka_run_group_tests_name("grammar masks against llguidance", tests, NULL, NULL);
 }

@@ -59,7 +59,9 @@
  * token, bytes that are not UTF-8, and its greedy lexing: a token tokbench
  * alone allows where some state on the way through the text and the token
  * holds two readings that end a lexeme at different places
- * (docs/grammars.md, "Lexing is not greedy").  On llguidance's %json test
+ * (docs/grammars.md, "Lexing is not greedy"); where the grammar reader
+ * merged a regular rule into one lexeme, its readings are one state and
+ * such a token stays unexplained.  On llguidance's %json test
  * grammars also: x-guidance options (whitespace, separators, escapes),
  * which tokbench does not read, for every token of such a schema;
  * February 29 of a common year, which llguidance's date format allows; an
