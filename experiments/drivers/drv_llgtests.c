@@ -19,10 +19,12 @@
  * that some token has, impl "llguidance causes", item the cause's name,
  * tokens how many; and, source "static", the counts grammars, loaded,
  * ref_refuses (grammars llguidance's tests want refused), refused_here
- * (grammars they load that tokbench refuses), strings, agree (strings with llguidance's verdict here), compared
- * (grammars whose masks were compared), steps, equal (masks), explained
- * and unexplained (differing tokens).  Any unexplained token fails the
- * case once everything is stored.
+ * (grammars they load that tokbench refuses), strings, agree (strings
+ * with llguidance's verdict here), compared (grammars whose masks were
+ * compared), steps, equal (masks), explained and unexplained (differing
+ * tokens), each twice: prefixed lark_ for llguidance's Lark grammars,
+ * json_ for its JSON Schemas (`start: %json {...}`).  Any unexplained
+ * token fails the case once everything is stored.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +37,20 @@
 #include "driver.h"
 #include "setup.h"
 
+/* The counts stored, per kind of grammar: a Lark grammar of llguidance's
+ * own, or a JSON Schema (`start: %json {...}`, the JSON tests'). */
+enum { GRAMMARS, LOADED, REF_REFUSES, REFUSED_HERE, STRINGS, AGREE, COMPARED, STEPS, EQUAL,
+       EXPLAINED, UNEXPLAINED, NCOUNTS };
+static const char *const count_names[NCOUNTS] = {
+    "grammars", "loaded", "ref_refuses", "refused_here", "strings", "agree", "compared",
+    "steps", "equal", "explained", "unexplained"};
+static const char *const kinds[2] = {"lark_", "json_"};
+
 typedef struct {
     char src[4096], root[4096], vocab[4096];
     unsigned timeout;
     xp_env_t *env;
-    uint64_t grammars, loaded, ref_refuses, refused_here, strings, agree, compared, steps, equal;
-    uint64_t explained, unexplained;
+    uint64_t n[2][NCOUNTS];
     uint64_t causes[XP_XG_CAUSES];
 } llgtests_t;
 
@@ -92,6 +102,7 @@ static void append(char *buf, size_t size, const char *part)
 static int on_grammar(void *ctx, const xp_llg_grammar_t *g, tb_err_t *err)
 {
     llgtests_t *s = ctx;
+    uint64_t *n = s->n[g->json];
     xp_outcome_t o = {0};
     snprintf(o.impl, sizeof o.impl, "llguidance masks");
     snprintf(o.item, sizeof o.item, "%s", g->where);
@@ -107,22 +118,19 @@ static int on_grammar(void *ctx, const xp_llg_grammar_t *g, tb_err_t *err)
         if (g->counts[k])
             append(o.detail, sizeof o.detail, part);
         s->causes[k] += g->counts[k];
-        if (k == XP_XG_OURS || k == XP_XG_THEIRS)
-            s->unexplained += g->counts[k];
-        else
-            s->explained += g->counts[k];
+        n[k == XP_XG_OURS || k == XP_XG_THEIRS ? UNEXPLAINED : EXPLAINED] += g->counts[k];
     }
     if (g->detail[0])
         append(o.detail, sizeof o.detail, g->detail);
-    s->grammars++;
-    s->loaded += g->loaded;
-    s->ref_refuses += g->verdict == XP_LLG_REFUSED;
-    s->refused_here += g->verdict == XP_LLG_REFUSED_HERE;
-    s->strings += g->strings;
-    s->agree += g->agree;
-    s->compared += g->verdict <= XP_LLG_UNEXPLAINED;
-    s->steps += g->steps;
-    s->equal += g->equal;
+    n[GRAMMARS]++;
+    n[LOADED] += g->loaded;
+    n[REF_REFUSES] += g->verdict == XP_LLG_REFUSED;
+    n[REFUSED_HERE] += g->verdict == XP_LLG_REFUSED_HERE;
+    n[STRINGS] += g->strings;
+    n[AGREE] += g->agree;
+    n[COMPARED] += g->verdict <= XP_LLG_UNEXPLAINED;
+    n[STEPS] += g->steps;
+    n[EQUAL] += g->equal;
     return xp_env_outcome(s->env, &o, err);
 }
 
@@ -190,18 +198,17 @@ static int llgtests_extra(void *state, const xp_row_t *row, xp_env_t *env, tb_er
         if (s->causes[k])
             rc = xp_env_outcome(env, &o, err);
     }
-    static const char *const names[] = {"grammars", "loaded", "ref_refuses", "refused_here",
-                                        "strings", "agree", "compared", "steps", "equal",
-                                        "explained", "unexplained"};
-    const uint64_t v[] = {s->grammars, s->loaded, s->ref_refuses, s->refused_here, s->strings,
-                          s->agree, s->compared, s->steps, s->equal, s->explained,
-                          s->unexplained};
-    for (size_t i = 0; !rc && i < sizeof v / sizeof *v; i++)
-        rc = record(env, names[i], v[i], err);
-    if (!rc && s->unexplained)
+    for (int kind = 0; kind < 2; kind++)
+        for (int i = 0; !rc && i < NCOUNTS; i++) {
+            char metric[24];
+            snprintf(metric, sizeof metric, "%s%s", kinds[kind], count_names[i]);
+            rc = record(env, metric, s->n[kind][i], err);
+        }
+    uint64_t unexplained = s->n[0][UNEXPLAINED] + s->n[1][UNEXPLAINED];
+    if (!rc && unexplained)
         rc = tb_fail(err, "%llu differing tokens have no known cause (outcome 'unexplained "
                      "differences': the grammar and its first such token are in its row)",
-                     (unsigned long long)s->unexplained);
+                     (unsigned long long)unexplained);
     return rc;
 }
 

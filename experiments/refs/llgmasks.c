@@ -265,17 +265,34 @@ static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr
         uint32_t unexplained;
         size_t d = xp_xg_diff(ctx, ours, theirs, text.data, text.len, st, counts,
                               &unexplained);
+        /* tokbench's masks hold no end-of-text token: the text may end here
+         * for both engines, or the difference is the end's */
+        int32_t eos = ctx->vocab->eos;
+        int our_end = gr_accepting(ctx->g, st), their_end = tb_bitset_get(theirs, (size_t)eos);
+        if (our_end != their_end) {
+            xp_xg_cause_t why = xp_xg_end_cause(ctx, text.data, text.len, our_end);
+            counts[why]++;
+            if (their_end) { /* not the difference xp_xg_diff took it for */
+                counts[xp_xg_cause(ctx, text.data, text.len, st, (uint32_t)eos, 0)]--;
+                d--;
+            }
+            d++;
+            if ((why == XP_XG_OURS || why == XP_XG_THEIRS) && unexplained == UINT32_MAX)
+                unexplained = (uint32_t)eos;
+        }
         c->out.steps++;
         c->out.equal += d == 0;
         for (int j = 0; j < XP_XG_CAUSES; j++)
             c->out.counts[j] += counts[j];
         if (unexplained != UINT32_MAX && !strstr(c->out.detail, "unexplained")) {
             const uint8_t *s = tok_vocab_token(ctx->vocab, unexplained, &n);
+            int by_ours = unexplained == (uint32_t)eos ? our_end
+                                                       : tb_bitset_get(ours, unexplained);
             snprintf(c->out.detail, sizeof c->out.detail, "first unexplained: string %zu, "
                      "after \"%.*s\", token %u \"%.*s\" allowed by %s only", i,
                      (int)(text.len > 80 ? 80 : text.len), (const char *)text.data,
                      unexplained, (int)(n > 40 ? 40 : n), (const char *)s,
-                     tb_bitset_get(ours, unexplained) ? "tokbench" : "llguidance");
+                     by_ours ? "tokbench (the text may end)" : "llguidance");
         }
         uint32_t id = (uint32_t)json_integer_value(json_array_get(ids, k));
         const uint8_t *s = id < ctx->vocab->size ? tok_vocab_token(ctx->vocab, id, &n) : NULL;
@@ -305,7 +322,7 @@ static int compare_line(const xp_llg_run_t *r, llg_case_t *c, json_t *line, tb_b
     if (gr_rec_init(&rec, c->g, r->max_len, err))
         return -1;
     /* a %json grammar is a schema's: the JSON causes apply */
-    int schema = memmem(c->text, c->len, "%json", 5) != NULL;
+    int schema = c->out.json;
     xp_xg_ctx_t ctx = {.vocab = tok_vocab(r->tok), .trie = r->trie, .g = c->g,
                        .schema = schema, .llguidance = 1, .json = schema ? r->json : NULL,
                        .options = memmem(c->text, c->len, "x-guidance", 10) != NULL};
@@ -367,6 +384,7 @@ static int load_all(const xp_llg_run_t *r, llg_cases_t *cases, FILE *jobs, size_
         tb_err_t why = {{0}};
         c->g = load(c, &why);
         c->out.loaded = c->g != NULL;
+        c->out.json = memmem(c->text, c->len, "%json", 5) != NULL;
         for (size_t k = 0; c->g && k < c->strs.len; k++) {
             c->out.strings++;
             c->out.agree += agrees(c->g, &c->strs.data[k]);

@@ -51,6 +51,7 @@ typedef struct {
     char where[128];          /* FILE:LINE of the test's call */
     xp_llg_verdict_t verdict;
     int loaded;               /* loaded here */
+    int json;                 /* a JSON Schema: `start: %json {...}` */
     size_t strings, agree;    /* strings; with llguidance's verdict here */
     size_t steps, equal;      /* masks compared; equal */
     size_t counts[XP_XG_CAUSES]; /* differing tokens by cause */

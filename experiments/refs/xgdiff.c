@@ -534,6 +534,21 @@ xp_xg_cause_t xp_xg_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t pl
     return cause_at(&at, &pos, prefix, plen, st, id, ours);
 }
 
+xp_xg_cause_t xp_xg_end_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t plen,
+                              int ours)
+{
+    if (c->options)
+        return XP_XG_OPTIONS;
+    if (c->llguidance && ours && two_readings(c->g, prefix, plen, NULL, 0))
+        return XP_XG_GREEDY;
+    size_t k = plen;
+    while (k > 0 && (prefix[k - 1] == '0' || prefix[k - 1] == '.'))
+        k--;
+    if (c->schema && ours && k > 0 && prefix[k - 1] == '-' && k < plen && prefix[k] == '0')
+        return XP_XG_NEGZERO; /* the text ends in -0 (or -0.0): a minimum of 0 holds */
+    return ours ? XP_XG_OURS : XP_XG_THEIRS;
+}
+
 size_t xp_xg_diff(const xp_xg_ctx_t *c, const tb_bitset_t *ours, const tb_bitset_t *theirs,
                   const uint8_t *prefix, size_t plen, uint32_t st,
                   size_t counts[XP_XG_CAUSES], uint32_t *unexplained)

@@ -154,6 +154,15 @@ size_t xp_xg_diff(const xp_xg_ctx_t *c, const tb_bitset_t *ours, const tb_bitset
                   const uint8_t *prefix, size_t plen, uint32_t st,
                   size_t counts[XP_XG_CAUSES], uint32_t *unexplained);
 
+/* Why the engines disagree on whether the text prefix[0..plen) may end
+ * there (ours: tokbench says it may, the other engine's end-of-text token
+ * is not allowed; else the other way round): greedy lexing where the text
+ * has two readings (a greedy lexer may have kept the one that cannot end),
+ * x-guidance options, a JSON text ending in -0 (which a minimum of 0
+ * allows); else unexplained. */
+xp_xg_cause_t xp_xg_end_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t plen,
+                              int ours);
+
 /* Reads xgrammar.js's hex mask (maskbench --masks: 8 digits per 32-bit
  * word, word 0 first) into set, cleared first; ids past set's size must be
  * clear.  -1 with err on a malformed string. */

@@ -21,15 +21,36 @@ static void of(char *buf, size_t size, double k, double n)
         snprintf(buf, size, "-");
 }
 
-/* A static count of the llgtests case. */
-static double count(report_t *r, int64_t case_id, const char *metric)
+/* A static count of the llgtests case: kind's (lark_ or json_) metric. */
+static double count(report_t *r, int64_t case_id, const char *kind, const char *metric)
 {
     stat_t st;
-    return xp_rp_get_stat(r, case_id, "static", "tokbench", metric, &st) ? st.median : 0;
+    char m[32];
+    snprintf(m, sizeof m, "%s%s", kind, metric);
+    return xp_rp_get_stat(r, case_id, "static", "tokbench", m, &st) ? st.median : 0;
 }
 
-/* The llgtests row, or why it is missing. */
-static int llg_row(report_t *r, section_t *s, tb_err_t *err)
+/* One row of the llgtests case. */
+static int llg_row(report_t *r, section_t *s, int64_t id, const char *name, const char *kind,
+                   tb_err_t *err)
+{
+    double g = count(r, id, kind, "grammars"), loaded = count(r, id, kind, "loaded");
+    double steps = count(r, id, kind, "steps"), equal = count(r, id, kind, "equal");
+    char a[48], b[48], c[64], d[48], e[64], f[64];
+    /* "to refuse": llguidance's tests want them refused */
+    snprintf(a, sizeof a, "%.0f (%.0f to refuse)", g, count(r, id, kind, "ref_refuses"));
+    snprintf(b, sizeof b, "%.0f", loaded);
+    snprintf(c, sizeof c, "%.0f", count(r, id, kind, "refused_here"));
+    of(d, sizeof d, count(r, id, kind, "agree"), count(r, id, kind, "strings"));
+    snprintf(e, sizeof e, "%.0f of %.0f, %.0f grammars", equal, steps,
+             count(r, id, kind, "compared"));
+    snprintf(f, sizeof f, "%.0f explained, %.0f not", count(r, id, kind, "explained"),
+             count(r, id, kind, "unexplained"));
+    return xp_rp_tab_row(&s->tab, err, name, a, b, c, d, e, f);
+}
+
+/* The llgtests rows, or why they are missing. */
+static int llg_rows(report_t *r, section_t *s, tb_err_t *err)
 {
     sqlite3_stmt *st;
     if (xp_rp_run_query(r, CASES_IF("llgtests", ""), &st, err))
@@ -43,22 +64,11 @@ static int llg_row(report_t *r, section_t *s, tb_err_t *err)
             xp_rp_failed_text(st, why, sizeof why);
     }
     sqlite3_finalize(st);
-    const char *name = "llguidance's tests (llguidance 1.8.0, live)";
     if (!id)
-        return xp_rp_tab_row(&s->tab, err, name, why, "", "", "", "", "");
-    double g = count(r, id, "grammars"), loaded = count(r, id, "loaded");
-    /* "to refuse": llguidance's tests want them refused */
-    double steps = count(r, id, "steps"), equal = count(r, id, "equal");
-    char a[48], b[48], c[64], d[48], e[48], f[48];
-    snprintf(a, sizeof a, "%.0f (%.0f to refuse)", g, count(r, id, "ref_refuses"));
-    snprintf(b, sizeof b, "%.0f", loaded);
-    snprintf(c, sizeof c, "%.0f", count(r, id, "refused_here"));
-    of(d, sizeof d, count(r, id, "agree"), count(r, id, "strings"));
-    snprintf(e, sizeof e, "%.0f of %.0f, %.0f grammars", equal, steps,
-             count(r, id, "compared"));
-    snprintf(f, sizeof f, "%.0f explained, %.0f not", count(r, id, "explained"),
-             count(r, id, "unexplained"));
-    return xp_rp_tab_row(&s->tab, err, name, a, b, c, d, e, f);
+        return xp_rp_tab_row(&s->tab, err, "llguidance's tests", why, "", "", "", "", "");
+    return llg_row(r, s, id, "llguidance's tests, Lark (llguidance 1.8.0 live)", "lark_",
+                   err) ||
+           llg_row(r, s, id, "llguidance's tests, JSON Schema (`%json`)", "json_", err);
 }
 
 /* One row per jsts case: groups, refused ones, and those whose every
@@ -76,7 +86,10 @@ static int jsts_rows(report_t *r, section_t *s, tb_err_t *err)
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         double groups = sqlite3_column_double(st, 1), refused = sqlite3_column_double(st, 2);
         char name[160], a[32], b[32], c[32], d[64];
-        snprintf(name, sizeof name, "JSON Schema Test Suite (%s)", xp_rp_col(st, 0));
+        const char *opts = xp_rp_col(st, 0), *draft = strstr(opts, "draft=");
+        snprintf(name, sizeof name, "JSON Schema Test Suite, draft %.*s%s",
+                 draft ? (int)strcspn(draft + 6, " ") : 7, draft ? draft + 6 : "2020-12",
+                 strstr(opts, "optional") ? ", optional too" : "");
         snprintf(a, sizeof a, "%.0f", groups);
         snprintf(b, sizeof b, "%.0f", groups - refused);
         snprintf(c, sizeof c, "%.0f", refused);
@@ -133,5 +146,5 @@ int xp_rp_sec_suites(report_t *r, tb_err_t *err)
                    "refused here, loaded by the reference",
                    "strings with the reference's verdict", "masks equal",
                    "differing tokens");
-    return llg_row(r, s, err) || jsts_rows(r, s, err) || causes(r, err);
+    return llg_rows(r, s, err) || jsts_rows(r, s, err) || causes(r, err);
 }
