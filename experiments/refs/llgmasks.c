@@ -195,10 +195,10 @@ static int job_line(const xp_llg_run_t *r, const llg_case_t *c, FILE *f, tb_err_
     int rc = job ? 0 : tb_fail(err, "%s: its grammar is not UTF-8, or out of memory",
                                c->out.where);
     for (size_t i = 0; !rc && i < c->strs.len; i++) {
-        tok_ids_t ids = {0};
-        json_t *arr = json_array();
         if (c->strs.data[i].want != 'p')
             continue;
+        tok_ids_t ids = {0};
+        json_t *arr = json_array();
         rc = !arr || tok_encode(r->tok, c->strs.data[i].s, c->strs.data[i].n, &ids, err) ? -1
                                                                                         : 0;
         for (size_t k = 0; !rc && k < ids.len; k++)
@@ -253,7 +253,8 @@ static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr
                  "%zu at token %lld", i, json_integer_value(json_object_get(in, "at")));
     tb_buf_t text = {0};
     uint32_t st = GR_START;
-    int rc = 0;
+    /* the causes read the text from its first byte: never a null pointer */
+    int rc = tb_buf_reserve(&text, 1) ? tb_fail(err, "out of memory") : 0;
     for (size_t k = 0; !rc && k < json_array_size(masks) && st != GR_DEAD; k++) {
         const char *hex = json_string_value(json_array_get(masks, k));
         if (!hex || xp_xg_read_hex(hex, theirs, err) ||
