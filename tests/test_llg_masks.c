@@ -7,7 +7,8 @@
  * token, bytes that are not UTF-8, greedy lexing, and on %json grammars
  * the JSON Schema causes; any other fails, naming the grammar, the text
  * and the token.  The figures (grammars, masks, differences by cause, the
- * time taken) are printed.  Skips, saying why, without llguidance's
+ * time taken) are printed.  A grammar of our own, where llguidance's
+ * greedy lexing refuses what tokbench allows, runs with them.  Skips, saying why, without llguidance's
  * sources in ../shared or its reference build (`make llguidance-ref`).
  */
 #include <setjmp.h>
@@ -29,6 +30,8 @@
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
 #define LLG_TESTS "../shared/llguidance/llguidance/parser/tests/test_lark.rs"
 #define LLG_PROG "build/llguidance/target/release/tb-llguidance"
+/* A then B where A may go on into B ("aab": A = "a", B = "ab"). */
+#define GREEDY_LARK "start: A B\nA: /a+/\nB: \"ab\"\n%ignore \" \"\n"
 
 typedef struct {
     size_t by[XP_LLG_N], steps, equal, counts[XP_XG_CAUSES], strings, agree;
@@ -69,6 +72,14 @@ static void test_llg_masks(void **state)
     snprintf(cmd, sizeof cmd, "python3 scripts/extract-llg-tests.py ../shared/llguidance %s "
              "2>/dev/null", cases);
     assert_int_equal(system(cmd), 0);
+    /* one grammar of our own where greedy lexing shows: llguidance takes
+     * "aa" as one A and refuses the "b" tokbench allows */
+    static const char GREEDY[] = GREEDY_LARK;
+    FILE *f = fopen(cases, "a");
+    assert_non_null(f);
+    fprintf(f, "case test_llg_masks.c:greedy lark_str_test\ngrammar %zu\n%s\npass 3\naab\nend\n",
+            sizeof GREEDY - 1, GREEDY);
+    assert_int_equal(fclose(f), 0);
     tb_err_t err = {{0}};
     tok_tokenizer_t *tok = test_load(LLAMA3);
     trie_keys_t keys;
@@ -106,6 +117,7 @@ static void test_llg_masks(void **state)
     trie_keys_free(&keys);
     tok_free(tok);
     assert_true(compared > 0);
+    assert_true(t.counts[XP_XG_GREEDY] > 0);
     assert_int_equal(t.by[XP_LLG_UNEXPLAINED], 0);
     assert_int_equal(t.by[XP_LLG_REF_FAILED], 0);
 }
@@ -123,7 +135,8 @@ static xp_xg_cause_t cause_of(tok_tokenizer_t *tok, const trie_t *trie, const ch
     assert_non_null(g);
     int32_t id = trie_lookup(trie, (const uint8_t *)token, strlen(token));
     assert_true(id >= 0);
-    xp_xg_ctx_t ctx = {.vocab = tok_vocab(tok), .trie = trie, .g = g, .llguidance = 1};
+    xp_xg_ctx_t ctx = {.vocab = tok_vocab(tok), .trie = trie, .g = g, .llguidance = 1,
+                       .ignores = strstr(grammar, "%ignore") != NULL};
     uint32_t st = gr_feed(g, GR_START, (const uint8_t *)after, strlen(after), NULL);
     assert_int_not_equal(st, GR_DEAD);
     xp_xg_cause_t why = xp_xg_cause(&ctx, (const uint8_t *)after, strlen(after), st,
@@ -138,7 +151,8 @@ static xp_xg_cause_t cause_of(tok_tokenizer_t *tok, const trie_t *trie, const ch
  * lexer has taken "aa" as A; after "x" in "x" "b" nothing is ambiguous.
  * %ignore keeps A and B apart: without it the reader merges the regular
  * rule into one lexeme, where the two readings are one lexer state, and a
- * greedy difference there would be left unexplained (and fail). */
+ * greedy difference there would be left unexplained (and fail).  Before
+ * any lexeme, a space is ignored text here, which llguidance refuses. */
 static void test_greedy_cause(void **state)
 {
     (void)state;
@@ -149,9 +163,9 @@ static void test_greedy_cause(void **state)
     if (trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
         !(trie = trie_build(&trie_layout_dfs, &keys, &err)))
         fail_msg("%s", err.msg);
-    assert_int_equal(cause_of(tok, trie, "start: A B\nA: /a+/\nB: \"ab\"\n%ignore \" \"\n", "aa",
-                              "b"),
-                     XP_XG_GREEDY);
+    assert_int_equal(cause_of(tok, trie, GREEDY_LARK, "aa", "b"), XP_XG_GREEDY);
+    assert_int_equal(cause_of(tok, trie, GREEDY_LARK, "", " "), XP_XG_LEADING);
+    assert_int_equal(cause_of(tok, trie, GREEDY_LARK, "a", " "), XP_XG_OURS);
     assert_int_equal(cause_of(tok, trie, "start: \"x\" \"b\"\n", "x", "b"), XP_XG_OURS);
     trie_free(trie);
     trie_keys_free(&keys);

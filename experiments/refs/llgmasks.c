@@ -290,10 +290,11 @@ static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr
             int by_ours = unexplained == (uint32_t)eos ? our_end
                                                        : tb_bitset_get(ours, unexplained);
             snprintf(c->out.detail, sizeof c->out.detail, "first unexplained: string %zu, "
-                     "after \"%.*s\", token %u \"%.*s\" allowed by %s only", i,
+                     "after \"%.*s\", token %u \"%.*s\" (for the end of text: the text may "
+                     "end) allowed by %s only", i,
                      (int)(text.len > 80 ? 80 : text.len), (const char *)text.data,
                      unexplained, (int)(n > 40 ? 40 : n), (const char *)s,
-                     by_ours ? "tokbench (the text may end)" : "llguidance");
+                     by_ours ? "tokbench" : "llguidance");
         }
         uint32_t id = (uint32_t)json_integer_value(json_array_get(ids, k));
         const uint8_t *s = id < ctx->vocab->size ? tok_vocab_token(ctx->vocab, id, &n) : NULL;
@@ -326,7 +327,8 @@ static int compare_line(const xp_llg_run_t *r, llg_case_t *c, json_t *line, tb_b
     int schema = c->out.json;
     xp_xg_ctx_t ctx = {.vocab = tok_vocab(r->tok), .trie = r->trie, .g = c->g,
                        .schema = schema, .llguidance = 1, .json = schema ? r->json : NULL,
-                       .options = memmem(c->text, c->len, "x-guidance", 10) != NULL};
+                       .options = memmem(c->text, c->len, "x-guidance", 10) != NULL,
+                       .ignores = memmem(c->text, c->len, "%ignore", 7) != NULL};
     size_t k;
     json_t *in;
     int rc = 0;

@@ -31,6 +31,7 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_LEAP] = "leap second 60",
     [XP_XG_LABEL] = "host label past 63 characters",
     [XP_XG_GREEDY] = "greedy lexing",
+    [XP_XG_LEADING] = "ignored text before the first lexeme",
     [XP_XG_OPTIONS] = "x-guidance options not read",
     [XP_XG_FEB29] = "February 29 of a common year",
     [XP_XG_ADDRLIT] = "e-mail IPv6 or general address literal",
@@ -478,6 +479,13 @@ static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
 {
     size_t n;
     const uint8_t *s = tok_vocab_token(c->vocab, id, &n);
+    if (!c->schema && c->llguidance && c->ignores && is_ws(s[0])) {
+        size_t k = 0;
+        while (k < plen && is_ws(prefix[k]))
+            k++;
+        if (k == plen) /* whitespace only so far: no lexeme yet */
+            return XP_XG_LEADING;
+    }
     if (!c->schema)
         return c->llguidance && two_readings(c->g, prefix, plen, s, n) ? XP_XG_GREEDY
                                                                        : XP_XG_OURS;

@@ -61,7 +61,9 @@
  * holds two readings that end a lexeme at different places
  * (docs/grammars.md, "Lexing is not greedy"); where the grammar reader
  * merged a regular rule into one lexeme, its readings are one state and
- * such a token stays unexplained.  On llguidance's %json test
+ * such a token stays unexplained; and whitespace before the first lexeme
+ * of a grammar with %ignore, which tokbench allows (docs/grammars.md: ignored
+ * strings before the first lexeme too) and llguidance refuses.  On llguidance's %json test
  * grammars also: x-guidance options (whitespace, separators, escapes),
  * which tokbench does not read, for every token of such a schema;
  * February 29 of a common year, which llguidance's date format allows; an
@@ -107,6 +109,7 @@ typedef enum {
     XP_XG_LEAP,    /* tokbench only */
     XP_XG_LABEL,   /* llguidance only */
     XP_XG_GREEDY,  /* tokbench only, llguidance on grammars */
+    XP_XG_LEADING, /* tokbench only, llguidance on grammars */
     XP_XG_OPTIONS, /* either, llguidance */
     XP_XG_FEB29,   /* llguidance only */
     XP_XG_ADDRLIT, /* tokbench only, llguidance */
@@ -132,6 +135,7 @@ typedef struct {
     int llguidance;            /* the other engine is llguidance, not XGrammar */
     int options;               /* the schema sets x-guidance options, which tokbench
                                 * does not read: every difference is theirs */
+    int ignores;               /* the grammar has %ignore (Lark) */
     uint32_t json_state;       /* json's state after the point's text (set here) */
     char *const *names;        /* the property names the schema defines, sorted */
     size_t n_names;
