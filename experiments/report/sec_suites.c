@@ -68,7 +68,7 @@ static int llg_rows(report_t *r, section_t *s, tb_err_t *err)
         return xp_rp_tab_row(&s->tab, err, "llguidance's tests", why, "", "", "", "", "");
     return llg_row(r, s, id, "llguidance's tests, Lark (llguidance 1.8.0 live)", "lark_",
                    err) ||
-           llg_row(r, s, id, "llguidance's tests, JSON Schema (`%json`)", "json_", err);
+           llg_row(r, s, id, "llguidance's tests, JSON Schema (%json)", "json_", err);
 }
 
 /* One row per jsts case: groups, refused ones, and those whose every
