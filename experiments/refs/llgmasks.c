@@ -238,6 +238,28 @@ static int run_llg(const xp_llg_run_t *r, const char *tokens, const char *jobs,
     return 0;
 }
 
+/* The end of text at state st after text: tokbench's masks hold no
+ * end-of-text token, so llguidance's is compared with st accepting, and a
+ * disagreement counted under its cause, in place of the one xp_xg_diff
+ * gave llguidance's token.  Returns what it adds to the differing tokens. */
+static int end_diff(const xp_xg_ctx_t *ctx, const tb_bitset_t *theirs, const tb_buf_t *text,
+                    uint32_t st, int our_end, size_t counts[XP_XG_CAUSES],
+                    uint32_t *unexplained)
+{
+    uint32_t eos = (uint32_t)ctx->vocab->eos;
+    int their_end = tb_bitset_get(theirs, eos);
+    if (our_end == their_end)
+        return 0;
+    xp_xg_cause_t why = xp_xg_end_cause(ctx, text->data, text->len, our_end);
+    counts[why]++;
+    if ((why == XP_XG_OURS || why == XP_XG_THEIRS) && *unexplained == UINT32_MAX)
+        *unexplained = eos;
+    if (!their_end)
+        return 1;
+    counts[xp_xg_cause(ctx, text->data, text->len, st, eos, 0)]--;
+    return 0;
+}
+
 /* Compares one instance of llguidance's line with tokbench's masks. */
 static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr_rec_t *rec,
                             xp_xg_ctx_t *ctx, tb_bitset_t *ours, tb_bitset_t *theirs,
@@ -266,29 +288,16 @@ static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr
         uint32_t unexplained;
         size_t d = xp_xg_diff(ctx, ours, theirs, text.data, text.len, st, counts,
                               &unexplained);
-        /* tokbench's masks hold no end-of-text token: the text may end here
-         * for both engines, or the difference is the end's */
-        int32_t eos = ctx->vocab->eos;
-        int our_end = gr_accepting(ctx->g, st), their_end = tb_bitset_get(theirs, (size_t)eos);
-        if (our_end != their_end) {
-            xp_xg_cause_t why = xp_xg_end_cause(ctx, text.data, text.len, our_end);
-            counts[why]++;
-            if (their_end) { /* not the difference xp_xg_diff took it for */
-                counts[xp_xg_cause(ctx, text.data, text.len, st, (uint32_t)eos, 0)]--;
-                d--;
-            }
-            d++;
-            if ((why == XP_XG_OURS || why == XP_XG_THEIRS) && unexplained == UINT32_MAX)
-                unexplained = (uint32_t)eos;
-        }
+        uint32_t eos = (uint32_t)ctx->vocab->eos;
+        int our_end = gr_accepting(ctx->g, st);
+        d += end_diff(ctx, theirs, &text, st, our_end, counts, &unexplained);
         c->out.steps++;
         c->out.equal += d == 0;
         for (int j = 0; j < XP_XG_CAUSES; j++)
             c->out.counts[j] += counts[j];
         if (unexplained != UINT32_MAX && !strstr(c->out.detail, "unexplained")) {
             const uint8_t *s = tok_vocab_token(ctx->vocab, unexplained, &n);
-            int by_ours = unexplained == (uint32_t)eos ? our_end
-                                                       : tb_bitset_get(ours, unexplained);
+            int by_ours = unexplained == eos ? our_end : tb_bitset_get(ours, unexplained);
             snprintf(c->out.detail, sizeof c->out.detail, "first unexplained: string %zu, "
                      "after \"%.*s\", token %u \"%.*s\" (for the end of text: the text may "
                      "end) allowed by %s only", i,
@@ -309,7 +318,8 @@ static int compare_instance(const xp_llg_run_t *r, llg_case_t *c, json_t *in, gr
 }
 
 /* One line of llguidance's output against its case. */
-static int compare_line(const xp_llg_run_t *r, llg_case_t *c, json_t *line, tb_bitset_t *ours, tb_bitset_t *theirs, tb_err_t *err)
+static int compare_line(const xp_llg_run_t *r, llg_case_t *c, json_t *line,
+                        tb_bitset_t *ours, tb_bitset_t *theirs, tb_err_t *err)
 {
     const char *outcome = json_string_value(json_object_get(line, "outcome"));
     if (!outcome || !strcmp(outcome, "compile_error") || !strcmp(outcome, "crash") ||
