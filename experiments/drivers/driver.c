@@ -18,6 +18,7 @@ const xp_driver_t *const xp_drivers[] = {
     &xp_driver_index,
     &xp_driver_maskbench,
     &xp_driver_jsts,
+    &xp_driver_llgtests,
     &xp_driver_load,
     &xp_driver_soak,
     &xp_driver_serve,

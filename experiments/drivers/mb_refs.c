@@ -29,6 +29,7 @@
 #include "../../grammar/load.h"
 #include "../../grammar/match.h"
 #include "../cli/cli.h"
+#include "../refs/llgmasks.h"
 #include "../refs/xgdiff.h"
 #include "maskbench.h"
 #include "pyjson.h"
@@ -182,31 +183,6 @@ static int xg_prepare(const mb_t *s, const size_t *pick, size_t n, int masks, mb
     return 0;
 }
 
-/* The vocabulary for llguidance: line i the bytes of token i in hex, a
- * control or special token with toktrie's 0xFF mark first (the keys'
- * TRIE_SPECIALS_MARKED spelling), an id without bytes an empty line. */
-static int write_tokens(const mb_t *s, const char *path, tb_err_t *why)
-{
-    const tok_vocab_t *v = tok_vocab(s->tok);
-    trie_keys_t keys;
-    if (trie_keys_from_vocab(&keys, v, TRIE_SPECIALS_MARKED, why))
-        return -1;
-    const trie_key_t **by_id = calloc(v->size ? v->size : 1, sizeof *by_id);
-    FILE *f = by_id ? fopen(path, "w") : NULL;
-    for (size_t k = 0; by_id && k < keys.n; k++) /* the keys are sorted by bytes */
-        by_id[keys.keys[k].id] = &keys.keys[k];
-    for (uint32_t id = 0; f && id < v->size; id++) {
-        for (uint32_t j = 0; by_id[id] && j < by_id[id]->len; j++)
-            fprintf(f, "%02x", by_id[id]->s[j]);
-        fputc('\n', f);
-    }
-    free(by_id);
-    trie_keys_free(&keys);
-    if (!f || fclose(f))
-        return tb_fail(why, "%s: %s", path, strerror(errno)), 1;
-    return 0;
-}
-
 /* One jobs line for llguidance: the schema file and its instances (the
  * first only with masks) as tokbench tokenizes them. */
 static int job_line(const mb_t *s, const char *path, int masks, FILE *f, tb_err_t *why)
@@ -267,7 +243,7 @@ static int llg_prepare(const mb_t *s, const size_t *pick, size_t n, int masks, m
     snprintf(c->tokens, sizeof c->tokens, "%s/llguidance.tokens", s->tmpdir);
     snprintf(c->jobs, sizeof c->jobs, "%s/llguidance.jobs", s->tmpdir);
     snprintf(c->in, sizeof c->in, "/dev/null");
-    int rc = write_tokens(s, c->tokens, why);
+    int rc = xp_llg_write_tokens(tok_vocab(s->tok), c->tokens, why);
     FILE *f = rc ? NULL : fopen(c->jobs, "w");
     if (!rc && !f)
         return tb_fail(why, "%s: %s", c->jobs, strerror(errno)), 1;

@@ -4,6 +4,7 @@
  */
 #include "xgdiff.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,14 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_TZ] = "date-time's t or z in lower case",
     [XP_XG_LEAP] = "leap second 60",
     [XP_XG_LABEL] = "host label past 63 characters",
+    [XP_XG_GREEDY] = "greedy lexing",
+    [XP_XG_LEADING] = "ignored text before the first lexeme",
+    [XP_XG_OPTIONS] = "x-guidance options not read",
+    [XP_XG_FEB29] = "February 29 of a common year",
+    [XP_XG_ADDRLIT] = "e-mail IPv6 or general address literal",
+    [XP_XG_DOTCR] = "'.' matching a carriage return",
+    [XP_XG_BOUND] = "number at the schema's bounds",
+    [XP_XG_SPACE] = "U+FEFF or U+0085 as \\s",
     [XP_XG_OURS] = "unexplained, tokbench only",
     [XP_XG_THEIRS] = "unexplained, reference only",
 };
@@ -262,6 +271,69 @@ static int long_label(const uint8_t *prefix, size_t plen, const uint8_t *s, size
     return 0;
 }
 
+/* 1 if the token s[0..n), after prefix[0..plen) inside a string, gives
+ * "YYYY-02-29" with YYYY not a leap year. */
+static int common_feb29(const json_pos_t *p, const uint8_t *prefix, size_t plen,
+                        const uint8_t *s, size_t n)
+{
+    static const char shape[] = "0000-02-29";
+    uint8_t text[10];
+    size_t k = 0;
+    if (!p->in_string || n > 10 || plen + n < 10)
+        return 0;
+    for (; k < 10; k++) {
+        size_t at = plen + n - 10 + k;
+        text[k] = at < plen ? prefix[at] : s[at - plen];
+        if (shape[k] == '0' ? !is_digit(text[k]) : text[k] != (uint8_t)shape[k])
+            return 0;
+    }
+    unsigned y = (text[0] - '0') * 1000u + (text[1] - '0') * 100u + (text[2] - '0') * 10u +
+                 (text[3] - '0');
+    return y % 4 || (y % 100 == 0 && y % 400);
+}
+
+/* 1 if the token escapes a carriage return (\r) in a string, or finishes
+ * that escape: ECMA-262's '.' (tokbench's patterns) leaves out line
+ * terminators, llguidance's only \n. */
+static int escaped_cr(const json_pos_t *p, const uint8_t *s, size_t n)
+{
+    if (p->in_string && p->escaped && s[0] == 'r')
+        return 1;
+    for (size_t k = 0; p->in_string && k + 1 < n; k++)
+        if (s[k] == '\\' && s[k + 1] == 'r')
+            return 1;
+    return 0;
+}
+
+/* 1 if the token, outside any string, holds only what a number holds and
+ * keeps the text JSON: a number whose bound llguidance checks later than
+ * the first digit that breaks it. */
+static int number_bytes(const xp_xg_ctx_t *c, const json_pos_t *p, const uint8_t *s, size_t n)
+{
+    if (p->in_string || !c->json || gr_feed(c->json, c->json_state, s, n, NULL) == GR_DEAD)
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (!is_digit(s[k]) && s[k] != '-' && s[k] != '.' && s[k] != 'e' && s[k] != 'E' &&
+            s[k] != '+')
+            return 0;
+    return 1;
+}
+
+/* 1 if the token, inside a string, goes on with the UTF-8 bytes c[0..len)
+ * of one character from where the text's bytes of it end. */
+static int goes_on_with(const json_pos_t *p, const uint8_t *prefix, size_t plen,
+                        const uint8_t *s, size_t n, const uint8_t *c, size_t len)
+{
+    size_t q = len - 1; /* how many of c's bytes the text ends with */
+    while (q > 0 && (plen < q || memcmp(prefix + plen - q, c, q)))
+        q--;
+    return p->in_string && !p->escaped && !memcmp(s, c + q, n < len - q ? n : len - q);
+}
+
+/* ECMA-262's \s (tokbench's patterns) holds U+FEFF and not U+0085;
+ * llguidance's (Unicode's White_Space) the other way round. */
+static const uint8_t FEFF[] = {0xEF, 0xBB, 0xBF}, NEL[] = {0xC2, 0x85};
+
 static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                                  const uint8_t *prefix, size_t plen, uint32_t id)
 {
@@ -276,7 +348,12 @@ static xp_xg_cause_t theirs_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
     if (c->llguidance) /* XGrammar's looser strings and names are not llguidance's */
         return c->json && gr_feed(c->json, c->json_state, s, n, NULL) == GR_DEAD
                    ? XP_XG_NOTJSON
-               : long_label(prefix, plen, s, n) ? XP_XG_LABEL : XP_XG_THEIRS;
+               : long_label(prefix, plen, s, n)           ? XP_XG_LABEL
+               : common_feb29(pos, prefix, plen, s, n)    ? XP_XG_FEB29
+               : escaped_cr(pos, s, n)                    ? XP_XG_DOTCR
+               : goes_on_with(pos, prefix, plen, s, n, NEL, sizeof NEL) ? XP_XG_SPACE
+               : number_bytes(c, pos, s, n)               ? XP_XG_BOUND
+                                                          : XP_XG_THEIRS;
     for (size_t k = 0; k + 1 < n; k++)
         if (s[k] == '\\' && (s[k + 1] == '/' || s[k + 1] == 'u'))
             return XP_XG_ESCAPE;
@@ -340,13 +417,78 @@ static int only_zero_negative(const xp_xg_ctx_t *c, uint32_t st, const uint8_t *
     return gr_feed(c->g, st, (const uint8_t *)"-0", 2, NULL) != GR_DEAD;
 }
 
+/* 1 if some state on the way through prefix and then s holds two readings
+ * of the text, which split it into lexemes at different places (two lexer
+ * states: one where a lexeme ended, one where it went on), so that a
+ * greedy lexer, which keeps only the longest, may refuse what follows. */
+static int two_readings(gr_gram_t *g, const uint8_t *prefix, size_t plen, const uint8_t *s,
+                        size_t n)
+{
+    uint32_t st = GR_START;
+    for (size_t k = 0; k < plen + n; k++) {
+        size_t pairs;
+        if ((st = gr_step(g, st, k < plen ? prefix[k] : s[k - plen])) == GR_DEAD)
+            return 0;
+        gr_pairs(g, st, &pairs);
+        if (pairs > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if the prefix ends inside an escape of a string: after its backslash,
+ * or in the hex digits of a \u. */
+static int in_escape(const json_pos_t *p, const uint8_t *prefix, size_t plen)
+{
+    if (!p->in_string)
+        return 0;
+    if (p->escaped)
+        return 1;
+    size_t k = plen, hex = 0;
+    while (k > 0 && hex < 4 && isxdigit(prefix[k - 1]))
+        k--, hex++;
+    return hex < 4 && k >= 2 && prefix[k - 1] == 'u' && prefix[k - 2] == '\\';
+}
+
+/* 1 if the token, inside a string, goes into or through an e-mail address
+ * literal that is not IPv4 ("@[" then a letter: "IPv6:" or a general
+ * tag, RFC 5321 section 4.1.3): the current string's bytes, then the
+ * token's, are scanned for "@[" and a letter after it. */
+static int address_literal(const json_pos_t *p, const uint8_t *prefix, size_t plen,
+                           const uint8_t *s, size_t n)
+{
+    if (!p->in_string)
+        return 0;
+    size_t k = plen;
+    while (k > 0 && prefix[k - 1] != '"')
+        k--;
+    int open = 0;
+    for (size_t j = k; j < plen + n; j++) {
+        uint8_t b = j < plen ? prefix[j] : s[j - plen];
+        uint8_t before = j == 0 ? 0 : j - 1 < plen ? prefix[j - 1] : s[j - 1 - plen];
+        if (before == '@' && b == '[')
+            open = 1;
+        else if (open && (b | 0x20) >= 'a' && (b | 0x20) <= 'z')
+            return 1;
+    }
+    return 0;
+}
+
 static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
                                const uint8_t *prefix, size_t plen, uint32_t st, uint32_t id)
 {
     size_t n;
     const uint8_t *s = tok_vocab_token(c->vocab, id, &n);
+    if (!c->schema && c->llguidance && c->ignores && is_ws(s[0])) {
+        size_t k = 0;
+        while (k < plen && is_ws(prefix[k]))
+            k++;
+        if (k == plen) /* whitespace only so far: no lexeme yet */
+            return XP_XG_LEADING;
+    }
     if (!c->schema)
-        return XP_XG_OURS;
+        return c->llguidance && two_readings(c->g, prefix, plen, s, n) ? XP_XG_GREEDY
+                                                                       : XP_XG_OURS;
     if (!c->llguidance && memchr(s, '\r', n)) /* llguidance's whitespace has \r */
         return XP_XG_CR;
     if (is_ws(s[0]) && (!plen || gr_accepting(c->g, st)))
@@ -359,8 +501,14 @@ static xp_xg_cause_t ours_only(const xp_xg_ctx_t *c, const json_pos_t *pos,
         return XP_XG_NEGZERO;
     if (through_name(*pos, s, n))
         return XP_XG_ORDER;
-    if (in_string_byte(*pos, s, n, is_backslash))
+    if (in_string_byte(*pos, s, n, is_backslash) || (c->llguidance && in_escape(pos, prefix, plen)))
         return XP_XG_STRESC;
+    if (c->llguidance && address_literal(pos, prefix, plen, s, n))
+        return XP_XG_ADDRLIT;
+    if (c->llguidance && goes_on_with(pos, prefix, plen, s, n, FEFF, sizeof FEFF))
+        return XP_XG_SPACE;
+    if (c->llguidance && number_bytes(c, pos, s, n))
+        return XP_XG_BOUND;
     if (in_string_byte(*pos, s, n, is_del))
         return XP_XG_DEL;
     if (c->llguidance) /* the causes below are XGrammar's regexes' */
@@ -378,6 +526,8 @@ static xp_xg_cause_t cause_at(const xp_xg_ctx_t *c, const json_pos_t *pos,
                               const uint8_t *prefix, size_t plen, uint32_t st, uint32_t id,
                               int ours)
 {
+    if (c->options)
+        return XP_XG_OPTIONS;
     return ours ? ours_only(c, pos, prefix, plen, st, id) : theirs_only(c, pos, prefix, plen, id);
 }
 
@@ -390,6 +540,21 @@ xp_xg_cause_t xp_xg_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t pl
     json_pos_t pos;
     json_scan(&pos, &at, prefix, plen);
     return cause_at(&at, &pos, prefix, plen, st, id, ours);
+}
+
+xp_xg_cause_t xp_xg_end_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t plen,
+                              int ours)
+{
+    if (c->options)
+        return XP_XG_OPTIONS;
+    if (c->llguidance && ours && two_readings(c->g, prefix, plen, NULL, 0))
+        return XP_XG_GREEDY;
+    size_t k = plen;
+    while (k > 0 && (prefix[k - 1] == '0' || prefix[k - 1] == '.'))
+        k--;
+    if (c->schema && ours && k > 0 && prefix[k - 1] == '-' && k < plen && prefix[k] == '0')
+        return XP_XG_NEGZERO; /* the text ends in -0 (or -0.0): a minimum of 0 holds */
+    return ours ? XP_XG_OURS : XP_XG_THEIRS;
 }
 
 size_t xp_xg_diff(const xp_xg_ctx_t *c, const tb_bitset_t *ours, const tb_bitset_t *theirs,

@@ -55,7 +55,27 @@
  * it refuses; a '-' where only -0 can follow (a minimum of 0, which -0
  * meets); tokens it allows that no JSON text starts with.  The rest,
  * XGrammar's regexes, looser strings and strict mode, are not counted for
- * it.
+ * it.  On grammars (not schemas) llguidance's causes are its end-of-text
+ * token, bytes that are not UTF-8, and its greedy lexing: a token tokbench
+ * alone allows where some state on the way through the text and the token
+ * holds two readings that end a lexeme at different places
+ * (docs/grammars.md, "Lexing is not greedy"); where the grammar reader
+ * merged a regular rule into one lexeme, its readings are one state and
+ * such a token stays unexplained; and whitespace before the first lexeme
+ * of a grammar with %ignore, which tokbench allows (docs/grammars.md: ignored
+ * strings before the first lexeme too) and llguidance refuses.  On llguidance's %json test
+ * grammars also: x-guidance options (whitespace, separators, escapes),
+ * which tokbench does not read, for every token of such a schema;
+ * February 29 of a common year, which llguidance's date format allows; an
+ * e-mail address literal other than IPv4 ("@[IPv6:..."), which RFC 5321
+ * allows and llguidance's e-mail format does not; the escape \r where a
+ * pattern's '.' stands (ECMA-262's dot leaves out line terminators,
+ * llguidance's only \n); a continued escape (after a backslash or in a
+ * \u's digits), as a token holding one; U+FEFF's or U+0085's bytes where a
+ * pattern's \s stands (ECMA-262's \s holds the first, llguidance's the
+ * second); and number bytes
+ * at the schema's bounds (llguidance decides some bounds later, and gets
+ * exclusiveMinimum 0 with maximum 1 wrong: it allows 0 and refuses 1).
  */
 #ifndef XP_XGDIFF_H
 #define XP_XGDIFF_H
@@ -88,6 +108,14 @@ typedef enum {
     XP_XG_TZ,      /* tokbench only */
     XP_XG_LEAP,    /* tokbench only */
     XP_XG_LABEL,   /* llguidance only */
+    XP_XG_GREEDY,  /* tokbench only, llguidance on grammars */
+    XP_XG_LEADING, /* tokbench only, llguidance on grammars */
+    XP_XG_OPTIONS, /* either, llguidance */
+    XP_XG_FEB29,   /* llguidance only */
+    XP_XG_ADDRLIT, /* tokbench only, llguidance */
+    XP_XG_DOTCR,   /* llguidance only */
+    XP_XG_BOUND,   /* either, llguidance */
+    XP_XG_SPACE,   /* either, llguidance */
     XP_XG_OURS,    /* tokbench only, unexplained */
     XP_XG_THEIRS,  /* XGrammar only, unexplained */
     XP_XG_CAUSES
@@ -105,6 +133,9 @@ typedef struct {
     const tb_bitset_t *theirs; /* XGrammar's mask at the point (xp_xg_diff sets it) */
     gr_gram_t *json;           /* RFC 8259 JSON (json.lark), or NULL */
     int llguidance;            /* the other engine is llguidance, not XGrammar */
+    int options;               /* the schema sets x-guidance options, which tokbench
+                                * does not read: every difference is theirs */
+    int ignores;               /* the grammar has %ignore (Lark) */
     uint32_t json_state;       /* json's state after the point's text (set here) */
     char *const *names;        /* the property names the schema defines, sorted */
     size_t n_names;
@@ -126,6 +157,15 @@ int xp_xg_at_name(const uint8_t *prefix, size_t plen);
 size_t xp_xg_diff(const xp_xg_ctx_t *c, const tb_bitset_t *ours, const tb_bitset_t *theirs,
                   const uint8_t *prefix, size_t plen, uint32_t st,
                   size_t counts[XP_XG_CAUSES], uint32_t *unexplained);
+
+/* Why the engines disagree on whether the text prefix[0..plen) may end
+ * there (ours: tokbench says it may, the other engine's end-of-text token
+ * is not allowed; else the other way round): greedy lexing where the text
+ * has two readings (a greedy lexer may have kept the one that cannot end),
+ * x-guidance options, a JSON text ending in -0 (which a minimum of 0
+ * allows); else unexplained. */
+xp_xg_cause_t xp_xg_end_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t plen,
+                              int ours);
 
 /* Reads xgrammar.js's hex mask (maskbench --masks: 8 digits per 32-bit
  * word, word 0 first) into set, cleared first; ids past set's size must be

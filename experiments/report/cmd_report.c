@@ -188,7 +188,7 @@ int xp_cmd_report(int argc, char **argv)
              xp_rp_sec_slicer(r, &err) || xp_rp_sec_index(r, &err) ||
              xp_rp_sec_throughput(r, &err) || xp_rp_sec_memory(r, &err) ||
              xp_rp_sec_lookup(r, &err) || xp_rp_sec_maskbench(r, &err) ||
-             xp_rp_sec_jsts(r, &err) || xp_rp_sec_soak(r, &err) ||
+             xp_rp_sec_jsts(r, &err) || xp_rp_sec_suites(r, &err) || xp_rp_sec_soak(r, &err) ||
              xp_rp_sec_soak_memory(r, &err) || xp_rp_sec_serve(r, &err) ||
              xp_rp_sec_machines(r, &err) || (r->vs && xp_rp_sec_compare(r, &err)) ||
              xp_rp_sec_anchors(r, &err) || xp_rp_sec_patterns(r, &err);

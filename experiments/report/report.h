@@ -280,6 +280,14 @@ int xp_rp_sec_maskbench(report_t *r, tb_err_t *err);
  * crash; then the wrong and crashed groups. */
 int xp_rp_sec_jsts(report_t *r, tb_err_t *err);
 
+/* --- sec_suites.c */
+
+/* The engines' grammar test suites against their references (the
+ * llgtests case, the jsts cases): grammars loaded and refused, strings
+ * with the reference's verdict, masks equal; then llguidance's
+ * differing tokens by cause. */
+int xp_rp_sec_suites(report_t *r, tb_err_t *err);
+
 /* --- sec_serve.c */
 
 /* Soak cases: ns per token against the position (position.gp), and a

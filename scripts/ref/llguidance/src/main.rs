@@ -17,7 +17,11 @@
 //! Llama 3's <|end_of_text|> 128001), which llguidance allows where the
 //! text may end; which control token it is changes no other id's verdict.  JOBS: one JSON line per schema,
 //!   {"file": PATH, "instances": [{"index": K, "valid": B, "ids": [...]}]}
-//! PATH a MaskBench file, whose "schema" is compiled (property order kept).
+//! PATH a MaskBench file, whose "schema" is compiled (property order kept);
+//! or, for a grammar of the engines' test suites (tests/test_llg_masks.c),
+//!   {"name": NAME, "lark": TEXT, "instances": [...]}
+//! TEXT a grammar in llguidance's Lark dialect (TopLevelGrammar::from_lark),
+//! NAME what its output line's "file" says.
 //!
 //! The settings that matched tokbench's driver (../shared/llguidance's
 //! README): ApproximateTokEnv over the token bytes with
@@ -201,11 +205,11 @@ enum Msg {
 }
 
 /// One schema on its thread: compile, first mask, the instances.
-fn run_schema(factory: &ParserFactory, schema: Value, instances: &[Instance], masks: bool,
-              over: f64, tx: &mpsc::Sender<Msg>) {
+fn run_schema(factory: &ParserFactory, grammar: TopLevelGrammar, instances: &[Instance],
+              masks: bool, over: f64, tx: &mpsc::Sender<Msg>) {
     let size = factory.tok_env().tok_trie().vocab_size();
     let region = Region::start();
-    let parser = factory.create_parser(TopLevelGrammar::from_json_schema(schema));
+    let parser = factory.create_parser(grammar);
     if let Err(e) = &parser {
         let _ = tx.send(Msg::CompileError(e.to_string()));
         return;
@@ -275,14 +279,19 @@ fn run_schema(factory: &ParserFactory, schema: Value, instances: &[Instance], ma
     let _ = tx.send(Msg::Done);
 }
 
-/// A job line: the MaskBench file's schema and the instances' ids; Err:
-/// what makes the file unusable (bad_input).
-fn read_job(job: &Value) -> Result<(Value, Vec<Instance>), String> {
-    let path = job["file"].as_str().ok_or("the job names no file")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let mut file: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
-    let schema = file.get_mut("schema").map(Value::take)
-        .ok_or_else(|| format!("{path}: no \"schema\""))?;
+/// A job line: its grammar (the MaskBench file's schema, or the Lark text)
+/// and the instances' ids; Err: what makes the job unusable (bad_input).
+fn read_job(job: &Value) -> Result<(TopLevelGrammar, Vec<Instance>), String> {
+    let grammar = if let Some(lark) = job["lark"].as_str() {
+        TopLevelGrammar::from_lark(lark.to_string())
+    } else {
+        let path = job["file"].as_str().ok_or("the job names no file and no lark grammar")?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let mut file: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+        let schema = file.get_mut("schema").map(Value::take)
+            .ok_or_else(|| format!("{path}: no \"schema\""))?;
+        TopLevelGrammar::from_json_schema(schema)
+    };
     let mut out = Vec::new();
     for inst in job["instances"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
         let ids = inst["ids"].as_array().ok_or("an instance without ids")?;
@@ -293,19 +302,19 @@ fn read_job(job: &Value) -> Result<(Value, Vec<Instance>), String> {
                 .collect(),
         });
     }
-    Ok((schema, out))
+    Ok((grammar, out))
 }
 
 /// Runs one job under the time limit and prints its line; false when it
 /// timed out (its thread still runs).
 fn run_job(factory: &Arc<ParserFactory>, job: &Value, a: &Args, over: f64) -> bool {
-    let base = job["file"].as_str().unwrap_or("?");
+    let base = job["file"].as_str().or(job["name"].as_str()).unwrap_or("?");
     let base = base.rsplit('/').next().unwrap_or(base);
     let mut out = json!({
         "file": base, "outcome": "pass", "ttfm_us": null, "ttfm_cpu_us": null, "tokens": 0,
         "tbm_us": [], "tbm_cpu_us": [], "warnings": [], "error": null, "instances": [],
     });
-    let (schema, instances) = match read_job(job) {
+    let (grammar, instances) = match read_job(job) {
         Ok(x) => x,
         Err(e) => {
             out["outcome"] = json!("bad_input");
@@ -319,7 +328,7 @@ fn run_job(factory: &Arc<ParserFactory>, job: &Value, a: &Args, over: f64) -> bo
     let masks = a.masks;
     std::thread::spawn(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_schema(&f, schema, &instances, masks, over, &tx)
+            run_schema(&f, grammar, &instances, masks, over, &tx)
         }));
         if r.is_err() {
             let _ = tx.send(Msg::Crash("llguidance panicked".into()));
