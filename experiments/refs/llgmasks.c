@@ -161,13 +161,14 @@ static int read_cases(const uint8_t *data, size_t len, const char *path, llg_cas
     return more;
 }
 
-/* The grammar as tokbench reads it.  Where llguidance's semantics become a
- * load option (greedy lexemes, issue 25 item 2), it is set here, and the
- * greedy-lexing cause should then match nothing. */
+/* The grammar as tokbench reads it under llguidance's semantics (greedy
+ * lexemes, lazy where declared: docs/grammars.md), so that the
+ * greedy-lexing cause should match nothing. */
 static gr_gram_t *load(const llg_case_t *c, tb_err_t *err)
 {
     gr_cfg_t cfg;
-    if (gr_cfg_parse(&cfg, c->text, c->len, c->out.where, "lark", err))
+    gr_load_opts_t o = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE};
+    if (gr_cfg_parse_opts(&cfg, c->text, c->len, c->out.where, &o, err))
         return NULL;
     return gr_gram_new(&cfg, NULL, err);
 }
