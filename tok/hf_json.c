@@ -258,10 +258,19 @@ static int model_bytes(ctx_t *c, const char *s, size_t len, int id,
         return fail(c, "out of memory");
     if (c->byte_level) {
         long n = tok_gpt2_decode((const uint8_t *)s, len, c->scratch.data);
+        /* A string outside the alphabet (Command-R has 1,403, emoji and
+         * symbols as plain text) is one no merge builds, so BPE never
+         * emits it; the ByteLevel decoder gives its UTF-8, and so does
+         * this.  One byte would take that byte's id from the alphabet's
+         * token (byte_id keeps the lowest id), so it stays refused. */
+        if (n < 0 && len > 1) {
+            memcpy(c->scratch.data, s, len);
+            n = (long)len;
+        }
         if (n < 0)
-            return fail(c, "model.vocab: token \"%.60s\" (id %d) has a "
+            return fail(c, "model.vocab: token \"%.*s\" (id %d) has a "
                            "character outside GPT-2's byte alphabet",
-                        s, id);
+                        len > 60 ? 60 : (int)len, s, id);
         c->scratch.len = (size_t)n;
         return 0;
     }
