@@ -1275,20 +1275,110 @@ static void special_ids(ctx_t *c, json_t *root)
 
 /* ---- the post-processor -------------------------------------------------- */
 
+/* "PATH: message" into m[0..n); returns 0: the load goes on. */
+static int note(char *m, size_t n, const char *path, const char *fmt, va_list ap)
+{
+    int k = snprintf(m, n, "%s: ", path);
+    if (k > 0 && (size_t)k < n)
+        vsnprintf(m + k, n - (size_t)k, fmt, ap);
+    return 0;
+}
+
 /* Why TOK_ADD_SPECIAL cannot follow this file: kept for the encode that
  * asks, since the ids without special tokens do not depend on it. */
 __attribute__((format(printf, 2, 3))) static int unsupported(ctx_t *c,
                                                              const char *fmt, ...)
 {
-    char *m = c->t->add_special_error;
-    size_t n = sizeof c->t->add_special_error;
-    int k = snprintf(m, n, "%s: ", c->path);
     va_list ap;
     va_start(ap, fmt);
-    if (k > 0 && (size_t)k < n)
-        vsnprintf(m + k, n - (size_t)k, fmt, ap);
+    note(c->t->add_special_error, sizeof c->t->add_special_error, c->path, fmt, ap);
     va_end(ap);
     return 0;
+}
+
+/* Why a pair cannot be encoded with this file (its types and order
+ * depend on the rule even without special tokens). */
+__attribute__((format(printf, 2, 3))) static int pair_unsupported(ctx_t *c,
+                                                                  const char *fmt,
+                                                                  ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note(c->t->pair_error, sizeof c->t->pair_error, c->path, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+typedef TB_VEC(tok_pair_item_t) pair_rule_t;
+
+static int pair_push(ctx_t *c, pair_rule_t *rule, int32_t what, uint32_t type)
+{
+    tok_pair_item_t it = {what, type};
+    return tb_vec_push(rule, it) ? fail(c, "out of memory") : 0;
+}
+
+/* TemplateProcessing's pair template: $A, then $B, once each, and the ids
+ * of the special tokens around them, each item with its type_id. */
+static int pp_pair_template(ctx_t *c, json_t *pp, const char *where,
+                            pair_rule_t *rule)
+{
+    json_t *pair = json_object_get(pp, "pair");
+    json_t *st = json_object_get(pp, "special_tokens");
+    int texts = 0; /* 1 after $A, 2 after $B */
+    size_t i, j;
+    json_t *item, *id;
+    if (!json_is_array(pair))
+        return pair_unsupported(c, "%s.pair: want an array", where);
+    json_array_foreach(pair, i, item)
+    {
+        json_t *seq = json_object_get(item, "Sequence");
+        json_t *x = seq ? seq : json_object_get(item, "SpecialToken");
+        const char *name = json_string_value(json_object_get(x, "id"));
+        json_t *ty = json_object_get(x, "type_id");
+        json_int_t type = json_integer_value(ty);
+        if (!name || !json_is_integer(ty) || type < 0 || type > UINT32_MAX)
+            return pair_unsupported(c, "%s.pair[%zu]: want a Sequence or a "
+                                       "SpecialToken with an id and a type_id",
+                                    where, i);
+        if (seq) {
+            if (texts == 2 || strcmp(name, texts ? "B" : "A"))
+                return pair_unsupported(c, "%s.pair[%zu]: want $A, then $B, "
+                                           "once each", where, i);
+            if (pair_push(c, rule, texts++ ? TOK_PAIR_B : TOK_PAIR_A,
+                          (uint32_t)type))
+                return -1;
+            continue;
+        }
+        json_t *ids = json_object_get(json_object_get(st, name), "ids");
+        if (!json_is_array(ids))
+            return pair_unsupported(c, "%s.pair[%zu]: \"%s\" is not in "
+                                       "special_tokens", where, i, name);
+        json_array_foreach(ids, j, id)
+        {
+            json_int_t v = json_integer_value(id);
+            if (!json_is_integer(id) || v < 0 || v >= (json_int_t)c->t->vocab.size)
+                return pair_unsupported(c, "%s.pair[%zu]: want ids of the "
+                                           "vocabulary", where, i);
+            if (pair_push(c, rule, (int32_t)v, (uint32_t)type))
+                return -1;
+        }
+    }
+    return texts == 2 ? 0 : pair_unsupported(c, "%s.pair: no $B", where);
+}
+
+/* Bert's and Roberta's fixed pair rules around their cls and sep ids:
+ * [CLS] A [SEP] B [SEP] with B's part of type 1; <s> A </s></s> B </s>,
+ * all of type 0 (RoBERTa has one type). */
+static int pp_pair_fixed(ctx_t *c, int roberta, const tok_ids_t *cls,
+                         const tok_ids_t *sep, pair_rule_t *rule)
+{
+    if (cls->len != 1 || sep->len != 1)
+        return pair_unsupported(c, "post_processor: want cls and sep ids");
+    int32_t k = (int32_t)cls->data[0], s = (int32_t)sep->data[0];
+    uint32_t b = roberta ? 0 : 1;
+    return pair_push(c, rule, k, 0) || pair_push(c, rule, TOK_PAIR_A, 0) ||
+           pair_push(c, rule, s, 0) || (roberta && pair_push(c, rule, s, 0)) ||
+           pair_push(c, rule, TOK_PAIR_B, b) || pair_push(c, rule, s, b);
 }
 
 /* Appends one id named by a processor (x: an integer) to `to`. */
@@ -1339,13 +1429,15 @@ static int post_processor(ctx_t *c, json_t *pp, const char *where)
 {
     tok_tokenizer_t *t = c->t;
     tok_ids_t pre = {0}, suf = {0};
+    pair_rule_t pair = {0};
     const char *type = json_string_value(json_object_get(pp, "type"));
     char sub[96];
     size_t i;
     json_t *x;
     int rc = 0;
     if (!type)
-        rc = unsupported(c, "%s: want an object with a type", where);
+        rc = unsupported(c, "%s: want an object with a type", where) ||
+             pair_unsupported(c, "%s: want an object with a type", where);
     else if (!strcmp(type, "Sequence"))
         json_array_foreach(json_object_get(pp, "processors"), i, x)
         {
@@ -1354,13 +1446,29 @@ static int post_processor(ctx_t *c, json_t *pp, const char *where)
                 break;
         }
     else if (!strcmp(type, "TemplateProcessing"))
-        rc = pp_template(c, pp, where, &pre, &suf);
+        rc = pp_template(c, pp, where, &pre, &suf) ||
+             pp_pair_template(c, pp, where, &pair);
     else if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing"))
         rc = pp_id(c, json_array_get(json_object_get(pp, "cls"), 1), where, &pre) ||
-             pp_id(c, json_array_get(json_object_get(pp, "sep"), 1), where, &suf);
+             pp_id(c, json_array_get(json_object_get(pp, "sep"), 1), where, &suf) ||
+             pp_pair_fixed(c, type[0] == 'R', &pre, &suf, &pair);
     else if (strcmp(type, "ByteLevel")) /* ByteLevel adds no ids */
         rc = unsupported(c, "%s: post-processor \"%s\" is not supported",
-                         where, type);
+                         where, type) ||
+             pair_unsupported(c, "%s: post-processor \"%s\" is not supported",
+                              where, type);
+    /* A Sequence applies each rule to what the one before made of the
+     * pair; two rules that both place the texts are not followed here. */
+    if (!rc && pair.len && t->pair.len)
+        rc = pair_unsupported(c, "%s: a second pair rule in a Sequence is not "
+                                 "supported", where);
+    else if (!rc && pair.len) {
+        t->pair.data = pair.data;
+        t->pair.len = pair.len;
+        t->pair.cap = pair.cap;
+        memset(&pair, 0, sizeof pair);
+    }
+    free(pair.data);
     if (!rc && pre.len) {
         rc = tb_vec_reserve(&t->special_prefix, pre.len);
         if (!rc) {
