@@ -1275,39 +1275,29 @@ static void special_ids(ctx_t *c, json_t *root)
 
 /* ---- the post-processor -------------------------------------------------- */
 
-/* "PATH: message" into m[0..n); returns 0: the load goes on. */
-static int note(char *m, size_t n, const char *path, const char *fmt, va_list ap)
+/* A rule of the file tokbench does not follow, said as "PATH: message" in
+ * m[0..n) (add_special_error or pair_error): only the encode that needs
+ * the rule fails, so the load goes on.  Returns 1. */
+__attribute__((format(printf, 4, 5))) static int refuse(ctx_t *c, char *m, size_t n,
+                                                        const char *fmt, ...)
 {
-    int k = snprintf(m, n, "%s: ", path);
+    int k = snprintf(m, n, "%s: ", c->path);
+    va_list ap;
+    va_start(ap, fmt);
     if (k > 0 && (size_t)k < n)
         vsnprintf(m + k, n - (size_t)k, fmt, ap);
-    return 0;
+    va_end(ap);
+    return 1;
 }
 
-/* Why TOK_ADD_SPECIAL cannot follow this file: kept for the encode that
- * asks, since the ids without special tokens do not depend on it. */
-__attribute__((format(printf, 2, 3))) static int unsupported(ctx_t *c,
-                                                             const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    note(c->t->add_special_error, sizeof c->t->add_special_error, c->path, fmt, ap);
-    va_end(ap);
-    return 0;
-}
-
-/* Why a pair cannot be encoded with this file (its types and order
- * depend on the rule even without special tokens). */
-__attribute__((format(printf, 2, 3))) static int pair_unsupported(ctx_t *c,
-                                                                  const char *fmt,
-                                                                  ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    note(c->t->pair_error, sizeof c->t->pair_error, c->path, fmt, ap);
-    va_end(ap);
-    return 0;
-}
+/* Why TOK_ADD_SPECIAL cannot follow this file (the ids without special
+ * tokens do not depend on it), and why a pair cannot be encoded with it
+ * (its order and type ids depend on the rule even without them); 0. */
+#define unsupported(c, ...)                                                  \
+    (refuse((c), (c)->t->add_special_error, sizeof (c)->t->add_special_error, \
+            __VA_ARGS__), 0)
+#define pair_unsupported(c, ...)                                             \
+    (refuse((c), (c)->t->pair_error, sizeof (c)->t->pair_error, __VA_ARGS__), 0)
 
 typedef TB_VEC(tok_pair_item_t) pair_rule_t;
 
@@ -1315,55 +1305,6 @@ static int pair_push(ctx_t *c, pair_rule_t *rule, int32_t what, uint32_t type)
 {
     tok_pair_item_t it = {what, type};
     return tb_vec_push(rule, it) ? fail(c, "out of memory") : 0;
-}
-
-/* TemplateProcessing's pair template: $A, then $B, once each, and the ids
- * of the special tokens around them, each item with its type_id. */
-static int pp_pair_template(ctx_t *c, json_t *pp, const char *where,
-                            pair_rule_t *rule)
-{
-    json_t *pair = json_object_get(pp, "pair");
-    json_t *st = json_object_get(pp, "special_tokens");
-    int texts = 0; /* 1 after $A, 2 after $B */
-    size_t i, j;
-    json_t *item, *id;
-    if (!json_is_array(pair))
-        return pair_unsupported(c, "%s.pair: want an array", where);
-    json_array_foreach(pair, i, item)
-    {
-        json_t *seq = json_object_get(item, "Sequence");
-        json_t *x = seq ? seq : json_object_get(item, "SpecialToken");
-        const char *name = json_string_value(json_object_get(x, "id"));
-        json_t *ty = json_object_get(x, "type_id");
-        json_int_t type = json_integer_value(ty);
-        if (!name || !json_is_integer(ty) || type < 0 || type > UINT32_MAX)
-            return pair_unsupported(c, "%s.pair[%zu]: want a Sequence or a "
-                                       "SpecialToken with an id and a type_id",
-                                    where, i);
-        if (seq) {
-            if (texts == 2 || strcmp(name, texts ? "B" : "A"))
-                return pair_unsupported(c, "%s.pair[%zu]: want $A, then $B, "
-                                           "once each", where, i);
-            if (pair_push(c, rule, texts++ ? TOK_PAIR_B : TOK_PAIR_A,
-                          (uint32_t)type))
-                return -1;
-            continue;
-        }
-        json_t *ids = json_object_get(json_object_get(st, name), "ids");
-        if (!json_is_array(ids))
-            return pair_unsupported(c, "%s.pair[%zu]: \"%s\" is not in "
-                                       "special_tokens", where, i, name);
-        json_array_foreach(ids, j, id)
-        {
-            json_int_t v = json_integer_value(id);
-            if (!json_is_integer(id) || v < 0 || v >= (json_int_t)c->t->vocab.size)
-                return pair_unsupported(c, "%s.pair[%zu]: want ids of the "
-                                           "vocabulary", where, i);
-            if (pair_push(c, rule, (int32_t)v, (uint32_t)type))
-                return -1;
-        }
-    }
-    return texts == 2 ? 0 : pair_unsupported(c, "%s.pair: no $B", where);
 }
 
 /* Bert's and Roberta's fixed pair rules around their cls and sep ids:
@@ -1390,37 +1331,80 @@ static int pp_id(ctx_t *c, json_t *x, const char *where, tok_ids_t *to)
     return tb_vec_push(to, (uint32_t)id) ? fail(c, "out of memory") : 0;
 }
 
-/* TemplateProcessing's single template: the special tokens before $A go to
- * pre, those after to suf, each by the ids special_tokens gives it. */
-static int pp_template(ctx_t *c, json_t *pp, const char *where,
-                       tok_ids_t *pre, tok_ids_t *suf)
+/* A TemplateProcessing template (`key`: "single" or "pair") into rule:
+ * its texts, $A then (pair) $B, once each, and the ids of its special
+ * tokens, each item with its type_id.  A template tokbench does not follow
+ * is said in m[0..n) (add_special_error or pair_error) and returns 1. */
+static int read_template(ctx_t *c, json_t *pp, const char *key, const char *where,
+                         pair_rule_t *rule, char *m, size_t n)
 {
-    json_t *single = json_object_get(pp, "single");
+    json_t *tmpl = json_object_get(pp, key);
     json_t *st = json_object_get(pp, "special_tokens");
-    int seen_a = 0;
+    int want = strcmp(key, "pair") ? 1 : 2, texts = 0;
     size_t i, j;
     json_t *item, *id;
-    if (!json_is_array(single))
-        return unsupported(c, "%s.single: want an array", where);
-    json_array_foreach(single, i, item)
+    if (!json_is_array(tmpl))
+        return refuse(c, m, n, "%s.%s: want an array", where, key);
+    json_array_foreach(tmpl, i, item)
     {
         json_t *seq = json_object_get(item, "Sequence");
-        json_t *sp = json_object_get(item, "SpecialToken");
-        const char *name = json_string_value(json_object_get(sp, "id"));
-        const char *seq_id = json_string_value(json_object_get(seq, "id"));
-        if (seq_id && !seen_a && !strcmp(seq_id, "A")) {
-            seen_a = 1;
+        json_t *x = seq ? seq : json_object_get(item, "SpecialToken");
+        const char *name = json_string_value(json_object_get(x, "id"));
+        json_t *ty = json_object_get(x, "type_id");
+        json_int_t type = json_integer_value(ty);
+        if (!name || !json_is_integer(ty) || type < 0 || type > UINT32_MAX)
+            return refuse(c, m, n, "%s.%s[%zu]: want a Sequence or a "
+                                   "SpecialToken with an id and a type_id",
+                          where, key, i);
+        if (seq) {
+            if (texts == want || strcmp(name, texts ? "B" : "A"))
+                return refuse(c, m, n, "%s.%s[%zu]: want %s", where, key, i,
+                              want == 1 ? "$A once" : "$A, then $B, once each");
+            if (pair_push(c, rule, texts++ ? TOK_PAIR_B : TOK_PAIR_A,
+                          (uint32_t)type))
+                return -1;
             continue;
         }
-        json_t *ids = json_object_get(json_object_get(st, name ? name : ""), "ids");
-        if (!name || !json_is_array(ids))
-            return unsupported(c, "%s.single[%zu]: want $A once and special "
-                                  "tokens that special_tokens names", where, i);
+        json_t *ids = json_object_get(json_object_get(st, name), "ids");
+        if (!json_is_array(ids))
+            return refuse(c, m, n, "%s.%s[%zu]: \"%s\" is not in special_tokens",
+                          where, key, i, name);
         json_array_foreach(ids, j, id)
-            if (pp_id(c, id, where, seen_a ? suf : pre))
+        {
+            json_int_t v = json_integer_value(id);
+            if (!json_is_integer(id) || v < 0 || v >= (json_int_t)c->t->vocab.size)
+                return refuse(c, m, n, "%s.%s[%zu]: want ids of the vocabulary",
+                              where, key, i);
+            if (pair_push(c, rule, (int32_t)v, (uint32_t)type))
                 return -1;
+        }
     }
-    return seen_a ? 0 : unsupported(c, "%s.single: no $A", where);
+    return texts == want ? 0 : refuse(c, m, n, "%s.%s: no $%c", where, key,
+                                      "AB"[texts]);
+}
+
+/* TemplateProcessing: the single template's special tokens before $A go
+ * to pre, those after to suf; the pair template is the pair rule. */
+static int pp_template(ctx_t *c, json_t *pp, const char *where, tok_ids_t *pre,
+                       tok_ids_t *suf, pair_rule_t *pair)
+{
+    pair_rule_t single = {0};
+    tok_tokenizer_t *t = c->t;
+    int rc = read_template(c, pp, "single", where, &single,
+                           t->add_special_error, sizeof t->add_special_error);
+    int after = 0;
+    for (size_t i = 0; !rc && i < single.len; i++) {
+        const tok_pair_item_t *it = &single.data[i];
+        if (it->what == TOK_PAIR_A)
+            after = 1;
+        else if (tb_vec_push(after ? suf : pre, (uint32_t)it->what))
+            rc = fail(c, "out of memory");
+    }
+    free(single.data);
+    if (rc < 0 || read_template(c, pp, "pair", where, pair, t->pair_error,
+                                sizeof t->pair_error) < 0)
+        return -1;
+    return 0;
 }
 
 /* Adds a processor's wrapping around what the earlier ones added (a
@@ -1446,8 +1430,7 @@ static int post_processor(ctx_t *c, json_t *pp, const char *where)
                 break;
         }
     else if (!strcmp(type, "TemplateProcessing"))
-        rc = pp_template(c, pp, where, &pre, &suf) ||
-             pp_pair_template(c, pp, where, &pair);
+        rc = pp_template(c, pp, where, &pre, &suf, &pair);
     else if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing"))
         rc = pp_id(c, json_array_get(json_object_get(pp, "cls"), 1), where, &pre) ||
              pp_id(c, json_array_get(json_object_get(pp, "sep"), 1), where, &suf) ||
