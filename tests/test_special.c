@@ -170,7 +170,8 @@ static int compare_decode(tok_tokenizer_t *t, const char *name,
 static void hf_vocabularies(void **state)
 {
     (void)state;
-    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral", "bert"};
+    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral", "bert",
+                                  "command-r-plus"};
     if (!have_node()) {
         print_message("node or scripts/ref/node_modules missing: skipped\n");
         skip();
