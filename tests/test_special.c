@@ -1,5 +1,5 @@
-/* Special tokens: --add-special, --parse-special and skip-special decode
- * against the references.  Hugging Face tokenizers (scripts/ref/ref.js hf:
+/* Special tokens: --add-special, --parse-special and skip-special decode,
+ * and pairs (tok_encode_pair, encode --pair) against the references.  Hugging Face tokenizers (scripts/ref/ref.js hf:
  * encode with addSpecialTokens, decode with skipSpecialTokens) and
  * tiktoken (ref.js tiktoken: encode_ordinary, and encode(text, "all")) on
  * lines with and without each vocabulary's own special-token texts; the
@@ -170,7 +170,8 @@ static int compare_decode(tok_tokenizer_t *t, const char *name,
 static void hf_vocabularies(void **state)
 {
     (void)state;
-    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral", "bert"};
+    static const char *names[] = {"llama3", "qwen3", "gemma3", "mistral", "bert",
+                                  "command-r-plus"};
     if (!have_node()) {
         print_message("node or scripts/ref/node_modules missing: skipped\n");
         skip();
@@ -210,6 +211,163 @@ static void hf_vocabularies(void **state)
     }
     print_message("%d HF vocabularies checked, %d differences\n", ran, bad);
     assert_int_equal(bad, 0);
+}
+
+/* Pairs "A\tB" from the lines: A is line i with its tabs made spaces, B
+ * line i + 1; then an empty A and an empty B. */
+static size_t make_pairs(char lines[][256], size_t n, char pairs[][256])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++, k++) {
+        snprintf(pairs[k], 256, "%s\t%s", lines[i], lines[(i + 1) % n]);
+        for (char *p = pairs[k]; *p && p < pairs[k] + strlen(lines[i]); p++)
+            if (*p == '\t')
+                *p = ' ';
+    }
+    snprintf(pairs[k++], 256, "\t%s", lines[0]);
+    snprintf(pairs[k++], 256, "%s\t", lines[0]);
+    return k;
+}
+
+/* tok_encode_pair's ids and type ids of every pair, with and without the
+ * special tokens, equal encode(A, B)'s through ref.js hf --pair. */
+static int compare_pairs(tok_tokenizer_t *t, const char *name, const char *path,
+                         char pairs[][256], size_t n)
+{
+    int bad = 0;
+    for (int add = 0; add < 2; add++) {
+        char args[512], *want[16];
+        snprintf(args, sizeof args, "hf '%s' --pair%s", path,
+                 add ? " --add-special" : "");
+        run_ref(args, pairs, n, want);
+        for (size_t i = 0; i < n; i++) {
+            tok_ids_t ids = {0}, types = {0};
+            tb_err_t err;
+            char got[8192];
+            const char *tab = strchr(pairs[i], '\t');
+            uint32_t flags = TOK_PARSE_SPECIAL | (add ? TOK_ADD_SPECIAL : 0);
+            if (tok_encode_pair(t, (const uint8_t *)pairs[i], (size_t)(tab - pairs[i]),
+                                (const uint8_t *)tab + 1, strlen(tab + 1), flags,
+                                &ids, &types, &err))
+                fail_msg("%s: %s", name, err.msg);
+            assert_int_equal(ids.len, types.len);
+            ids_text(&ids, got, sizeof got);
+            size_t at = strlen(got);
+            got[at++] = '\t';
+            ids_text(&types, got + at, sizeof got - at);
+            if (strcmp(got, want[i])) {
+                print_message("%s pair%s '%s':\n  tokbench  %s\n  reference %s\n",
+                              name, add ? " add-special" : "", pairs[i], got, want[i]);
+                bad++;
+            }
+            free(ids.data);
+            free(types.data);
+            free(want[i]);
+        }
+    }
+    return bad;
+}
+
+/* bert's tokenizer.json with its post_processor replaced by `pp` (JSON),
+ * written to a temporary file whose name goes to path. */
+static void bert_with(const char *pp, char *path)
+{
+    json_error_t je;
+    json_t *root = json_load_file("data/cache/bert/tokenizer.json", 0, &je);
+    assert_non_null(root);
+    assert_int_equal(json_object_set_new(root, "post_processor",
+                                         json_loads(pp, 0, &je)), 0);
+    strcpy(path, "/tmp/tb_pair_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(json_dump_file(root, path, JSON_COMPACT), 0);
+    json_decref(root);
+}
+
+/* Pairs: every HF vocabulary's own rule (templates: bert, gemma3,
+ * mistral, command-r-plus; none: llama3, qwen3), then bert under
+ * BertProcessing, RobertaProcessing, and a Sequence whose template has
+ * types 0 to 3 and a special token of two ids; the CLI; what is refused. */
+static void pairs(void **state)
+{
+    (void)state;
+    static const char *names[] = {"bert", "llama3", "qwen3", "gemma3", "mistral",
+                                  "command-r-plus"};
+    static const char *pps[] = {
+        "{\"type\": \"BertProcessing\", \"sep\": [\"[SEP]\", 102], "
+        "\"cls\": [\"[CLS]\", 101]}",
+        "{\"type\": \"RobertaProcessing\", \"sep\": [\"[SEP]\", 102], "
+        "\"cls\": [\"[CLS]\", 101], \"trim_offsets\": true, "
+        "\"add_prefix_space\": false}",
+        "{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\", "
+        "\"add_prefix_space\": true, \"trim_offsets\": false, \"use_regex\": true}, "
+        "{\"type\": \"TemplateProcessing\", "
+        "\"single\": [{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], "
+        "\"pair\": [{\"SpecialToken\": {\"id\": \"[CLS]\", \"type_id\": 0}}, "
+        "{\"Sequence\": {\"id\": \"A\", \"type_id\": 2}}, "
+        "{\"SpecialToken\": {\"id\": \"[SEP]\", \"type_id\": 1}}, "
+        "{\"Sequence\": {\"id\": \"B\", \"type_id\": 3}}], "
+        "\"special_tokens\": {\"[CLS]\": {\"id\": \"[CLS]\", \"ids\": [101], "
+        "\"tokens\": [\"[CLS]\"]}, \"[SEP]\": {\"id\": \"[SEP]\", "
+        "\"ids\": [102, 103], \"tokens\": [\"[SEP]\", \"[MASK]\"]}}}]}",
+        /* $B before $A: refused */
+        "{\"type\": \"TemplateProcessing\", "
+        "\"single\": [{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], "
+        "\"pair\": [{\"Sequence\": {\"id\": \"B\", \"type_id\": 0}}, "
+        "{\"Sequence\": {\"id\": \"A\", \"type_id\": 1}}], "
+        "\"special_tokens\": {}}"};
+    if (!have_node()) {
+        print_message("node or scripts/ref/node_modules missing: skipped\n");
+        skip();
+    }
+    int bad = 0, ran = 0;
+    char path[256], lines[16][256], prs[16][256], out[4096];
+    for (size_t v = 0; v < sizeof names / sizeof *names; v++) {
+        snprintf(path, sizeof path, "data/cache/%s/tokenizer.json", names[v]);
+        if (access(path, R_OK)) {
+            print_message("%s: %s missing ('make data'): skipped\n", names[v], path);
+            continue;
+        }
+        tok_tokenizer_t *t = test_load(path);
+        size_t n = make_pairs(lines, make_lines(t, lines, 14), prs);
+        bad += compare_pairs(t, names[v], path, prs, n);
+        tok_free(t);
+        ran++;
+    }
+    if (access("data/cache/bert/tokenizer.json", R_OK) == 0) {
+        for (size_t k = 0; k < sizeof pps / sizeof *pps; k++) {
+            bert_with(pps[k], path);
+            tok_tokenizer_t *t = test_load(path);
+            size_t n = make_pairs(lines, make_lines(t, lines, 14), prs);
+            if (k < 3) {
+                bad += compare_pairs(t, pps[k] + 10, path, prs, n);
+            } else {
+                tok_ids_t ids = {0};
+                tb_err_t err;
+                assert_int_equal(tok_encode_pair(t, (const uint8_t *)"a", 1,
+                                                 (const uint8_t *)"b", 1, 0, &ids,
+                                                 NULL, &err), -1);
+                assert_non_null(strstr(err.msg, "want $A, then $B"));
+                assert_non_null(strstr(err.msg, "post_processor.pair[0]"));
+            }
+            tok_free(t);
+            unlink(path);
+        }
+        assert_int_equal(test_tokbench("encode bert --pair --types --add-special "
+                                       "'Hello world' 'How are you'", out, sizeof out), 0);
+        assert_string_equal(out, "101 7592 2088 102 2129 2024 2017 102\t"
+                                 "0 0 0 0 1 1 1 1\n");
+    }
+    print_message("%d vocabularies' pairs checked, %d differences\n", ran, bad);
+    assert_int_equal(bad, 0);
+    /* Other formats have no pair rule: refused with the special tokens. */
+    assert_int_not_equal(test_tokbench("encode cl100k --pair --add-special a b", out,
+                                       sizeof out), 0);
+    assert_non_null(strstr(out, "no rule adds the special tokens of a pair"));
+    assert_int_equal(test_tokbench("encode cl100k --pair --types a b", out,
+                                   sizeof out), 0);
+    assert_string_equal(out, "64 65\t0 1\n");
 }
 
 /* tiktoken: encode_ordinary by default, allowed_special="all" under
@@ -375,6 +533,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hf_vocabularies),
+        cmocka_unit_test(pairs),
         cmocka_unit_test(tiktoken_vocabularies),
         cmocka_unit_test(gguf_rules),
         cmocka_unit_test(spm_and_cli),

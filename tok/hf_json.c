@@ -258,10 +258,19 @@ static int model_bytes(ctx_t *c, const char *s, size_t len, int id,
         return fail(c, "out of memory");
     if (c->byte_level) {
         long n = tok_gpt2_decode((const uint8_t *)s, len, c->scratch.data);
+        /* A string outside the alphabet (Command-R has 1,403, emoji and
+         * symbols as plain text) is one no merge builds, so BPE never
+         * emits it; the ByteLevel decoder gives its UTF-8, and so does
+         * this.  One byte would take that byte's id from the alphabet's
+         * token (byte_id keeps the lowest id), so it stays refused. */
+        if (n < 0 && len > 1) {
+            memcpy(c->scratch.data, s, len);
+            n = (long)len;
+        }
         if (n < 0)
-            return fail(c, "model.vocab: token \"%.60s\" (id %d) has a "
+            return fail(c, "model.vocab: token \"%.*s\" (id %d) has a "
                            "character outside GPT-2's byte alphabet",
-                        s, id);
+                        len > 60 ? 60 : (int)len, s, id);
         c->scratch.len = (size_t)n;
         return 0;
     }
@@ -1266,20 +1275,51 @@ static void special_ids(ctx_t *c, json_t *root)
 
 /* ---- the post-processor -------------------------------------------------- */
 
-/* Why TOK_ADD_SPECIAL cannot follow this file: kept for the encode that
- * asks, since the ids without special tokens do not depend on it. */
-__attribute__((format(printf, 2, 3))) static int unsupported(ctx_t *c,
-                                                             const char *fmt, ...)
+/* A rule of the file tokbench does not follow, said as "PATH: message" in
+ * m[0..n) (add_special_error or pair_error): only the encode that needs
+ * the rule fails, so the load goes on.  Returns 1. */
+__attribute__((format(printf, 4, 5))) static int refuse(ctx_t *c, char *m, size_t n,
+                                                        const char *fmt, ...)
 {
-    char *m = c->t->add_special_error;
-    size_t n = sizeof c->t->add_special_error;
     int k = snprintf(m, n, "%s: ", c->path);
     va_list ap;
     va_start(ap, fmt);
     if (k > 0 && (size_t)k < n)
         vsnprintf(m + k, n - (size_t)k, fmt, ap);
     va_end(ap);
-    return 0;
+    return 1;
+}
+
+/* Why TOK_ADD_SPECIAL cannot follow this file (the ids without special
+ * tokens do not depend on it), and why a pair cannot be encoded with it
+ * (its order and type ids depend on the rule even without them); 0. */
+#define unsupported(c, ...)                                                  \
+    (refuse((c), (c)->t->add_special_error, sizeof (c)->t->add_special_error, \
+            __VA_ARGS__), 0)
+#define pair_unsupported(c, ...)                                             \
+    (refuse((c), (c)->t->pair_error, sizeof (c)->t->pair_error, __VA_ARGS__), 0)
+
+typedef TB_VEC(tok_pair_item_t) pair_rule_t;
+
+static int pair_push(ctx_t *c, pair_rule_t *rule, int32_t what, uint32_t type)
+{
+    tok_pair_item_t it = {what, type};
+    return tb_vec_push(rule, it) ? fail(c, "out of memory") : 0;
+}
+
+/* Bert's and Roberta's fixed pair rules around their cls and sep ids:
+ * [CLS] A [SEP] B [SEP] with B's part of type 1; <s> A </s></s> B </s>,
+ * all of type 0 (RoBERTa has one type). */
+static int pp_pair_fixed(ctx_t *c, int roberta, const tok_ids_t *cls,
+                         const tok_ids_t *sep, pair_rule_t *rule)
+{
+    if (cls->len != 1 || sep->len != 1)
+        return pair_unsupported(c, "post_processor: want cls and sep ids");
+    int32_t k = (int32_t)cls->data[0], s = (int32_t)sep->data[0];
+    uint32_t b = roberta ? 0 : 1;
+    return pair_push(c, rule, k, 0) || pair_push(c, rule, TOK_PAIR_A, 0) ||
+           pair_push(c, rule, s, 0) || (roberta && pair_push(c, rule, s, 0)) ||
+           pair_push(c, rule, TOK_PAIR_B, b) || pair_push(c, rule, s, b);
 }
 
 /* Appends one id named by a processor (x: an integer) to `to`. */
@@ -1291,37 +1331,80 @@ static int pp_id(ctx_t *c, json_t *x, const char *where, tok_ids_t *to)
     return tb_vec_push(to, (uint32_t)id) ? fail(c, "out of memory") : 0;
 }
 
-/* TemplateProcessing's single template: the special tokens before $A go to
- * pre, those after to suf, each by the ids special_tokens gives it. */
-static int pp_template(ctx_t *c, json_t *pp, const char *where,
-                       tok_ids_t *pre, tok_ids_t *suf)
+/* A TemplateProcessing template (`key`: "single" or "pair") into rule:
+ * its texts, $A then (pair) $B, once each, and the ids of its special
+ * tokens, each item with its type_id.  A template tokbench does not follow
+ * is said in m[0..n) (add_special_error or pair_error) and returns 1. */
+static int read_template(ctx_t *c, json_t *pp, const char *key, const char *where,
+                         pair_rule_t *rule, char *m, size_t n)
 {
-    json_t *single = json_object_get(pp, "single");
+    json_t *tmpl = json_object_get(pp, key);
     json_t *st = json_object_get(pp, "special_tokens");
-    int seen_a = 0;
+    int want = strcmp(key, "pair") ? 1 : 2, texts = 0;
     size_t i, j;
     json_t *item, *id;
-    if (!json_is_array(single))
-        return unsupported(c, "%s.single: want an array", where);
-    json_array_foreach(single, i, item)
+    if (!json_is_array(tmpl))
+        return refuse(c, m, n, "%s.%s: want an array", where, key);
+    json_array_foreach(tmpl, i, item)
     {
         json_t *seq = json_object_get(item, "Sequence");
-        json_t *sp = json_object_get(item, "SpecialToken");
-        const char *name = json_string_value(json_object_get(sp, "id"));
-        const char *seq_id = json_string_value(json_object_get(seq, "id"));
-        if (seq_id && !seen_a && !strcmp(seq_id, "A")) {
-            seen_a = 1;
+        json_t *x = seq ? seq : json_object_get(item, "SpecialToken");
+        const char *name = json_string_value(json_object_get(x, "id"));
+        json_t *ty = json_object_get(x, "type_id");
+        json_int_t type = json_integer_value(ty);
+        if (!name || !json_is_integer(ty) || type < 0 || type > UINT32_MAX)
+            return refuse(c, m, n, "%s.%s[%zu]: want a Sequence or a "
+                                   "SpecialToken with an id and a type_id",
+                          where, key, i);
+        if (seq) {
+            if (texts == want || strcmp(name, texts ? "B" : "A"))
+                return refuse(c, m, n, "%s.%s[%zu]: want %s", where, key, i,
+                              want == 1 ? "$A once" : "$A, then $B, once each");
+            if (pair_push(c, rule, texts++ ? TOK_PAIR_B : TOK_PAIR_A,
+                          (uint32_t)type))
+                return -1;
             continue;
         }
-        json_t *ids = json_object_get(json_object_get(st, name ? name : ""), "ids");
-        if (!name || !json_is_array(ids))
-            return unsupported(c, "%s.single[%zu]: want $A once and special "
-                                  "tokens that special_tokens names", where, i);
+        json_t *ids = json_object_get(json_object_get(st, name), "ids");
+        if (!json_is_array(ids))
+            return refuse(c, m, n, "%s.%s[%zu]: \"%s\" is not in special_tokens",
+                          where, key, i, name);
         json_array_foreach(ids, j, id)
-            if (pp_id(c, id, where, seen_a ? suf : pre))
+        {
+            json_int_t v = json_integer_value(id);
+            if (!json_is_integer(id) || v < 0 || v >= (json_int_t)c->t->vocab.size)
+                return refuse(c, m, n, "%s.%s[%zu]: want ids of the vocabulary",
+                              where, key, i);
+            if (pair_push(c, rule, (int32_t)v, (uint32_t)type))
                 return -1;
+        }
     }
-    return seen_a ? 0 : unsupported(c, "%s.single: no $A", where);
+    return texts == want ? 0 : refuse(c, m, n, "%s.%s: no $%c", where, key,
+                                      "AB"[texts]);
+}
+
+/* TemplateProcessing: the single template's special tokens before $A go
+ * to pre, those after to suf; the pair template is the pair rule. */
+static int pp_template(ctx_t *c, json_t *pp, const char *where, tok_ids_t *pre,
+                       tok_ids_t *suf, pair_rule_t *pair)
+{
+    pair_rule_t single = {0};
+    tok_tokenizer_t *t = c->t;
+    int rc = read_template(c, pp, "single", where, &single,
+                           t->add_special_error, sizeof t->add_special_error);
+    int after = 0;
+    for (size_t i = 0; !rc && i < single.len; i++) {
+        const tok_pair_item_t *it = &single.data[i];
+        if (it->what == TOK_PAIR_A)
+            after = 1;
+        else if (tb_vec_push(after ? suf : pre, (uint32_t)it->what))
+            rc = fail(c, "out of memory");
+    }
+    free(single.data);
+    if (rc < 0 || read_template(c, pp, "pair", where, pair, t->pair_error,
+                                sizeof t->pair_error) < 0)
+        return -1;
+    return 0;
 }
 
 /* Adds a processor's wrapping around what the earlier ones added (a
@@ -1330,13 +1413,15 @@ static int post_processor(ctx_t *c, json_t *pp, const char *where)
 {
     tok_tokenizer_t *t = c->t;
     tok_ids_t pre = {0}, suf = {0};
+    pair_rule_t pair = {0};
     const char *type = json_string_value(json_object_get(pp, "type"));
     char sub[96];
     size_t i;
     json_t *x;
     int rc = 0;
     if (!type)
-        rc = unsupported(c, "%s: want an object with a type", where);
+        rc = unsupported(c, "%s: want an object with a type", where) ||
+             pair_unsupported(c, "%s: want an object with a type", where);
     else if (!strcmp(type, "Sequence"))
         json_array_foreach(json_object_get(pp, "processors"), i, x)
         {
@@ -1345,13 +1430,28 @@ static int post_processor(ctx_t *c, json_t *pp, const char *where)
                 break;
         }
     else if (!strcmp(type, "TemplateProcessing"))
-        rc = pp_template(c, pp, where, &pre, &suf);
+        rc = pp_template(c, pp, where, &pre, &suf, &pair);
     else if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing"))
         rc = pp_id(c, json_array_get(json_object_get(pp, "cls"), 1), where, &pre) ||
-             pp_id(c, json_array_get(json_object_get(pp, "sep"), 1), where, &suf);
+             pp_id(c, json_array_get(json_object_get(pp, "sep"), 1), where, &suf) ||
+             pp_pair_fixed(c, type[0] == 'R', &pre, &suf, &pair);
     else if (strcmp(type, "ByteLevel")) /* ByteLevel adds no ids */
         rc = unsupported(c, "%s: post-processor \"%s\" is not supported",
-                         where, type);
+                         where, type) ||
+             pair_unsupported(c, "%s: post-processor \"%s\" is not supported",
+                              where, type);
+    /* A Sequence applies each rule to what the one before made of the
+     * pair; two rules that both place the texts are not followed here. */
+    if (!rc && pair.len && t->pair.len)
+        rc = pair_unsupported(c, "%s: a second pair rule in a Sequence is not "
+                                 "supported", where);
+    else if (!rc && pair.len) {
+        t->pair.data = pair.data;
+        t->pair.len = pair.len;
+        t->pair.cap = pair.cap;
+        memset(&pair, 0, sizeof pair);
+    }
+    free(pair.data);
     if (!rc && pre.len) {
         rc = tb_vec_reserve(&t->special_prefix, pre.len);
         if (!rc) {

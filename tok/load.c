@@ -113,6 +113,7 @@ void tok_free(tok_tokenizer_t *t)
     free(t->added.data);
     free(t->special_prefix.data);
     free(t->special_suffix.data);
+    free(t->pair.data);
     free(t);
 }
 

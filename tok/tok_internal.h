@@ -231,6 +231,13 @@ enum {
                               spaces, as Hugging Face decodes then */
 };
 
+/* One item of a pair's rule (struct tok_tokenizer's `pair`). */
+enum { TOK_PAIR_A = -1, TOK_PAIR_B = -2 };
+typedef struct {
+    int32_t what; /* a special token's id, or TOK_PAIR_A / TOK_PAIR_B */
+    uint32_t type; /* its type id */
+} tok_pair_item_t;
+
 /* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word
  * cache), taken only as concurrent calls need them. */
 #define TOK_SPARE_STATES 4
@@ -255,6 +262,13 @@ struct tok_tokenizer {
      * not supported (empty when it is): only an encode that asks fails. */
     tok_ids_t special_prefix, special_suffix;
     char add_special_error[160];
+    /* A pair's rule (tok_encode_pair): what comes out in order, each a
+     * special id (what >= 0) or one of the texts (TOK_PAIR_A, TOK_PAIR_B,
+     * A first), with its type id.  Empty: A with type 0, then B with type
+     * 1, nothing added.  pair_error: why the file's pair rule is not
+     * supported (empty when it is). */
+    TB_VEC(tok_pair_item_t) pair;
+    char pair_error[160];
     /* encode.c's index over `added`, built by tok_prepare: `added` sorted
      * by (normalized, content), normalized ones from added_norm_from on,
      * and added_first[k] the bytes that start a token with normalized == k. */

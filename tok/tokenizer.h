@@ -101,6 +101,20 @@ void tok_state_free(tok_state_t *st);
 int tok_encode_with(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
                     size_t len, uint32_t flags, tok_ids_t *out, tb_err_t *err);
 
+/* Encodes a pair of texts (a question and its passage, a query and a
+ * document) as Hugging Face's encode(a, b) does: each text alone under
+ * flags' TOK_PARSE_SPECIAL, then, under TOK_ADD_SPECIAL, the
+ * post-processor's pair rule around them (TemplateProcessing's `pair`,
+ * BertProcessing's [CLS] A [SEP] B [SEP], RobertaProcessing's
+ * <s> A </s></s> B </s>), else A's ids and then B's.  `types`, if not
+ * NULL, gets each appended id's type id: the rule's (A 0 and B 1 where the
+ * file has none; all 0 under RobertaProcessing), with or without the
+ * special tokens.  Only a tokenizer.json has a pair rule: TOK_ADD_SPECIAL
+ * on a pair of another format is refused. */
+int tok_encode_pair(const tok_tokenizer_t *t, const uint8_t *a, size_t alen,
+                    const uint8_t *b, size_t blen, uint32_t flags, tok_ids_t *out,
+                    tok_ids_t *types, tb_err_t *err);
+
 /* Encodes n texts, texts[i][0..lens[i]), on up to `threads` threads (0:
  * one per online CPU; the calling thread is one of them), appending the
  * ids of text i to outs[i], exactly as tok_encode_ex would under flags.  On failure

@@ -135,7 +135,10 @@ static int encode_usage(FILE *out)
                  "                       [--parse-special | --no-parse-special]\n"
                  "                       (TEXT | -f FILE)\n"
                  "       tokbench encode SPEC --lines [--threads N] [--add-special]\n"
-                 "                       [--parse-special | --no-parse-special] -f FILE\n\n"
+                 "                       [--parse-special | --no-parse-special] -f FILE\n"
+                 "       tokbench encode SPEC --pair [--types] [--add-special]\n"
+                 "                       [--parse-special | --no-parse-special]\n"
+                 "                       (TEXT_A TEXT_B | --lines -f FILE)\n\n"
                  "Encodes TEXT, or the bytes of FILE ('-' for standard input), and\n"
                  "prints the ids on one line.  --pieces prints one token per line\n"
                  "instead: id and its bytes, with control bytes escaped.\n"
@@ -143,7 +146,14 @@ static int encode_usage(FILE *out)
                  "is not encoded) as a text of its own and prints one line of ids\n"
                  "for each, in the file's order (an empty line for an empty text).\n"
                  "--threads N encodes them on N threads sharing the tokenizer\n"
-                 "(default 1; 0: one per CPU); the output is the same.\n\n"
+                 "(default 1; 0: one per CPU); the output is the same.\n"
+                 "--pair encodes two texts as one input (a query and a document),\n"
+                 "as Hugging Face's encode(A, B): TEXT_A and TEXT_B, or with --lines\n"
+                 "each line of FILE cut at its first tab.  --add-special puts the\n"
+                 "post-processor's pair rule around them (TemplateProcessing's pair\n"
+                 "template; Bert: [CLS] A [SEP] B [SEP]; Roberta: <s> A </s></s> B\n"
+                 "</s>; only a tokenizer.json has one); without it, A's ids, then B's.\n"
+                 "--types follows each line of ids with a tab and the type ids.\n\n"
                  "--add-special adds what the file's own rule adds (none by default):\n"
                  "  tokenizer.json  its post-processor (TemplateProcessing's single\n"
                  "                  template; Roberta/Bert: <s> </s>, [CLS] [SEP])\n"
@@ -224,6 +234,53 @@ static int encode_lines(const tok_tokenizer_t *t, const char *file,
     return rc;
 }
 
+/* Prints ids, then a tab and their type ids if asked. */
+static void print_pair(const tok_ids_t *ids, const tok_ids_t *types, int show_types)
+{
+    for (size_t i = 0; i < ids->len; i++)
+        printf(i ? " %u" : "%u", ids->data[i]);
+    for (size_t i = 0; show_types && i < types->len; i++)
+        printf(i ? " %u" : "\t%u", types->data[i]);
+    if (show_types && !types->len)
+        putchar('\t');
+    putchar('\n');
+}
+
+/* --pair: one pair (two texts), or with --lines each line's, cut at its
+ * first tab. */
+static int encode_pairs(const tok_tokenizer_t *t, const char *file,
+                        const uint8_t *data, size_t len, const char *a,
+                        const char *b, uint32_t flags, int show_types, tb_err_t *err)
+{
+    tok_ids_t ids = {0}, types = {0};
+    int rc = 0;
+    if (!file) {
+        rc = tok_encode_pair(t, (const uint8_t *)a, strlen(a), (const uint8_t *)b,
+                             strlen(b), flags, &ids, &types, err);
+        if (!rc)
+            print_pair(&ids, &types, show_types);
+    }
+    for (size_t at = 0, line = 1; file && at < len && !rc; line++) {
+        const uint8_t *nl = memchr(data + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        const uint8_t *tab = memchr(data + at, '\t', end - at);
+        if (!tab)
+            rc = tb_fail(err, "%s, line %zu: no tab between the two texts", file,
+                         line);
+        else if (tok_encode_pair(t, data + at, (size_t)(tab - (data + at)), tab + 1,
+                                 (size_t)(data + end - tab - 1), flags, &ids, &types,
+                                 err))
+            rc = tb_wrap(err, "%s, line %zu", file, line);
+        else
+            print_pair(&ids, &types, show_types);
+        ids.len = types.len = 0;
+        at = end + 1;
+    }
+    free(ids.data);
+    free(types.data);
+    return rc;
+}
+
 /* --threads N: a count of threads, 0 for one per CPU. */
 static int parse_threads(const char *s, unsigned *threads, tb_err_t *err)
 {
@@ -241,6 +298,7 @@ int xp_cmd_encode(int argc, char **argv)
     if (xp_wants_help(argc, argv))
         return encode_usage(stdout);
     int pieces = 0, lines = 0, at = 2, add = 0, parse = -1; /* -1: the default */
+    int pair = 0, show_types = 0;
     unsigned threads = 1;
     const char *threads_arg = NULL;
     for (; at < argc && !strncmp(argv[at], "--", 2); at++) {
@@ -256,17 +314,25 @@ int xp_cmd_encode(int argc, char **argv)
             parse = 1;
         else if (!strcmp(argv[at], "--no-parse-special"))
             parse = 0;
+        else if (!strcmp(argv[at], "--pair"))
+            pair = 1;
+        else if (!strcmp(argv[at], "--types"))
+            show_types = 1;
         else
             return encode_usage(stderr);
     }
-    const char *file = NULL, *text = NULL;
-    if (argc - at == 2 && !strcmp(argv[at], "-f"))
+    const char *file = NULL, *text = NULL, *text_b = NULL;
+    if (argc - at == 2 && !strcmp(argv[at], "-f") && (lines || !pair))
         file = argv[at + 1];
-    else if (argc - at == 1 && !lines)
+    else if (argc - at == 1 && !lines && !pair)
         text = argv[at];
-    else
+    else if (argc - at == 2 && !lines && pair) {
+        text = argv[at];
+        text_b = argv[at + 1];
+    } else
         return encode_usage(stderr);
-    if ((threads_arg && !lines) || (lines && pieces))
+    if ((threads_arg && (!lines || pair)) || (lines && pieces) ||
+        (pair && pieces) || (show_types && !pair))
         return encode_usage(stderr);
     tb_err_t err;
     if (threads_arg && parse_threads(threads_arg, &threads, &err))
@@ -287,9 +353,11 @@ int xp_cmd_encode(int argc, char **argv)
             flags = parse ? flags | TOK_PARSE_SPECIAL : flags & ~(uint32_t)TOK_PARSE_SPECIAL;
         if (add)
             flags |= TOK_ADD_SPECIAL;
-        if (lines ? encode_lines(t, file, data, len, threads, flags, &err)
-                  : tok_encode_ex(t, data ? data : (const uint8_t *)text, len, flags,
-                                  &ids, &err))
+        if (pair ? encode_pairs(t, file, data, len, text, text_b, flags,
+                                show_types, &err)
+            : lines ? encode_lines(t, file, data, len, threads, flags, &err)
+                    : tok_encode_ex(t, data ? data : (const uint8_t *)text, len,
+                                    flags, &ids, &err))
             rc = xp_die(&err);
     }
     for (size_t i = 0; !rc && i < ids.len; i++) {
@@ -303,7 +371,7 @@ int xp_cmd_encode(int argc, char **argv)
             printf(i ? " %u" : "%u", ids.data[i]);
         }
     }
-    if (!rc && !pieces && !lines)
+    if (!rc && !pieces && !lines && !pair)
         putchar('\n');
     free(ids.data);
     free(data);

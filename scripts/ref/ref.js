@@ -18,6 +18,10 @@
 //                                              as one JSON string per line
 //   tiktoken FILE|NAME --allowed-special all   encode(text, "all"): special
 //                                              tokens in the text are parsed
+//   hf|hf-official FILE --pair [--add-special] each stdin line is A TAB B
+//                                              (cut at the first tab);
+//                                              prints encode(A, B)'s ids, a
+//                                              tab, and its type ids
 //
 // Without --bench, stdin is split into lines on "\n" only ("\r" stays in
 // the line) and each line's ids are printed, space-separated, on one output
@@ -50,7 +54,8 @@ function usage(msg) {
 
 function parseArgs(argv) {
   const opts = { kind: null, file: null, bench: 0, piece: 65536, addSpecial: false,
-                 decode: false, skipSpecial: false, allowedSpecial: false };
+                 decode: false, skipSpecial: false, allowedSpecial: false,
+                 pair: false };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--bench') {
@@ -63,6 +68,8 @@ function parseArgs(argv) {
         usage('--piece wants a positive integer');
     } else if (argv[i] === '--add-special') {
       opts.addSpecial = true;
+    } else if (argv[i] === '--pair') {
+      opts.pair = true;
     } else if (argv[i] === '--decode') {
       opts.decode = true;
     } else if (argv[i] === '--skip-special') {
@@ -80,7 +87,9 @@ function parseArgs(argv) {
   [opts.kind, opts.file] = rest;
   const hf = opts.kind !== 'tiktoken';
   if (hf && opts.allowedSpecial) usage('--allowed-special is for tiktoken');
-  if (!hf && (opts.addSpecial || opts.decode)) usage('--add-special and --decode are for hf');
+  if (!hf && (opts.addSpecial || opts.decode || opts.pair))
+    usage('--add-special, --decode and --pair are for hf');
+  if (opts.pair && (opts.decode || opts.bench)) usage('--pair encodes lines only');
   if (opts.skipSpecial && !opts.decode) usage('--skip-special goes with --decode');
   return opts;
 }
@@ -97,6 +106,15 @@ function hfEncoder(file, binding, opts) {
       l.split(' ').filter((w) => w !== '').map(Number), opts.skipSpecial)));
   }
   const options = { addSpecialTokens: opts.addSpecial };
+  if (opts.pair) {
+    // One encode per pair; the "ids" printed are "IDS\tTYPE_IDS".
+    return async (lines) => Promise.all(lines.map(async (l) => {
+      const tab = l.indexOf('\t');
+      if (tab < 0) throw new Error(`--pair: no tab in line '${l}'`);
+      const e = await tok.encode(l.slice(0, tab), l.slice(tab + 1), options);
+      return [e.getIds().join(' ') + '\t' + e.getTypeIds().join(' ')];
+    }));
+  }
   // Timing: one text per call, as tokbench's experiment encodes its
   // pieces, not a batch the thread pool could share out.
   if (opts.bench)
