@@ -66,25 +66,6 @@ typedef tok_merge_slot_t merge_slot_t;
  * most of them from L2. */
 #define PAIR_CACHE_BITS 14
 
-/* The tables of one tokenizer (t->bpe.tables), built by tok_bpe_prepare. */
-typedef struct {
-    /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
-    const merge_slot_t *mt;
-    size_t mt_size;
-    /* byte-level models: the merge of every pair of bytes, (rank << 32 |
-     * merged) or UINT64_MAX, so a word's first pairs skip the big table */
-    uint64_t *byte_pairs;
-    /* character -> id, preferring ordinary tokens over byte pieces (the
-     * vocabulary's own index keeps the lowest id, which for SentencePiece
-     * files is the <0xNN> piece of an ASCII letter, not the letter) */
-    int32_t ascii[128];
-    tok_index_t chars;
-    /* cutting long words at spaces (see build_cut_table): allowed at all, and
-     * the bytes x for which some merge result holds "x " */
-    int cut_ok;
-    uint8_t crossable[256];
-} bpe_tables_t;
-
 /* A tok_state's part (st->bpe): what merging one word writes. */
 typedef struct {
     const bpe_tables_t *tab; /* the tables the cached ids were merged with */
@@ -105,14 +86,17 @@ static void free_tables(bpe_tables_t *tb)
 {
     if (!tb)
         return;
-    free(tb->byte_pairs);
-    tok_index_free(&tb->chars);
+    if (!tb->borrowed) {
+        free(tb->byte_pairs);
+        tok_index_free(&tb->chars);
+    }
     free(tb);
 }
 
 void tok_bpe_free(tok_bpe_t *m)
 {
-    free(m->merges.slots);
+    if (!m->merges_borrowed)
+        free(m->merges.slots);
     memset(&m->merges, 0, sizeof m->merges);
     free_tables(m->tables);
     m->tables = NULL;
