@@ -424,16 +424,18 @@ static int offsets_ok(const uint32_t *off, uint32_t size, size_t nbytes)
 }
 
 /* The double array's readers trust `direct` arrays not to need range
- * checks: an even number of 256-unit blocks and no extended offset. */
+ * checks: an even number of 256-unit blocks, no extended offset, and the
+ * children of every node (the block pair at node ^ offset) in the array. */
 static int da_ok(const uint32_t *u, size_t n, int direct)
 {
     if (n < 256 || n % 256)
         return 0;
     if (direct) {
-        if (n % 512 || n >= (1u << 21))
+        if (n % 512 || n > (1u << 21))
             return 0;
         for (size_t i = 0; i < n; i++)
-            if (!(u[i] & TB_DA_LEAF_BIT) && (u[i] & (1u << 9)))
+            if (!(u[i] & TB_DA_LEAF_BIT) &&
+                ((u[i] & (1u << 9)) || ((i ^ tb_da_offset(u[i])) | 0x1FF) >= n))
                 return 0;
     }
     return 1;
