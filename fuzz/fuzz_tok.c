@@ -105,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     compiled_file(dir, file, sizeof file, 1);
+    rmdir(dir);
     fuzz_scratch_remove(name);
     return 0;
 }
