@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../base/file.h"
+#include "../base/hash.h"
 #include "../tok/tokenizer.h"
 #include "support.h"
 
@@ -222,8 +223,8 @@ static void damaged_files_are_rebuilt(void **state)
         {size, 8, 1, "another format version"},
         {size, 12, 1, "another layout"},
         {size, 56, 1, "another source"},     /* the source's sha256 */
-        {size, 96, 0x40, "header checksum"}, /* a section's offset */
-        {size, 300, 0x40, "body checksum"},
+        {size, 104, 0x40, "header checksum"}, /* a section's offset */
+        {size, 330, 0x40, "body checksum"},
         {size, size - 100, 0x01, "checksum"},
         {size, size / 2, 0x80, "checksum"},
     };
@@ -244,6 +245,53 @@ static void damaged_files_are_rebuilt(void **state)
     }
     free(text);
     tok_free(src);
+}
+
+/* A file damaged and then given hashes that agree (as a forger would) is
+ * still refused by the checks of its tables, section by section.  The
+ * header's layout (tok/compiled.c's header_t): header hash at byte 24,
+ * body hash at 32, the source's identity at 40 (48 bytes), the sections'
+ * (offset, length) pairs from 88, the body from 264. */
+static void consistent_damage_is_refused(void **state)
+{
+    (void)state;
+    const char *path = "tests/fixtures/hf_tiny.json";
+    tok_load_opts_t o;
+    tok_free(load_way(path, 0, &o));
+    char file[256];
+    compiled_path(file, sizeof file);
+    static const struct {
+        int sec;
+        const char *why;
+    } cases[] = {{2, "token offsets"}, {6, "index by bytes"}, {7, "merge table"},
+                 {9, "BPE tables"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint8_t *d;
+        size_t len;
+        tb_err_t err;
+        assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
+        uint64_t at, n, h;
+        memcpy(&at, d + 88 + 16 * cases[i].sec, 8);
+        memcpy(&n, d + 96 + 16 * cases[i].sec, 8);
+        assert_true(n > 0 && at + n <= len);
+        memset(d + at, 0xFF, n);
+        h = tb_hash(d + 264, len - 264);
+        memcpy(d + 32, &h, 8);
+        memset(d + 24, 0, 8);
+        h = tb_hash(d, 264);
+        memcpy(d + 24, &h, 8);
+        FILE *f = fopen(file, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(d, 1, len, f), len);
+        fclose(f);
+        free(d);
+        tok_tokenizer_t *t = load_way(path, 0, &o);
+        assert_int_equal(o.cached, 0);
+        if (!strstr(o.note, cases[i].why) || !strstr(o.note, "rebuilt"))
+            fail_msg("section %d: note '%s', wanted '%s'", cases[i].sec, o.note,
+                     cases[i].why);
+        tok_free(t);
+    }
 }
 
 /* Processes that load the same file into an empty cache at once all
@@ -336,6 +384,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_loader_round_trips, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(damaged_files_are_rebuilt, fresh_cache,
+                                        drop_cache),
+        cmocka_unit_test_setup_teardown(consistent_damage_is_refused, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(racing_loads_succeed, fresh_cache,
                                         drop_cache),
