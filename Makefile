@@ -2,7 +2,8 @@
 #
 #   make            build/tokbench and build/libtokbench.a (release flags)
 #   make test       install what is missing, fetch test data, run the tests
-#                   of every change (programs in parallel, JOBS at a time)
+#                   of every change (programs in parallel, JOBS at a time;
+#                   TOKBENCH_CACHE=off: vocabularies from their sources)
 #   make check-long the long sweeps (tests/support.h: long_unit_test), once
 #                   in CI, not under the sanitizers
 #   make bench      the default suite into results/tokbench.db, then a report
@@ -168,18 +169,26 @@ data: setup
 # Unit tests, then conformance of every manifest vocabulary on a sample:
 # every case but the long ones.  llguidance's reference is built first
 # where cargo is (test_maskbench runs it beside tokbench, or says why not).
+# The tests load vocabularies through a compiled cache of their own
+# (docs/tokenizers.md), emptied first, so that a run writes each compiled
+# file once and opens it after; `make test TOKBENCH_CACHE=off` loads from
+# the sources alone, and a folder named there is used as it is.
+TEST_CACHE = $(if $(TOKBENCH_CACHE),,$(BUILD)/compiled)
+TEST_ENV = $(if $(TEST_CACHE),rm -rf $(TEST_CACHE) &&) \
+           TOKBENCH_CACHE=$(or $(TOKBENCH_CACHE),$(TEST_CACHE))
+
 test: data
 	@$(MAKE) --no-print-directory llguidance-ref || \
 	    echo "test: the llguidance reference did not build: its MaskBench test says so and skips"
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BIN) $(TEST_BIN)
-	@BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/test-times \
+	@$(TEST_ENV) BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/test-times \
 	    scripts/run-tests.sh $(TEST_BIN)
 
 # The long cases only (TB_TEST_LONG=1: whole-corpus and every-vocabulary
 # sweeps, the big samples); CI runs them once, in the release build.
 check-long: data
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BIN) $(LONG_BIN)
-	@BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/long-times TB_TEST_LONG=1 \
+	@$(TEST_ENV) BUILD=$(BUILD) TEST_JOBS=$(JOBS) TEST_TIMES=$(BUILD)/long-times TB_TEST_LONG=1 \
 	    scripts/run-tests.sh $(LONG_BIN)
 
 # libFuzzer targets (fuzz/fuzz_*.c, see fuzz/README.md), each run for

@@ -124,3 +124,21 @@ int tb_file_sha256(const char *path, char hex[65], tb_err_t *err)
     tb_hex(digest, 32, hex);
     return 0;
 }
+
+int tb_mkdirs(const char *path, tb_err_t *err)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || !*s) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(p, 0755) && errno != EEXIST)
+                return tb_fail(err, "%s: cannot create the folder: %s", p, strerror(errno));
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}

@@ -25,6 +25,9 @@ int tb_map_file(const char *path, const uint8_t **data, size_t *len,
                 tb_err_t *err);
 void tb_unmap_file(const uint8_t *data, size_t len);
 
+/* Creates the folder `path` and those above it that are missing. */
+int tb_mkdirs(const char *path, tb_err_t *err);
+
 /* sha256 of a file as 64 lowercase hex digits plus NUL. */
 int tb_file_sha256(const char *path, char hex[65], tb_err_t *err);
 

@@ -49,7 +49,7 @@ static int too_full(size_t count, size_t mask)
     return count * 3 > (mask + 1) * 2;
 }
 
-static size_t table_size(size_t expected)
+size_t tb_hash_table_size(size_t expected)
 {
     size_t n = 16;
     while (n * 2 < expected * 3)
@@ -59,7 +59,7 @@ static size_t table_size(size_t expected)
 
 int tb_strmap_init(tb_strmap_t *m, size_t expected)
 {
-    size_t n = table_size(expected);
+    size_t n = tb_hash_table_size(expected);
     m->slots = tb_alloc_big(n * sizeof *m->slots);
     if (m->slots)
         memset(m->slots, 0, n * sizeof *m->slots);
@@ -79,30 +79,10 @@ static const uint8_t empty_key;
 
 static uint32_t tag_of(uint64_t h) { return (uint32_t)(h >> 32); }
 
-/* a[0..len) == b[0..len), tokens (mostly under 9 bytes) compared in
- * place rather than through a call of memcmp */
-static int same_bytes(const uint8_t *a, const uint8_t *b, size_t len)
-{
-    if (len > 8)
-        return memcmp(a, b, len) == 0;
-    if (len >= 4) { /* first and last four bytes cover them all */
-        uint32_t a0, a1, b0, b1;
-        memcpy(&a0, a, 4);
-        memcpy(&b0, b, 4);
-        memcpy(&a1, a + len - 4, 4);
-        memcpy(&b1, b + len - 4, 4);
-        return a0 == b0 && a1 == b1;
-    }
-    for (size_t i = 0; i < len; i++)
-        if (a[i] != b[i])
-            return 0;
-    return 1;
-}
-
 static int slot_holds(const tb_strmap_slot_t *s, const uint8_t *key,
                       size_t len, uint32_t tag)
 {
-    return s->tag == tag && s->len == len && same_bytes(s->key, key, len);
+    return s->tag == tag && s->len == len && tb_same_bytes(s->key, key, len);
 }
 
 /* The slot of key (hash h), or the empty slot where it would go, probing
@@ -232,7 +212,7 @@ void tb_strmap_get_many(const tb_strmap_t *m, size_t n,
 
 int tb_u64map_init(tb_u64map_t *m, size_t expected)
 {
-    size_t n = table_size(expected);
+    size_t n = tb_hash_table_size(expected);
     m->keys = tb_alloc_big(n * sizeof *m->keys);
     m->vals = tb_alloc_big(n * sizeof *m->vals);
     m->mask = n - 1;

@@ -11,8 +11,29 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 uint64_t tb_hash(const void *data, size_t len);
+
+/* a[0..len) == b[0..len), tokens (mostly under 9 bytes) compared in
+ * place rather than through a call of memcmp */
+static inline int tb_same_bytes(const uint8_t *a, const uint8_t *b, size_t len)
+{
+    if (len > 8)
+        return memcmp(a, b, len) == 0;
+    if (len >= 4) { /* first and last four bytes cover them all */
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4);
+        memcpy(&b0, b, 4);
+        memcpy(&a1, a + len - 4, 4);
+        memcpy(&b1, b + len - 4, 4);
+        return a0 == b0 && a1 == b1;
+    }
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
 
 static inline uint64_t tb_hash_u64(uint64_t x)
 {
@@ -23,6 +44,10 @@ static inline uint64_t tb_hash_u64(uint64_t x)
     x ^= x >> 33;
     return x;
 }
+
+/* The slots (a power of two) of a table of `expected` keys at most 2/3
+ * full, as both maps here size themselves. */
+size_t tb_hash_table_size(size_t expected);
 
 /* A slot keeps the high half of its key's hash: a probe that meets another
  * key is told so by the tag nearly always, without reading that key (a

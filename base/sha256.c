@@ -166,13 +166,18 @@ void tb_sha256_final(tb_sha256_t *h, uint8_t digest[32])
     }
 }
 
-void tb_sha256_hex(const void *data, size_t len, char hex[65])
+void tb_sha256(const void *data, size_t len, uint8_t digest[32])
 {
     tb_sha256_t h;
-    uint8_t d[32];
     tb_sha256_init(&h);
     tb_sha256_update(&h, data, len);
-    tb_sha256_final(&h, d);
+    tb_sha256_final(&h, digest);
+}
+
+void tb_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    uint8_t d[32];
+    tb_sha256(data, len, d);
     tb_hex(d, 32, hex);
 }
 

@@ -19,7 +19,8 @@ void tb_sha256_init(tb_sha256_t *h);
 void tb_sha256_update(tb_sha256_t *h, const void *data, size_t len);
 void tb_sha256_final(tb_sha256_t *h, uint8_t digest[32]);
 
-/* One-shot digest as 64 hex digits plus NUL. */
+/* One-shot digest, raw and as 64 hex digits plus NUL. */
+void tb_sha256(const void *data, size_t len, uint8_t digest[32]);
 void tb_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* Writes 2*n lowercase hex digits plus NUL. */

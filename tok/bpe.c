@@ -66,25 +66,6 @@ typedef tok_merge_slot_t merge_slot_t;
  * most of them from L2. */
 #define PAIR_CACHE_BITS 14
 
-/* The tables of one tokenizer (t->bpe.tables), built by tok_bpe_prepare. */
-typedef struct {
-    /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
-    const merge_slot_t *mt;
-    size_t mt_size;
-    /* byte-level models: the merge of every pair of bytes, (rank << 32 |
-     * merged) or UINT64_MAX, so a word's first pairs skip the big table */
-    uint64_t *byte_pairs;
-    /* character -> id, preferring ordinary tokens over byte pieces (the
-     * vocabulary's own index keeps the lowest id, which for SentencePiece
-     * files is the <0xNN> piece of an ASCII letter, not the letter) */
-    int32_t ascii[128];
-    tb_strmap_t chars;
-    /* cutting long words at spaces (see build_cut_table): allowed at all, and
-     * the bytes x for which some merge result holds "x " */
-    int cut_ok;
-    uint8_t crossable[256];
-} bpe_tables_t;
-
 /* A tok_state's part (st->bpe): what merging one word writes. */
 typedef struct {
     const bpe_tables_t *tab; /* the tables the cached ids were merged with */
@@ -105,14 +86,17 @@ static void free_tables(bpe_tables_t *tb)
 {
     if (!tb)
         return;
-    free(tb->byte_pairs);
-    tb_strmap_free(&tb->chars);
+    if (!tb->borrowed) {
+        free(tb->byte_pairs);
+        tok_index_free(&tb->chars);
+    }
     free(tb);
 }
 
 void tok_bpe_free(tok_bpe_t *m)
 {
-    free(m->merges.slots);
+    if (!m->merges_borrowed)
+        free(m->merges.slots);
     memset(&m->merges, 0, sizeof m->merges);
     free_tables(m->tables);
     m->tables = NULL;
@@ -282,26 +266,30 @@ static int is_one_char(const uint8_t *s, size_t len)
     return len == 1 || (len > 1 && len <= 4 && tb_utf8_decode(s, len, &cp) == len);
 }
 
+/* The characters the chars index holds: every one but ASCII's. */
+static int wide_char(const tok_vocab_t *v, uint32_t id)
+{
+    size_t len;
+    const uint8_t *s = tok_vocab_token(v, id, &len);
+    return v->kind[id] != TOK_BYTE && v->kind[id] != TOK_UNUSED &&
+           is_one_char(s, len) && !(len == 1 && s[0] < 128);
+}
+
 static int build_char_tables(bpe_tables_t *tb, const tok_vocab_t *v)
 {
-    if (tb_strmap_init(&tb->chars, 1024))
-        return -1;
+    size_t wide = 0;
     for (int c = 0; c < 128; c++)
         tb->ascii[c] = -1;
     for (uint32_t id = 0; id < v->size; id++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, id, &len);
-        if (v->kind[id] == TOK_BYTE || v->kind[id] == TOK_UNUSED ||
-            !is_one_char(s, len))
-            continue;
-        if (len == 1 && s[0] < 128) {
-            if (tb->ascii[s[0]] < 0)
-                tb->ascii[s[0]] = (int32_t)id;
-        } else if (tb_strmap_put(&tb->chars, s, len, (int32_t)id) < 0) {
-            return -1;
-        }
+        if (wide_char(v, id))
+            wide++;
+        else if (len == 1 && s[0] < 128 && v->kind[id] != TOK_BYTE &&
+                 v->kind[id] != TOK_UNUSED && tb->ascii[s[0]] < 0)
+            tb->ascii[s[0]] = (int32_t)id;
     }
-    return 0;
+    return tok_index_build(&tb->chars, v, wide, wide_char);
 }
 
 /* Needs the merge table; only when every byte has a token, so that a
@@ -356,11 +344,12 @@ static void build_cut_table(bpe_tables_t *tb, const tok_tokenizer_t *t,
     }
 }
 
-static int32_t char_id(const bpe_tables_t *tb, const uint8_t *s, size_t len)
+static int32_t char_id(const tok_vocab_t *v, const bpe_tables_t *tb,
+                       const uint8_t *s, size_t len)
 {
     if (len == 1 && s[0] < 128)
         return tb->ascii[s[0]];
-    return tb_strmap_get(&tb->chars, s, len);
+    return tok_index_get(&tb->chars, v, s, len);
 }
 
 /* ---- word cache ------------------------------------------------------ */
@@ -493,7 +482,7 @@ static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
             len = tb_utf8_decode(w + i, n - i, &cp);
             if (!len)
                 len = 1; /* an invalid byte counts as a one-byte char */
-            id = char_id(st->tab, w + i, len);
+            id = char_id(v, st->tab, w + i, len);
         }
         if (id >= 0) {
             if (pending_unk)
@@ -693,7 +682,7 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
                              const uint8_t *w, size_t n)
 {
     if (n == 1) {
-        int32_t c = char_id(st->tab, w, 1);
+        int32_t c = char_id(&t->vocab, st->tab, w, 1);
         return c >= 0 || !t->bpe.byte_level ? c : t->vocab.byte_id[w[0]];
     }
     int32_t id = tok_vocab_find(&t->vocab, w, n);

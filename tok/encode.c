@@ -258,13 +258,19 @@ static int encode_piece(const tok_tokenizer_t *t, tok_state_t *sc,
 
 /* ---- preparing and states ------------------------------------------------ */
 
-int tok_prepare(tok_tokenizer_t *t, tb_err_t *err)
+int tok_prepare_steps(tok_tokenizer_t *t, tb_err_t *err)
 {
     build_added_index(t);
     for (size_t i = 0; i < t->pres.len; i++)
         if (tok_pre_prepare(&t->pres.data[i], err))
             return -1;
-    if (t->model == TOK_MODEL_BPE && tok_bpe_prepare(t, err))
+    return 0;
+}
+
+int tok_prepare(tok_tokenizer_t *t, tb_err_t *err)
+{
+    if (tok_prepare_steps(t, err) ||
+        (t->model == TOK_MODEL_BPE && tok_bpe_prepare(t, err)))
         return -1;
     if (t->model == TOK_MODEL_WORDPIECE)
         tok_wordpiece_prepare(t);

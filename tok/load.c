@@ -1,8 +1,12 @@
-/* load: format sniffing, construction and destruction of tokenizers. */
+/* load: format sniffing, the compiled cache, construction and destruction
+ * of tokenizers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../base/file.h"
+#include "../base/sha256.h"
 #include "tok_internal.h"
 
 tok_tokenizer_t *tok_new(tok_format_t format)
@@ -52,18 +56,15 @@ static int sniff(const uint8_t *d, size_t n, tok_format_t *f)
     return -1;
 }
 
-tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
+/* Parses the mapped source data[0..len) of path into a prepared tokenizer. */
+static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
+                                    size_t len, tb_err_t *err)
 {
-    const uint8_t *data;
-    size_t len;
-    if (tb_map_file(path, &data, &len, err))
-        return NULL;
     tok_format_t f;
     if (sniff(data, len, &f)) {
         tb_fail(err, "%s: not a tokenizer.json, SentencePiece .model, tiktoken "
                      "or GGUF file (first byte 0x%02x)",
                 path, len ? data[0] : 0);
-        tb_unmap_file(data, len);
         return NULL;
     }
     tok_tokenizer_t *t = tok_new(f);
@@ -78,7 +79,6 @@ tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
         rc = tok_load_tiktoken(t, path, data, len, err);
     else
         rc = tok_load_gguf(t, path, data, len, err);
-    tb_unmap_file(data, len);
     if (!rc && tok_prepare(t, err))
         rc = tb_wrap(err, "%s", path);
     if (rc) {
@@ -88,13 +88,89 @@ tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
     return t;
 }
 
+/* The cache folder opts name (see tok_load_opts_t) into dir; 0 if none. */
+static int cache_dir(const tok_load_opts_t *opts, char *dir, size_t size)
+{
+    const char *d = opts ? opts->cache_dir : NULL, *home;
+    if (opts && opts->no_cache)
+        return 0;
+    if (!d)
+        d = getenv("TOKBENCH_CACHE");
+    if (d)
+        return *d && strcmp(d, "off") && snprintf(dir, size, "%s", d) < (int)size;
+    if ((home = getenv("XDG_CACHE_HOME")) && *home)
+        return snprintf(dir, size, "%s/tokbench", home) < (int)size;
+    if ((home = getenv("HOME")) && *home)
+        return snprintf(dir, size, "%s/.cache/tokbench", home) < (int)size;
+    return 0;
+}
+
+static void note(tok_load_opts_t *opts, const char *what, const char *why)
+{
+    /* a long path cut short is still the message */
+    if (opts && snprintf(opts->note, sizeof opts->note, "%s%s", what, why) < 0)
+        opts->note[0] = 0;
+}
+
+tok_tokenizer_t *tok_load_ex(const char *path, tok_load_opts_t *opts,
+                             tb_err_t *err)
+{
+    const uint8_t *data;
+    size_t len;
+    char dir[4096], file[4200];
+    tok_source_id_t src = {.path_hash = tb_hash(path, strlen(path))};
+    if (opts) {
+        opts->cached = 0;
+        opts->note[0] = 0;
+    }
+    if (tb_map_file(path, &data, &len, err))
+        return NULL;
+    int use = cache_dir(opts, dir, sizeof dir);
+    if (use) {
+        char hex[65];
+        tb_sha256(data, len, src.sha);
+        src.size = len;
+        tb_hex(src.sha, 32, hex);
+        snprintf(file, sizeof file, "%s/%s-%016llx.tbc", dir, hex,
+                 (unsigned long long)src.path_hash);
+        /* the source's pages go before the compiled file's come in, so
+         * that the peak holds one of them */
+        tb_unmap_file(data, len);
+        tok_tokenizer_t *t;
+        tb_err_t why;
+        int rc = tok_compiled_open(file, &src, &t, &why);
+        if (!rc) {
+            if (opts)
+                opts->cached = 1;
+            return t;
+        }
+        if (rc < 0)
+            note(opts, why.msg, "; rebuilt from the source");
+        if (tb_map_file(path, &data, &len, err))
+            return NULL;
+    }
+    tok_tokenizer_t *t = load_source(path, data, len, err);
+    tb_unmap_file(data, len);
+    tb_err_t why;
+    if (t && use && (tb_mkdirs(dir, &why) || tok_compiled_write(t, file, &src, &why)))
+        note(opts, "compiled cache not written: ", why.msg);
+    return t;
+}
+
+tok_tokenizer_t *tok_load(const char *path, tb_err_t *err)
+{
+    return tok_load_ex(path, NULL, err);
+}
 
 void tok_free(tok_tokenizer_t *t)
 {
     if (!t)
         return;
     tok_state_drop_spares(t);
-    tok_vocab_free(&t->vocab);
+    if (t->map) /* the tables in it are the mapping's, not the heap's */
+        munmap((void *)(uintptr_t)t->map, t->map_len);
+    else
+        tok_vocab_free(&t->vocab);
     tok_bpe_free(&t->bpe);
     tok_unigram_free(&t->unigram);
     for (size_t i = 0; i < t->norms.len; i++) {

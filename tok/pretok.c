@@ -151,6 +151,7 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
     pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     pcre2_code_free(p->re);
     p->re = re;
+    p->literal = literal;
     p->fast = literal ? TOK_FAST_NONE : tok_fast_kind(p->pattern.data, len);
     return 0;
 }

@@ -358,7 +358,7 @@ static int tt_resolve_splits(const tok_vocab_t *v, tt_splits_t *sp,
                              tt_merges_t *merges)
 {
     int32_t ids[2 * TT_SPLITS];
-    tb_strmap_get_many(&v->by_bytes, 2 * sp->n, sp->keys, sp->lens, ids);
+    tok_index_get_many(&v->by_bytes, v, 2 * sp->n, sp->keys, sp->lens, ids);
     for (size_t i = 0; i < sp->n; i++) {
         int32_t l = ids[2 * i], r = ids[2 * i + 1];
         if (l < 0 || r < 0 || v->kind[l] != TOK_NORMAL || v->kind[r] != TOK_NORMAL)

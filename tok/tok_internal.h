@@ -107,6 +107,7 @@ typedef struct {
     int invert;
     uint32_t flags;
     tb_buf_t pattern;          /* the source pattern, for messages */
+    int literal;               /* re matches the pattern's bytes as they are */
     pcre2_code *re;            /* compiled with JIT where available; the
                                   match data is the caller's (tok_state) */
     tok_fast_t fast;           /* a hand-written matcher of the pattern */
@@ -143,15 +144,37 @@ typedef struct {
     size_t size, count; /* slots, merges */
 } tok_merges_t;
 
+/* The tables of one BPE tokenizer (tok_bpe_t.tables), derived from its
+ * vocabulary and merges by tok_bpe_prepare, or mapped from a compiled file
+ * (compiled.c), and only read while encoding. */
+typedef struct {
+    /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
+    const tok_merge_slot_t *mt;
+    size_t mt_size;
+    /* byte-level models: the merge of every pair of bytes, (rank << 32 |
+     * merged) or UINT64_MAX, so a word's first pairs skip the big table */
+    uint64_t *byte_pairs;
+    /* character -> id, preferring ordinary tokens over byte pieces (the
+     * vocabulary's own index keeps the lowest id, which for SentencePiece
+     * files is the <0xNN> piece of an ASCII letter, not the letter) */
+    int32_t ascii[128];
+    tok_index_t chars;
+    /* cutting long words at spaces (see bpe.c's build_cut_table): allowed
+     * at all, and the bytes x for which some merge result holds "x " */
+    int cut_ok;
+    uint8_t crossable[256];
+    int borrowed; /* byte_pairs and chars lie in a compiled file's mapping */
+} bpe_tables_t;
+
 typedef struct {
     tok_merges_t merges;
+    int merges_borrowed; /* the slots lie in a compiled file's mapping */
     int byte_level;      /* initial symbols are single bytes, not chars */
     int byte_fallback;   /* unknown chars become <0xNN> byte pieces */
     int fuse_unk;        /* consecutive unknowns become one unk */
     int ignore_merges;   /* a word that is a token is emitted whole */
     int32_t unk;         /* -1 if none */
-    void *tables;        /* bpe.c's lookup tables, built by tok_bpe_prepare
-                            and only read while encoding */
+    bpe_tables_t *tables;
 } tok_bpe_t;
 
 /* Unigram prefix search, pluggable so that trie layouts can stand in for
@@ -173,12 +196,16 @@ typedef struct {
     int32_t byte_piece[256]; /* <0xNN> piece of each byte, or unk */
     tok_prefix_fn prefix;    /* prefix search over prefix_index */
     const void *prefix_index;
-    void *own_index;     /* unigram.c's default index, if built */
+    tb_da_t *own_index;  /* unigram.c's default index, if built */
+    int index_borrowed;  /* its units lie in a compiled file's mapping */
 } tok_unigram_t;
 
 /* unigram.c: builds the default prefix index over t's vocabulary and
  * plugs it in; frees it. */
 int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err);
+/* Plugs in d (malloc'd) as t's own index; `borrowed`: its units are not
+ * d's to free (a compiled file's). */
+void tok_unigram_use_index(tok_tokenizer_t *t, tb_da_t *d, int borrowed);
 void tok_unigram_free(tok_unigram_t *u);
 /* 1 if piece id belongs in a Unigram prefix index. */
 int tok_unigram_indexed(const tok_vocab_t *v, uint32_t id);
@@ -242,6 +269,8 @@ typedef struct {
  * cache), taken only as concurrent calls need them. */
 #define TOK_SPARE_STATES 4
 
+/* A field added here is written and read by compiled.c too (its core_t,
+ * records or sections), or a compiled tokenizer comes back without it. */
 struct tok_tokenizer {
     tok_vocab_t vocab;
     tok_format_t format;
@@ -275,6 +304,11 @@ struct tok_tokenizer {
     uint32_t added_norm_from;
     uint64_t added_first[2][4];
     int ready;           /* tok_prepare ran: only read from here on */
+    /* A tokenizer opened from a compiled file (compiled.c): the read-only
+     * mapping that its vocabulary, merge table, BPE tables and Unigram
+     * index point into (NULL: those are malloc'd). */
+    const uint8_t *map;
+    size_t map_len;
     /* The one field an encode writes: states that calls borrow and put
      * back (NULL: none there), so that up to TOK_SPARE_STATES threads at a
      * time find a warm word cache. */
@@ -309,6 +343,30 @@ struct tok_state {
  * it once complete (and again after changing it), before any encode and
  * before it is shared. */
 int tok_prepare(tok_tokenizer_t *t, tb_err_t *err);        /* encode.c */
+/* The part of tok_prepare that a compiled tokenizer needs too (its tables
+ * come from the file): the added-token index and the pre-tokenizers' fixed
+ * patterns. */
+int tok_prepare_steps(tok_tokenizer_t *t, tb_err_t *err);  /* encode.c */
+
+/* What a compiled file was made from: its source's sha256 and size, and
+ * a hash of the source's path as given (a loader may read the name, as
+ * tiktoken's does, and messages kept for later name the path). */
+typedef struct {
+    uint8_t sha[32];
+    uint64_t size;
+    uint64_t path_hash;
+} tok_source_id_t;
+
+/* compiled.c: writes t as a compiled file at path (atomically: a temporary
+ * file renamed), stamped with its source's identity. */
+int tok_compiled_write(const tok_tokenizer_t *t, const char *path,
+                       const tok_source_id_t *src, tb_err_t *err);
+/* Opens the compiled file at path made from src, into *out, ready to
+ * encode.  Returns 0, 1 when there is no such file, or -1 when the file is
+ * refused (stale, truncated, damaged, of another build): err says why, in
+ * a few words after the path. */
+int tok_compiled_open(const char *path, const tok_source_id_t *src,
+                      tok_tokenizer_t **out, tb_err_t *err);
 /* A spare state of t, or a new one (NULL: out of memory); safe from any
  * thread.  tok_state_give puts it back, or frees it when every slot is
  * taken; tok_state_drop_spares frees them all (not while t is in use). */

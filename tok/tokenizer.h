@@ -46,8 +46,32 @@ typedef enum {
     TOK_FORMAT_GGUF,
 } tok_format_t;
 
-/* Loads `path`, sniffing the format from its first bytes. */
+/* Loads `path`, sniffing the format from its first bytes, through the
+ * compiled cache as tok_load_ex does with no options. */
 tok_tokenizer_t *tok_load(const char *path, tb_err_t *err);
+
+/* The compiled cache (docs/tokenizers.md): a loaded tokenizer is written
+ * once as a file named by its source's sha256, which later loads map
+ * read-only and use in place after checking it (format version, the
+ * build's layout, the source's size and sha256, its own checksum, then
+ * its tables' bounds).  A file that fails a check is rebuilt from the
+ * source, never trusted; one that cannot be written only costs the next
+ * load its speed. */
+typedef struct {
+    /* The folder of compiled files.  NULL: $TOKBENCH_CACHE, else
+     * $XDG_CACHE_HOME/tokbench, else $HOME/.cache/tokbench; "" or "off":
+     * no cache (as no_cache). */
+    const char *cache_dir;
+    int no_cache;          /* load from the source alone */
+    /* Set by the load: */
+    int cached;            /* 1: opened from a compiled file */
+    char note[TB_ERR_MAX]; /* one line when a compiled file was refused
+                              and rebuilt, or could not be written */
+} tok_load_opts_t;
+
+/* tok_load under opts (NULL: the defaults above, notes dropped). */
+tok_tokenizer_t *tok_load_ex(const char *path, tok_load_opts_t *opts,
+                             tb_err_t *err);
 void tok_free(tok_tokenizer_t *t);
 
 const tok_vocab_t *tok_vocab(const tok_tokenizer_t *t);

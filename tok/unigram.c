@@ -93,16 +93,22 @@ int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err)
         free(d);
         return tb_wrap(err, "unigram: building the prefix index");
     }
+    tok_unigram_use_index(t, d, 0);
+    return 0;
+}
+
+void tok_unigram_use_index(tok_tokenizer_t *t, tb_da_t *d, int borrowed)
+{
     t->unigram.own_index = d;
+    t->unigram.index_borrowed = borrowed;
     t->unigram.prefix_index = d;
     t->unigram.prefix = da_prefixes;
-    return 0;
 }
 
 void tok_unigram_free(tok_unigram_t *u)
 {
     tb_da_t *d = u->own_index;
-    if (d)
+    if (d && !u->index_borrowed)
         tb_da_free(d);
     free(d);
     u->own_index = NULL;

@@ -75,13 +75,9 @@ static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
 }
 
 /* by_bytes holds every token but the unused empty ones. */
-static int token_item(const void *arg, size_t i, const uint8_t **key,
-                      size_t *len, int32_t *val)
+static int indexed(const tok_vocab_t *v, uint32_t id)
 {
-    const tok_vocab_t *v = arg;
-    *key = tok_vocab_token(v, (uint32_t)i, len);
-    *val = (int32_t)i;
-    return v->kind[i] != TOK_UNUSED || *len != 0;
+    return v->kind[id] != TOK_UNUSED || v->offset[id + 1] != v->offset[id];
 }
 
 /* count: how many tokens the file gave (ids may leave gaps) */
@@ -100,10 +96,7 @@ static int index_tokens(tok_vocab_t *v, size_t count)
             v->byte_id[s[0]] = (int32_t)id;
     }
     /* ascending ids: the lowest id of a string stays */
-    return tb_strmap_init(&v->by_bytes, count) ||
-                   tb_strmap_put_all(&v->by_bytes, v->size, token_item, v) < 0
-               ? -1
-               : 0;
+    return tok_index_build(&v->by_bytes, v, count, indexed);
 }
 
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
@@ -160,8 +153,116 @@ void tok_vocab_free(tok_vocab_t *v)
     free(v->score);
     free(v->kind);
     free(v->special);
-    tb_strmap_free(&v->by_bytes);
+    tok_index_free(&v->by_bytes);
     memset(v, 0, sizeof *v);
+}
+
+/* ---- the index by bytes --------------------------------------------- */
+
+enum { STEP = 32 }; /* tokens of a batch, whose cache misses overlap */
+
+static int slot_holds(const tok_index_slot_t *s, const tok_vocab_t *v,
+                      const uint8_t *key, size_t len, uint32_t tag)
+{
+    if (s->tag != tag)
+        return 0;
+    size_t n;
+    const uint8_t *b = tok_vocab_token(v, s->id1 - 1, &n);
+    return n == len && tb_same_bytes(b, key, len);
+}
+
+/* The slot of key (hash h), or the empty slot where it would go, probing
+ * from slot i on. */
+static tok_index_slot_t *index_find(const tok_index_t *x, const tok_vocab_t *v,
+                                    const uint8_t *key, size_t len,
+                                    uint64_t h, size_t i)
+{
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (i &= x->mask;; i = (i + 1) & x->mask) {
+        tok_index_slot_t *s = &x->slots[i];
+        if (!s->id1 || slot_holds(s, v, key, len, tag))
+            return s;
+    }
+}
+
+int tok_index_build(tok_index_t *x, const tok_vocab_t *v, size_t expected,
+                    int (*keep)(const tok_vocab_t *v, uint32_t id))
+{
+    size_t n = tb_hash_table_size(expected);
+    x->slots = tb_alloc_big(n * sizeof *x->slots);
+    x->mask = n - 1;
+    x->count = 0;
+    if (!x->slots)
+        return -1;
+    memset(x->slots, 0, n * sizeof *x->slots);
+    uint32_t ids[STEP];
+    uint64_t h[STEP];
+    for (uint32_t at = 0; at < v->size;) {
+        size_t k = 0;
+        for (; k < STEP && at < v->size; at++)
+            if (keep(v, at))
+                ids[k++] = at;
+        for (size_t i = 0; i < k; i++) {
+            size_t len;
+            const uint8_t *s = tok_vocab_token(v, ids[i], &len);
+            h[i] = tb_hash(s, len);
+            __builtin_prefetch(&x->slots[(size_t)h[i] & x->mask]);
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (x->count * 3 >= n * 2)
+                return -1; /* more than `expected`: a caller's mistake */
+            size_t len;
+            const uint8_t *s = tok_vocab_token(v, ids[i], &len);
+            tok_index_slot_t *slot = index_find(x, v, s, len, h[i], (size_t)h[i]);
+            if (!slot->id1) {
+                *slot = (tok_index_slot_t){(uint32_t)(h[i] >> 32), ids[i] + 1};
+                x->count++;
+            }
+        }
+    }
+    return 0;
+}
+
+void tok_index_free(tok_index_t *x)
+{
+    free(x->slots);
+    x->slots = NULL;
+}
+
+int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
+                      const uint8_t *s, size_t n)
+{
+    uint64_t h = tb_hash(s, n);
+    const tok_index_slot_t *slot = index_find(x, v, s, n, h, (size_t)h);
+    return (int32_t)slot->id1 - 1;
+}
+
+void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
+                        const uint8_t *const *keys, const size_t *lens,
+                        int32_t *ids)
+{
+    uint64_t h[STEP];
+    size_t first[STEP];
+    for (size_t at = 0; at < n; at += STEP) {
+        size_t k = n - at < STEP ? n - at : STEP;
+        for (size_t i = 0; i < k; i++) {
+            h[i] = tb_hash(keys[at + i], lens[at + i]);
+            __builtin_prefetch(&x->slots[(size_t)h[i] & x->mask]);
+        }
+        /* the first slot with the right tag most likely holds the token:
+         * fetch its bytes before any comparison waits on them */
+        for (size_t i = 0; i < k; i++) {
+            size_t j = (size_t)h[i] & x->mask;
+            while (x->slots[j].id1 && x->slots[j].tag != (uint32_t)(h[i] >> 32))
+                j = (j + 1) & x->mask;
+            if (x->slots[j].id1)
+                __builtin_prefetch(v->bytes + v->offset[x->slots[j].id1 - 1]);
+            first[i] = j;
+        }
+        for (size_t i = 0; i < k; i++)
+            ids[at + i] = (int32_t)index_find(x, v, keys[at + i], lens[at + i],
+                                              h[i], first[i])->id1 - 1;
+    }
 }
 
 void tok_vocab_checksum(const tok_vocab_t *v, char hex[65])

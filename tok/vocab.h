@@ -36,6 +36,23 @@ typedef enum {
 #define TOK_VOCAB_MAX_SIZE (1u << 24)
 #define TOK_TOKEN_MAX_LEN 65535u
 
+/* An index of some of a vocabulary's tokens by their bytes (the lowest id
+ * of equal strings kept): open addressing, linear probing, at most 2/3
+ * full, a power of two in size.  A slot holds the high half of the
+ * token's hash and its id plus one (0: an empty slot), so a probe that
+ * meets another token is told so by the tag, and the table holds no
+ * pointer: a compiled tokenizer (compiled.c) maps it from its file and
+ * uses it in place. */
+typedef struct {
+    uint32_t tag;
+    uint32_t id1;
+} tok_index_slot_t;
+
+typedef struct {
+    tok_index_slot_t *slots;
+    size_t mask, count;
+} tok_index_t;
+
 typedef struct {
     uint32_t size;      /* number of ids */
     uint8_t *bytes;     /* every token's raw bytes, back to back */
@@ -43,7 +60,7 @@ typedef struct {
     float *score;       /* SentencePiece score; -rank for BPE ranks; 0 if none */
     uint8_t *kind;      /* tok_kind_t per id */
     uint8_t *special;   /* 1 if the file marks the token special */
-    tb_strmap_t by_bytes; /* raw bytes -> lowest id with those bytes */
+    tok_index_t by_bytes; /* raw bytes -> lowest id with those bytes */
     int32_t byte_id[256]; /* token of the single byte b (byte piece or plain) */
     int32_t bos, eos, unk, pad; /* -1 where the file names none */
 } tok_vocab_t;
@@ -70,11 +87,25 @@ static inline const uint8_t *tok_vocab_token(const tok_vocab_t *v, uint32_t id,
     return v->bytes + v->offset[id];
 }
 
+/* Indexes the ids 0..v->size-1 that keep(v, id) accepts, at most
+ * `expected` of them, into x (whose slots it allocates). */
+int tok_index_build(tok_index_t *x, const tok_vocab_t *v, size_t expected,
+                    int (*keep)(const tok_vocab_t *v, uint32_t id));
+void tok_index_free(tok_index_t *x);
+/* The id of x whose bytes are exactly s[0..n), or -1. */
+int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
+                      const uint8_t *s, size_t n);
+/* tok_index_get of keys[i] (lens[i] bytes) into ids[i] for i < n, the
+ * slots of many fetched at once so that their cache misses overlap. */
+void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
+                        const uint8_t *const *keys, const size_t *lens,
+                        int32_t *ids);
+
 /* Lowest id whose bytes are exactly s[0..n), or -1. */
 static inline int32_t tok_vocab_find(const tok_vocab_t *v, const uint8_t *s,
                                      size_t n)
 {
-    return tb_strmap_get(&v->by_bytes, s, n);
+    return tok_index_get(&v->by_bytes, v, s, n);
 }
 
 /* sha256 over ids, kinds and bytes: names a vocabulary independent of the

@@ -14,7 +14,11 @@ static tok_tokenizer_t *load_spec(const char *spec, char *path, size_t size,
 {
     if (xp_resolve_spec(spec, path, size, err))
         return NULL;
-    return tok_load(path, err);
+    tok_load_opts_t opts = {0};
+    tok_tokenizer_t *t = tok_load_ex(path, &opts, err);
+    if (opts.note[0])
+        fprintf(stderr, "tokbench: %s\n", opts.note);
+    return t;
 }
 
 /* Prints s with control bytes, backslashes and non-UTF-8 bytes escaped. */

@@ -3,19 +3,27 @@
  * encode`, `mask` or `accept` pays before its first token: tok_load of the
  * row's vocabulary file and tok_free.
  *
- * Row: vocabulary; repetitions (default 5).  Each repetition loads in a
- * child process of its own (fork), so that its peak memory is its own and
- * no earlier load left the allocator warm; the child first gives the heap
+ * Two ways, each its own rows: impl "tokbench" loads from the source with
+ * the compiled cache bypassed (tok_load_opts_t.no_cache), impl
+ * "tokbench-cached" opens the compiled file (docs/tokenizers.md), which
+ * one unmeasured load first writes into a folder of the case's own,
+ * removed after.  Row: vocabulary; repetitions (default 5), each one load
+ * of either way, alternating which goes first.  Each load runs in a child
+ * process of its own (fork), so that its peak memory is its own and no
+ * earlier load left the allocator warm; the child first gives the heap
  * pages it inherited back (malloc_trim), so the load cannot reuse them
- * unseen.  extra() records per repetition, impl tokbench, source "rusage":
+ * unseen.  extra() records per repetition and way, source "rusage":
  *   cpu_ms       user plus system time of tok_load (page faults included);
  *   peak_rss_kb  the child's peak resident set less its resident set just
- *                before the load: the memory the load needed at its peak;
- * and once, source "static": file_bytes and rss_per_file_byte (the median
- * peak over the file's size; issue 24 asks for at most 3).  items is the
- * vocabulary's size, bytes the file's.  A load that fails fails the case
- * with the loader's message.
+ *                before the load: the memory the load needed at its peak
+ *                (a compiled file's mapped pages count);
+ * and once per way, source "static": file_bytes and rss_per_file_byte (the
+ * median peak over the source file's size; issue 24 asks for at most 3).
+ * items is the vocabulary's size, bytes the file's.  A load that fails, or
+ * a cached load that did not open the compiled file, fails the case with
+ * the loader's message.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -33,8 +41,14 @@
 
 typedef struct {
     char path[4096];
+    char cache[64]; /* the case's compiled cache folder */
     uint64_t file_bytes;
 } load_t;
+
+/* The two ways of loading, as impl names; WAY_WRITE, the load that writes
+ * the compiled file first, is not recorded. */
+enum { WAY_SOURCE, WAY_CACHED, WAYS, WAY_WRITE = WAYS };
+static const char *const way_impl[WAYS] = {"tokbench", "tokbench-cached"};
 
 /* What a child reports through its pipe. */
 typedef struct {
@@ -62,6 +76,14 @@ static int load_setup(const xp_row_t *row, xp_env_t *env, void **state,
         return -1;
     }
     s->file_bytes = (uint64_t)st.st_size;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->cache, sizeof s->cache, "%.40s/tokbench-load.XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(s->cache)) {
+        tb_fail(err, "%s: %s", s->cache, strerror(errno));
+        free(s);
+        return -1;
+    }
     *state = s;
     return 0;
 }
@@ -73,7 +95,7 @@ static double cpu_ms(const struct rusage *u)
 }
 
 /* The child's side: one load, measured, reported into fd. */
-static void child_load(const char *path, int fd)
+static void child_load(const load_t *s, int way, int fd)
 {
     child_report_t r = {0};
     malloc_trim(0);
@@ -84,9 +106,16 @@ static void child_load(const char *path, int fd)
     struct rusage u0, u1;
     getrusage(RUSAGE_SELF, &u0);
     tb_err_t err;
-    tok_tokenizer_t *t = tok_load(path, &err);
+    tok_load_opts_t opts = {.cache_dir = s->cache, .no_cache = way == WAY_SOURCE};
+    tok_tokenizer_t *t = tok_load_ex(s->path, &opts, &err);
     getrusage(RUSAGE_SELF, &u1);
-    if (t) {
+    if (t && ((way == WAY_CACHED && !opts.cached) || (way == WAY_WRITE && opts.note[0]))) {
+        snprintf(r.msg, sizeof r.msg, "%.300s: %s%s%.600s", s->path,
+                 way == WAY_CACHED ? "not opened from the compiled cache"
+                                   : "compiled file not written",
+                 opts.note[0] ? ": " : "", opts.note);
+        tok_free(t);
+    } else if (t) {
         r.ok = 1;
         r.cpu_ms = cpu_ms(&u1) - cpu_ms(&u0);
         r.peak_kb = (own_peak ? xp_peak_rss_kb() : (double)u1.ru_maxrss) - before_kb;
@@ -99,7 +128,7 @@ static void child_load(const char *path, int fd)
     _exit(w == (ssize_t)sizeof r ? 0 : 1);
 }
 
-static int load_once(const load_t *s, child_report_t *r, tb_err_t *err)
+static int load_once(const load_t *s, int way, child_report_t *r, tb_err_t *err)
 {
     int fds[2];
     if (pipe(fds))
@@ -113,7 +142,7 @@ static int load_once(const load_t *s, child_report_t *r, tb_err_t *err)
     }
     if (pid == 0) {
         close(fds[0]);
-        child_load(s->path, fds[1]);
+        child_load(s, way, fds[1]);
     }
     close(fds[1]);
     size_t got = 0;
@@ -135,14 +164,14 @@ static int load_once(const load_t *s, child_report_t *r, tb_err_t *err)
     return 0;
 }
 
-static int record(xp_env_t *env, const load_t *s, const char *source,
+static int record(xp_env_t *env, const load_t *s, int way, const char *source,
                   const char *metric, unsigned rep, double value,
                   uint32_t vocab_size, tb_err_t *err)
 {
     xp_meas_t m = {.rep = rep, .value = value, .bytes = s->file_bytes,
                    .items = vocab_size};
     snprintf(m.source, sizeof m.source, "%s", source);
-    snprintf(m.impl, sizeof m.impl, "tokbench");
+    snprintf(m.impl, sizeof m.impl, "%s", way_impl[way]);
     snprintf(m.metric, sizeof m.metric, "%s", metric);
     return xp_env_record(env, &m, err);
 }
@@ -153,46 +182,71 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median peak of a way over the file's size, and the file's size. */
+static int record_static(xp_env_t *env, const load_t *s, int way, double *peaks,
+                         unsigned n, uint32_t vocab_size, tb_err_t *err)
+{
+    qsort(peaks, n, sizeof *peaks, by_value);
+    double per_byte =
+        s->file_bytes ? peaks[n / 2] * 1024.0 / (double)s->file_bytes : 0;
+    return record(env, s, way, "static", "file_bytes", 0, (double)s->file_bytes,
+                  vocab_size, err) ||
+                   record(env, s, way, "static", "rss_per_file_byte", 0, per_byte,
+                          vocab_size, err)
+               ? -1
+               : 0;
+}
+
 static int load_extra(void *state, const xp_row_t *row, xp_env_t *env,
                       tb_err_t *err)
 {
     const load_t *s = state;
     unsigned reps = row->reps ? row->reps : 5;
-    double *peaks = calloc(reps, sizeof *peaks);
+    double *peaks = calloc(2 * (size_t)reps, sizeof *peaks);
     if (!peaks)
         return tb_fail(err, "out of memory");
     child_report_t r = {0};
-    int rc = 0;
-    for (unsigned i = 0; i < reps && !rc; i++) {
-        rc = load_once(s, &r, err) ||
-             record(env, s, "rusage", "cpu_ms", i, r.cpu_ms, r.vocab_size, err) ||
-             record(env, s, "rusage", "peak_rss_kb", i, r.peak_kb, r.vocab_size,
-                    err);
-        peaks[i] = r.peak_kb;
-    }
-    if (!rc) {
-        qsort(peaks, reps, sizeof *peaks, by_value);
-        double per_byte = s->file_bytes
-                              ? peaks[reps / 2] * 1024.0 / (double)s->file_bytes
-                              : 0;
-        rc = record(env, s, "static", "file_bytes", 0, (double)s->file_bytes,
-                    r.vocab_size, err) ||
-             record(env, s, "static", "rss_per_file_byte", 0, per_byte,
-                    r.vocab_size, err);
-    }
+    /* the compiled file written in a child too, so that this process's
+     * heap stays as it was for the children forked after */
+    int rc = load_once(s, WAY_WRITE, &r, err);
+    for (unsigned i = 0; i < reps && !rc; i++)
+        for (int k = 0; k < WAYS && !rc; k++) {
+            int way = (int)(i + k) % WAYS; /* who goes first alternates */
+            rc = load_once(s, way, &r, err) ||
+                 record(env, s, way, "rusage", "cpu_ms", i, r.cpu_ms,
+                        r.vocab_size, err) ||
+                 record(env, s, way, "rusage", "peak_rss_kb", i, r.peak_kb,
+                        r.vocab_size, err);
+            peaks[way * reps + i] = r.peak_kb;
+        }
+    for (int way = 0; way < WAYS && !rc; way++)
+        rc = record_static(env, s, way, peaks + way * reps, reps, r.vocab_size, err);
     free(peaks);
     return rc ? -1 : 0;
 }
 
+/* Removes the case's cache folder and the compiled files in it. */
 static void load_teardown(void *state)
 {
-    free(state);
+    load_t *s = state;
+    DIR *d = opendir(s->cache);
+    struct dirent *e;
+    char file[4096];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' &&
+            snprintf(file, sizeof file, "%s/%s", s->cache, e->d_name) < (int)sizeof file)
+            unlink(file);
+    if (d)
+        closedir(d);
+    rmdir(s->cache);
+    free(s);
 }
 
 const xp_driver_t xp_driver_load = {
     .name = "load",
-    .summary = "tok_load of the row's vocabulary in a fresh child per repetition: "
-               "CPU ms and peak resident memory of the load",
+    .summary = "tok_load of the row's vocabulary in a fresh child per repetition, "
+               "from the source and from the compiled cache: CPU ms and peak "
+               "resident memory of the load",
     .setup = load_setup,
     .extra = load_extra,
     .teardown = load_teardown,

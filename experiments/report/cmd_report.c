@@ -16,25 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../base/file.h"
 #include "report.h"
-
-static int mkdirs(const char *path, tb_err_t *err)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; ; s++) {
-        if (*s == '/' || !*s) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(p, 0755) && errno != EEXIST)
-                return tb_fail(err, "%s: cannot create the folder: %s", p, strerror(errno));
-            *s = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
 
 /* The run to report: the one named, else the latest. */
 static int pick_run(report_t *r, int64_t *run, tb_err_t *err)
@@ -175,7 +158,7 @@ int xp_cmd_report(int argc, char **argv)
     }
     if (!rc)
         rc = pick_run(r, &r->run, &err) || xp_rp_load_run(r, r->run, &r->info, &err) ||
-             (r->vs && xp_rp_load_run(r, r->vs, &r->vs_info, &err)) || mkdirs(r->out, &err);
+             (r->vs && xp_rp_load_run(r, r->vs, &r->vs_info, &err)) || tb_mkdirs(r->out, &err);
     if (!rc) {
         unlink(r->log);
         /* gnuplot is needed for every plot: say so once, up front */
