@@ -43,7 +43,7 @@
 #include "tok_internal.h"
 
 /* Raised whenever a loader or this file changes what a tokenizer holds. */
-#define COMPILED_VERSION 1u
+#define COMPILED_VERSION 2u
 #define ALIGN 64
 
 typedef enum {
@@ -101,7 +101,8 @@ typedef struct {
     uint32_t decode_flags;
     char model_name[48];
     char add_special_error[160];
-    uint32_t n_norms, n_pres, n_added, n_prefix, n_suffix;
+    char pair_error[160];
+    uint32_t n_norms, n_pres, n_added, n_prefix, n_suffix, n_pair;
 } core_t;
 
 /* The layout this build reads and writes: a file written by a build whose
@@ -174,16 +175,19 @@ static void fill_core(const tok_tokenizer_t *t, core_t *c)
     c->decode_flags = t->decode_flags;
     memcpy(c->model_name, t->model_name, sizeof c->model_name);
     memcpy(c->add_special_error, t->add_special_error, sizeof c->add_special_error);
+    memcpy(c->pair_error, t->pair_error, sizeof c->pair_error);
     c->n_norms = (uint32_t)t->norms.len;
     c->n_pres = (uint32_t)t->pres.len;
     c->n_added = (uint32_t)t->added.len;
     c->n_prefix = (uint32_t)t->special_prefix.len;
     c->n_suffix = (uint32_t)t->special_suffix.len;
+    c->n_pair = (uint32_t)t->pair.len;
 }
 
 /* Records, in core_t's order: norms (kind, flags, a, b, blob), pre-
  * tokenizers (kind, behavior, invert, flags, literal, compiled, pattern),
- * added tokens (id, five flags, content), then the prefix and suffix ids. */
+ * added tokens (id, five flags, content), then the prefix and suffix ids,
+ * then the pair rule's items (what, type). */
 static int put_meta(const tok_tokenizer_t *t, tb_buf_t *b)
 {
     core_t c;
@@ -213,6 +217,8 @@ static int put_meta(const tok_tokenizer_t *t, tb_buf_t *b)
         r = tb_buf_put(b, t->special_prefix.data, t->special_prefix.len * 4);
     if (!r && t->special_suffix.len)
         r = tb_buf_put(b, t->special_suffix.data, t->special_suffix.len * 4);
+    for (size_t i = 0; i < t->pair.len && !r; i++)
+        r = put_u32(b, (uint32_t)t->pair.data[i].what) || put_u32(b, t->pair.data[i].type);
     return r;
 }
 
@@ -538,6 +544,14 @@ static const char *read_records(tok_tokenizer_t *t, const core_t *c, rd_t *r)
     }
     const uint8_t *pre = get_bytes(r, (size_t)c->n_prefix * 4);
     const uint8_t *suf = get_bytes(r, (size_t)c->n_suffix * 4);
+    for (uint32_t i = 0; i < c->n_pair && !r->bad; i++) {
+        tok_pair_item_t it = {.what = (int32_t)get_u32(r), .type = get_u32(r)};
+        if (it.what != TOK_PAIR_A && it.what != TOK_PAIR_B &&
+            (it.what < 0 || (uint32_t)it.what >= c->vocab_size))
+            return "pair rule";
+        if (tb_vec_push(&t->pair, it))
+            return "out of memory";
+    }
     if (r->bad || r->p != r->end)
         return "meta section length";
     if ((c->n_prefix && tb_vec_reserve(&t->special_prefix, c->n_prefix)) ||
@@ -636,6 +650,8 @@ static void adopt_core(tok_tokenizer_t *t, const core_t *c)
     t->model_name[sizeof t->model_name - 1] = 0;
     memcpy(t->add_special_error, c->add_special_error, sizeof t->add_special_error);
     t->add_special_error[sizeof t->add_special_error - 1] = 0;
+    memcpy(t->pair_error, c->pair_error, sizeof t->pair_error);
+    t->pair_error[sizeof t->pair_error - 1] = 0;
 }
 
 /* The header's checks, cheapest first; NULL or what is wrong. */
