@@ -1167,7 +1167,8 @@ typedef struct {
     size_t open_at; /* the innermost open group's '(' */
     tb_err_t *err;
     struct lex_group_memo *memo;
-    uint32_t *close; /* close[i]: past the ')' that a scan pairs with the '(' at i */
+    struct group_pair *pairs; /* pair_groups': by the position of their '(' */
+    size_t npairs;
     unsigned deepest; /* the deepest nesting reached (memo_group's heights) */
 } parser_t;
 
@@ -1750,36 +1751,68 @@ static void group_remember(struct lex_group_memo *m, const group_entry_t *g)
     *slot = *g;
 }
 
+/* A '(' of the pattern and the position past the ')' that a scan pairs
+ * with it (0: none).  Only the parentheses are kept, not an entry per byte:
+ * a schema's lexemes are long texts (hundreds of kilobytes for the other
+ * names of a large object) of which few bytes open a group. */
+struct group_pair {
+    uint32_t open, end;
+};
+
+/* The bytes that pair_groups stops at; it skips the others in a run. */
+static const uint8_t group_byte[256] = {['\\'] = 1, ['['] = 1, ['('] = 1, [')'] = 1};
+
 /* Pairs the parentheses of the pattern, skipping escapes and classes as
- * the parser reads them (close[i] = 0 where none is found; close NULL
- * when out of memory: every group is parsed). */
+ * the parser reads them (pairs NULL when out of memory: every group is
+ * parsed). */
 static void pair_groups(parser_t *ps)
 {
-    ps->close = ps->len < UINT32_MAX ? calloc(ps->len + 1, sizeof *ps->close) : NULL;
-    TB_VEC(uint32_t) open = {0};
-    if (!ps->close)
-        return;
-    for (size_t i = 0; i < ps->len; i++) {
-        char c = ps->p[i];
-        if (c == '\\') {
+    TB_VEC(struct group_pair) pairs = {0};
+    TB_VEC(uint32_t) open = {0}; /* indices in pairs of the groups still open */
+    const uint8_t *p = (const uint8_t *)ps->p;
+    size_t len = ps->len < UINT32_MAX ? ps->len : 0, i = 0;
+    int oom = ps->len >= UINT32_MAX;
+    for (; i < len && !oom; i++) {
+        while (i < len && !group_byte[p[i]])
             i++;
-        } else if (c == '[') {
-            i += 1 + (i + 1 < ps->len && ps->p[i + 1] == '^');
-            if (i < ps->len && ps->p[i] == ']')
+        if (i >= len)
+            break;
+        if (p[i] == '\\') {
+            i++;
+        } else if (p[i] == '[') {
+            i += 1 + (i + 1 < len && p[i + 1] == '^');
+            if (i < len && p[i] == ']')
                 i++; /* a ']' first is a member */
-            while (i < ps->len && ps->p[i] != ']')
-                i += ps->p[i] == '\\' ? 2 : 1;
-        } else if (c == '(') {
-            if (tb_vec_push(&open, (uint32_t)i)) {
-                free(ps->close);
-                ps->close = NULL;
-                break;
-            }
-        } else if (c == ')' && open.len) {
-            ps->close[open.data[--open.len]] = (uint32_t)(i + 1);
+            while (i < len && p[i] != ']')
+                i += p[i] == '\\' ? 2 : 1;
+        } else if (p[i] == '(') {
+            struct group_pair g = {(uint32_t)i, 0};
+            oom = tb_vec_push(&open, (uint32_t)pairs.len) || tb_vec_push(&pairs, g);
+        } else if (open.len) {
+            pairs.data[open.data[--open.len]].end = (uint32_t)(i + 1);
         }
     }
     free(open.data);
+    if (oom) {
+        free(pairs.data);
+        return;
+    }
+    ps->pairs = pairs.data;
+    ps->npairs = pairs.len;
+}
+
+/* Past the ')' paired with the '(' at `at`, 0 when none was. */
+static uint32_t group_end(const parser_t *ps, size_t at)
+{
+    size_t lo = 0, hi = ps->npairs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ps->pairs[mid].open < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ps->npairs && ps->pairs[lo].open == at ? ps->pairs[lo].end : 0;
 }
 
 /* A group's hash from its length and at most its first and last
@@ -1802,7 +1835,7 @@ static uint64_t group_hash(const char *text, uint32_t len)
 static int memo_group(parser_t *ps, anch_t *out)
 {
     size_t at = ps->pos;
-    uint32_t end = ps->close ? ps->close[at] : 0;
+    uint32_t end = group_end(ps, at);
     group_entry_t g = {.text = ps->p + at, .icase = ps->icase};
     if (end) {
         g.len = end - (uint32_t)at;
@@ -2090,7 +2123,7 @@ int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
     pair_groups(&ps);
     anch_t a;
     int rc = parse_alt(&ps, &a);
-    free(ps.close);
+    free(ps.pairs);
     free(own.e);
     if (!rc) {
         *out = anch_whole(t, a);
