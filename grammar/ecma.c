@@ -1152,9 +1152,39 @@ static int anchored(const anch_t *q)
 
 static int emit(parser_t *ps, const ast_t *a, anch_t *o);
 
-/* Folds *acc = *acc . q */
+/* *a = *a . b in place, where a's text is a sequence that concatenates as
+ * it is (comp_cat's result, without the copy of a's text); 1 when a's text
+ * needs a group first (comp_cat then). */
+static int comp_then(comp_t *a, const comp_t *b)
+{
+    if (a->has && (a->alt || (a->eps && !a->renul)))
+        return 1;
+    if (is_empty(a) || is_empty(b)) {
+        comp_free(a);
+        return 0;
+    }
+    int renul = nul(a) && nul(b);
+    if (!a->has)
+        a->re.len = 0; /* {""} only: nothing to spell */
+    if (put_atom(&a->re, b))
+        return -1;
+    a->alt = 0;
+    a->has = a->re.len > 0;
+    a->renul = a->has && renul;
+    a->eps = !a->has;
+    return 0;
+}
+
+/* Folds *acc = *acc . q: in place where neither holds an anchor (a
+ * concatenation of many pieces copied the text so far at each piece:
+ * quadratic in a long sequence). */
 static int quad_then(anch_t *acc, const anch_t *q)
 {
+    if (!anchored(acc) && !anchored(q)) {
+        int r = comp_then(&acc->c[QN], &q->c[QN]);
+        if (r <= 0)
+            return r;
+    }
     anch_t t;
     int r = quad_cat(acc, q, &t);
     quad_free(acc);
