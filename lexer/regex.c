@@ -1762,6 +1762,25 @@ struct group_pair {
 /* The bytes that pair_groups stops at; it skips the others in a run. */
 static const uint8_t group_byte[256] = {['\\'] = 1, ['['] = 1, ['('] = 1, [')'] = 1};
 
+/* The ']' that closes a class whose members start at i (len when none):
+ * the first ']' after an even run of backslashes, found by memchr (the
+ * classes of a schema's lexemes are most of their text). */
+static size_t class_end(const uint8_t *p, size_t i, size_t len)
+{
+    for (size_t from = i; from < len;) {
+        const uint8_t *q = memchr(p + from, ']', len - from);
+        if (!q)
+            return len;
+        size_t at = (size_t)(q - p), k = at;
+        while (k > i && p[k - 1] == '\\')
+            k--;
+        if ((at - k) % 2 == 0)
+            return at;
+        from = at + 1;
+    }
+    return len;
+}
+
 /* Pairs the parentheses of the pattern, skipping escapes and classes as
  * the parser reads them (pairs NULL when out of memory: every group is
  * parsed). */
@@ -1783,8 +1802,7 @@ static void pair_groups(parser_t *ps)
             i += 1 + (i + 1 < len && p[i + 1] == '^');
             if (i < len && p[i] == ']')
                 i++; /* a ']' first is a member */
-            while (i < len && p[i] != ']')
-                i += p[i] == '\\' ? 2 : 1;
+            i = class_end(p, i, len);
         } else if (p[i] == '(') {
             struct group_pair g = {(uint32_t)i, 0};
             oom = tb_vec_push(&open, (uint32_t)pairs.len) || tb_vec_push(&pairs, g);
