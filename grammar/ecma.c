@@ -758,6 +758,34 @@ static int comp_alt(comp_t *a, const comp_t *b)
     return 0;
 }
 
+/* a |= x . y, the concatenation written straight after a's text (comp_cat
+ * into a new text, then comp_alt, copied it twice: the state elimination
+ * of a long chain of states does this for every pair of states); *len:
+ * the concatenation's length. */
+static int comp_alt_cat(comp_t *a, const comp_t *x, const comp_t *y, size_t *len)
+{
+    *len = 0;
+    if (is_empty(x) || is_empty(y))
+        return 0;
+    size_t at = a->re.len;
+    if (a->has && put(&a->re, "|"))
+        return -1;
+    size_t start = a->re.len;
+    if (put_atom(&a->re, x) || put_atom(&a->re, y))
+        return -1;
+    *len = a->re.len - start;
+    if (!*len) { /* x . y is {""} only */
+        a->re.len = at;
+        a->eps = 1;
+        return 0;
+    }
+    int renul = nul(x) && nul(y);
+    a->alt = a->has;
+    a->renul = a->has ? a->renul || renul : renul;
+    a->has = 1;
+    return 0;
+}
+
 static int put_quant(tb_buf_t *b, uint32_t m, uint32_t n)
 {
     char q[48];
@@ -1152,9 +1180,39 @@ static int anchored(const anch_t *q)
 
 static int emit(parser_t *ps, const ast_t *a, anch_t *o);
 
-/* Folds *acc = *acc . q */
+/* *a = *a . b in place, where a's text is a sequence that concatenates as
+ * it is (comp_cat's result, without the copy of a's text); 1 when a's text
+ * needs a group first (comp_cat then). */
+static int comp_then(comp_t *a, const comp_t *b)
+{
+    if (a->has && (a->alt || (a->eps && !a->renul)))
+        return 1;
+    if (is_empty(a) || is_empty(b)) {
+        comp_free(a);
+        return 0;
+    }
+    int renul = nul(a) && nul(b);
+    if (!a->has)
+        a->re.len = 0; /* {""} only: nothing to spell */
+    if (put_atom(&a->re, b))
+        return -1;
+    a->alt = 0;
+    a->has = a->re.len > 0;
+    a->renul = a->has && renul;
+    a->eps = !a->has;
+    return 0;
+}
+
+/* Folds *acc = *acc . q: in place where neither holds an anchor (a
+ * concatenation of many pieces copied the text so far at each piece:
+ * quadratic in a long sequence). */
 static int quad_then(anch_t *acc, const anch_t *q)
 {
+    if (!anchored(acc) && !anchored(q)) {
+        int r = comp_then(&acc->c[QN], &q->c[QN]);
+        if (r <= 0)
+            return r;
+    }
     anch_t t;
     int r = quad_cat(acc, q, &t);
     quad_free(acc);
@@ -2138,13 +2196,12 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
             for (size_t j = 0; !r && j < m; j++) {
                 if (gone[j] || is_empty(&R[q * m + j]))
                     continue;
-                comp_t t;
                 int was = !is_empty(&R[i * m + j]);
-                r = comp_cat(&left, &R[q * m + j], &t) || comp_alt(&R[i * m + j], &t);
+                size_t len = 0;
+                r = comp_alt_cat(&R[i * m + j], &left, &R[q * m + j], &len);
                 if (!r && !was && i != j && !is_empty(&R[i * m + j]))
                     out[i]++, in[j]++;
-                total += t.re.len;
-                comp_free(&t);
+                total += len;
                 if (!r && total > KEY_MAX_REGEX * 16) {
                     k->too_large = 1;
                     r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
@@ -2162,8 +2219,11 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
             r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
         }
     }
+    /* free, not comp_free: zeroing every entry wrote to each page of the
+     * matrix, most of which nothing else had written (m = 252 for a
+     * {0,250}: 2.5 MB of pages the kernel then had to provide) */
     for (size_t i = 0; R && i < m * m; i++)
-        comp_free(&R[i]);
+        free(R[i].re.data);
     free(R);
     free(gone);
     free(in);

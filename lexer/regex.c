@@ -1167,7 +1167,6 @@ typedef struct {
     size_t open_at; /* the innermost open group's '(' */
     tb_err_t *err;
     struct lex_group_memo *memo;
-    uint32_t *close; /* close[i]: past the ')' that a scan pairs with the '(' at i */
     unsigned deepest; /* the deepest nesting reached (memo_group's heights) */
 } parser_t;
 
@@ -1683,9 +1682,10 @@ static int parse_group(parser_t *ps, anch_t *out)
  * (`height`: the group and the groups inside it) stays within the limit:
  * a list of names nests the same groups ever deeper, each node a level
  * further down (when entries served only their own depth or less, every
- * node parsed the same classes again).  Only a group whose parse ended
- * where the scan below paired its parentheses is kept, so a scan that
- * pairs them wrongly only loses hits.
+ * node parsed the same classes again).  A short group is kept only where
+ * its parse ended at the ')' that the scan below pairs with its '(', so a
+ * scan that pairs them wrongly only loses hits; a long one is kept with
+ * the end its parse found.
  */
 typedef struct {
     uint64_t hash;
@@ -1750,51 +1750,72 @@ static void group_remember(struct lex_group_memo *m, const group_entry_t *g)
     *slot = *g;
 }
 
-/* Pairs the parentheses of the pattern, skipping escapes and classes as
- * the parser reads them (close[i] = 0 where none is found; close NULL
- * when out of memory: every group is parsed). */
-static void pair_groups(parser_t *ps)
+/* A group is looked up by its first GROUP_KEY bytes, or by its whole text
+ * when it is no longer: a long group's end is not looked for before the
+ * memo is asked.  Pairing every parenthesis of a pattern first cost a scan
+ * of the whole text at each parse, and a schema's lexemes are long texts
+ * (hundreds of kilobytes for the other names of a large object, 2.2 MB
+ * for Kubernetes---kb_261's 391) made mostly of groups the memo holds. */
+#define GROUP_KEY 64
+
+/* The ']' that closes a class whose members start at i (`len` when none
+ * before it): the first ']' after an even run of backslashes. */
+static size_t class_end(const uint8_t *p, size_t i, size_t len)
 {
-    ps->close = ps->len < UINT32_MAX ? calloc(ps->len + 1, sizeof *ps->close) : NULL;
-    TB_VEC(uint32_t) open = {0};
-    if (!ps->close)
-        return;
-    for (size_t i = 0; i < ps->len; i++) {
-        char c = ps->p[i];
-        if (c == '\\') {
-            i++;
-        } else if (c == '[') {
-            i += 1 + (i + 1 < ps->len && ps->p[i + 1] == '^');
-            if (i < ps->len && ps->p[i] == ']')
-                i++; /* a ']' first is a member */
-            while (i < ps->len && ps->p[i] != ']')
-                i += ps->p[i] == '\\' ? 2 : 1;
-        } else if (c == '(') {
-            if (tb_vec_push(&open, (uint32_t)i)) {
-                free(ps->close);
-                ps->close = NULL;
-                break;
-            }
-        } else if (c == ')' && open.len) {
-            ps->close[open.data[--open.len]] = (uint32_t)(i + 1);
-        }
+    for (size_t from = i; from < len;) {
+        const uint8_t *q = memchr(p + from, ']', len - from);
+        if (!q)
+            return len;
+        size_t at = (size_t)(q - p), k = at;
+        while (k > i && p[k - 1] == '\\')
+            k--;
+        if ((at - k) % 2 == 0)
+            return at;
+        from = at + 1;
     }
-    free(open.data);
+    return len;
 }
 
-/* A group's hash from its length and at most its first and last
- * GROUP_HASH_ENDS bytes: groups nest, and hashing each one's whole text
- * cost the text times its depth (a list of property names is a trie of
- * groups, its text some megabytes in a large schema).  Texts alike at both
- * ends only share a hash; the memo compares whole texts. */
-#define GROUP_HASH_ENDS 256
-
-static uint64_t group_hash(const char *text, uint32_t len)
+/* Past the ')' that closes the group at `at` (a '('), skipping escapes and
+ * classes as the parser reads them, if that is within GROUP_KEY bytes; 0
+ * otherwise (a long group). */
+static size_t short_group_end(const parser_t *ps, size_t at)
 {
-    if (len <= 2 * GROUP_HASH_ENDS)
-        return tb_hash(text, len);
-    return tb_hash_u64(tb_hash(text, GROUP_HASH_ENDS) ^
-                       tb_hash_u64(tb_hash(text + len - GROUP_HASH_ENDS, GROUP_HASH_ENDS) + len));
+    const uint8_t *p = (const uint8_t *)ps->p;
+    size_t lim = ps->len - at > GROUP_KEY ? at + GROUP_KEY : ps->len;
+    unsigned depth = 0;
+    for (size_t i = at; i < lim; i++) {
+        if (p[i] == '\\') {
+            i++;
+        } else if (p[i] == '[') {
+            i += 1 + (i + 1 < lim && p[i + 1] == '^');
+            if (i < lim && p[i] == ']')
+                i++; /* a ']' first is a member */
+            i = class_end(p, i, lim);
+        } else if (p[i] == '(') {
+            depth++;
+        } else if (p[i] == ')' && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* The remembered group at text (room bytes to the pattern's end): of
+ * length len, or with len 0 a long group whose whole text stands there
+ * (it ends where it did: the same bytes pair the same way). */
+static const group_entry_t *group_find(const struct lex_group_memo *m, const char *text,
+                                       size_t room, uint32_t len, int icase, uint64_t h)
+{
+    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const group_entry_t *e = &m->e[i];
+        if (!e->text)
+            return NULL;
+        if (e->hash == h && e->icase == icase &&
+            (len ? e->len == len : e->len > GROUP_KEY && e->len <= room) &&
+            !memcmp(e->text, text, e->len))
+            return e;
+    }
 }
 
 /* A group at ps->pos (a '('), from the memo or parsed (and remembered):
@@ -1802,17 +1823,17 @@ static uint64_t group_hash(const char *text, uint32_t len)
 static int memo_group(parser_t *ps, anch_t *out)
 {
     size_t at = ps->pos;
-    uint32_t end = ps->close ? ps->close[at] : 0;
+    uint32_t end = (uint32_t)short_group_end(ps, at);
     group_entry_t g = {.text = ps->p + at, .icase = ps->icase};
-    if (end) {
-        g.len = end - (uint32_t)at;
-        g.hash = group_hash(g.text, g.len);
-    }
-    if (end && ps->memo->cap) {
-        const group_entry_t *e = group_slot(ps->memo, g.text, g.len, g.icase, g.hash);
-        if (e->text && ps->depth + e->height <= LEX_MAX_NEST) {
+    g.len = end ? end - (uint32_t)at : 0;
+    int keyed = end || ps->len - at > GROUP_KEY;
+    g.hash = keyed ? tb_hash(g.text, end ? g.len : GROUP_KEY) : 0;
+    if (keyed && ps->memo->cap) {
+        const group_entry_t *e = group_find(ps->memo, g.text, ps->len - at, g.len, g.icase,
+                                            g.hash);
+        if (e && ps->depth + e->height <= LEX_MAX_NEST) {
             *out = e->a;
-            ps->pos = end;
+            ps->pos = at + e->len;
             return 0;
         }
     }
@@ -1820,7 +1841,10 @@ static int memo_group(parser_t *ps, anch_t *out)
     unsigned outer = ps->deepest;
     ps->deepest = ps->depth;
     int rc = parse_group(ps, out);
-    if (rc == 0 && end && ps->pos == end) {
+    /* a long group is remembered with the end the parser found */
+    if (rc == 0 && keyed && (end ? ps->pos == end : ps->pos - at > GROUP_KEY) &&
+        ps->pos - at < UINT32_MAX) {
+        g.len = (uint32_t)(ps->pos - at);
         g.a = *out;
         g.height = ps->deepest - ps->depth;
         group_remember(ps->memo, &g);
@@ -2087,10 +2111,8 @@ int lex_regex_parse(lex_terms_t *t, const char *pattern, size_t len,
     struct lex_group_memo own = {0};
     parser_t ps = {.t = t, .p = pattern, .len = len, .err = err,
                    .memo = t->groups ? t->groups : &own};
-    pair_groups(&ps);
     anch_t a;
     int rc = parse_alt(&ps, &a);
-    free(ps.close);
     free(own.e);
     if (!rc) {
         *out = anch_whole(t, a);

@@ -549,7 +549,8 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
     c.ref_alone = c.draft <= 7;
     gr_sym_t x, start, ws;
     c.sets = gr_ecma_sets_new();
-    int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16)
+    int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16) ||
+                        tb_strmap_init(&c.pattern_map, 16)
                 ? sc_oom(&c)
                 : sc_refs_prepare(&c);
     if (!r)
@@ -579,6 +580,12 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
         tb_buf_free(&c.excepts.data[i].key);
     free(c.excepts.data);
     tb_strmap_free(&c.except_map);
+    for (size_t i = 0; i < c.patterns.len; i++) {
+        free(c.patterns.data[i].pattern);
+        lex_dfa_free(c.patterns.data[i].dfa);
+    }
+    free(c.patterns.data);
+    tb_strmap_free(&c.pattern_map);
     gr_ecma_sets_free(c.sets);
     tb_strmap_free(&c.ref_map);
     json_decref(c.root);

@@ -50,6 +50,14 @@ typedef struct {
     size_t klen;
 } sc_except_t;
 
+/* A patternProperties pattern's DFA, kept for the compile: every property
+ * name of an object (and of each object that shares the pattern through
+ * $ref and merges) is tested against it.  dfa NULL: it matches no name. */
+typedef struct {
+    char *pattern;
+    lex_dfa_t *dfa;
+} sc_pattern_t;
+
 typedef struct {
     gr_cfg_t *g;
     gr_schema_opts_t opts;
@@ -72,6 +80,8 @@ typedef struct {
     tb_strmap_t except_map; /* names (sc_except_t's key) -> index in excepts */
     gr_ecma_sets_t *sets;   /* the sets' spellings, for every list of names */
     TB_VEC(sc_except_t) excepts;
+    tb_strmap_t pattern_map; /* pattern -> index in patterns */
+    TB_VEC(sc_pattern_t) patterns;
 } sc_t;
 
 /* With c->big, the digits of the integer literal of the schema's text that

@@ -21,28 +21,58 @@ typedef struct {
     gr_sym_t member;
 } prop_t;
 
+/* The DFA of a pattern (a search) into *d, NULL when it matches no name:
+ * made once per compile (sc_pattern_t), or made again when `again`. */
+static int pattern_dfa(sc_t *c, const char *pattern, const char *ptr, int again, lex_dfa_t **d)
+{
+    size_t len = strlen(pattern);
+    int32_t i = tb_strmap_get(&c->pattern_map, (const uint8_t *)pattern, len);
+    if (i >= 0 && !again) {
+        *d = c->patterns.data[i].dfa;
+        return 0;
+    }
+    tb_buf_t re = {0};
+    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->sets, c->err);
+    *d = NULL;
+    if (r == 0 && tb_buf_putc(&re, 0))
+        r = sc_oom(c);
+    else if (r == 0 && !(*d = lex_dfa_new((const char *)re.data, &sc_string_opts, c->err)))
+        r = -1;
+    tb_buf_free(&re);
+    if (r < 0)
+        return tb_wrap(c->err, "%s", ptr);
+    if (i >= 0) {
+        lex_dfa_free(c->patterns.data[i].dfa);
+        c->patterns.data[i].dfa = *d;
+        return 0;
+    }
+    sc_pattern_t e = {.pattern = strdup(pattern), .dfa = *d};
+    if (!e.pattern || tb_vec_push(&c->patterns, e)) {
+        free(e.pattern);
+        lex_dfa_free(*d);
+        return sc_oom(c);
+    }
+    return tb_strmap_put(&c->pattern_map, (const uint8_t *)e.pattern, len,
+                         (int32_t)(c->patterns.len - 1)) < 0 ? sc_oom(c) : 0;
+}
+
 /* Whether the pattern (a search) matches the property name. */
 int sc_pattern_matches(sc_t *c, const char *pattern, const char *name, const char *ptr)
 {
-    tb_buf_t re = {0}, q = {0};
-    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->sets, c->err);
-    if (r < 0) {
-        tb_wrap(c->err, "%s", ptr);
-    } else if (r == 1) {
-        r = 0; /* the pattern matches no name */
-    } else if (tb_buf_putc(&re, 0) || gr_json_quote(&q, (const uint8_t *)name, strlen(name))) {
-        r = sc_oom(c);
-    } else {
-        lex_dfa_t *d = lex_dfa_new((const char *)re.data, &sc_string_opts, c->err);
-        if (!d) {
-            r = tb_wrap(c->err, "%s", ptr);
-        } else {
-            uint32_t st = lex_dfa_feed(d, LEX_START, q.data, q.len);
-            r = st != LEX_DEAD && lex_dfa_accepting(d, st);
-            lex_dfa_free(d);
-        }
-    }
-    tb_buf_free(&re);
+    lex_dfa_t *d;
+    if (pattern_dfa(c, pattern, ptr, 0, &d))
+        return -1;
+    if (!d)
+        return 0;
+    tb_buf_t q = {0};
+    if (gr_json_quote(&q, (const uint8_t *)name, strlen(name)))
+        return sc_oom(c);
+    uint32_t st = lex_dfa_feed(d, LEX_START, q.data, q.len);
+    /* the names fed before may have taken the DFA to its state limit,
+     * where a DFA of its own would read this one */
+    if (lex_dfa_error(d, NULL) && !pattern_dfa(c, pattern, ptr, 1, &d))
+        st = lex_dfa_feed(d, LEX_START, q.data, q.len);
+    int r = d && st != LEX_DEAD && lex_dfa_accepting(d, st);
     tb_buf_free(&q);
     return r;
 }
