@@ -406,21 +406,31 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
     }
 }
 
+/* Whose verdict an exploration decides: a state's own; a state's whose
+ * open part was explored already and said "walk" (its verdict serves
+ * itself only); or an open part's, which every state sharing it reads. */
+typedef enum { FOR_OWN, FOR_ALONE, FOR_OPEN_PART } explore_for_t;
+
 /* The pairs an exploration of slice i may visit: the slicer's budget, but
  * no more than LEX_SLICER_PAIRS_PER_TOKEN per token of the slice, since
  * walking a small slice costs less than an exploration that runs to the
  * budget (a string lexeme counting to maxLength 1024 against the unbounded
  * slice of 187 tokens made 256 lexer states per new state, then walked).
- * A state whose open part was explored already (`alone`: its verdict
- * serves itself only) gets no more pairs than make the steps of one walk
- * of the slice's trie, a pair costing a step per joint class: at a key
- * position of a big object each property makes such a state, and the
- * unbounded slice of a few hundred tokens was explored at 80 times the
- * cost of walking it. */
-static size_t slice_budget(const lex_slicer_t *s, size_t i, int alone)
+ * A state alone gets no more pairs than make the steps of one walk of the
+ * slice's trie, a pair costing a step per joint class: at a key position
+ * of a big object each property makes such a state, and the unbounded
+ * slice of a few hundred tokens was explored at 80 times the cost of
+ * walking it.  An open part gets the whole budget: its verdict is paid
+ * once and read at every key position of its object (the names not taken
+ * yet make the lexer states an exploration meets: 16 new ones cut the
+ * unbounded slice's at 187 pairs, and its 2,871 nodes were walked at each
+ * key of Github_hard---o60038 after). */
+static size_t slice_budget(const lex_slicer_t *s, size_t i, explore_for_t whose)
 {
+    if (whose == FOR_OPEN_PART)
+        return s->budget;
     size_t cap = LEX_SLICER_PAIRS_PER_TOKEN * s->slice[i].ntokens;
-    if (alone && s->slice[i].trie)
+    if (whose == FOR_ALONE && s->slice[i].trie)
         cap = trie_nodes(s->slice[i].trie) / (s->njrep[i] ? s->njrep[i] : 1);
     if (cap < LEX_SLICER_MIN_BUDGET)
         cap = LEX_SLICER_MIN_BUDGET;
@@ -434,13 +444,13 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i, int alone)
  * soon as a live slice state meets a dead lexer state or the budget runs
  * out, WHOLE when every pair within that depth is live on the lexer's
  * side. */
-static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, int alone)
+static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t whose)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
     size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
-    size_t budget = slice_budget(s, i, alone);
+    size_t budget = slice_budget(s, i, whose);
     s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     level_end = tail;
@@ -537,41 +547,49 @@ static uint32_t open_part(lex_slicer_t *s, uint32_t state, tb_err_t *err)
     return s->open_of[state] - 1;
 }
 
-int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
+/* lex_slicer_subsumes for a state that is (is_open) or is not the open
+ * part of the states that asked. */
+static int subsumes(lex_slicer_t *s, size_t i, uint32_t state, int is_open, tb_err_t *err)
 {
-    if (!s->bound)
-        return tb_fail(err, "slicer: no lexer DFA bound");
     if (grow_verdicts(s, (size_t)state + 1, err))
         return -1;
     size_t at = (size_t)state * s->nslice + i;
     for (size_t j = 0; j < s->nslice && s->verdict[at] == LEX_SLICE_UNKNOWN; j++) {
         if (!(s->slice[i].within >> j & 1))
             continue;
-        int wider = lex_slicer_subsumes(s, j, state, err); /* may move s->verdict */
+        int wider = subsumes(s, j, state, is_open, err); /* may move s->verdict */
         if (wider < 0)
             return -1;
         if (wider)
             s->verdict[at] = LEX_SLICE_WHOLE;
     }
     uint32_t open = state;
-    if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
+    if (s->verdict[at] == LEX_SLICE_UNKNOWN && !is_open) {
         open = open_part(s, state, err);
         if (open == UINT32_MAX)
             return -1;
-        int whole = open != state ? lex_slicer_subsumes(s, i, open, err) : 0;
-        if (whole < 0) /* lex_slicer_subsumes may have moved s->verdict */
+        int whole = open != state ? subsumes(s, i, open, 1, err) : 0;
+        if (whole < 0) /* subsumes may have moved s->verdict */
             return -1;
         if (whole)
             s->verdict[at] = LEX_SLICE_WHOLE;
     }
     if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
-        uint8_t verdict = explore(s, i, state, open != state);
+        explore_for_t whose = is_open ? FOR_OPEN_PART : open != state ? FOR_ALONE : FOR_OWN;
+        uint8_t verdict = explore(s, i, state, whose);
         /* A lexer DFA past its limits answers dead: no verdict to keep. */
         if (lex_dfa_error(s->bound, err))
             return -1;
         s->verdict[at] = verdict;
     }
     return s->verdict[at] == LEX_SLICE_WHOLE;
+}
+
+int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
+{
+    if (!s->bound)
+        return tb_fail(err, "slicer: no lexer DFA bound");
+    return subsumes(s, i, state, 0, err);
 }
 
 /* ---- the mask ----------------------------------------------------------------- */
