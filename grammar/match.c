@@ -73,16 +73,16 @@ int gr_mask(const trie_t *t, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
     return gr_gram_error(r->g, err);
 }
 
-typedef struct {
-    gr_rec_t *r;
-    uint32_t state;
-} walk_ctx_t;
-
-static uint64_t walk_part(const trie_t *t, void *ctx, tb_bitset_t *mask)
+static uint64_t walk_part(const trie_t *t, void *ctx, uint32_t from, tb_bitset_t *mask)
 {
-    walk_ctx_t *c = ctx;
-    gr_rec_reset(c->r, c->state);
-    return trie_walk(t, &c->r->rec, mask);
+    gr_rec_t *r = ctx;
+    gr_rec_reset(r, from);
+    return trie_walk(t, &r->rec, mask);
+}
+
+static uint32_t grammar_step(void *ctx, uint32_t from, uint8_t b)
+{
+    return gr_step(ctx, from, b);
 }
 
 int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *all,
@@ -99,8 +99,9 @@ int gr_mask_sliced(lex_slicer_t *s, gr_rec_t *r, uint32_t state, const trie_t *a
     size_t k = n <= 8 && !r->g->has_lazy ? n : 0;
     for (size_t i = 0; i < k; i++)
         lex[i] = p[i].lex;
-    walk_ctx_t ctx = {r, state};
-    if (lex_slicer_mask_by(s, lex, k, all, walk_part, &ctx, mask, st, err))
+    /* The grammar's byte classes are its lexer's, the DFA bound. */
+    uint32_t after_loop = lex_slicer_after_loop(s, grammar_step, r->g, state);
+    if (lex_slicer_mask_by(s, lex, k, all, state, after_loop, walk_part, r, mask, st, err))
         return -1;
     return gr_gram_error(r->g, err);
 }

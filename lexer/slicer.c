@@ -111,6 +111,80 @@ static int assign_groups(lex_slicer_t *s, const trie_keys_t *k, uint16_t *group,
     return 0;
 }
 
+/* Where key's tail begins: after its longest prefix of loop bytes, but
+ * no further than its last byte (a trie key is not empty). */
+static uint32_t tail_start(const trie_key_t *key)
+{
+    uint32_t i = 0;
+    while (i + 1 < key->len && lex_slicer_loop_byte(key->s[i]))
+        i++;
+    return i;
+}
+
+/* The trie of the residual's tokens (group `rest`, aliases included)
+ * whose tail starts after their first byte (tails = 1), keyed by the tail,
+ * or of the others (tails = 0), keyed by their bytes; NULL in *out if
+ * there are none. */
+static int residual_part(const trie_keys_t *k, const trie_layout_t *layout,
+                         const uint16_t *id_group, uint16_t rest, int tails,
+                         const trie_key_t **of_id, trie_t **out, tb_err_t *err)
+{
+    size_t cap = k->n + k->nalias, n = 0;
+    const uint8_t **strs = malloc((cap ? cap : 1) * sizeof *strs);
+    uint32_t *lens = malloc((cap ? cap : 1) * sizeof *lens);
+    uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
+    trie_keys_t part = {0};
+    int rc = -1;
+    *out = NULL;
+    if (!strs || !lens || !ids) {
+        tb_fail(err, "out of memory for the residual's tails");
+        goto out;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        uint32_t id = i < k->n ? k->keys[i].id : k->alias[2 * (i - k->n)];
+        uint32_t primary = i < k->n ? id : k->alias[2 * (i - k->n) + 1];
+        if (id_group[primary] != rest)
+            continue;
+        const trie_key_t *key = of_id[primary];
+        uint32_t at = tail_start(key);
+        if ((at > 0) != tails)
+            continue;
+        strs[n] = key->s + at;
+        lens[n] = key->len - at;
+        ids[n++] = id;
+    }
+    rc = 0;
+    if (n) {
+        rc = trie_keys_from_list_aliased(&part, strs, lens, ids, n, err);
+        part.id_limit = k->id_limit; /* masks have the vocabulary's bits */
+        *out = rc ? NULL : trie_build(layout, &part, err);
+        rc = !*out || trie_prepare_walk(*out, err) ? -1 : 0;
+    }
+out:
+    trie_keys_free(&part);
+    free(strs);
+    free(lens);
+    free(ids);
+    return rc;
+}
+
+/* The residual's heads and tails (lex_slicer_t). */
+static int build_tails(lex_slicer_t *s, const trie_keys_t *k, const trie_layout_t *layout,
+                       const uint16_t *group, const uint16_t *id_group, uint16_t rest,
+                       tb_err_t *err)
+{
+    const trie_key_t **of_id = calloc(k->id_limit ? k->id_limit : 1, sizeof *of_id);
+    if (!of_id)
+        return tb_fail(err, "out of memory for the residual's tails");
+    for (size_t i = 0; i < k->n; i++)
+        if (group[i] == rest)
+            of_id[k->keys[i].id] = &k->keys[i];
+    int rc = residual_part(k, layout, id_group, rest, 0, of_id, &s->heads, err) ||
+             residual_part(k, layout, id_group, rest, 1, of_id, &s->tails, err);
+    free(of_id);
+    return rc ? -1 : 0;
+}
+
 static int build_parts(lex_slicer_t *s, const trie_keys_t *k, const trie_layout_t *layout,
                        tb_err_t *err)
 {
@@ -134,7 +208,8 @@ static int build_parts(lex_slicer_t *s, const trie_keys_t *k, const trie_layout_
     }
     size_t rest_len;
     if (group_trie(k, layout, group, id_group, (uint16_t)s->nslice, &s->rest, &s->nrest,
-                   &rest_len, &rest_mask, err)) {
+                   &rest_len, &rest_mask, err) ||
+        build_tails(s, k, layout, group, id_group, (uint16_t)s->nslice, err)) {
         tb_wrap(err, "the slicer's residual tokens");
         goto out;
     }
@@ -289,6 +364,8 @@ void lex_slicer_free(lex_slicer_t *s)
     free(s->slice);
     tb_bitset_free(&s->all);
     trie_free(s->rest);
+    trie_free(s->heads);
+    trie_free(s->tails);
     free(s->verdict);
     free(s->open_of);
     free(s->jrep);
@@ -386,6 +463,15 @@ int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
             s->jrep[i][s->njrep[i]++] = (uint8_t)b;
         }
     }
+    /* A loop byte per class of d: whether a state stays itself on every
+     * loop byte is asked of these alone. */
+    uint8_t class_seen[256] = {0};
+    s->nloop_rep = 0;
+    for (unsigned b = 0; b < 256; b++)
+        if (lex_slicer_loop_byte((uint8_t)b) && !class_seen[d->cls[b]]) {
+            class_seen[d->cls[b]] = 1;
+            s->loop_rep[s->nloop_rep++] = (uint8_t)b;
+        }
     s->bound = d;
     return 0;
 }
@@ -406,21 +492,31 @@ static int seen_insert(lex_slicer_t *s, uint64_t pair)
     }
 }
 
+/* Whose verdict an exploration decides: a state's own; a state's whose
+ * open part was explored already and said "walk" (its verdict serves
+ * itself only); or an open part's, which every state sharing it reads. */
+typedef enum { FOR_OWN, FOR_ALONE, FOR_OPEN_PART } explore_for_t;
+
 /* The pairs an exploration of slice i may visit: the slicer's budget, but
  * no more than LEX_SLICER_PAIRS_PER_TOKEN per token of the slice, since
  * walking a small slice costs less than an exploration that runs to the
  * budget (a string lexeme counting to maxLength 1024 against the unbounded
  * slice of 187 tokens made 256 lexer states per new state, then walked).
- * A state whose open part was explored already (`alone`: its verdict
- * serves itself only) gets no more pairs than make the steps of one walk
- * of the slice's trie, a pair costing a step per joint class: at a key
- * position of a big object each property makes such a state, and the
- * unbounded slice of a few hundred tokens was explored at 80 times the
- * cost of walking it. */
-static size_t slice_budget(const lex_slicer_t *s, size_t i, int alone)
+ * A state alone gets no more pairs than make the steps of one walk of the
+ * slice's trie, a pair costing a step per joint class: at a key position
+ * of a big object each property makes such a state, and the unbounded
+ * slice of a few hundred tokens was explored at 80 times the cost of
+ * walking it.  An open part gets the whole budget: its verdict is paid
+ * once and read at every key position of its object (the names not taken
+ * yet make the lexer states an exploration meets: 16 new ones cut the
+ * unbounded slice's at 187 pairs, and its 2,871 nodes were walked at each
+ * key of Github_hard---o60038 after). */
+static size_t slice_budget(const lex_slicer_t *s, size_t i, explore_for_t whose)
 {
+    if (whose == FOR_OPEN_PART)
+        return s->budget;
     size_t cap = LEX_SLICER_PAIRS_PER_TOKEN * s->slice[i].ntokens;
-    if (alone && s->slice[i].trie)
+    if (whose == FOR_ALONE && s->slice[i].trie)
         cap = trie_nodes(s->slice[i].trie) / (s->njrep[i] ? s->njrep[i] : 1);
     if (cap < LEX_SLICER_MIN_BUDGET)
         cap = LEX_SLICER_MIN_BUDGET;
@@ -434,13 +530,13 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i, int alone)
  * soon as a live slice state meets a dead lexer state or the budget runs
  * out, WHOLE when every pair within that depth is live on the lexer's
  * side. */
-static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, int alone)
+static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t whose)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
     size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
-    size_t budget = slice_budget(s, i, alone);
+    size_t budget = slice_budget(s, i, whose);
     s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     level_end = tail;
@@ -537,41 +633,49 @@ static uint32_t open_part(lex_slicer_t *s, uint32_t state, tb_err_t *err)
     return s->open_of[state] - 1;
 }
 
-int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
+/* lex_slicer_subsumes for a state that is (is_open) or is not the open
+ * part of the states that asked. */
+static int subsumes(lex_slicer_t *s, size_t i, uint32_t state, int is_open, tb_err_t *err)
 {
-    if (!s->bound)
-        return tb_fail(err, "slicer: no lexer DFA bound");
     if (grow_verdicts(s, (size_t)state + 1, err))
         return -1;
     size_t at = (size_t)state * s->nslice + i;
     for (size_t j = 0; j < s->nslice && s->verdict[at] == LEX_SLICE_UNKNOWN; j++) {
         if (!(s->slice[i].within >> j & 1))
             continue;
-        int wider = lex_slicer_subsumes(s, j, state, err); /* may move s->verdict */
+        int wider = subsumes(s, j, state, is_open, err); /* may move s->verdict */
         if (wider < 0)
             return -1;
         if (wider)
             s->verdict[at] = LEX_SLICE_WHOLE;
     }
     uint32_t open = state;
-    if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
+    if (s->verdict[at] == LEX_SLICE_UNKNOWN && !is_open) {
         open = open_part(s, state, err);
         if (open == UINT32_MAX)
             return -1;
-        int whole = open != state ? lex_slicer_subsumes(s, i, open, err) : 0;
-        if (whole < 0) /* lex_slicer_subsumes may have moved s->verdict */
+        int whole = open != state ? subsumes(s, i, open, 1, err) : 0;
+        if (whole < 0) /* subsumes may have moved s->verdict */
             return -1;
         if (whole)
             s->verdict[at] = LEX_SLICE_WHOLE;
     }
     if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
-        uint8_t verdict = explore(s, i, state, open != state);
+        explore_for_t whose = is_open ? FOR_OPEN_PART : open != state ? FOR_ALONE : FOR_OWN;
+        uint8_t verdict = explore(s, i, state, whose);
         /* A lexer DFA past its limits answers dead: no verdict to keep. */
         if (lex_dfa_error(s->bound, err))
             return -1;
         s->verdict[at] = verdict;
     }
     return s->verdict[at] == LEX_SLICE_WHOLE;
+}
+
+int lex_slicer_subsumes(lex_slicer_t *s, size_t i, uint32_t state, tb_err_t *err)
+{
+    if (!s->bound)
+        return tb_fail(err, "slicer: no lexer DFA bound");
+    return subsumes(s, i, state, 0, err);
 }
 
 /* ---- the mask ----------------------------------------------------------------- */
@@ -595,8 +699,25 @@ static int any_subsumes(lex_slicer_t *s, size_t i, const uint32_t *states, size_
     return 0;
 }
 
+uint32_t lex_slicer_after_loop(const lex_slicer_t *s, lex_slice_step_t step, void *ctx,
+                               uint32_t from)
+{
+    uint32_t after = LEX_SLICE_NO_LOOP;
+    for (unsigned i = 0; i < s->nloop_rep; i++) {
+        uint32_t next = step(ctx, from, s->loop_rep[i]);
+        if (after != LEX_SLICE_NO_LOOP && next != after)
+            return LEX_SLICE_NO_LOOP;
+        after = next;
+    }
+    for (unsigned i = 0; i < s->nloop_rep; i++)
+        if (step(ctx, after, s->loop_rep[i]) != after)
+            return LEX_SLICE_NO_LOOP;
+    return after;
+}
+
 int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
-                       const trie_t *all, lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
+                       const trie_t *all, uint32_t from, uint32_t after_loop,
+                       lex_slice_walk_t walk, void *ctx, tb_bitset_t *mask,
                        lex_slice_stats_t *st, tb_err_t *err)
 {
     lex_slice_stats_t local = {0};
@@ -627,7 +748,8 @@ int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
     } else if (nwhole == 0 && all) {
         tb_bitset_clear_all(mask);
         if (st)
-            *st = (lex_slice_stats_t){.walked = (uint32_t)nparts, .nodes = walk(all, ctx, mask)};
+            *st = (lex_slice_stats_t){.walked = (uint32_t)nparts,
+                                      .nodes = walk(all, ctx, from, mask)};
         return 0;
     } else {
         tb_bitset_clear_all(mask);
@@ -639,28 +761,35 @@ int lex_slicer_mask_by(lex_slicer_t *s, const uint32_t *states, size_t n,
                 or_words(mask, &sl->mask);
                 local.whole++;
             } else {
-                local.nodes += walk(sl->trie, ctx, mask);
+                local.nodes += walk(sl->trie, ctx, from, mask);
                 local.walked++;
             }
         }
     }
-    if (s->rest)
-        local.nodes += walk(s->rest, ctx, mask);
+    if (after_loop == LEX_SLICE_NO_LOOP) {
+        if (s->rest)
+            local.nodes += walk(s->rest, ctx, from, mask);
+    } else {
+        if (s->heads)
+            local.nodes += walk(s->heads, ctx, from, mask);
+        if (s->tails)
+            local.nodes += walk(s->tails, ctx, after_loop, mask);
+    }
     if (st)
         *st = local;
     return 0;
 }
 
-typedef struct {
-    lex_rec_t *r;
-    uint32_t state;
-} lex_walk_ctx_t;
-
-static uint64_t walk_part(const trie_t *t, void *ctx, tb_bitset_t *mask)
+static uint64_t walk_part(const trie_t *t, void *ctx, uint32_t from, tb_bitset_t *mask)
 {
-    lex_walk_ctx_t *c = ctx;
-    lex_rec_reset(c->r, c->state);
-    return trie_walk(t, &c->r->rec, mask);
+    lex_rec_t *r = ctx;
+    lex_rec_reset(r, from);
+    return trie_walk(t, &r->rec, mask);
+}
+
+static uint32_t lexer_step(void *ctx, uint32_t from, uint8_t b)
+{
+    return lex_dfa_next(ctx, from, b);
 }
 
 int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *mask,
@@ -670,8 +799,8 @@ int lex_slicer_mask(lex_slicer_t *s, lex_rec_t *r, uint32_t state, tb_bitset_t *
         return -1;
     if (r->dfa != s->bound)
         return tb_fail(err, "slicer: the recognizer's DFA is not the one bound");
-    lex_walk_ctx_t ctx = {r, state};
-    if (lex_slicer_mask_by(s, &state, 1, NULL, walk_part, &ctx, mask, st, err))
+    uint32_t after_loop = lex_slicer_after_loop(s, lexer_step, r->dfa, state);
+    if (lex_slicer_mask_by(s, &state, 1, NULL, state, after_loop, walk_part, r, mask, st, err))
         return -1;
     return lex_dfa_error(r->dfa, err);
 }
@@ -687,6 +816,8 @@ size_t lex_slicer_bytes(const lex_slicer_t *s)
         b += sl->dfa->nstates * sl->dfa->ncls * sizeof(uint32_t);
     }
     b += s->rest ? trie_bytes(s->rest) : 0;
+    b += s->heads ? trie_bytes(s->heads) : 0;
+    b += s->tails ? trie_bytes(s->tails) : 0;
     b += s->nverdict_states * (s->nslice + sizeof *s->open_of);
     if (s->jrep)
         b += s->nslice * (sizeof *s->jrep + sizeof *s->njrep) +

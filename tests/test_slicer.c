@@ -414,6 +414,128 @@ static void open_parts_share_verdicts(void **state)
     lex_dfa_free(d);
 }
 
+static uint32_t dfa_step(void *ctx, uint32_t from, uint8_t b)
+{
+    return lex_dfa_next(ctx, from, b);
+}
+
+/* Inside a JSON string every loop byte leads to the state inside it, which
+ * stays: the residual is walked as its heads from the state and its tails
+ * from there, fewer nodes than the residual itself, and the masks are the
+ * oracle's (check_masks).  Where the loop bytes part ways (after an
+ * object's brace) or a byte leaves the loop (a string at its length
+ * bound), the residual is walked whole. */
+static void residual_tails_inside_strings(void **state)
+{
+    (void)state;
+    /* A string that may not be empty: its quote and its inside differ. */
+    static const char nonempty[] = "\"[^\"\\\\\\x00-\\x1f]+\"";
+    vocab_t *v = &vocabs[0];
+    lex_slicer_t *sl = v->slicer[0];
+    tally_t t = {0};
+    tb_err_t err;
+    uint32_t quote = check_masks(v, NULL, nonempty, "\"", 1, &t);
+    uint32_t inside = check_masks(v, NULL, nonempty, "\"a", 2, &t);
+    assert_int_not_equal(quote, inside);
+    check_masks(v, NULL, JSON_STRING, "\"", 1, &t);
+    lex_dfa_t *d = lex_dfa_new(nonempty, NULL, &err);
+    assert_non_null(d);
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    quote = lex_dfa_feed(d, LEX_START, (const uint8_t *)"\"", 1);
+    inside = lex_dfa_feed(d, LEX_START, (const uint8_t *)"\"a", 2);
+    assert_int_equal(lex_slicer_after_loop(sl, dfa_step, d, quote), inside);
+    assert_int_equal(lex_slicer_after_loop(sl, dfa_step, d, inside), inside);
+    lex_rec_t r;
+    tb_bitset_t got;
+    assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
+    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    lex_slice_stats_t st;
+    assert_int_equal(lex_slicer_mask(sl, &r, quote, &got, &st, &err), 0);
+    assert_int_equal(st.walked, 0);
+    lex_rec_reset(&r, quote);
+    uint64_t whole_residual = trie_walk(sl->rest, &r.rec, &got);
+    assert_true(st.nodes * 3 < whole_residual);
+    lex_rec_free(&r);
+    tb_bitset_free(&got);
+    lex_dfa_free(d);
+    d = lex_dfa_new(JSON_OBJECT, NULL, &err);
+    assert_non_null(d);
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    uint32_t s = lex_dfa_feed(d, LEX_START, (const uint8_t *)"{", 1);
+    assert_int_equal(lex_slicer_after_loop(sl, dfa_step, d, s), LEX_SLICE_NO_LOOP);
+    lex_dfa_free(d);
+    /* A bounded string leaves its state at every byte. */
+    static const char bounded[] = "[^\"\\\\\\x00-\\x1f]{0,3}\"";
+    d = lex_dfa_new(bounded, NULL, &err);
+    assert_non_null(d);
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    assert_int_equal(lex_slicer_after_loop(sl, dfa_step, d, LEX_START), LEX_SLICE_NO_LOOP);
+    lex_dfa_free(d);
+    check_masks(v, NULL, bounded, "ab", 2, &t);
+}
+
+/* The key position of an object with many properties and any other name
+ * allowed, as the schema compiler writes it: a lexeme per name and one for
+ * every other name (a negative look-ahead over the names).  The open part,
+ * that last lexeme, meets a lexer state per first letter of the names as
+ * soon as it is explored; its verdicts serve every key position of the
+ * object, so it is explored to the end: every slice whole, nothing walked,
+ * and the mask is the oracle's. */
+static void open_part_explored_to_the_end(void **state)
+{
+    (void)state;
+    static const char *const word[] = {"alpha",  "bravo",    "charlie", "delta", "echo",
+                                       "foxtrot", "golf",    "hotel",   "india", "juliett",
+                                       "kilo",   "lima",     "mike",    "november", "oscar",
+                                       "papa",   "quebec",   "romeo",   "sierra", "tango"};
+    enum { NAMES = sizeof word / sizeof *word, N = NAMES + 1 };
+    char lexeme[NAMES][32], other[512] = "\"(?!(";
+    const char *re[N], *name[N];
+    for (size_t i = 0; i < NAMES; i++) {
+        snprintf(lexeme[i], sizeof lexeme[i], "\"%s\"", word[i]);
+        re[i] = name[i] = lexeme[i];
+        snprintf(other + strlen(other), sizeof other - strlen(other), "%s%s", i ? "|" : "",
+                 word[i]);
+    }
+    snprintf(other + strlen(other), sizeof other - strlen(other), ")\")%s", KEY_BODY);
+    re[NAMES] = other;
+    name[NAMES] = "other";
+    tb_err_t err;
+    lex_dfa_opts_t opts = {.lookahead = 1};
+    lex_dfa_t *d = lex_lexer_from_regexes(re, name, N, "keys", &opts, &err);
+    if (!d)
+        fail_msg("%s", err.msg);
+    vocab_t *v = &vocabs[0];
+    lex_slicer_t *sl = v->slicer[0];
+    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
+    lex_rec_t r;
+    assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
+    tb_bitset_t want, got;
+    assert_int_equal(tb_bitset_init(&want, v->t.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    uint64_t all = (1ull << N) - 1;
+    uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &all), (const uint8_t *)"\"", 1);
+    uint32_t o = lex_dfa_open_part(d, s);
+    assert_int_not_equal(o, LEX_DEAD);
+    assert_int_equal(d->pair_n[o], 1);
+    size_t states_before = d->nstates;
+    lex_slice_stats_t st;
+    assert_int_equal(lex_slicer_mask(sl, &r, s, &got, &st, &err), 0);
+    /* More new lexer states than a slice's own budget allows its product. */
+    assert_true(d->nstates - states_before > 16);
+    for (size_t i = 0; i < sl->nslice; i++)
+        if (sl->slice[i].trie)
+            assert_int_equal(lex_slicer_subsumes(sl, i, o, &err), 1);
+    assert_int_equal(st.walked, 0);
+    oracle_mask(&v->t.keys, d, s, &want);
+    if (!tb_bitset_equal(&got, &want))
+        fail_diff(v, "key position of twenty names", other, "\"", 1, &got, &want);
+    tb_bitset_free(&want);
+    tb_bitset_free(&got);
+    lex_rec_free(&r);
+    lex_dfa_free(d);
+}
+
 /* ---- custom slices and random regexes ------------------------------------------ */
 
 static void random_regex(char *out, size_t cap, int depth)
@@ -615,6 +737,8 @@ int main(void)
         cmocka_unit_test(slices_within),
         cmocka_unit_test(small_budget_walks),
         cmocka_unit_test(open_parts_share_verdicts),
+        cmocka_unit_test(open_part_explored_to_the_end),
+        cmocka_unit_test(residual_tails_inside_strings),
         cmocka_unit_test(custom_slices_and_random_regexes),
         cmocka_unit_test(full_match_slices),
         cmocka_unit_test(bad_slice_lists),

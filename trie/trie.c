@@ -120,9 +120,8 @@ int trie_keys_from_vocab(trie_keys_t *k, const tok_vocab_t *v,
     return 0;
 }
 
-int trie_keys_from_list(trie_keys_t *k, const uint8_t *const *strs,
-                        const uint32_t *lens, const uint32_t *ids, size_t n,
-                        tb_err_t *err)
+static int keys_from_list(trie_keys_t *k, const uint8_t *const *strs, const uint32_t *lens,
+                          const uint32_t *ids, size_t n, int strict, tb_err_t *err)
 {
     memset(k, 0, sizeof *k);
     size_t total = 0;
@@ -147,11 +146,25 @@ int trie_keys_from_list(trie_keys_t *k, const uint8_t *const *strs,
         at += lens[i];
     }
     k->n = n;
-    if (finish_keys(k, 1, err)) {
+    if (finish_keys(k, strict, err)) {
         trie_keys_free(k);
         return -1;
     }
     return 0;
+}
+
+int trie_keys_from_list(trie_keys_t *k, const uint8_t *const *strs,
+                        const uint32_t *lens, const uint32_t *ids, size_t n,
+                        tb_err_t *err)
+{
+    return keys_from_list(k, strs, lens, ids, n, 1, err);
+}
+
+int trie_keys_from_list_aliased(trie_keys_t *k, const uint8_t *const *strs,
+                                const uint32_t *lens, const uint32_t *ids, size_t n,
+                                tb_err_t *err)
+{
+    return keys_from_list(k, strs, lens, ids, n, 0, err);
 }
 
 void trie_keys_free(trie_keys_t *k)

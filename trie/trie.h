@@ -68,6 +68,12 @@ int trie_keys_from_vocab(trie_keys_t *k, const tok_vocab_t *v,
 int trie_keys_from_list(trie_keys_t *k, const uint8_t *const *strs,
                         const uint32_t *lens, const uint32_t *ids, size_t n,
                         tb_err_t *err);
+/* The same, but ids whose strings repeat become aliases of the lowest such
+ * id, as trie_keys_from_vocab makes them: a walk that allows the string
+ * allows them all. */
+int trie_keys_from_list_aliased(trie_keys_t *k, const uint8_t *const *strs,
+                                const uint32_t *lens, const uint32_t *ids, size_t n,
+                                tb_err_t *err);
 void trie_keys_free(trie_keys_t *k);
 
 /*
