@@ -506,11 +506,14 @@ typedef enum { FOR_OWN, FOR_ALONE, FOR_OPEN_PART } explore_for_t;
  * slice's trie, a pair costing a step per joint class: at a key position
  * of a big object each property makes such a state, and the unbounded
  * slice of a few hundred tokens was explored at 80 times the cost of
- * walking it.  An open part gets the whole budget: its verdict is paid
- * once and read at every key position of its object (the names not taken
- * yet make the lexer states an exploration meets: 16 new ones cut the
- * unbounded slice's at 187 pairs, and its 2,871 nodes were walked at each
- * key of Github_hard---o60038 after). */
+ * walking it.  An open part gets the whole budget of pairs: its verdict
+ * is paid once and read at every key position of its object (the names
+ * not taken yet make the lexer states an exploration meets: 16 new ones
+ * cut the unbounded slice's at 187 pairs, and its 2,871 nodes were walked
+ * at each key of Github_hard---o60038 after, where 40 decide it); but no
+ * more than LEX_SLICER_OPEN_PART_STATES new lexer states, the budget's
+ * 256 having cost 10M instructions in Github_hard---o47197's slowest mask
+ * and decided nothing. */
 static size_t slice_budget(const lex_slicer_t *s, size_t i, explore_for_t whose)
 {
     if (whose == FOR_OPEN_PART)
@@ -537,6 +540,9 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
     unsigned nrep = s->njrep[i];
     size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
     size_t budget = slice_budget(s, i, whose);
+    size_t max_states = budget / LEX_SLICER_PAIRS_PER_STATE;
+    if (whose == FOR_OPEN_PART && max_states > LEX_SLICER_OPEN_PART_STATES)
+        max_states = LEX_SLICER_OPEN_PART_STATES;
     s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     level_end = tail;
@@ -552,7 +558,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
          * (a string of at most 2048 characters against an unbounded slice)
          * would make a new one per pair, each with its terms, before the
          * budget says "walk". */
-        if (ld->nstates - born > budget / LEX_SLICER_PAIRS_PER_STATE) {
+        if (ld->nstates - born > max_states) {
             verdict = LEX_SLICE_WALK;
             break;
         }

@@ -143,6 +143,8 @@ typedef struct {
 /* An exploration may also make at most budget / this many new states of
  * the lexer's DFA (which stay), else it answers "not subsumed". */
 #define LEX_SLICER_PAIRS_PER_STATE 16
+/* and an open part's, on the whole budget, at most this many. */
+#define LEX_SLICER_OPEN_PART_STATES 128
 /* A slice's exploration visits at most this many pairs per token of the
  * slice (and at least LEX_SLICER_MIN_BUDGET), within the budget: deciding
  * must not cost more than walking the slice would. */

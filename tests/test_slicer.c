@@ -348,6 +348,39 @@ static void small_budget_walks(void **state)
     assert_int_equal(again.whole, 3 * v->t.ntries);
 }
 
+/* A key position's lexer: regexes re[0..n) named name[], bound to the
+ * first slicer of vocabs[0], with a recognizer and two masks over it. */
+typedef struct {
+    vocab_t *v;
+    lex_slicer_t *sl;
+    lex_dfa_t *d;
+    lex_rec_t r;
+    tb_bitset_t want, got;
+} keys_t;
+
+static void keys_open(keys_t *k, const char *const *re, const char *const *name, size_t n,
+                      const lex_dfa_opts_t *opts)
+{
+    tb_err_t err;
+    k->d = lex_lexer_from_regexes(re, name, n, "keys", opts, &err);
+    if (!k->d)
+        fail_msg("%s", err.msg);
+    k->v = &vocabs[0];
+    k->sl = k->v->slicer[0];
+    assert_int_equal(lex_slicer_bind(k->sl, k->d, &err), 0);
+    assert_int_equal(lex_rec_init(&k->r, k->d, k->v->t.keys.max_len, &err), 0);
+    assert_int_equal(tb_bitset_init(&k->want, k->v->t.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&k->got, k->v->t.keys.id_limit + 1), 0);
+}
+
+static void keys_close(keys_t *k)
+{
+    tb_bitset_free(&k->want);
+    tb_bitset_free(&k->got);
+    lex_rec_free(&k->r);
+    lex_dfa_free(k->d);
+}
+
 /* A key position as the schema compiler makes it: a lexeme per property
  * name not taken yet beside two for any other name, split by first byte
  * as a pattern's classes split them, so that neither alone takes a slice
@@ -363,17 +396,10 @@ static void open_parts_share_verdicts(void **state)
     static const char *const name[] = {"alpha", "beta", "gamma", "delta", "slash", "other"};
     enum { NAMES = 4, N = 6 };
     tb_err_t err;
-    lex_dfa_t *d = lex_lexer_from_regexes(re, name, N, "keys", NULL, &err);
-    if (!d)
-        fail_msg("%s", err.msg);
-    vocab_t *v = &vocabs[0];
-    lex_slicer_t *sl = v->slicer[0];
-    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
-    lex_rec_t r;
-    assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
-    tb_bitset_t want, got;
-    assert_int_equal(tb_bitset_init(&want, v->t.keys.id_limit + 1), 0);
-    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    keys_t k;
+    keys_open(&k, re, name, N, NULL);
+    lex_dfa_t *d = k.d;
+    lex_slicer_t *sl = k.sl;
     uint32_t open = LEX_DEAD;
     for (unsigned taken = 0; taken < 1u << NAMES; taken++) {
         uint64_t set = (1u << N) - 1 - taken;
@@ -385,10 +411,10 @@ static void open_parts_share_verdicts(void **state)
             open = o;
         assert_int_equal(o, open);
         lex_slice_stats_t st;
-        assert_int_equal(lex_slicer_mask(sl, &r, s, &got, &st, &err), 0);
-        oracle_mask(&v->t.keys, d, s, &want);
-        if (!tb_bitset_equal(&got, &want))
-            fail_diff(v, "sliced key position", re[N - 1], "\"", 1, &got, &want);
+        assert_int_equal(lex_slicer_mask(sl, &k.r, s, &k.got, &st, &err), 0);
+        oracle_mask(&k.v->t.keys, d, s, &k.want);
+        if (!tb_bitset_equal(&k.got, &k.want))
+            fail_diff(k.v, "sliced key position", re[N - 1], "\"", 1, &k.got, &k.want);
         /* Whatever the open part takes whole, the state takes whole: the
          * short pieces at least, here and in every state of the run. */
         for (size_t i = 0; i < sl->nslice; i++)
@@ -408,10 +434,7 @@ static void open_parts_share_verdicts(void **state)
     uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &names), (const uint8_t *)"\"", 1);
     assert_int_equal(lex_dfa_open_part(d, s), LEX_DEAD);
     assert_int_equal(lex_slicer_subsumes(sl, 0, s, &err), 0);
-    tb_bitset_free(&want);
-    tb_bitset_free(&got);
-    lex_rec_free(&r);
-    lex_dfa_free(d);
+    keys_close(&k);
 }
 
 static uint32_t dfa_step(void *ctx, uint32_t from, uint8_t b)
@@ -500,19 +523,12 @@ static void open_part_explored_to_the_end(void **state)
     snprintf(other + strlen(other), sizeof other - strlen(other), ")\")%s", KEY_BODY);
     re[NAMES] = other;
     name[NAMES] = "other";
-    tb_err_t err;
     lex_dfa_opts_t opts = {.lookahead = 1};
-    lex_dfa_t *d = lex_lexer_from_regexes(re, name, N, "keys", &opts, &err);
-    if (!d)
-        fail_msg("%s", err.msg);
-    vocab_t *v = &vocabs[0];
-    lex_slicer_t *sl = v->slicer[0];
-    assert_int_equal(lex_slicer_bind(sl, d, &err), 0);
-    lex_rec_t r;
-    assert_int_equal(lex_rec_init(&r, d, v->t.keys.max_len, &err), 0);
-    tb_bitset_t want, got;
-    assert_int_equal(tb_bitset_init(&want, v->t.keys.id_limit + 1), 0);
-    assert_int_equal(tb_bitset_init(&got, v->t.keys.id_limit + 1), 0);
+    tb_err_t err;
+    keys_t k;
+    keys_open(&k, re, name, N, &opts);
+    lex_dfa_t *d = k.d;
+    lex_slicer_t *sl = k.sl;
     uint64_t all = (1ull << N) - 1;
     uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, &all), (const uint8_t *)"\"", 1);
     uint32_t o = lex_dfa_open_part(d, s);
@@ -520,20 +536,17 @@ static void open_part_explored_to_the_end(void **state)
     assert_int_equal(d->pair_n[o], 1);
     size_t states_before = d->nstates;
     lex_slice_stats_t st;
-    assert_int_equal(lex_slicer_mask(sl, &r, s, &got, &st, &err), 0);
+    assert_int_equal(lex_slicer_mask(sl, &k.r, s, &k.got, &st, &err), 0);
     /* More new lexer states than a slice's own budget allows its product. */
     assert_true(d->nstates - states_before > 16);
     for (size_t i = 0; i < sl->nslice; i++)
         if (sl->slice[i].trie)
             assert_int_equal(lex_slicer_subsumes(sl, i, o, &err), 1);
     assert_int_equal(st.walked, 0);
-    oracle_mask(&v->t.keys, d, s, &want);
-    if (!tb_bitset_equal(&got, &want))
-        fail_diff(v, "key position of twenty names", other, "\"", 1, &got, &want);
-    tb_bitset_free(&want);
-    tb_bitset_free(&got);
-    lex_rec_free(&r);
-    lex_dfa_free(d);
+    oracle_mask(&k.v->t.keys, d, s, &k.want);
+    if (!tb_bitset_equal(&k.got, &k.want))
+        fail_diff(k.v, "key position of twenty names", other, "\"", 1, &k.got, &k.want);
+    keys_close(&k);
 }
 
 /* ---- custom slices and random regexes ------------------------------------------ */
