@@ -101,9 +101,8 @@ static uint32_t state_add(gr_gram_t *g, const gr_pair_t *p, size_t n)
     if (n)
         memcpy(g->pair.data + g->pair.len, p, n * sizeof *p);
     g->pair.len += n;
-    uint32_t fill = s == GR_DEAD ? 0 : TRIE_REC_UNKNOWN;
-    for (uint32_t c = 0; c < g->ncls; c++)
-        g->trans.data[g->trans.len + c] = fill;
+    /* TRIE_REC_UNKNOWN is all ones: the row is filled bytewise */
+    memset(g->trans.data + g->trans.len, s == GR_DEAD ? 0 : 0xFF, g->ncls * sizeof(uint32_t));
     g->trans.len += g->ncls;
     return (uint32_t)s;
 }
