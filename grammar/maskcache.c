@@ -130,20 +130,28 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
     }
     if (tb_vec_reserve(&c->words, 1 + nw32))
         return -1;
-    uint32_t *e = c->words.data + c->words.len, form = FORM_SET;
-    size_t read, n = collect(e + 1, mask, 1, nw32 - 1, &read);
-    /* Too many ids set: the clear ones are written only if, at the rate
-     * the set ones came, they could be few enough (twice the room, for a
-     * mask denser at its end).  A mask of a few thousand ids of each kind
-     * was written twice, id by id, before its words were taken: a quarter
-     * of the instructions of the masks between p85 and p95 (every 500th
-     * MaskBench file). */
-    if (n == nw32 && n * (nw32 / 2) / read + 2 * (nw32 - 1) >= mask->nbits)
-        form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1, &read);
-    if (n == nw32) {
-        form = FORM_WORDS;
-        memcpy(e + 1, mask->words, n * sizeof *e);
+    uint32_t *e = c->words.data + c->words.len, form = FORM_WORDS;
+    size_t n = nw32;
+    /* While the cache holds less than a quarter of its bound, the words are
+     * kept as they are: a copy costs about a tenth of the pass that lists
+     * ids, which reads every word (on 2,004 words: 0.2 us against 1.6 us
+     * for 10 ids set and 5.6 us for 3,000), and the memory is there.  Past
+     * it, the smallest form. */
+    if (c->words.len * sizeof(uint32_t) >= c->max_bytes / 4) {
+        size_t read;
+        form = FORM_SET, n = collect(e + 1, mask, 1, nw32 - 1, &read);
+        /* Too many ids set: the clear ones are written only if, at the
+         * rate the set ones came, they could be few enough (twice the
+         * room, for a mask denser at its end).  A mask of a few thousand
+         * ids of each kind was written twice, id by id, before its words
+         * were taken. */
+        if (n == nw32 && n * (nw32 / 2) / read + 2 * (nw32 - 1) >= mask->nbits)
+            form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1, &read);
+        if (n == nw32)
+            form = FORM_WORDS;
     }
+    if (form == FORM_WORDS)
+        memcpy(e + 1, mask->words, n * sizeof *e);
     e[0] = form << FORM_SHIFT | (uint32_t)n;
     c->at.data[s] = (uint32_t)c->words.len + AT_ENTRY;
     c->words.len += 1 + n;

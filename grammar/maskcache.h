@@ -25,9 +25,10 @@
  * aside): an entry that would pass it empties the cache first (a flush;
  * counted), which keeps the policy simple, at the price of the hot entries
  * made again after a flush.
- * A mask is stored in the smallest of three forms: the ids set, the ids
- * clear (a mask that allows almost everything, as inside a string), or the
- * bitset's words.
+ * A mask is stored as the bitset's words while the cache holds less than
+ * a quarter of max_bytes (a copy costs a tenth of listing its ids), then in
+ * the smallest of three forms: the ids set, the ids clear (a mask that
+ * allows almost everything, as inside a string), or the words.
  */
 #ifndef GR_MASKCACHE_H
 #define GR_MASKCACHE_H

@@ -521,7 +521,8 @@ static void test_sliced_masks(void **state)
 /* Masks taken through a matcher's cache (maskcache.h) equal the walked
  * ones at every byte of a text, three times over: kept ones (a state is
  * kept on its second miss; a string's body reaches one state again and
- * again), after flushes (a cache smaller than a few masks), never kept
+ * again; as words), after flushes (a cache smaller than a few masks,
+ * where a mask past the first is kept in a smaller form), never kept
  * (smaller than one) and after the grammar's reset renumbered its
  * states. */
 static void test_mask_cache(void **state)
