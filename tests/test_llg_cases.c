@@ -18,7 +18,8 @@
  * verdict but for the cases of DIFFERENCES, each with its cause.  Grammars
  * llguidance loads that are refused here are counted by message (the
  * construct refused), not failed: docs/grammars.md lists them; with
- * TB_LLG_VERBOSE set in the environment each refusal is printed whole.
+ * TB_LLG_VERBOSE set in the environment each refusal is printed whole,
+ * and each string differing for a known cause.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,8 @@ typedef struct {
     unsigned changed; /* strings whose verdict the default reading changes */
     char reasons[64][160];
     unsigned reason_n[64], nreasons;
+    const char *causes[16]; /* the known causes met, each with its count */
+    unsigned cause_n[16], ncauses;
 } tally_t;
 
 /* The message of a refusal of grammar `where` without its "WHERE:L:C: "
@@ -162,6 +165,19 @@ static void count_reason(tally_t *t, const char *where, const char *msg)
         snprintf(t->reasons[t->nreasons], sizeof t->reasons[0], "%.150s", s);
         t->reason_n[t->nreasons++] = 1;
     }
+}
+
+/* One more string differing for a known cause. */
+static void count_cause(tally_t *t, const char *cause)
+{
+    unsigned i = 0;
+    while (i < t->ncauses && strcmp(t->causes[i], cause))
+        i++;
+    if (i == t->ncauses) {
+        assert_true(i < 16);
+        t->causes[t->ncauses++] = cause;
+    }
+    t->cause_n[i]++;
 }
 
 /* The cause of a difference at case `where` on string s[0..n) (s NULL:
@@ -218,6 +234,10 @@ static void check_string(tally_t *t, gr_gram_t *g, const char *where, const char
     const char *cause = known_cause(where, s, n);
     if (cause) {
         t->differ_known++;
+        count_cause(t, cause);
+        if (getenv("TB_LLG_VERBOSE"))
+            print_message("%s: %s string \"%.*s\" (%.40s)\n", where, want,
+                          (int)(n > 80 ? 80 : n), (const char *)s, cause);
         return;
     }
     t->differ++;
@@ -331,6 +351,9 @@ static void test_llg_cases(void **state)
                   t->loaded_not_refused,
                   t->llg_loads, t->load_here, t->refused_here, t->strings, t->agree,
                   t->differ_known, t->differ, t->not_run, t->changed);
+    for (unsigned i = 0; i < t->ncauses; i++)
+        print_message("  differing for a known cause: %3u  %.100s\n", t->cause_n[i],
+                      t->causes[i]);
     for (unsigned i = 0; i < t->nreasons; i++)
         print_message("  refused here, llguidance loads: %3u  %s\n", t->reason_n[i],
                       t->reasons[i]);
