@@ -51,7 +51,15 @@
  *   if/then/else as (if and then) or (not if and else); contains with
  *     minContains and maxContains (schema/array.c); strict oneOf exactly.
  *   Annotations and unknown keywords are ignored (title, description,
- *   default, examples, $comment, $schema, $id, readOnly, x-...).
+ *   default, examples, $comment, $schema, $id, readOnly, x-...), but
+ *   llguidance's "x-guidance" at the root: its separators (regexes of the
+ *   lexemes for "," and ":"), whitespace_flexible, whitespace_pattern (the
+ *   ignored lexeme), coerce_one_of, lenient (unknown formats ignored) and
+ *   its escape options (accepted, not applied); another option refused.
+ * A grammar g set up with llguidance's semantics (cfg.h) reads the schema
+ * as llguidance does: integers without a fraction, properties in
+ * definition order (in any order where min/maxProperties go beyond what
+ * the ordered grammar writes).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: nots of the other
  * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties
