@@ -612,7 +612,7 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
     /* Read as llguidance reads a schema (its docs/json_schema.md, its
      * tests): properties in the schema's order, integers without a
      * fraction. */
-    c.llg_order = g->semantics == GR_SEM_LLGUIDANCE;
+    c.llg_order = c.opts.llguidance || g->semantics == GR_SEM_LLGUIDANCE;
     c.int_text = c.draft4 || c.llg_order;
     gr_sym_t x, start, ws;
     c.sets = gr_ecma_sets_new();
