@@ -51,7 +51,15 @@
  *   if/then/else as (if and then) or (not if and else); contains with
  *     minContains and maxContains (schema/array.c); strict oneOf exactly.
  *   Annotations and unknown keywords are ignored (title, description,
- *   default, examples, $comment, $schema, $id, readOnly, x-...).
+ *   default, examples, $comment, $schema, $id, readOnly, x-...), but
+ *   llguidance's "x-guidance" at the root: its separators (regexes of the
+ *   lexemes for "," and ":"), whitespace_flexible, whitespace_pattern (the
+ *   ignored lexeme), coerce_one_of, lenient (unknown formats ignored) and
+ *   its escape options (accepted, not applied); another option refused.
+ * A grammar g set up with llguidance's semantics (cfg.h), or opts'
+ * llguidance, reads the schema as llguidance does: integers without a
+ * fraction, properties in definition order (in any order where
+ * min/maxProperties go beyond what the ordered grammar writes).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: nots of the other
  * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties
@@ -93,6 +101,10 @@ typedef struct {
      * (2019-09) or 2020 (2020-12); 0: 2020-12.  A root $schema naming a
      * draft overrides it. */
     int draft;
+    /* 1: the schema read as llguidance reads it (integers without a
+     * fraction, properties in definition order where that grammar writes
+     * min/maxProperties); also when g's semantics is llguidance's. */
+    int llguidance;
     /* A folder that $refs to http://localhost:1234/PATH read as
      * remote_dir/PATH (the JSON Schema Test Suite's remotes/); NULL: no
      * remote document is read.  Nothing is ever fetched from the network. */

@@ -175,8 +175,16 @@ static void test_semantics(void **state)
     assert_int_equal(test_tokbench(args, out, sizeof out), 3);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics default aa", path);
     assert_int_equal(test_tokbench(args, out, sizeof out), 0);
-    const char *names[] = {"ab.lark"};
-    test_rmdir(dir, names, 1);
+    /* a schema too: llguidance reads 1.0 as no integer */
+    write_grammar(dir, "int.json", "{\"type\": \"integer\"}", path, sizeof path);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --format schema 1.0", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
+    snprintf(args, sizeof args,
+             "accept " LLAMA3 " --grammar %s --format schema --semantics llguidance 1.0", path);
+    assert_int_not_equal(test_tokbench(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "refused"));
+    const char *names[] = {"ab.lark", "int.json"};
+    test_rmdir(dir, names, 2);
 }
 
 int main(void)

@@ -1767,6 +1767,82 @@ static void nullable_adds_null(void **state)
     gr_cfg_free(g);
 }
 
+/* Whether the grammar of schema, compiled with semantics sem (gr_semantics_t),
+ * accepts the whole of text. */
+static int accepts_as(const char *schema, gr_semantics_t sem, const char *text)
+{
+    gr_cfg_t g;
+    tb_err_t err;
+    assert_int_equal(gr_cfg_init(&g, "<test>", &err), 0);
+    g.semantics = sem;
+    if (gr_schema_compile(&g, schema, strlen(schema), NULL, &err))
+        fail_msg("%s: %s", schema, err.msg);
+    gr_gram_t *gram = gr_gram_new(&g, NULL, &err);
+    if (!gram)
+        fail_msg("%s: %s", schema, err.msg);
+    size_t at = 0;
+    uint32_t st = gr_feed(gram, GR_START, (const uint8_t *)text, strlen(text), &at);
+    int ok = st != GR_DEAD && gr_accepting(gram, st);
+    gr_gram_free(gram);
+    return ok;
+}
+
+/* llguidance's x-guidance options at the root (its docs/json_schema.md),
+ * under either reading, and what its reading changes besides. */
+static void x_guidance_options(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *text;
+        int want;
+    } cases[] = {
+        /* fixed separators, no other whitespace: json.dumps's default */
+        {"{\"x-guidance\": {\"item_separator\": \", \", \"key_separator\": \": \", "
+         "\"whitespace_flexible\": false}}", "{\"a\": 1, \"b\": [1, 2]}", 1},
+        {"{\"x-guidance\": {\"item_separator\": \", \", \"key_separator\": \": \", "
+         "\"whitespace_flexible\": false}}", "{\"a\":1}", 0},
+        {"{\"x-guidance\": {\"item_separator\": \", \", \"key_separator\": \": \", "
+         "\"whitespace_flexible\": false}}", "{\"a\": 1 , \"b\": 2}", 0},
+        /* separators are regexes; whitespace stays flexible around them */
+        {"{\"type\": \"array\", \"x-guidance\": {\"item_separator\": \"\\\\s?;\"}}",
+         "[1 ; 2;3]", 1},
+        {"{\"type\": \"array\", \"x-guidance\": {\"item_separator\": \"\\\\s?;\"}}",
+         "[1, 2]", 0},
+        {"{\"x-guidance\": {\"key_separator\": \"=\"}}", "{\"a\" = {\"b\"=[]}}", 1},
+        {"{\"x-guidance\": {\"whitespace_flexible\": false}}", "[1,{\"a\":2}]", 1},
+        {"{\"x-guidance\": {\"whitespace_flexible\": false}}", "[1, 2]", 0},
+        /* whitespace_pattern: the whitespace there is, whatever flexible says */
+        {"{\"x-guidance\": {\"whitespace_pattern\": \"\\t\", \"whitespace_flexible\": false}}",
+         "[1,\t2]", 1},
+        {"{\"x-guidance\": {\"whitespace_pattern\": \"\\t\"}}", "[1, 2]", 0},
+        /* lenient: a format this compiler has no regex for is an annotation */
+        {"{\"type\": \"string\", \"format\": \"regex\", \"x-guidance\": {\"lenient\": true}}",
+         "\"(\"", 1},
+        /* not at the root: an unknown keyword, ignored */
+        {"{\"items\": {\"x-guidance\": {\"whitespace_flexible\": false}}}", "[ 1 ]", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int sem = GR_SEM_DEFAULT; sem <= GR_SEM_LLGUIDANCE; sem++)
+            if (accepts_as(cases[i].schema, (gr_semantics_t)sem, cases[i].text) != cases[i].want)
+                fail_msg("%s on %s (semantics %d): want %d", cases[i].schema, cases[i].text,
+                         sem, cases[i].want);
+    /* llguidance's reading: properties in the schema's order, and an
+     * integer has no fraction (its tests refuse 1.0); JSON Schema's allows
+     * both */
+    const char *obj = "{\"properties\": {\"a\": {}, \"b\": {}}}";
+    assert_true(accepts_as(obj, GR_SEM_DEFAULT, "{\"b\": 1, \"a\": 2}"));
+    assert_false(accepts_as(obj, GR_SEM_LLGUIDANCE, "{\"b\": 1, \"a\": 2}"));
+    assert_true(accepts_as(obj, GR_SEM_LLGUIDANCE, "{\"a\": 1, \"b\": 2}"));
+    assert_true(accepts_as("{\"type\": \"integer\"}", GR_SEM_DEFAULT, "1.0"));
+    assert_false(accepts_as("{\"type\": \"integer\"}", GR_SEM_LLGUIDANCE, "1.0"));
+    assert_true(accepts_as("{\"type\": \"integer\"}", GR_SEM_LLGUIDANCE, "-10"));
+    /* minProperties beyond what the order's grammar writes: any order */
+    const char *minp = "{\"properties\": {\"a\": {}, \"b\": {}, \"c\": {}}, "
+                       "\"minProperties\": 2}";
+    assert_true(accepts_as(minp, GR_SEM_LLGUIDANCE, "{\"c\": 1, \"a\": 2}"));
+    assert_false(accepts_as(minp, GR_SEM_LLGUIDANCE, "{\"c\": 1}"));
+}
+
 static void dump_shows_the_translation(void **state)
 {
     (void)state;
@@ -1934,6 +2010,14 @@ static void errors_name_pointer_and_keyword(void **state)
          "'unevaluatedProperties' beside enum/const is not supported"},
         {"{\"$ref\": \"#/$defs/a\", \"minimum\": 1, \"$defs\": {\"a\": {\"$ref\": \"#/x\"}}}",
          "$ref '#/x' cannot be resolved"},
+        {"{\"x-guidance\": {\"whitespace_flexibel\": false}}",
+         "#/x-guidance: unknown option 'whitespace_flexibel' (llguidance's are item_separator"},
+        {"{\"x-guidance\": {\"item_separator\": 1}}",
+         "#/x-guidance: 'item_separator' must be a non-empty string"},
+        {"{\"x-guidance\": {\"lenient\": \"yes\"}}", "#/x-guidance: 'lenient' must be true or false"},
+        {"{\"x-guidance\": []}", "#/x-guidance: must be an object"},
+        {"{\"type\": \"string\", \"format\": \"regex\", \"x-guidance\": {}}",
+         "#: format 'regex' is not supported"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gr_cfg_t g;
@@ -1966,6 +2050,7 @@ int main(void)
         cmocka_unit_test(escapes_spell_the_same_strings),
         cmocka_unit_test(other_names_are_exact),
         cmocka_unit_test(nullable_adds_null),
+        cmocka_unit_test(x_guidance_options),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
         cmocka_unit_test(draft_option_and_empty_schemas),

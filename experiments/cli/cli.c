@@ -59,9 +59,11 @@ int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
     gr_load_opts_t lo = {format, start, semantics};
     if (!(format && !strcmp(format, "schema") && !start))
         return gr_cfg_load_opts(cfg, path, &lo, err);
-    if (gr_cfg_load_schema(cfg, path, o, err))
+    gr_schema_opts_t so = o ? *o : (gr_schema_opts_t){0};
+    so.llguidance |= semantics == 1 + GR_SEM_LLGUIDANCE; /* read as llguidance reads it */
+    if (gr_cfg_load_schema(cfg, path, &so, err))
         return -1;
-    if (semantics) /* a schema's lexemes are its compiler's: only the lexer changes */
+    if (semantics) /* and the lexer reads its lexemes so */
         cfg->semantics = (gr_semantics_t)(semantics - 1);
     return 0;
 }

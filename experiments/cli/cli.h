@@ -61,9 +61,10 @@ int xp_semantics_arg(int argc, char **argv, int i, int *sem);
 #define XP_SEMANTICS_HELP                                                        \
     "--semantics llguidance reads the grammar as llguidance does: its lexer\n"   \
     "is greedy (a lexeme ends only where it cannot go on; a rule marked lazy,\n" \
-    "stop or suffix ends at its first match); default, the default unless a\n"  \
-    "Lark grammar says %%llguidance, keeps every split into lexemes\n"            \
-    "(docs/grammars.md).\n"
+    "stop or suffix ends at its first match), and a JSON Schema's integers\n"   \
+    "take no fraction and its properties come in the schema's order; default,\n" \
+    "the default unless a Lark grammar says %%llguidance, keeps every split\n"   \
+    "into lexemes and reads JSON Schema as specified (docs/grammars.md).\n"
 
 /* gr_cfg_load, with the schema options o when format is "schema". */
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,

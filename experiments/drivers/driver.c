@@ -19,6 +19,7 @@ const xp_driver_t *const xp_drivers[] = {
     &xp_driver_maskbench,
     &xp_driver_jsts,
     &xp_driver_llgtests,
+    &xp_driver_larkfiles,
     &xp_driver_load,
     &xp_driver_soak,
     &xp_driver_serve,

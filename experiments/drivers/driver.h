@@ -128,6 +128,7 @@ extern const xp_driver_t xp_driver_index;
 extern const xp_driver_t xp_driver_maskbench;
 extern const xp_driver_t xp_driver_jsts;
 extern const xp_driver_t xp_driver_llgtests;
+extern const xp_driver_t xp_driver_larkfiles;
 extern const xp_driver_t xp_driver_load;
 extern const xp_driver_t xp_driver_soak;
 extern const xp_driver_t xp_driver_serve;

@@ -3,7 +3,8 @@
  * its reference: grammars loaded and refused here, strings with the
  * reference's verdict, masks equal and different (with a cause, or
  * without).  llguidance's tests come from the llgtests case (its static
- * counts), the JSON Schema Test Suite from the jsts cases' outcomes (a
+ * counts), Lark's own files from the larkfiles case (its static counts),
+ * the JSON Schema Test Suite from the jsts cases' outcomes (a
  * group is a schema with its instances; its verdict is the suite's
  * labels').  Then the differing tokens of llguidance's tests by cause.
  */
@@ -21,7 +22,8 @@ static void of(char *buf, size_t size, double k, double n)
         snprintf(buf, size, "-");
 }
 
-/* A static count of the llgtests case: kind's (lark_ or json_) metric. */
+/* A static count of a suite's case: kind's (lark_ or json_ for llgtests,
+ * "" for larkfiles) metric. */
 static double count(report_t *r, int64_t case_id, const char *kind, const char *metric)
 {
     stat_t st;
@@ -49,26 +51,60 @@ static int llg_row(report_t *r, section_t *s, int64_t id, const char *name, cons
     return xp_rp_tab_row(&s->tab, err, name, a, b, c, d, e, f);
 }
 
+/* The id of the first case of query (CASES_IF) that ran ok into *id, or
+ * 0 with why (size 300) saying why there is none. */
+static int ok_case(report_t *r, const char *query, int64_t *id, char *why, tb_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (xp_rp_run_query(r, query, &st, err))
+        return -1;
+    *id = 0;
+    snprintf(why, 300, "not in the run (experiments/suites/default.csv has the row)");
+    while (!*id && sqlite3_step(st) == SQLITE_ROW) {
+        if (!strcmp(xp_rp_col(st, 4), "ok"))
+            *id = sqlite3_column_int64(st, 0);
+        else
+            xp_rp_failed_text(st, why, 300);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 /* The llgtests rows, or why they are missing. */
 static int llg_rows(report_t *r, section_t *s, tb_err_t *err)
 {
-    sqlite3_stmt *st;
-    if (xp_rp_run_query(r, CASES_IF("llgtests", ""), &st, err))
+    int64_t id;
+    char why[300];
+    if (ok_case(r, CASES_IF("llgtests", ""), &id, why, err))
         return -1;
-    int64_t id = 0;
-    char why[300] = "not in the run (experiments/suites/default.csv has the row)";
-    while (!id && sqlite3_step(st) == SQLITE_ROW) {
-        if (!strcmp(xp_rp_col(st, 4), "ok"))
-            id = sqlite3_column_int64(st, 0);
-        else
-            xp_rp_failed_text(st, why, sizeof why);
-    }
-    sqlite3_finalize(st);
     if (!id)
         return xp_rp_tab_row(&s->tab, err, "llguidance's tests", why, "", "", "", "", "");
     return llg_row(r, s, id, "llguidance's tests, Lark (llguidance 1.8.0 live)", "lark_",
                    err) ||
            llg_row(r, s, id, "llguidance's tests, JSON Schema (%json)", "json_", err);
+}
+
+/* The larkfiles case's row (Lark's own grammar files), or why it is
+ * missing. */
+static int lark_row(report_t *r, section_t *s, tb_err_t *err)
+{
+    int64_t id;
+    char why[300];
+    if (ok_case(r, CASES_IF("larkfiles", ""), &id, why, err))
+        return -1;
+    const char *name = "Lark's own grammar files (python3-lark live)";
+    if (!id)
+        return xp_rp_tab_row(&s->tab, err, name, why, "", "", "", "", "");
+    char a[48], b[32], c[32], d[96];
+    /* "to refuse": files Lark refuses as well */
+    snprintf(a, sizeof a, "%.0f (%.0f to refuse)", count(r, id, "", "files"),
+             count(r, id, "", "ref_refuses"));
+    snprintf(b, sizeof b, "%.0f", count(r, id, "", "loaded"));
+    snprintf(c, sizeof c, "%.0f", count(r, id, "", "refused_here"));
+    of(d, sizeof d, count(r, id, "", "agree"), count(r, id, "", "strings"));
+    snprintf(d + strlen(d), sizeof d - strlen(d), " (%.0f differ for a known cause, %.0f not)",
+             count(r, id, "", "explained"), count(r, id, "", "differ"));
+    return xp_rp_tab_row(&s->tab, err, name, a, b, c, d, "no mask reference", "-");
 }
 
 /* One row per jsts case: groups, refused ones, and those whose every
@@ -138,13 +174,14 @@ int xp_rp_sec_suites(report_t *r, tb_err_t *err)
     xp_rp_caption(r, s, "static figures of the llgtests case (grammars loaded here, strings "
                   "judged over bytes as llguidance's tests want, masks compared with "
                   "llguidance's live on the passing strings under Llama 3, each differing "
-                  "token put down to a cause); outcomes of the jsts cases. Lark's own "
-                  "grammar files are checked against python3-lark by tests/test_lark.c and "
-                  "llama.cpp's grammar tests are not in this checkout: neither is in the "
-                  "store yet");
+                  "token put down to a cause); outcomes of the jsts cases; static figures "
+                  "of the larkfiles case (Lark's own grammar files, walks of each "
+                  "automaton and mutants of them judged here and by python3-lark). "
+                  "llama.cpp's grammar tests are not in this checkout");
     xp_rp_tab_init(&s->tab, 7, "suite", "grammars", "loaded here",
                    "refused here, loaded by the reference",
                    "strings with the reference's verdict", "masks equal",
                    "differing tokens");
-    return llg_rows(r, s, err) || jsts_rows(r, s, err) || causes(r, err);
+    return llg_rows(r, s, err) || lark_row(r, s, err) || jsts_rows(r, s, err) ||
+           causes(r, err);
 }

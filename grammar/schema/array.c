@@ -112,7 +112,7 @@ static int array_contains(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint
     gr_sym_t *w = calloc((size_t)((len + 1) * (cap + 1)), sizeof *w);
     gr_sym_t lb, rb, comma;
     int r = !it || !w ? sc_oom(c) : sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) ||
-                                         sc_lit(c, ",", &comma);
+                                         sc_comma(c, &comma);
     for (size_t i = 0; i <= k && !r; i++)
         r = i < k || !json_is_false(rest)
                 ? item_syms(c, i < k ? json_array_get(prefix, i) : rest, cs, exact, p, &it[i])
@@ -237,7 +237,7 @@ static int unique_items(sc_t *c, json_t *s, const char *ptr, uint64_t mn, uint64
     if (!r && mn > n)
         r = 1; /* fewer different values than minItems */
     if (!r)
-        r = sc_lit(c, ",", &comma) || sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) ||
+        r = sc_comma(c, &comma) || sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) ||
             gr_cfg_set(c->g, "unique", m, req, n, comma, GR_NO_EXTRA, (uint32_t)mn,
                        mx == GR_NO_MAX ? GR_UNBOUNDED : (uint32_t)mx, &set, c->err) ||
             gr_cfg_fresh(c->g, "array", out, c->err) ||
@@ -307,7 +307,7 @@ int sc_array_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         k = (size_t)mx;
     /* W_i: the items from i on (i = 0: no comma before the first). */
     gr_sym_t lb, rb, comma, w_next = 0;
-    r = sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) || sc_lit(c, ",", &comma);
+    r = sc_lit(c, "[", &lb) || sc_lit(c, "]", &rb) || sc_comma(c, &comma);
     if (!r) {
         gr_sym_t tail;
         uint64_t rlo = mn > k ? mn - k : 0, rhi = mx == GR_NO_MAX ? GR_NO_MAX : mx - k;

@@ -88,6 +88,18 @@ int sc_lit(sc_t *c, const char *s, gr_sym_t *out)
     return gr_cfg_literal(c->g, (const uint8_t *)s, strlen(s), nopos, out, c->err);
 }
 
+int sc_comma(sc_t *c, gr_sym_t *out)
+{
+    return c->item_sep ? sc_lexeme(c, c->item_sep, "x-guidance item_separator", out)
+                       : sc_lit(c, ",", out);
+}
+
+int sc_colon(sc_t *c, gr_sym_t *out)
+{
+    return c->key_sep ? sc_lexeme(c, c->key_sep, "x-guidance key_separator", out)
+                      : sc_lit(c, ":", out);
+}
+
 int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n)
 {
     return gr_cfg_rule(c->g, lhs, rhs, n, nopos, c->err);
@@ -109,8 +121,8 @@ int sc_any_value(sc_t *c, gr_sym_t *out)
         gr_cfg_nonterm(c->g, "json_elements", 13, nopos, &elems, c->err) ||
         sc_lexeme(c, GR_JSON_ANY_STRING, "STRING", &s) || sc_lexeme(c, JSON_NUM, "NUMBER", &n) ||
         sc_lexeme(c, "true|false|null", "true|false|null", &k) || sc_lit(c, "{", &lb) ||
-        sc_lit(c, "}", &rb) || sc_lit(c, "[", &ls) || sc_lit(c, "]", &rs) || sc_lit(c, ":", &co) ||
-        sc_lit(c, ",", &cm))
+        sc_lit(c, "}", &rb) || sc_lit(c, "[", &ls) || sc_lit(c, "]", &rs) || sc_colon(c, &co) ||
+        sc_comma(c, &cm))
         return -1;
     c->any = v;
     c->any_str = s;
@@ -516,6 +528,56 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
     return r;
 }
 
+/*
+ * llguidance's options for its JSON Schema compiler, an object "x-guidance"
+ * at the root (llguidance's docs/json_schema.md; anywhere else it is an
+ * unknown keyword, ignored): item_separator and key_separator, regexes of
+ * the lexemes that stand for "," and ":"; whitespace_flexible false, no
+ * whitespace; whitespace_pattern, the ignored whitespace's regex;
+ * coerce_one_of, oneOf as anyOf (this compiler's default: no strict_oneof);
+ * lenient, unknown formats ignored (the other keywords refused here stay
+ * refused), oneOf as anyOf.  json_allowed_escapes and
+ * json_allow_general_unicode_escapes are read, and strings keep every
+ * spelling JSON allows (docs/grammars.md).  Another name is refused.
+ */
+static int x_guidance(sc_t *c)
+{
+    json_t *x = json_is_object(c->root) ? json_object_get(c->root, "x-guidance") : NULL;
+    if (!x)
+        return 0;
+    if (!json_is_object(x))
+        return sc_fail(c, "#/x-guidance", "must be an object");
+    static const char *const strings[] = {"item_separator", "key_separator",
+                                          "whitespace_pattern", "json_allowed_escapes"};
+    const char *k;
+    json_t *v;
+    json_object_foreach(x, k, v) {
+        int is_string = 0;
+        for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+            is_string |= !strcmp(k, strings[i]);
+        if (is_string && (!json_is_string(v) || (!json_string_length(v) &&
+                                                 strcmp(k, "json_allowed_escapes"))))
+            return sc_fail(c, "#/x-guidance", "'%s' must be a non-empty string", k);
+        if (!is_string && strcmp(k, "whitespace_flexible") && strcmp(k, "coerce_one_of") &&
+            strcmp(k, "lenient") && strcmp(k, "json_allow_general_unicode_escapes"))
+            return sc_fail(c, "#/x-guidance", "unknown option '%s' (llguidance's are "
+                           "item_separator, key_separator, whitespace_flexible, "
+                           "whitespace_pattern, coerce_one_of, lenient, json_allowed_escapes, "
+                           "json_allow_general_unicode_escapes)", k);
+        if (!is_string && !json_is_boolean(v))
+            return sc_fail(c, "#/x-guidance", "'%s' must be true or false", k);
+    }
+    c->item_sep = json_string_value(json_object_get(x, "item_separator"));
+    c->key_sep = json_string_value(json_object_get(x, "key_separator"));
+    c->ws = json_string_value(json_object_get(x, "whitespace_pattern"));
+    if (!c->ws && json_is_false(json_object_get(x, "whitespace_flexible")))
+        c->opts.compact = 1;
+    c->lenient = json_is_true(json_object_get(x, "lenient"));
+    if (c->lenient || json_is_true(json_object_get(x, "coerce_one_of")))
+        c->opts.strict_oneof = 0;
+    return 0;
+}
+
 int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
                           const gr_schema_opts_t *opts, tb_err_t *err)
 {
@@ -547,19 +609,24 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
     }
     c.draft4 = c.draft == 4;
     c.ref_alone = c.draft <= 7;
+    /* Read as llguidance reads a schema (its docs/json_schema.md, its
+     * tests): properties in the schema's order, integers without a
+     * fraction. */
+    c.llg_order = c.opts.llguidance || g->semantics == GR_SEM_LLGUIDANCE;
+    c.int_text = c.draft4 || c.llg_order;
     gr_sym_t x, start, ws;
     c.sets = gr_ecma_sets_new();
     int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16) ||
                         tb_strmap_init(&c.pattern_map, 16)
                 ? sc_oom(&c)
-                : sc_refs_prepare(&c);
+                : x_guidance(&c) ? -1 : sc_refs_prepare(&c);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
     int empty = r == 1;
     if (empty)
         r = tb_fail(err, "#: the schema allows no value");
     if (!r && !c.opts.compact)
-        r = gr_cfg_lexeme(g, "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
+        r = gr_cfg_lexeme(g, c.ws ? c.ws : "[ \\t\\n\\r]+", "WS", 1, nopos, &ws, err);
     if (!r)
         r = gr_cfg_nonterm(g, "start", 5, nopos, &start, err) || sc_rule(&c, start, &x, 1);
     /* recursive definitions that require themselves allow no value */

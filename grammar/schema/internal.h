@@ -68,6 +68,15 @@ typedef struct {
     int draft;           /* 4, 6, 7, 2019 or 2020: $schema, else opts.draft */
     int draft4;          /* draft 4: 3.0 is not an integer */
     int ref_alone;       /* $schema names draft 3 to 7: keywords beside $ref are ignored */
+    int int_text;        /* an integer is written without a fraction (3.0 is none):
+                          * draft 4, and llguidance's reading */
+    int llg_order;       /* llguidance's reading: properties in definition order
+                          * where its grammar is written (object.c), else any */
+    /* llguidance's "x-guidance" options of the root (x_guidance, compile.c): the
+     * separators' regexes (NULL: the literals "," and ":"), the ignored
+     * whitespace's (NULL: JSON's), unknown formats ignored (lenient). */
+    const char *item_sep, *key_sep, *ws;
+    int lenient;
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
     TB_VEC(ref_t) refs;
@@ -134,6 +143,10 @@ int sc_lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out);
 int sc_named_lexeme(sc_t *c, const char *regex, const char *what, const char *ptr,
                     gr_sym_t *out);
 int sc_lit(sc_t *c, const char *s, gr_sym_t *out);
+/* The lexemes between array items or members and between a name and its
+ * value: "," and ":" unless x-guidance says otherwise. */
+int sc_comma(sc_t *c, gr_sym_t *out);
+int sc_colon(sc_t *c, gr_sym_t *out);
 int sc_rule(sc_t *c, gr_sym_t lhs, const gr_sym_t *rhs, size_t n);
 int sc_any_value(sc_t *c, gr_sym_t *out);
 /* A schema's symbol: 0, 1 when it allows nothing, -1 with c->err. */

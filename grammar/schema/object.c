@@ -222,7 +222,7 @@ static int name_lexeme(sc_t *c, const char *s, gr_sym_t *out)
 static int member(sc_t *c, gr_sym_t key, gr_sym_t v, gr_sym_t *out)
 {
     gr_sym_t colon;
-    return sc_lit(c, ":", &colon) || gr_cfg_fresh(c->g, "member", out, c->err) ||
+    return sc_colon(c, &colon) || gr_cfg_fresh(c->g, "member", out, c->err) ||
            sc_rule(c, *out, (gr_sym_t[]){key, colon, v}, 3);
 }
 
@@ -411,7 +411,7 @@ static int members(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t a, int ne
 {
     gr_sym_t comma, t_next[2] = {0, 0}, u_next[2] = {0, 0};
     int u_ok[2] = {1, 1}; /* U_{i+1} exists (not when it would derive nothing) */
-    if (sc_lit(c, ",", &comma))
+    if (sc_comma(c, &comma))
         return -1;
     for (size_t i = n + 1; i-- > 0;) {
         gr_sym_t t[2], u[2];
@@ -461,7 +461,7 @@ static int members_any_order(sc_t *c, prop_t *pr, size_t n, int have_a, gr_sym_t
         return 1;
     gr_sym_t comma, *m = malloc((n + nw + 1) * sizeof *m);
     uint8_t *req = malloc(n + nw + 1);
-    int r = !m || !req ? sc_oom(c) : sc_lit(c, ",", &comma);
+    int r = !m || !req ? sc_oom(c) : sc_comma(c, &comma);
     for (size_t i = 0; !r && i < n; i++) {
         m[i] = pr[i].member;
         req[i] = (uint8_t)pr[i].required;
@@ -589,8 +589,10 @@ static int object_value(sc_t *c, json_t *s, const char *ptr, const group_t *gs, 
     for (size_t i = 0; !r && i < ng; i++) /* likewise from the witnesses' */
         r = class_member(c, sd, ptr, pr, np, every, &pn, &gs[i], &wm[i]);
     /* In definition order, minProperties and maxProperties only where the
-     * order's grammar writes them. */
-    int ordered = c->opts.definition_order;
+     * order's grammar writes them; llguidance's reading, which writes more
+     * of them in order, takes the others in any order. */
+    int fits = !(minp > nr && minp > 1) && !(maxp < (have_a ? GR_NO_MAX : kept));
+    int ordered = c->opts.definition_order || (c->llg_order && fits);
     if (!r && ordered && minp > nr && minp > 1)
         r = sc_fail(c, ptr, "'minProperties' above the number of required properties (and 1) "
                  "is not supported in definition order");

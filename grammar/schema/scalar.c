@@ -309,7 +309,7 @@ int sc_enum_value(sc_t *c, json_t *s, const char *ptr, int types, gr_sym_t *out)
     tb_buf_t re = {0}, txt = {0};
     gr_sym_t alt;
     int r = gr_cfg_fresh(c->g, "enum", &alt, c->err), nsc = 0;
-    int integer = c->draft4 && !(types & T_NUM);
+    int integer = c->int_text && !(types & T_NUM);
     json_array_foreach(vals, i, v) {
         gr_sym_t x;
         if (r)
@@ -398,10 +398,10 @@ int sc_number_value(sc_t *c, json_t *s, const char *ptr, int integer, gr_sym_t *
             return sc_fail(c, ptr, "'multipleOf' beside the 'not' of another is not supported");
         }
     }
-    /* integer 1: integer texts (draft 4's type integer); 2: numbers with a
+    /* integer 1: integer texts (draft 4's type integer, llguidance's); 2: numbers with a
      * zero fraction too, as later drafts' integers and, in every draft,
      * multiples of 1 (3.0 is one) */
-    if (integer && !c->draft4)
+    if (integer && !c->int_text)
         integer = 2;
     if (mo && !places && !general && decimal_places(num(mo)) != UINT32_MAX && !integer)
         integer = 2;
@@ -589,11 +589,11 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
     if (c->opts.format_annotation)
         fs = NULL; /* see gr_schema_opts_t */
     if (fs && !gr_ecma_format(fs)) {
-        if (spec_format(fs)) {
+        if (spec_format(fs) && !c->lenient) {
             tb_buf_free(&pat_nul);
             return sc_fail(c, ptr, "format '%s' is not supported", fs);
         }
-        fs = NULL; /* an annotation, see spec_format */
+        fs = NULL; /* an annotation, see spec_format; or x-guidance's lenient */
     }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
     tb_buf_t re = {0};
