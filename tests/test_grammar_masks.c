@@ -250,7 +250,7 @@ static void check_llg_random(ggo_t *o, gr_gram_t *g, const char *gtext, const ch
 static void check_llg(const char *gtext, const char *alphabet, const char *const *texts,
                       size_t ntexts)
 {
-    gr_load_opts_t lo = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE};
+    gr_load_opts_t lo = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE};
     gr_cfg_t ocfg, cfg;
     tb_err_t err;
     char msg[256];

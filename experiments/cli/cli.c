@@ -56,7 +56,7 @@ int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
                           const char *start, int semantics, const gr_schema_opts_t *o,
                           tb_err_t *err)
 {
-    gr_load_opts_t lo = {format, start, semantics};
+    gr_load_opts_t lo = {.format = format, .start_name = start, .semantics = semantics};
     if (!(format && !strcmp(format, "schema") && !start))
         return gr_cfg_load_opts(cfg, path, &lo, err);
     if (gr_cfg_load_schema(cfg, path, o, err))
