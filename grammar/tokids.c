@@ -82,10 +82,10 @@ static int numeric(const tok_vocab_t *v, const char *s, size_t n, tb_buf_t *out,
             return tb_fail(err, "out of memory");
         i = k + 1;
     }
-    gr_idrange_t *r = (gr_idrange_t *)(out->data + mark);
-    size_t m = (out->len - mark) / sizeof *r;
+    size_t m = (out->len - mark) / sizeof(gr_idrange_t);
     if (m == 0)
         return tb_fail(err, "empty token range");
+    gr_idrange_t *r = (gr_idrange_t *)(out->data + mark);
     m = normalize(r, m);
     out->len = mark + m * sizeof *r;
     if (!negate)
