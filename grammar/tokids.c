@@ -112,7 +112,8 @@ static int numeric(const tok_vocab_t *v, const char *s, size_t n, tb_buf_t *out,
 }
 
 /* <name>: the special tokens of v whose text is s[0..n). */
-static int named(const tok_vocab_t *v, const char *s, size_t n, tb_buf_t *out, tb_err_t *err)
+static int named(const tok_vocab_t *v, const char *s, size_t n, tb_buf_t *out,
+                 tb_err_t *err)
 {
     size_t mark = out->len;
     for (uint32_t id = 0; id < v->size; id++) {
@@ -124,8 +125,8 @@ static int named(const tok_vocab_t *v, const char *s, size_t n, tb_buf_t *out, t
             return tb_fail(err, "out of memory");
     }
     if (out->len == mark)
-        return tb_fail(err, "unknown special token %.*s: no special token of the vocabulary "
-                       "has this text", (int)n, s);
+        return tb_fail(err, "unknown special token: the vocabulary has no special token "
+                       "with this text");
     return 0;
 }
 

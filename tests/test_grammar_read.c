@@ -1205,7 +1205,7 @@ static void test_lark_special_tokens(void **state)
         {"start: FOO\nFOO: <|eot_id|>\n", "g.lark:2:6: special tokens (like <|eot_id|>) "
          "cannot be used in terminals: they are token ids, a terminal is bytes"},
         {"start: \"A\" | <|foobarbaz|>\n", "g.lark:1:14: special token <|foobarbaz|>: unknown "
-         "special token <|foobarbaz|>: no special token of the vocabulary has this text"},
+         "special token: the vocabulary has no special token with this text"},
         {"start: <[100-200-300]>\n", "g.lark:1:8: special token <[100-200-300]>: invalid token "
          "range '100-200-300' (an id, or ids a-b with a <= b)"},
         {"start: <[,]>\n", "g.lark:1:8: special token <[,]>: empty token range"},
