@@ -354,24 +354,12 @@ typedef struct {
     const char *refuse, *take;
 } sstep_t;
 
-static uint32_t special_id(const tok_vocab_t *v, const char *name)
-{
-    for (uint32_t id = 0; id < v->size; id++) {
-        size_t n;
-        const uint8_t *s = tok_vocab_token(v, id, &n);
-        if (v->special[id] && n == strlen(name) && !memcmp(s, name, n))
-            return id;
-    }
-    fail_msg("no special token %s", name);
-    return 0;
-}
-
 /* Whether allow names special token id (by its text). */
 static int names_id(const tok_vocab_t *v, const char *allow, uint32_t id)
 {
     size_t n;
     const uint8_t *s = tok_vocab_token(v, id, &n);
-    for (const char *p = allow; (p = strstr(p, (const char *)"<")) != NULL; p++) {
+    for (const char *p = allow; (p = strchr(p, '<')) != NULL; p++) {
         size_t k = strcspn(p, " ");
         if (k == n && !memcmp(p, s, n))
             return 1;
@@ -388,7 +376,7 @@ static int consume_special(gr_matcher_t *m, const tok_vocab_t *v, const char *na
     assert_true(n < sizeof marked);
     memcpy(marked + 1, name, n);
     tb_err_t err;
-    int rc = gr_matcher_consume_id(m, special_id(v, name), marked, n + 1, NULL, &err);
+    int rc = gr_matcher_consume_id(m, test_special_id(v, name, n), marked, n + 1, NULL, &err);
     assert_true(rc >= 0);
     return rc;
 }

@@ -1143,19 +1143,6 @@ static void test_limits(void **state)
     tb_buf_free(&b);
 }
 
-/* The id of the special token called name in v (by scanning v). */
-static uint32_t special_id(const tok_vocab_t *v, const char *name)
-{
-    for (uint32_t id = 0; id < v->size; id++) {
-        size_t n;
-        const uint8_t *s = tok_vocab_token(v, id, &n);
-        if (v->special[id] && n == strlen(name) && !memcmp(s, name, n))
-            return id;
-    }
-    fail_msg("no special token %s", name);
-    return 0;
-}
-
 /* text read as Lark over v: 0 and *g, or -1 and the message in err. */
 static int read_with(const tok_vocab_t *v, const char *text, gr_cfg_t *g, tb_err_t *err)
 {
@@ -1177,10 +1164,11 @@ static void test_lark_special_tokens(void **state)
     if (read_with(v, ok, &g, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(g.ntoken_lexemes, 4);
-    uint32_t tag = special_id(v, "<|start_header_id|>");
+    const char *sh = "<|start_header_id|>";
+    uint32_t tag = test_special_id(v, sh, strlen(sh));
     for (size_t i = 0; i < g.lex.len; i++) {
         const gr_lexeme_t *lx = &g.lex.data[i];
-        if (!strcmp(lx->name, "<|start_header_id|>")) {
+        if (!strcmp(lx->name, sh)) {
             assert_int_equal(lx->nids, 1);
             assert_true(lx->ids[0].lo == tag && lx->ids[0].hi == tag);
         } else if (!strcmp(lx->name, "<[7,3-4]>")) { /* sorted */

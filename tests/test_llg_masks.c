@@ -207,16 +207,7 @@ static void special_ids(tok_tokenizer_t *tok, const char *text, tok_ids_t *ids)
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "~");
         if (*p == '<') {
-            uint32_t id = 0;
-            while (id < v->size) {
-                size_t len;
-                const uint8_t *s = tok_vocab_token(v, id, &len);
-                if (v->special[id] && len == n && !memcmp(s, p, n))
-                    break;
-                id++;
-            }
-            assert_true(id < v->size);
-            assert_int_equal(tb_vec_push(ids, id), 0);
+            assert_int_equal(tb_vec_push(ids, test_special_id(v, p, n)), 0);
         } else if (tok_encode(tok, (const uint8_t *)p, n, ids, &err)) {
             fail_msg("%s", err.msg);
         }
