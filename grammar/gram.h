@@ -65,8 +65,9 @@
  * since each doubles), so a walk that loaded the table before a copy
  * reads a valid, only older, table: an entry it finds unknown there is
  * taken from the newest under the lock.  Safe from any thread at once:
- * gr_step, gr_step_slow, gr_feed, gr_accepting, gr_gram_error, and the
- * matchers' calls that use only these (match.h says which).  Not safe
+ * gr_step, gr_step_slow, gr_feed, gr_accepting, gr_gram_error,
+ * gr_token_lexemes and gr_step_token (which read the parser under the
+ * lock), and the matchers' calls that use only these (match.h says which).  Not safe
  * while another thread steps: gr_gram_reset, gr_gram_free, gr_pairs,
  * gr_nstates, gr_gram_bytes and the stats (read them after the threads
  * are done), and anything that uses g->dfa or g->parser directly (the

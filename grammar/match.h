@@ -19,8 +19,8 @@
  * Threads (gram.h says what the grammar allows): matchers of one grammar
  * may run in different threads at once, a matcher in one thread at a
  * time.  gr_matcher_mask (without a slicer), gr_matcher_consume,
- * gr_matcher_rollback, gr_matcher_keep, gr_matcher_accepting and
- * gr_matcher_forced are safe so; a mask cache is one thread's (each
+ * gr_matcher_consume_id, gr_mask_token_ids, gr_matcher_rollback,
+ * gr_matcher_keep, gr_matcher_accepting and gr_matcher_forced are safe so; a mask cache is one thread's (each
  * matcher its own, or matchers that one thread drives), and the trie,
  * read only, may be shared.  A slicer extends the grammar's lexer, so
  * matchers that use one must keep their grammar to one thread.
