@@ -3,7 +3,9 @@
  * scripts/extract-llg-tests.py reads out of ../shared/llguidance's
  * parser/tests/test_lark.rs and test_json_*.rs (at test time: that text is
  * another project's and is not kept here) are loaded through the Lark
- * reader and their strings fed to a matcher byte by byte.
+ * reader and their strings fed to a matcher byte by byte.  Special tokens
+ * (<[100-200]>, <|name|>) are read over Llama 2's vocabulary, whose ids
+ * are the first 32000 of the Phi-3.5 vocabulary llguidance's tests use.
  *
  * A case is a grammar with what llguidance says of it: it loads; it is
  * refused (with a message); strings that must pass, be refused before
