@@ -23,6 +23,7 @@ void gr_cfg_free(gr_cfg_t *g)
     for (size_t i = 0; i < g->lex.len; i++) {
         free(g->lex.data[i].regex);
         free(g->lex.data[i].name);
+        free(g->lex.data[i].ids);
     }
     for (size_t i = 0; i < g->nt.len; i++)
         free(g->nt.data[i].name);
@@ -50,17 +51,19 @@ static int too_big(const gr_cfg_t *g, tb_err_t *err)
                    GR_MAX_SYMBOLS);
 }
 
-/* The lexeme of regex of kind 'l' (plain), 'i' (ignored) or 'z' (lazy). */
+/* The lexeme of regex of kind 'l' (plain), 'i' (ignored), 'z' (lazy) or
+ * 't' (token ids; keyed by its name, since all have one regex). */
 static int kind_lexeme(gr_cfg_t *g, const char *regex, const char *name, char kind,
                        gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
 {
-    size_t n = strlen(regex);
+    const char *text = kind == 't' ? name : regex;
+    size_t n = strlen(text);
     /* The key is the kind then the regex: one lexeme per pair. */
     char *key = malloc(n + 2);
     if (!key)
         return tb_fail(err, "out of memory");
     key[0] = kind;
-    memcpy(key + 1, regex, n + 1);
+    memcpy(key + 1, text, n + 1);
     int32_t found = tb_strmap_get(&g->lex_by_regex, (const uint8_t *)key, n + 1);
     if (found >= 0) {
         free(key);
@@ -92,6 +95,23 @@ int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
                   gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
 {
     return kind_lexeme(g, regex, name, ignore ? 'i' : 'l', pos, out, err);
+}
+
+int gr_cfg_token_lexeme(gr_cfg_t *g, const char *name, const gr_idrange_t *ids, size_t n,
+                        gr_pos_t pos, gr_sym_t *out, tb_err_t *err)
+{
+    size_t before = g->lex.len;
+    if (kind_lexeme(g, GR_TOKEN_REGEX, name, 't', pos, out, err))
+        return -1;
+    if (g->lex.len == before)
+        return 0;
+    gr_lexeme_t *lx = &g->lex.data[g->lex.len - 1];
+    if (!(lx->ids = malloc(n * sizeof *ids)))
+        return tb_fail(err, "out of memory");
+    memcpy(lx->ids, ids, n * sizeof *ids);
+    lx->nids = (uint32_t)n;
+    g->ntoken_lexemes++;
+    return 0;
 }
 
 int gr_cfg_lazy_lexeme(gr_cfg_t *g, const char *regex, const char *name, gr_pos_t pos,
@@ -521,8 +541,16 @@ void gr_cfg_print(const gr_cfg_t *g, FILE *f)
         else
             fprintf(f, "%u\n", st->max);
     }
-    for (size_t i = 0; i < g->lex.len; i++)
-        fprintf(f, "lexeme %s%s = %s\n", g->lex.data[i].name,
-                g->lex.data[i].ignore ? " (ignored)" : g->lex.data[i].lazy ? " (lazy)" : "",
-                g->lex.data[i].regex);
+    for (size_t i = 0; i < g->lex.len; i++) {
+        const gr_lexeme_t *lx = &g->lex.data[i];
+        if (lx->ids) {
+            fprintf(f, "lexeme %s = token ids", lx->name);
+            for (uint32_t k = 0; k < lx->nids; k++)
+                fprintf(f, k ? ",%u-%u" : " %u-%u", lx->ids[k].lo, lx->ids[k].hi);
+            fputc('\n', f);
+            continue;
+        }
+        fprintf(f, "lexeme %s%s = %s\n", lx->name,
+                lx->ignore ? " (ignored)" : lx->lazy ? " (lazy)" : "", lx->regex);
+    }
 }

@@ -33,6 +33,7 @@
 #include "../base/buf.h"
 #include "../base/err.h"
 #include "../base/hash.h"
+#include "../tok/vocab.h"
 
 typedef uint32_t gr_sym_t;
 #define GR_LEX 0x80000000u
@@ -43,8 +44,19 @@ typedef struct {
     uint32_t line, col;
 } gr_pos_t;
 
+/* A token id range lo..hi (both in). */
+typedef struct {
+    uint32_t lo, hi;
+} gr_idrange_t;
+
 /* A lexeme: regex (regex.h syntax, NUL-terminated), name for messages and
- * dumps (a Lark terminal's name, or the literal as written). */
+ * dumps (a Lark terminal's name, or the literal as written).
+ *
+ * A token-id lexeme (llguidance's special tokens <|name|>, <[id]>, <[a-b]>)
+ * is read from token ids, not bytes: it is one token whose id is in
+ * ids[0..nids) (sorted, disjoint).  Its regex matches nothing, so the
+ * byte automaton never enters it; masks and the matcher take it by id
+ * (gram.h, match.h). */
 typedef struct {
     char *regex;
     char *name;
@@ -52,6 +64,8 @@ typedef struct {
     int lazy;   /* llguidance's lazy lexeme: under GR_SEM_LLGUIDANCE it ends at its
                  * first match (gram.h); the default reading ignores it */
     gr_pos_t pos;
+    gr_idrange_t *ids; /* a token-id lexeme's ids, else NULL */
+    uint32_t nids;
 } gr_lexeme_t;
 
 /* How the text splits into lexemes (docs/grammars.md).  GR_SEM_DEFAULT:
@@ -119,6 +133,11 @@ typedef struct {
     /* llguidance's allow_initial_skip: under GR_SEM_LLGUIDANCE ignored
      * lexemes may begin the text only with it, as in llguidance. */
     int initial_skip;
+    /* Set before reading by the caller (load.h): the vocabulary that
+     * token-id lexemes name their tokens in (NULL: a grammar with one is
+     * refused).  Not owned, and not used once the grammar is read. */
+    const tok_vocab_t *vocab;
+    uint32_t ntoken_lexemes; /* token-id lexemes among lex */
 } gr_cfg_t;
 
 /* Bounds that keep a grammar (and the memory its reader allocates) small
@@ -138,6 +157,12 @@ int gr_cfg_lexeme(gr_cfg_t *g, const char *regex, const char *name, int ignore,
  * greedy lexeme of that regex). */
 int gr_cfg_lazy_lexeme(gr_cfg_t *g, const char *regex, const char *name, gr_pos_t pos,
                        gr_sym_t *out, tb_err_t *err);
+/* The token-id lexeme called name (made if new: one per name) of the
+ * ids ids[0..n) (n > 0, sorted, disjoint; copied). */
+int gr_cfg_token_lexeme(gr_cfg_t *g, const char *name, const gr_idrange_t *ids, size_t n,
+                        gr_pos_t pos, gr_sym_t *out, tb_err_t *err);
+/* The regex of a token-id lexeme: it matches no bytes. */
+#define GR_TOKEN_REGEX "a^"
 /* The lexeme matching exactly the bytes s[0..n) (n > 0), its regex escaped
  * here; named by the literal in double quotes. */
 int gr_cfg_literal(gr_cfg_t *g, const uint8_t *s, size_t n, gr_pos_t pos,

@@ -585,6 +585,10 @@ static int rx_emit(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b, rx_inf
     case GR_X_AND:
     case GR_X_NOT:
         return emit_and(L, x, term, 0, b, in);
+    case GR_X_TOKEN:
+        return term ? fail_at(L, x->pos, "special tokens (like %s) cannot be used in "
+                              "terminals: they are token ids, a terminal is bytes", x->text)
+                    : 0;
     }
     return 0;
 }
@@ -692,6 +696,7 @@ static int rx_nonnull(lower_t *L, const gr_expr_t *x, int term, tb_buf_t *b)
     case GR_X_NOT:
         return emit_and(L, x, term, 1, b, &in);
     case GR_X_LIT:
+    case GR_X_TOKEN: /* never regular */
         break;
     }
     return fail_at(L, x->pos, "internal: empty literal");
@@ -715,6 +720,7 @@ static int show(const gr_expr_t *x, tb_buf_t *b, int nested)
         return tb_buf_put(b, s, strlen(s));
     }
     case GR_X_REF:
+    case GR_X_TOKEN:
         return tb_buf_put(b, x->text, x->len);
     case GR_X_SEQ:
     case GR_X_ALT: {
@@ -907,6 +913,10 @@ static int item_sym(lower_t *L, const gr_expr_t *x, const char *base, gr_sym_t *
 {
     if (x->kind == GR_X_REF)
         return ref_sym(L, x, out);
+    if (x->kind == GR_X_TOKEN) {
+        *out = x->m | GR_LEX;
+        return 0;
+    }
     /* One that was mergeable became a lexeme: this one refers to a rule a
      * terminal cannot hold, and its alternatives would be itself again. */
     if (x->kind == GR_X_AND || x->kind == GR_X_NOT)

@@ -73,9 +73,12 @@ int gr_text_quoted(gr_text_t *t, char q, const char *escapes, tb_buf_t *out);
 /* AND and NOT are llguidance's lexeme operators A & B and ~A (strings
  * every kid matches; valid UTF-8 strings the kid does not match), inside
  * terminals only.  They are written as look-aheads at the top of a lexeme
- * (lexer/regex.h), so a lexeme holding one is that terminal alone. */
+ * (lexer/regex.h), so a lexeme holding one is that terminal alone.  TOKEN
+ * is a token-id lexeme (cfg.h) the reader has made already: m is its
+ * index, text its name; never regular, refused inside terminals. */
 typedef enum {
-    GR_X_LIT, GR_X_REGEX, GR_X_REF, GR_X_SEQ, GR_X_ALT, GR_X_REP, GR_X_AND, GR_X_NOT
+    GR_X_LIT, GR_X_REGEX, GR_X_REF, GR_X_SEQ, GR_X_ALT, GR_X_REP, GR_X_AND, GR_X_NOT,
+    GR_X_TOKEN
 } gr_xkind_t;
 
 /* One expression.  text is NUL-terminated: a LIT's bytes (len of them), a

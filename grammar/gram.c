@@ -43,13 +43,22 @@ static uint64_t pairs_hash(const gr_pair_t *p, size_t n)
     return tb_hash(p, n * sizeof *p);
 }
 
+/* Whether s is a state after a token-id lexeme (gram.h); *row its row. */
+static int token_row(const gr_gram_t *g, uint32_t s, uint64_t *row)
+{
+    return g->tokenlex && tb_u64map_get(&g->token_row, s, row);
+}
+
 static int by_hash_grow(gr_gram_t *g)
 {
     size_t cap = g->by_cap ? g->by_cap * 2 : 1024;
     uint32_t *t = calloc(cap, sizeof *t);
     if (!t)
         return -1;
+    uint64_t row;
     for (uint32_t s = GR_START + 1; s < gr_nstates(g); s++) {
+        if (token_row(g, s, &row))
+            continue; /* out of the hash, as GR_START */
         size_t h = pairs_hash(g->pair.data + g->pair_off.data[s], g->pair_n.data[s]) & (cap - 1);
         while (t[h])
             h = (h + 1) & (cap - 1);
@@ -355,8 +364,11 @@ uint32_t gr_feed(gr_gram_t *g, uint32_t from, const uint8_t *s, size_t n,
 
 static int accepting_locked(gr_gram_t *g, uint32_t s)
 {
+    uint64_t row;
     if (s == GR_START)
         return gr_parser_accepting(&g->parser, GR_ROW_START);
+    if (token_row(g, s, &row))
+        return gr_parser_accepting(&g->parser, (uint32_t)row);
     for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
         gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
         int kinds = ending_kinds(g, p.lex);
@@ -374,6 +386,118 @@ int gr_accepting(gr_gram_t *g, uint32_t s)
     int yes = accepting_locked(g, s);
     pthread_mutex_unlock(&g->lock);
     return yes;
+}
+
+/* ---- token-id lexemes --------------------------------------------------------- */
+
+/* The rows where state s's text has read whole lexemes (a token-id lexeme
+ * may be read next from them), into scratch's rows. */
+static int flushed_rows(gr_gram_t *g, uint32_t s)
+{
+    uint64_t row;
+    g->scratch.len = 0;
+    if (s == GR_START || token_row(g, s, &row))
+        return push(g, s == GR_START ? GR_ROW_START : (uint32_t)row, 0);
+    for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
+        gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
+        int kinds = ending_kinds(g, p.lex);
+        uint32_t after = kinds & ENDS_LEXEME ? scan(g, p.row, p.lex) : GR_ROW_DEAD;
+        if (((kinds & ENDS_IGNORED) && push(g, p.row, 0)) ||
+            (after != GR_ROW_DEAD && push(g, after, 0)))
+            return -1;
+    }
+    return 0;
+}
+
+int gr_token_lexemes(gr_gram_t *g, uint32_t s, uint64_t *out)
+{
+    size_t words = g->parser.words;
+    memset(out, 0, words * sizeof *out);
+    if (!g->tokenlex || s == GR_DEAD)
+        return 0;
+    pthread_mutex_lock(&g->lock);
+    if (!g->failed && !flushed_rows(g, s))
+        for (size_t i = 0; i < g->scratch.len; i++) {
+            const uint64_t *ex = gr_parser_expect(&g->parser, g->scratch.data[i].row);
+            for (size_t w = 0; w < words; w++)
+                out[w] |= ex[w] & g->tokenlex[w];
+        }
+    int rc = check_parts(g) ? -1 : 0;
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+/* The state after a token-id lexeme left the parser at row. */
+static uint32_t token_state(gr_gram_t *g, uint32_t row)
+{
+    uint64_t s;
+    if (tb_u64map_get(&g->token_state, row, &s))
+        return (uint32_t)s;
+    gr_pair_t p = {row, lexstart(g, row)};
+    uint32_t made = g->failed ? GR_DEAD : state_add(g, &p, 1);
+    if (made != GR_DEAD && (tb_u64map_put(&g->token_state, row, made) < 0 ||
+                            tb_u64map_put(&g->token_row, made, row) < 0))
+        return fail(g, "out of memory");
+    return made;
+}
+
+/* The token-id lexemes holding id, into g->ending; whether there is one. */
+static int lexemes_of_id(gr_gram_t *g, uint32_t id)
+{
+    int any = 0;
+    memset(g->ending, 0, g->parser.words * sizeof *g->ending);
+    for (size_t i = 0; i < g->cfg.lex.len; i++) {
+        const gr_lexeme_t *lx = &g->cfg.lex.data[i];
+        for (uint32_t k = 0; k < lx->nids && id >= lx->ids[k].lo; k++)
+            if (id <= lx->ids[k].hi) {
+                g->ending[i >> 6] |= 1ull << (i & 63);
+                any = 1;
+                break;
+            }
+    }
+    return any;
+}
+
+static uint32_t step_token_locked(gr_gram_t *g, uint32_t s, uint32_t id)
+{
+    if (g->failed || s == GR_DEAD || flushed_rows(g, s) || !lexemes_of_id(g, id))
+        return GR_DEAD;
+    /* every reading kept: the rows after the lexemes, in one row (nothing
+     * of the next lexeme is read, so one lexer state serves them all) */
+    uint32_t row = GR_ROW_DEAD;
+    for (size_t i = 0; i < g->scratch.len; i++) {
+        uint32_t r = gr_parser_scan(&g->parser, g->scratch.data[i].row, g->ending);
+        if (r != GR_ROW_DEAD)
+            row = row == GR_ROW_DEAD ? r : gr_parser_union(&g->parser, row, r);
+    }
+    if (check_parts(g) || row == GR_ROW_DEAD)
+        return GR_DEAD;
+    return token_state(g, row);
+}
+
+uint32_t gr_step_token(gr_gram_t *g, uint32_t s, uint32_t id)
+{
+    if (!g->tokenlex)
+        return GR_DEAD;
+    pthread_mutex_lock(&g->lock);
+    uint32_t next = step_token_locked(g, s, id);
+    pthread_mutex_unlock(&g->lock);
+    return next;
+}
+
+/* The token-id lexemes' set and the maps of the states after them, where
+ * the grammar has some. */
+static int make_token_tables(gr_gram_t *g)
+{
+    if (!g->cfg.ntoken_lexemes)
+        return 0;
+    if (!(g->tokenlex = calloc(g->parser.words, sizeof *g->tokenlex)) ||
+        tb_u64map_init(&g->token_state, 64) || tb_u64map_init(&g->token_row, 64))
+        return -1;
+    for (size_t i = 0; i < g->cfg.lex.len; i++)
+        if (g->cfg.lex.data[i].ids)
+            g->tokenlex[i >> 6] |= 1ull << (i & 63);
+    return 0;
 }
 
 /* ---- making and freeing ------------------------------------------------------- */
@@ -424,7 +548,7 @@ static int make_tables(gr_gram_t *g, tb_err_t *err)
     g->lazy = calloc(words, sizeof *g->lazy);
     g->ending = calloc(words, sizeof *g->ending);
     if (!g->ignore || !g->lazy || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
-        tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g))
+        tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g) || make_token_tables(g))
         return tb_fail(err, "out of memory");
     g->llg = g->cfg.semantics == GR_SEM_LLGUIDANCE;
     for (size_t i = 0; i < g->cfg.lex.len; i++) {
@@ -478,6 +602,11 @@ static void release(gr_gram_t *g)
     free(g->consulted.data);
     free(g->by_hash);
     tb_u64map_free(&g->scan_memo);
+    if (g->tokenlex) {
+        free(g->tokenlex);
+        tb_u64map_free(&g->token_state);
+        tb_u64map_free(&g->token_row);
+    }
     if (g->has_lock)
         pthread_mutex_destroy(&g->lock);
     gr_cfg_t cfg = g->cfg;

@@ -40,6 +40,15 @@
  *
  * The start state is kept out of the hash: it is the only state where
  * nothing of the current lexeme has been read, which matters for accepting.
+ *
+ * Token-id lexemes (cfg.h: llguidance's special tokens) are read by id,
+ * never by bytes (their regex matches none).  Where a state's text may
+ * end a lexeme (or has just begun, or just read a token-id lexeme), the
+ * rows after it expect some of them: gr_token_lexemes says which, and
+ * gr_step_token reads one token id there.  The state after it is, like
+ * GR_START, one where nothing of the next lexeme is read: one per parser
+ * row, kept out of the hash too (a state reached by bytes may have the
+ * same pair and yet not accept, nor allow the same token ids).
  * Limits (states, the parser's items, the lexer's states) end in a sticky
  * error; steps then answer the dead state.
  *
@@ -56,8 +65,9 @@
  * since each doubles), so a walk that loaded the table before a copy
  * reads a valid, only older, table: an entry it finds unknown there is
  * taken from the newest under the lock.  Safe from any thread at once:
- * gr_step, gr_step_slow, gr_feed, gr_accepting, gr_gram_error, and the
- * matchers' calls that use only these (match.h says which).  Not safe
+ * gr_step, gr_step_slow, gr_feed, gr_accepting, gr_gram_error,
+ * gr_token_lexemes and gr_step_token (which read the parser under the
+ * lock), and the matchers' calls that use only these (match.h says which).  Not safe
  * while another thread steps: gr_gram_reset, gr_gram_free, gr_pairs,
  * gr_nstates, gr_gram_bytes and the stats (read them after the threads
  * are done), and anything that uses g->dfa or g->parser directly (the
@@ -141,6 +151,11 @@ typedef struct {
     uint16_t class_size[256]; /* bytes per lexer class */
     gr_opts_t opts;           /* as made, for gr_gram_reset */
     gr_stats_t stats;
+    /* Token-id lexemes: which lexemes (parser.words words; NULL when the
+     * grammar has none, then nothing below is used), and the states after
+     * one: row -> state and state -> row. */
+    uint64_t *tokenlex;
+    tb_u64map_t token_state, token_row;
     uint32_t epoch; /* how many resets: state ids mean other states after one */
     int failed;
     tb_err_t err;
@@ -190,6 +205,15 @@ uint32_t gr_feed(gr_gram_t *g, uint32_t from, const uint8_t *s, size_t n,
 
 /* Whether the text that led to state s is a sentence. */
 int gr_accepting(gr_gram_t *g, uint32_t s);
+
+/* The token-id lexemes that may be read at state s, into out (parser.words
+ * words; all clear when the grammar has none); -1 on a limit (the sticky
+ * error). */
+int gr_token_lexemes(gr_gram_t *g, uint32_t s, uint64_t *out);
+
+/* The state after token id `id` is read at state s as a token-id lexeme
+ * (each one that holds id and may come there), or GR_DEAD. */
+uint32_t gr_step_token(gr_gram_t *g, uint32_t s, uint32_t id);
 
 /* The lexer states of state s's pairs (for the slicer), and how many. */
 static inline const gr_pair_t *gr_pairs(const gr_gram_t *g, uint32_t s, size_t *n)

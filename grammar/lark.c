@@ -23,6 +23,7 @@
 #include "larklook.h"
 #include "param.h"
 #include "schema.h"
+#include "tokids.h"
 
 /* Escapes of "..." literals (Python's, as Lark reads them). */
 static const char ESCAPES[] = "n\nr\rt\tf\fv\va\ab\b0\0\\\\\"\"''";
@@ -73,6 +74,7 @@ typedef struct {
 /* What the files of one grammar share. */
 typedef struct {
     gr_ebnf_t *e;
+    gr_cfg_t *g; /* where special tokens become token-id lexemes */
     TB_VEC(tmpl_t) tmpl;
     gr_pexprs_t pexprs;  /* parametric rules' arguments and conditions */
     unsigned depth;      /* modules being read inside one another */
@@ -700,6 +702,44 @@ static int param_cond(lark_t *p, gr_expr_t *x)
     return next(p);
 }
 
+/* <name>, <[ids]> (the current token is '<'): a TOKEN node of the
+ * token-id lexeme its ids in the vocabulary make (tokids.h).  As in
+ * llguidance, the text runs to the next '>' without blanks or '<'. */
+static gr_expr_t *special_token(lark_t *p)
+{
+    gr_pos_t pos = p->cur.pos;
+    size_t at = p->cur.at, n = 1;
+    while (at + n < p->t.len && !strchr("<> \t\r\n", p->t.s[at + n]))
+        n++;
+    const char *s = p->t.s + at;
+    if (at + n >= p->t.len || s[n] != '>' || n == 1)
+        return gr_text_fail(&p->t, pos, "a special token is <name> or <[ids]>, with no blank "
+                            "inside"), NULL;
+    n++;
+    const tok_vocab_t *v = p->ctx->g->vocab;
+    if (!v)
+        return gr_text_fail(&p->t, pos, "special token %.*s: token ids need a vocabulary, and "
+                            "the grammar was read without one", (int)n, s), NULL;
+    tb_buf_t ids = {0}, name = {0};
+    tb_err_t why;
+    gr_sym_t sym;
+    gr_expr_t *x = NULL;
+    if (gr_token_ids(v, s, n, &ids, &why))
+        gr_text_fail(&p->t, pos, "special token %.*s: %s", (int)n, s, why.msg);
+    else if (tb_buf_put(&name, s, n) || tb_buf_putc(&name, 0))
+        tb_fail(p->t.err, "out of memory");
+    else if (!gr_cfg_token_lexeme(p->ctx->g, (char *)name.data, (gr_idrange_t *)ids.data,
+                                  ids.len / sizeof(gr_idrange_t), pos, &sym, p->t.err) &&
+             (x = node(p, GR_X_TOKEN, pos, s, n)))
+        x->m = gr_index(sym);
+    tb_buf_free(&ids);
+    tb_buf_free(&name);
+    if (!x)
+        return NULL;
+    gr_text_skip(&p->t, at + n - p->t.i);
+    return next(p) ? NULL : x;
+}
+
 static gr_expr_t *parse_atom(lark_t *p)
 {
     tok_t k = p->cur;
@@ -740,8 +780,7 @@ static gr_expr_t *parse_atom(lark_t *p)
     if (is_punct(&k, '~'))
         return parse_not(p);
     if (is_punct(&k, '<'))
-        return unsupported(p, "special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
-                           "where a grammar here is over bytes) are");
+        return special_token(p);
     if (is_punct(&k, '@'))
         return unsupported(p, "grammar references (@name) are");
     if (k.kind == T_DIRECTIVE && is_word(p, &k, "%json"))
@@ -1637,6 +1676,7 @@ static int show_expr(const gr_expr_t *x, tb_buf_t *b)
                      : tb_buf_putc(b, '/') || tb_buf_put(b, x->text, x->len) || tb_buf_putc(b, '/');
         break;
     case GR_X_REF:
+    case GR_X_TOKEN:
         rc = tb_buf_put(b, x->text, x->len);
         break;
     case GR_X_REP:
@@ -1844,7 +1884,7 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
     gr_ebnf_t e;
     if (gr_ebnf_init(&e, g->source, err))
         return -1;
-    lark_ctx_t c = {.e = &e};
+    lark_ctx_t c = {.e = &e, .g = g};
     int rc = read_file(&c, text, len, g->source, "", NULL, 0, err);
     /* the rules templates make are appended: the loop reaches them too */
     lark_t p = {.e = &e, .ctx = &c};

@@ -26,13 +26,14 @@
  * attributes name[lazy, stop=T, suffix=T, max_tokens=N, ...] (stop and
  * suffix follow the body; the others are read only), parametric rules
  * name::_ with %if (param.h; each value reached made a rule).
+ * Special tokens <|name|>, <[ids]> (tokids.h) in rules, as token-id
+ * lexemes (cfg.h) of g->vocab; refused without one, and inside terminals.
  * Refused, named with their position: imports of modules other than
  * common without the '.', %json beside anything else or in an imported
  * file, %lark {...} where it or the grammar around has %ignore (else it
- * is read in a namespace of its own), special tokens <...>,
- * grammar references @name, look-around (but the idioms of Lark's own
- * files: larklook.h) and the other regex features lexer/regex.h refuses,
- * regex flags other than i s u.
+ * is read in a namespace of its own), grammar references @name,
+ * look-around (but the idioms of Lark's own files: larklook.h) and the
+ * other regex features lexer/regex.h refuses, regex flags other than i s u.
  * Regexes use lexer/regex.h's syntax (PCRE2-like; \d \w \s are ASCII).
  */
 #ifndef GR_LARK_H

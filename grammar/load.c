@@ -87,18 +87,20 @@ int gr_cfg_parse_opts(gr_cfg_t *g, const char *text, size_t len, const char *sou
         g->semantics = (gr_semantics_t)(o->semantics - 1);
         g->semantics_fixed = 1;
     }
+    g->vocab = o->vocab;
     if (read(g, text, len, o->start_name, &start, err) ||
         (!g->finished && gr_cfg_finish(g, start, err))) {
         gr_cfg_free(g);
         return -1;
     }
+    g->vocab = NULL; /* not the grammar's: the caller may free it */
     return 0;
 }
 
 int gr_cfg_parse_start(gr_cfg_t *g, const char *text, size_t len, const char *source,
                        const char *format, const char *start_name, tb_err_t *err)
 {
-    gr_load_opts_t o = {format, start_name, 0};
+    gr_load_opts_t o = {.format = format, .start_name = start_name};
     return gr_cfg_parse_opts(g, text, len, source, &o, err);
 }
 
@@ -123,7 +125,7 @@ int gr_cfg_load_opts(gr_cfg_t *g, const char *path, const gr_load_opts_t *o, tb_
 int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
                       const char *start_name, tb_err_t *err)
 {
-    gr_load_opts_t o = {format, start_name, 0};
+    gr_load_opts_t o = {.format = format, .start_name = start_name};
     return gr_cfg_load_opts(g, path, &o, err);
 }
 

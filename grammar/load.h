@@ -24,10 +24,13 @@ int gr_cfg_load_start(gr_cfg_t *g, const char *path, const char *format,
 /* The loaders' choices, all optional (zeroed: the format by the
  * extension, the format's start rule, the semantics the grammar asks for:
  * GR_SEM_LLGUIDANCE where a Lark grammar has %llguidance, else the
- * default).  semantics is 1 + a gr_semantics_t to impose one. */
+ * default; no vocabulary).  semantics is 1 + a gr_semantics_t to impose
+ * one.  vocab: the vocabulary a Lark grammar's special tokens (<|name|>,
+ * <[ids]>) name ids of; without one such a grammar is refused. */
 typedef struct {
     const char *format, *start_name;
     int semantics;
+    const tok_vocab_t *vocab;
 } gr_load_opts_t;
 
 /* gr_cfg_load_start and gr_cfg_parse_start with every choice. */

@@ -157,8 +157,9 @@ static int walk_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64
     return rc;
 }
 
-int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
-                    tb_err_t *err)
+/* The mask of the tokens' bytes (gr_matcher_mask but token-id lexemes). */
+static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                     tb_err_t *err)
 {
     uint32_t s = gr_matcher_state(m);
     if (m->cache && gr_maskcache_get(m->cache, s, mask)) {
@@ -184,6 +185,30 @@ int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_
     return 0;
 }
 
+int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                    tb_err_t *err)
+{
+    if (byte_mask(m, t, mask, nodes, err))
+        return -1;
+    return m->g->tokenlex ? gr_mask_token_ids(m->g, gr_matcher_state(m), mask, err) : 0;
+}
+
+/* Moves the matcher to state s, its next token's. */
+static int push_state(gr_matcher_t *m, uint32_t s, tb_err_t *err)
+{
+    if (m->keep && m->hist.len > 2 * m->keep) {
+        /* the last keep states, and the one before them that rolling back
+         * over all keep tokens returns to; moved once every keep tokens */
+        size_t drop = m->hist.len - m->keep - 1;
+        memmove(m->hist.data, m->hist.data + drop, (m->keep + 1) * sizeof *m->hist.data);
+        m->hist.len -= drop;
+        m->forgot += drop;
+    }
+    if (tb_vec_push(&m->hist, s))
+        return tb_fail(err, "out of memory");
+    return 0;
+}
+
 int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,
                        tb_err_t *err)
 {
@@ -196,17 +221,7 @@ int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *
             *refused_at = at;
         return 1;
     }
-    if (m->keep && m->hist.len > 2 * m->keep) {
-        /* the last keep states, and the one before them that rolling back
-         * over all keep tokens returns to; moved once every keep tokens */
-        size_t drop = m->hist.len - m->keep - 1;
-        memmove(m->hist.data, m->hist.data + drop, (m->keep + 1) * sizeof *m->hist.data);
-        m->hist.len -= drop;
-        m->forgot += drop;
-    }
-    if (tb_vec_push(&m->hist, s))
-        return tb_fail(err, "out of memory");
-    return 0;
+    return push_state(m, s, err);
 }
 
 void gr_matcher_keep(gr_matcher_t *m, size_t k)
@@ -249,4 +264,35 @@ int gr_matcher_forced(gr_matcher_t *m, size_t max, tb_buf_t *out, tb_err_t *err)
         s = only;
     }
     return gr_gram_error(g, err);
+}
+
+/* ---- token-id lexemes (grammars with special tokens only) --------------------- */
+
+int gr_mask_token_ids(gr_gram_t *g, uint32_t state, tb_bitset_t *mask, tb_err_t *err)
+{
+    if (!g->tokenlex)
+        return 0;
+    uint64_t *may = malloc(g->parser.words * sizeof *may);
+    if (!may)
+        return tb_fail(err, "out of memory");
+    int rc = gr_token_lexemes(g, state, may) ? gr_gram_error(g, err) : 0;
+    for (size_t i = 0; !rc && i < g->cfg.lex.len; i++) {
+        if (!(may[i >> 6] >> (i & 63) & 1))
+            continue;
+        const gr_lexeme_t *lx = &g->cfg.lex.data[i];
+        for (uint32_t k = 0; k < lx->nids; k++)
+            for (uint64_t id = lx->ids[k].lo; id <= lx->ids[k].hi && id < mask->nbits; id++)
+                tb_bitset_set(mask, (size_t)id);
+    }
+    free(may);
+    return rc;
+}
+
+int gr_matcher_consume_id(gr_matcher_t *m, uint32_t id, const uint8_t *bytes, size_t n,
+                          size_t *refused_at, tb_err_t *err)
+{
+    uint32_t s = gr_step_token(m->g, gr_matcher_state(m), id);
+    if (gr_gram_error(m->g, err))
+        return -1;
+    return s != GR_DEAD ? push_state(m, s, err) : gr_matcher_consume(m, bytes, n, refused_at, err);
 }

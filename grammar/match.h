@@ -19,8 +19,8 @@
  * Threads (gram.h says what the grammar allows): matchers of one grammar
  * may run in different threads at once, a matcher in one thread at a
  * time.  gr_matcher_mask (without a slicer), gr_matcher_consume,
- * gr_matcher_rollback, gr_matcher_keep, gr_matcher_accepting and
- * gr_matcher_forced are safe so; a mask cache is one thread's (each
+ * gr_matcher_consume_id, gr_mask_token_ids, gr_matcher_rollback,
+ * gr_matcher_keep, gr_matcher_accepting and gr_matcher_forced are safe so; a mask cache is one thread's (each
  * matcher its own, or matchers that one thread drives), and the trie,
  * read only, may be shared.  A slicer extends the grammar's lexer, so
  * matchers that use one must keep their grammar to one thread.
@@ -56,6 +56,12 @@ void gr_rec_reset(gr_rec_t *r, uint32_t state);
  * small or the grammar passed a limit (the mask is then incomplete). */
 int gr_mask(const trie_t *t, gr_rec_t *r, uint32_t state, tb_bitset_t *mask,
             uint64_t *nodes, tb_err_t *err);
+
+/* Adds to mask the ids of the token-id lexemes (cfg.h) that may be read
+ * at `state`: exactly their ids, set directly (no walk).  Nothing for a
+ * grammar without them.  gr_matcher_mask does it itself; callers of
+ * gr_mask and gr_mask_sliced call it after. */
+int gr_mask_token_ids(gr_gram_t *g, uint32_t state, tb_bitset_t *mask, tb_err_t *err);
 
 /* The same through a slicer bound to g's lexer DFA (lex_slicer_bind): the
  * slices some lexer state of `state` subsumes are taken whole; where none
@@ -115,6 +121,12 @@ int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_
  * err on a limit or memory. */
 int gr_matcher_consume(gr_matcher_t *m, const uint8_t *bytes, size_t n, size_t *refused_at,
                        tb_err_t *err);
+
+/* Consumes token `id` whose bytes are bytes[0..n): as a token-id lexeme
+ * where one that holds id may come (as llguidance, that reading alone),
+ * else as gr_matcher_consume does its bytes.  Returns as that does. */
+int gr_matcher_consume_id(gr_matcher_t *m, uint32_t id, const uint8_t *bytes, size_t n,
+                          size_t *refused_at, tb_err_t *err);
 
 /* Undoes the last k tokens; -1 if fewer were consumed, or if some of them
  * were consumed before the states gr_matcher_keep kept. */

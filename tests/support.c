@@ -33,6 +33,18 @@ void test_need_file(const char *path)
         fail_msg("%s is missing: run 'make data' from the repository root", path);
 }
 
+uint32_t test_special_id(const tok_vocab_t *v, const char *name, size_t n)
+{
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, id, &len);
+        if (v->special[id] && len == n && !memcmp(s, name, n))
+            return id;
+    }
+    fail_msg("no special token %.*s in the vocabulary", (int)n, name);
+    return 0;
+}
+
 tok_tokenizer_t *test_load(const char *path)
 {
     test_need_file(path);

@@ -32,6 +32,10 @@ void test_write_tampered_cl100k(const char *out);
 /* Fails the test unless path is readable ("run 'make data'"). */
 void test_need_file(const char *path);
 
+/* The id of the special token whose text is name[0..n) in v (found by
+ * scanning v), or fails the test. */
+uint32_t test_special_id(const tok_vocab_t *v, const char *name, size_t n);
+
 /* Loads a tokenizer or fails the test with the loader's message. */
 tok_tokenizer_t *test_load(const char *path);
 

@@ -187,6 +187,49 @@ static void test_semantics(void **state)
     test_rmdir(dir, names, 2);
 }
 
+/* A grammar with special tokens: its ids are llama3's, --ids prints
+ * exactly them where only they may come, accept reads them by id (with
+ * --masks each in its mask), and one the vocabulary lacks is named. */
+static void test_special_tokens(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_grammar_cli.XXXXXX", path[256], args[512];
+    test_tmpdir(dir);
+    write_grammar(dir, "sp.lark",
+                  "start: hd /[a-z ]*/ <|eot_id|>\nhd: <|start_header_id|> | <|end_header_id|>\n",
+                  path, sizeof path);
+    tok_tokenizer_t *tok = test_load(LLAMA3);
+    const tok_vocab_t *v = tok_vocab(tok);
+    snprintf(args, sizeof args, LLAMA3 " --grammar %s --ids --reps 1", path);
+    assert_int_equal(test_tokbench_mask(args, out, sizeof out), 0);
+    size_t n = 0;
+    for (char *line = out; *line; n++) {
+        char *end;
+        unsigned long id = strtoul(line, &end, 10);
+        assert_true(end > line && *end == '\n' && id < v->size && v->special[id]);
+        size_t len;
+        const uint8_t *s = tok_vocab_token(v, (uint32_t)id, &len);
+        assert_true((len == 19 && !memcmp(s, "<|start_header_id|>", len)) ||
+                    (len == 17 && !memcmp(s, "<|end_header_id|>", len)));
+        line = end + 1;
+    }
+    assert_int_equal(n, 2);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --masks "
+             "'<|start_header_id|>hello world<|eot_id|>'", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "the text is a sentence"));
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s '<|eot_id|>hello'", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 3);
+    assert_non_null(strstr(out, "refused    token #0"));
+    write_grammar(dir, "sp.lark", "start: \"a\" <|im_end|>\n", path, sizeof path);
+    snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s a", path);
+    assert_int_equal(test_tokbench(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "sp.lark:1:12: special token <|im_end|>: unknown special token"));
+    tok_free(tok);
+    const char *names[] = {"sp.lark"};
+    test_rmdir(dir, names, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_mask_report),
         cmocka_unit_test(test_accept),
         cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_special_tokens),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests_name("grammar commands", tests, NULL, NULL);

@@ -250,7 +250,7 @@ static void check_llg_random(ggo_t *o, gr_gram_t *g, const char *gtext, const ch
 static void check_llg(const char *gtext, const char *alphabet, const char *const *texts,
                       size_t ntexts)
 {
-    gr_load_opts_t lo = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE};
+    gr_load_opts_t lo = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE};
     gr_cfg_t ocfg, cfg;
     tb_err_t err;
     char msg[256];
@@ -338,9 +338,136 @@ static void test_llg_dialect(void **state)
     check_grammar("tests/fixtures/lark/llg_dialect.lark", extra, 5);
 }
 
+/* ---- token-id lexemes (llguidance's special tokens) ---- */
+
+/* A step of a special-token case: before it, the special tokens `allow`
+ * names (blank-separated; NULL: the ids lo..hi, hi UINT32_MAX the
+ * vocabulary's last) must be exactly the
+ * special ids the mask allows, the other ids exactly the trie walk's,
+ * and that walk non-empty iff text; then `refuse` (a special token's
+ * name, or NULL) is refused, and `take` consumed: a special token by id,
+ * else its bytes. */
+typedef struct {
+    const char *allow;
+    uint32_t lo, hi;
+    int text;
+    const char *refuse, *take;
+} sstep_t;
+
+/* Whether allow names special token id (by its text). */
+static int names_id(const tok_vocab_t *v, const char *allow, uint32_t id)
+{
+    size_t n;
+    const uint8_t *s = tok_vocab_token(v, id, &n);
+    for (const char *p = allow; (p = strchr(p, '<')) != NULL; p++) {
+        size_t k = strcspn(p, " ");
+        if (k == n && !memcmp(p, s, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* Consumes special token `name` by id, its bytes 0xFF-marked as a trie
+ * keeps them (TRIE_SPECIALS_MARKED), so that text never takes it. */
+static int consume_special(gr_matcher_t *m, const tok_vocab_t *v, const char *name)
+{
+    uint8_t marked[64] = {TRIE_SPECIAL_MARKER};
+    size_t n = strlen(name);
+    assert_true(n < sizeof marked);
+    memcpy(marked + 1, name, n);
+    tb_err_t err;
+    int rc = gr_matcher_consume_id(m, test_special_id(v, name, n), marked, n + 1, NULL, &err);
+    assert_true(rc >= 0);
+    return rc;
+}
+
+static void check_special_step(const char *gtext, gr_matcher_t *m, const sstep_t *st,
+                               tb_bitset_t *mask, tb_bitset_t *walk)
+{
+    const tok_vocab_t *v = tok_vocab(tries.tok);
+    tb_err_t err;
+    for (size_t l = 0; l < tries.ntries; l++) {
+        assert_int_equal(gr_matcher_mask(m, tries.tries[l], mask, NULL, &err), 0);
+        assert_int_equal(gr_mask(tries.tries[l], &m->rec, gr_matcher_state(m), walk, NULL,
+                                 &err), 0);
+        assert_int_equal(tb_bitset_count(walk) > 0, st->text);
+        for (uint32_t id = 0; id < v->size; id++) {
+            int want = st->allow ? v->special[id] && names_id(v, st->allow, id)
+                                 : id >= st->lo && (id <= st->hi || st->hi == UINT32_MAX);
+            want |= tb_bitset_get(walk, id);
+            if (tb_bitset_get(mask, id) != want)
+                fail_msg("%slayout %s, before %s: id %u %s", gtext, tries.names[l],
+                         st->take ? st->take : "the end", id, want ? "refused" : "allowed");
+        }
+    }
+    if (st->refuse)
+        assert_int_equal(consume_special(m, v, st->refuse), 1);
+    if (st->take && st->take[0] == '<')
+        assert_int_equal(consume_special(m, v, st->take), 0);
+    else if (st->take)
+        assert_int_equal(gr_matcher_consume(m, (const uint8_t *)st->take, strlen(st->take),
+                                            NULL, &err), 0);
+}
+
+/* llguidance's test_ll.rs special-token and token-range traces (its
+ * Phi-3.5 names as Llama 3's: <|system|> <|start_header_id|>, <|user|>
+ * <|end_header_id|>, <|assistant|> <|eot_id|>), and ignored text around a
+ * special token; each mask checked against the definition (cfg.h). */
+static void test_special_tokens(void **state)
+{
+    (void)state;
+#define SH "<|start_header_id|>"
+#define EH "<|end_header_id|>"
+#define EOT "<|eot_id|>"
+    static const struct {
+        const char *grammar;
+        sstep_t step[4];
+        int end; /* accepting after the steps */
+    } CASES[] = {
+        {"start: " SH " /.*/\n",
+         {{SH, 0, 0, 0, EOT, SH}, {"", 0, 0, 1, SH, "foo"}, {"", 0, 0, 1, SH, NULL}}, 1},
+        {"start: hd /.*/\nhd: " SH " | " EH "\n",
+         {{SH " " EH, 0, 0, 0, EOT, EH}, {"", 0, 0, 1, SH, "foo"}, {"", 0, 0, 1, NULL, NULL}}, 1},
+        {"start: /.*/ " SH "\n",
+         {{SH, 0, 0, 1, EH, "foo"}, {SH, 0, 0, 1, EOT, SH}, {"", 0, 0, 0, SH, NULL}}, 1},
+        {"start: \"a\" " EOT " \"b\"\n%ignore \" \"\n",
+         {{"", 0, 0, 1, EOT, "a "}, {EOT, 0, 0, 1, NULL, EOT}, {"", 0, 0, 1, EOT, " b"},
+          {"", 0, 0, 0, NULL, NULL}}, 1},
+        {"start: <[128000-128255]> /.*/\n",
+         {{NULL, 128000, 128255, 0, NULL, EOT}, {"", 0, 0, 1, EOT, "x"}, {"", 0, 0, 1, NULL, NULL}},
+         1},
+        {"start: <[*]> \"b\"\n",
+         {{NULL, 0, UINT32_MAX, 0, NULL, "<|end_of_text|>"}, {"", 0, 0, 1, EOT, NULL}}, 0},
+    };
+    tb_bitset_t mask, walk;
+    assert_int_equal(tb_bitset_init(&mask, tries.keys.id_limit + 1), 0);
+    assert_int_equal(tb_bitset_init(&walk, tries.keys.id_limit + 1), 0);
+    for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
+        const char *gtext = CASES[c].grammar;
+        gr_load_opts_t lo = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE,
+                             .vocab = tok_vocab(tries.tok)};
+        gr_cfg_t cfg;
+        gr_matcher_t m;
+        tb_err_t err;
+        if (gr_cfg_parse_opts(&cfg, gtext, strlen(gtext), "g.lark", &lo, &err))
+            fail_msg("%s", err.msg);
+        gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+        assert_non_null(g);
+        assert_int_equal(gr_matcher_init(&m, g, tries.keys.max_len, &err), 0);
+        for (size_t k = 0; k < 4 && (CASES[c].step[k].allow || CASES[c].step[k].hi); k++)
+            check_special_step(gtext, &m, &CASES[c].step[k], &mask, &walk);
+        assert_int_equal(gr_matcher_accepting(&m), CASES[c].end);
+        gr_matcher_free(&m);
+        gr_gram_free(g);
+    }
+    tb_bitset_free(&mask);
+    tb_bitset_free(&walk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_special_tokens),
         cmocka_unit_test(test_json_lark),
         cmocka_unit_test(test_json_gbnf),
         cmocka_unit_test(test_arith),

@@ -534,8 +534,8 @@ static void test_lark_errors(void **state)
     expect_error("lark", "start[stop=\"a\"=\"b\"]: /a/\n",
                  "g.lark:1:15: expected ',' or ']' after a rule attribute, found '='");
     expect_error("lark", "start: <|eos|>\n",
-                 "g.lark:1:8: special tokens (<|name|>, <[id]>: token ids of a vocabulary, "
-                 "where a grammar here is over bytes) are not supported");
+                 "g.lark:1:8: special token <|eos|>: token ids need a vocabulary, and the "
+                 "grammar was read without one");
     expect_error("lark", "start: @sub\n", "g.lark:1:8: grammar references (@name) are not supported");
     expect_error("lark", "start: \"a\" %json {}\n",
                  "g.lark:1:12: an inline JSON schema (%json) is supported as a whole grammar "
@@ -1143,6 +1143,84 @@ static void test_limits(void **state)
     tb_buf_free(&b);
 }
 
+/* text read as Lark over v: 0 and *g, or -1 and the message in err. */
+static int read_with(const tok_vocab_t *v, const char *text, gr_cfg_t *g, tb_err_t *err)
+{
+    gr_load_opts_t o = {.format = "lark", .vocab = v};
+    return gr_cfg_parse_opts(g, text, strlen(text), "g.lark", &o, err);
+}
+
+/* Special tokens (llguidance's <|name|>, <[ids]>) as token-id lexemes of
+ * Llama 3's vocabulary: their ids as the vocabulary has them, and each
+ * refusal llguidance's tests name (test_lark.rs) with where it is. */
+static void test_lark_special_tokens(void **state)
+{
+    (void)state;
+    tok_tokenizer_t *tok = test_load("data/cache/llama3/tokenizer.json");
+    const tok_vocab_t *v = tok_vocab(tok);
+    gr_cfg_t g;
+    tb_err_t err;
+    const char *ok = "start: hd \"x\" <[^5-9,0-2]>\nhd: <|start_header_id|> | <[7,3-4]> | <[*]>\n";
+    if (read_with(v, ok, &g, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(g.ntoken_lexemes, 4);
+    const char *sh = "<|start_header_id|>";
+    uint32_t tag = test_special_id(v, sh, strlen(sh));
+    for (size_t i = 0; i < g.lex.len; i++) {
+        const gr_lexeme_t *lx = &g.lex.data[i];
+        if (!strcmp(lx->name, sh)) {
+            assert_int_equal(lx->nids, 1);
+            assert_true(lx->ids[0].lo == tag && lx->ids[0].hi == tag);
+        } else if (!strcmp(lx->name, "<[7,3-4]>")) { /* sorted */
+            assert_int_equal(lx->nids, 2);
+            assert_true(lx->ids[0].lo == 3 && lx->ids[0].hi == 4 && lx->ids[1].lo == 7);
+        } else if (!strcmp(lx->name, "<[*]>")) {
+            assert_true(lx->nids == 1 && lx->ids[0].lo == 0 && lx->ids[0].hi == v->size - 1);
+        } else if (!strcmp(lx->name, "<[^5-9,0-2]>")) { /* 3-4 and 10 on */
+            assert_int_equal(lx->nids, 2);
+            assert_true(lx->ids[0].lo == 3 && lx->ids[0].hi == 4 && lx->ids[1].lo == 10 &&
+                        lx->ids[1].hi == v->size - 1);
+        } else {
+            assert_null(lx->ids);
+        }
+    }
+    gr_cfg_free(&g);
+    static const struct {
+        const char *text, *want;
+    } BAD[] = {
+        {"start: FOO\nFOO: <[1234]>\n", "g.lark:2:6: special tokens (like <[1234]>) cannot be "
+         "used in terminals: they are token ids, a terminal is bytes"},
+        {"start: FOO\nFOO: <|eot_id|>\n", "g.lark:2:6: special tokens (like <|eot_id|>) "
+         "cannot be used in terminals: they are token ids, a terminal is bytes"},
+        {"start: \"A\" | <|foobarbaz|>\n", "g.lark:1:14: special token <|foobarbaz|>: unknown "
+         "special token: the vocabulary has no special token with this text"},
+        {"start: <[100-200-300]>\n", "g.lark:1:8: special token <[100-200-300]>: invalid token "
+         "range '100-200-300' (an id, or ids a-b with a <= b)"},
+        {"start: <[,]>\n", "g.lark:1:8: special token <[,]>: empty token range"},
+        {"start: <[200-100]>\n", "g.lark:1:8: special token <[200-100]>: invalid token range "
+         "'200-100' (an id, or ids a-b with a <= b)"},
+        {"start: <[200 - 100]>\n", "g.lark:1:8: a special token is <name> or <[ids]>, with no "
+         "blank inside"},
+        {"start: <[^*]>\n", "g.lark:1:8: special token <[^*]>: negated wildcard token <[^*]> "
+         "is not supported"},
+        {"start: <[*,100]>\n", "g.lark:1:8: special token <[*,100]>: wildcard token range '*' "
+         "must not contain additional tokens"},
+        {"start: <[999999]>\n", "g.lark:1:8: special token <[999999]>: token id 999999 is past "
+         "the vocabulary's 128256 ids"},
+        {"start: \"a\" <x\n", "g.lark:1:12: a special token is <name> or <[ids]>, with no "
+         "blank inside"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        if (read_with(v, BAD[i].text, &g, &err) == 0) {
+            gr_cfg_free(&g);
+            fail_msg("accepted:\n%s", BAD[i].text);
+        }
+        if (strcmp(err.msg, BAD[i].want))
+            fail_msg("grammar:\n%s\ngot:  %s\nwant: %s", BAD[i].text, err.msg, BAD[i].want);
+    }
+    tok_free(tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_gbnf_errors),      cmocka_unit_test(test_lark_rules),
         cmocka_unit_test(test_lark_terminals),   cmocka_unit_test(test_lark_imports),
         cmocka_unit_test(test_lark_errors),      cmocka_unit_test(test_lark_templates),      cmocka_unit_test(test_load_files),
+        cmocka_unit_test(test_lark_special_tokens),
         cmocka_unit_test(test_random_grammars),  cmocka_unit_test(test_json_grammars),
         cmocka_unit_test(test_robustness),
         cmocka_unit_test(test_limits),

@@ -3,7 +3,9 @@
  * scripts/extract-llg-tests.py reads out of ../shared/llguidance's
  * parser/tests/test_lark.rs and test_json_*.rs (at test time: that text is
  * another project's and is not kept here) are loaded through the Lark
- * reader and their strings fed to a matcher byte by byte.
+ * reader and their strings fed to a matcher byte by byte.  Special tokens
+ * (<[100-200]>, <|name|>) are read over Llama 2's vocabulary, whose ids
+ * are the first 32000 of the Phi-3.5 vocabulary llguidance's tests use.
  *
  * A case is a grammar with what llguidance says of it: it loads; it is
  * refused (with a message); strings that must pass, be refused before
@@ -38,6 +40,7 @@
 #include "support.h"
 
 #define LLG_TESTS "../shared/llguidance/llguidance/parser/tests/test_lark.rs"
+#define LLG_VOCAB "data/cache/llama2/tokenizer.json"
 
 /* Where the verdict here is not llguidance's, each for a cause:
  * docs/grammars.md lists them.  where is "FILE:LINE" of the call (or
@@ -234,8 +237,9 @@ static void check_string(tally_t *t, gr_gram_t *g, const char *where, const char
                                                    : "a prefix, not accepted");
 }
 
-/* One case from "grammar" on (its header line read). */
-static void run_case(tally_t *t, reader_t *r, const char *where)
+/* One case from "grammar" on (its header line read); v names the ids of
+ * special tokens. */
+static void run_case(tally_t *t, reader_t *r, const char *where, const tok_vocab_t *v)
 {
     char word[64];
     size_t n;
@@ -244,8 +248,8 @@ static void run_case(tally_t *t, reader_t *r, const char *where)
     const uint8_t *text = payload(r, n);
     gr_cfg_t cfg;
     tb_err_t err = {0};
-    gr_load_opts_t llg = {"lark", NULL, 1 + GR_SEM_LLGUIDANCE}, plain = {"lark", NULL, 0};
-    plain.semantics = 1 + GR_SEM_DEFAULT;
+    gr_load_opts_t llg = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE, .vocab = v},
+                   plain = {.format = "lark", .semantics = 1 + GR_SEM_DEFAULT, .vocab = v};
     int loaded = gr_cfg_parse_opts(&cfg, (const char *)text, n, where, &llg, &err) == 0;
     gr_gram_t *g = NULL, *g0 = NULL;
     if (loaded) {
@@ -317,6 +321,11 @@ static void test_llg_cases(void **state)
     tb_err_t err = {0};
     assert_int_equal(tb_read_file(out, &data, &len, &err), 0);
     reader_t r = {data, data + len, out};
+    /* llguidance's tests name token ids of Phi-3.5-mini-instruct's
+     * vocabulary, whose first 32000 ids are Llama 2's: the ids they use
+     * (below 4003, and <[*]>, <[^...]> over the whole vocabulary) are in
+     * Llama 2's too */
+    tok_tokenizer_t *vt = test_load(LLG_VOCAB);
     tally_t *t = calloc(1, sizeof *t);
     assert_non_null(t);
     char word[256];
@@ -324,7 +333,7 @@ static void test_llg_cases(void **state)
     while (header(&r, word, sizeof word, &n) == 0) {
         char where[256], helper[64];
         assert_int_equal(sscanf(word, "case %255s %63s", where, helper), 2);
-        run_case(t, &r, where);
+        run_case(t, &r, where, tok_vocab(vt));
     }
     print_message("llguidance's tests: %u grammars (%s/llg-cases.log: calls not extracted)\n"
                   "  llguidance refuses %u: refused here %u, loaded here for a known cause %u, "
@@ -348,6 +357,7 @@ static void test_llg_cases(void **state)
     assert_int_equal(t->differ, 0);
     free(t);
     free(data);
+    tok_free(vt);
 }
 
 /* The dialect's constructs on grammars of our own (run without
@@ -410,7 +420,7 @@ static char verdict_as(const char *gtext, const char *text, int sem, int initial
 {
     gr_cfg_t cfg;
     tb_err_t err;
-    gr_load_opts_t o = {"lark", NULL, sem};
+    gr_load_opts_t o = {.format = "lark", .semantics = sem};
     if (gr_cfg_parse_opts(&cfg, gtext, strlen(gtext), "g.lark", &o, &err))
         fail_msg("%s\n%s", gtext, err.msg);
     cfg.initial_skip = initial_skip;

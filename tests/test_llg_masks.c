@@ -11,8 +11,11 @@
  * semantics (--semantics llguidance), so greedy lexing and ignored text
  * before the first lexeme must explain nothing: a grammar of our own,
  * where the default reading allows what llguidance's greedy lexer
- * refuses, runs with them to show it.  Skips, saying why, without llguidance's
- * sources in ../shared or its reference build (`make llguidance-ref`).
+ * refuses, runs with them to show it.  Special tokens (token-id lexemes)
+ * are compared on grammars of our own after llguidance's test_ll.rs
+ * traces, every id of every mask, since its test_lark.rs grammars with
+ * them have no string.  Skips, saying why, without llguidance's sources in
+ * ../shared or its reference build (`make llguidance-ref`).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,8 +29,11 @@
 
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "../experiments/refs/llgmasks.h"
 #include "../grammar/load.h"
+#include "../grammar/match.h"
 #include "support.h"
 
 #define LLAMA3 "data/cache/llama3/tokenizer.json"
@@ -176,9 +182,162 @@ static void test_greedy_cause(void **state)
     tok_free(tok);
 }
 
+/* ---- special tokens, live ---- */
+
+/* Grammars with special tokens (llguidance's test_ll.rs traces, named as
+ * Llama 3's tokens) and a text for each: pieces between '~' are a special
+ * token's name where they start with '<', else text tokenized. */
+static const struct {
+    const char *lark, *text;
+} SPECIAL[] = {
+    {"start: <|start_header_id|> /[a-z ]*/\n", "<|start_header_id|>~hello world"},
+    {"start: hd /[a-z ]*/\nhd: <|start_header_id|> | <|end_header_id|>\n",
+     "<|end_header_id|>~foo bar"},
+    {"start: /[a-z ]*/ <|eot_id|>\n", "foo bar~<|eot_id|>"},
+    {"start: (\"a\" <|eot_id|>)+ \"b\"\n", "a~<|eot_id|>~a~<|eot_id|>~b"},
+    {"start: <[128000-128010]> /[a-z]+/\n", "<|eot_id|>~abc"},
+    {"start: <[^128000-128255]> \"x\"\n", "y~x"},
+};
+
+/* The ids of SPECIAL[i]'s text over tok, into ids. */
+static void special_ids(tok_tokenizer_t *tok, const char *text, tok_ids_t *ids)
+{
+    const tok_vocab_t *v = tok_vocab(tok);
+    tb_err_t err;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "~");
+        if (*p == '<') {
+            assert_int_equal(tb_vec_push(ids, test_special_id(v, p, n)), 0);
+        } else if (tok_encode(tok, (const uint8_t *)p, n, ids, &err)) {
+            fail_msg("%s", err.msg);
+        }
+        p += n + (p[n] == '~');
+    }
+}
+
+/* llguidance's masks (one output line) against tokbench's matcher over
+ * the same ids: every id equal, the end-of-text token allowed by
+ * llguidance also where tokbench's text may end. */
+static void compare_special(size_t i, json_t *line, tok_tokenizer_t *tok, const trie_t *trie,
+                            size_t max_len, size_t *masks)
+{
+    const tok_vocab_t *v = tok_vocab(tok);
+    tb_err_t err;
+    gr_cfg_t cfg;
+    gr_load_opts_t o = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE, .vocab = v};
+    if (gr_cfg_parse_opts(&cfg, SPECIAL[i].lark, strlen(SPECIAL[i].lark), "g.lark", &o, &err))
+        fail_msg("%s", err.msg);
+    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
+    gr_matcher_t m;
+    assert_non_null(g);
+    assert_int_equal(gr_matcher_init(&m, g, max_len, &err), 0);
+    const char *outcome = json_string_value(json_object_get(line, "outcome"));
+    if (!outcome || strcmp(outcome, "pass"))
+        fail_msg("%s: llguidance: %s", SPECIAL[i].lark, json_dumps(line, 0));
+    json_t *in = json_array_get(json_object_get(line, "instances"), 0);
+    json_t *hexes = json_object_get(in, "masks"), *ids = json_object_get(in, "ids");
+    tb_bitset_t ours, theirs;
+    assert_int_equal(tb_bitset_init(&ours, trie_mask_bits(trie)), 0);
+    assert_int_equal(tb_bitset_init(&theirs, v->size), 0);
+    for (size_t k = 0; k < json_array_size(hexes); k++) {
+        const char *hex = json_string_value(json_array_get(hexes, k));
+        if (!hex || xp_xg_read_hex(hex, &theirs, &err) ||
+            gr_matcher_mask(&m, trie, &ours, NULL, &err))
+            fail_msg("%s", err.msg);
+        for (uint32_t id = 0; id < v->size; id++) {
+            int here = tb_bitset_get(&ours, id) ||
+                       (id == (uint32_t)v->eos && gr_matcher_accepting(&m));
+            if (here != tb_bitset_get(&theirs, id))
+                fail_msg("%s%s: before token %zu, id %u allowed by %s only", SPECIAL[i].lark,
+                         SPECIAL[i].text, k, id, here ? "tokbench" : "llguidance");
+        }
+        ++*masks;
+        if (k < json_array_size(ids)) {
+            uint32_t id = (uint32_t)json_integer_value(json_array_get(ids, k));
+            size_t n;
+            const uint8_t *s = tok_vocab_token(v, id, &n);
+            assert_int_equal(gr_matcher_consume_id(&m, id, s, n, NULL, &err), 0);
+        }
+    }
+    assert_true(gr_matcher_accepting(&m));
+    tb_bitset_free(&ours);
+    tb_bitset_free(&theirs);
+    gr_matcher_free(&m);
+    gr_gram_free(g);
+}
+
+/* Special tokens as llguidance masks them: SPECIAL's grammars run by
+ * tb-llguidance (Llama 3's vocabulary, its special tokens 0xFF-marked as
+ * toktrie keeps them, so llguidance finds them by name) and by tokbench,
+ * each mask before every token compared whole. */
+static void test_special_live(void **state)
+{
+    (void)state;
+    if (access(LLG_PROG, X_OK)) {
+        print_message("skipped: no " LLG_PROG " (make llguidance-ref)\n");
+        skip();
+    }
+    char dir[] = "/tmp/tb-llgspecial-XXXXXX", tokens[64], jobs[64], out[64], cmd[512];
+    test_tmpdir(dir);
+    snprintf(tokens, sizeof tokens, "%s/tokens", dir);
+    snprintf(jobs, sizeof jobs, "%s/jobs", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    tb_err_t err;
+    tok_tokenizer_t *tok = test_load(LLAMA3);
+    trie_keys_t keys;
+    trie_t *trie = NULL;
+    if (xp_llg_write_tokens(tok_vocab(tok), tokens, &err) ||
+        trie_keys_from_vocab(&keys, tok_vocab(tok), TRIE_SPECIALS_OMIT, &err) ||
+        !(trie = trie_build(&trie_layout_dfs, &keys, &err)))
+        fail_msg("%s", err.msg);
+    FILE *f = fopen(jobs, "w");
+    assert_non_null(f);
+    size_t n = sizeof SPECIAL / sizeof SPECIAL[0];
+    for (size_t i = 0; i < n; i++) {
+        tok_ids_t ids = {0};
+        special_ids(tok, SPECIAL[i].text, &ids);
+        json_t *arr = json_array();
+        for (size_t k = 0; k < ids.len; k++)
+            json_array_append_new(arr, json_integer(ids.data[k]));
+        json_t *job = json_pack("{s:s, s:s, s:[{s:i, s:b, s:o}]}", "name", SPECIAL[i].text,
+                                "lark", SPECIAL[i].lark, "instances", "index", 0, "valid", 1,
+                                "ids", arr);
+        char *line = json_dumps(job, JSON_COMPACT);
+        fprintf(f, "%s\n", line);
+        free(line);
+        json_decref(job);
+        free(ids.data);
+    }
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, LLG_PROG " maskbench --masks --tokens %s --eos %d %s > %s 2>/dev/null",
+             tokens, tok_vocab(tok)->eos, jobs, out);
+    assert_int_equal(system(cmd), 0);
+    f = fopen(out, "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0, i = 0, masks = 0;
+    for (; getline(&line, &cap, f) > 0; i++) {
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        assert_non_null(j);
+        assert_true(i < n);
+        compare_special(i, j, tok, trie, keys.max_len, &masks);
+        json_decref(j);
+    }
+    free(line);
+    fclose(f);
+    assert_int_equal(i, n);
+    print_message("special tokens: %zu grammars, %zu masks equal to llguidance's\n", n, masks);
+    test_rm_tree(dir);
+    trie_free(trie);
+    trie_keys_free(&keys);
+    tok_free(tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_greedy_cause),
+                                       cmocka_unit_test(test_special_live),
                                        cmocka_unit_test(test_llg_masks)};
     return cmocka_run_group_tests_name("grammar masks against llguidance", tests, NULL, NULL);
 }

@@ -54,9 +54,10 @@ int xp_semantics_arg(int argc, char **argv, int i, int *sem)
 
 int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
                           const char *start, int semantics, const gr_schema_opts_t *o,
-                          tb_err_t *err)
+                          const tok_vocab_t *vocab, tb_err_t *err)
 {
-    gr_load_opts_t lo = {format, start, semantics};
+    gr_load_opts_t lo = {.format = format, .start_name = start, .semantics = semantics,
+                         .vocab = vocab};
     if (!(format && !strcmp(format, "schema") && !start))
         return gr_cfg_load_opts(cfg, path, &lo, err);
     gr_schema_opts_t so = o ? *o : (gr_schema_opts_t){0};
@@ -71,7 +72,7 @@ int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err)
 {
-    return xp_load_grammar_start(cfg, path, format, NULL, 0, o, err);
+    return xp_load_grammar_start(cfg, path, format, NULL, 0, o, NULL, err);
 }
 
 int xp_die(const tb_err_t *err)

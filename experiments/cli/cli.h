@@ -69,11 +69,12 @@ int xp_semantics_arg(int argc, char **argv, int i, int *sem);
 /* gr_cfg_load, with the schema options o when format is "schema". */
 int xp_load_grammar(gr_cfg_t *cfg, const char *path, const char *format,
                     const gr_schema_opts_t *o, tb_err_t *err);
-/* The same with a Lark grammar's start rule named (--start; NULL: start)
- * and the semantics (xp_semantics_arg's; 0: as the grammar says). */
+/* The same with a Lark grammar's start rule named (--start; NULL: start),
+ * the semantics (xp_semantics_arg's; 0: as the grammar says) and the
+ * vocabulary its special tokens name ids of (NULL: none). */
 int xp_load_grammar_start(gr_cfg_t *cfg, const char *path, const char *format,
                           const char *start, int semantics, const gr_schema_opts_t *o,
-                          tb_err_t *err);
+                          const tok_vocab_t *vocab, tb_err_t *err);
 
 /* Prints "tokbench: <msg>" to stderr and returns exit status 1. */
 int xp_die(const tb_err_t *err);

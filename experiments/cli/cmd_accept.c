@@ -44,6 +44,8 @@ static int accept_usage(FILE *out)
             "does; --times prints every mask's time, one line per token.  A FILE\n"
             "over 1 MiB is read and encoded a piece at a time (cut before a space\n"
             "after a word): the tokens at a cut may differ from the whole text's.\n"
+            "A Lark grammar's special tokens (<|name|>, <[ids]>) are ids of SPEC's\n"
+            "vocabulary: a token where the grammar takes one of them is read by id.\n"
             XP_SCHEMA_ARGS_HELP "\n" XP_SEMANTICS_HELP "\n"
             "Exit status: 0 the text is a sentence, 3 a token is refused or the text\n"
             "is only a prefix of a sentence, 1 an error, 2 a usage error.\n");
@@ -144,7 +146,7 @@ static int drive(gr_matcher_t *m, const tok_vocab_t *v, const uint32_t *ids, siz
             break;
         size_t len;
         const uint8_t *s = tok_vocab_token(v, ids[k], &len);
-        int r = gr_matcher_consume(m, s, len, &p->in_token, err);
+        int r = gr_matcher_consume_id(m, ids[k], s, len, &p->in_token, err);
         if (r < 0)
             rc = -1;
         else if (trie && (r == 0) != tb_bitset_get(&mask, ids[k]))
@@ -249,12 +251,7 @@ int xp_cmd_accept(int argc, char **argv)
         return accept_usage(stderr);
     tb_err_t err = {{0}};
     gr_cfg_t cfg;
-    if (xp_load_grammar_start(&cfg, a.grammar, a.format, a.start, a.semantics, &a.schema,
-                              &err))
-        return xp_die(&err);
-    gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
-    if (!g)
-        return xp_die(&err);
+    gr_gram_t *g = NULL;
     source_t src = {.path = a.file};
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
@@ -277,7 +274,11 @@ int xp_cmd_accept(int argc, char **argv)
         if (!xp_resolve_spec(a.spec, path, sizeof path, &err))
             tok = tok_load(path, &err);
     }
-    if (!tok || (a.masks && !trie) || gr_matcher_init(&m, g, keys.max_len, &err))
+    /* the grammar after the vocabulary: its special tokens are ids of it */
+    if (!tok || (a.masks && !trie) ||
+        xp_load_grammar_start(&cfg, a.grammar, a.format, a.start, a.semantics, &a.schema,
+                              tok_vocab(tok), &err) ||
+        !(g = gr_gram_new(&cfg, NULL, &err)) || gr_matcher_init(&m, g, keys.max_len, &err))
         goto out;
     gr_matcher_keep(&m, 1); /* nothing here rolls back */
     if (a.slicer && (!(slicer = lex_slicer_new(&keys, trie_layout(trie), NULL, 0, &err)) ||

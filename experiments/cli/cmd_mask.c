@@ -193,7 +193,8 @@ static int engine_mask(engine_t *e, const trie_t *t, tb_bitset_t *mask, uint64_t
                        tb_err_t *err)
 {
     if (e->g)
-        return gr_mask(t, &e->grec, e->state, mask, nodes, err);
+        return gr_mask(t, &e->grec, e->state, mask, nodes, err) ||
+               gr_mask_token_ids(e->g, e->state, mask, err);
     return lex_mask(t, &e->lrec, e->state, mask, nodes, err);
 }
 
@@ -321,15 +322,15 @@ static int run_index(const mask_args_t *a, const trie_t *trie, const trie_keys_t
     return rc;
 }
 
-/* The DFA or the grammar, before the vocabulary loads, so that a bad one
- * fails first. */
-static int engine_open(engine_t *e, const mask_args_t *a, tb_err_t *err)
+/* The DFA or the grammar; v, the vocabulary a grammar's special tokens
+ * name ids of, is NULL before it loads (so that a bad DFA fails first). */
+static int engine_open(engine_t *e, const mask_args_t *a, const tok_vocab_t *v, tb_err_t *err)
 {
     lex_dfa_opts_t opts = {.max_states = a->max_states};
     if (a->grammar) {
         gr_cfg_t cfg;
         if (xp_load_grammar_start(&cfg, a->grammar, a->format, a->start, a->semantics,
-                                  &a->schema, err))
+                                  &a->schema, v, err))
             return -1;
         gr_opts_t go = {.lexer = opts};
         if (!(e->g = gr_gram_new(&cfg, &go, err)))
@@ -452,18 +453,20 @@ int xp_cmd_mask(int argc, char **argv)
         tb_fail(&err, "--index works with --regex and --lexer only");
         return xp_die(&err);
     }
-    if (engine_open(&e, &a, &err))
+    if (!a.grammar && engine_open(&e, &a, NULL, &err))
         return xp_die(&err);
     tok_tokenizer_t *tok = NULL;
     trie_keys_t keys = {0};
     double t0 = xp_now_ns();
     trie_t *trie = xp_load_trie(a.spec, a.layout, &keys, &tok, &err);
     double build_ms = (xp_now_ns() - t0) / 1e6;
+
     tb_bitset_t mask = {0};
     uint64_t *ticks = NULL;
     int status = 1;
     gr_stats_t st[3] = {{0}};
-    if (!trie || engine_rec(&e, keys.max_len, &err) || engine_after(&e, &a, &err))
+    if (!trie || (a.grammar && engine_open(&e, &a, tok_vocab(tok), &err)) ||
+        engine_rec(&e, keys.max_len, &err) || engine_after(&e, &a, &err))
         goto out;
     ticks = malloc(a.reps * sizeof *ticks);
     if (!ticks || tb_bitset_init(&mask, trie_mask_bits(trie))) {

@@ -163,11 +163,13 @@ static int read_cases(const uint8_t *data, size_t len, const char *path, llg_cas
 
 /* The grammar as tokbench reads it under llguidance's semantics (greedy
  * lexemes, lazy where declared: docs/grammars.md), so that the
- * greedy-lexing cause should match nothing. */
-static gr_gram_t *load(const llg_case_t *c, tb_err_t *err)
+ * greedy-lexing cause should match nothing; its special tokens are ids of
+ * r's vocabulary. */
+static gr_gram_t *load(const xp_llg_run_t *r, const llg_case_t *c, tb_err_t *err)
 {
     gr_cfg_t cfg;
-    gr_load_opts_t o = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE};
+    gr_load_opts_t o = {.format = "lark", .semantics = 1 + GR_SEM_LLGUIDANCE,
+                        .vocab = tok_vocab(r->tok)};
     if (gr_cfg_parse_opts(&cfg, c->text, c->len, c->out.where, &o, err))
         return NULL;
     return gr_gram_new(&cfg, NULL, err);
@@ -399,7 +401,7 @@ static int load_all(const xp_llg_run_t *r, llg_cases_t *cases, FILE *jobs, size_
     for (size_t i = 0; i < cases->len; i++) {
         llg_case_t *c = &cases->data[i];
         tb_err_t why = {{0}};
-        c->g = load(c, &why);
+        c->g = load(r, c, &why);
         c->out.loaded = c->g != NULL;
         c->out.json = memmem(c->text, c->len, "%json", 5) != NULL;
         for (size_t k = 0; c->g && k < c->strs.len; k++) {
