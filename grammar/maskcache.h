@@ -14,12 +14,13 @@
  *
  * A mask is kept the second time its state misses: most states of a
  * schema's object are met once (the properties seen so far are part of
- * the state), and keeping a mask costs a pass over its words, a good part
- * of a cheap walk; a state met twice is likely met again.  The matcher
- * keeps a mask at once where the state is inside a string's body (a
- * slice was taken whole, slicer.h), since a token there mostly leaves the
- * state where it was, and where the walk visited more nodes than twice
- * the mask's words, which costs more than keeping it.
+ * the state), and keeping a mask costs a copy of its words (or a pass
+ * over them, once memory grows short), a good part of a cheap walk; a
+ * state met twice is likely met again.  The matcher keeps a mask at once
+ * where the state is inside a string's body (a slice was taken whole,
+ * slicer.h), since a token there mostly leaves the state where it was,
+ * and where the walk visited more nodes than a quarter of the mask's
+ * words, which costs more than keeping it.
  *
  * Memory is bounded by max_bytes of entries and index (the vectors' slack
  * aside): an entry that would pass it empties the cache first (a flush;
