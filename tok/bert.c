@@ -13,6 +13,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../base/utf8.h"
 #include "bertprops_tables.h"
@@ -90,24 +91,28 @@ int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
     return 0;
 }
 
+/* Decomposes into out and then drops the accents (Mn) there, in place:
+ * no buffer of its own to allocate on every call. */
 int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
                            tb_err_t *err)
 {
-    tb_buf_t nfd = {0};
-    if (tok_unorm(TOK_UNORM_NFD, s, n, &nfd, err))
+    size_t mark = out->len;
+    if (tok_unorm(TOK_UNORM_NFD, s, n, out, err))
         return -1;
-    int rc = 0;
-    for (size_t i = 0; i < nfd.len && !rc;) {
+    uint8_t *d = out->data;
+    size_t w = mark;
+    for (size_t i = mark; i < out->len;) {
         uint32_t c;
-        size_t k = tb_utf8_decode(nfd.data + i, nfd.len - i, &c);
+        size_t k = tb_utf8_decode(d + i, out->len - i, &c);
         if (!k)
-            rc = tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
-                              "the decomposed text", i);
-        else if (!in_ranges(bert_mn, NRANGES(bert_mn), c) &&
-                 tb_buf_put(out, nfd.data + i, k))
-            rc = tb_fail(err, "out of memory");
-        i += k ? k : 1;
+            return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
+                                "the decomposed text", i - mark);
+        if (!in_ranges(bert_mn, NRANGES(bert_mn), c)) {
+            memmove(d + w, d + i, k);
+            w += k;
+        }
+        i += k;
     }
-    tb_buf_free(&nfd);
-    return rc;
+    out->len = w;
+    return 0;
 }

@@ -205,10 +205,16 @@ void tok_uprops_gc_fill(uint8_t *out, uint32_t n)
 
 int tok_uprops_is_space(uint32_t cp)
 {
-    for (size_t k = 0; k < NSPACE && uprops_space[k][0] <= cp; k++)
-        if (cp <= uprops_space[k][1])
-            return 1;
-    return 0;
+    /* a binary search: the letters of most scripts lie past most ranges */
+    size_t lo = 0, hi = NSPACE;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (uprops_space[mid][1] < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < NSPACE && uprops_space[lo][0] <= cp;
 }
 
 int tok_uprops_space_items(int negate, tb_buf_t *out)
