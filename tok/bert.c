@@ -23,19 +23,6 @@
 
 #define NRANGES(r) (sizeof r / sizeof r[0])
 
-static int in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r[mid][1] < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && r[lo][0] <= c;
-}
-
 int tok_is_cjk(uint32_t c)
 {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
@@ -50,7 +37,7 @@ int tok_bert_is_punct(uint32_t c)
     if (c < 0x80)
         return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
                (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
-    return in_ranges(bert_punct, NRANGES(bert_punct), c);
+    return tok_uprops_in_ranges(bert_punct, NRANGES(bert_punct), c);
 }
 
 /* What clean_text drops: NUL, U+FFFD, and "other" characters (Cc, Cf, Co)
@@ -62,7 +49,7 @@ static int bert_dropped(uint32_t c)
         return 1;
     if (c == '\t' || c == '\n' || c == '\r')
         return 0;
-    return in_ranges(bert_other, NRANGES(bert_other), c);
+    return tok_uprops_in_ranges(bert_other, NRANGES(bert_other), c);
 }
 
 int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
@@ -107,7 +94,7 @@ int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
         if (!k)
             return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
                                 "the decomposed text", i - mark);
-        if (!in_ranges(bert_mn, NRANGES(bert_mn), c)) {
+        if (!tok_uprops_in_ranges(bert_mn, NRANGES(bert_mn), c)) {
             memmove(d + w, d + i, k);
             w += k;
         }

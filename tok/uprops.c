@@ -203,18 +203,23 @@ void tok_uprops_gc_fill(uint8_t *out, uint32_t n)
     }
 }
 
-int tok_uprops_is_space(uint32_t cp)
+int tok_uprops_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c)
 {
-    /* a binary search: the letters of most scripts lie past most ranges */
-    size_t lo = 0, hi = NSPACE;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (uprops_space[mid][1] < cp)
+        if (r[mid][1] < c)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < NSPACE && uprops_space[lo][0] <= cp;
+    return lo < n && r[lo][0] <= c;
+}
+
+int tok_uprops_is_space(uint32_t cp)
+{
+    /* searched, not scanned: most letters lie past most of the ranges */
+    return tok_uprops_in_ranges(uprops_space, NSPACE, cp);
 }
 
 int tok_uprops_space_items(int negate, tb_buf_t *out)
