@@ -43,18 +43,19 @@ int tok_bert_is_punct(uint32_t c)
 /* What clean_text drops: NUL, U+FFFD, and "other" characters (Cc, Cf, Co)
  * but tab, newline and return, which are white space to it, though \v, \f
  * and U+0085 are not. */
-static int bert_dropped(uint32_t c)
+static int bert_dropped(uint32_t c, tok_ranges_memo_t *m)
 {
     if (c == 0 || c == 0xFFFD)
         return 1;
     if (c == '\t' || c == '\n' || c == '\r')
         return 0;
-    return tok_uprops_in_ranges(bert_other, NRANGES(bert_other), c);
+    return tok_uprops_in_ranges_memo(bert_other, NRANGES(bert_other), c, m);
 }
 
 int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
                    tb_err_t *err)
 {
+    tok_ranges_memo_t other = TOK_RANGES_MEMO_EMPTY;
     for (size_t i = 0; i < n;) {
         uint32_t c;
         size_t k = tb_utf8_decode(s + i, n - i, &c);
@@ -62,7 +63,7 @@ int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
             return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
                                 "the text", i);
         int rc;
-        if ((flags & TOK_BERT_CLEAN) && bert_dropped(c))
+        if ((flags & TOK_BERT_CLEAN) && bert_dropped(c, &other))
             rc = 0;
         else if ((flags & TOK_BERT_CLEAN) && tok_uprops_is_space(c))
             rc = tb_buf_putc(out, ' ');
@@ -88,13 +89,14 @@ int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
         return -1;
     uint8_t *d = out->data;
     size_t w = mark;
+    tok_ranges_memo_t mn = TOK_RANGES_MEMO_EMPTY;
     for (size_t i = mark; i < out->len;) {
-        uint32_t c;
-        size_t k = tb_utf8_decode(d + i, out->len - i, &c);
-        if (!k)
+        uint32_t c = d[i];
+        size_t k = 1; /* ASCII (a letter an accent came off) is no accent */
+        if (c >= 0x80 && !(k = tb_utf8_decode(d + i, out->len - i, &c)))
             return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
                                 "the decomposed text", i - mark);
-        if (!tok_uprops_in_ranges(bert_mn, NRANGES(bert_mn), c)) {
+        if (c < 0x80 || !tok_uprops_in_ranges_memo(bert_mn, NRANGES(bert_mn), c, &mn)) {
             memmove(d + w, d + i, k);
             w += k;
         }
