@@ -471,25 +471,20 @@ static void test_long_runs_gemma3(void **state)
     tok_free(t);
 }
 
-/* Every word of real text through the engine and the naive loop (with
- * ignore_merges honoured as Llama 3 asks).  Words past the engine's short
- * path go through its heap, so both paths are covered. */
-static void test_real_words_llama3(void **state)
+/* Every word of text[0..len) through the engine and the naive loop (with
+ * ignore_merges honoured as Llama 3 asks), twice with one state: the
+ * second round hits the word cache.  Returns how many words there were. */
+static size_t words_match_naive(tok_tokenizer_t *t, const uint8_t *text, size_t len)
 {
-    (void)state;
-    size_t len;
-    uint8_t *text = read_fortunes(&len);
     tb_err_t err;
-    tok_tokenizer_t *t = load("llama3");
     tb_buf_t buf = {0};
     tok_spans_t words = {0};
     tok_state_t *st = tok_state_new(t);
     assert_non_null(st);
     assert_int_equal(tok_pretokenize(t, st, text, len, 1, &buf, &words, &err), 0);
-    assert_true(words.len > 1000);
     tok_ids_t ids = {0};
     uint32_t *sym = NULL;
-    for (int round = 0; round < 2; round++) /* the second round hits the cache */
+    for (int round = 0; round < 2; round++)
         for (size_t i = 0; i < words.len; i++) {
             const uint8_t *w = buf.data + words.data[i].off;
             size_t n = words.data[i].len, k = n;
@@ -506,22 +501,58 @@ static void test_real_words_llama3(void **state)
             ids.len = 0;
             assert_int_equal(tok_bpe_word(t, st, w, n, &ids, &err), 0);
             if (ids.len != k || memcmp(ids.data, sym, k * sizeof *sym))
-                fail_msg("word %zu \"%.*s\" differs", i, (int)n, (const char *)w);
+                fail_msg("round %d: word %zu \"%.*s\" differs", round, i, (int)n,
+                         (const char *)w);
         }
-    /* a long made-up word exercises the heap on real merges */
-    const char *lw = "Pneumonoultramicroscopicsilicovolcanoconiosis"
-                     "Supercalifragilisticexpialidocious-antidisestablishment";
-    size_t n = strlen(lw);
-    sym = realloc(sym, n * sizeof *sym);
-    for (size_t j = 0; j < n; j++)
-        sym[j] = (uint32_t)t->vocab.byte_id[(uint8_t)lw[j]];
-    engine_matches_naive(t, (const uint8_t *)lw, n, sym, n);
+    size_t count = words.len;
     free(sym);
     free(ids.data);
     tb_buf_free(&buf);
     free(words.data);
-    free(text);
     tok_state_free(st);
+    return count;
+}
+
+/* Real text's words; those past the engine's short path go through its
+ * heap, so both paths are covered. */
+static void test_real_words_llama3(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *text = read_fortunes(&len);
+    tok_tokenizer_t *t = load("llama3");
+    assert_true(words_match_naive(t, text, len) > 1000);
+    /* a long made-up word exercises the heap on real merges */
+    const char *lw = "Pneumonoultramicroscopicsilicovolcanoconiosis"
+                     "Supercalifragilisticexpialidocious-antidisestablishment";
+    size_t n = strlen(lw);
+    uint32_t *sym = malloc(n * sizeof *sym);
+    for (size_t j = 0; j < n; j++)
+        sym[j] = (uint32_t)t->vocab.byte_id[(uint8_t)lw[j]];
+    engine_matches_naive(t, (const uint8_t *)lw, n, sym, n);
+    free(sym);
+    free(text);
+    tok_free(t);
+}
+
+/* 20,000 different words, far more than a fresh state's word cache first
+ * has room for: it grows several times while they go in, and every word
+ * found there in the second round must still have its own ids. */
+static void test_cache_growth_llama3(void **state)
+{
+    (void)state;
+    tb_buf_t text = {0};
+    for (unsigned i = 0; i < 20000; i++) {
+        char w[16];
+        int n = 0;
+        w[n++] = ' ';
+        for (unsigned v = i; n < 5; v /= 26) /* " aaaa", " baaa", ... */
+            w[n++] = (char)('a' + v % 26);
+        assert_int_equal(tb_buf_put(&text, w, (size_t)n), 0);
+    }
+    tok_tokenizer_t *t = load("llama3");
+    assert_int_equal(words_match_naive(t, text.data, text.len), 20000);
+    tb_buf_free(&text);
     tok_free(t);
 }
 
@@ -567,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_long_runs_llama3),
         cmocka_unit_test(test_long_runs_gemma3),
         cmocka_unit_test(test_real_words_llama3),
+        cmocka_unit_test(test_cache_growth_llama3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

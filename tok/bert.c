@@ -13,6 +13,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../base/utf8.h"
 #include "bertprops_tables.h"
@@ -21,19 +22,6 @@
 #include "uprops.h"
 
 #define NRANGES(r) (sizeof r / sizeof r[0])
-
-static int in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r[mid][1] < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && r[lo][0] <= c;
-}
 
 int tok_is_cjk(uint32_t c)
 {
@@ -49,24 +37,25 @@ int tok_bert_is_punct(uint32_t c)
     if (c < 0x80)
         return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
                (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
-    return in_ranges(bert_punct, NRANGES(bert_punct), c);
+    return tok_uprops_in_ranges(bert_punct, NRANGES(bert_punct), c);
 }
 
 /* What clean_text drops: NUL, U+FFFD, and "other" characters (Cc, Cf, Co)
  * but tab, newline and return, which are white space to it, though \v, \f
  * and U+0085 are not. */
-static int bert_dropped(uint32_t c)
+static int bert_dropped(uint32_t c, tok_ranges_memo_t *m)
 {
     if (c == 0 || c == 0xFFFD)
         return 1;
     if (c == '\t' || c == '\n' || c == '\r')
         return 0;
-    return in_ranges(bert_other, NRANGES(bert_other), c);
+    return tok_uprops_in_ranges_memo(bert_other, NRANGES(bert_other), c, m);
 }
 
 int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
                    tb_err_t *err)
 {
+    tok_ranges_memo_t other = TOK_RANGES_MEMO_EMPTY;
     for (size_t i = 0; i < n;) {
         uint32_t c;
         size_t k = tb_utf8_decode(s + i, n - i, &c);
@@ -74,7 +63,7 @@ int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
             return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
                                 "the text", i);
         int rc;
-        if ((flags & TOK_BERT_CLEAN) && bert_dropped(c))
+        if ((flags & TOK_BERT_CLEAN) && bert_dropped(c, &other))
             rc = 0;
         else if ((flags & TOK_BERT_CLEAN) && tok_uprops_is_space(c))
             rc = tb_buf_putc(out, ' ');
@@ -90,24 +79,29 @@ int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
     return 0;
 }
 
+/* Decomposes into out and then drops the accents (Mn) there, in place:
+ * no buffer of its own to allocate on every call. */
 int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
                            tb_err_t *err)
 {
-    tb_buf_t nfd = {0};
-    if (tok_unorm(TOK_UNORM_NFD, s, n, &nfd, err))
+    size_t mark = out->len;
+    if (tok_unorm(TOK_UNORM_NFD, s, n, out, err))
         return -1;
-    int rc = 0;
-    for (size_t i = 0; i < nfd.len && !rc;) {
-        uint32_t c;
-        size_t k = tb_utf8_decode(nfd.data + i, nfd.len - i, &c);
-        if (!k)
-            rc = tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
-                              "the decomposed text", i);
-        else if (!in_ranges(bert_mn, NRANGES(bert_mn), c) &&
-                 tb_buf_put(out, nfd.data + i, k))
-            rc = tb_fail(err, "out of memory");
-        i += k ? k : 1;
+    uint8_t *d = out->data;
+    size_t w = mark;
+    tok_ranges_memo_t mn = TOK_RANGES_MEMO_EMPTY;
+    for (size_t i = mark; i < out->len;) {
+        uint32_t c = d[i];
+        size_t k = 1; /* ASCII (a letter an accent came off) is no accent */
+        if (c >= 0x80 && !(k = tb_utf8_decode(d + i, out->len - i, &c)))
+            return tb_fail(err, "BertNormalizer: invalid UTF-8 at byte %zu of "
+                                "the decomposed text", i - mark);
+        if (c < 0x80 || !tok_uprops_in_ranges_memo(bert_mn, NRANGES(bert_mn), c, &mn)) {
+            memmove(d + w, d + i, k);
+            w += k;
+        }
+        i += k;
     }
-    tb_buf_free(&nfd);
-    return rc;
+    out->len = w;
+    return 0;
 }

@@ -34,8 +34,12 @@
  * word of byte-level pre-tokenizers (\p{L}+), often 100-250 bytes: a
  * quarter of the bytes of the multi corpus lie in words of 128-256. */
 #define CACHE_MAX_WORD 256
-#define CACHE_SLOTS (1u << 18) /* 3 MB of slots, at most half used */
-#define CACHE_MAX_COUNT (CACHE_SLOTS / 2)
+#define CACHE_SLOTS (1u << 18) /* 3 MB of slots at most, at most half used */
+/* The slots a state starts with, doubled as the cache fills: a fresh
+ * state's first pass over a text touches only the pages its words need
+ * (on this KVM guest a page's first touch costs 5-10 us: 768 of them, a
+ * tenth of a first megabyte's encode, for slots that were mostly empty). */
+#define CACHE_FIRST_SLOTS (1u << 12)
 #define CACHE_MAX_POOL ((size_t)8 << 20)
 
 #define DEAD UINT32_MAX
@@ -71,6 +75,7 @@ typedef struct {
     const bpe_tables_t *tab; /* the tables the cached ids were merged with */
     /* word cache; cleared whole when full, which keeps it bounded */
     cache_slot_t *slots;
+    size_t nslots; /* a power of two, up to CACHE_SLOTS */
     size_t count;
     tb_buf_t pool;
     merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
@@ -358,7 +363,7 @@ static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
                                       size_t n, uint64_t h)
 {
     uint32_t tag = (uint32_t)(h >> 32) | 1;
-    size_t i = (size_t)h & (CACHE_SLOTS - 1);
+    size_t mask = st->nslots - 1, i = (size_t)h & mask;
     for (;;) {
         const cache_slot_t *s = &st->slots[i];
         if (!s->tag)
@@ -366,15 +371,37 @@ static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
         if (s->tag == tag && s->key_len == n &&
             !memcmp(st->pool.data + s->off, w, n))
             return s;
-        i = (i + 1) & (CACHE_SLOTS - 1);
+        i = (i + 1) & mask;
     }
 }
 
 static void cache_clear(bpe_state_t *st)
 {
-    memset(st->slots, 0, CACHE_SLOTS * sizeof *st->slots);
+    memset(st->slots, 0, st->nslots * sizeof *st->slots);
     st->count = 0;
     st->pool.len = 0;
+}
+
+/* Twice the slots, the words moved over (their hashes taken again from
+ * the pool); -1 if out of memory, the cache as it was. */
+static int cache_grow(bpe_state_t *st)
+{
+    cache_slot_t *old = st->slots;
+    size_t n = st->nslots;
+    if (!(st->slots = calloc(2 * n, sizeof *st->slots))) {
+        st->slots = old;
+        return -1;
+    }
+    st->nslots = 2 * n;
+    for (size_t i = 0; i < n; i++) {
+        if (!old[i].tag)
+            continue;
+        const uint8_t *key = st->pool.data + old[i].off;
+        uint64_t h = tb_hash(key, old[i].key_len);
+        *(cache_slot_t *)cache_find(st, key, old[i].key_len, h) = old[i];
+    }
+    free(old);
+    return 0;
 }
 
 /* Remembers w -> ids; failure to remember is harmless and ignored. */
@@ -384,7 +411,9 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     size_t need = n + nids * sizeof *ids;
     if (nids > UINT16_MAX)
         return;
-    if (st->count >= CACHE_MAX_COUNT || st->pool.len + need > CACHE_MAX_POOL)
+    if (st->count >= st->nslots / 2 && st->nslots < CACHE_SLOTS)
+        cache_grow(st); /* if it cannot, the cache is cleared when full */
+    if (st->count >= st->nslots / 2 || st->pool.len + need > CACHE_MAX_POOL)
         cache_clear(st);
     if (tb_buf_reserve(&st->pool, need))
         return;
@@ -429,7 +458,8 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
     st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
-    st->slots = calloc(CACHE_SLOTS, sizeof *st->slots);
+    st->nslots = CACHE_FIRST_SLOTS;
+    st->slots = calloc(st->nslots, sizeof *st->slots);
     st->pairs = malloc(sizeof *st->pairs << PAIR_CACHE_BITS);
     if (!st->slots || !st->pairs) {
         free(st->slots);

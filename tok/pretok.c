@@ -422,13 +422,15 @@ static int split_bert(tb_buf_t *text, tok_spans_t *words)
         tok_span_t w = words->data[i];
         uint32_t start = w.off, end = w.off + w.len;
         for (uint32_t j = w.off; j < end;) {
-            uint32_t c;
-            size_t len = tb_utf8_decode(text->data + j, end - j, &c);
-            if (!len) { /* a stray byte: a letter, as U+FFFD would be */
-                len = 1;
+            uint32_t c = text->data[j];
+            size_t len = 1;
+            if (c >= 0x80 && !(len = tb_utf8_decode(text->data + j, end - j, &c))) {
+                len = 1; /* a stray byte: a letter, as U+FFFD would be */
                 c = 0xFFFD;
             }
-            int space = tok_uprops_is_space(c), punct = !space && tok_bert_is_punct(c);
+            int space = c < 0x80 ? c == ' ' || (c >= '\t' && c <= '\r')
+                                 : tok_uprops_is_space(c);
+            int punct = !space && tok_bert_is_punct(c);
             if ((space || punct) && start < j &&
                 tb_vec_push(words, ((tok_span_t){start, j - start})))
                 return -1;

@@ -300,9 +300,10 @@ struct tok_tokenizer {
     char pair_error[160];
     /* encode.c's index over `added`, built by tok_prepare: `added` sorted
      * by (normalized, content), normalized ones from added_norm_from on,
-     * and added_first[k] the bytes that start a token with normalized == k. */
+     * and added_at[k][b] the range [from, to) of those with normalized ==
+     * k whose first byte is b (empty: no token starts with b). */
     uint32_t added_norm_from;
-    uint64_t added_first[2][4];
+    uint32_t added_at[2][256][2];
     int ready;           /* tok_prepare ran: only read from here on */
     /* A tokenizer opened from a compiled file (compiled.c): the read-only
      * mapping that its vocabulary, merge table, BPE tables and Unigram

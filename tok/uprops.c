@@ -203,12 +203,48 @@ void tok_uprops_gc_fill(uint8_t *out, uint32_t n)
     }
 }
 
+/* The first of the n sorted ranges that does not end below c (n if
+ * none): c is in it, or in the gap before it. */
+static size_t range_at(const uint32_t (*r)[2], size_t n, uint32_t c)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid][1] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tok_uprops_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c)
+{
+    size_t k = range_at(r, n, c);
+    return k < n && r[k][0] <= c;
+}
+
+int tok_uprops_in_ranges_memo(const uint32_t (*r)[2], size_t n, uint32_t c,
+                              tok_ranges_memo_t *m)
+{
+    if (c >= m->lo && c <= m->hi)
+        return m->in;
+    size_t k = range_at(r, n, c);
+    m->in = k < n && r[k][0] <= c;
+    if (m->in) {
+        m->lo = r[k][0];
+        m->hi = r[k][1];
+    } else { /* the gap before range k */
+        m->lo = k ? r[k - 1][1] + 1 : 0;
+        m->hi = k < n ? r[k][0] - 1 : UINT32_MAX;
+    }
+    return m->in;
+}
+
 int tok_uprops_is_space(uint32_t cp)
 {
-    for (size_t k = 0; k < NSPACE && uprops_space[k][0] <= cp; k++)
-        if (cp <= uprops_space[k][1])
-            return 1;
-    return 0;
+    /* searched, not scanned: most letters lie past most of the ranges */
+    return tok_uprops_in_ranges(uprops_space, NSPACE, cp);
 }
 
 int tok_uprops_space_items(int negate, tb_buf_t *out)

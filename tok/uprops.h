@@ -31,6 +31,21 @@ void tok_uprops_gc_fill(uint8_t *out, uint32_t n);
 /* 1 if cp is White_Space (the references' \s). */
 int tok_uprops_is_space(uint32_t cp);
 
+/* 1 if c lies in one of the n sorted, disjoint ranges r[k][0]..r[k][1]. */
+int tok_uprops_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c);
+
+/* The same, remembering in *m the run of code points around c with c's
+ * answer (its range, or the gap between two), so that the next ones in it
+ * (the letters of one script, mostly) are answered without a search.  A
+ * memo serves one table; TOK_RANGES_MEMO_EMPTY starts it. */
+typedef struct {
+    uint32_t lo, hi;
+    int in;
+} tok_ranges_memo_t;
+#define TOK_RANGES_MEMO_EMPTY ((tok_ranges_memo_t){1, 0, 0})
+int tok_uprops_in_ranges_memo(const uint32_t (*r)[2], size_t n, uint32_t c,
+                              tok_ranges_memo_t *m);
+
 /* The set of leaf categories that a category name stands for (bit k for
  * leaf k): a short or long name, leaf or group ("L", "Lu", "Letter",
  * "Uppercase_Letter"), matched as PCRE2 and Oniguruma match names: case,
