@@ -99,19 +99,11 @@ static size_t plain_run(const char *p, size_t n, int *high)
     return i;
 }
 
-int tb_json_peek(tb_json_scan_t *s)
+int tb_json_peek_past_ws(tb_json_scan_t *s)
 {
     if (s->at < s->n && is_ws(s->t[s->at]))
         s->at += ws_run(s->t + s->at, s->n - s->at);
     return s->at < s->n ? (unsigned char)s->t[s->at] : -1;
-}
-
-int tb_json_eat(tb_json_scan_t *s, char ch)
-{
-    if (tb_json_peek(s) != (unsigned char)ch)
-        return 0;
-    s->at++;
-    return 1;
 }
 
 static int hex4(const char *p, uint32_t *v)
@@ -188,7 +180,8 @@ static int unescape(tb_json_scan_t *s, size_t start, size_t i, size_t *end)
     return i < s->n ? 0 : -1;
 }
 
-int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
+static int read_string(tb_json_scan_t *s, const char **str, size_t *len,
+                       int check)
 {
     if (!tb_json_eat(s, '"'))
         return -1;
@@ -211,10 +204,20 @@ int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
     } else {
         return -1;
     }
-    if (high && tb_utf8_validate((const uint8_t *)*str, *len) != *len)
+    if (check && high && tb_utf8_validate((const uint8_t *)*str, *len) != *len)
         return -1;
     s->at = i + 1;
     return 0;
+}
+
+int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
+{
+    return read_string(s, str, len, 1);
+}
+
+int tb_json_string_unchecked(tb_json_scan_t *s, const char **str, size_t *len)
+{
+    return read_string(s, str, len, 0);
 }
 
 /* The span of the number at the read position, as RFC 8259 writes it;

@@ -1647,13 +1647,16 @@ static int scan_unigram_vocab(ctx_t *c, tb_json_scan_t *s)
     return tb_json_eat(s, ']') ? 0 : -1;
 }
 
-/* One merge, "left right" or ["left", "right"], onto the queue. */
+/* One merge, "left right" or ["left", "right"], onto the queue.  Its
+ * strings' UTF-8 is left unchecked: each is looked up among model.vocab's,
+ * which were checked, and one not found sends the file to jansson, whose
+ * message names what is wrong (a space, ASCII, splits no character). */
 static int scan_merge(ctx_t *c, tb_json_scan_t *s)
 {
     const char *a, *b;
     size_t al, bl;
     if (tb_json_peek(s) == '"') {
-        if (tb_json_string(s, &a, &al))
+        if (tb_json_string_unchecked(s, &a, &al))
             return -1;
         const char *sp = memchr(a, ' ', al);
         if (!sp || memchr(sp + 1, ' ', al - (size_t)(sp + 1 - a)))
@@ -1661,8 +1664,8 @@ static int scan_merge(ctx_t *c, tb_json_scan_t *s)
         b = sp + 1;
         bl = al - (size_t)(b - a);
         al = (size_t)(sp - a);
-    } else if (!tb_json_eat(s, '[') || tb_json_string(s, &a, &al) ||
-               !tb_json_eat(s, ',') || tb_json_string(s, &b, &bl) ||
+    } else if (!tb_json_eat(s, '[') || tb_json_string_unchecked(s, &a, &al) ||
+               !tb_json_eat(s, ',') || tb_json_string_unchecked(s, &b, &bl) ||
                !tb_json_eat(s, ']')) {
         return -1;
     }
