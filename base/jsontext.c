@@ -269,6 +269,18 @@ int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v)
     return 0;
 }
 
+int tb_json_bool(tb_json_scan_t *s, int *v)
+{
+    int c = tb_json_peek(s);
+    size_t len = c == 't' ? 4 : 5;
+    if ((c != 't' && c != 'f') || s->n - s->at < len ||
+        memcmp(s->t + s->at, c == 't' ? "true" : "false", len))
+        return -1;
+    s->at += len;
+    *v = c == 't';
+    return 0;
+}
+
 int tb_json_double(tb_json_scan_t *s, double *v)
 {
     size_t end;

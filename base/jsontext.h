@@ -66,6 +66,8 @@ int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len);
 int tb_json_string_unchecked(tb_json_scan_t *s, const char **str, size_t *len);
 /* Reads an integer 0 .. max written in plain digits: 0 or -1. */
 int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v);
+/* Reads true or false into *v: 0, or -1 if it is neither. */
+int tb_json_bool(tb_json_scan_t *s, int *v);
 /* Reads a number as strtod does: 0, or -1 if it is none or too large for
  * a double. */
 int tb_json_double(tb_json_scan_t *s, double *v);

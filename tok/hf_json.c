@@ -1573,11 +1573,11 @@ typedef struct {
     size_t at, end;
 } span_t;
 
-/* What the scanner looks for: the model object and its vocab and merges
- * (those two read as they are found). */
+/* What the scanner looks for: added_tokens, the model object and its
+ * vocab and merges (all but the model read as they are found). */
 typedef struct {
     ctx_t *c;
-    span_t model, vocab, merges;
+    span_t added, model, vocab, merges;
 } finder_t;
 
 typedef int (*member_fn)(tb_json_scan_t *s, const char *key, size_t len,
@@ -1686,6 +1686,68 @@ static int scan_merges(ctx_t *c, tb_json_scan_t *s)
     return tb_json_eat(s, ']') ? resolve_merges(c) : -1;
 }
 
+/* One added_tokens entry, {"id": N, "content": "...", "special": true,
+ * ...}, as read_added_into reads it from the tree.  Anything else (a
+ * null, no id or content, an empty content, a key given twice) is the
+ * tree's to read, and to name in its message. */
+static int scan_added_token(tb_json_scan_t *s, added_t *e)
+{
+    static const char *const keys[] = {"id", "content", "special", "lstrip",
+                                       "rstrip", "single_word", "normalized"};
+    enum { N_KEYS = sizeof keys / sizeof *keys };
+    int flag[N_KEYS] = {0};
+    unsigned seen = 0;
+    if (!tb_json_eat(s, '{') || tb_json_eat(s, '}'))
+        return -1;
+    do {
+        const char *k;
+        size_t len;
+        unsigned which = 0;
+        if (tb_json_string(s, &k, &len) || !tb_json_eat(s, ':'))
+            return -1;
+        while (which < N_KEYS && !key_is(k, len, keys[which]))
+            which++;
+        if (which < N_KEYS && (seen >> which & 1))
+            return -1;
+        seen |= 1u << which;
+        int r = which == 0   ? tb_json_uint(s, TOK_VOCAB_MAX_SIZE - 1, &e->id)
+                : which == 1 ? tb_json_string(s, &e->s, &e->len)
+                : which < N_KEYS ? tb_json_bool(s, &flag[which])
+                                 : tb_json_skip(s);
+        if (r)
+            return -1;
+    } while (tb_json_eat(s, ','));
+    if (!tb_json_eat(s, '}') || (seen & 3) != 3 || !e->len)
+        return -1;
+    e->special = (uint8_t)flag[2];
+    e->lstrip = (uint8_t)flag[3];
+    e->rstrip = (uint8_t)flag[4];
+    e->single_word = (uint8_t)flag[5];
+    e->normalized = (uint8_t)(seen >> 6 & 1 ? flag[6] : !flag[2]);
+    return 0;
+}
+
+/* added_tokens into c->added (jansson, which Gemma 3's 6,415 took 190M
+ * instructions to read, then sees an empty array); an id given twice is
+ * left to the tree too. */
+static int scan_added(ctx_t *c, tb_json_scan_t *s)
+{
+    tb_u64map_t seen;
+    if (!tb_json_eat(s, '[') || tb_u64map_init(&seen, 64))
+        return -1;
+    int r = 0;
+    if (!tb_json_eat(s, ']')) {
+        do {
+            added_t e = {0};
+            r = scan_added_token(s, &e) || tb_u64map_put(&seen, e.id, 0) ||
+                tb_vec_push(&c->added, e);
+        } while (!r && tb_json_eat(s, ','));
+        r = r || !tb_json_eat(s, ']');
+    }
+    tb_u64map_free(&seen);
+    return r ? -1 : 0;
+}
+
 /* Reads the value at the read position with `read` (once) and notes its
  * span. */
 static int take(ctx_t *c, tb_json_scan_t *s, span_t *v,
@@ -1714,6 +1776,8 @@ static int model_member(tb_json_scan_t *s, const char *k, size_t len,
 static int top_member(tb_json_scan_t *s, const char *k, size_t len,
                       finder_t *f)
 {
+    if (key_is(k, len, "added_tokens") && tb_json_peek(s) == '[')
+        return take(f->c, s, &f->added, scan_added);
     if (!key_is(k, len, "model"))
         return tb_json_skip(s);
     if (f->model.end || tb_json_peek(s) != '{')
@@ -1725,11 +1789,15 @@ static int top_member(tb_json_scan_t *s, const char *k, size_t len,
     return 0;
 }
 
-/* Reads model.vocab and model.merges with the scanner (their escaped
- * strings into *out, which the caller frees) and gives their spans in
- * cut[], in text order: 0, or -1 where the tree must read the whole file. */
+/* The values the scanner reads, whose insides jansson does not see. */
+enum { CUTS = 3 };
+
+/* Reads added_tokens, model.vocab and model.merges with the scanner (their
+ * escaped strings into *out, which the caller frees) and gives their spans
+ * in cut[], in text order: 0, or -1 where the tree must read the whole
+ * file. */
 static int scan_model(ctx_t *c, const char *t, size_t n, char **out,
-                      span_t cut[2])
+                      span_t cut[CUTS])
 {
     finder_t f = {.c = c};
     *out = malloc(n ? n : 1);
@@ -1737,25 +1805,30 @@ static int scan_model(ctx_t *c, const char *t, size_t n, char **out,
     if (!*out || scan_members(&s, &f, top_member) || tb_json_peek(&s) >= 0 ||
         !f.vocab.end)
         return -1;
-    cut[0] = f.vocab; /* merges are read after the vocab: they come later */
-    cut[1] = f.merges;
+    const span_t found[CUTS] = {f.added, f.vocab, f.merges};
+    for (int i = 0; i < CUTS; i++) { /* insertion sort by place */
+        int j = i;
+        for (; j > 0 && cut[j - 1].at > found[i].at; j--)
+            cut[j] = cut[j - 1];
+        cut[j] = found[i];
+    }
     c->scanned = 1;
     return 0;
 }
 
-/* What jansson reads when the scanner has taken the model's vocab and
- * merges: the text with the inside of those two values left out. */
+/* What jansson reads when the scanner has taken its values: the text with
+ * the inside of those values left out. */
 typedef struct {
     const char *t;
     size_t n, at;
-    span_t cut[2];
+    span_t cut[CUTS];
 } feed_t;
 
 static size_t feed(void *buf, size_t size, void *arg)
 {
     feed_t *f = arg;
     size_t k = size;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < CUTS; i++) {
         size_t inside = f->cut[i].at + 1;
         if (!f->cut[i].end)
             continue;
@@ -1776,6 +1849,7 @@ static void unscan(ctx_t *c)
 {
     c->vocab.len = 0;
     c->merges.len = 0;
+    c->added.len = 0;
     c->batch.n = 0;
     c->scratch.len = 0;
     c->scanned = 0;
@@ -1787,13 +1861,11 @@ int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
 {
     json_error_t jerr;
     ctx_t c = {.path = path, .err = err, .t = t};
-    span_t cut[2];
+    feed_t f = {.t = (const char *)data, .n = len};
     char *out;
     json_t *root = NULL;
-    if (!scan_model(&c, (const char *)data, len, &out, cut)) {
-        feed_t f = {.t = (const char *)data, .n = len, .cut = {cut[0], cut[1]}};
+    if (!scan_model(&c, (const char *)data, len, &out, f.cut))
         root = json_load_callback(feed, &f, JSON_ALLOW_NUL, &jerr);
-    }
     if (!root) {
         unscan(&c);
         root = json_loadb((const char *)data, len, JSON_ALLOW_NUL, &jerr);
