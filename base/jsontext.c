@@ -53,24 +53,6 @@ static unsigned bytes_eq(__m128i v, char ch)
 }
 #endif
 
-/* Length of the white space at the start of p[0..n). */
-static size_t ws_run(const char *p, size_t n)
-{
-    size_t i = 0;
-#ifdef __SSE2__
-    for (; n - i >= 16; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        unsigned other = ~(bytes_eq(v, ' ') | bytes_eq(v, '\n') |
-                           bytes_eq(v, '\r') | bytes_eq(v, '\t')) & 0xFFFF;
-        if (other)
-            return i + (size_t)__builtin_ctz(other);
-    }
-#endif
-    while (i < n && is_ws(p[i]))
-        i++;
-    return i;
-}
-
 /* Length of the plain string bytes at the start of p[0..n): up to a quote,
  * a backslash or a control character.  *high is set if one of them is past
  * ASCII. */
@@ -101,9 +83,23 @@ static size_t plain_run(const char *p, size_t n, int *high)
 
 int tb_json_peek_past_ws(tb_json_scan_t *s)
 {
-    if (s->at < s->n && is_ws(s->t[s->at]))
-        s->at += ws_run(s->t + s->at, s->n - s->at);
-    return s->at < s->n ? (unsigned char)s->t[s->at] : -1;
+    const char *t = s->t;
+    size_t at = s->at, n = s->n;
+#ifdef __SSE2__
+    for (; n - at >= 16; at += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(t + at));
+        unsigned other = ~(bytes_eq(v, ' ') | bytes_eq(v, '\n') |
+                           bytes_eq(v, '\r') | bytes_eq(v, '\t')) & 0xFFFF;
+        if (other) {
+            s->at = at + (size_t)__builtin_ctz(other);
+            return (unsigned char)t[s->at];
+        }
+    }
+#endif
+    while (at < n && is_ws(t[at]))
+        at++;
+    s->at = at;
+    return at < n ? (unsigned char)t[at] : -1;
 }
 
 static int hex4(const char *p, uint32_t *v)
@@ -255,13 +251,23 @@ static int number_span(tb_json_scan_t *s, size_t *end)
 
 int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v)
 {
-    size_t end;
-    if (tb_json_peek(s) < 0 || number_span(s, &end) != 1 || s->t[s->at] == '-' ||
-        end - s->at > 10)
+    const char *t = s->t;
+    size_t n = s->n;
+    if (!digit((char)tb_json_peek(s)))
+        return -1;
+    /* the digits, then what may follow an integer: a fraction or an
+     * exponent makes the number no integer, as does a leading zero
+     * followed by more digits (JSON has none) */
+    size_t end = s->at + 1;
+    if (t[s->at] != '0')
+        while (end < n && digit(t[end]))
+            end++;
+    if (end - s->at > 10 ||
+        (end < n && (t[end] == '.' || t[end] == 'e' || t[end] == 'E')))
         return -1;
     uint64_t x = 0;
     for (size_t i = s->at; i < end; i++)
-        x = x * 10 + (uint64_t)(s->t[i] - '0');
+        x = x * 10 + (uint64_t)(t[i] - '0');
     if (x > max)
         return -1;
     *v = (uint32_t)x;

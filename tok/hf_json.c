@@ -215,18 +215,20 @@ static int byte_piece(const char *s, size_t len)
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-/* Appends s with every U+2581 turned into a space. */
+/* Appends s with every U+2581 turned into a space (never longer than s:
+ * room is made once, not byte by byte). */
 static int put_unmeta(tb_buf_t *out, const char *s, size_t len)
 {
+    if (tb_buf_reserve(out, len))
+        return -1;
+    uint8_t *o = out->data + out->len;
     for (size_t i = 0; i < len;) {
-        if (i + 3 <= len && !memcmp(s + i, META, 3)) {
-            if (tb_buf_putc(out, ' '))
-                return -1;
-            i += 3;
-        } else if (tb_buf_putc(out, (uint8_t)s[i++])) {
-            return -1;
-        }
+        int meta = s[i] == META[0] && len - i >= 3 && s[i + 1] == META[1] &&
+                   s[i + 2] == META[2];
+        *o++ = meta ? ' ' : (uint8_t)s[i];
+        i += meta ? 3 : 1;
     }
+    out->len = (size_t)(o - out->data);
     return 0;
 }
 
