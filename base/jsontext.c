@@ -257,21 +257,17 @@ int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v)
         return -1;
     /* the digits, then what may follow an integer: a fraction or an
      * exponent makes the number no integer, as does a leading zero
-     * followed by more digits (JSON has none) */
-    size_t end = s->at + 1;
-    if (t[s->at] != '0')
-        while (end < n && digit(t[end]))
-            end++;
-    if (end - s->at > 10 ||
-        (end < n && (t[end] == '.' || t[end] == 'e' || t[end] == 'E')))
-        return -1;
-    uint64_t x = 0;
-    for (size_t i = s->at; i < end; i++)
-        x = x * 10 + (uint64_t)(t[i] - '0');
-    if (x > max)
+     * followed by more digits (JSON has none); 11 digits are too many */
+    size_t at = s->at, i = at + 1;
+    uint64_t x = (uint64_t)(t[at] - '0');
+    if (x)
+        for (; i < n && digit(t[i]) && i - at <= 10; i++)
+            x = x * 10 + (uint64_t)(t[i] - '0');
+    if (i - at > 10 || x > max ||
+        (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E')))
         return -1;
     *v = (uint32_t)x;
-    s->at = end;
+    s->at = i;
     return 0;
 }
 
