@@ -16,10 +16,10 @@
  * Every field read is type-checked, and a failure names the file and the
  * JSON path ("model.merges[12]") or the parser's line, column and byte.
  *
- * model.vocab and model.merges, nearly all of the file, are read by a
- * scanner (base/jsontext.h) into the entry and merge arrays below, and
- * jansson builds its tree of the rest: a tree of the whole of Gemma 3's
- * file took 2 s and 290 MB.  Whatever the scanner does not take as the
+ * model.vocab and model.merges, nearly all of the file, and added_tokens
+ * are read by a scanner (base/jsontext.h) into the entry, merge and added
+ * arrays below, and jansson builds its tree of the rest: a tree of the
+ * whole of Gemma 3's file took 2 s and 290 MB.  Whatever the scanner does not take as the
  * common shape (and any error of jansson after it) sends the whole file
  * through jansson instead, whose tree is read the same way, so errors
  * come out as one reader names them.
