@@ -121,6 +121,19 @@ $(BUILD)/gen/bertprops_tables.h: scripts/gen-bertprops.pl scripts/UcdGc.pm $(UCD
 $(BUILD)/obj/tok/bert.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/obj/tok/bert.o: $(BUILD)/gen/bertprops_tables.h
 
+# tok/compiled.c puts a hash of the sources that load and lay out a
+# tokenizer (tok/ and the base/ it stands on) into every compiled file it
+# writes, and refuses files of another hash: a cache left by a build whose
+# loaders differed is rebuilt, with no version number to raise by hand.
+TOK_BUILD_SRC := $(sort $(wildcard tok/*.c tok/*.h base/*.c base/*.h))
+$(BUILD)/gen/tok_build.h: $(TOK_BUILD_SRC)
+	@mkdir -p $(dir $@)
+	h=$$(cat $^ | sha256sum | cut -c1-16) && \
+	    echo "#define TOK_BUILD_HASH 0x$${h}ULL" > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
+
+$(BUILD)/obj/tok/compiled.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/tok/compiled.o: $(BUILD)/gen/tok_build.h
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

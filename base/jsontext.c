@@ -53,24 +53,6 @@ static unsigned bytes_eq(__m128i v, char ch)
 }
 #endif
 
-/* Length of the white space at the start of p[0..n). */
-static size_t ws_run(const char *p, size_t n)
-{
-    size_t i = 0;
-#ifdef __SSE2__
-    for (; n - i >= 16; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        unsigned other = ~(bytes_eq(v, ' ') | bytes_eq(v, '\n') |
-                           bytes_eq(v, '\r') | bytes_eq(v, '\t')) & 0xFFFF;
-        if (other)
-            return i + (size_t)__builtin_ctz(other);
-    }
-#endif
-    while (i < n && is_ws(p[i]))
-        i++;
-    return i;
-}
-
 /* Length of the plain string bytes at the start of p[0..n): up to a quote,
  * a backslash or a control character.  *high is set if one of them is past
  * ASCII. */
@@ -99,19 +81,25 @@ static size_t plain_run(const char *p, size_t n, int *high)
     return i;
 }
 
-int tb_json_peek(tb_json_scan_t *s)
+int tb_json_peek_past_ws(tb_json_scan_t *s)
 {
-    if (s->at < s->n && is_ws(s->t[s->at]))
-        s->at += ws_run(s->t + s->at, s->n - s->at);
-    return s->at < s->n ? (unsigned char)s->t[s->at] : -1;
-}
-
-int tb_json_eat(tb_json_scan_t *s, char ch)
-{
-    if (tb_json_peek(s) != (unsigned char)ch)
-        return 0;
-    s->at++;
-    return 1;
+    const char *t = s->t;
+    size_t at = s->at, n = s->n;
+#ifdef __SSE2__
+    for (; n - at >= 16; at += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(t + at));
+        unsigned other = ~(bytes_eq(v, ' ') | bytes_eq(v, '\n') |
+                           bytes_eq(v, '\r') | bytes_eq(v, '\t')) & 0xFFFF;
+        if (other) {
+            s->at = at + (size_t)__builtin_ctz(other);
+            return (unsigned char)t[s->at];
+        }
+    }
+#endif
+    while (at < n && is_ws(t[at]))
+        at++;
+    s->at = at;
+    return at < n ? (unsigned char)t[at] : -1;
 }
 
 static int hex4(const char *p, uint32_t *v)
@@ -188,7 +176,8 @@ static int unescape(tb_json_scan_t *s, size_t start, size_t i, size_t *end)
     return i < s->n ? 0 : -1;
 }
 
-int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
+static int read_string(tb_json_scan_t *s, const char **str, size_t *len,
+                       int check)
 {
     if (!tb_json_eat(s, '"'))
         return -1;
@@ -211,10 +200,20 @@ int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
     } else {
         return -1;
     }
-    if (high && tb_utf8_validate((const uint8_t *)*str, *len) != *len)
+    if (check && high && tb_utf8_validate((const uint8_t *)*str, *len) != *len)
         return -1;
     s->at = i + 1;
     return 0;
+}
+
+int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len)
+{
+    return read_string(s, str, len, 1);
+}
+
+int tb_json_string_unchecked(tb_json_scan_t *s, const char **str, size_t *len)
+{
+    return read_string(s, str, len, 0);
 }
 
 /* The span of the number at the read position, as RFC 8259 writes it;
@@ -252,17 +251,35 @@ static int number_span(tb_json_scan_t *s, size_t *end)
 
 int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v)
 {
-    size_t end;
-    if (tb_json_peek(s) < 0 || number_span(s, &end) != 1 || s->t[s->at] == '-' ||
-        end - s->at > 10)
+    const char *t = s->t;
+    size_t n = s->n;
+    if (!digit((char)tb_json_peek(s)))
         return -1;
-    uint64_t x = 0;
-    for (size_t i = s->at; i < end; i++)
-        x = x * 10 + (uint64_t)(s->t[i] - '0');
-    if (x > max)
+    /* the digits, then what may follow an integer: a fraction or an
+     * exponent makes the number no integer, as does a leading zero
+     * followed by more digits (JSON has none); 11 digits are too many */
+    size_t at = s->at, i = at + 1;
+    uint64_t x = (uint64_t)(t[at] - '0');
+    if (x)
+        for (; i < n && digit(t[i]) && i - at <= 10; i++)
+            x = x * 10 + (uint64_t)(t[i] - '0');
+    if (i - at > 10 || x > max ||
+        (i < n && (t[i] == '.' || t[i] == 'e' || t[i] == 'E')))
         return -1;
     *v = (uint32_t)x;
-    s->at = end;
+    s->at = i;
+    return 0;
+}
+
+int tb_json_bool(tb_json_scan_t *s, int *v)
+{
+    int c = tb_json_peek(s);
+    size_t len = c == 't' ? 4 : 5;
+    if ((c != 't' && c != 'f') || s->n - s->at < len ||
+        memcmp(s->t + s->at, c == 't' ? "true" : "false", len))
+        return -1;
+    s->at += len;
+    *v = c == 't';
     return 0;
 }
 

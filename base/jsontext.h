@@ -35,15 +35,39 @@ typedef struct {
     size_t out_len, out_cap;
 } tb_json_scan_t;
 
-/* Skips white space; the next character, or -1 at the end. */
-int tb_json_peek(tb_json_scan_t *s);
+/* tb_json_peek where white space comes first. */
+int tb_json_peek_past_ws(tb_json_scan_t *s);
+
+/* Skips white space; the next character, or -1 at the end.  Inline: a
+ * vocabulary file calls it a few times per token, mostly where no white
+ * space is. */
+static inline int tb_json_peek(tb_json_scan_t *s)
+{
+    if (s->at < s->n && (unsigned char)s->t[s->at] > ' ')
+        return (unsigned char)s->t[s->at];
+    return tb_json_peek_past_ws(s);
+}
+
 /* Consumes the character ch after white space: 1 if it was there, else 0. */
-int tb_json_eat(tb_json_scan_t *s, char ch);
+static inline int tb_json_eat(tb_json_scan_t *s, char ch)
+{
+    if (tb_json_peek(s) != (unsigned char)ch)
+        return 0;
+    s->at++;
+    return 1;
+}
+
 /* Reads a string after white space: *str points into the text (no escapes)
  * or into out.  0, or -1 on anything but a valid string. */
 int tb_json_string(tb_json_scan_t *s, const char **str, size_t *len);
+/* tb_json_string without checking that the string is UTF-8 (escapes and
+ * control characters are still checked): for a caller that only compares
+ * it with strings that were checked, so that one not UTF-8 matches none. */
+int tb_json_string_unchecked(tb_json_scan_t *s, const char **str, size_t *len);
 /* Reads an integer 0 .. max written in plain digits: 0 or -1. */
 int tb_json_uint(tb_json_scan_t *s, uint32_t max, uint32_t *v);
+/* Reads true or false into *v: 0, or -1 if it is neither. */
+int tb_json_bool(tb_json_scan_t *s, int *v);
 /* Reads a number as strtod does: 0, or -1 if it is none or too large for
  * a double. */
 int tb_json_double(tb_json_scan_t *s, double *v);

@@ -435,6 +435,25 @@ static void json_scanner_skips_whole_values(void **state)
     assert_int_equal(tb_json_skip(&s), -1);
 }
 
+/* true and false, after white space; anything else, cut short included,
+ * is refused where it stands. */
+static void json_scanner_reads_booleans(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int ok, v;
+    } cases[] = {{" true", 1, 1}, {"\n\tfalse,", 1, 0}, {"tru", 0, 0},
+                 {"fals", 0, 0}, {"null", 0, 0}, {"True", 0, 0}, {"", 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tb_json_scan_t s = {.t = cases[i].text, .n = strlen(cases[i].text)};
+        int v = -1;
+        assert_int_equal(tb_json_bool(&s, &v) == 0, cases[i].ok);
+        if (cases[i].ok)
+            assert_int_equal(v, cases[i].v);
+    }
+}
+
 /* A pool job: item i writes its square plus the job's number into out[i];
  * items from `fails` on, every `every`th of them, fail. */
 typedef struct {
@@ -507,6 +526,7 @@ int main(void)
         cmocka_unit_test(json_scanner_strings_agree_with_jansson),
         cmocka_unit_test(json_scanner_numbers_agree_with_jansson),
         cmocka_unit_test(json_scanner_skips_whole_values),
+        cmocka_unit_test(json_scanner_reads_booleans),
         cmocka_unit_test(pool_runs_every_item_once_a_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /* Tests of the compiled cache (tok/compiled.c, tok_load_ex): a tokenizer
  * opened from its compiled file holds the same vocabulary and gives the
  * same ids and bytes as the one loaded from its source, on real files of
- * every loader; a compiled file truncated, damaged, of another version or
- * of another source is refused with a one-line note and rebuilt; loads
+ * every loader; a compiled file truncated, damaged, of another version,
+ * of another build's loaders or of another source is refused with a
+ * one-line note and rebuilt; loads
  * racing on an empty cache all succeed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,6 +179,17 @@ static void every_loader_round_trips(void **state)
         compare_file(files[i]);
 }
 
+static const char *const tiny = "tests/fixtures/hf_tiny.json";
+
+/* Loads the tiny fixture through the empty cache, which writes its
+ * compiled file; that file's path into file. */
+static void compile_tiny(char *file, size_t size)
+{
+    tok_load_opts_t o;
+    tok_free(load_way(tiny, 0, &o));
+    compiled_path(file, size);
+}
+
 /* Writes the compiled file's first `keep` bytes, then `flip` xor'ed into
  * the byte at `at` (when at < keep). */
 static void damage(const char *file, size_t keep, size_t at, uint8_t flip)
@@ -202,11 +214,10 @@ static void damage(const char *file, size_t keep, size_t at, uint8_t flip)
 static void damaged_files_are_rebuilt(void **state)
 {
     (void)state;
-    const char *path = "tests/fixtures/hf_tiny.json";
+    const char *path = tiny;
     tok_load_opts_t o;
-    tok_free(load_way(path, 0, &o));
     char file[256];
-    compiled_path(file, sizeof file);
+    compile_tiny(file, sizeof file);
     struct stat st;
     assert_int_equal(stat(file, &st), 0);
     size_t size = (size_t)st.st_size;
@@ -224,6 +235,7 @@ static void damaged_files_are_rebuilt(void **state)
         {size, 12, 1, "another layout"},
         {size, 56, 1, "another source"},     /* the source's sha256 */
         {size, 104, 0x40, "header checksum"}, /* a section's offset */
+        {size, 264, 1, "other loaders"},      /* the build's hash */
         {size, 330, 0x40, "body checksum"},
         {size, size - 100, 0x01, "checksum"},
         {size, size / 2, 0x80, "checksum"},
@@ -247,19 +259,34 @@ static void damaged_files_are_rebuilt(void **state)
     tok_free(src);
 }
 
+/* Writes d[0..len) over the compiled file with its body and header hashes
+ * made to agree with it, and frees d.  The header's layout (tok/compiled.c's
+ * header_t): header hash at byte 24, body hash at 32, the source's identity
+ * at 40 (48 bytes), the sections' (offset, length) pairs from 88, the
+ * build's hash at 264, the body from 272. */
+static void write_agreeing(const char *file, uint8_t *d, size_t len)
+{
+    uint64_t h = tb_hash(d + 272, len - 272);
+    memcpy(d + 32, &h, 8);
+    memset(d + 24, 0, 8);
+    h = tb_hash(d, 272);
+    memcpy(d + 24, &h, 8);
+    FILE *f = fopen(file, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, len, f), len);
+    fclose(f);
+    free(d);
+}
+
 /* A file damaged and then given hashes that agree (as a forger would) is
- * still refused by the checks of its tables, section by section.  The
- * header's layout (tok/compiled.c's header_t): header hash at byte 24,
- * body hash at 32, the source's identity at 40 (48 bytes), the sections'
- * (offset, length) pairs from 88, the body from 264. */
+ * still refused by the checks of its tables, section by section. */
 static void consistent_damage_is_refused(void **state)
 {
     (void)state;
-    const char *path = "tests/fixtures/hf_tiny.json";
+    const char *path = tiny;
     tok_load_opts_t o;
-    tok_free(load_way(path, 0, &o));
     char file[256];
-    compiled_path(file, sizeof file);
+    compile_tiny(file, sizeof file);
     static const struct {
         int sec;
         const char *why;
@@ -270,21 +297,12 @@ static void consistent_damage_is_refused(void **state)
         size_t len;
         tb_err_t err;
         assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
-        uint64_t at, n, h;
+        uint64_t at, n;
         memcpy(&at, d + 88 + 16 * cases[i].sec, 8);
         memcpy(&n, d + 96 + 16 * cases[i].sec, 8);
         assert_true(n > 0 && at + n <= len);
         memset(d + at, 0xFF, n);
-        h = tb_hash(d + 264, len - 264);
-        memcpy(d + 32, &h, 8);
-        memset(d + 24, 0, 8);
-        h = tb_hash(d, 264);
-        memcpy(d + 24, &h, 8);
-        FILE *f = fopen(file, "wb");
-        assert_non_null(f);
-        assert_int_equal(fwrite(d, 1, len, f), len);
-        fclose(f);
-        free(d);
+        write_agreeing(file, d, len);
         tok_tokenizer_t *t = load_way(path, 0, &o);
         assert_int_equal(o.cached, 0);
         if (!strstr(o.note, cases[i].why) || !strstr(o.note, "rebuilt"))
@@ -292,6 +310,38 @@ static void consistent_damage_is_refused(void **state)
                      cases[i].why);
         tok_free(t);
     }
+}
+
+/* A file that a build of other loader sources wrote (the Makefile's
+ * TOK_BUILD_HASH differs), whole and with hashes that agree, is refused
+ * and written again with this build's hash, which the next load takes. */
+static void another_build_is_rebuilt(void **state)
+{
+    (void)state;
+    const char *path = tiny;
+    tok_load_opts_t o;
+    char file[256];
+    compile_tiny(file, sizeof file);
+    uint8_t *d;
+    size_t len;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
+    uint64_t ours, h;
+    memcpy(&ours, d + 264, 8);
+    h = ours ^ 0x5a5a;
+    memcpy(d + 264, &h, 8);
+    write_agreeing(file, d, len);
+    tok_tokenizer_t *t = load_way(path, 0, &o);
+    assert_int_equal(o.cached, 0);
+    if (!strstr(o.note, "other loaders") || !strstr(o.note, "rebuilt"))
+        fail_msg("note '%s'", o.note);
+    tok_free(t);
+    assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
+    memcpy(&h, d + 264, 8);
+    free(d);
+    assert_true(h == ours);
+    tok_free(load_way(path, 0, &o));
+    assert_int_equal(o.cached, 1);
 }
 
 /* Processes that load the same file into an empty cache at once all
@@ -386,6 +436,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(damaged_files_are_rebuilt, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(consistent_damage_is_refused, fresh_cache,
+                                        drop_cache),
+        cmocka_unit_test_setup_teardown(another_build_is_rebuilt, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(racing_loads_succeed, fresh_cache,
                                         drop_cache),

@@ -967,8 +967,17 @@ static json_t *escapes_fixture(void)
         json_object_set_new(vocab, tokens[i], json_integer((json_int_t)i));
     json_t *merges = json_pack("[s, [s, s], [s, s], s]", "\" \\", "\"",
                                "\xC3\xA9", "\\", "\xF0\x9F\x98\x80", "\" /");
-    return json_pack("{s:s, s:[], s:n, s:n, s:n, s:{s:s, s:o, s:o}}", "version",
-                     "1.0", "added_tokens", "normalizer", "pre_tokenizer",
+    /* added tokens in other key orders, with flags left out (normalized's
+     * default is !special) and a key the loader does not know */
+    json_t *added = json_pack(
+        "[{s:i, s:s, s:b}, {s:s, s:b, s:i, s:[i, {s:n}], s:b, s:b},"
+        " {s:i, s:s, s:b, s:b}]",
+        "id", 9, "content", "<\"x\">", "special", 1,
+        "content", "\xC3\xA9\n", "normalized", 1, "id", 10, "extra", 1, "a",
+        "rstrip", 1, "single_word", 0,
+        "id", 11, "content", "z", "special", 0, "lstrip", 1);
+    return json_pack("{s:s, s:o, s:n, s:n, s:n, s:{s:s, s:o, s:o}}", "version",
+                     "1.0", "added_tokens", added, "normalizer", "pre_tokenizer",
                      "decoder", "model", "type", "BPE", "vocab", vocab,
                      "merges", merges);
 }
@@ -1011,6 +1020,16 @@ static void same_tokenizer(const tok_tokenizer_t *a, const tok_tokenizer_t *b)
     assert_int_equal(a->bpe.unk, b->bpe.unk);
     assert_int_equal(a->unigram.unk, b->unigram.unk);
     assert_int_equal(a->added.len, b->added.len);
+    for (size_t i = 0; i < a->added.len; i++) {
+        const tok_added_t *p = &a->added.data[i], *q = &b->added.data[i];
+        assert_int_equal(p->id, q->id);
+        assert_int_equal(p->content.len, q->content.len);
+        assert_memory_equal(p->content.data, q->content.data, p->content.len);
+        assert_int_equal(p->special << 4 | p->lstrip << 3 | p->rstrip << 2 |
+                             p->single_word << 1 | p->normalized,
+                         q->special << 4 | q->lstrip << 3 | q->rstrip << 2 |
+                             q->single_word << 1 | q->normalized);
+    }
     const tok_merges_t *ma = &a->bpe.merges, *mb = &b->bpe.merges;
     assert_int_equal(ma->count, mb->count);
     for (size_t i = 0; ma->slots && i < ma->size; i++) {
@@ -1170,6 +1189,9 @@ static void corrupt_files_are_refused_with_their_place(void **state)
     expect_load_error("hf_id_too_large.json", "id 99999999 is outside");
     expect_load_error("hf_dup_id.json", "id 1 is given to both");
     expect_load_error("hf_merge_unknown.json", "model.merges[1]: token \"x\"");
+    /* merges are scanned without a UTF-8 check of their own: one that is
+     * not UTF-8 is still refused where the text is, as jansson reads it */
+    expect_load_error("hf_merge_bad_utf8.json", "line 30, column");
     expect_load_error("hf_model_array.json", "model: expected an object");
     expect_load_error("hf_added_bad.json", "added_tokens[0].special: expected a boolean");
     expect_load_error("hf_bad_regex.json", "normalizer.pattern.Regex");

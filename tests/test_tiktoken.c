@@ -295,6 +295,59 @@ static void corrupt_files_refused(void **state)
                    "base64");
     const char *j4 = "{\"pat_str\": \"(\", \"bpe_ranks\": \"! 0 YQ==\"}";
     expect_refused("j4.json", j4, strlen(j4), "pat_str", NULL);
+    /* what the scanner leaves to jansson is refused as jansson says */
+    const char *j5 = "{\"pat_str\": \".\", \"bpe_ranks\": \"! 0 YQ==\","
+                     " \"bpe_ranks\": 3}";
+    expect_refused("j5.json", j5, strlen(j5), "bpe_ranks is missing", NULL);
+    const char *j6 = "{\"pat_str\": \".\\u0000\", \"bpe_ranks\": \"! 0 YQ==\"}";
+    expect_refused("j6.json", j6, strlen(j6), "byte 21", "JSON_ALLOW_NUL");
+    const char *j7 = "{\"pat_str\": \".\", \"special_tokens\": null,"
+                     " \"bpe_ranks\": \"! 0 YQ==\"}";
+    expect_refused("j7.json", j7, strlen(j7), "special_tokens is not an object",
+                   NULL);
+}
+
+/* The npm JSON read by the scanner and the same read by jansson (a key
+ * the scanner does not take sends it there) give the same tokenizer:
+ * escapes in a special token's text and the pattern, the ranks in two
+ * lines. */
+static void json_scanned_as_the_tree_reads_it(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"", "\"x\": [1, {}], "};
+    tok_tokenizer_t *t[2];
+    for (int i = 0; i < 2; i++) {
+        char body[512], path[512];
+        snprintf(body, sizeof body,
+                 "{%s\"pat_str\": \"\\\\p{L}+|\\u0020?\\\\d\", "
+                 "\"special_tokens\": {\"<|\\u00e9|>\": 4, \"<\\\"q>\": 5},\n"
+                 " \"bpe_ranks\": \"! 0 YQ== Yg==\\nYWI= 2\\r\\nYWJh 3\"}",
+                 keys[i]);
+        snprintf(path, sizeof path, "%s/s%d.json", tmpdir, i);
+        write_file(path, body, strlen(body));
+        t[i] = test_load(path);
+        unlink(path);
+    }
+    const tok_vocab_t *a = tok_vocab(t[0]), *b = tok_vocab(t[1]);
+    assert_int_equal(a->size, 6);
+    assert_int_equal(b->size, 6);
+    assert_memory_equal(a->bytes, b->bytes, a->offset[a->size]);
+    assert_memory_equal(a->offset, b->offset, (a->size + 1) * sizeof *a->offset);
+    size_t len;
+    const uint8_t *sp = tok_vocab_token(a, 4, &len);
+    assert_true(len == 6 && !memcmp(sp, "<|\xC3\xA9|>", 6));
+    sp = tok_vocab_token(a, 5, &len);
+    assert_true(len == 4 && !memcmp(sp, "<\"q>", 4));
+    tok_ids_t ids[2] = {{0}, {0}};
+    tb_err_t err;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tok_encode(t[i], (const uint8_t *)"abab", 4, &ids[i], &err), 0);
+    assert_int_equal(ids[0].len, ids[1].len);
+    assert_memory_equal(ids[0].data, ids[1].data, ids[0].len * sizeof *ids[0].data);
+    for (int i = 0; i < 2; i++) {
+        free(ids[i].data);
+        tok_free(t[i]);
+    }
 }
 
 static int setup(void **state)
@@ -323,6 +376,7 @@ int main(void)
         cmocka_unit_test(o200k_specials),
         cmocka_unit_test(small_valid_file_loads),
         cmocka_unit_test(corrupt_files_refused),
+        cmocka_unit_test(json_scanned_as_the_tree_reads_it),
         cmocka_unit_test(cl100k_matches_reference),
         cmocka_unit_test(o200k_matches_reference),
     };

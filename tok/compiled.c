@@ -20,7 +20,7 @@
  *                           file's size, a hash of the header and one of
  *                           all that follows it, the source's identity
  *                           (tok_source_id_t), the sections' (offset,
- *                           length)
+ *                           length), the build's loader hash
  *   sections, each at a multiple of 64 bytes, in the order of sec_t
  * A file is refused (the caller rebuilds it) unless every one of these
  * agrees, and then its sections are checked against each other (lengths,
@@ -40,10 +40,15 @@
 #include <unistd.h>
 
 #include "charsmap.h"
+#include "tok_build.h"
 #include "tok_internal.h"
 
-/* Raised whenever a loader or this file changes what a tokenizer holds. */
-#define COMPILED_VERSION 2u
+/* The layout of header_t, raised only when it changes.  What the loaders
+ * put in the sections needs no number of its own: TOK_BUILD_HASH, which
+ * the Makefile computes from the sources of tok/ and base/, changes with
+ * any of them, so a file written by a build that loaded or laid out a
+ * tokenizer differently is refused and rebuilt. */
+#define COMPILED_VERSION 3u
 #define ALIGN 64
 
 typedef enum {
@@ -69,6 +74,7 @@ typedef struct {
     uint64_t body_hash;   /* tb_hash of bytes [sizeof header, file_size) */
     tok_source_id_t source;
     uint64_t sec[SEC_COUNT][2]; /* offset, length */
+    uint64_t build;             /* TOK_BUILD_HASH of the writer */
 } header_t;
 
 static const char magic[8] = "TBTOKC\r\n";
@@ -276,6 +282,7 @@ static int build_image(const tok_tokenizer_t *t, const tok_source_id_t *src,
     memcpy(h.magic, magic, sizeof magic);
     h.version = COMPILED_VERSION;
     h.abi = abi_fingerprint();
+    h.build = TOK_BUILD_HASH;
     h.source = *src;
     if (put_meta(t, &meta)) {
         tb_buf_free(&meta);
@@ -664,6 +671,8 @@ static const char *check_header(const header_t *h, const uint8_t *map,
         return "another format version";
     if (h->abi != abi_fingerprint())
         return "written by a build of another layout";
+    if (h->build != TOK_BUILD_HASH)
+        return "written by a build of other loaders";
     if (h->file_size != len)
         return "truncated or extended";
     if (memcmp(&h->source, src, sizeof *src))

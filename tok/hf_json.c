@@ -16,10 +16,10 @@
  * Every field read is type-checked, and a failure names the file and the
  * JSON path ("model.merges[12]") or the parser's line, column and byte.
  *
- * model.vocab and model.merges, nearly all of the file, are read by a
- * scanner (base/jsontext.h) into the entry and merge arrays below, and
- * jansson builds its tree of the rest: a tree of the whole of Gemma 3's
- * file took 2 s and 290 MB.  Whatever the scanner does not take as the
+ * model.vocab and model.merges, nearly all of the file, and added_tokens
+ * are read by a scanner (base/jsontext.h) into the entry, merge and added
+ * arrays below, and jansson builds its tree of the rest: a tree of the
+ * whole of Gemma 3's file took 2 s and 290 MB.  Whatever the scanner does not take as the
  * common shape (and any error of jansson after it) sends the whole file
  * through jansson instead, whose tree is read the same way, so errors
  * come out as one reader names them.
@@ -215,18 +215,20 @@ static int byte_piece(const char *s, size_t len)
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-/* Appends s with every U+2581 turned into a space. */
+/* Appends s with every U+2581 turned into a space (never longer than s:
+ * room is made once, not byte by byte). */
 static int put_unmeta(tb_buf_t *out, const char *s, size_t len)
 {
+    if (tb_buf_reserve(out, len))
+        return -1;
+    uint8_t *o = out->data + out->len;
     for (size_t i = 0; i < len;) {
-        if (i + 3 <= len && !memcmp(s + i, META, 3)) {
-            if (tb_buf_putc(out, ' '))
-                return -1;
-            i += 3;
-        } else if (tb_buf_putc(out, (uint8_t)s[i++])) {
-            return -1;
-        }
+        int meta = s[i] == META[0] && len - i >= 3 && s[i + 1] == META[1] &&
+                   s[i + 2] == META[2];
+        *o++ = meta ? ' ' : (uint8_t)s[i];
+        i += meta ? 3 : 1;
     }
+    out->len = (size_t)(o - out->data);
     return 0;
 }
 
@@ -1573,11 +1575,11 @@ typedef struct {
     size_t at, end;
 } span_t;
 
-/* What the scanner looks for: the model object and its vocab and merges
- * (those two read as they are found). */
+/* What the scanner looks for: added_tokens, the model object and its
+ * vocab and merges (all but the model read as they are found). */
 typedef struct {
     ctx_t *c;
-    span_t model, vocab, merges;
+    span_t added, model, vocab, merges;
 } finder_t;
 
 typedef int (*member_fn)(tb_json_scan_t *s, const char *key, size_t len,
@@ -1647,13 +1649,16 @@ static int scan_unigram_vocab(ctx_t *c, tb_json_scan_t *s)
     return tb_json_eat(s, ']') ? 0 : -1;
 }
 
-/* One merge, "left right" or ["left", "right"], onto the queue. */
+/* One merge, "left right" or ["left", "right"], onto the queue.  Its
+ * strings' UTF-8 is left unchecked: each is looked up among model.vocab's,
+ * which were checked, and one not found sends the file to jansson, whose
+ * message names what is wrong (a space, ASCII, splits no character). */
 static int scan_merge(ctx_t *c, tb_json_scan_t *s)
 {
     const char *a, *b;
     size_t al, bl;
     if (tb_json_peek(s) == '"') {
-        if (tb_json_string(s, &a, &al))
+        if (tb_json_string_unchecked(s, &a, &al))
             return -1;
         const char *sp = memchr(a, ' ', al);
         if (!sp || memchr(sp + 1, ' ', al - (size_t)(sp + 1 - a)))
@@ -1661,8 +1666,8 @@ static int scan_merge(ctx_t *c, tb_json_scan_t *s)
         b = sp + 1;
         bl = al - (size_t)(b - a);
         al = (size_t)(sp - a);
-    } else if (!tb_json_eat(s, '[') || tb_json_string(s, &a, &al) ||
-               !tb_json_eat(s, ',') || tb_json_string(s, &b, &bl) ||
+    } else if (!tb_json_eat(s, '[') || tb_json_string_unchecked(s, &a, &al) ||
+               !tb_json_eat(s, ',') || tb_json_string_unchecked(s, &b, &bl) ||
                !tb_json_eat(s, ']')) {
         return -1;
     }
@@ -1681,6 +1686,68 @@ static int scan_merges(ctx_t *c, tb_json_scan_t *s)
             return -1;
     } while (tb_json_eat(s, ','));
     return tb_json_eat(s, ']') ? resolve_merges(c) : -1;
+}
+
+/* One added_tokens entry, {"id": N, "content": "...", "special": true,
+ * ...}, as read_added_into reads it from the tree.  Anything else (a
+ * null, no id or content, an empty content, a key given twice) is the
+ * tree's to read, and to name in its message. */
+static int scan_added_token(tb_json_scan_t *s, added_t *e)
+{
+    static const char *const keys[] = {"id", "content", "special", "lstrip",
+                                       "rstrip", "single_word", "normalized"};
+    enum { N_KEYS = sizeof keys / sizeof *keys };
+    int flag[N_KEYS] = {0};
+    unsigned seen = 0;
+    if (!tb_json_eat(s, '{') || tb_json_eat(s, '}'))
+        return -1;
+    do {
+        const char *k;
+        size_t len;
+        unsigned which = 0;
+        if (tb_json_string(s, &k, &len) || !tb_json_eat(s, ':'))
+            return -1;
+        while (which < N_KEYS && !key_is(k, len, keys[which]))
+            which++;
+        if (which < N_KEYS && (seen >> which & 1))
+            return -1;
+        seen |= 1u << which;
+        int r = which == 0   ? tb_json_uint(s, TOK_VOCAB_MAX_SIZE - 1, &e->id)
+                : which == 1 ? tb_json_string(s, &e->s, &e->len)
+                : which < N_KEYS ? tb_json_bool(s, &flag[which])
+                                 : tb_json_skip(s);
+        if (r)
+            return -1;
+    } while (tb_json_eat(s, ','));
+    if (!tb_json_eat(s, '}') || (seen & 3) != 3 || !e->len)
+        return -1;
+    e->special = (uint8_t)flag[2];
+    e->lstrip = (uint8_t)flag[3];
+    e->rstrip = (uint8_t)flag[4];
+    e->single_word = (uint8_t)flag[5];
+    e->normalized = (uint8_t)(seen >> 6 & 1 ? flag[6] : !flag[2]);
+    return 0;
+}
+
+/* added_tokens into c->added (jansson, which Gemma 3's 6,415 took 190M
+ * instructions to read, then sees an empty array); an id given twice is
+ * left to the tree too. */
+static int scan_added(ctx_t *c, tb_json_scan_t *s)
+{
+    tb_u64map_t seen;
+    if (!tb_json_eat(s, '[') || tb_u64map_init(&seen, 64))
+        return -1;
+    int r = 0;
+    if (!tb_json_eat(s, ']')) {
+        do {
+            added_t e = {0};
+            r = scan_added_token(s, &e) || tb_u64map_put(&seen, e.id, 0) ||
+                tb_vec_push(&c->added, e);
+        } while (!r && tb_json_eat(s, ','));
+        r = r || !tb_json_eat(s, ']');
+    }
+    tb_u64map_free(&seen);
+    return r ? -1 : 0;
 }
 
 /* Reads the value at the read position with `read` (once) and notes its
@@ -1711,6 +1778,8 @@ static int model_member(tb_json_scan_t *s, const char *k, size_t len,
 static int top_member(tb_json_scan_t *s, const char *k, size_t len,
                       finder_t *f)
 {
+    if (key_is(k, len, "added_tokens") && tb_json_peek(s) == '[')
+        return take(f->c, s, &f->added, scan_added);
     if (!key_is(k, len, "model"))
         return tb_json_skip(s);
     if (f->model.end || tb_json_peek(s) != '{')
@@ -1722,11 +1791,15 @@ static int top_member(tb_json_scan_t *s, const char *k, size_t len,
     return 0;
 }
 
-/* Reads model.vocab and model.merges with the scanner (their escaped
- * strings into *out, which the caller frees) and gives their spans in
- * cut[], in text order: 0, or -1 where the tree must read the whole file. */
+/* The values the scanner reads, whose insides jansson does not see. */
+enum { CUTS = 3 };
+
+/* Reads added_tokens, model.vocab and model.merges with the scanner (their
+ * escaped strings into *out, which the caller frees) and gives their spans
+ * in cut[], in text order: 0, or -1 where the tree must read the whole
+ * file. */
 static int scan_model(ctx_t *c, const char *t, size_t n, char **out,
-                      span_t cut[2])
+                      span_t cut[CUTS])
 {
     finder_t f = {.c = c};
     *out = malloc(n ? n : 1);
@@ -1734,25 +1807,30 @@ static int scan_model(ctx_t *c, const char *t, size_t n, char **out,
     if (!*out || scan_members(&s, &f, top_member) || tb_json_peek(&s) >= 0 ||
         !f.vocab.end)
         return -1;
-    cut[0] = f.vocab; /* merges are read after the vocab: they come later */
-    cut[1] = f.merges;
+    const span_t found[CUTS] = {f.added, f.vocab, f.merges};
+    for (int i = 0; i < CUTS; i++) { /* insertion sort by place */
+        int j = i;
+        for (; j > 0 && cut[j - 1].at > found[i].at; j--)
+            cut[j] = cut[j - 1];
+        cut[j] = found[i];
+    }
     c->scanned = 1;
     return 0;
 }
 
-/* What jansson reads when the scanner has taken the model's vocab and
- * merges: the text with the inside of those two values left out. */
+/* What jansson reads when the scanner has taken its values: the text with
+ * the inside of those values left out. */
 typedef struct {
     const char *t;
     size_t n, at;
-    span_t cut[2];
+    span_t cut[CUTS];
 } feed_t;
 
 static size_t feed(void *buf, size_t size, void *arg)
 {
     feed_t *f = arg;
     size_t k = size;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < CUTS; i++) {
         size_t inside = f->cut[i].at + 1;
         if (!f->cut[i].end)
             continue;
@@ -1773,6 +1851,7 @@ static void unscan(ctx_t *c)
 {
     c->vocab.len = 0;
     c->merges.len = 0;
+    c->added.len = 0;
     c->batch.n = 0;
     c->scratch.len = 0;
     c->scanned = 0;
@@ -1784,13 +1863,11 @@ int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
 {
     json_error_t jerr;
     ctx_t c = {.path = path, .err = err, .t = t};
-    span_t cut[2];
+    feed_t f = {.t = (const char *)data, .n = len};
     char *out;
     json_t *root = NULL;
-    if (!scan_model(&c, (const char *)data, len, &out, cut)) {
-        feed_t f = {.t = (const char *)data, .n = len, .cut = {cut[0], cut[1]}};
+    if (!scan_model(&c, (const char *)data, len, &out, f.cut))
         root = json_load_callback(feed, &f, JSON_ALLOW_NUL, &jerr);
-    }
     if (!root) {
         unscan(&c);
         root = json_loadb((const char *)data, len, JSON_ALLOW_NUL, &jerr);

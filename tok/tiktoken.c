@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "../base/jsontext.h"
 #include "tok_internal.h"
 
 /* What the plain form leaves to the encoding's name: the split pattern and
@@ -516,7 +517,9 @@ static int tt_json_specials(json_t *obj, const char *path, tt_special_t **out,
     return 0;
 }
 
-static int tt_load_json(tok_tokenizer_t *t, tt_parser_t *p,
+/* The JSON form read by jansson: the scanner's way (tt_scan_json) refused
+ * the text, and the messages here name what is wrong with it. */
+static int tt_load_tree(tok_tokenizer_t *t, tt_parser_t *p,
                         const uint8_t *data, size_t len, tb_err_t *err)
 {
     json_error_t je;
@@ -543,6 +546,109 @@ static int tt_load_json(tok_tokenizer_t *t, tt_parser_t *p,
     }
     free(sp);
     json_decref(root);
+    return rc;
+}
+
+/* What tt_scan_json reads: the pattern and the specials' texts copied
+ * with a NUL after them (tt_finish takes C strings), the ranks in place. */
+enum { TT_SCAN_SPECIALS = 64 };
+typedef struct {
+    const char *pat;
+    const char *ranks;
+    size_t ranks_len;
+    tt_special_t sp[TT_SCAN_SPECIALS];
+    size_t nsp;
+} tt_scanned_t;
+
+/* The string at the read position copied to *names with a NUL after it
+ * (never longer than its JSON text, so a buffer the text's size holds
+ * them all); NULL for one holding a NUL, which jansson refuses. */
+static const char *tt_scan_text(tb_json_scan_t *s, char **names)
+{
+    const char *str;
+    size_t n;
+    if (tb_json_string(s, &str, &n) || memchr(str, 0, n))
+        return NULL;
+    char *d = *names;
+    memcpy(d, str, n);
+    d[n] = 0;
+    *names += n + 1;
+    return d;
+}
+
+static int tt_scan_specials(tb_json_scan_t *s, tt_scanned_t *r, char **names)
+{
+    if (!tb_json_eat(s, '{'))
+        return -1;
+    if (tb_json_eat(s, '}'))
+        return 0;
+    do {
+        const char *text = tt_scan_text(s, names);
+        uint32_t rank;
+        if (!text || !tb_json_eat(s, ':') ||
+            tb_json_uint(s, TOK_VOCAB_MAX_SIZE - 1, &rank) ||
+            r->nsp == TT_SCAN_SPECIALS)
+            return -1;
+        for (size_t i = 0; i < r->nsp; i++)
+            if (!strcmp(r->sp[i].text, text))
+                return -1; /* given twice: the tree keeps the last */
+        r->sp[r->nsp++] = (tt_special_t){text, rank};
+    } while (tb_json_eat(s, ','));
+    return tb_json_eat(s, '}') ? 0 : -1;
+}
+
+/* The npm file read by the scanner (base/jsontext.h), as the package
+ * writes it: pat_str, bpe_ranks and special_tokens (which may be left
+ * out), each once, nothing else.  jansson took 150 instructions a byte
+ * over cl100k's megabyte of ranks, a third of its load.  out and names
+ * have len bytes and len + 1.  0, or -1 where the tree must read it. */
+static int tt_scan_json(const uint8_t *data, size_t len, char *out,
+                        char *names, tt_scanned_t *r)
+{
+    tb_json_scan_t s = {.t = (const char *)data, .n = len, .out = out,
+                        .out_cap = len};
+    unsigned seen = 0;
+    if (!tb_json_eat(&s, '{'))
+        return -1;
+    do {
+        const char *k;
+        size_t kl;
+        if (tb_json_string(&s, &k, &kl) || !tb_json_eat(&s, ':'))
+            return -1;
+        unsigned which = kl == 7 && !memcmp(k, "pat_str", 7)           ? 1
+                         : kl == 9 && !memcmp(k, "bpe_ranks", 9)       ? 2
+                         : kl == 14 && !memcmp(k, "special_tokens", 14) ? 4
+                                                                        : 0;
+        if (!which || (seen & which))
+            return -1;
+        seen |= which;
+        int bad = which == 1 ? !(r->pat = tt_scan_text(&s, &names))
+                  : which == 4
+                      ? tt_scan_specials(&s, r, &names)
+                      : tb_json_string(&s, &r->ranks, &r->ranks_len) ||
+                            memchr(r->ranks, 0, r->ranks_len);
+        if (bad)
+            return -1;
+    } while (tb_json_eat(&s, ','));
+    return tb_json_eat(&s, '}') && tb_json_peek(&s) < 0 && (seen & 3) == 3 ? 0 : -1;
+}
+
+static int tt_load_json(tok_tokenizer_t *t, tt_parser_t *p,
+                        const uint8_t *data, size_t len, tb_err_t *err)
+{
+    char *buf = malloc(2 * len + 1); /* pages only where strings go */
+    tt_scanned_t r = {0};
+    int rc;
+    if (buf && !tt_scan_json(data, len, buf, buf + len, &r)) {
+        p->where = "bpe_ranks ";
+        rc = tt_parse_lines(p, (const uint8_t *)r.ranks, r.ranks_len, err) ||
+                     tt_finish(t, p, r.pat, r.sp, r.nsp, err)
+                 ? -1
+                 : 0;
+    } else {
+        rc = tt_load_tree(t, p, data, len, err);
+    }
+    free(buf);
     return rc;
 }
 

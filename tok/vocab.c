@@ -7,7 +7,6 @@
 
 #include "../base/buf.h"
 #include "../base/sha256.h"
-#include "../base/utf8.h"
 
 typedef struct {
     uint32_t id;
@@ -320,14 +319,21 @@ long tok_gpt2_decode(const uint8_t *s, size_t len, uint8_t *out)
             table[cp] = (int16_t)tok_gpt2_cp_to_byte(cp);
         ready = 1;
     }
+    /* The alphabet's characters are one byte, or two with a lead of C2 to
+     * C5: any other lead is outside it (or not UTF-8), so no general
+     * decoder is needed (it was half of this on Llama 3's 128k tokens). */
     size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t k = tb_utf8_decode(s + i, len - i, &cp);
-        if (!k || cp >= 0x144 || table[cp] < 0)
+    for (size_t i = 0; i < len; n++) {
+        uint32_t cp = s[i];
+        if (cp >= 0x80) {
+            if (cp < 0xC2 || cp > 0xC5 || i + 1 == len || (s[i + 1] & 0xC0) != 0x80)
+                return -1;
+            cp = (cp & 0x1F) << 6 | (s[++i] & 0x3F);
+        }
+        i++;
+        if (cp >= 0x144 || table[cp] < 0)
             return -1;
-        out[n++] = (uint8_t)table[cp];
-        i += k;
+        out[n] = (uint8_t)table[cp];
     }
     return (long)n;
 }
