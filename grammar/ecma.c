@@ -1884,6 +1884,13 @@ const char *gr_ecma_format(const char *format)
  * KEY_MAX_STATES (or where elimination passes KEY_MAX_REGEX) a class is
  * written with look-aheads instead (see lookahead_class). */
 #define KEY_MAX_FIND 20000
+/* One pattern and no defined names: past this many states the classes are
+ * the pattern's own lexeme and its look-ahead complement, not eliminated.
+ * A bounded repetition ({0,250}) is a chain of states, and eliminating it
+ * copies the text of the chain's tail once per state before it: 43M
+ * instructions for ^[a-zA-Z0-9_-]{0,250}$, where its lexeme is written
+ * with the bound as it stands. */
+#define KEY_ONE_PATTERN_STATES 32
 /* Past KEY_MAX_FIND, or for patterns whose anchors the automaton does not
  * take, up to this many patterns have each of their 2^n classes written
  * with look-aheads and kept if the lexer finds a name in it. */
@@ -2430,7 +2437,8 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
         }
         comp_t c = {0};
         tb_buf_t re = {0};
-        int look = k.dset.len > KEY_MAX_STATES;
+        int look = k.dset.len > KEY_MAX_STATES ||
+                   (npat == 1 && !nnames && k.dset.len > KEY_ONE_PATTERN_STATES);
         r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
         if (!r && !look && eliminate(&k, t, &c)) {
             /* too large a regex: the look-aheads below say it in a line */

@@ -95,7 +95,8 @@ typedef int (*gr_key_class_need_fn)(void *ctx, uint64_t mask);
  * names, the empty set (names matching no pattern) included, unless
  * need says the set is not wanted.  The classes are found by an automaton
  * (subset construction) and written by state elimination up to 400 states
- * and a 1 MiB regex, otherwise as top-level look-aheads ((?=P), (?!Q) on
+ * (32 for one pattern and no names) and a 1 MiB regex, otherwise as
+ * top-level look-aheads ((?=P), (?!Q) on
  * the patterns' string lexemes); past 20000 states, or for patterns with
  * anchors inside or leading look-aheads, up to 5 patterns have each of
  * their 2^n classes tried with the lexer; refused beyond that.
