@@ -2301,6 +2301,24 @@ static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint
                : 0;
 }
 
+/* The alternation of the names' JSON spellings, as a look-ahead holds them. */
+static int put_named(tb_buf_t *named, const char *const *names, size_t n, gr_ecma_sets_t *sets)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((i && put(named, "|")) ||
+            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), sets))
+            return -1;
+    return 0;
+}
+
+int gr_ecma_string_except_ahead(tb_buf_t *out, const char *const *names, size_t n,
+                                gr_ecma_sets_t *sets, tb_err_t *err)
+{
+    if (put(out, "(?!") || put_named(out, names, n, sets) || put(out, ")"))
+        return tb_fail(err, "out of memory");
+    return gr_ecma_string_except(out, NULL, 0, sets, err);
+}
+
 /* The look-ahead parts: except the names other than names[0..nnames),
  * named the alternation of their spellings, lex[p] pattern p's JSON string
  * lexeme (empty where it matches nothing). */
@@ -2311,10 +2329,8 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
     *lex = calloc(npat ? npat : 1, sizeof **lex);
     int r = !*lex ? tb_fail(err, "out of memory")
                   : gr_ecma_string_except(except, names, nnames, sets, err);
-    for (size_t i = 0; !r && i < nnames; i++)
-        if ((i && put(named, "|")) ||
-            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), sets))
-            r = tb_fail(err, "out of memory");
+    if (!r && put_named(named, names, nnames, sets))
+        r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
         r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, sets, err) < 0 ? -1 : 0;
     return r;

@@ -583,7 +583,8 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"object\", \"properties\": {\"ab\": {\"type\": \"null\"}}, "
      "\"additionalProperties\": {\"type\": \"integer\"}}",
      I("{\"ab\": null}", "{\"a\": 1, \"abc\": 2, \"ab\": null}", "{\"ab\": 1}",
-       "{\"a\": null}", "{\"\": 3, \"b\": 4}")},
+       "{\"a\": null}", "{\"\": 3, \"b\": 4}", "{\"\\u0061b\": 1}", "{\"\\u0061b\": null}",
+       "{\"a\\u0062c\": 1}")},
     {"{\"type\": \"object\", \"patternProperties\": {\"^x-\": {\"type\": \"string\"}}, "
      "\"additionalProperties\": false}",
      I("{\"x-a\": \"s\"}", "{\"x-a\": 1}", "{\"y\": \"s\"}", "{}")},
