@@ -1880,6 +1880,12 @@ const char *gr_ecma_format(const char *format)
 
 #define KEY_MAX_STATES 400   /* DFA states (elimination keeps a square of them) */
 #define KEY_MAX_REGEX (1u << 20)
+/* The texts an elimination writes, all told, before it gives up: on
+ * MaskBench (every 10th file) those that end write 45 KB at most, and
+ * bitbucket-pipelines' one that did not wrote 16 MiB, freshly faulted
+ * heap in every compile (6,000 page faults, most of its TTFM), to fall
+ * back to the look-aheads anyway. */
+#define KEY_MAX_WRITTEN (2u << 20)
 /* DFA states for finding which classes have names at all; past
  * KEY_MAX_STATES (or where elimination passes KEY_MAX_REGEX) a class is
  * written with look-aheads instead (see lookahead_class). */
@@ -2209,7 +2215,7 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
                 if (!r && !was && i != j && !is_empty(&R[i * m + j]))
                     out[i]++, in[j]++;
                 total += len;
-                if (!r && total > KEY_MAX_REGEX * 16) {
+                if (!r && total > KEY_MAX_WRITTEN) {
                     k->too_large = 1;
                     r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
                 }
