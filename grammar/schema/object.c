@@ -32,7 +32,7 @@ static int pattern_dfa(sc_t *c, const char *pattern, const char *ptr, int again,
         return 0;
     }
     tb_buf_t re = {0};
-    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->sets, c->err);
+    int r = sc_ecma_string(c, &re, pattern, NULL, 0, GR_NO_MAX);
     *d = NULL;
     if (r == 0 && tb_buf_putc(&re, 0))
         r = sc_oom(c);
