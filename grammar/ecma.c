@@ -2317,12 +2317,10 @@ static int put_named(tb_buf_t *named, const char *const *names, size_t n, gr_ecm
     return 0;
 }
 
-int gr_ecma_string_except_ahead(tb_buf_t *out, const char *const *names, size_t n,
-                                gr_ecma_sets_t *sets, tb_err_t *err)
+int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
+                            gr_ecma_sets_t *sets)
 {
-    if (put(out, "(?!") || put_named(out, names, n, sets) || put(out, ")"))
-        return tb_fail(err, "out of memory");
-    return gr_ecma_string_except(out, NULL, 0, sets, err);
+    return n && (put(out, "(?!") || put_named(out, names, n, sets) || put(out, ")")) ? -1 : 0;
 }
 
 /* The look-ahead parts: except the names other than names[0..nnames),

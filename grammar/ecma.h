@@ -80,13 +80,14 @@ void gr_ecma_sets_free(gr_ecma_sets_t *sets);
 int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
                           gr_ecma_sets_t *sets, tb_err_t *err);
 
-/* The same strings as gr_ecma_string_except, written as a negative
- * look-ahead of the names' spellings before any JSON string (regex.h:
- * top-level only, so the whole of a lexeme): text in proportion to the
- * names, where gr_ecma_string_except spells at each letter of each name
- * every other code point in every JSON spelling. */
-int gr_ecma_string_except_ahead(tb_buf_t *out, const char *const *names, size_t n,
-                                gr_ecma_sets_t *sets, tb_err_t *err);
+/* Appends the negative look-ahead of the names' spellings, (?!"a"|"b")
+ * (nothing for no names; -1 on memory): before any JSON string (regex.h:
+ * top-level only, so at the start of a lexeme) the same strings as
+ * gr_ecma_string_except, in text in proportion to the names, where
+ * gr_ecma_string_except spells at each letter of each name every other
+ * code point in every JSON spelling. */
+int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
+                            gr_ecma_sets_t *sets);
 
 /* Called by gr_ecma_key_classes for each class of names: mask has bit p
  * set for each pattern p the names match (0: none); regex is the class's
