@@ -2179,7 +2179,10 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
      * c; kept up to date, since counting them afresh at every step made
      * the elimination cubic ({0,254} in a pattern is 256 states). */
     size_t *in = calloc(m, sizeof *in), *out = calloc(m, sizeof *out);
-    if (!r && (!in || !out))
+    /* succ: the states q leads to, listed once per step, not looked for
+     * among all m for each state that leads to q */
+    size_t *succ = malloc(m * sizeof *succ);
+    if (!r && (!in || !out || !succ))
         r = tb_fail(k->nfa.err, "out of memory");
     for (size_t x = 0; !r && x < m; x++)
         for (size_t y = 0; y < m; y++)
@@ -2201,14 +2204,17 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
             in[x] -= !is_empty(&R[q * m + x]);
             out[x] -= !is_empty(&R[x * m + q]);
         }
+        size_t nsucc = 0;
+        for (size_t j = 0; j < m; j++)
+            if (!gone[j] && !is_empty(&R[q * m + j]))
+                succ[nsucc++] = j;
         for (size_t i = 0; !r && i < m; i++) {
             if (gone[i] || is_empty(&R[i * m + q]))
                 continue;
             comp_t left;
             r = comp_cat(&R[i * m + q], &star, &left);
-            for (size_t j = 0; !r && j < m; j++) {
-                if (gone[j] || is_empty(&R[q * m + j]))
-                    continue;
+            for (size_t sj = 0; !r && sj < nsucc; sj++) {
+                size_t j = succ[sj];
                 int was = !is_empty(&R[i * m + j]);
                 size_t len = 0;
                 r = comp_alt_cat(&R[i * m + j], &left, &R[q * m + j], &len);
@@ -2241,6 +2247,7 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
     free(gone);
     free(in);
     free(out);
+    free(succ);
     return r;
 }
 
