@@ -168,7 +168,9 @@ static int memo_put(sc_t *c, tb_buf_t *k, const tb_buf_t *out, size_t at, int rc
     /* the key's buffer takes the text after the key; the map borrows it */
     sc_except_t e = {.key = *k, .klen = k->len, .rc = rc};
     *k = (tb_buf_t){0};
-    if (tb_buf_put(&e.key, out->data + at, out->len - at) || tb_vec_push(&c->excepts, e)) {
+    /* nothing written (rc 1) may leave out without a buffer at all */
+    if ((out->len > at && tb_buf_put(&e.key, out->data + at, out->len - at)) ||
+        tb_vec_push(&c->excepts, e)) {
         tb_buf_free(&e.key);
         return sc_oom(c);
     }
