@@ -1880,10 +1880,23 @@ const char *gr_ecma_format(const char *format)
 
 #define KEY_MAX_STATES 400   /* DFA states (elimination keeps a square of them) */
 #define KEY_MAX_REGEX (1u << 20)
+/* The texts an elimination writes, all told, before it gives up: on
+ * MaskBench (every 10th file) those that end write 45 KB at most, and
+ * bitbucket-pipelines' one that did not wrote 16 MiB, freshly faulted
+ * heap in every compile (6,000 page faults, most of its TTFM), to fall
+ * back to the look-aheads anyway. */
+#define KEY_MAX_WRITTEN (2u << 20)
 /* DFA states for finding which classes have names at all; past
  * KEY_MAX_STATES (or where elimination passes KEY_MAX_REGEX) a class is
  * written with look-aheads instead (see lookahead_class). */
 #define KEY_MAX_FIND 20000
+/* One pattern and no defined names: past this many states the classes are
+ * the pattern's own lexeme and its look-ahead complement, not eliminated.
+ * A bounded repetition ({0,250}) is a chain of states, and eliminating it
+ * copies the text of the chain's tail once per state before it: 43M
+ * instructions for ^[a-zA-Z0-9_-]{0,250}$, where its lexeme is written
+ * with the bound as it stands. */
+#define KEY_ONE_PATTERN_STATES 32
 /* Past KEY_MAX_FIND, or for patterns whose anchors the automaton does not
  * take, up to this many patterns have each of their 2^n classes written
  * with look-aheads and kept if the lexer finds a name in it. */
@@ -2166,7 +2179,10 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
      * c; kept up to date, since counting them afresh at every step made
      * the elimination cubic ({0,254} in a pattern is 256 states). */
     size_t *in = calloc(m, sizeof *in), *out = calloc(m, sizeof *out);
-    if (!r && (!in || !out))
+    /* succ: the states q leads to, listed once per step, not looked for
+     * among all m for each state that leads to q */
+    size_t *succ = malloc(m * sizeof *succ);
+    if (!r && (!in || !out || !succ))
         r = tb_fail(k->nfa.err, "out of memory");
     for (size_t x = 0; !r && x < m; x++)
         for (size_t y = 0; y < m; y++)
@@ -2188,21 +2204,24 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
             in[x] -= !is_empty(&R[q * m + x]);
             out[x] -= !is_empty(&R[x * m + q]);
         }
+        size_t nsucc = 0;
+        for (size_t j = 0; j < m; j++)
+            if (!gone[j] && !is_empty(&R[q * m + j]))
+                succ[nsucc++] = j;
         for (size_t i = 0; !r && i < m; i++) {
             if (gone[i] || is_empty(&R[i * m + q]))
                 continue;
             comp_t left;
             r = comp_cat(&R[i * m + q], &star, &left);
-            for (size_t j = 0; !r && j < m; j++) {
-                if (gone[j] || is_empty(&R[q * m + j]))
-                    continue;
+            for (size_t sj = 0; !r && sj < nsucc; sj++) {
+                size_t j = succ[sj];
                 int was = !is_empty(&R[i * m + j]);
                 size_t len = 0;
                 r = comp_alt_cat(&R[i * m + j], &left, &R[q * m + j], &len);
                 if (!r && !was && i != j && !is_empty(&R[i * m + j]))
                     out[i]++, in[j]++;
                 total += len;
-                if (!r && total > KEY_MAX_REGEX * 16) {
+                if (!r && total > KEY_MAX_WRITTEN) {
                     k->too_large = 1;
                     r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
                 }
@@ -2228,6 +2247,7 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
     free(gone);
     free(in);
     free(out);
+    free(succ);
     return r;
 }
 
@@ -2294,6 +2314,22 @@ static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint
                : 0;
 }
 
+/* The alternation of the names' JSON spellings, as a look-ahead holds them. */
+static int put_named(tb_buf_t *named, const char *const *names, size_t n, gr_ecma_sets_t *sets)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((i && put(named, "|")) ||
+            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), sets))
+            return -1;
+    return 0;
+}
+
+int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
+                            gr_ecma_sets_t *sets)
+{
+    return n && (put(out, "(?!") || put_named(out, names, n, sets) || put(out, ")")) ? -1 : 0;
+}
+
 /* The look-ahead parts: except the names other than names[0..nnames),
  * named the alternation of their spellings, lex[p] pattern p's JSON string
  * lexeme (empty where it matches nothing). */
@@ -2304,10 +2340,8 @@ static int lookahead_parts(const char *const *patterns, size_t npat, const char 
     *lex = calloc(npat ? npat : 1, sizeof **lex);
     int r = !*lex ? tb_fail(err, "out of memory")
                   : gr_ecma_string_except(except, names, nnames, sets, err);
-    for (size_t i = 0; !r && i < nnames; i++)
-        if ((i && put(named, "|")) ||
-            gr_json_quote_regex(named, (const uint8_t *)names[i], strlen(names[i]), sets))
-            r = tb_fail(err, "out of memory");
+    if (!r && put_named(named, names, nnames, sets))
+        r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
         r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, sets, err) < 0 ? -1 : 0;
     return r;
@@ -2430,7 +2464,8 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
         }
         comp_t c = {0};
         tb_buf_t re = {0};
-        int look = k.dset.len > KEY_MAX_STATES;
+        int look = k.dset.len > KEY_MAX_STATES ||
+                   (npat == 1 && !nnames && k.dset.len > KEY_ONE_PATTERN_STATES);
         r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
         if (!r && !look && eliminate(&k, t, &c)) {
             /* too large a regex: the look-aheads below say it in a line */

@@ -80,6 +80,15 @@ void gr_ecma_sets_free(gr_ecma_sets_t *sets);
 int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
                           gr_ecma_sets_t *sets, tb_err_t *err);
 
+/* Appends the negative look-ahead of the names' spellings, (?!"a"|"b")
+ * (nothing for no names; -1 on memory): before any JSON string (regex.h:
+ * top-level only, so at the start of a lexeme) the same strings as
+ * gr_ecma_string_except, in text in proportion to the names, where
+ * gr_ecma_string_except spells at each letter of each name every other
+ * code point in every JSON spelling. */
+int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
+                            gr_ecma_sets_t *sets);
+
 /* Called by gr_ecma_key_classes for each class of names: mask has bit p
  * set for each pattern p the names match (0: none); regex is the class's
  * JSON string lexeme.  Returns 0, or -1 with the caller's error set. */
@@ -95,7 +104,8 @@ typedef int (*gr_key_class_need_fn)(void *ctx, uint64_t mask);
  * names, the empty set (names matching no pattern) included, unless
  * need says the set is not wanted.  The classes are found by an automaton
  * (subset construction) and written by state elimination up to 400 states
- * and a 1 MiB regex, otherwise as top-level look-aheads ((?=P), (?!Q) on
+ * (32 for one pattern and no names) and a 1 MiB regex, otherwise as
+ * top-level look-aheads ((?=P), (?!Q) on
  * the patterns' string lexemes); past 20000 states, or for patterns with
  * anchors inside or leading look-aheads, up to 5 patterns have each of
  * their 2^n classes tried with the lexer; refused beyond that.

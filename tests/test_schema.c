@@ -583,7 +583,8 @@ static const schema_case_t cases[] = {
     {"{\"type\": \"object\", \"properties\": {\"ab\": {\"type\": \"null\"}}, "
      "\"additionalProperties\": {\"type\": \"integer\"}}",
      I("{\"ab\": null}", "{\"a\": 1, \"abc\": 2, \"ab\": null}", "{\"ab\": 1}",
-       "{\"a\": null}", "{\"\": 3, \"b\": 4}")},
+       "{\"a\": null}", "{\"\": 3, \"b\": 4}", "{\"\\u0061b\": 1}", "{\"\\u0061b\": null}",
+       "{\"a\\u0062c\": 1}")},
     {"{\"type\": \"object\", \"patternProperties\": {\"^x-\": {\"type\": \"string\"}}, "
      "\"additionalProperties\": false}",
      I("{\"x-a\": \"s\"}", "{\"x-a\": 1}", "{\"y\": \"s\"}", "{}")},
@@ -601,6 +602,15 @@ static const schema_case_t cases[] = {
      "\"^[a-z]{2}$\": {\"type\": \"boolean\"}}}",
      I("{\"a\\\"b\": null}", "{\"a\\\"b\": 1}", "{\"xy\": true}", "{\"xy\": 1}",
        "{\"xyz\": 1}", "{\"\\\"\\\"\": null}")},
+    /* one pattern past 32 states and no defined names: the pattern's own
+     * lexeme, and (?!P) before any string for the other names */
+    {"{\"type\": \"object\", \"patternProperties\": {\"^[a-z0-9_-]{0,40}$\": {\"type\": \"integer\"}}, "
+     "\"additionalProperties\": {\"type\": \"string\"}}",
+     I("{\"ab_1\": 1}", "{\"ab_1\": \"s\"}", "{\"\": 1}", "{\"\": \"s\"}", "{\"A\": \"s\"}",
+       "{\"A\": 1}", "{\"\\u0061b\": 1}", "{\"\\u0061b\": \"s\"}",
+       "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": 1}",
+       "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": 1}",
+       "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": \"s\"}", "{\"a\\u00e9\": \"s\"}")},
     /* patternProperties past 400 automaton states (look-aheads), anchors inside
      * a pattern, look-aheads at a pattern's start, not-pattern */
     {"{\"type\": \"object\", \"patternProperties\": {\"^[a-z0-9_]{1,450}$\": {\"type\": \"integer\"}}}",

@@ -162,31 +162,75 @@ static int except_key(tb_buf_t *k, const char *const *names, size_t n)
     return 0;
 }
 
-int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
+/* The text kept under key k (which it takes) appended to out: its rc, or
+ * -2 when there is none yet. */
+static int memo_get(sc_t *c, tb_buf_t *k, tb_buf_t *out)
 {
-    tb_buf_t k = {0};
-    if (except_key(&k, names, n))
-        return sc_oom(c);
-    int32_t i = tb_strmap_get(&c->except_map, k.data, k.len);
-    if (i >= 0) {
-        const sc_except_t *e = &c->excepts.data[i];
-        tb_buf_free(&k);
-        return tb_buf_put(out, e->key.data + e->klen, e->key.len - e->klen) ? sc_oom(c) : 0;
-    }
-    size_t at = out->len;
-    if (gr_ecma_string_except(out, names, n, c->sets, c->err)) {
-        tb_buf_free(&k);
-        return -1;
-    }
+    int32_t i = tb_strmap_get(&c->except_map, k->data, k->len);
+    if (i < 0)
+        return -2;
+    const sc_except_t *e = &c->excepts.data[i];
+    tb_buf_free(k);
+    return tb_buf_put(out, e->key.data + e->klen, e->key.len - e->klen) ? sc_oom(c) : e->rc;
+}
+
+/* Keeps out's text from `at` under key k (which it takes), with rc. */
+static int memo_put(sc_t *c, tb_buf_t *k, const tb_buf_t *out, size_t at, int rc)
+{
     /* the key's buffer takes the text after the key; the map borrows it */
-    sc_except_t e = {.key = k, .klen = k.len};
-    if (tb_buf_put(&e.key, out->data + at, out->len - at) || tb_vec_push(&c->excepts, e)) {
+    sc_except_t e = {.key = *k, .klen = k->len, .rc = rc};
+    *k = (tb_buf_t){0};
+    /* nothing written (rc 1) may leave out without a buffer at all */
+    if ((out->len > at && tb_buf_put(&e.key, out->data + at, out->len - at)) ||
+        tb_vec_push(&c->excepts, e)) {
         tb_buf_free(&e.key);
         return sc_oom(c);
     }
     return tb_strmap_put(&c->except_map, e.key.data, e.klen, (int32_t)(c->excepts.len - 1)) < 0
                ? sc_oom(c)
-               : 0;
+               : rc;
+}
+
+int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
+{
+    tb_buf_t k = {0};
+    if (except_key(&k, names, n))
+        return sc_oom(c);
+    int r = memo_get(c, &k, out);
+    if (r != -2)
+        return r;
+    size_t at = out->len;
+    if (gr_ecma_string_except(out, names, n, c->sets, c->err)) {
+        tb_buf_free(&k);
+        return -1;
+    }
+    return memo_put(c, &k, out, at, 0);
+}
+
+int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *format,
+                   uint32_t lo, uint32_t hi)
+{
+    /* 'P', the bounds, the format's length and text, then '+' and the
+     * pattern or '-' for none: no list of names' key begins with 'P' */
+    tb_buf_t k = {0};
+    char head[64];
+    int m = snprintf(head, sizeof head, "P%u:%u:%zu:", lo, hi, format ? strlen(format) : 0);
+    if (tb_buf_put(&k, head, (size_t)m) || (format && tb_buf_put(&k, format, strlen(format))) ||
+        tb_buf_put(&k, pattern ? "+" : "-", 1) ||
+        (pattern && tb_buf_put(&k, pattern, strlen(pattern)))) {
+        tb_buf_free(&k);
+        return sc_oom(c);
+    }
+    int r = memo_get(c, &k, out);
+    if (r != -2)
+        return r;
+    size_t at = out->len;
+    r = gr_ecma_string(out, pattern, format, lo, hi, c->sets, c->err);
+    if (r < 0) {
+        tb_buf_free(&k);
+        return -1;
+    }
+    return memo_put(c, &k, out, at, r);
 }
 
 /* Keywords that never constrain an instance: all but the assertions and

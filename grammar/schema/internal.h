@@ -42,12 +42,14 @@ typedef struct {
     int state; /* 0 being compiled, 1 done, 2 allows nothing */
 } ref_t;
 
-/* A regex of the strings other than some names, kept for the compile:
- * key holds the names (sc_string_except's key, klen bytes), then the
- * regex text. */
+/* A regex kept for the compile: of the strings other than some names
+ * (sc_string_except), or of a pattern's strings (sc_ecma_string).  key
+ * holds the memo's key (klen bytes), then the regex text; rc is
+ * gr_ecma_string's result (0, or 1 where no string qualifies). */
 typedef struct {
     tb_buf_t key;
     size_t klen;
+    int rc;
 } sc_except_t;
 
 /* A patternProperties pattern's DFA, kept for the compile: every property
@@ -86,7 +88,7 @@ typedef struct {
     int have_any, depth;
     size_t merges; /* sc_merge calls, against MAX_MERGES */
     int probing;   /* inside sc_empty: merges prune nothing */
-    tb_strmap_t except_map; /* names (sc_except_t's key) -> index in excepts */
+    tb_strmap_t except_map; /* sc_except_t's keys -> index in excepts */
     gr_ecma_sets_t *sets;   /* the sets' spellings, for every list of names */
     TB_VEC(sc_except_t) excepts;
     tb_strmap_t pattern_map; /* pattern -> index in patterns */
@@ -133,6 +135,12 @@ int sc_oom(sc_t *c);
  * each list of names: a `not` or an object's other names recur through
  * $ref and merges (and the list of none, any string, everywhere). */
 int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n);
+/* gr_ecma_string into out, written once per compile for each pattern,
+ * format and bounds: a pattern recurs through $ref, merges and the
+ * complements of its schema (o90971: 39 translations of 2 patterns, 60%
+ * of its compile).  Errors are not kept: each call reports its own. */
+int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *format,
+                   uint32_t lo, uint32_t hi);
 /* Keeps j (a new reference) until the end of the compile; -1 on memory. */
 int sc_keep(sc_t *c, json_t *j);
 char *sc_ptr_join(const char *ptr, const char *key);

@@ -32,7 +32,7 @@ static int pattern_dfa(sc_t *c, const char *pattern, const char *ptr, int again,
         return 0;
     }
     tb_buf_t re = {0};
-    int r = gr_ecma_string(&re, pattern, NULL, 0, GR_NO_MAX, c->sets, c->err);
+    int r = sc_ecma_string(c, &re, pattern, NULL, 0, GR_NO_MAX);
     *d = NULL;
     if (r == 0 && tb_buf_putc(&re, 0))
         r = sc_oom(c);
@@ -384,7 +384,12 @@ static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
             tb_wrap(c->err, "%s/patternProperties", ptr);
     } else if (!r && class_needed(&cl, 0)) {
         tb_buf_t re = {0};
-        r = sc_string_except(c, &re, names, nn) || tb_buf_putc(&re, 0) ||
+        /* the other names as a look-ahead of the defined ones: their trie's
+         * complement spelled every other code point at each of its letters,
+         * 2 MB of lexemes for a Kubernetes schema's objects, written,
+         * hashed and parsed in TTFM */
+        r = (gr_ecma_names_lookahead(&re, names, nn, c->sets) && sc_oom(c)) ||
+            sc_string_except(c, &re, NULL, 0) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }

@@ -597,7 +597,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
     }
     json_t *np = json_object_get(s, NOT_PATTERN), *ns = json_object_get(s, NOT_STRINGS);
     tb_buf_t re = {0};
-    int r = gr_ecma_string(&re, ps, fs, (uint32_t)lo, (uint32_t)hi, c->sets, c->err);
+    int r = sc_ecma_string(c, &re, ps, fs, (uint32_t)lo, (uint32_t)hi);
     if (r < 0)
         tb_wrap(c->err, "%s", ptr);
     /* not pattern, not these strings: as look-aheads before the rest (or
@@ -616,7 +616,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
              * nothing else constrains it, as the classes of names are */
             tb_buf_t nul = {0};
             const char *p = pattern_text(x, &nul);
-            r = !p ? sc_oom(c) : gr_ecma_string(&nr, p, NULL, 0, GR_NO_MAX, c->sets, c->err);
+            r = !p ? sc_oom(c) : sc_ecma_string(c, &nr, p, NULL, 0, GR_NO_MAX);
             tb_buf_free(&nul);
             if (r < 0) {
                 tb_wrap(c->err, "%s/not", ptr);
@@ -665,7 +665,7 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
             r = sc_fail(c, ptr, "'pattern' must be a string");
             break;
         }
-        r = gr_ecma_string(&pr, json_string_value(mp), NULL, 0, GR_NO_MAX, c->sets, c->err);
+        r = sc_ecma_string(c, &pr, json_string_value(mp), NULL, 0, GR_NO_MAX);
         if (r < 0)
             tb_wrap(c->err, "%s", ptr);
         if (r == 0 && (tb_buf_put(&both, "(?=(?:", 6) || tb_buf_put(&both, pr.data, pr.len) ||
