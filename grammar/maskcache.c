@@ -38,7 +38,7 @@ void gr_maskcache_free(gr_maskcache_t *c)
 
 size_t gr_maskcache_bytes(const gr_maskcache_t *c)
 {
-    return (c->at.cap + c->words.cap) * sizeof(uint32_t);
+    return (c->at.cap + c->words_peak) * sizeof(uint32_t);
 }
 
 static void flush(gr_maskcache_t *c)
@@ -128,6 +128,14 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
         if ((c->at.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes)
             return 0; /* larger than the whole cache: not kept */
     }
+    /* The entries' array is reserved whole at the first entry (address
+     * space: a page costs once it is written), so that it never moves: a
+     * realloc of tens of megabytes, in the heap once glibc's mmap
+     * threshold has risen with the blocks freed before, copied them
+     * within one mask (17 ms on Github_ultra---o56134).  Where that much
+     * cannot be had, it grows as needed. */
+    if (!c->words.cap)
+        (void)tb_vec_reserve(&c->words, c->max_bytes / sizeof(uint32_t));
     if (tb_vec_reserve(&c->words, 1 + nw32))
         return -1;
     uint32_t *e = c->words.data + c->words.len, form = FORM_WORDS;
@@ -155,5 +163,7 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
     e[0] = form << FORM_SHIFT | (uint32_t)n;
     c->at.data[s] = (uint32_t)c->words.len + AT_ENTRY;
     c->words.len += 1 + n;
+    if (c->words.len > c->words_peak)
+        c->words_peak = c->words.len;
     return 0;
 }

@@ -60,6 +60,7 @@ typedef struct {
     size_t max_bytes;
     TB_VEC(uint32_t) at;
     TB_VEC(uint32_t) words;
+    size_t words_peak; /* most of `words` ever written */
     gr_maskcache_stats_t stats;
 } gr_maskcache_t;
 
@@ -76,7 +77,8 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask);
  * cache is then only smaller: never wrong). */
 int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now);
 
-/* Bytes held now. */
+/* Bytes held: the index and the most of the entries ever written (their
+ * array is reserved whole, but a page untouched costs nothing). */
 size_t gr_maskcache_bytes(const gr_maskcache_t *c);
 
 #endif
