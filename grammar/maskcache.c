@@ -1,8 +1,10 @@
 /* maskcache: masks kept per grammar state (see maskcache.h). */
 #include "maskcache.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* An entry's header word: its form in the top two bits, the payload's
  * length in uint32 words below. */
@@ -29,10 +31,56 @@ void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size
     c->max_bytes = max_bytes ? max_bytes : GR_MASKCACHE_DEFAULT_BYTES;
 }
 
+/*
+ * The entries' array: address space for the whole bound, mapped at a
+ * cache's first entry, so that it never moves (grown by realloc, a cache
+ * of tens of megabytes was copied within one mask: 17 ms on
+ * Github_ultra---o56134).  A page costs when first written, and a driver
+ * frees one schema's cache to make the next one's: mapped afresh each
+ * time, a mask kept as its words faulted its pages in again (TBM p75 and
+ * p90 about a third higher on MaskBench).  So the array a cache leaves is
+ * kept, one for the process, and the next cache that needs no more takes
+ * it with its pages.
+ */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *spare;
+static size_t spare_cap;
+
+static uint32_t *words_take(size_t cap)
+{
+    uint32_t *w = NULL;
+    pthread_mutex_lock(&spare_lock);
+    if (spare && spare_cap == cap) {
+        w = spare;
+        spare = NULL;
+    }
+    pthread_mutex_unlock(&spare_lock);
+    if (!w) {
+        void *p = mmap(NULL, cap * sizeof *w, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        w = p == MAP_FAILED ? NULL : p;
+    }
+    return w;
+}
+
+static void words_give(uint32_t *w, size_t cap)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&spare_lock);
+    uint32_t *old = spare;
+    size_t old_cap = spare_cap;
+    spare = w;
+    spare_cap = cap;
+    pthread_mutex_unlock(&spare_lock);
+    if (old)
+        munmap(old, old_cap * sizeof *old);
+}
+
 void gr_maskcache_free(gr_maskcache_t *c)
 {
     free(c->at.data);
-    free(c->words.data);
+    words_give(c->words.data, c->words.cap);
     memset(c, 0, sizeof *c);
 }
 
@@ -128,16 +176,13 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
         if ((c->at.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes)
             return 0; /* larger than the whole cache: not kept */
     }
-    /* The entries' array is reserved whole at the first entry (address
-     * space: a page costs once it is written), so that it never moves: a
-     * realloc of tens of megabytes, in the heap once glibc's mmap
-     * threshold has risen with the blocks freed before, copied them
-     * within one mask (17 ms on Github_ultra---o56134).  Where that much
-     * cannot be had, it grows as needed. */
-    if (!c->words.cap)
-        (void)tb_vec_reserve(&c->words, c->max_bytes / sizeof(uint32_t));
-    if (tb_vec_reserve(&c->words, 1 + nw32))
-        return -1;
+    /* the bound holds every entry with the index (above) */
+    if (!c->words.data) {
+        c->words.data = words_take(c->max_bytes / sizeof(uint32_t));
+        if (!c->words.data)
+            return -1;
+        c->words.cap = c->max_bytes / sizeof(uint32_t);
+    }
     uint32_t *e = c->words.data + c->words.len, form = FORM_WORDS;
     size_t n = nw32;
     /* While the cache holds less than a quarter of its bound, the words are

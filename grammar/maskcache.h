@@ -78,7 +78,8 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask);
 int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now);
 
 /* Bytes held: the index and the most of the entries ever written (their
- * array is reserved whole, but a page untouched costs nothing). */
+ * array is address space for max_bytes, mapped whole, where a page costs
+ * once written; freed, it is kept for the process's next cache). */
 size_t gr_maskcache_bytes(const gr_maskcache_t *c);
 
 #endif
