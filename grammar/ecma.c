@@ -2434,14 +2434,22 @@ int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
 
 /* The look-ahead parts: except the names other than names[0..nnames),
  * named the alternation of their spellings, lex[p] pattern p's JSON string
- * lexeme (empty where it matches nothing). */
+ * lexeme (empty where it matches nothing).  Under llguidance's spellings
+ * except is spelled as it spells additionalProperties' names, with \u of
+ * every code point, and the patterns' lexemes as the patterns are, so the
+ * names of no pattern are the spellings no pattern's lexeme reads, as in
+ * llguidance (not the names no pattern matches once decoded). */
 static int lookahead_parts(const char *const *patterns, size_t npat, const char *const *names,
                            size_t nnames, tb_buf_t **lex, tb_buf_t *except, tb_buf_t *named,
                            gr_ecma_sets_t *sets, tb_err_t *err)
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
+    int spelled = sets->spelling;
+    if (spelled != GR_SPELL_JSON)
+        gr_ecma_sets_spell(sets, GR_SPELL_LLG_ANY_U);
     int r = !*lex ? tb_fail(err, "out of memory")
                   : gr_ecma_string_except(except, names, nnames, sets, err);
+    gr_ecma_sets_spell(sets, spelled);
     if (!r && put_named(named, names, nnames, sets))
         r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
@@ -2568,6 +2576,9 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
         tb_buf_t re = {0};
         int look = k.dset.len > KEY_MAX_STATES ||
                    (npat == 1 && !nnames && k.dset.len > KEY_ONE_PATTERN_STATES);
+        /* llguidance's names of no pattern: those its spellings of the
+         * patterns do not match (lookahead_parts) */
+        look |= !t && k.sets->spelling != GR_SPELL_JSON;
         r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
         if (!r && !look && eliminate(&k, t, &c)) {
             /* too large a regex: the look-aheads below say it in a line */
@@ -2580,7 +2591,8 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             comp_free(&c);
         }
         if (!r && look && !lex)
-            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, sets, err);
+            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, k.sets,
+                                err);
         if (!r && look) {
             /* the patterns and names some name matches beside the base */
             uint64_t meet = 0, b = t & (0 - t);
