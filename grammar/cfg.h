@@ -133,6 +133,10 @@ typedef struct {
     /* llguidance's allow_initial_skip: under GR_SEM_LLGUIDANCE ignored
      * lexemes may begin the text only with it, as in llguidance. */
     int initial_skip;
+    /* llguidance's ignore_once (its SkipSpec::once, which its JSON
+     * compiler always uses): at most one ignored lexeme between two of the
+     * grammar's. */
+    int ignore_once;
     /* Set before reading by the caller (load.h): the vocabulary that
      * token-id lexemes name their tokens in (NULL: a grammar with one is
      * refused).  Not owned, and not used once the grammar is read. */

@@ -136,26 +136,25 @@ static uint32_t state_of(gr_gram_t *g, const gr_pair_t *p, size_t n)
 
 /* ---- the parser's side -------------------------------------------------------- */
 
-/* The lexer state where the lexemes row expects, and the ignored ones,
- * begin. */
-static uint32_t lexstart(gr_gram_t *g, uint32_t row)
+/* The lexer state where the lexemes row expects begin, and the ignored
+ * ones unless noskip. */
+static uint32_t lexstart(gr_gram_t *g, uint32_t row, int noskip)
 {
-    while (g->lexstart.len < g->parser.rows.len)
+    while (g->lexstart.len < 2 * (size_t)g->parser.rows.len)
         if (tb_vec_push(&g->lexstart, UINT32_MAX))
             return fail(g, "out of memory");
-    if (g->lexstart.data[row] != UINT32_MAX)
-        return g->lexstart.data[row];
+    uint32_t *l = &g->lexstart.data[2 * (size_t)row + (noskip != 0)];
+    if (*l != UINT32_MAX)
+        return *l;
     const uint64_t *ex = gr_parser_expect(&g->parser, row);
     uint64_t any = 0;
     for (size_t w = 0; w < g->parser.words; w++)
         any |= ex[w];
     /* llguidance skips only where the grammar goes on */
-    uint64_t skip = g->llg && !any ? 0 : ~0ull;
+    uint64_t skip = (g->llg && !any) || noskip ? 0 : ~0ull;
     for (size_t w = 0; w < g->parser.words; w++)
         g->ending[w] = ex[w] | (g->ignore[w] & skip);
-    uint32_t l = lex_dfa_start_of(g->dfa, g->ending);
-    g->lexstart.data[row] = l;
-    return l;
+    return *l = lex_dfa_start_of(g->dfa, g->ending);
 }
 
 /* Which kinds of lexeme end in lexer state l: bit 0 an ignored one, bit 1
@@ -266,7 +265,9 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
     for (int i = 0; i < nt; i++) {
         if (targets[i] == GR_ROW_DEAD)
             continue;
-        uint32_t l0 = lexstart(g, targets[i]);
+        /* targets[0] after an ignored lexeme: no other one under ignore_once */
+        uint32_t l0 = lexstart(g, targets[i],
+                               g->cfg.ignore_once && i == 0 && (kinds & ENDS_IGNORED));
         if (l0 == LEX_DEAD)
             continue;
         uint32_t next = lex_dfa_next(g->dfa, l0, b);
@@ -433,7 +434,7 @@ static uint32_t token_state(gr_gram_t *g, uint32_t row)
     uint64_t s;
     if (tb_u64map_get(&g->token_state, row, &s))
         return (uint32_t)s;
-    gr_pair_t p = {row, lexstart(g, row)};
+    gr_pair_t p = {row, lexstart(g, row, 0)};
     uint32_t made = g->failed ? GR_DEAD : state_add(g, &p, 1);
     if (made != GR_DEAD && (tb_u64map_put(&g->token_state, row, made) < 0 ||
                             tb_u64map_put(&g->token_row, made, row) < 0))
@@ -533,12 +534,7 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
  * without the ignored lexemes unless the grammar allows an initial skip. */
 static uint32_t first_lexstart(gr_gram_t *g)
 {
-    if (!g->llg || g->cfg.initial_skip)
-        return lexstart(g, GR_ROW_START);
-    const uint64_t *ex = gr_parser_expect(&g->parser, GR_ROW_START);
-    for (size_t w = 0; w < g->parser.words; w++)
-        g->ending[w] = ex[w] & ~g->ignore[w];
-    return lex_dfa_start_of(g->dfa, g->ending);
+    return lexstart(g, GR_ROW_START, g->llg && !g->cfg.initial_skip);
 }
 
 static int make_tables(gr_gram_t *g, tb_err_t *err)

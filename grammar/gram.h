@@ -116,8 +116,9 @@ typedef struct {
  * (state s's row at trans[s * ncls]); an entry is the next state's row
  * offset (next * ncls), 0 (dead) or TRIE_REC_UNKNOWN.  State s's pairs are
  * pair.data[pair_off[s] .. + pair_n[s]), sorted by lexer state.  lexstart
- * caches, per parser row, the lexer state where the row's expected lexemes
- * (and the ignored ones) begin (UINT32_MAX: not yet); scan_memo maps
+ * caches, per parser row, two lexer states: at 2 * row where the row's
+ * expected lexemes and the ignored ones begin, at 2 * row + 1 where the
+ * expected ones alone do (UINT32_MAX: not yet); scan_memo maps
  * (row << 32 | lexer state) to the row after the lexemes that end in that
  * lexer state.  trans.data is the newest table; retired holds the arrays
  * it replaced, which walks in other threads may still read (see Threads).

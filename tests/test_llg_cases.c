@@ -67,9 +67,6 @@ static const struct {
     {"test_lark.rs:970", NULL, LLG_LIMIT " (patternProperties that overlap)"},
     {"test_lark.rs:1247", NULL, LLG_LIMIT " (maxProperties with optional properties)"},
     {"test_lark.rs:1258", NULL, LLG_LIMIT " (minProperties with optional properties)"},
-    {"test_json_x_guidance.rs:386", "",
-     "x-guidance's whitespace_pattern (\\s{1,2}) stands between two lexemes once in "
-     "llguidance, any number of times here (an ignored lexeme)"},
     {"test_json_string_format.rs:470", "\"2021-02-29", FEB29},
     {"test_json_string_format.rs:493", "\"2021-02-29", FEB29},
     {"test_json_string_format.rs:493", "\"1900-02-29", FEB29},
@@ -461,6 +458,12 @@ static void test_semantics(void **state)
         {"start: \"a\" \"b\"\n%ignore \" \"\n", "a b ", 'p', 'f'},
         {"start: WORD\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", "ab ", 'p', 'f'},
         {"start: WORD \"!\"?\nWORD: /[a-z]+/\n%ignore /[ ]+/\n", "ab  !", 'p', 'p'},
+        /* ignore_once: one skip at most between two lexemes (test_ll.rs) */
+        {"%llguidance {\"ignore_once\": true}\nstart: \"A\" \"!\"\n%ignore /[ \\t]{1,2}/\n",
+         "A  !", 'p', 'p'},
+        {"%llguidance {\"ignore_once\": true}\nstart: \"A\" \"!\"\n%ignore /[ \\t]{1,2}/\n",
+         "A   !", 'f', 'f'},
+        {"start: \"A\" \"!\"\n%ignore /[ \\t]/\n", "A   !", 'p', 'p'},
         /* rules are not merged into one lexeme: the greedy ends stay */
         {"start: a b\na: /x+/\nb: \"x\" \"y\"\n", "xxy", 'p', 'f'},
     };

@@ -694,6 +694,8 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
     c.llg_order = c.opts.llguidance || g->semantics == GR_SEM_LLGUIDANCE;
     c.int_text = c.draft4 || c.llg_order;
     c.spell = c.llg_order ? GR_SPELL_LLG : GR_SPELL_JSON;
+    if (c.llg_order)
+        g->ignore_once = 1; /* as llguidance's whitespace (SkipSpec::once) */
     gr_sym_t x, start, ws;
     c.sets = gr_ecma_sets_new();
     int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16) ||
