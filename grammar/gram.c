@@ -185,6 +185,18 @@ static int ending_kinds(gr_gram_t *g, uint32_t l)
     return g->llg && (kinds & ENDS_IGNORED) ? ENDS_IGNORED : kinds;
 }
 
+/* Under Lark's reading: whether every ignored lexeme ending in the lexer
+ * state ending_kinds read goes on in lexer state on, the next byte's (Lark's
+ * lexers take an ignored terminal at its longest match). */
+static int ignored_goes_on(gr_gram_t *g, uint32_t on)
+{
+    lex_dfa_possible(g->dfa, on, &g->going_on);
+    for (size_t w = 0; w < g->parser.words; w++)
+        if (g->ending_set.words[w] & g->ignore[w] & ~g->going_on.words[w])
+            return 0;
+    return 1;
+}
+
 /* The row after row reads the grammar lexemes ending in lexer state l. */
 static uint32_t scan(gr_gram_t *g, uint32_t row, uint32_t l)
 {
@@ -253,6 +265,8 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
         on = LEX_DEAD; /* a lazy lexeme ends at its first match */
     else if (g->llg && on != LEX_DEAD)
         kinds = 0; /* greedy: a lexeme that can go on does not end */
+    else if (g->lark && (kinds & ENDS_IGNORED) && on != LEX_DEAD && ignored_goes_on(g, on))
+        kinds &= ~ENDS_IGNORED; /* an ignored lexeme that goes on does not end */
     if (consult(g, l) || (on != LEX_DEAD && push(g, row, on)))
         return -1;
     uint32_t targets[2];
@@ -544,9 +558,11 @@ static int make_tables(gr_gram_t *g, tb_err_t *err)
     g->lazy = calloc(words, sizeof *g->lazy);
     g->ending = calloc(words, sizeof *g->ending);
     if (!g->ignore || !g->lazy || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
+        tb_bitset_init(&g->going_on, words * 64) ||
         tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g) || make_token_tables(g))
         return tb_fail(err, "out of memory");
     g->llg = g->cfg.semantics == GR_SEM_LLGUIDANCE;
+    g->lark = g->cfg.semantics == GR_SEM_LARK;
     for (size_t i = 0; i < g->cfg.lex.len; i++) {
         if (g->cfg.lex.data[i].ignore)
             g->ignore[i >> 6] |= 1ull << (i & 63);
@@ -586,6 +602,7 @@ static void release(gr_gram_t *g)
     free(g->lazy);
     free(g->ending);
     tb_bitset_free(&g->ending_set);
+    tb_bitset_free(&g->going_on);
     free(g->trans.data);
     for (size_t i = 0; i < g->retired.len; i++)
         free(g->retired.data[i]);

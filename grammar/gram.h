@@ -131,10 +131,12 @@ typedef struct {
     uint64_t *ignore; /* ignored lexemes (parser.words words) */
     uint64_t *lazy;   /* lazy lexemes (the same), all clear unless llg */
     int llg;          /* llguidance's semantics (cfg.semantics) */
+    int lark;         /* Lark's semantics: ignored lexemes at their longest */
     int has_lazy;     /* llg with a lazy lexeme: a lexer state's going on is
                        * not always the grammar's (no slicing, match.c) */
     uint64_t *ending; /* scratch: lexemes ending in a lexer state */
     tb_bitset_t ending_set;
+    tb_bitset_t going_on; /* scratch: lexemes that go on (g->lark) */
     TB_VEC(uint32_t) trans;
     TB_VEC(uint32_t *) retired;
     size_t retired_cap;   /* their entries, all told */

@@ -478,6 +478,13 @@ static void test_semantics(void **state)
     const char *marked = "%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n";
     assert_int_equal(verdict_as(marked, "aa", 0, 0), 'x');
     assert_int_equal(verdict_as(marked, "aa", 1 + GR_SEM_DEFAULT, 0), 'p');
+    /* Lark's semantics: an ignored lexeme goes on while it can, so the
+     * comment swallows the colon (as in lark.lark: "a //c:" is no rule) */
+    const char *commented = "start: A \":\"\nA: /a/\nC: /\\/\\/[^\\n]*/\n%ignore C\n"
+                            "%ignore /[ \\n]/\n";
+    assert_int_equal(verdict_as(commented, "a //c:", 0, 0), 'p');
+    assert_int_equal(verdict_as(commented, "a //c:", 1 + GR_SEM_LARK, 0), 'x');
+    assert_int_equal(verdict_as(commented, "a //c\n:", 1 + GR_SEM_LARK, 0), 'p');
     /* allow_initial_skip lets the text begin with a skip */
     assert_int_equal(verdict_as("start: \"a\"\n%ignore \" \"\n", " a", 1 + GR_SEM_LLGUIDANCE, 1),
                      'p');
