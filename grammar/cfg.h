@@ -72,8 +72,12 @@ typedef struct {
  * every split the grammar allows (the language above).  GR_SEM_LLGUIDANCE:
  * llguidance's lexer, greedy but for lazy lexemes (gram.h says exactly);
  * the readers then keep each literal, regex and terminal a lexeme of its
- * own, as llguidance does, since merging them would move the ends. */
-typedef enum { GR_SEM_DEFAULT, GR_SEM_LLGUIDANCE } gr_semantics_t;
+ * own, as llguidance does, since merging them would move the ends.
+ * GR_SEM_LARK: Lark's, the default's but that an ignored lexeme (%ignore)
+ * ends only where it cannot go on, as Lark's lexers take an ignored
+ * terminal at the one length re.match gives (its longest for the greedy
+ * regexes %ignore is written with: a comment runs to its line's end). */
+typedef enum { GR_SEM_DEFAULT, GR_SEM_LLGUIDANCE, GR_SEM_LARK } gr_semantics_t;
 
 typedef struct {
     char *name;
@@ -133,6 +137,10 @@ typedef struct {
     /* llguidance's allow_initial_skip: under GR_SEM_LLGUIDANCE ignored
      * lexemes may begin the text only with it, as in llguidance. */
     int initial_skip;
+    /* llguidance's ignore_once (its SkipSpec::once, which its JSON
+     * compiler always uses): at most one ignored lexeme between two of the
+     * grammar's. */
+    int ignore_once;
     /* Set before reading by the caller (load.h): the vocabulary that
      * token-id lexemes name their tokens in (NULL: a grammar with one is
      * refused).  Not owned, and not used once the grammar is read. */

@@ -127,6 +127,7 @@ typedef struct {
     int merge;                  /* rules may become lexemes (no %ignore) */
     int llguidance;             /* the grammar asks for llguidance's semantics */
     int initial_skip;           /* and its allow_initial_skip (gr_cfg_t) */
+    int ignore_once;            /* and its ignore_once (gr_cfg_t) */
 } gr_ebnf_t;
 
 int gr_ebnf_init(gr_ebnf_t *e, const char *source, tb_err_t *err);

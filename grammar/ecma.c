@@ -831,6 +831,51 @@ static int comp_rep(const comp_t *a, uint32_t m, uint32_t n, comp_t *o)
     return r;
 }
 
+/* ---- spellings ---------------------------------------------------------- */
+
+/* A set's text is kept under a key of its spelling then its ranges, each a
+ * uint32_t (the map borrows the key). */
+typedef struct {
+    uint32_t *key;  /* the spelling, then the set's ranges */
+    size_t at, len; /* its text in gr_ecma_sets_t.text */
+} set_entry_t;
+
+struct gr_ecma_sets {
+    tb_strmap_t map; /* keys' bytes -> index in entries */
+    TB_VEC(set_entry_t) entries;
+    tb_buf_t text;
+    int spelling;     /* GR_SPELL_*, of the texts written next */
+    char escapes[16]; /* llguidance's allowed escape letters */
+    char *any[3];     /* gr_ecma_any_string's texts, by spelling */
+};
+
+/* The letters a spelling allows after '\\' (u: \u escapes). */
+static const char *allowed_escapes(const gr_ecma_sets_t *m)
+{
+    return m && m->spelling != GR_SPELL_JSON ? m->escapes : "\"\\/bfnrtu";
+}
+
+int gr_ecma_sets_spell(gr_ecma_sets_t *m, int spelling)
+{
+    int was = m->spelling;
+    m->spelling = spelling;
+    return was;
+}
+
+int gr_ecma_sets_escapes(gr_ecma_sets_t *m, const char *letters, tb_err_t *err)
+{
+    size_t n = 0;
+    for (const char *l = letters; *l; l++) {
+        if (!strchr("nrbtf\\\"u", *l))
+            return tb_fail(err, "'%c' is not an escape letter (those of JSON, but /, are "
+                           "n r b t f \\ \" u)", *l);
+        if (!memchr(m->escapes, *l, n))
+            m->escapes[n++] = *l;
+    }
+    m->escapes[n] = 0;
+    return 0;
+}
+
 /* A code point inside a class: ASCII letters and digits as themselves. */
 /* c as a class member: itself if alphanumeric, else \x{HEX} (written by
  * hand: snprintf here was a tenth of a large schema's compile). */
@@ -859,13 +904,15 @@ static int put_ranges(tb_buf_t *b, const cps_t *s)
 }
 
 /* Adds to o the parts of [lo, hi] that JSON writes as themselves: not the
- * controls, '"', '\\' or the surrogates (ranges come in order, so o stays
- * sorted and disjoint without cps_norm). */
-static int add_plain(cps_t *o, uint32_t lo, uint32_t hi)
+ * controls, '"', '\\' or the surrogates, nor DEL where del_escaped
+ * (llguidance's spellings; ranges come in order, so o stays sorted and
+ * disjoint without cps_norm). */
+static int add_plain(cps_t *o, uint32_t lo, uint32_t hi, int del_escaped)
 {
-    static const uint32_t cut[][2] = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0xD800, 0xDFFF}};
+    static const uint32_t cut[][2] = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0x7F, 0x7F},
+                                      {0xD800, 0xDFFF}};
     for (size_t k = 0; k < sizeof cut / sizeof *cut && lo <= hi; k++) {
-        if (hi < cut[k][0] || lo > cut[k][1])
+        if (hi < cut[k][0] || lo > cut[k][1] || (cut[k][0] == 0x7F && !del_escaped))
             continue;
         if (lo < cut[k][0] && cps_add(o, lo, cut[k][0] - 1))
             return -1;
@@ -880,23 +927,24 @@ static int add_plain(cps_t *o, uint32_t lo, uint32_t hi)
  * class, or negated where that is shorter; one alone as itself.  s is
  * normalized: p (its plain members) and q (the other plain code points,
  * between its ranges) are read off it in one pass each. */
-static int put_plain(tb_buf_t *b, const cps_t *s)
+static int put_plain(tb_buf_t *b, const cps_t *s, int del_escaped)
 {
     cps_t p = {0}, q = {0};
     int r = 0;
     uint32_t next = 0;
     for (size_t i = 0; i < s->len && !r; i += 2) {
-        r = add_plain(&p, s->data[i], s->data[i + 1]) ||
-            (s->data[i] > next && add_plain(&q, next, s->data[i] - 1));
+        r = add_plain(&p, s->data[i], s->data[i + 1], del_escaped) ||
+            (s->data[i] > next && add_plain(&q, next, s->data[i] - 1, del_escaped));
         next = s->data[i + 1] + 1;
     }
-    r = r || (next <= CP_MAX && add_plain(&q, next, CP_MAX));
+    r = r || (next <= CP_MAX && add_plain(&q, next, CP_MAX, del_escaped));
     if (!r && p.len == 2 && p.data[0] == p.data[1]) {
         r = put_cp(b, p.data[0]); /* one code point: no class (a name's letters) */
     } else if (!r && p.len) {
         tb_buf_t pos = {0}, neg = {0};
         r = put(&pos, "[") || put_ranges(&pos, &p) || put(&pos, "]") ||
-            put(&neg, "[^\\x00-\\x1F\"\\\\") || put_ranges(&neg, &q) || put(&neg, "]");
+            put(&neg, del_escaped ? "[^\\x00-\\x1F\\x7F\"\\\\" : "[^\\x00-\\x1F\"\\\\") ||
+            put_ranges(&neg, &q) || put(&neg, "]");
         const tb_buf_t *w = neg.len < pos.len ? &neg : &pos;
         r = r || tb_buf_put(b, w->data, w->len);
         tb_buf_free(&pos);
@@ -1026,21 +1074,40 @@ static int put_u_escapes(tb_buf_t *b, const cps_t *s, int *alts)
     return r;
 }
 
-/* The class of set written as its members' JSON encodings, every one JSON
- * allows: the plain code points as a class, then \" \\ \/ \b \t \n \f
- * \r as one escape class, then every member as \uXXXX (or a surrogate
- * pair), hex digits in either case. */
-static int put_set(tb_buf_t *b, const cps_t *s)
+/* The members of s that llguidance spells as \u00XX without its general
+ * \u escapes: the controls and DEL. */
+static int controls_of(const cps_t *s, cps_t *o)
+{
+    int r = 0;
+    for (size_t i = 0; i < s->len && !r; i += 2) {
+        if (s->data[i] <= 0x1F)
+            r = cps_add(o, s->data[i], s->data[i + 1] < 0x1F ? s->data[i + 1] : 0x1F);
+        if (s->data[i] <= 0x7F && s->data[i + 1] >= 0x7F)
+            r = r || cps_add(o, 0x7F, 0x7F);
+    }
+    return r;
+}
+
+/* The class of set written as its members' JSON encodings in m's spelling
+ * (NULL: JSON's, every one JSON allows): the plain code points as a class,
+ * then the short escapes (\" \\ \/ \b \t \n \f \r, those allowed) as one
+ * escape class, then the members that have one as \uXXXX (or a surrogate
+ * pair), hex digits in either case.  Returns 1 if no member has a
+ * spelling (nothing written), as where llguidance's allowed escapes leave
+ * a control without one. */
+static int put_set(tb_buf_t *b, const cps_t *s, const gr_ecma_sets_t *m)
 {
     static const char shortesc[32] = {[8] = 'b', [9] = 't', [10] = 'n', [12] = 'f', [13] = 'r'};
+    const char *allowed = allowed_escapes(m);
+    int llg = m && m->spelling != GR_SPELL_JSON;
     tb_buf_t cls = {0}, esc = {0};
-    int r = put_plain(&cls, s);
+    int r = put_plain(&cls, s, llg);
     for (size_t i = 0; i < s->len && !r; i += 2)
         for (uint32_t c = s->data[i]; c <= s->data[i + 1] && c < 0x60 && !r; c++) {
-            if (c == '"' || c == '\\' || c == '/')
-                r = put(&esc, c == '"' ? "\"" : c == '/' ? "/" : "\\\\");
-            else if (c < 0x20 && shortesc[c])
-                r = tb_buf_putc(&esc, (uint8_t)shortesc[c]);
+            char letter = c < 0x20 ? shortesc[c] : c == '"' || c == '\\' || c == '/' ? (char)c : 0;
+            if (!letter || !strchr(allowed, letter))
+                continue;
+            r = letter == '\\' ? put(&esc, "\\\\") : tb_buf_putc(&esc, (uint8_t)letter);
         }
     int alts = 0;
     if (!r && cls.len)
@@ -1048,27 +1115,39 @@ static int put_set(tb_buf_t *b, const cps_t *s)
     if (!r && esc.len)
         r = put(b, alts++ ? "|\\\\[" : "\\\\[") || tb_buf_put(b, esc.data, esc.len) ||
             put(b, "]");
-    r = r || put_u_escapes(b, s, &alts);
+    if (!r && strchr(allowed, 'u')) {
+        cps_t ctl = {0};
+        int some = !llg || m->spelling == GR_SPELL_LLG_ANY_U;
+        r = (!some && controls_of(s, &ctl)) || put_u_escapes(b, some ? s : &ctl, &alts);
+        free(ctl.data);
+    }
     tb_buf_free(&cls);
     tb_buf_free(&esc);
-    return r;
+    return r ? -1 : !alts;
 }
 
+/* What matches no text (a set put_set spells in no way). */
+#define NO_TEXT "[^\\x00-\\x{10FFFF}]"
+
+/* s in JSON's spelling (patterns compiled without kept sets). */
 static int comp_set(const cps_t *s, comp_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->has = s->len > 0;
-    int r = s->len ? put_set(&o->re, s) : 0;
+    int r = s->len ? put_set(&o->re, s, NULL) : 1;
+    o->has = r == 0;
     o->alt = o->re.len && memchr(o->re.data, '|', o->re.len); /* several parts */
-    return r;
+    return r < 0 ? r : 0;
 }
 
 /* s in a group ("(?:...)"): the lexer parses a group's text once
  * (regex.h, lex_regex_memo_begin), and the sets of except's nodes recur
  * (each node with one next letter has the same). */
-static int put_set_group(tb_buf_t *b, const cps_t *s)
+static int put_set_group(tb_buf_t *b, const cps_t *s, const gr_ecma_sets_t *m)
 {
-    return put(b, "(?:") || put_set(b, s) || put(b, ")");
+    if (put(b, "(?:"))
+        return -1;
+    int r = put_set(b, s, m);
+    return r < 0 || (r == 1 && put(b, NO_TEXT)) || put(b, ")") ? -1 : 0;
 }
 
 /*
@@ -1079,17 +1158,6 @@ static int put_set_group(tb_buf_t *b, const cps_t *s)
  * at each node was most of a large object's compile (a Kubernetes schema:
  * 1.9 MB of such text over 88 lists of names).
  */
-typedef struct {
-    uint32_t *ranges; /* the set, the map's key (borrowed by it) */
-    size_t at, len;   /* its text in gr_ecma_sets_t.text */
-} set_entry_t;
-
-struct gr_ecma_sets {
-    tb_strmap_t map; /* ranges' bytes -> index in entries */
-    TB_VEC(set_entry_t) entries;
-    tb_buf_t text;
-};
-
 gr_ecma_sets_t *gr_ecma_sets_new(void)
 {
     gr_ecma_sets_t *m = calloc(1, sizeof *m);
@@ -1097,6 +1165,8 @@ gr_ecma_sets_t *gr_ecma_sets_new(void)
         free(m);
         return NULL;
     }
+    if (m)
+        strcpy(m->escapes, "nrbtf\\\"u"); /* llguidance's default: all it knows */
     return m;
 }
 
@@ -1105,32 +1175,62 @@ void gr_ecma_sets_free(gr_ecma_sets_t *m)
     if (!m)
         return;
     for (size_t i = 0; i < m->entries.len; i++)
-        free(m->entries.data[i].ranges);
+        free(m->entries.data[i].key);
+    for (size_t i = 0; i < sizeof m->any / sizeof *m->any; i++)
+        free(m->any[i]);
     free(m->entries.data);
     tb_strmap_free(&m->map);
     tb_buf_free(&m->text);
     free(m);
 }
 
-/* Appends put_set_group(s) to o (s normalized and never empty). */
+const char *gr_ecma_any_string(gr_ecma_sets_t *m)
+{
+    if (m->spelling == GR_SPELL_JSON)
+        return GR_JSON_ANY_STRING;
+    char **any = &m->any[m->spelling];
+    if (*any)
+        return *any;
+    cps_t all = {0};
+    tb_buf_t b = {0};
+    int r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put(&b, "\"") ||
+            put_set_group(&b, &all, m) || put(&b, "*\"") || tb_buf_putc(&b, 0);
+    free(all.data);
+    if (r)
+        tb_buf_free(&b);
+    return *any = r ? NULL : (char *)b.data;
+}
+
+/* Appends put_set_group(s) in m's spelling to o (s normalized and never
+ * empty). */
 static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
 {
-    size_t kb = s->len * sizeof *s->data;
-    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)s->data, kb);
+    /* the key looked up on the stack when small: most sets are found */
+    uint32_t small[64];
+    size_t kb = (s->len + 1) * sizeof *s->data;
+    uint32_t *key = s->len < 64 ? small : malloc(kb);
+    if (!key)
+        return -1;
+    key[0] = (uint32_t)m->spelling;
+    memcpy(key + 1, s->data, kb - sizeof *s->data);
+    int32_t i = tb_strmap_get(&m->map, (const uint8_t *)key, kb);
     if (i < 0) {
-        set_entry_t e = {.ranges = malloc(kb), .at = m->text.len};
-        if (!e.ranges)
+        set_entry_t e = {.key = key == small ? malloc(kb) : key, .at = m->text.len};
+        if (!e.key)
             return -1;
-        memcpy(e.ranges, s->data, kb);
-        int r = put_set_group(&m->text, s) ||
+        if (key == small)
+            memcpy(e.key, small, kb);
+        int r = put_set_group(&m->text, s, m) ||
                 (e.len = m->text.len - e.at, tb_vec_push(&m->entries, e));
-        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.ranges, kb,
+        if (r || tb_strmap_put(&m->map, (const uint8_t *)e.key, kb,
                                (int32_t)(m->entries.len - 1)) < 0) {
             if (r)
-                free(e.ranges);
+                free(e.key);
             return -1;
         }
         i = (int32_t)(m->entries.len - 1);
+    } else if (key != small) {
+        free(key);
     }
     const set_entry_t *e = &m->entries.data[i];
     return tb_buf_put(o, m->text.data + e->at, e->len);
@@ -1598,8 +1698,10 @@ int gr_ecma_string(tb_buf_t *out, const char *pattern, const char *format, uint3
                        lo > GR_MAX_LENGTH ? lo : hi, GR_MAX_LENGTH);
     if (hi < lo)
         return tb_fail(err, "minLength %u is above maxLength %u", lo, hi);
-    if (!pattern && !format && !lo && hi == GR_NO_MAX)
-        return put(out, GR_JSON_ANY_STRING) ? tb_fail(err, "out of memory") : 0;
+    if (!pattern && !format && !lo && hi == GR_NO_MAX) {
+        const char *any = sets ? gr_ecma_any_string(sets) : GR_JSON_ANY_STRING;
+        return !any || put(out, any) ? tb_fail(err, "out of memory") : 0;
+    }
     leading_t la;
     if (pattern && leading_lookaheads(pattern, &la))
         return string_leading(out, pattern, &la, format, lo, hi, sets, err);
@@ -1766,7 +1868,7 @@ int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
     if (!r) {
         if (n)
             qsort(nm, n, sizeof *nm, cmp_name);
-        r = !memo || cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all) ||
+        r = !memo || cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&any, &all, memo) ||
             put(&any, "*") || put(out, "\"") || except(nm, n, 0, &any, memo, out) ||
             put(out, "\"");
     }
@@ -2332,14 +2434,22 @@ int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
 
 /* The look-ahead parts: except the names other than names[0..nnames),
  * named the alternation of their spellings, lex[p] pattern p's JSON string
- * lexeme (empty where it matches nothing). */
+ * lexeme (empty where it matches nothing).  Under llguidance's spellings
+ * except is spelled as it spells additionalProperties' names, with \u of
+ * every code point, and the patterns' lexemes as the patterns are, so the
+ * names of no pattern are the spellings no pattern's lexeme reads, as in
+ * llguidance (not the names no pattern matches once decoded). */
 static int lookahead_parts(const char *const *patterns, size_t npat, const char *const *names,
                            size_t nnames, tb_buf_t **lex, tb_buf_t *except, tb_buf_t *named,
                            gr_ecma_sets_t *sets, tb_err_t *err)
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
+    int spelled = sets->spelling;
+    if (spelled != GR_SPELL_JSON)
+        gr_ecma_sets_spell(sets, GR_SPELL_LLG_ANY_U);
     int r = !*lex ? tb_fail(err, "out of memory")
                   : gr_ecma_string_except(except, names, nnames, sets, err);
+    gr_ecma_sets_spell(sets, spelled);
     if (!r && put_named(named, names, nnames, sets))
         r = tb_fail(err, "out of memory");
     for (size_t p = 0; !r && p < npat; p++)
@@ -2466,6 +2576,9 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
         tb_buf_t re = {0};
         int look = k.dset.len > KEY_MAX_STATES ||
                    (npat == 1 && !nnames && k.dset.len > KEY_ONE_PATTERN_STATES);
+        /* llguidance's names of no pattern: those its spellings of the
+         * patterns do not match (lookahead_parts) */
+        look |= !t && k.sets->spelling != GR_SPELL_JSON;
         r = tb_vec_push(&done, t) ? tb_fail(err, "out of memory") : 0;
         if (!r && !look && eliminate(&k, t, &c)) {
             /* too large a regex: the look-aheads below say it in a line */
@@ -2478,7 +2591,8 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             comp_free(&c);
         }
         if (!r && look && !lex)
-            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, sets, err);
+            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, k.sets,
+                                err);
         if (!r && look) {
             /* the patterns and names some name matches beside the base */
             uint64_t meet = 0, b = t & (0 - t);

@@ -74,6 +74,28 @@ int gr_json_quote(tb_buf_t *out, const uint8_t *s, size_t n);
 gr_ecma_sets_t *gr_ecma_sets_new(void);
 void gr_ecma_sets_free(gr_ecma_sets_t *sets);
 
+/* How the texts written with a gr_ecma_sets_t spell code points, from
+ * the call that sets it on (gr_ecma_sets_spell) to the next:
+ * GR_SPELL_JSON every spelling JSON allows, as above (the default, and
+ * that of calls given no sets); GR_SPELL_LLG llguidance's JSON compiler's
+ * (derivre's JSON quoting, its json/compiler.rs): UTF-8 but for '"', '\\',
+ * the controls and DEL, the short escapes of its allowed letters (no \/),
+ * and \u00XX of the controls and DEL only; GR_SPELL_LLG_ANY_U the same
+ * with \u of every code point (a pair above U+FFFF), as llguidance spells
+ * strings under json_allow_general_unicode_escapes and the names of
+ * additionalProperties beside named properties. */
+enum { GR_SPELL_JSON, GR_SPELL_LLG, GR_SPELL_LLG_ANY_U };
+/* Sets the spelling of the next texts; returns the one before. */
+int gr_ecma_sets_spell(gr_ecma_sets_t *sets, int spelling);
+/* The escape letters llguidance's spellings allow after '\\' (its
+ * json_allowed_escapes: of n r b t f \\ " u; its default is all eight).
+ * Returns -1 with err set for another letter. */
+int gr_ecma_sets_escapes(gr_ecma_sets_t *sets, const char *letters, tb_err_t *err);
+/* The regex of every string lexeme in sets' spelling (quotes included):
+ * GR_JSON_ANY_STRING under JSON's; text owned by sets (NULL: out of
+ * memory). */
+const char *gr_ecma_any_string(gr_ecma_sets_t *sets);
+
 /* Appends the regex of the JSON string lexemes whose decoded string is
  * none of names[0..n) (each UTF-8, NUL-terminated).  sets: shared with
  * other calls, or NULL for one of this call's own. */

@@ -136,26 +136,25 @@ static uint32_t state_of(gr_gram_t *g, const gr_pair_t *p, size_t n)
 
 /* ---- the parser's side -------------------------------------------------------- */
 
-/* The lexer state where the lexemes row expects, and the ignored ones,
- * begin. */
-static uint32_t lexstart(gr_gram_t *g, uint32_t row)
+/* The lexer state where the lexemes row expects begin, and the ignored
+ * ones unless noskip. */
+static uint32_t lexstart(gr_gram_t *g, uint32_t row, int noskip)
 {
-    while (g->lexstart.len < g->parser.rows.len)
+    while (g->lexstart.len < 2 * (size_t)g->parser.rows.len)
         if (tb_vec_push(&g->lexstart, UINT32_MAX))
             return fail(g, "out of memory");
-    if (g->lexstart.data[row] != UINT32_MAX)
-        return g->lexstart.data[row];
+    uint32_t *l = &g->lexstart.data[2 * (size_t)row + (noskip != 0)];
+    if (*l != UINT32_MAX)
+        return *l;
     const uint64_t *ex = gr_parser_expect(&g->parser, row);
     uint64_t any = 0;
     for (size_t w = 0; w < g->parser.words; w++)
         any |= ex[w];
     /* llguidance skips only where the grammar goes on */
-    uint64_t skip = g->llg && !any ? 0 : ~0ull;
+    uint64_t skip = (g->llg && !any) || noskip ? 0 : ~0ull;
     for (size_t w = 0; w < g->parser.words; w++)
         g->ending[w] = ex[w] | (g->ignore[w] & skip);
-    uint32_t l = lex_dfa_start_of(g->dfa, g->ending);
-    g->lexstart.data[row] = l;
-    return l;
+    return *l = lex_dfa_start_of(g->dfa, g->ending);
 }
 
 /* Which kinds of lexeme end in lexer state l: bit 0 an ignored one, bit 1
@@ -184,6 +183,18 @@ static int ending_kinds(gr_gram_t *g, uint32_t l)
         return ENDS_LEXEME | ENDS_LAZY;
     }
     return g->llg && (kinds & ENDS_IGNORED) ? ENDS_IGNORED : kinds;
+}
+
+/* Under Lark's reading: whether every ignored lexeme ending in the lexer
+ * state ending_kinds read goes on in lexer state on, the next byte's (Lark's
+ * lexers take an ignored terminal at its longest match). */
+static int ignored_goes_on(gr_gram_t *g, uint32_t on)
+{
+    lex_dfa_possible(g->dfa, on, &g->going_on);
+    for (size_t w = 0; w < g->parser.words; w++)
+        if (g->ending_set.words[w] & g->ignore[w] & ~g->going_on.words[w])
+            return 0;
+    return 1;
 }
 
 /* The row after row reads the grammar lexemes ending in lexer state l. */
@@ -254,6 +265,8 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
         on = LEX_DEAD; /* a lazy lexeme ends at its first match */
     else if (g->llg && on != LEX_DEAD)
         kinds = 0; /* greedy: a lexeme that can go on does not end */
+    else if (g->lark && (kinds & ENDS_IGNORED) && on != LEX_DEAD && ignored_goes_on(g, on))
+        kinds &= ~ENDS_IGNORED; /* an ignored lexeme that goes on does not end */
     if (consult(g, l) || (on != LEX_DEAD && push(g, row, on)))
         return -1;
     uint32_t targets[2];
@@ -266,7 +279,9 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
     for (int i = 0; i < nt; i++) {
         if (targets[i] == GR_ROW_DEAD)
             continue;
-        uint32_t l0 = lexstart(g, targets[i]);
+        /* targets[0] after an ignored lexeme: no other one under ignore_once */
+        uint32_t l0 = lexstart(g, targets[i],
+                               g->cfg.ignore_once && i == 0 && (kinds & ENDS_IGNORED));
         if (l0 == LEX_DEAD)
             continue;
         uint32_t next = lex_dfa_next(g->dfa, l0, b);
@@ -433,7 +448,7 @@ static uint32_t token_state(gr_gram_t *g, uint32_t row)
     uint64_t s;
     if (tb_u64map_get(&g->token_state, row, &s))
         return (uint32_t)s;
-    gr_pair_t p = {row, lexstart(g, row)};
+    gr_pair_t p = {row, lexstart(g, row, 0)};
     uint32_t made = g->failed ? GR_DEAD : state_add(g, &p, 1);
     if (made != GR_DEAD && (tb_u64map_put(&g->token_state, row, made) < 0 ||
                             tb_u64map_put(&g->token_row, made, row) < 0))
@@ -533,12 +548,7 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
  * without the ignored lexemes unless the grammar allows an initial skip. */
 static uint32_t first_lexstart(gr_gram_t *g)
 {
-    if (!g->llg || g->cfg.initial_skip)
-        return lexstart(g, GR_ROW_START);
-    const uint64_t *ex = gr_parser_expect(&g->parser, GR_ROW_START);
-    for (size_t w = 0; w < g->parser.words; w++)
-        g->ending[w] = ex[w] & ~g->ignore[w];
-    return lex_dfa_start_of(g->dfa, g->ending);
+    return lexstart(g, GR_ROW_START, g->llg && !g->cfg.initial_skip);
 }
 
 static int make_tables(gr_gram_t *g, tb_err_t *err)
@@ -548,9 +558,11 @@ static int make_tables(gr_gram_t *g, tb_err_t *err)
     g->lazy = calloc(words, sizeof *g->lazy);
     g->ending = calloc(words, sizeof *g->ending);
     if (!g->ignore || !g->lazy || !g->ending || tb_bitset_init(&g->ending_set, words * 64) ||
+        tb_bitset_init(&g->going_on, words * 64) ||
         tb_u64map_init(&g->scan_memo, 1024) || by_hash_grow(g) || make_token_tables(g))
         return tb_fail(err, "out of memory");
     g->llg = g->cfg.semantics == GR_SEM_LLGUIDANCE;
+    g->lark = g->cfg.semantics == GR_SEM_LARK;
     for (size_t i = 0; i < g->cfg.lex.len; i++) {
         if (g->cfg.lex.data[i].ignore)
             g->ignore[i >> 6] |= 1ull << (i & 63);
@@ -590,6 +602,7 @@ static void release(gr_gram_t *g)
     free(g->lazy);
     free(g->ending);
     tb_bitset_free(&g->ending_set);
+    tb_bitset_free(&g->going_on);
     free(g->trans.data);
     for (size_t i = 0; i < g->retired.len; i++)
         free(g->retired.data[i]);

@@ -116,8 +116,9 @@ typedef struct {
  * (state s's row at trans[s * ncls]); an entry is the next state's row
  * offset (next * ncls), 0 (dead) or TRIE_REC_UNKNOWN.  State s's pairs are
  * pair.data[pair_off[s] .. + pair_n[s]), sorted by lexer state.  lexstart
- * caches, per parser row, the lexer state where the row's expected lexemes
- * (and the ignored ones) begin (UINT32_MAX: not yet); scan_memo maps
+ * caches, per parser row, two lexer states: at 2 * row where the row's
+ * expected lexemes and the ignored ones begin, at 2 * row + 1 where the
+ * expected ones alone do (UINT32_MAX: not yet); scan_memo maps
  * (row << 32 | lexer state) to the row after the lexemes that end in that
  * lexer state.  trans.data is the newest table; retired holds the arrays
  * it replaced, which walks in other threads may still read (see Threads).
@@ -130,10 +131,12 @@ typedef struct {
     uint64_t *ignore; /* ignored lexemes (parser.words words) */
     uint64_t *lazy;   /* lazy lexemes (the same), all clear unless llg */
     int llg;          /* llguidance's semantics (cfg.semantics) */
+    int lark;         /* Lark's semantics: ignored lexemes at their longest */
     int has_lazy;     /* llg with a lazy lexeme: a lexer state's going on is
                        * not always the grammar's (no slicing, match.c) */
     uint64_t *ending; /* scratch: lexemes ending in a lexer state */
     tb_bitset_t ending_set;
+    tb_bitset_t going_on; /* scratch: lexemes that go on (g->lark) */
     TB_VEC(uint32_t) trans;
     TB_VEC(uint32_t *) retired;
     size_t retired_cap;   /* their entries, all told */

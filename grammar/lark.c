@@ -1416,15 +1416,16 @@ static int parse_declare(lark_t *p)
  * as they change the language here: no_forcing steers how forced bytes
  * are tokenized, not which tokens a mask allows; allow_initial_skip lets
  * ignored text come first under llguidance's semantics, as the default
- * reading always does (gr_cfg_t.initial_skip); allow_invalid_utf8 and ignore_once (one ignored
- * span between lexemes) would change the language and are refused when
- * set.  An unknown option is refused by name.
+ * reading always does (gr_cfg_t.initial_skip); ignore_once allows one
+ * ignored lexeme at most between two others (gr_cfg_t.ignore_once);
+ * allow_invalid_utf8 would change the language and is refused when set.
+ * An unknown option is refused by name.
  */
 static const struct {
     const char *name;
     uint8_t honoured;
 } OPTIONS[] = {
-    {"no_forcing", 1}, {"allow_initial_skip", 1}, {"allow_invalid_utf8", 0}, {"ignore_once", 0},
+    {"no_forcing", 1}, {"allow_initial_skip", 1}, {"allow_invalid_utf8", 0}, {"ignore_once", 1},
 };
 
 static int check_option(lark_t *p, gr_pos_t pos, const char *key, json_t *v)
@@ -1442,6 +1443,8 @@ static int check_option(lark_t *p, gr_pos_t pos, const char *key, json_t *v)
         return gr_text_fail(&p->t, pos, "%%llguidance option '%s' is not supported", key);
     if (!strcmp(key, "allow_initial_skip"))
         p->e->initial_skip = json_is_true(v);
+    if (!strcmp(key, "ignore_once"))
+        p->e->ignore_once = json_is_true(v);
     return 0;
 }
 
@@ -1902,6 +1905,8 @@ int gr_lark_read_start(gr_cfg_t *g, const char *text, size_t len, const char *st
         g->semantics = GR_SEM_LLGUIDANCE;
     if (e.initial_skip)
         g->initial_skip = 1;
+    if (e.ignore_once)
+        g->ignore_once = 1;
     if (!rc && c.json_ref)
         rc = compile_json(&p, g, start_name);
     else if (!rc)

@@ -72,6 +72,7 @@ int gr_semantics_by_name(const char *name)
 {
     return !strcmp(name, "default") ? 1 + GR_SEM_DEFAULT
            : !strcmp(name, "llguidance") ? 1 + GR_SEM_LLGUIDANCE
+           : !strcmp(name, "lark")       ? 1 + GR_SEM_LARK
                                          : -1;
 }
 

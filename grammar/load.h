@@ -38,7 +38,7 @@ int gr_cfg_load_opts(gr_cfg_t *g, const char *path, const gr_load_opts_t *o, tb_
 int gr_cfg_parse_opts(gr_cfg_t *g, const char *text, size_t len, const char *source,
                       const gr_load_opts_t *o, tb_err_t *err);
 
-/* "llguidance" or "default" as 1 + its gr_semantics_t (a gr_load_opts_t's
+/* "default", "llguidance" or "lark" as 1 + its gr_semantics_t (a gr_load_opts_t's
  * semantics), -1 for another name. */
 int gr_semantics_by_name(const char *name);
 

@@ -8,7 +8,8 @@
  * enter one; punctuation and true/false/null are lexemes; property names
  * are lexemes of every spelling of "name".  Every string, constrained or
  * not, key or value, is read in every spelling JSON allows (UTF-8, short
- * escapes, \uXXXX in either case, surrogate pairs); keywords hold for the
+ * escapes, \uXXXX in either case, surrogate pairs), or under llguidance's
+ * reading in llguidance's (ecma.h's GR_SPELL_LLG*); keywords hold for the
  * decoded string (lengths in characters after unescaping).
  *
  * Supported, exactly (an instance is accepted iff it is valid, up to the
@@ -55,11 +56,14 @@
  *   llguidance's "x-guidance" at the root: its separators (regexes of the
  *   lexemes for "," and ":"), whitespace_flexible, whitespace_pattern (the
  *   ignored lexeme), coerce_one_of, lenient (unknown formats ignored) and
- *   its escape options (accepted, not applied); another option refused.
+ *   its escape options (applied under llguidance's reading); another
+ *   option refused.
  * A grammar g set up with llguidance's semantics (cfg.h), or opts'
  * llguidance, reads the schema as llguidance does: integers without a
  * fraction, properties in definition order (in any order where
- * min/maxProperties go beyond what the ordered grammar writes).
+ * min/maxProperties go beyond what the ordered grammar writes), strings
+ * spelled as llguidance spells them, whitespace at most once between two
+ * lexemes (gr_cfg_t.ignore_once).
  *   unevaluatedItems where allOf/$ref make the items evaluated static.
  * Refused with "POINTER: reason" naming the keyword: nots of the other
  * keywords, propertyNames with anyOf/oneOf/not/if, unevaluatedProperties

@@ -168,7 +168,7 @@ static void test_semantics(void **state)
     assert_non_null(strstr(out, "; llguidance's semantics"));
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s --semantics greedy aa", path);
     assert_int_equal(test_tokbench(args, out, sizeof out), 2);
-    assert_non_null(strstr(out, "--semantics takes default or llguidance, not 'greedy'"));
+    assert_non_null(strstr(out, "--semantics takes default, llguidance or lark, not 'greedy'"));
     write_grammar(dir, "ab.lark", "%llguidance {}\nstart: A B\nA: /a+/\nB: /a/\n", path,
                   sizeof path);
     snprintf(args, sizeof args, "accept " LLAMA3 " --grammar %s aa", path);

@@ -613,8 +613,8 @@ static void test_lark_errors(void **state)
                  "no_forcing, allow_initial_skip, allow_invalid_utf8, ignore_once)");
     expect_error("lark", "%llguidance {\"ignore_once\": \"yes\"}\nstart: \"a\"\n",
                  "g.lark:1:13: %llguidance option 'ignore_once' must be true or false");
-    expect_error("lark", "%llguidance {\"ignore_once\": true}\nstart: \"a\"\n",
-                 "g.lark:1:13: %llguidance option 'ignore_once' is not supported");
+    expect_error("lark", "%llguidance {\"allow_invalid_utf8\": true}\nstart: \"a\"\n",
+                 "g.lark:1:13: %llguidance option 'allow_invalid_utf8' is not supported");
     expect_error("lark", "%llguidance [1]\nstart: \"a\"\n",
                  "g.lark:1:13: expected a JSON object after %llguidance, found '['");
     expect_error("lark", "start: \"a\" \n\"b\"\n",

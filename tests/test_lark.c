@@ -25,7 +25,6 @@
 #include "../base/file.h"
 #include "../experiments/refs/larkfiles.h"
 #include "../grammar/gram.h"
-#include "../grammar/load.h"
 #include "grammar_gen.h"
 #include "grammar_oracle.h"
 #include "support.h"
@@ -104,7 +103,7 @@ static void lark_files(void **state)
         const xp_lark_file_t *f = &xp_lark_files[i];
         gr_cfg_t cfg;
         tb_err_t err;
-        int rc = gr_cfg_load_start(&cfg, f->path, "lark", f->start, &err);
+        int rc = xp_lark_load(&cfg, f->path, f->start, &err);
         if (f->refused) {
             if (rc == 0)
                 fail_msg("%s loads, where it was refused (%s)", f->path, f->refused);
@@ -126,7 +125,7 @@ static void lark_files(void **state)
             n += sample_texts(f->sample, texts + n, &rng);
         gr_cfg_free(&cfg);
         if (xp_lark_verdicts(".", f->path, f->start, texts, n, want, &err) ||
-            gr_cfg_load_start(&cfg, f->path, "lark", f->start, &err))
+            xp_lark_load(&cfg, f->path, f->start, &err))
             fail_msg("%s", err.msg);
         gr_gram_t *g = gr_gram_new(&cfg, NULL, &err);
         if (!g)

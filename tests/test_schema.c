@@ -1853,6 +1853,50 @@ static void x_guidance_options(void **state)
     assert_false(accepts_as(minp, GR_SEM_LLGUIDANCE, "{\"c\": 1}"));
 }
 
+/* How strings are spelled: every spelling JSON allows by default; as
+ * llguidance's compiler spells them under its reading (ecma.h's
+ * GR_SPELL_LLG*), its x-guidance escape options applied. */
+static void llguidance_spellings(void **state)
+{
+    (void)state;
+    static const char *const str = "{\"type\": \"string\"}",
+        *general = "{\"type\": \"string\", \"x-guidance\": "
+                   "{\"json_allow_general_unicode_escapes\": true}}",
+        *only_n = "{\"const\": \"a\\n\\u000bb\", \"x-guidance\": "
+                  "{\"json_allowed_escapes\": \"n\"}}",
+        *nl = "{\"const\": \"a\\nb\", \"x-guidance\": {\"json_allowed_escapes\": \"n\"}}",
+        *extra = "{\"properties\": {\"a\": {}}, \"additionalProperties\": {}}";
+    const struct {
+        const char *schema, *text;
+        int json, llg;
+    } cases[] = {
+        {str, "\"\u00e9\"", 1, 1},
+        {str, "\"\\u00e9\"", 1, 0}, /* \u of controls and DEL only */
+        {str, "\"\\u001e\\u001E\\u007f\"", 1, 1},
+        {str, "\"\\/\"", 1, 0},
+        {str, "\"\x7f\"", 1, 0}, /* DEL escaped, never raw */
+        {str, "\"\\uD800\"", 1, 0},
+        {"{\"type\": \"string\", \"pattern\": \"^.$\"}", "\"\\u00e9\"", 1, 0},
+        {general, "\"\\u00e9\\uD83D\\uDE00\\u0041\"", 1, 1},
+        {general, "\"\\uD800\"", 1, 0}, /* a lone surrogate */
+        {general, "\"\\/\"", 1, 0},
+        /* a control with no allowed spelling: nothing spells the const */
+        {only_n, "\"a\\n\\u000bb\"", 1, 0},
+        {only_n, "\"a\\u000a\\u000bb\"", 1, 0},
+        {nl, "\"a\\nb\"", 1, 1},
+        {nl, "\"a\\u000ab\"", 1, 0},
+        /* the names of additionalProperties beside named ones: any \u */
+        {extra, "{\"\\u00e9\": 1}", 1, 1},
+        {extra, "{\"\\uD83D\": 1}", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int sem = GR_SEM_DEFAULT; sem <= GR_SEM_LLGUIDANCE; sem++)
+            if (accepts_as(cases[i].schema, (gr_semantics_t)sem, cases[i].text) !=
+                (sem == GR_SEM_DEFAULT ? cases[i].json : cases[i].llg))
+                fail_msg("%s on %s (semantics %d): want %d", cases[i].schema, cases[i].text,
+                         sem, sem == GR_SEM_DEFAULT ? cases[i].json : cases[i].llg);
+}
+
 static void dump_shows_the_translation(void **state)
 {
     (void)state;
@@ -2022,6 +2066,8 @@ static void errors_name_pointer_and_keyword(void **state)
          "$ref '#/x' cannot be resolved"},
         {"{\"x-guidance\": {\"whitespace_flexibel\": false}}",
          "#/x-guidance: unknown option 'whitespace_flexibel' (llguidance's are item_separator"},
+        {"{\"x-guidance\": {\"json_allowed_escapes\": \"n/\"}}",
+         "#/x-guidance/json_allowed_escapes: '/' is not an escape letter"},
         {"{\"x-guidance\": {\"item_separator\": 1}}",
          "#/x-guidance: 'item_separator' must be a non-empty string"},
         {"{\"x-guidance\": {\"lenient\": \"yes\"}}", "#/x-guidance: 'lenient' must be true or false"},
@@ -2061,6 +2107,7 @@ int main(void)
         cmocka_unit_test(other_names_are_exact),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(x_guidance_options),
+        cmocka_unit_test(llguidance_spellings),
         cmocka_unit_test(dump_shows_the_translation),
         cmocka_unit_test(errors_name_pointer_and_keyword),
         cmocka_unit_test(draft_option_and_empty_schemas),

@@ -45,7 +45,7 @@ int xp_semantics_arg(int argc, char **argv, int i, int *sem)
     if (strcmp(argv[i], "--semantics") || i + 1 >= argc)
         return 0;
     if ((*sem = gr_semantics_by_name(argv[i + 1])) < 0) {
-        fprintf(stderr, "tokbench: --semantics takes default or llguidance, not '%s'\n",
+        fprintf(stderr, "tokbench: --semantics takes default, llguidance or lark, not '%s'\n",
                 argv[i + 1]);
         return -1;
     }

@@ -27,7 +27,7 @@ static int accept_usage(FILE *out)
 {
     fprintf(out,
             "usage: tokbench accept SPEC (--grammar FILE [--format lark|gbnf|schema]\n"
-            "                       [--start RULE] [--semantics default|llguidance] |\n"
+            "                       [--start RULE] [--semantics default|llguidance|lark] |\n"
             "                       --schema FILE) (TEXT | -f FILE) [--masks [--slicer]]\n"
             "                       [--layout L] [--times] [--format-annotation] [--remote-dir DIR]\n\n"
             "Encodes TEXT (or the bytes of FILE) with SPEC's tokenizer, no special\n"

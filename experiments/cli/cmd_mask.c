@@ -33,7 +33,7 @@ static int mask_usage(FILE *out)
     fprintf(out,
             "usage: tokbench mask SPEC (--regex R | --lexer FILE | --builtin NAME |\n"
             "                     --grammar FILE [--format lark|gbnf|schema]\n"
-            "                     [--start RULE] [--semantics default|llguidance] |\n"
+            "                     [--start RULE] [--semantics default|llguidance|lark] |\n"
             "                     --schema FILE [--format-annotation] [--remote-dir DIR])\n"
             "                     [--layout L] [--after TEXT] [--ids]\n"
             "                     [--reps N] [--sample N] [--max-states N]\n"
@@ -410,7 +410,7 @@ static int print_grammar(engine_t *e, const mask_args_t *a, const gr_stats_t st[
         ignored += (size_t)g->cfg.lex.data[i].ignore;
     printf("grammar    %s: %zu rules, %zu nonterminals, %zu lexemes (%zu ignored)%s\n",
            a->grammar, g->cfg.rule.len, g->cfg.nt.len, g->cfg.lex.len, ignored,
-           g->llg ? "; llguidance's semantics" : "");
+           g->llg ? "; llguidance's semantics" : g->lark ? "; Lark's semantics" : "");
     gr_matcher_t m;
     tb_buf_t forced = {0};
     if (gr_matcher_init(&m, e->g, 1, err))

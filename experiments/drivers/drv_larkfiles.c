@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "../../base/file.h"
-#include "../../grammar/load.h"
 #include "../cli/cli.h"
 #include "../refs/larkfiles.h"
 #include "driver.h"
@@ -125,7 +124,7 @@ static int one_file(larkfiles_t *s, const xp_lark_file_t *f, tb_buf_t *texts, in
     s->n[FILES]++;
     gr_cfg_t cfg;
     tb_err_t here;
-    if (gr_cfg_load_start(&cfg, path, "lark", f->start, &here)) {
+    if (xp_lark_load(&cfg, path, f->start, &here)) {
         char msg[400];
         int lr = xp_lark_refuses(s->root, path, f->start, msg, sizeof msg, err);
         if (lr < 0)

@@ -10,6 +10,7 @@
 
 #include "../../base/hash.h"
 #include "../../base/utf8.h"
+#include "../../grammar/load.h"
 
 #define LARK_DIR "/usr/lib/python3/dist-packages/lark/grammars/"
 #define DOC_DIR "/usr/share/doc/python-lark-doc/examples/"
@@ -45,16 +46,11 @@ const xp_lark_file_t xp_lark_files[] = {
 };
 const size_t xp_lark_nfiles = sizeof xp_lark_files / sizeof xp_lark_files[0];
 
-/* Lark's %ignore takes an ignored terminal at the one length re.match
- * gives it, where here it may end wherever its regex matches: a COMMENT
- * (lark.lark's blanks, "//", then anything but a newline; python.lark's
- * "#" and the same) there runs to the end of its line.  A string so
- * judged holds the comment's mark. */
-#define GREEDY_IGNORE "a comment (%ignore COMMENT) ends before its line does"
-
 /* Python's \s is a Unicode class (and holds \x1C to \x1F), the lexer's
- * an ASCII one (docs/grammars.md): a string so judged holds one of those
- * characters (mark NULL below). */
+ * an ASCII one (docs/grammars.md): a string so judged, of a file whose
+ * terminals use \s (SPACED below), holds one of those characters.  (The
+ * other cause there was, Lark's greedy %ignore, is read as Lark reads it:
+ * xp_lark_load.) */
 #define UNICODE_SPACE "\\s of Python's re holds spaces outside ASCII, not here"
 static int has_python_space(const uint8_t *s, size_t n)
 {
@@ -73,17 +69,17 @@ static int has_python_space(const uint8_t *s, size_t n)
     return 0;
 }
 
-static const struct {
-    const char *path, *cause, *mark; /* mark NULL: has_python_space */
-} CAUSES[] = {
-    {LARK_DIR "lark.lark", GREEDY_IGNORE, "//"},
-    {DOC_DIR "advanced/template_lark.lark", GREEDY_IGNORE, "//"},
-    {LARK_DIR "python.lark", GREEDY_IGNORE, "#"},
-    {DOC_DIR "advanced/python2.lark", GREEDY_IGNORE, "#"},
-    {LARK_DIR "lark.lark", UNICODE_SPACE, NULL},
-    {DOC_DIR "advanced/template_lark.lark", UNICODE_SPACE, NULL},
-    {DOC_DIR "grammars/verilog.lark", UNICODE_SPACE, NULL},
+static const char *const SPACED[] = {
+    LARK_DIR "lark.lark",
+    DOC_DIR "advanced/template_lark.lark",
+    DOC_DIR "grammars/verilog.lark",
 };
+
+int xp_lark_load(gr_cfg_t *cfg, const char *path, const char *start, tb_err_t *err)
+{
+    gr_load_opts_t o = {.format = "lark", .start_name = start, .semantics = 1 + GR_SEM_LARK};
+    return gr_cfg_load_opts(cfg, path, &o, err);
+}
 
 int xp_lark_available(void)
 {
@@ -93,11 +89,9 @@ int xp_lark_available(void)
 
 const char *xp_lark_cause(const char *path, const uint8_t *s, size_t n)
 {
-    for (size_t i = 0; i < sizeof CAUSES / sizeof CAUSES[0]; i++)
-        if (!strcmp(CAUSES[i].path, path) &&
-            (CAUSES[i].mark ? memmem(s, n, CAUSES[i].mark, strlen(CAUSES[i].mark)) != NULL
-                            : has_python_space(s, n)))
-            return CAUSES[i].cause;
+    for (size_t i = 0; i < sizeof SPACED / sizeof SPACED[0]; i++)
+        if (!strcmp(SPACED[i], path) && has_python_space(s, n))
+            return UNICODE_SPACE;
     return NULL;
 }
 

@@ -35,6 +35,10 @@ typedef struct {
 extern const xp_lark_file_t xp_lark_files[];
 extern const size_t xp_lark_nfiles;
 
+/* Loads the Lark file at path with rule start as Lark reads it, under
+ * Lark's semantics (GR_SEM_LARK: %ignore greedy, as with Lark's lexers). */
+int xp_lark_load(gr_cfg_t *cfg, const char *path, const char *start, tb_err_t *err);
+
 /* Where python3-lark and Lark's example files are: 1, else 0. */
 int xp_lark_available(void);
 

@@ -336,14 +336,10 @@ static int compare_line(const xp_llg_run_t *r, llg_case_t *c, json_t *line,
     gr_rec_t rec;
     if (gr_rec_init(&rec, c->g, r->max_len, err))
         return -1;
-    /* a %json grammar is a schema's: the JSON causes apply; of x-guidance's
-     * options whitespace_pattern (once there, any number of times here)
-     * and the escape options are not applied as llguidance does */
+    /* a %json grammar is a schema's: the JSON causes apply */
     int schema = c->out.json;
     xp_xg_ctx_t ctx = {.vocab = tok_vocab(r->tok), .trie = r->trie, .g = c->g,
                        .schema = schema, .llguidance = 1, .json = schema ? r->json : NULL,
-                       .options = memmem(c->text, c->len, "whitespace_pattern", 18) ||
-                                  memmem(c->text, c->len, "\"json_allow", 11),
                        .ignores = memmem(c->text, c->len, "%ignore", 7) != NULL};
     size_t k;
     json_t *in;

@@ -32,7 +32,6 @@ const char *const xp_xg_cause_names[XP_XG_CAUSES] = {
     [XP_XG_LABEL] = "host label past 63 characters",
     [XP_XG_GREEDY] = "greedy lexing",
     [XP_XG_LEADING] = "ignored text before the first lexeme",
-    [XP_XG_OPTIONS] = "x-guidance whitespace_pattern or escapes",
     [XP_XG_FEB29] = "February 29 of a common year",
     [XP_XG_ADDRLIT] = "e-mail IPv6 or general address literal",
     [XP_XG_DOTCR] = "'.' matching a carriage return",
@@ -526,8 +525,6 @@ static xp_xg_cause_t cause_at(const xp_xg_ctx_t *c, const json_pos_t *pos,
                               const uint8_t *prefix, size_t plen, uint32_t st, uint32_t id,
                               int ours)
 {
-    if (c->options)
-        return XP_XG_OPTIONS;
     return ours ? ours_only(c, pos, prefix, plen, st, id) : theirs_only(c, pos, prefix, plen, id);
 }
 
@@ -545,8 +542,6 @@ xp_xg_cause_t xp_xg_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t pl
 xp_xg_cause_t xp_xg_end_cause(const xp_xg_ctx_t *c, const uint8_t *prefix, size_t plen,
                               int ours)
 {
-    if (c->options)
-        return XP_XG_OPTIONS;
     if (c->llguidance && ours && two_readings(c->g, prefix, plen, NULL, 0))
         return XP_XG_GREEDY;
     size_t k = plen;

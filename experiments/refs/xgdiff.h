@@ -64,10 +64,7 @@
  * such a token stays unexplained; and whitespace before the first lexeme
  * of a grammar with %ignore, which tokbench allows (docs/grammars.md: ignored
  * strings before the first lexeme too) and llguidance refuses.  On llguidance's %json test
- * grammars also: x-guidance's whitespace_pattern (once between two
- * lexemes in llguidance, any number of times here) and escape options
- * (read, every spelling kept here), for every token of such a schema;
- * February 29 of a common year, which llguidance's date format allows; an
+ * grammars also: February 29 of a common year, which llguidance's date format allows; an
  * e-mail address literal other than IPv4 ("@[IPv6:..."), which RFC 5321
  * allows and llguidance's e-mail format does not; the escape \r where a
  * pattern's '.' stands (ECMA-262's dot leaves out line terminators,
@@ -111,7 +108,6 @@ typedef enum {
     XP_XG_LABEL,   /* llguidance only */
     XP_XG_GREEDY,  /* tokbench only, llguidance on grammars */
     XP_XG_LEADING, /* tokbench only, llguidance on grammars */
-    XP_XG_OPTIONS, /* either, llguidance */
     XP_XG_FEB29,   /* llguidance only */
     XP_XG_ADDRLIT, /* tokbench only, llguidance */
     XP_XG_DOTCR,   /* llguidance only */
@@ -134,9 +130,6 @@ typedef struct {
     const tb_bitset_t *theirs; /* XGrammar's mask at the point (xp_xg_diff sets it) */
     gr_gram_t *json;           /* RFC 8259 JSON (json.lark), or NULL */
     int llguidance;            /* the other engine is llguidance, not XGrammar */
-    int options;               /* the schema sets x-guidance options tokbench does
-                                * not apply as llguidance does: every difference
-                                * is theirs */
     int ignores;               /* the grammar has %ignore (Lark) */
     uint32_t json_state;       /* json's state after the point's text (set here) */
     char *const *names;        /* the property names the schema defines, sorted */

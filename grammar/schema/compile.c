@@ -113,13 +113,18 @@ int sc_any_value(sc_t *c, gr_sym_t *out)
         return 0;
     }
     gr_sym_t v, obj, arr, mem, mems, elems, s, n, k, lb, rb, ls, rs, co, cm;
+    sc_spell(c, 1);
+    const char *any_string = gr_ecma_any_string(c->sets);
+    sc_spell(c, 0);
+    if (!any_string)
+        return sc_oom(c);
     if (gr_cfg_nonterm(c->g, "json_value", 10, nopos, &v, c->err) ||
         gr_cfg_nonterm(c->g, "json_object", 11, nopos, &obj, c->err) ||
         gr_cfg_nonterm(c->g, "json_array", 10, nopos, &arr, c->err) ||
         gr_cfg_nonterm(c->g, "json_member", 11, nopos, &mem, c->err) ||
         gr_cfg_nonterm(c->g, "json_members", 12, nopos, &mems, c->err) ||
         gr_cfg_nonterm(c->g, "json_elements", 13, nopos, &elems, c->err) ||
-        sc_lexeme(c, GR_JSON_ANY_STRING, "STRING", &s) || sc_lexeme(c, JSON_NUM, "NUMBER", &n) ||
+        sc_lexeme(c, any_string, "STRING", &s) || sc_lexeme(c, JSON_NUM, "NUMBER", &n) ||
         sc_lexeme(c, "true|false|null", "true|false|null", &k) || sc_lit(c, "{", &lb) ||
         sc_lit(c, "}", &rb) || sc_lit(c, "[", &ls) || sc_lit(c, "]", &rs) || sc_colon(c, &co) ||
         sc_comma(c, &cm))
@@ -162,6 +167,11 @@ static int except_key(tb_buf_t *k, const char *const *names, size_t n)
     return 0;
 }
 
+void sc_spell(sc_t *c, int plain)
+{
+    gr_ecma_sets_spell(c->sets, plain || c->spell == GR_SPELL_JSON ? c->spell : GR_SPELL_LLG);
+}
+
 /* The text kept under key k (which it takes) appended to out: its rc, or
  * -2 when there is none yet. */
 static int memo_get(sc_t *c, tb_buf_t *k, tb_buf_t *out)
@@ -200,11 +210,26 @@ int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
     if (r != -2)
         return r;
     size_t at = out->len;
-    if (gr_ecma_string_except(out, names, n, c->sets, c->err)) {
+    sc_spell(c, 1);
+    r = gr_ecma_string_except(out, names, n, c->sets, c->err);
+    sc_spell(c, 0);
+    if (r) {
         tb_buf_free(&k);
         return -1;
     }
     return memo_put(c, &k, out, at, 0);
+}
+
+int sc_other_names(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
+{
+    if (gr_ecma_names_lookahead(out, names, n, c->sets))
+        return sc_oom(c);
+    if (!n || c->spell == GR_SPELL_JSON)
+        return sc_string_except(c, out, NULL, 0);
+    gr_ecma_sets_spell(c->sets, GR_SPELL_LLG_ANY_U);
+    const char *any = gr_ecma_any_string(c->sets);
+    sc_spell(c, 0);
+    return !any || tb_buf_put(out, any, strlen(any)) ? sc_oom(c) : 0;
 }
 
 int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *format,
@@ -225,7 +250,10 @@ int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *form
     if (r != -2)
         return r;
     size_t at = out->len;
+    /* the key tells plain strings (no pattern, no format) apart */
+    sc_spell(c, !pattern && !format);
     r = gr_ecma_string(out, pattern, format, lo, hi, c->sets, c->err);
+    sc_spell(c, 0);
     if (r < 0) {
         tb_buf_free(&k);
         return -1;
@@ -580,9 +608,10 @@ int gr_schema_compile(gr_cfg_t *g, const char *json, size_t len,
  * whitespace; whitespace_pattern, the ignored whitespace's regex;
  * coerce_one_of, oneOf as anyOf (this compiler's default: no strict_oneof);
  * lenient, unknown formats ignored (the other keywords refused here stay
- * refused), oneOf as anyOf.  json_allowed_escapes and
- * json_allow_general_unicode_escapes are read, and strings keep every
- * spelling JSON allows (docs/grammars.md).  Another name is refused.
+ * refused), oneOf as anyOf; json_allowed_escapes and
+ * json_allow_general_unicode_escapes, how strings are spelled under
+ * llguidance's reading (sc_t.spell; the default reading keeps every
+ * spelling JSON allows).  Another name is refused.
  */
 static int x_guidance(sc_t *c)
 {
@@ -619,7 +648,13 @@ static int x_guidance(sc_t *c)
     c->lenient = json_is_true(json_object_get(x, "lenient"));
     if (c->lenient || json_is_true(json_object_get(x, "coerce_one_of")))
         c->opts.strict_oneof = 0;
-    return 0;
+    if (c->spell != GR_SPELL_JSON &&
+        json_is_true(json_object_get(x, "json_allow_general_unicode_escapes")))
+        c->spell = GR_SPELL_LLG_ANY_U;
+    const char *esc = json_string_value(json_object_get(x, "json_allowed_escapes"));
+    return esc && gr_ecma_sets_escapes(c->sets, esc, c->err)
+               ? tb_wrap(c->err, "#/x-guidance/json_allowed_escapes")
+               : 0;
 }
 
 int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
@@ -658,12 +693,17 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
      * fraction. */
     c.llg_order = c.opts.llguidance || g->semantics == GR_SEM_LLGUIDANCE;
     c.int_text = c.draft4 || c.llg_order;
+    c.spell = c.llg_order ? GR_SPELL_LLG : GR_SPELL_JSON;
+    if (c.llg_order)
+        g->ignore_once = 1; /* as llguidance's whitespace (SkipSpec::once) */
     gr_sym_t x, start, ws;
     c.sets = gr_ecma_sets_new();
     int r = !c.sets || tb_strmap_init(&c.ref_map, 64) || tb_strmap_init(&c.except_map, 16) ||
                         tb_strmap_init(&c.pattern_map, 16)
                 ? sc_oom(&c)
                 : x_guidance(&c) ? -1 : sc_refs_prepare(&c);
+    if (!r)
+        sc_spell(&c, 0);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
     int empty = r == 1;

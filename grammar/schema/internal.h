@@ -79,6 +79,12 @@ typedef struct {
      * whitespace's (NULL: JSON's), unknown formats ignored (lenient). */
     const char *item_sep, *key_sep, *ws;
     int lenient;
+    /* How strings that no pattern or format constrains are spelled
+     * (GR_SPELL_*, ecma.h): JSON's, or under llguidance's reading its
+     * (GR_SPELL_LLG_ANY_U with x-guidance's
+     * json_allow_general_unicode_escapes); the others are spelled
+     * GR_SPELL_LLG then, and sets keeps the spelling in use. */
+    int spell;
     tb_err_t *err;
     tb_strmap_t ref_map; /* target pointer -> index in refs */
     TB_VEC(ref_t) refs;
@@ -131,10 +137,19 @@ int sc_big_integer(const sc_t *c, double d, char *buf, size_t n);
 
 __attribute__((format(printf, 3, 4))) int sc_fail(sc_t *c, const char *ptr, const char *f, ...);
 int sc_oom(sc_t *c);
+/* Sets the spelling of the strings written next (sc_t.spell): of those no
+ * pattern or format constrains (plain), or of the others. */
+void sc_spell(sc_t *c, int plain);
 /* gr_ecma_string_except of names into out, written once per compile for
  * each list of names: a `not` or an object's other names recur through
  * $ref and merges (and the list of none, any string, everywhere). */
 int sc_string_except(sc_t *c, tb_buf_t *out, const char *const *names, size_t n);
+/* The names of an object other than names[0..n) into out: a look-ahead
+ * of theirs, then any string (gr_ecma_names_lookahead).  Under
+ * llguidance's reading, where there are names, spelled as llguidance
+ * spells additionalProperties' names then, with \u of every code point,
+ * beside the names' own spellings. */
+int sc_other_names(sc_t *c, tb_buf_t *out, const char *const *names, size_t n);
 /* gr_ecma_string into out, written once per compile for each pattern,
  * format and bounds: a pattern recurs through $ref, merges and the
  * complements of its schema (o90971: 39 translations of 2 patterns, 60%

@@ -388,8 +388,7 @@ static int class_member(sc_t *c, const sides_t *sd, const char *ptr, prop_t *pr,
          * complement spelled every other code point at each of its letters,
          * 2 MB of lexemes for a Kubernetes schema's objects, written,
          * hashed and parsed in TTFM */
-        r = (gr_ecma_names_lookahead(&re, names, nn, c->sets) && sc_oom(c)) ||
-            sc_string_except(c, &re, NULL, 0) || tb_buf_putc(&re, 0) ||
+        r = sc_other_names(c, &re, names, nn) || tb_buf_putc(&re, 0) ||
             add_class(&cl, 0, (const char *)re.data);
         tb_buf_free(&re);
     }
