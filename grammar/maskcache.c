@@ -39,7 +39,7 @@ void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size
  * frees one schema's cache to make the next one's: mapped afresh each
  * time, a mask kept as its words faulted its pages in again (TBM p75 and
  * p90 about a third higher on MaskBench).  So the array a cache leaves is
- * kept, one for the process, and the next cache that needs no more takes
+ * kept, one for the process, and the next cache of the same bound takes
  * it with its pages.
  */
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
