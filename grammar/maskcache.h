@@ -59,8 +59,11 @@ typedef struct {
     size_t nbits;       /* the masks' size */
     size_t max_bytes;
     TB_VEC(uint32_t) at;
-    TB_VEC(uint32_t) words;
-    size_t words_peak; /* most of `words` ever written */
+    /* the entries: max_bytes / 4 of them mapped at the first (maskcache.c,
+     * words_take), not the allocator's, so never grown nor freed; nwords
+     * written since the last flush, words_peak at most */
+    uint32_t *words;
+    size_t nwords, words_peak;
     gr_maskcache_stats_t stats;
 } gr_maskcache_t;
 
