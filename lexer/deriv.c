@@ -31,8 +31,17 @@ static int memo_get(const lex_dfa_t *d, uint64_t key, lex_term_t *v)
     return 0;
 }
 
+/* Keeps v for key, in place of the value it had: live() puts again the
+ * live term its search ended at, and a key put twice would lengthen the
+ * probes of every key hashed near it. */
 static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
 {
+    size_t m = d->memo_cap - 1;
+    for (size_t h = memo_hash(key) & m; d->memo_key[h] != UINT64_MAX; h = (h + 1) & m)
+        if (d->memo_key[h] == key) {
+            d->memo_val[h] = v;
+            return;
+        }
     if ((d->memo_n + 1) * 2 > d->memo_cap) {
         size_t cap = d->memo_cap * 2;
         uint64_t *k = NULL;
@@ -65,7 +74,7 @@ static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
             d->memo_cap = cap;
         }
     }
-    size_t m = d->memo_cap - 1;
+    m = d->memo_cap - 1;
     size_t h = memo_hash(key) & m;
     while (d->memo_key[h] != UINT64_MAX)
         h = (h + 1) & m;
@@ -101,10 +110,14 @@ static int first_room(lex_dfa_t *d)
     uint8_t *fin = realloc(d->finite, cap);
     if (fin)
         d->finite = fin;
-    if (!f || !ok || !fin)
+    uint32_t(*lens)[2] = realloc(d->lens, cap * sizeof *lens);
+    if (lens)
+        d->lens = lens;
+    if (!f || !ok || !fin || !lens)
         return -1;
     memset(d->first_ok + d->first_cap, 0, cap - d->first_cap);
     memset(d->finite + d->first_cap, 0, cap - d->first_cap);
+    memset(d->lens + d->first_cap, 0xFF, (cap - d->first_cap) * sizeof *lens);
     d->first_cap = cap;
     return 0;
 }
@@ -179,6 +192,106 @@ static int may_begin(lex_dfa_t *d, lex_term_t x, uint8_t b)
     else
         first_bytes(d, x, f);
     return (set[b >> 6] >> (b & 63)) & 1;
+}
+
+/* ---- length bounds -------------------------------------------------------- */
+
+/*
+ * A lower and an upper bound of the lengths of a term's strings, exact
+ * without an AND or a NOT.  live() searches toward the shortest completion
+ * with the lower bound, and an AND whose one side is longer than the
+ * other's longest is empty without a search: a pattern under a maxLength
+ * beside it is decided in about as many steps as its completion is long.
+ * LEN_INF: no string (a lower bound) or no bound (an upper one).
+ */
+#define LEN_INF (UINT32_MAX - 1)
+
+static uint32_t len_add(uint32_t a, uint32_t b)
+{
+    return a >= LEN_INF - b ? LEN_INF : a + b; /* b <= LEN_INF: no wrap */
+}
+
+static uint32_t len_mul(uint32_t a, uint32_t k)
+{
+    if (!a || !k)
+        return 0;
+    return a >= LEN_INF / k ? LEN_INF : a * k;
+}
+
+/* Into out, x's bounds; without memory for the cache, bounds that hold for
+ * every term (0, LEN_INF). */
+static void term_lens(lex_dfa_t *d, lex_term_t x, uint32_t out[2])
+{
+    out[0] = 0;
+    out[1] = LEN_INF;
+    if (first_room(d))
+        return;
+    if (d->lens[x][0] != UINT32_MAX) {
+        out[0] = d->lens[x][0];
+        out[1] = d->lens[x][1];
+        return;
+    }
+    const lex_terms_t *t = &d->terms;
+    const lex_node_t *n = lex_node(t, x);
+    uint32_t lo = 0, hi = 0, a[2], b[2];
+    switch (n->kind) {
+    case LEX_K_NOTHING:
+        lo = LEN_INF;
+        break;
+    case LEX_K_BYTES:
+        lo = hi = 1;
+        break;
+    case LEX_K_CONCAT:
+    case LEX_K_OR: {
+        /* Along the chain, as first_bytes goes. */
+        int concat = n->kind == LEX_K_CONCAT;
+        lo = concat ? 0 : LEN_INF;
+        for (lex_term_t cur = x;;) {
+            const lex_node_t *y = lex_node(t, cur);
+            int link = y->kind == n->kind;
+            term_lens(d, link ? y->a : cur, a);
+            lo = concat ? len_add(lo, a[0]) : lo < a[0] ? lo : a[0];
+            hi = concat ? len_add(hi, a[1]) : hi > a[1] ? hi : a[1];
+            if (!link)
+                break;
+            cur = lex_node(t, cur)->b;
+        }
+        break;
+    }
+    case LEX_K_STAR:
+        term_lens(d, n->a, a);
+        hi = a[0] == LEN_INF || a[1] == 0 ? 0 : LEN_INF;
+        break;
+    case LEX_K_REPEAT: {
+        uint32_t mn = (uint32_t)n->set[0], mx = (uint32_t)n->set[1];
+        term_lens(d, n->a, a);
+        lo = a[0] == LEN_INF ? (mn ? LEN_INF : 0) : len_mul(a[0], mn);
+        hi = a[0] == LEN_INF ? 0 : len_mul(a[1], mx);
+        break;
+    }
+    case LEX_K_AND:
+        term_lens(d, n->a, a);
+        term_lens(d, n->b, b);
+        lo = a[0] > b[0] ? a[0] : b[0];
+        hi = a[1] < b[1] ? a[1] : b[1];
+        if (lo > hi)
+            lo = LEN_INF;
+        break;
+    case LEX_K_NOT:
+        lo = lex_node(t, n->a)->nullable;
+        hi = LEN_INF;
+        break;
+    default: /* EPSILON */
+        break;
+    }
+    if (lo == LEN_INF)
+        hi = 0;
+    if (!first_room(d)) { /* the parts' terms may have grown the cache */
+        d->lens[x][0] = lo;
+        d->lens[x][1] = hi;
+    }
+    out[0] = lo;
+    out[1] = hi;
 }
 
 /* ---- classes a term tells apart ------------------------------------------ */
@@ -457,14 +570,18 @@ static lex_term_t deriv(lex_dfa_t *d, lex_term_t x, uint32_t c, uint8_t b, int r
 }
 
 /*
- * Whether term x (holding an AND) matches some string: a breadth-first
- * search of its raw derivatives for a nullable one (depth-first went down
- * a maxLength of 255 before trying the closing quote), at most LIVE_MAX_TERMS of
- * them (past that the DFA fails with a message rather than guess).  What
- * the search learns is kept in the memo: every term on the path to a
- * nullable one is live, every term of a search that found none is dead, so
- * the walk's next states, the derivatives of this one, mostly find their
- * answer there.
+ * Whether term x (holding an AND) matches some string: a best-first search
+ * of its raw derivatives for a nullable one, the next term searched being
+ * the one whose path so far plus its shortest completion (term_lens' lower
+ * bound) is least, the deeper one first among equals.  A term with no
+ * string by its bounds is not searched.  Breadth first, a maxLength of 254
+ * beside a pattern met as many terms at each depth as the pattern has
+ * states, for every depth up to the completion; the bound leads straight
+ * to it.  At most LIVE_MAX_TERMS terms (past that the DFA fails with a
+ * message rather than guess).  What the search learns is kept in the memo:
+ * every term on the path to a nullable one is live, every term of a search
+ * that found none is dead, so the walk's next states, the derivatives of
+ * this one, mostly find their answer there.
  */
 #define LIVE_MAX_TERMS 200000
 
@@ -473,22 +590,76 @@ static uint64_t live_key(lex_term_t x)
     return ((uint64_t)x << 10) | ((uint64_t)MEMO_LIVE << 8);
 }
 
+/* live()'s queue: a binary heap, least key first; key = (path length +
+ * shortest completion) << 32 | (LIVE_MAX_TERMS - path length). */
+typedef struct {
+    uint64_t key;
+    lex_term_t x;
+} live_item_t;
+
+typedef TB_VEC(live_item_t) live_heap_t;
+
+static int live_push(live_heap_t *h, uint64_t key, lex_term_t x)
+{
+    if (tb_vec_push(h, ((live_item_t){key, x})))
+        return -1;
+    live_item_t *a = h->data;
+    for (size_t i = h->len - 1; i > 0 && a[(i - 1) / 2].key > a[i].key; i = (i - 1) / 2) {
+        live_item_t tmp = a[i];
+        a[i] = a[(i - 1) / 2];
+        a[(i - 1) / 2] = tmp;
+    }
+    return 0;
+}
+
+static live_item_t live_pop(live_heap_t *h)
+{
+    live_item_t *a = h->data, top = a[0];
+    a[0] = a[--h->len];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < h->len && a[l].key < a[m].key)
+            m = l;
+        if (l + 1 < h->len && a[l + 1].key < a[m].key)
+            m = l + 1;
+        if (m == i)
+            break;
+        live_item_t tmp = a[i];
+        a[i] = a[m];
+        a[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* live()'s key of a term met at path length g, or 0 where it has no string. */
+static uint64_t live_rank(lex_dfa_t *d, lex_term_t z, uint32_t g)
+{
+    uint32_t lens[2];
+    term_lens(d, z, lens);
+    if (lens[0] == LEN_INF)
+        return 0;
+    return (uint64_t)len_add(g, lens[0]) << 32 | (LIVE_MAX_TERMS - g);
+}
+
 static int live(lex_dfa_t *d, lex_term_t x)
 {
     lex_term_t r;
     if (memo_get(d, live_key(x), &r))
         return (int)r;
-    TB_VEC(lex_term_t) queue = {0};
-    size_t head = 0;
+    live_heap_t queue = {0};
     tb_u64map_t parent; /* every term seen -> the term it was derived from */
     lex_term_t hit = LEX_NOTHING;
+    uint64_t rank = live_rank(d, x, 0);
     int over = tb_u64map_init(&parent, 64) != 0;
-    if (!over && (tb_vec_push(&queue, x) || tb_u64map_put(&parent, x, x) < 0))
+    if (!over && (tb_u64map_put(&parent, x, x) < 0 || (rank && live_push(&queue, rank, x))))
         over = 1;
     if (lex_node(&d->terms, x)->nullable)
         hit = x;
-    while (hit == LEX_NOTHING && !over && head < queue.len) {
-        lex_term_t y = queue.data[head++];
+    while (hit == LEX_NOTHING && !over && queue.len) {
+        live_item_t top = live_pop(&queue);
+        lex_term_t y = top.x;
+        uint32_t g = LIVE_MAX_TERMS - (uint32_t)top.key + 1; /* of y's derivatives */
         lex_classes_t reps;
         class_reps(d, y, &reps);
         for (uint32_t c = 0; c < d->ncls && !over && hit == LEX_NOTHING; c++) {
@@ -506,9 +677,13 @@ static int live(lex_dfa_t *d, lex_term_t x)
             if (known && !r)
                 continue;
             over = parent.count >= LIVE_MAX_TERMS || d->terms.full ||
-                   tb_u64map_put(&parent, z, y) < 0 || tb_vec_push(&queue, z);
-            if (known || lex_node(&d->terms, z)->nullable)
-                hit = z;
+                   tb_u64map_put(&parent, z, y) < 0;
+            if (over || known || lex_node(&d->terms, z)->nullable) {
+                hit = over ? LEX_NOTHING : z;
+                continue;
+            }
+            rank = live_rank(d, z, g);
+            over = rank && live_push(&queue, rank, z);
         }
     }
     free(queue.data);
@@ -1247,6 +1422,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->first);
     free(d->first_ok);
     free(d->finite);
+    free(d->lens);
     tb_u64map_free(&d->classes_of);
     free(d->classes.data);
     free(d->seen);

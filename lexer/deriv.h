@@ -94,10 +94,13 @@ typedef struct {
     uint32_t *memo_val;
     size_t memo_cap, memo_n;
     /* first[x]: the bytes term x may begin with, once first_ok[x] (deriv.c);
-     * first_cap entries of each, and of finite. */
+     * first_cap entries of each, of finite and of lens. */
     uint64_t (*first)[4];
     uint8_t *first_ok;
     uint8_t *finite; /* 0 unknown, 1 x's language is finite, 2 not */
+    /* lens[x]: a lower and an upper bound of the lengths of x's strings
+     * (deriv.c's term_lens), UINT32_MAX until known. */
+    uint32_t (*lens)[2];
     size_t first_cap;
     /* Sets of classes kept per term (deriv.c): what live() derives a term
      * by (one class of each block of classes it cannot tell apart) and the

@@ -229,6 +229,9 @@ static void lookaheads_agree_with_pcre2(void **state)
         "(?!a)(?!b)[abx]+", "\"(?![^\"]*1[^\"]*\"$)[^\"]{0,4}\"",
         "\"(?=[ab]*\"$)(?!a\"$)(?!b[ab]\"$)[^\"]*\"", "(?![ab]{2})[abx]{0,3}|q",
         "(?!.*b.*b)(?!x)[abx]*", "(?!(a|x)*$)(?=(a|b)*$).*", "(?!.{0,3}$)(?!.*q)[a-x\"]+",
+        /* sides whose lengths cannot meet (deriv.c's term_lens) */
+        "(?=.{0,3}$)(?:ab|[ab]{5})x?", "(?=[ab]{0,4}$)(?:a+b+|bbbbb+)",
+        "(?=(?:a|bb){0,2}$)[ab]*a", "(?!.{0,2}$)(?:ab|[abx]{4})",
     };
     size_t count[LA_MAX + 1];
     uint8_t *match[LA_MAX + 1];
