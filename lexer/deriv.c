@@ -302,18 +302,22 @@ static void term_lens(lex_dfa_t *d, lex_term_t x, uint32_t out[2])
  * cannot be empty, the body of a repetition, both sides of an AND, what a
  * NOT holds (first_bytes' sets, and may_begin tests their union).  Two
  * classes that each of those sets holds or misses alike have the same
- * derivative.  A walk of heads splits the classes into blocks that way:
- * blk[0..nblk) are the blocks, disjoint sets of classes; heads_begin starts
- * one (every class in one block), heads_split adds a term's sets, each term
- * met once per walk (seen[x] == seen_now).
+ * derivative: the sets split the classes into blocks, a partition (part_t)
+ * that a walk of the heads refines set by set.  A term's own partition is
+ * kept (term_part) but an AND's, which is its sides' refined by each other:
+ * a lexer state under a maxLength is new at every position of the text,
+ * its term the intersection of a pattern's derivative, met at every
+ * position again, with a count, and a walk of all its heads per state read
+ * the pattern's every time.
  */
 typedef struct {
-    lex_classes_t blk[256];
-    uint32_t nblk;
-} blocks_t;
+    uint8_t lab[256]; /* class c is in block lab[c] ... */
+    uint32_t n;       /* ... of n, numbered in the order of their lowest class */
+} part_t;
 
-/* Keys of d->classes_of: what a term's entry in d->classes holds. */
-enum { CLASSES_REPS, CLASSES_OF_SET };
+/* Keys of d->classes_of: what a term's entry in d->classes holds (or, for
+ * CLASSES_PART, where its partition's labels are in d->parts). */
+enum { CLASSES_REPS, CLASSES_OF_SET, CLASSES_PART };
 
 static uint64_t classes_key(lex_term_t x, int what)
 {
@@ -346,10 +350,8 @@ static void all_classes(const lex_dfa_t *d, lex_classes_t *out)
 }
 
 /* A new walk of heads: room in seen for every term made so far, none met. */
-static int heads_begin(lex_dfa_t *d, blocks_t *k)
+static int walk_begin(lex_dfa_t *d)
 {
-    all_classes(d, &k->blk[0]);
-    k->nblk = 1;
     size_t n = d->terms.n;
     if (n > d->seen_cap) {
         size_t cap = d->seen_cap ? d->seen_cap : 1024;
@@ -369,69 +371,127 @@ static int heads_begin(lex_dfa_t *d, blocks_t *k)
     return 0;
 }
 
-/* Splits each block into the classes byte set x (a BYTES term) holds and
- * those it does not.  The classes of a set are kept: a pattern's few sets
- * come back in every term derived from it. */
-static void split_classes(lex_dfa_t *d, blocks_t *k, lex_term_t x)
+/* Every class in one block. */
+static void part_begin(const lex_dfa_t *d, part_t *p)
 {
-    const lex_classes_t *in = classes_get(d, x, CLASSES_OF_SET);
-    lex_classes_t v;
-    if (!in) {
-        const uint64_t *set = lex_node(&d->terms, x)->set;
-        memset(&v, 0, sizeof v);
-        for (uint32_t c = 0; c < d->ncls; c++) {
-            uint8_t b = d->rep[c];
-            v.w[c >> 6] |= ((set[b >> 6] >> (b & 63)) & 1) << (c & 63);
-        }
-        classes_put(d, x, CLASSES_OF_SET, &v);
-        in = &v;
+    memset(p->lab, 0, d->ncls);
+    p->n = 1;
+}
+
+/* Splits p's blocks by `by` (a label per class, nby labels): two classes
+ * stay in one block where both labels are alike.  The new labels are the
+ * pairs' in the order of their lowest class: by a table of the pairs where
+ * it is small, else by a hash of at most 256 pairs in 512 slots. */
+static void part_refine(const lex_dfa_t *d, part_t *p, const uint8_t *by, uint32_t nby)
+{
+    if (nby == 1)
+        return;
+    if (p->n == 1) {
+        memcpy(p->lab, by, d->ncls);
+        p->n = nby;
+        return;
     }
-    for (uint32_t i = 0, n = k->nblk; i < n; i++) {
-        lex_classes_t a, b;
-        uint64_t any_a = 0, any_b = 0;
-        for (int w = 0; w < 4; w++) {
-            a.w[w] = k->blk[i].w[w] & in->w[w];
-            b.w[w] = k->blk[i].w[w] & ~in->w[w];
-            any_a |= a.w[w];
-            any_b |= b.w[w];
+    uint32_t n = 0;
+    if (p->n * nby <= 1024) {
+        int16_t pair[1024];
+        memset(pair, 0xFF, p->n * nby * sizeof *pair);
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            int16_t *v = &pair[p->lab[c] * nby + by[c]];
+            if (*v < 0)
+                *v = (int16_t)n++;
+            p->lab[c] = (uint8_t)*v;
         }
-        if (any_a && any_b) {
-            k->blk[i] = a;
-            k->blk[k->nblk++] = b;
+        p->n = n;
+        return;
+    }
+    uint32_t key[512];
+    uint8_t val[512];
+    memset(key, 0xFF, sizeof key);
+    for (uint32_t c = 0; c < d->ncls; c++) {
+        uint32_t k = (uint32_t)p->lab[c] << 8 | by[c];
+        uint32_t h = (k * 0x9E3779B1u) >> 23;
+        while (key[h] != UINT32_MAX && key[h] != k)
+            h = (h + 1) & 511;
+        if (key[h] == UINT32_MAX) {
+            key[h] = k;
+            val[h] = (uint8_t)n++;
         }
+        p->lab[c] = val[h];
+    }
+    p->n = n;
+}
+
+/* Splits p's blocks by the classes byte set x (a BYTES term) holds. */
+static void part_refine_set(const lex_dfa_t *d, part_t *p, lex_term_t x)
+{
+    const uint64_t *set = lex_node(&d->terms, x)->set;
+    uint8_t by[256];
+    uint32_t held = 0;
+    for (uint32_t c = 0; c < d->ncls; c++) {
+        uint8_t b = d->rep[c];
+        by[c] = (uint8_t)((set[b >> 6] >> (b & 63)) & 1);
+        held += by[c];
+    }
+    if (held && held < d->ncls) {
+        if (by[0]) /* labels in the order of their lowest class */
+            for (uint32_t c = 0; c < d->ncls; c++)
+                by[c] ^= 1;
+        part_refine(d, p, by, 2);
     }
 }
 
-/* Splits the blocks by the head sets of x; -1 out of memory. */
-static int heads_split(lex_dfa_t *d, lex_term_t x, blocks_t *k)
+/* x's kept partition, or NULL: d->parts holds its number of blocks less
+ * one, then its labels. */
+static const uint8_t *part_kept(const lex_dfa_t *d, lex_term_t x)
 {
-    if (d->seen[x] == d->seen_now)
-        return 0;
-    d->seen[x] = d->seen_now;
+    uint64_t at;
+    return tb_u64map_get(&d->classes_of, classes_key(x, CLASSES_PART), &at)
+               ? d->parts.data + at
+               : NULL;
+}
+
+/* The partition of x (not an AND): a walk of its heads, taking a part's
+ * kept partition instead of walking it; kept (as part_kept reads it).
+ * NULL out of memory. */
+static const uint8_t *term_part(lex_dfa_t *d, lex_term_t x)
+{
+    const uint8_t *kept = part_kept(d, x);
+    if (kept)
+        return kept;
+    if (walk_begin(d))
+        return NULL;
+    part_t p;
+    part_begin(d, &p);
     d->heads.len = 0;
+    d->seen[x] = d->seen_now;
     if (tb_vec_push(&d->heads, x))
-        return -1;
-    while (d->heads.len && k->nblk < d->ncls) {
+        return NULL;
+    while (d->heads.len && p.n < d->ncls) {
         lex_term_t y = d->heads.data[--d->heads.len];
-        const lex_node_t *n = lex_node(&d->terms, y);
+        const uint8_t *below = y != x ? part_kept(d, y) : NULL;
+        if (below) {
+            part_refine(d, &p, below + 1, below[0] + 1u);
+            continue;
+        }
+        const lex_node_t *nd = lex_node(&d->terms, y);
         lex_term_t part[2] = {LEX_NOTHING, LEX_NOTHING};
-        switch (n->kind) {
+        switch (nd->kind) {
         case LEX_K_BYTES:
-            split_classes(d, k, y);
+            part_refine_set(d, &p, y);
             break;
         case LEX_K_CONCAT:
-            part[0] = n->a;
-            part[1] = lex_node(&d->terms, n->a)->nullable ? n->b : LEX_NOTHING;
+            part[0] = nd->a;
+            part[1] = lex_node(&d->terms, nd->a)->nullable ? nd->b : LEX_NOTHING;
             break;
         case LEX_K_OR:
         case LEX_K_AND:
-            part[0] = n->a;
-            part[1] = n->b;
+            part[0] = nd->a;
+            part[1] = nd->b;
             break;
         case LEX_K_STAR:
         case LEX_K_REPEAT:
         case LEX_K_NOT:
-            part[0] = n->a;
+            part[0] = nd->a;
             break;
         default: /* NOTHING, EPSILON: no byte read */
             break;
@@ -442,9 +502,32 @@ static int heads_split(lex_dfa_t *d, lex_term_t x, blocks_t *k)
                 continue;
             d->seen[z] = d->seen_now;
             if (tb_vec_push(&d->heads, z))
-                return -1;
+                return NULL;
         }
     }
+    size_t at = d->parts.len;
+    if (tb_vec_push(&d->parts, (uint8_t)(p.n - 1)) || tb_vec_append(&d->parts, p.lab, d->ncls) ||
+        tb_u64map_put(&d->classes_of, classes_key(x, CLASSES_PART), at) < 0) {
+        d->parts.len = at;
+        return NULL;
+    }
+    return d->parts.data + at;
+}
+
+/* Refines p by the heads of x: an AND's are its sides'; -1 out of memory. */
+static int heads_split(lex_dfa_t *d, lex_term_t x, part_t *p)
+{
+    const lex_node_t *nd = lex_node(&d->terms, x);
+    if (nd->kind == LEX_K_AND) {
+        lex_term_t b = nd->b;
+        return heads_split(d, nd->a, p) || heads_split(d, b, p);
+    }
+    if (p->n == d->ncls)
+        return 0; /* nothing left to split */
+    const uint8_t *tp = term_part(d, x);
+    if (!tp)
+        return -1;
+    part_refine(d, p, tp + 1, tp[0] + 1u);
     return 0;
 }
 
@@ -463,18 +546,18 @@ static void class_reps(lex_dfa_t *d, lex_term_t x, lex_classes_t *out)
         *out = *kept;
         return;
     }
-    blocks_t k;
-    if (heads_begin(d, &k) || heads_split(d, x, &k)) {
+    part_t p;
+    part_begin(d, &p);
+    if (heads_split(d, x, &p)) {
         all_classes(d, out);
         return;
     }
     memset(out, 0, sizeof *out);
-    for (uint32_t i = 0; i < k.nblk; i++)
-        for (int w = 0; w < 4; w++)
-            if (k.blk[i].w[w]) {
-                out->w[w] |= k.blk[i].w[w] & -k.blk[i].w[w]; /* its lowest class */
-                break;
-            }
+    for (uint32_t c = 0, next = 0; c < d->ncls; c++)
+        if (p.lab[c] == next) { /* the lowest class of block `next` */
+            out->w[c >> 6] |= 1ull << (c & 63);
+            next++;
+        }
     classes_put(d, x, CLASSES_REPS, out);
 }
 
@@ -968,31 +1051,26 @@ static const uint8_t *alias_row(lex_dfa_t *d, uint32_t s)
     uint8_t *row = d->alias + (size_t)s * d->ncls;
     if (row[0] != 0xFF)
         return row;
-    blocks_t k;
-    int oom = heads_begin(d, &k);
-    if (!d->lx)
-        oom = oom || heads_split(d, d->term[s], &k);
+    part_t p;
+    part_begin(d, &p);
+    int oom = !d->lx && heads_split(d, d->term[s], &p);
     for (uint32_t i = 0; !oom && d->lx && i < d->pair_n[s]; i++) {
-        lex_pair_t p = d->pair.data[d->pair_off[s] + i];
-        oom = heads_split(d, p.term, &k);
-        if (oom || !lex_node(&d->terms, p.term)->nullable)
+        lex_pair_t pr = d->pair.data[d->pair_off[s] + i];
+        oom = heads_split(d, pr.term, &p);
+        if (oom || !lex_node(&d->terms, pr.term)->nullable)
             continue;
-        const uint64_t *follow = d->lx->follow + (size_t)p.lexeme * d->lx->words;
+        const uint64_t *follow = d->lx->follow + (size_t)pr.lexeme * d->lx->words;
         for (size_t w = 0; w < d->lx->words && !oom; w++)
             for (uint64_t bits = follow[w]; bits && !oom; bits &= bits - 1)
-                oom = heads_split(d, d->lx->root[w * 64 + (size_t)__builtin_ctzll(bits)], &k);
+                oom = heads_split(d, d->lx->root[w * 64 + (size_t)__builtin_ctzll(bits)], &p);
     }
     if (oom)
         return NULL;
-    for (uint32_t i = 0; i < k.nblk; i++) {
-        int low = -1;
-        for (int w = 0; w < 4; w++)
-            for (uint64_t bits = k.blk[i].w[w]; bits; bits &= bits - 1) {
-                int c = w * 64 + __builtin_ctzll(bits);
-                if (low < 0)
-                    low = c;
-                row[c] = (uint8_t)low;
-            }
+    uint8_t low[256]; /* block -> its lowest class */
+    for (uint32_t c = 0, next = 0; c < d->ncls; c++) {
+        if (p.lab[c] == next)
+            low[next++] = (uint8_t)c;
+        row[c] = low[p.lab[c]];
     }
     return row;
 }
@@ -1427,6 +1505,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->classes.data);
     free(d->seen);
     free(d->heads.data);
+    free(d->parts.data);
     free(d->alts.data);
     lex_lexemes_free(d->lx);
     free(d->pair_off);

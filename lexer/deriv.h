@@ -103,16 +103,18 @@ typedef struct {
     uint32_t (*lens)[2];
     size_t first_cap;
     /* Sets of classes kept per term (deriv.c): what live() derives a term
-     * by (one class of each block of classes it cannot tell apart) and the
+     * by (one class of each block of classes it cannot tell apart), the
      * classes of a byte set; classes_of maps (what << 32 | term) to the
-     * index of one in classes.  seen[x] == seen_now marks the terms that
-     * one walk of heads has met (seen_cap entries); heads is its stack. */
+     * index of one in classes, or of a term's partition of the classes in
+     * parts.  seen[x] == seen_now marks the terms that one walk of heads
+     * has met (seen_cap entries); heads is its stack. */
     tb_u64map_t classes_of;
     TB_VEC(lex_classes_t) classes;
     uint32_t *seen;
     size_t seen_cap;
     uint32_t seen_now;
     TB_VEC(lex_term_t) heads;
+    TB_VEC(uint8_t) parts; /* term partitions' labels, ncls each (deriv.c) */
     /* The derivatives of a union's alternatives, a stack (deriv.c). */
     TB_VEC(lex_term_t) alts;
     int failed; /* sticky: a limit was passed */
