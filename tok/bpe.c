@@ -210,14 +210,6 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
     return 0;
 }
 
-/* Starts loading the slot of pair (l, r), so that two lookups can wait on
- * memory together. */
-static inline void merge_prefetch(const bpe_tables_t *tb, uint32_t l, uint32_t r)
-{
-    uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&tb->mt[first_slot(key, tb->mt_size)]);
-}
-
 /* The merge of pair (l, r): rank << 32 | merged id, or NO_MERGE. */
 static inline uint64_t slots_get(const merge_slot_t *mt, size_t size, uint32_t l,
                                  uint32_t r)
@@ -292,11 +284,26 @@ int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
     return v != NO_MERGE;
 }
 
+static inline size_t pair_slot(uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS);
+}
+
+/* Starts loading what a lookup of pair (l, r) reads first, its slot in the
+ * pair cache and its word of the filter (the table is read for few), so
+ * that lookups can wait on memory together. */
+static inline void pair_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
+{
+    uint64_t key = (uint64_t)l << 32 | r;
+    __builtin_prefetch(&st->pairs[pair_slot(key)]);
+    __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
+}
+
 /* merge_of through the state's pair cache. */
 static inline uint64_t pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    merge_slot_t *c = &st->pairs[(key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS)];
+    merge_slot_t *c = &st->pairs[pair_slot(key)];
     if (c->key != key) {
         c->key = key;
         c->val = merge_of(st->tab, l, r);
@@ -585,7 +592,7 @@ static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
     }
     for (size_t i = 0; i + 1 < k; i++) {
         if (i + 9 < k) /* a few pairs ahead: overlap the cache misses */
-            merge_prefetch(st->tab, sym[i + 8], sym[i + 9]);
+            pair_prefetch(st, sym[i + 8], sym[i + 9]);
         pair[i] = pair_merge(st, sym[i], sym[i + 1]);
     }
 }
@@ -709,7 +716,7 @@ static void merge_heap(bpe_state_t *st)
         if (next[nx] >= 0)
             prev[next[nx]] = pos;
         if (next[pos] >= 0)
-            merge_prefetch(st->tab, sym[pos], sym[next[pos]]);
+            pair_prefetch(st, sym[pos], sym[next[pos]]);
         if (prev[pos] >= 0)
             push_pair(st, prev[pos]);
         push_pair(st, pos);
