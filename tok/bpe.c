@@ -13,7 +13,7 @@
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
  * pieces hit the cache.  Merge lookups go through a small pair cache in
- * the state before the big table.  The loaders fill the merge table
+ * the state, then a filter of the pairs that merge, before the big table.  The loaders fill the merge table
  * (tok_merges_t) once; tok_bpe_prepare derives the other lookup tables
  * (t->bpe.tables), which encoding only reads.  The word cache and the
  * scratch are the caller's, in its tok_state, and are reused, so the steady state does not
@@ -43,7 +43,10 @@
 #define CACHE_MAX_POOL ((size_t)8 << 20)
 
 #define DEAD UINT32_MAX
-#define NO_RANK UINT32_MAX
+/* A pair's merge as one word, rank << 32 | merged id (the merge table's
+ * value), its rank in the high half; no merge is all ones, its rank
+ * above every merge's. */
+#define NO_MERGE UINT64_MAX
 
 /* A cached word: its bytes and then its ids lie together in the pool, so
  * a hit touches the slot and one pool line. */
@@ -81,8 +84,7 @@ typedef struct {
     merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
-    TB_VEC(uint32_t) rank;      /* rank of pair (i, i+1), or NO_RANK */
-    TB_VEC(uint32_t) merged;    /* id that pair (i, i+1) becomes */
+    TB_VEC(uint64_t) pair;      /* merge of pair (i, i+1), or NO_MERGE */
     TB_VEC(int32_t) prev, next; /* heap: linked list over sym */
     TB_VEC(heap_ent_t) heap;
 } bpe_state_t;
@@ -93,6 +95,7 @@ static void free_tables(bpe_tables_t *tb)
         return;
     if (!tb->borrowed) {
         free(tb->byte_pairs);
+        free(tb->filter);
         tok_index_free(&tb->chars);
     }
     free(tb);
@@ -116,8 +119,7 @@ void tok_bpe_state_free(void *bpe)
     free(st->pairs);
     tb_buf_free(&st->pool);
     free(st->sym.data);
-    free(st->rank.data);
-    free(st->merged.data);
+    free(st->pair.data);
     free(st->prev.data);
     free(st->next.data);
     free(st->heap.data);
@@ -208,58 +210,105 @@ int tok_bpe_add_merges(tok_bpe_t *m, const tok_merge_t *merges, size_t n)
     return 0;
 }
 
-/* Starts loading the slot of pair (l, r), so that two lookups can wait on
- * memory together. */
-static inline void merge_prefetch(const bpe_tables_t *tb, uint32_t l, uint32_t r)
-{
-    uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&tb->mt[first_slot(key, tb->mt_size)]);
-}
-
-static inline int slots_get(const merge_slot_t *mt, size_t size, uint32_t l,
-                            uint32_t r, uint32_t *rank, uint32_t *merged)
+/* The merge of pair (l, r): rank << 32 | merged id, or NO_MERGE. */
+static inline uint64_t slots_get(const merge_slot_t *mt, size_t size, uint32_t l,
+                                 uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
     size_t i = first_slot(key, size);
     for (;;) {
         const merge_slot_t *s = &mt[i];
-        if (s->key == key) {
-            *rank = (uint32_t)(s->val >> 32);
-            *merged = (uint32_t)s->val;
-            return 1;
-        }
+        if (s->key == key)
+            return s->val;
         if (s->key == UINT64_MAX)
-            return 0;
+            return NO_MERGE;
         i = i + 1 < size ? i + 1 : 0;
     }
 }
 
-static inline int merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r,
-                           uint32_t *rank, uint32_t *merged)
+/* ---- the pair filter -------------------------------------------------- */
+
+/* A Bloom filter over the merge table's pairs (bpe_tables_t.filter): each
+ * pair sets two bits of one 64-bit word, both chosen by the pair's hash,
+ * in a power of two of words giving at least 8 bits a merge.  Most pairs
+ * a new word looks up that the state's pair cache has not seen have no
+ * merge (Llama 3, the first megabyte of multi: 106k of 128k), and the
+ * table answers those slowest: their probe runs on to an empty slot, often
+ * into the next cache line, of a table (6.7 MB) that misses the CPU
+ * caches.  The filter (512 KB) turns away all but a few per cent of them
+ * and lets the pairs that merge through. */
+#define FILTER_MIN_SHIFT 6
+
+static inline uint64_t filter_mask(uint64_t h)
 {
-    return slots_get(tb->mt, tb->mt_size, l, r, rank, merged);
+    return 1ull << (h & 63) | 1ull << (h >> 6 & 63);
+}
+
+static inline int filter_may_have(const bpe_tables_t *tb, uint64_t key)
+{
+    uint64_t h = tb_hash_u64(key), m = filter_mask(h);
+    return (tb->filter[h >> (64 - tb->filter_shift)] & m) == m;
+}
+
+/* Needs tb->mt. */
+static int build_filter(bpe_tables_t *tb, size_t merges)
+{
+    unsigned shift = FILTER_MIN_SHIFT;
+    while (((size_t)64 << shift) < 8 * merges)
+        shift++;
+    if (!(tb->filter = calloc((size_t)1 << shift, sizeof *tb->filter)))
+        return -1;
+    tb->filter_shift = shift;
+    for (size_t i = 0; i < tb->mt_size; i++) {
+        if (tb->mt[i].key == UINT64_MAX)
+            continue;
+        uint64_t h = tb_hash_u64(tb->mt[i].key);
+        tb->filter[h >> (64 - shift)] |= filter_mask(h);
+    }
+    return 0;
+}
+
+static inline uint64_t merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r)
+{
+    if (!filter_may_have(tb, (uint64_t)l << 32 | r))
+        return NO_MERGE;
+    return slots_get(tb->mt, tb->mt_size, l, r);
 }
 
 int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
                       uint32_t *rank, uint32_t *merged)
 {
-    return m->slots && slots_get(m->slots, m->size, left, right, rank, merged);
+    uint64_t v = m->slots ? slots_get(m->slots, m->size, left, right) : NO_MERGE;
+    *rank = (uint32_t)(v >> 32);
+    *merged = (uint32_t)v;
+    return v != NO_MERGE;
+}
+
+static inline size_t pair_slot(uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS);
+}
+
+/* Starts loading what a lookup of pair (l, r) reads first, its slot in the
+ * pair cache and its word of the filter (the table is read for few), so
+ * that lookups can wait on memory together. */
+static inline void pair_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
+{
+    uint64_t key = (uint64_t)l << 32 | r;
+    __builtin_prefetch(&st->pairs[pair_slot(key)]);
+    __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
 }
 
 /* merge_of through the state's pair cache. */
-static inline int pair_merge(bpe_state_t *st, uint32_t l, uint32_t r, uint32_t *rank,
-                             uint32_t *merged)
+static inline uint64_t pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    merge_slot_t *c = &st->pairs[(key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS)];
+    merge_slot_t *c = &st->pairs[pair_slot(key)];
     if (c->key != key) {
         c->key = key;
-        c->val = merge_of(st->tab, l, r, rank, merged) ? (uint64_t)*rank << 32 | *merged
-                                                       : UINT64_MAX;
+        c->val = merge_of(st->tab, l, r);
     }
-    *rank = (uint32_t)(c->val >> 32);
-    *merged = (uint32_t)c->val;
-    return c->val != UINT64_MAX;
+    return c->val;
 }
 
 /* ---- character tables ------------------------------------------------ */
@@ -309,14 +358,9 @@ static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
     tb->byte_pairs = malloc(65536 * sizeof *tb->byte_pairs);
     if (!tb->byte_pairs)
         return -1;
-    for (uint32_t p = 0; p < 65536; p++) {
-        uint32_t rank, merged;
-        tb->byte_pairs[p] =
-            merge_of(tb, (uint32_t)t->vocab.byte_id[p >> 8],
-                     (uint32_t)t->vocab.byte_id[p & 255], &rank, &merged)
-                ? (uint64_t)rank << 32 | merged
-                : UINT64_MAX;
-    }
+    for (uint32_t p = 0; p < 65536; p++)
+        tb->byte_pairs[p] = merge_of(tb, (uint32_t)t->vocab.byte_id[p >> 8],
+                                     (uint32_t)t->vocab.byte_id[p & 255]);
     return 0;
 }
 
@@ -435,8 +479,8 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
         tb->mt = t->bpe.merges.slots;
         tb->mt_size = t->bpe.merges.size;
     }
-    if (!tb || !tb->mt || build_char_tables(tb, &t->vocab) ||
-        build_byte_pairs(tb, t)) {
+    if (!tb || !tb->mt || build_filter(tb, t->bpe.merges.count) ||
+        build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t)) {
         free_tables(tb);
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
     }
@@ -534,60 +578,54 @@ static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
 
 /* ---- merging --------------------------------------------------------- */
 
-static void scan_pair(bpe_state_t *st, size_t i)
-{
-    if (!pair_merge(st, st->sym.data[i], st->sym.data[i + 1], &st->rank.data[i],
-                    &st->merged.data[i]))
-        st->rank.data[i] = NO_RANK;
-}
-
 /* The rank and result of every initial pair, from the byte-pair table
  * when the word is plain bytes. */
 static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
 {
     size_t k = st->sym.len;
+    uint32_t *sym = st->sym.data;
+    uint64_t *pair = st->pair.data;
     if (m->byte_level && st->tab->byte_pairs) {
-        for (size_t i = 0; i + 1 < k; i++) {
-            uint64_t v = st->tab->byte_pairs[(uint32_t)w[i] << 8 | w[i + 1]];
-            st->rank.data[i] = (uint32_t)(v >> 32);
-            st->merged.data[i] = (uint32_t)v;
-        }
+        for (size_t i = 0; i + 1 < k; i++)
+            pair[i] = st->tab->byte_pairs[(uint32_t)w[i] << 8 | w[i + 1]];
         return;
     }
     for (size_t i = 0; i + 1 < k; i++) {
         if (i + 9 < k) /* a few pairs ahead: overlap the cache misses */
-            merge_prefetch(st->tab, st->sym.data[i + 8], st->sym.data[i + 9]);
-        scan_pair(st, i);
+            pair_prefetch(st, sym[i + 8], sym[i + 9]);
+        pair[i] = pair_merge(st, sym[i], sym[i + 1]);
     }
 }
 
-/* Short words: find the lowest rank by a scan, merge, repeat. */
+/* Short words: find the lowest rank by a scan, merge, repeat.  The ranks
+ * are compared alone, so that the leftmost of equal ranks goes first
+ * whatever ids they make.  The tails move by plain loops: they are a few
+ * words long, shorter than a call to memmove. */
 static void merge_scan(bpe_state_t *st)
 {
     size_t k = st->sym.len;
-    uint32_t *sym = st->sym.data, *rank = st->rank.data;
+    uint32_t *sym = st->sym.data;
+    uint64_t *pair = st->pair.data;
     while (k > 1) {
         size_t best = 0;
-        for (size_t i = 1; i + 1 < k; i++)
-            if (rank[i] < rank[best])
-                best = i;
-        if (rank[best] == NO_RANK)
+        uint64_t low = pair[0] >> 32;
+        for (size_t i = 1; i + 1 < k; i++) {
+            uint64_t r = pair[i] >> 32;
+            best = r < low ? i : best;
+            low = r < low ? r : low;
+        }
+        if (pair[best] == NO_MERGE)
             break;
-        sym[best] = st->merged.data[best];
-        size_t tail = k - best - 2; /* symbols after the absorbed one */
-        memmove(sym + best + 1, sym + best + 2, tail * sizeof *sym);
-        memmove(rank + best + 1, rank + best + 2,
-                (tail ? tail - 1 : 0) * sizeof *rank);
-        memmove(st->merged.data + best + 1, st->merged.data + best + 2,
-                (tail ? tail - 1 : 0) * sizeof *rank);
+        sym[best] = (uint32_t)pair[best];
         k--;
-        st->sym.len = k;
+        for (size_t i = best + 1; i < k; i++)
+            sym[i] = sym[i + 1];
+        for (size_t i = best + 1; i + 1 < k; i++)
+            pair[i] = pair[i + 1];
         if (best + 1 < k)
-            merge_prefetch(st->tab, sym[best], sym[best + 1]);
+            pair[best] = pair_merge(st, sym[best], sym[best + 1]);
         if (best > 0)
-            scan_pair(st, best - 1);
-        if (best + 1 < k)
-            scan_pair(st, best);
+            pair[best - 1] = pair_merge(st, sym[best - 1], sym[best]);
     }
     st->sym.len = k;
 }
@@ -643,10 +681,10 @@ static void push_pair(bpe_state_t *st, int32_t pos)
     int32_t nx = st->next.data[pos];
     if (nx < 0)
         return;
-    uint32_t l = st->sym.data[pos], r = st->sym.data[nx], rank, merged;
-    if (pair_merge(st, l, r, &rank, &merged))
-        heap_push(st, (heap_ent_t){(uint64_t)rank << 32 | (uint32_t)pos, l, r,
-                                   merged});
+    uint32_t l = st->sym.data[pos], r = st->sym.data[nx];
+    uint64_t v = pair_merge(st, l, r);
+    if (v != NO_MERGE)
+        heap_push(st, (heap_ent_t){(v >> 32) << 32 | (uint32_t)pos, l, r, (uint32_t)v});
 }
 
 /* Long words: a min-heap of candidate merges keyed by (rank, position)
@@ -664,9 +702,9 @@ static void merge_heap(bpe_state_t *st)
     }
     st->heap.len = 0;
     for (size_t i = 0; i + 1 < k; i++)
-        if (st->rank.data[i] != NO_RANK)
-            heap_push(st, (heap_ent_t){(uint64_t)st->rank.data[i] << 32 | i,
-                                       sym[i], sym[i + 1], st->merged.data[i]});
+        if (st->pair.data[i] != NO_MERGE)
+            heap_push(st, (heap_ent_t){(st->pair.data[i] >> 32) << 32 | i, sym[i],
+                                       sym[i + 1], (uint32_t)st->pair.data[i]});
     while (st->heap.len) {
         heap_ent_t e = heap_pop(st);
         int32_t pos = (int32_t)(uint32_t)e.key, nx = next[pos];
@@ -678,7 +716,7 @@ static void merge_heap(bpe_state_t *st)
         if (next[nx] >= 0)
             prev[next[nx]] = pos;
         if (next[pos] >= 0)
-            merge_prefetch(st->tab, sym[pos], sym[next[pos]]);
+            pair_prefetch(st, sym[pos], sym[next[pos]]);
         if (prev[pos] >= 0)
             push_pair(st, prev[pos]);
         push_pair(st, pos);
@@ -692,12 +730,11 @@ static void merge_heap(bpe_state_t *st)
 
 static int reserve_scratch(bpe_state_t *st, size_t n)
 {
-    st->sym.len = st->rank.len = st->merged.len = 0;
+    st->sym.len = st->pair.len = 0;
     st->prev.len = st->next.len = st->heap.len = 0;
     /* a word of n bytes has at most n initial symbols; the heap holds the
      * initial pairs plus at most two per merge */
-    return tb_vec_reserve(&st->sym, n) || tb_vec_reserve(&st->rank, n) ||
-                   tb_vec_reserve(&st->merged, n) ||
+    return tb_vec_reserve(&st->sym, n) || tb_vec_reserve(&st->pair, n) ||
                    (n > SCAN_MAX_SYMBOLS &&
                     (tb_vec_reserve(&st->prev, n) ||
                      tb_vec_reserve(&st->next, n) ||

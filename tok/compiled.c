@@ -48,7 +48,7 @@
  * the Makefile computes from the sources of tok/ and base/, changes with
  * any of them, so a file written by a build that loaded or laid out a
  * tokenizer differently is refused and rebuilt. */
-#define COMPILED_VERSION 3u
+#define COMPILED_VERSION 4u
 #define ALIGN 64
 
 typedef enum {
@@ -63,6 +63,7 @@ typedef enum {
     SEC_BYTE_PAIRS,
     SEC_CHARS,
     SEC_DA,
+    SEC_PAIR_FILTER,
     SEC_COUNT
 } sec_t;
 
@@ -250,6 +251,8 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
                         : 0;
     p[SEC_BYTE_PAIRS] = tb ? tb->byte_pairs : NULL;
     n[SEC_BYTE_PAIRS] = tb && tb->byte_pairs ? 65536 * sizeof(uint64_t) : 0;
+    p[SEC_PAIR_FILTER] = tb ? tb->filter : NULL;
+    n[SEC_PAIR_FILTER] = tb ? ((size_t)8 << tb->filter_shift) : 0;
     p[SEC_CHARS] = tb ? tb->chars.slots : NULL;
     n[SEC_CHARS] = tb ? (tb->chars.mask + 1) * sizeof(tok_index_slot_t) : 0;
     p[SEC_DA] = d ? d->units : NULL;
@@ -454,6 +457,13 @@ static int da_ok(const uint32_t *u, size_t n, int direct)
     return 1;
 }
 
+/* The pair filter's length: a power of two of 8-byte words, 64 at least
+ * (bpe.c's FILTER_MIN_SHIFT). */
+static int filter_ok(uint64_t len)
+{
+    return len >= 64 * 8 && !(len & (len - 1));
+}
+
 /* The section checks: each length as the core says, each table sound. */
 static const char *check_sections(const core_t *c, const uint8_t *base,
                                   const header_t *h)
@@ -479,7 +489,7 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
         return "merge table";
     if (c->has_tables &&
         ((sec[SEC_BYTE_PAIRS][1] && sec[SEC_BYTE_PAIRS][1] != 65536 * 8) ||
-         !sec[SEC_MERGES][1] || !ids_ok(c->ascii, 128, size) ||
+         !filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1] || !ids_ok(c->ascii, 128, size) ||
          !index_ok((const tok_index_slot_t *)(base + sec[SEC_CHARS][0]),
                    sec[SEC_CHARS][1], c->chars_count, size)))
         return "BPE tables";
@@ -608,6 +618,9 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
         tb->mt_size = t->bpe.merges.size;
         tb->byte_pairs = h->sec[SEC_BYTE_PAIRS][1] ? SEC(SEC_BYTE_PAIRS, uint64_t *)
                                                    : NULL;
+        tb->filter = SEC(SEC_PAIR_FILTER, uint64_t *);
+        while ((size_t)8 << tb->filter_shift < h->sec[SEC_PAIR_FILTER][1])
+            tb->filter_shift++;
         memcpy(tb->ascii, c->ascii, sizeof tb->ascii);
         tb->chars.slots = SEC(SEC_CHARS, tok_index_slot_t *);
         tb->chars.mask = h->sec[SEC_CHARS][1] / sizeof(tok_index_slot_t) - 1;

@@ -151,6 +151,10 @@ typedef struct {
     /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
     const tok_merge_slot_t *mt;
     size_t mt_size;
+    /* a Bloom filter over the merges' pairs (see bpe.c), 1 << filter_shift
+     * words, which answers most pairs with no merge before the table */
+    uint64_t *filter;
+    unsigned filter_shift;
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
@@ -163,7 +167,8 @@ typedef struct {
      * at all, and the bytes x for which some merge result holds "x " */
     int cut_ok;
     uint8_t crossable[256];
-    int borrowed; /* byte_pairs and chars lie in a compiled file's mapping */
+    int borrowed; /* filter, byte_pairs and chars lie in a compiled file's
+                     mapping */
 } bpe_tables_t;
 
 typedef struct {
