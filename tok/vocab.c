@@ -36,6 +36,13 @@ void tok_vocab_builder_free(tok_vocab_builder_t *b)
     free(b);
 }
 
+void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
+                               size_t bytes)
+{
+    (void)tb_vec_reserve_big(&b->tokens, tokens);
+    (void)tb_vec_reserve_big(&b->pool, bytes);
+}
+
 int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
                   size_t len, float score, tok_kind_t kind, int special,
                   tb_err_t *err)
