@@ -10,7 +10,8 @@
  *
  * Layout: all token strings back to back in `bytes`; token i spans
  * bytes[offset[i] .. offset[i+1]).  Ids are dense 0..size-1; an id the file
- * leaves out has kind TOK_UNUSED and an empty string.
+ * leaves out has kind TOK_UNUSED and an empty string.  A built vocabulary's
+ * arrays are one allocation, which tok_vocab_free frees.
  */
 #ifndef TOK_VOCAB_H
 #define TOK_VOCAB_H
