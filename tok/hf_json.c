@@ -38,11 +38,12 @@
 
 #define META "\xE2\x96\x81" /* U+2581, SentencePiece's word marker */
 
-/* One model.vocab entry before the vocabulary is built. */
+/* One model.vocab entry before the vocabulary is built: 24 bytes, the
+ * two 4-byte fields side by side (Gemma 3's 262k entries took 8 MB at 32). */
 typedef struct {
-    uint32_t id;
     const char *s; /* borrowed from the JSON tree */
     size_t len;
+    uint32_t id;
     float score;
 } entry_t;
 
