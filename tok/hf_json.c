@@ -49,16 +49,25 @@ typedef struct {
 
 /* Merges waiting for their ids: left, right and left+right of merge i
  * are keys[3i ..] and their ids id[3i ..], filled at once where known
- * (short_id, merge_result) and otherwise looked up together at resolve
- * (tb_strmap_get_many); left+right is at cat_at[i] in the context's
- * scratch when it must be looked up. */
+ * (short_id, merge_result).  The k others are looked up together at
+ * resolve (tb_strmap_get_many): their strings are wait_keys[..k], their
+ * places in id[] wait_at[..k]; a left+right among them is in the
+ * context's scratch, at wait_cat[j] for the j-th (the scratch may move
+ * until then). */
 enum { MERGE_BATCH = 64, ID_WAITING = -2 };
 typedef struct {
-    size_t n;
+    size_t n, k, ncat;
+    int missing; /* a string model.vocab lacks: resolve names the first */
     const uint8_t *keys[3 * MERGE_BATCH];
     size_t lens[3 * MERGE_BATCH];
     int32_t id[3 * MERGE_BATCH];
-    size_t cat_at[MERGE_BATCH];
+    const uint8_t *wait_keys[3 * MERGE_BATCH];
+    size_t wait_lens[3 * MERGE_BATCH];
+    uint16_t wait_at[3 * MERGE_BATCH];
+    struct {
+        size_t at;     /* in the scratch */
+        uint16_t wait; /* its index in wait_keys */
+    } wait_cat[MERGE_BATCH];
 } merge_batch_t;
 
 /* model.vocab's strings of at most two bytes by their bytes, the id plus
@@ -517,26 +526,24 @@ static int merge_parts(ctx_t *c, json_t *m, size_t i, const char **l,
 static int resolve_merges(ctx_t *c)
 {
     merge_batch_t *b = &c->batch;
-    const uint8_t *keys[3 * MERGE_BATCH];
-    size_t lens[3 * MERGE_BATCH], at[3 * MERGE_BATCH], k = 0;
     int32_t ids[3 * MERGE_BATCH];
-    for (size_t i = 0; i < b->n; i++)
-        if (b->id[3 * i + 2] == ID_WAITING)
-            b->keys[3 * i + 2] = c->scratch.data + b->cat_at[i];
-    for (size_t i = 0; i < 3 * b->n; i++)
-        if (b->id[i] == ID_WAITING) {
-            keys[k] = b->keys[i];
-            lens[k] = b->lens[i];
-            at[k++] = i;
-        }
-    if (k)
-        tb_strmap_get_many(&c->ids, k, keys, lens, ids);
-    for (size_t i = 0; i < k; i++)
-        b->id[at[i]] = ids[i];
+    for (size_t j = 0; j < b->ncat; j++) {
+        const uint8_t *cat = c->scratch.data + b->wait_cat[j].at;
+        b->wait_keys[b->wait_cat[j].wait] = cat;
+        b->keys[b->wait_at[b->wait_cat[j].wait]] = cat;
+    }
+    if (b->k)
+        tb_strmap_get_many(&c->ids, b->k, b->wait_keys, b->wait_lens, ids);
+    for (size_t j = 0; j < b->k; j++) {
+        b->id[b->wait_at[j]] = ids[j];
+        b->missing |= ids[j] < 0;
+    }
     size_t n = b->n;
-    b->n = 0;
+    int missing = b->missing;
+    b->n = b->k = b->ncat = 0;
+    b->missing = 0;
     c->scratch.len = 0;
-    for (size_t i = 0; i < 3 * n; i++)
+    for (size_t i = 0; missing && i < 3 * n; i++)
         if (b->id[i] < 0) {
             int len = b->lens[i] > 60 ? 60 : (int)b->lens[i];
             return fail(c, "model.merges[%zu]: token \"%.*s\" is not in "
@@ -561,32 +568,37 @@ static int32_t short_id(const ctx_t *c, const char *s, size_t len)
                    : (int32_t)c->short_id1[short_key((const uint8_t *)s, len)] - 1;
 }
 
-/* Is model.vocab's string of id `id` left followed by right?  (Only if
- * the entries are in id order there, as files write them.) */
-static int entry_is(const ctx_t *c, int32_t id, const char *l, size_t ll,
-                    const char *r, size_t rl)
-{
-    if (id < 0 || (size_t)id >= c->vocab.len)
-        return 0;
-    const entry_t *e = &c->vocab.data[id];
-    return e->id == (uint32_t)id && e->len == ll + rl &&
-           tb_same_bytes((const uint8_t *)e->s, (const uint8_t *)l, ll) &&
-           tb_same_bytes((const uint8_t *)e->s + ll, (const uint8_t *)r, rl);
-}
-
 /* The id of left+right if it is the last merge's result or the token
  * after it, else ID_WAITING.  Files rank merges by what they make, so
  * nearly every merge makes one of those two (Llama 3 all 280k, Gemma 3
  * all but 1,396 of 515k); model.vocab's strings are distinct, so the
- * string there is the one the map would find. */
+ * string there is the one the map would find.  The entries are looked
+ * at by place: where they are in id order, as files write them. */
 static int32_t merge_result(const ctx_t *c, const char *l, size_t ll,
                             const char *r, size_t rl)
 {
-    if (c->last < 0)
-        return ID_WAITING;
-    return entry_is(c, c->last, l, ll, r, rl)       ? c->last
-           : entry_is(c, c->last + 1, l, ll, r, rl) ? c->last + 1
-                                                    : ID_WAITING;
+    for (size_t id = (size_t)c->last; c->last >= 0 && id <= (size_t)c->last + 1 &&
+                                      id < c->vocab.len; id++) {
+        const entry_t *e = &c->vocab.data[id];
+        if (e->len == ll + rl && e->id == id &&
+            tb_same_bytes((const uint8_t *)e->s, (const uint8_t *)l, ll) &&
+            tb_same_bytes((const uint8_t *)e->s + ll, (const uint8_t *)r, rl))
+            return (int32_t)id;
+    }
+    return ID_WAITING;
+}
+
+/* Sets id[i] of the batch to id, or queues key for the lookup. */
+static void batch_put(merge_batch_t *b, size_t i, int32_t id,
+                      const uint8_t *key)
+{
+    b->id[i] = id;
+    b->missing |= id == -1;
+    if (id == ID_WAITING) {
+        b->wait_keys[b->k] = key;
+        b->wait_lens[b->k] = b->lens[i];
+        b->wait_at[b->k++] = (uint16_t)i;
+    }
 }
 
 /* Queues merge `left right`, resolving the queue when it is full, and
@@ -601,24 +613,26 @@ static int push_merge(ctx_t *c, const char *l, size_t ll, const char *r,
     int flush = 0;
     b->keys[i] = (const uint8_t *)l;
     b->keys[i + 1] = (const uint8_t *)r;
+    b->keys[i + 2] = NULL; /* its scratch copy, where it is looked up */
     b->lens[i] = ll;
     b->lens[i + 1] = rl;
     b->lens[i + 2] = ll + rl;
-    b->id[i] = short_id(c, l, ll);
-    b->id[i + 1] = short_id(c, r, rl);
-    b->id[i + 2] = merge_result(c, l, ll, r, rl);
-    if (b->id[i + 2] == ID_WAITING) {
-        b->cat_at[b->n] = c->scratch.len;
+    batch_put(b, i, short_id(c, l, ll), (const uint8_t *)l);
+    batch_put(b, i + 1, short_id(c, r, rl), (const uint8_t *)r);
+    int32_t to = merge_result(c, l, ll, r, rl);
+    if (to == ID_WAITING) {
+        b->wait_cat[b->ncat].at = c->scratch.len;
+        b->wait_cat[b->ncat++].wait = (uint16_t)b->k;
         if (tb_buf_put(&c->scratch, l, ll) || tb_buf_put(&c->scratch, r, rl))
             return fail(c, "out of memory");
         flush = c->predicted;
         c->last = -1;
         c->predicted = 0;
     } else {
-        c->last = b->id[i + 2];
+        c->last = to;
         c->predicted = 1;
-        b->keys[i + 2] = NULL; /* found: no message names it */
     }
+    batch_put(b, i + 2, to, NULL);
     return ++b->n == MERGE_BATCH || flush ? resolve_merges(c) : 0;
 }
 
@@ -1985,7 +1999,7 @@ static void unscan(ctx_t *c)
     c->vocab.len = 0;
     c->merges.len = 0;
     c->added.len = 0;
-    c->batch.n = 0;
+    memset(&c->batch, 0, sizeof c->batch);
     c->scratch.len = 0;
     c->scanned = 0;
     drop_ids(c);
