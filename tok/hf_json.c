@@ -1740,25 +1740,24 @@ static int scan_members(tb_json_scan_t *s, finder_t *f, member_fn member)
     return tb_json_eat(s, '}') ? 0 : -1;
 }
 
-/* Room for the entries or merges that the rest of the text can hold, at
- * least `least` bytes each ("a":1, and "a b", are 6): address space,
- * faulted 2 MiB at a time (tb_vec_reserve_big), where Llama 3's 128k
- * entries and 280k merges took 2,100 faults of 4 KiB, a tenth of its
- * load.  Only in a text of BIG_TEXT bytes or more: in a smaller one the
- * unused part of each vector's last huge page outweighs the faults saved
- * (Mistral's 1.8 MB: peak 5.6 -> 7.6 MiB, 1.3 ms saved).  Failing, the
+/* The entries are reserved for what the rest of the text can hold (each
+ * takes 6 bytes at least, "a":1,) as address space faulted 2 MiB at a
+ * time (tb_vec_reserve_big), where Llama 3's 128k entries took 1,000
+ * faults of 4 KiB.  Only in a text of BIG_TEXT bytes or more: in a
+ * smaller one the unused part of the last huge page outweighs the faults
+ * saved (Mistral's 1.8 MB: peak 5.6 -> 7.6 MiB, 1.3 ms saved).  Not the
+ * merges, whose vector lives on beside the merge table at the load's
+ * peak: reserved so, Llama 3's peak was 25.3 MiB, not 23.8.  Failing, the
  * vector grows as usual. */
 enum { BIG_TEXT = 4 << 20 };
-#define RESERVE_REST(v, s, least)                                            \
-    ((void)((s)->n >= BIG_TEXT &&                                            \
-            tb_vec_reserve_big((v), ((s)->n - (s)->at) / (least) + 1)))
 
 /* model.vocab of a BPE model: {"token": id, ...}, and the ids map. */
 static int scan_bpe_vocab(ctx_t *c, tb_json_scan_t *s)
 {
     if (!tb_json_eat(s, '{'))
         return -1;
-    RESERVE_REST(&c->vocab, s, 6);
+    if (s->n >= BIG_TEXT)
+        (void)tb_vec_reserve_big(&c->vocab, (s->n - s->at) / 6 + 1);
     if (!tb_json_eat(s, '}')) {
         do {
             entry_t e = {0};
@@ -1825,7 +1824,6 @@ static int scan_merges(ctx_t *c, tb_json_scan_t *s)
 {
     if (!c->ids.slots || !tb_json_eat(s, '['))
         return -1;
-    RESERVE_REST(&c->merges, s, 6);
     if (tb_json_eat(s, ']'))
         return 0;
     do {
