@@ -20,6 +20,17 @@ int tb_grow(void **data, size_t *cap, size_t len, size_t extra, size_t elem)
     return 0;
 }
 
+int tb_reserve_big(void **data, size_t *cap, size_t len, size_t n, size_t elem)
+{
+    void *p;
+    if (len || n > SIZE_MAX / elem || !(p = tb_alloc_big(n * elem)))
+        return -1;
+    free(*data);
+    *data = p;
+    *cap = n;
+    return 0;
+}
+
 int tb_cmp_strs(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

@@ -79,6 +79,17 @@ int tb_sorted(const void *base, size_t n, size_t size,
                 : 0,                                                         \
             0))
 
+/* Gives an empty vector room for n elements from tb_alloc_big: for a
+ * bound well above what it will hold (a count bounded by the input's
+ * size), as address space whose untouched pages cost nothing and whose
+ * touched ones fault 2 MiB at a time, not 4 KiB (on a virtual machine a
+ * 4 KiB fault costs about 3 us).  Past the bound it grows as usual.  0,
+ * or -1 with the vector left as it was. */
+#define tb_vec_reserve_big(v, n)                                             \
+    tb_reserve_big((void **)&(v)->data, &(v)->cap, (v)->len, (n),            \
+                   sizeof *(v)->data)
+int tb_reserve_big(void **data, size_t *cap, size_t len, size_t n, size_t elem);
+
 #define tb_vec_push(v, x)                                                    \
     (tb_vec_reserve((v), 1) ? -1 : ((v)->data[(v)->len++] = (x), 0))
 

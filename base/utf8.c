@@ -75,6 +75,14 @@ size_t tb_utf8_validate(const uint8_t *s, size_t n)
             i += 2;
             continue;
         }
+        /* three bytes under a lead that admits every continuation (E0
+         * bars overlong forms, ED surrogates): U+2581, CJK, most of a
+         * SentencePiece vocabulary's letters past Latin */
+        if (s[i] >= 0xE1 && s[i] <= 0xEF && s[i] != 0xED && i + 2 < n &&
+            (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
         uint32_t cp;
         size_t len = tb_utf8_decode(s + i, n - i, &cp);
         if (!len)

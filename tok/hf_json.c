@@ -38,24 +38,43 @@
 
 #define META "\xE2\x96\x81" /* U+2581, SentencePiece's word marker */
 
-/* One model.vocab entry before the vocabulary is built. */
+/* One model.vocab entry before the vocabulary is built: 24 bytes, the
+ * two 4-byte fields side by side (Gemma 3's 262k entries took 8 MB at 32). */
 typedef struct {
-    uint32_t id;
     const char *s; /* borrowed from the JSON tree */
     size_t len;
+    uint32_t id;
     float score;
 } entry_t;
 
-/* Merges waiting for their ids: left, right and left+right of each are
- * looked up together (tb_strmap_get_many), the three strings of merge i
- * at keys[3i ..], left+right at cat_at[i] in the context's scratch. */
-enum { MERGE_BATCH = 64 };
+/* Merges waiting for their ids: left, right and left+right of merge i
+ * are keys[3i ..] and their ids id[3i ..], filled at once where known
+ * (short_id, merge_result).  The k others are looked up together at
+ * resolve (tb_strmap_get_many): their strings are wait_keys[..k], their
+ * places in id[] wait_at[..k]; a left+right among them is in the
+ * context's scratch, at wait_cat[j] for the j-th (the scratch may move
+ * until then). */
+enum { MERGE_BATCH = 64, ID_WAITING = -2 };
 typedef struct {
-    size_t n;
+    size_t n, k, ncat;
+    int missing; /* a string model.vocab lacks: resolve names the first */
     const uint8_t *keys[3 * MERGE_BATCH];
     size_t lens[3 * MERGE_BATCH];
-    size_t cat_at[MERGE_BATCH];
+    int32_t id[3 * MERGE_BATCH];
+    const uint8_t *wait_keys[3 * MERGE_BATCH];
+    size_t wait_lens[3 * MERGE_BATCH];
+    uint16_t wait_at[3 * MERGE_BATCH];
+    struct {
+        size_t at;     /* in the scratch */
+        uint16_t wait; /* its index in wait_keys */
+    } wait_cat[MERGE_BATCH];
 } merge_batch_t;
+
+/* model.vocab's strings of at most two bytes by their bytes, the id plus
+ * one of each (0: none): a fifth to a third of the strings that merges
+ * name are that short, and this table (260 KB, its pages faulted only
+ * where such strings are) answers them without a hash or a cache miss. */
+enum { SHORT_KEYS = 1 + 256 + 65536 };
 
 /* One added_tokens entry (content borrowed from the JSON tree). */
 typedef struct {
@@ -76,6 +95,9 @@ typedef struct {
     TB_VEC(entry_t) vocab;
     TB_VEC(tok_merge_t) merges;
     merge_batch_t batch;
+    uint32_t *short_id1; /* SHORT_KEYS entries, built with ids */
+    int32_t last;      /* id of the last merge's left+right, -1 if unknown */
+    int predicted;     /* merge_result found it */
     int scanned;       /* vocab, merges and ids came from the scanner */
     TB_VEC(added_t) added;
     tb_strmap_t ids;   /* BPE: model.vocab string (as written) -> id */
@@ -366,14 +388,47 @@ static int entry_item(const void *arg, size_t i, const uint8_t **key,
     return 1;
 }
 
+static size_t short_key(const uint8_t *s, size_t len)
+{
+    return len == 0 ? 0 : len == 1 ? 1 + (size_t)s[0] : 257 + ((size_t)s[0] << 8 | s[1]);
+}
+
+/* The short strings' table, keeping the first entry of a string as the
+ * map does. */
+static int index_short(ctx_t *c)
+{
+    c->short_id1 = calloc(SHORT_KEYS, sizeof *c->short_id1);
+    if (!c->short_id1)
+        return -1;
+    for (size_t i = 0; i < c->vocab.len; i++) {
+        const entry_t *e = &c->vocab.data[i];
+        uint32_t *slot = e->len <= 2 ? &c->short_id1[short_key(
+                                           (const uint8_t *)e->s, e->len)]
+                                     : NULL;
+        if (slot && !*slot)
+            *slot = e->id + 1;
+    }
+    return 0;
+}
+
 /* The string -> id map that merges are resolved with (faster than
  * jansson's own object lookup, which dominated loading Gemma's 515k
  * merges); returns how many strings were there twice, or -1. */
 static long index_entries(ctx_t *c)
 {
-    if (tb_strmap_init(&c->ids, c->vocab.len))
+    c->last = -1;
+    c->predicted = 1; /* the first merge's miss resolves it at once */
+    if (tb_strmap_init(&c->ids, c->vocab.len) || index_short(c))
         return -1;
     return tb_strmap_put_all(&c->ids, c->vocab.len, entry_item, c->vocab.data);
+}
+
+/* The strings' maps have served (merges and unk are ids now). */
+static void drop_ids(ctx_t *c)
+{
+    tb_strmap_free(&c->ids);
+    free(c->short_id1);
+    c->short_id1 = NULL;
 }
 
 static int index_bpe_vocab(ctx_t *c)
@@ -472,14 +527,24 @@ static int resolve_merges(ctx_t *c)
 {
     merge_batch_t *b = &c->batch;
     int32_t ids[3 * MERGE_BATCH];
-    for (size_t i = 0; i < b->n; i++)
-        b->keys[3 * i + 2] = c->scratch.data + b->cat_at[i];
-    tb_strmap_get_many(&c->ids, 3 * b->n, b->keys, b->lens, ids);
+    for (size_t j = 0; j < b->ncat; j++) {
+        const uint8_t *cat = c->scratch.data + b->wait_cat[j].at;
+        b->wait_keys[b->wait_cat[j].wait] = cat;
+        b->keys[b->wait_at[b->wait_cat[j].wait]] = cat;
+    }
+    if (b->k)
+        tb_strmap_get_many(&c->ids, b->k, b->wait_keys, b->wait_lens, ids);
+    for (size_t j = 0; j < b->k; j++) {
+        b->id[b->wait_at[j]] = ids[j];
+        b->missing |= ids[j] < 0;
+    }
     size_t n = b->n;
-    b->n = 0;
+    int missing = b->missing;
+    b->n = b->k = b->ncat = 0;
+    b->missing = 0;
     c->scratch.len = 0;
-    for (size_t i = 0; i < 3 * n; i++)
-        if (ids[i] < 0) {
+    for (size_t i = 0; missing && i < 3 * n; i++)
+        if (b->id[i] < 0) {
             int len = b->lens[i] > 60 ? 60 : (int)b->lens[i];
             return fail(c, "model.merges[%zu]: token \"%.*s\" is not in "
                            "model.vocab", c->merges.len + i / 3, len,
@@ -489,25 +554,86 @@ static int resolve_merges(ctx_t *c)
         return fail(c, "out of memory");
     for (size_t i = 0; i < n; i++, c->merges.len++)
         c->merges.data[c->merges.len] =
-            (tok_merge_t){(uint32_t)ids[3 * i], (uint32_t)ids[3 * i + 1],
-                          (uint32_t)ids[3 * i + 2], (uint32_t)c->merges.len};
+            (tok_merge_t){(uint32_t)b->id[3 * i], (uint32_t)b->id[3 * i + 1],
+                          (uint32_t)b->id[3 * i + 2], (uint32_t)c->merges.len};
+    c->last = n ? b->id[3 * n - 1] : c->last;
     return 0;
 }
 
-/* Queues merge `left right`, resolving the queue when it is full. */
+/* The id of a string of at most two bytes, -1 if model.vocab lacks it;
+ * ID_WAITING for a longer one. */
+static int32_t short_id(const ctx_t *c, const char *s, size_t len)
+{
+    return len > 2 ? ID_WAITING
+                   : (int32_t)c->short_id1[short_key((const uint8_t *)s, len)] - 1;
+}
+
+/* The id of left+right if it is the last merge's result or the token
+ * after it, else ID_WAITING.  Files rank merges by what they make, so
+ * nearly every merge makes one of those two (Llama 3 all 280k, Gemma 3
+ * all but 1,396 of 515k); model.vocab's strings are distinct, so the
+ * string there is the one the map would find.  The entries are looked
+ * at by place: where they are in id order, as files write them. */
+static int32_t merge_result(const ctx_t *c, const char *l, size_t ll,
+                            const char *r, size_t rl)
+{
+    for (size_t id = (size_t)c->last; c->last >= 0 && id <= (size_t)c->last + 1 &&
+                                      id < c->vocab.len; id++) {
+        const entry_t *e = &c->vocab.data[id];
+        if (e->len == ll + rl && e->id == id &&
+            tb_same_bytes((const uint8_t *)e->s, (const uint8_t *)l, ll) &&
+            tb_same_bytes((const uint8_t *)e->s + ll, (const uint8_t *)r, rl))
+            return (int32_t)id;
+    }
+    return ID_WAITING;
+}
+
+/* Sets id[i] of the batch to id, or queues key for the lookup. */
+static void batch_put(merge_batch_t *b, size_t i, int32_t id,
+                      const uint8_t *key)
+{
+    b->id[i] = id;
+    b->missing |= id == -1;
+    if (id == ID_WAITING) {
+        b->wait_keys[b->k] = key;
+        b->wait_lens[b->k] = b->lens[i];
+        b->wait_at[b->k++] = (uint16_t)i;
+    }
+}
+
+/* Queues merge `left right`, resolving the queue when it is full, and
+ * when a merge breaks a run of predicted results (merge_result), so that
+ * the next one can be predicted from it.  Where predictions keep failing
+ * (a file not ranked so) the queue fills as before, lookups overlapping. */
 static int push_merge(ctx_t *c, const char *l, size_t ll, const char *r,
                       size_t rl)
 {
     merge_batch_t *b = &c->batch;
-    b->cat_at[b->n] = c->scratch.len;
-    if (tb_buf_put(&c->scratch, l, ll) || tb_buf_put(&c->scratch, r, rl))
-        return fail(c, "out of memory");
-    b->keys[3 * b->n] = (const uint8_t *)l;
-    b->keys[3 * b->n + 1] = (const uint8_t *)r;
-    b->lens[3 * b->n] = ll;
-    b->lens[3 * b->n + 1] = rl;
-    b->lens[3 * b->n + 2] = ll + rl;
-    return ++b->n == MERGE_BATCH ? resolve_merges(c) : 0;
+    size_t i = 3 * b->n;
+    int flush = 0;
+    b->keys[i] = (const uint8_t *)l;
+    b->keys[i + 1] = (const uint8_t *)r;
+    b->keys[i + 2] = NULL; /* its scratch copy, where it is looked up */
+    b->lens[i] = ll;
+    b->lens[i + 1] = rl;
+    b->lens[i + 2] = ll + rl;
+    batch_put(b, i, short_id(c, l, ll), (const uint8_t *)l);
+    batch_put(b, i + 1, short_id(c, r, rl), (const uint8_t *)r);
+    int32_t to = merge_result(c, l, ll, r, rl);
+    if (to == ID_WAITING) {
+        b->wait_cat[b->ncat].at = c->scratch.len;
+        b->wait_cat[b->ncat++].wait = (uint16_t)b->k;
+        if (tb_buf_put(&c->scratch, l, ll) || tb_buf_put(&c->scratch, r, rl))
+            return fail(c, "out of memory");
+        flush = c->predicted;
+        c->last = -1;
+        c->predicted = 0;
+    } else {
+        c->last = to;
+        c->predicted = 1;
+    }
+    batch_put(b, i + 2, to, NULL);
+    return ++b->n == MERGE_BATCH || flush ? resolve_merges(c) : 0;
 }
 
 /* model.merges from the tree into c->merges (the scanner fills it
@@ -625,10 +751,10 @@ static int read_model(ctx_t *c, json_t *root)
             index_bpe_vocab(c) || read_bpe_options(c, m) ||
             read_merges(c, json_object_get(m, "merges")))
             return -1;
-        /* the strings' map has served (merges and unk are ids now), and
-         * the merges are in the model after: the peaks of memory, the
-         * merge table and later the vocabulary's own map, are without them */
-        tb_strmap_free(&c->ids);
+        /* the strings' maps have served, and the merges are in the model
+         * after: the peaks of memory, the merge table and later the
+         * vocabulary's own map, are without them */
+        drop_ids(c);
         int rc = add_merges(c);
         free(c->merges.data);
         memset(&c->merges, 0, sizeof c->merges);
@@ -655,7 +781,7 @@ static int read_model(ctx_t *c, json_t *root)
         if (read_bpe_vocab(c, v) || check_unique_ids(c) || index_bpe_vocab(c) ||
             read_wordpiece_options(c, m))
             return -1;
-        tb_strmap_free(&c->ids);
+        drop_ids(c);
         return 0;
     }
     if (!strcmp(type, "WordLevel")) {
@@ -667,7 +793,7 @@ static int read_model(ctx_t *c, json_t *root)
             return -1;
         long id = s ? vocab_id(c, s, len) : -1;
         c->t->wordpiece.unk = id < 0 ? -1 : (int32_t)id;
-        tb_strmap_free(&c->ids);
+        drop_ids(c);
         return 0;
     }
     return fail(c, "model.type: \"%s\" is not supported (BPE, Unigram, "
@@ -1187,7 +1313,13 @@ static int build_vocab(ctx_t *c)
     if (c->added.len) /* qsort must not see a NULL array */
         qsort(c->added.data, c->added.len, sizeof *c->added.data, added_by_id);
     int32_t unk = model_unk(c->t);
-    size_t ai = 0;
+    size_t ai = 0, bytes = 0;
+    /* a token's bytes are at most its string's (and WordPiece's space) */
+    for (size_t i = 0; i < c->vocab.len; i++)
+        bytes += c->vocab.data[i].len + 1;
+    for (size_t i = 0; i < c->added.len; i++)
+        bytes += c->added.data[i].len;
+    tok_vocab_builder_reserve(b, c->vocab.len + c->added.len, bytes);
     for (size_t i = 0; i < c->vocab.len; i++) {
         const entry_t *e = &c->vocab.data[i];
         for (; ai < c->added.len && c->added.data[ai].id < e->id; ai++)
@@ -1608,11 +1740,24 @@ static int scan_members(tb_json_scan_t *s, finder_t *f, member_fn member)
     return tb_json_eat(s, '}') ? 0 : -1;
 }
 
+/* The entries are reserved for what the rest of the text can hold (each
+ * takes 6 bytes at least, "a":1,) as address space faulted 2 MiB at a
+ * time (tb_vec_reserve_big), where Llama 3's 128k entries took 1,000
+ * faults of 4 KiB.  Only in a text of BIG_TEXT bytes or more: in a
+ * smaller one the unused part of the last huge page outweighs the faults
+ * saved (Mistral's 1.8 MB: peak 5.6 -> 7.6 MiB, 1.3 ms saved).  Not the
+ * merges, whose vector lives on beside the merge table at the load's
+ * peak: reserved so, Llama 3's peak was 25.3 MiB, not 23.8.  Failing, the
+ * vector grows as usual. */
+enum { BIG_TEXT = 4 << 20 };
+
 /* model.vocab of a BPE model: {"token": id, ...}, and the ids map. */
 static int scan_bpe_vocab(ctx_t *c, tb_json_scan_t *s)
 {
     if (!tb_json_eat(s, '{'))
         return -1;
+    if (s->n >= BIG_TEXT)
+        (void)tb_vec_reserve_big(&c->vocab, (s->n - s->at) / 6 + 1);
     if (!tb_json_eat(s, '}')) {
         do {
             entry_t e = {0};
@@ -1852,10 +1997,10 @@ static void unscan(ctx_t *c)
     c->vocab.len = 0;
     c->merges.len = 0;
     c->added.len = 0;
-    c->batch.n = 0;
+    memset(&c->batch, 0, sizeof c->batch);
     c->scratch.len = 0;
     c->scanned = 0;
-    tb_strmap_free(&c->ids);
+    drop_ids(c);
 }
 
 int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
@@ -1879,7 +2024,7 @@ int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
     free(c.vocab.data);
     free(c.merges.data);
     free(c.added.data);
-    tb_strmap_free(&c.ids);
+    drop_ids(&c);
     tb_buf_free(&c.scratch);
     json_decref(root);
     return rc;

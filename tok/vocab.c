@@ -36,6 +36,13 @@ void tok_vocab_builder_free(tok_vocab_builder_t *b)
     free(b);
 }
 
+void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
+                               size_t bytes)
+{
+    (void)tb_vec_reserve_big(&b->tokens, tokens);
+    (void)tb_vec_reserve_big(&b->pool, bytes);
+}
+
 int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
                   size_t len, float score, tok_kind_t kind, int special,
                   tb_err_t *err)
@@ -62,15 +69,25 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The five arrays in one block, offset first (its address is the
+ * block's, which tok_vocab_free frees), then score, bytes, kind and
+ * special: Llama 3's are 2.3 MB, faulted in 2 MiB pages (tb_alloc_big)
+ * rather than 560 of 4 KiB. */
 static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
 {
+    size_t words = ((size_t)size + 1) * sizeof *v->offset + size * sizeof *v->score;
+    uint8_t *p = tb_alloc_big(words + nbytes + 2 * (size_t)size);
+    if (!p)
+        return -1;
     v->size = size;
-    v->bytes = malloc(nbytes ? nbytes : 1);
-    v->offset = calloc((size_t)size + 1, sizeof *v->offset);
-    v->score = calloc(size ? size : 1, sizeof *v->score);
-    v->kind = malloc(size ? size : 1);
-    v->special = calloc(size ? size : 1, 1);
-    return v->bytes && v->offset && v->score && v->kind && v->special ? 0 : -1;
+    v->offset = (uint32_t *)p;
+    v->score = (float *)(p + ((size_t)size + 1) * sizeof *v->offset);
+    v->bytes = p + words;
+    v->kind = v->bytes + nbytes;
+    v->special = v->kind + size;
+    memset(p, 0, words);
+    memset(v->special, 0, size);
+    return 0;
 }
 
 /* by_bytes holds every token but the unused empty ones. */
@@ -147,11 +164,7 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
 
 void tok_vocab_free(tok_vocab_t *v)
 {
-    free(v->bytes);
-    free(v->offset);
-    free(v->score);
-    free(v->kind);
-    free(v->special);
+    free(v->offset); /* the block of all five arrays (alloc_arrays) */
     tok_index_free(&v->by_bytes);
     memset(v, 0, sizeof *v);
 }

@@ -10,7 +10,8 @@
  *
  * Layout: all token strings back to back in `bytes`; token i spans
  * bytes[offset[i] .. offset[i+1]).  Ids are dense 0..size-1; an id the file
- * leaves out has kind TOK_UNUSED and an empty string.
+ * leaves out has kind TOK_UNUSED and an empty string.  A built vocabulary's
+ * arrays are one allocation, which tok_vocab_free frees.
  */
 #ifndef TOK_VOCAB_H
 #define TOK_VOCAB_H
@@ -74,6 +75,11 @@ tok_vocab_builder_t *tok_vocab_builder_new(void);
 int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
                   size_t len, float score, tok_kind_t kind, int special,
                   tb_err_t *err);
+/* Room for `tokens` tokens of `bytes` bytes in all, bounds that a loader
+ * knows before it adds them (tb_vec_reserve_big: a few faults of 2 MiB,
+ * not one per 4 KiB).  Failing, the builder grows as usual. */
+void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
+                               size_t bytes);
 /* Moves the tokens into v (ids never added become TOK_UNUSED) and frees b. */
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err);
 void tok_vocab_builder_free(tok_vocab_builder_t *b);
