@@ -278,7 +278,7 @@ static int is_annotation(const char *k)
         SOME_MEMBER,
         NULL};
     for (size_t i = 0; a[i]; i++)
-        if (!strcmp(a[i], k))
+        if (a[i][0] == k[0] && !strcmp(a[i], k)) /* most keywords differ at once */
             return 0;
     return 1;
 }
@@ -501,7 +501,10 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     const char *k;
     json_t *v;
     json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || sc_annotation(c, k);
-    only_ref |= ref && (c->ref_alone || sc_ref_siblings_redundant(c, s, ptr));
+    /* a merge with the target says whether the other siblings are redundant
+     * (150 merges of whole definitions in a Kubernetes schema): not asked
+     * where they are annotations */
+    only_ref = only_ref || (ref && (c->ref_alone || sc_ref_siblings_redundant(c, s, ptr)));
     if (c->err->msg[0])
         r = -1;
     else if (only_ref) {
