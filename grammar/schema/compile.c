@@ -232,6 +232,88 @@ int sc_other_names(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
     return !any || tb_buf_put(out, any, strlen(any)) ? sc_oom(c) : 0;
 }
 
+/* A pattern is split at its top-level '|' where it is this long and has
+ * at most this many branches: `not` of a oneOf's other branches joins their
+ * patterns so (Github_hard---o46658's 3.7 kB pattern translated within 9
+ * such unions), and a search matches the union where a branch matches. */
+#define SPLIT_MIN_LEN 256
+#define SPLIT_MAX_BRANCHES 16
+
+/* The offsets of pattern's top-level '|' (outside groups, classes and
+ * escapes) into bar; their number, 0 where there are none, too many, or a
+ * look-around (a branch's lexeme would then begin with one, which no group
+ * may hold). */
+static size_t top_bars(const char *p, size_t *bar)
+{
+    size_t n = 0, depth = 0;
+    for (size_t i = 0; p[i]; i++) {
+        if (p[i] == '\\') {
+            if (!p[++i])
+                break;
+        } else if (p[i] == '[') {
+            /* ECMA-262: the first unescaped ']' closes the class */
+            for (i++; p[i] && p[i] != ']'; i++)
+                if (p[i] == '\\' && p[i + 1])
+                    i++;
+            if (!p[i])
+                break;
+        } else if (p[i] == '(') {
+            if (p[i + 1] == '?' && p[i + 2] != ':')
+                return 0;
+            depth++;
+        } else if (p[i] == ')') {
+            depth -= depth > 0;
+        } else if (p[i] == '|' && !depth) {
+            if (n == SPLIT_MAX_BRANCHES - 1)
+                return 0;
+            bar[n++] = i;
+        }
+    }
+    return n;
+}
+
+/* The strings some branch of pattern (split at its n top-level bars)
+ * matches: the union of the branches' lexemes, each from the memo, in
+ * out.  -2 where a branch fails or its lexeme begins with a look-ahead:
+ * the caller translates the whole, which reports errors as the pattern's. */
+static int union_string(sc_t *c, tb_buf_t *out, const char *pattern, const size_t *bar,
+                        size_t n)
+{
+    size_t at = out->len, from = 0;
+    int none = 1;
+    tb_buf_t piece = {0}, re = {0};
+    for (size_t b = 0; b <= n; b++) {
+        size_t end = b < n ? bar[b] : strlen(pattern);
+        piece.len = re.len = 0;
+        if (tb_buf_put(&piece, pattern + from, end - from) || tb_buf_putc(&piece, 0)) {
+            out->len = at;
+            tb_buf_free(&piece);
+            return sc_oom(c);
+        }
+        from = end + 1;
+        int r = sc_ecma_string(c, &re, (const char *)piece.data, NULL, 0, GR_NO_MAX);
+        if (r == 1)
+            continue;
+        if (r < 0 || (re.len >= 3 && !memcmp(re.data, "(?", 2) && re.data[2] != ':')) {
+            c->err->msg[0] = 0;
+            out->len = at;
+            tb_buf_free(&piece);
+            tb_buf_free(&re);
+            return -2;
+        }
+        if (tb_buf_put(out, none ? "(?:" : "|", none ? 3 : 1) ||
+            tb_buf_put(out, re.data, re.len)) {
+            tb_buf_free(&piece);
+            tb_buf_free(&re);
+            return sc_oom(c);
+        }
+        none = 0;
+    }
+    tb_buf_free(&piece);
+    tb_buf_free(&re);
+    return none ? 1 : tb_buf_put(out, ")", 1) ? sc_oom(c) : 0;
+}
+
 int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *format,
                    uint32_t lo, uint32_t hi)
 {
@@ -249,7 +331,15 @@ int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *form
     int r = memo_get(c, &k, out);
     if (r != -2)
         return r;
-    size_t at = out->len;
+    size_t at = out->len, bar[SPLIT_MAX_BRANCHES], nbar;
+    if (pattern && !format && !lo && hi == GR_NO_MAX && strlen(pattern) >= SPLIT_MIN_LEN &&
+        (nbar = top_bars(pattern, bar)) && (r = union_string(c, out, pattern, bar, nbar)) != -2) {
+        if (r < 0) {
+            tb_buf_free(&k);
+            return -1;
+        }
+        return memo_put(c, &k, out, at, r);
+    }
     /* the key tells plain strings (no pattern, no format) apart */
     sc_spell(c, !pattern && !format);
     r = gr_ecma_string(out, pattern, format, lo, hi, c->sets, c->err);
