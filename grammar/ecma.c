@@ -856,6 +856,10 @@ struct gr_ecma_sets {
     int spelling;     /* GR_SPELL_*, of the texts written next */
     char escapes[16]; /* llguidance's allowed escape letters */
     char *any[3];     /* gr_ecma_any_string's texts, by spelling */
+    /* the entry of each ASCII code point's set by spelling, plus one (0:
+     * none yet): names are spelled a letter at a time, and each letter's
+     * set was a vector made, hashed and freed */
+    int32_t ascii[3][128];
 };
 
 /* The letters a spelling allows after '\\' (u: \u escapes). */
@@ -1212,7 +1216,8 @@ const char *gr_ecma_any_string(gr_ecma_sets_t *m)
 
 /* Appends put_set_group(s) in m's spelling to o (s normalized and never
  * empty). */
-static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+/* The entry of set s's text, made if new; -1 on memory. */
+static int32_t memo_entry(gr_ecma_sets_t *m, const cps_t *s)
 {
     /* the key looked up on the stack when small: most sets are found */
     uint32_t small[64];
@@ -1241,8 +1246,31 @@ static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
     } else if (key != small) {
         free(key);
     }
-    const set_entry_t *e = &m->entries.data[i];
-    return tb_buf_put(o, m->text.data + e->at, e->len);
+    return i;
+}
+
+static int put_entry(const gr_ecma_sets_t *m, int32_t i, tb_buf_t *o)
+{
+    return i < 0 ? -1 : tb_buf_put(o, m->text.data + m->entries.data[i].at,
+                                   m->entries.data[i].len);
+}
+
+static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+{
+    return put_entry(m, memo_entry(m, s), o);
+}
+
+/* put_memo_group of the set of code point cp alone. */
+static int put_memo_cp(gr_ecma_sets_t *m, uint32_t cp, tb_buf_t *o)
+{
+    int32_t *seen = cp < 128 ? &m->ascii[m->spelling][cp] : NULL;
+    if (seen && *seen)
+        return put_entry(m, *seen - 1, o);
+    uint32_t pair[2] = {cp, cp};
+    int32_t i = memo_entry(m, &(cps_t){pair, 2, 2});
+    if (seen && i >= 0)
+        *seen = i + 1;
+    return put_entry(m, i, o);
 }
 
 /* comp_set of s (normalized, not empty) from the kept sets, as a group:
@@ -1788,12 +1816,10 @@ int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n, gr_ecma_sets_
     for (size_t at = 0; at < n && !r;) {
         uint32_t cp;
         size_t k = tb_utf8_decode(s + at, n - at, &cp);
-        cps_t one = {0};
         if (!k) /* not UTF-8: the byte itself, as before */
             r = gr_regex_escape(out, s + at, 1), at++;
         else
-            r = cps_add(&one, cp, cp) || put_memo_group(memo, &one, out), at += k;
-        free(one.data);
+            r = put_memo_cp(memo, cp, out), at += k;
     }
     gr_ecma_sets_free(own);
     return r || put(out, "\"");
@@ -1844,10 +1870,8 @@ static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
-        cps_t one = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_memo_group(memo, &one, o) ||
+        r = put(o, "|") || put_memo_cp(memo, nm[i].cp[d], o) ||
             except(nm + i, j - i, d + 1, any, memo, o);
-        free(one.data);
         i = j;
     }
     return r || put(o, is_name ? ")" : ")?");
