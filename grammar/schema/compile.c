@@ -63,6 +63,21 @@ char *sc_ptr_index(const char *ptr, const char *key, size_t i)
     return s;
 }
 
+/* The members of s named kws[i] (a NULL-terminated list) into v[i], NULL
+ * where absent: one pass over s's members (internal.h). */
+void sc_members(json_t *s, const char *const *kws, json_t **v)
+{
+    const char *k;
+    json_t *x;
+    for (size_t i = 0; kws[i]; i++)
+        v[i] = NULL;
+    json_object_foreach(s, k, x) {
+        for (size_t i = 0; kws[i]; i++)
+            if (kws[i][0] == k[0] && !strcmp(kws[i], k))
+                v[i] = x;
+    }
+}
+
 /* ---- lexemes ------------------------------------------------------------ */
 
 int sc_lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
@@ -586,7 +601,14 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return sc_fail(c, ptr, "schema nested too deeply");
     int r = 0;
     const char *dep;
-    json_t *ref = json_object_get(s, "$ref");
+    enum { K_REF, K_ALLOF, K_UITEMS, K_UPROPS, K_ENUM, K_CONST, K_NOT, K_IF, K_DEPS, K_DEPREQ,
+           K_DEPSCH, K_ANYOF, K_ONEOF, K_END };
+    static const char *const kw[K_END + 1] = {
+        "$ref", "allOf", "unevaluatedItems", "unevaluatedProperties", "enum", "const", "not",
+        "if", "dependencies", "dependentRequired", "dependentSchemas", "anyOf", "oneOf", NULL};
+    json_t *m[K_END];
+    sc_members(s, kw, m);
+    json_t *ref = m[K_REF];
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
@@ -600,21 +622,20 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
     else if (only_ref) {
         r = json_is_string(ref) ? sc_ref_symbol(c, json_string_value(ref), ptr, out)
                                 : sc_fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems") ||
-               (json_object_get(s, "unevaluatedProperties") &&
-                !json_is_true(json_object_get(s, "unevaluatedProperties")) &&
-                !json_object_get(s, "enum") && !json_object_get(s, "const"))) {
-        json_t *m;
-        r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
-    } else if (json_object_get(s, "not")) {
+    } else if (ref || m[K_ALLOF] || m[K_UITEMS] ||
+               (m[K_UPROPS] && !json_is_true(m[K_UPROPS]) && !m[K_ENUM] && !m[K_CONST])) {
+        json_t *f;
+        r = sc_flatten(c, s, ptr, &f) ? -1 : sc_value(c, f, ptr, out);
+    } else if (m[K_NOT]) {
         const char *nr = not_ref(c, s);
         r = nr ? negate_ref(c, s, nr, ptr, out) : negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
-    } else if (json_object_get(s, "if") && c->draft >= 7) {
+    } else if (m[K_IF] && c->draft >= 7) {
         r = conditional(c, s, ptr, out);
-    } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
-                      : json_object_get(s, "dependentRequired") ? "dependentRequired"
-                      : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
+    } else if ((dep = m[K_DEPS]     ? "dependencies"
+                      : m[K_DEPREQ] ? "dependentRequired"
+                      : m[K_DEPSCH] ? "dependentSchemas"
+                                    : NULL)) {
         int types = 0;
         r = allowed_types(c, s, ptr, &types);
         if (!r && !(types & T_OBJ)) {
@@ -623,14 +644,14 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = sc_keep(c, rest) || json_object_del(rest, dep) ? -1 : sc_value(c, rest, ptr, out);
         } else if (!r)
             r = sc_dependencies(c, s, dep, ptr, out);
-    } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
+    } else if (m[K_ANYOF] || m[K_ONEOF]) {
         r = sc_alternatives(c, s, ptr, out);
     } else {
         int types = 0;
         r = allowed_types(c, s, ptr, &types);
         if (!r && types & T_NUM)
             types &= ~T_INT;
-        if (!r && (json_object_get(s, "enum") || json_object_get(s, "const"))) {
+        if (!r && (m[K_ENUM] || m[K_CONST])) {
             r = sc_enum_value(c, s, ptr, types | (types & T_NUM ? T_INT : 0), out);
         } else if (!r) {
             r = type_alternatives(c, s, ptr, types, out);

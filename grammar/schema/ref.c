@@ -257,23 +257,6 @@ static int walk_at(walk_t *w, json_t *s, const char *ptr, const char *key, const
     return r;
 }
 
-/* The members of s named kws[i] (a NULL-terminated list) into v[i], NULL
- * where absent: one pass over s's members, where looking each keyword up
- * hashed it (29 lookups a schema, 2.9M instructions of a Kubernetes
- * schema's walk). */
-static void members_named(json_t *s, const char *const *kws, json_t **v)
-{
-    const char *k;
-    json_t *x;
-    for (size_t i = 0; kws[i]; i++)
-        v[i] = NULL;
-    json_object_foreach(s, k, x) {
-        for (size_t i = 0; kws[i]; i++)
-            if (kws[i][0] == k[0] && !strcmp(kws[i], k))
-                v[i] = x;
-    }
-}
-
 static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int depth)
 {
     /* the keywords the walk reads: where the names are (draft 4's id
@@ -296,7 +279,7 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
     for (size_t i = 0; w->no_validation && validation_kw[i]; i++)
         json_object_del(s, validation_kw[i]); /* annotations there: they constrain nothing */
     json_t *m[K_END];
-    members_named(s, kw, m);
+    sc_members(s, kw, m);
     json_t *ref = m[K_REF];
     const char *id = json_string_value(m[c->draft4 ? K_ID4 : K_ID]);
     if (ref && c->ref_alone)
