@@ -197,12 +197,20 @@ int gr_cfg_nonterm(gr_cfg_t *g, const char *name, size_t len, gr_pos_t pos,
 
 int gr_cfg_fresh(gr_cfg_t *g, const char *base, gr_sym_t *out, tb_err_t *err)
 {
-    /* '#' never appears in a reader's names, so a fresh name is unique. */
-    size_t n = strlen(base) + 16;
-    char *name = malloc(n);
+    /* '#' never appears in a reader's names, so a fresh name is unique.
+     * Written by hand: snprintf was a thousand instructions a name, and a
+     * schema makes a thousand names (Kubernetes---kb_148). */
+    size_t n = strlen(base);
+    char digits[16], *name = malloc(n + sizeof digits + 1);
     if (!name)
         return tb_fail(err, "out of memory");
-    snprintf(name, n, "%s#%u", base, ++g->fresh);
+    size_t d = sizeof digits;
+    for (unsigned v = ++g->fresh; d == sizeof digits || v; v /= 10)
+        digits[--d] = (char)('0' + v % 10);
+    memcpy(name, base, n);
+    name[n] = '#';
+    memcpy(name + n + 1, digits + d, sizeof digits - d);
+    name[n + 1 + sizeof digits - d] = 0;
     return nonterm_add(g, name, (gr_pos_t){0, 0}, out, err);
 }
 

@@ -45,24 +45,33 @@ static int cmp_pair(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts and merges the pairs, and drops the surrogates. */
+/* Sorts and merges the pairs, and drops the surrogates: in place, but where
+ * a range holds surrogates (a pattern's set of one letter went through two
+ * new vectors, 740 instructions, 19M of Github_hard---o46658's patterns). */
 static int cps_norm(cps_t *s)
 {
-    if (s->len)
+    /* most sets come in order already (a class's ranges, a DFA's atoms) */
+    size_t at = 2;
+    while (at < s->len && s->data[at] >= s->data[at - 2])
+        at += 2;
+    if (at < s->len)
         qsort(s->data, s->len / 2, 2 * sizeof(uint32_t), cmp_pair);
-    cps_t o = {0};
+    size_t n = 0, sur = 0;
     for (size_t i = 0; i < s->len; i += 2) {
         uint32_t lo = s->data[i], hi = s->data[i + 1];
-        if (o.len && lo <= o.data[o.len - 1] + 1) {
-            if (hi > o.data[o.len - 1])
-                o.data[o.len - 1] = hi;
-        } else if (cps_add(&o, lo, hi)) {
-            free(o.data);
-            return -1;
+        if (n && lo <= s->data[n - 1] + 1) {
+            if (hi > s->data[n - 1])
+                s->data[n - 1] = hi;
+        } else {
+            s->data[n++] = lo;
+            s->data[n++] = hi;
         }
     }
-    free(s->data);
-    *s = o;
+    s->len = n;
+    for (size_t i = 0; i < s->len; i += 2)
+        sur |= s->data[i] <= 0xDFFF && s->data[i + 1] >= 0xD800;
+    if (!sur)
+        return 0;
     cps_t t = {0};
     for (size_t i = 0; i < s->len; i += 2) {
         uint32_t lo = s->data[i], hi = s->data[i + 1];
@@ -106,7 +115,7 @@ enum { A_SET, A_CAT, A_ALT, A_REP, A_BOL, A_EOL };
 typedef struct ast {
     int kind;
     struct ast **kid; /* A_CAT, A_ALT: nkid children; A_REP: kid[0] */
-    size_t nkid;
+    size_t nkid, kcap;
     uint32_t min, max; /* A_REP, max GR_NO_MAX for no bound */
     cps_t set;         /* A_SET */
 } ast_t;
@@ -143,10 +152,10 @@ static ast_t *node(parser_t *ps, int kind)
 
 static int add_kid(parser_t *ps, ast_t *a, ast_t *k)
 {
-    ast_t **n = realloc(a->kid, (a->nkid + 1) * sizeof *n);
-    if (!n)
+    /* doubled: a sequence has a kid per letter */
+    if (a->nkid == a->kcap &&
+        tb_grow((void **)&a->kid, &a->kcap, a->nkid, 1, sizeof *a->kid))
         return tb_fail(ps->err, "out of memory");
-    a->kid = n;
     a->kid[a->nkid++] = k;
     return 0;
 }
@@ -847,6 +856,10 @@ struct gr_ecma_sets {
     int spelling;     /* GR_SPELL_*, of the texts written next */
     char escapes[16]; /* llguidance's allowed escape letters */
     char *any[3];     /* gr_ecma_any_string's texts, by spelling */
+    /* the entry of each ASCII code point's set by spelling, plus one (0:
+     * none yet): names are spelled a letter at a time, and each letter's
+     * set was a vector made, hashed and freed */
+    int32_t ascii[3][128];
 };
 
 /* The letters a spelling allows after '\\' (u: \u escapes). */
@@ -1203,7 +1216,8 @@ const char *gr_ecma_any_string(gr_ecma_sets_t *m)
 
 /* Appends put_set_group(s) in m's spelling to o (s normalized and never
  * empty). */
-static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+/* The entry of set s's text, made if new; -1 on memory. */
+static int32_t memo_entry(gr_ecma_sets_t *m, const cps_t *s)
 {
     /* the key looked up on the stack when small: most sets are found */
     uint32_t small[64];
@@ -1232,8 +1246,31 @@ static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
     } else if (key != small) {
         free(key);
     }
-    const set_entry_t *e = &m->entries.data[i];
-    return tb_buf_put(o, m->text.data + e->at, e->len);
+    return i;
+}
+
+static int put_entry(const gr_ecma_sets_t *m, int32_t i, tb_buf_t *o)
+{
+    return i < 0 ? -1 : tb_buf_put(o, m->text.data + m->entries.data[i].at,
+                                   m->entries.data[i].len);
+}
+
+static int put_memo_group(gr_ecma_sets_t *m, const cps_t *s, tb_buf_t *o)
+{
+    return put_entry(m, memo_entry(m, s), o);
+}
+
+/* put_memo_group of the set of code point cp alone. */
+static int put_memo_cp(gr_ecma_sets_t *m, uint32_t cp, tb_buf_t *o)
+{
+    int32_t *seen = cp < 128 ? &m->ascii[m->spelling][cp] : NULL;
+    if (seen && *seen)
+        return put_entry(m, *seen - 1, o);
+    uint32_t pair[2] = {cp, cp};
+    int32_t i = memo_entry(m, &(cps_t){pair, 2, 2});
+    if (seen && i >= 0)
+        *seen = i + 1;
+    return put_entry(m, i, o);
 }
 
 /* comp_set of s (normalized, not empty) from the kept sets, as a group:
@@ -1779,12 +1816,10 @@ int gr_json_quote_regex(tb_buf_t *out, const uint8_t *s, size_t n, gr_ecma_sets_
     for (size_t at = 0; at < n && !r;) {
         uint32_t cp;
         size_t k = tb_utf8_decode(s + at, n - at, &cp);
-        cps_t one = {0};
         if (!k) /* not UTF-8: the byte itself, as before */
             r = gr_regex_escape(out, s + at, 1), at++;
         else
-            r = cps_add(&one, cp, cp) || put_memo_group(memo, &one, out), at += k;
-        free(one.data);
+            r = put_memo_cp(memo, cp, out), at += k;
     }
     gr_ecma_sets_free(own);
     return r || put(out, "\"");
@@ -1835,10 +1870,8 @@ static int except(const name_t *nm, size_t k, size_t d, const tb_buf_t *any,
         size_t j = i + 1;
         while (j < k && nm[j].cp[d] == nm[i].cp[d])
             j++;
-        cps_t one = {0};
-        r = cps_add(&one, nm[i].cp[d], nm[i].cp[d]) || put(o, "|") || put_memo_group(memo, &one, o) ||
+        r = put(o, "|") || put_memo_cp(memo, nm[i].cp[d], o) ||
             except(nm + i, j - i, d + 1, any, memo, o);
-        free(one.data);
         i = j;
     }
     return r || put(o, is_name ? ")" : ")?");
@@ -2079,6 +2112,20 @@ static int nfa_build(nfa_t *a, const ast_t *t, uint32_t out, uint32_t *start)
     }
 }
 
+/* An edge of the elimination: to state `to`, the words along it.  Each
+ * state keeps its edges out as a list and the states with an edge into it
+ * (those eliminated since included) as another: the DFA of a few patterns
+ * beside some tens of property names has hundreds of states and about one
+ * edge each, and a square matrix of them (ninjs-1.3's 302 states: 3.6 MB
+ * zeroed per class of names) cost more than the elimination itself. */
+typedef struct {
+    uint32_t to;
+    comp_t c;
+} edge_t;
+
+typedef TB_VEC(edge_t) edges_t;
+typedef TB_VEC(uint32_t) preds_t;
+
 typedef struct {
     nfa_t nfa;
     uint32_t start;
@@ -2091,6 +2138,7 @@ typedef struct {
     TB_VEC(size_t) dlen;
     TB_VEC(uint32_t) delta; /* state * natoms + atom, UINT32_MAX for none */
     TB_VEC(uint64_t) tags;  /* per DFA state: bit p for pattern p, bit 63 for a name */
+    edges_t *edges;         /* per DFA state, its edges (dfa_edges), or NULL */
     int too_large;          /* eliminate failed on KEY_MAX_REGEX */
     int too_many;           /* subsets passed KEY_MAX_FIND */
     gr_ecma_sets_t *sets;   /* eliminate's edge sets' spellings, kept */
@@ -2238,20 +2286,24 @@ static int subsets(keys_t *k, uint32_t npat)
 }
 
 
-/* State elimination: the regex of the words from state 0 to the states
- * whose tags are `want` (never a defined name). */
-static int eliminate(keys_t *k, uint64_t want, comp_t *o)
+/* The edge from list out to state j, or NULL. */
+static edge_t *edge_to(edges_t *out, uint32_t j)
 {
-    size_t n = k->dset.len, m = n + 2, s = n, f = n + 1;
-    comp_t *R = calloc(m * m, sizeof *R);
-    uint8_t *gone = calloc(m, 1);
-    int r = !R || !gone ? tb_fail(k->nfa.err, "out of memory") : 0;
-    /* R[i][j]: the atoms from i to j, gathered in one pass over i's atoms
-     * (one pass per pair of states was n * n * atoms). */
-    cps_t *to = r ? NULL : calloc(n, sizeof *to);
-    uint32_t *hit = r ? NULL : malloc((k->natoms + 1) * sizeof *hit); /* the j reached */
-    if (!r && (!to || !hit))
-        r = tb_fail(k->nfa.err, "out of memory");
+    for (size_t e = 0; e < out->len; e++)
+        if (out->data[e].to == j)
+            return &out->data[e];
+    return NULL;
+}
+
+/* The DFA's edges, each state's atoms gathered by the state they lead
+ * to: the same for every class, made at the first elimination. */
+static int dfa_edges(keys_t *k)
+{
+    size_t n = k->dset.len;
+    k->edges = calloc(n ? n : 1, sizeof *k->edges);
+    cps_t *to = calloc(n ? n : 1, sizeof *to);
+    uint32_t *hit = malloc((k->natoms + 1) * sizeof *hit); /* the j reached */
+    int r = !k->edges || !to || !hit ? -1 : 0;
     for (size_t i = 0; !r && i < n; i++) {
         size_t nhit = 0;
         for (size_t a = 0; !r && a < k->natoms; a++) {
@@ -2264,64 +2316,109 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
         }
         for (size_t h = 0; h < nhit; h++) {
             cps_t *t = &to[hit[h]];
+            edge_t e = {.to = hit[h]};
             if (!r)
-                r = cps_norm(t) || comp_kept_set(k->sets, t, &R[i * m + hit[h]]);
+                r = cps_norm(t) || comp_kept_set(k->sets, t, &e.c) ||
+                    tb_vec_push(&k->edges[i], e);
+            if (r)
+                comp_free(&e.c);
             free(t->data);
             memset(t, 0, sizeof *t);
         }
     }
     free(hit);
     free(to);
-    if (!r) {
-        R[s * m + 0].eps = 1;
-        for (size_t i = 0; i < n; i++)
-            R[i * m + f].eps = k->tags.data[i] == want;
+    return r ? tb_fail(k->nfa.err, "out of memory") : 0;
+}
+
+/* Adds the edge i -> j (not there yet), a copy of c, to the lists. */
+static int edge_add(edges_t *out, preds_t *pred, uint32_t i, uint32_t j, const comp_t *c)
+{
+    edge_t e = {.to = j, .c = *c};
+    memset(&e.c.re, 0, sizeof e.c.re);
+    if ((c->re.len && tb_buf_put(&e.c.re, c->re.data, c->re.len)) || tb_vec_push(&out[i], e)) {
+        tb_buf_free(&e.c.re);
+        return -1;
     }
-    /* in[c], out[c]: the states left (c aside) with an edge into c, out of
-     * c; kept up to date, since counting them afresh at every step made
+    return i != j && tb_vec_push(&pred[j], i) ? -1 : 0;
+}
+
+/* State elimination: the regex of the words from state 0 to the states
+ * whose tags are `want` (never a defined name). */
+static int eliminate(keys_t *k, uint64_t want, comp_t *o)
+{
+    size_t n = k->dset.len, m = n + 2;
+    uint32_t s = (uint32_t)n, f = (uint32_t)n + 1;
+    memset(o, 0, sizeof *o);
+    int r = !k->edges ? dfa_edges(k) : 0;
+    edges_t *out = calloc(m, sizeof *out);
+    preds_t *pred = calloc(m, sizeof *pred);
+    uint8_t *gone = calloc(m, 1);
+    /* nin[c], nout[c]: the states left (c aside) with an edge into c, out
+     * of c; kept up to date, since counting them afresh at every step made
      * the elimination cubic ({0,254} in a pattern is 256 states). */
-    size_t *in = calloc(m, sizeof *in), *out = calloc(m, sizeof *out);
-    /* succ: the states q leads to, listed once per step, not looked for
-     * among all m for each state that leads to q */
-    size_t *succ = malloc(m * sizeof *succ);
-    if (!r && (!in || !out || !succ))
+    size_t *nin = calloc(m, sizeof *nin), *nout = calloc(m, sizeof *nout);
+    if (!r && (!out || !pred || !gone || !nin || !nout))
+        r = tb_fail(k->nfa.err, "out of memory");
+    const comp_t eps = {.eps = 1};
+    for (uint32_t i = 0; !r && i < n; i++)
+        for (size_t e = 0; !r && e < k->edges[i].len; e++)
+            r = edge_add(out, pred, i, k->edges[i].data[e].to, &k->edges[i].data[e].c);
+    if (!r)
+        r = edge_add(out, pred, s, 0, &eps);
+    for (uint32_t i = 0; !r && i < n; i++)
+        if (k->tags.data[i] == want)
+            r = edge_add(out, pred, i, f, &eps);
+    if (r && !k->nfa.err->msg[0])
         r = tb_fail(k->nfa.err, "out of memory");
     for (size_t x = 0; !r && x < m; x++)
-        for (size_t y = 0; y < m; y++)
-            if (x != y && !is_empty(&R[x * m + y]))
-                out[x]++, in[y]++;
+        for (size_t e = 0; e < out[x].len; e++)
+            if (out[x].data[e].to != x)
+                nout[x]++, nin[out[x].data[e].to]++;
     size_t total = 0;
     for (size_t step = 0; !r && step < n; step++) {
         /* the state with the fewest paths through it goes first */
-        size_t q = n, best = SIZE_MAX;
-        for (size_t c = 0; c < n; c++)
-            if (!gone[c] && in[c] * out[c] < best)
-                best = in[c] * out[c], q = c;
-        comp_t star;
-        r = comp_rep(&R[q * m + q], 0, GR_NO_MAX, &star);
+        uint32_t q = s;
+        size_t best = SIZE_MAX;
+        for (uint32_t c = 0; c < n; c++)
+            if (!gone[c] && nin[c] * nout[c] < best)
+                best = nin[c] * nout[c], q = c;
+        comp_t star, none = {0};
+        edge_t *self = edge_to(&out[q], q);
+        r = comp_rep(self ? &self->c : &none, 0, GR_NO_MAX, &star);
         gone[q] = 1;
-        for (size_t x = 0; x < m; x++) {
-            if (x == q || gone[x])
-                continue;
-            in[x] -= !is_empty(&R[q * m + x]);
-            out[x] -= !is_empty(&R[x * m + q]);
-        }
-        size_t nsucc = 0;
-        for (size_t j = 0; j < m; j++)
-            if (!gone[j] && !is_empty(&R[q * m + j]))
-                succ[nsucc++] = j;
-        for (size_t i = 0; !r && i < m; i++) {
-            if (gone[i] || is_empty(&R[i * m + q]))
+        for (size_t e = 0; e < out[q].len; e++)
+            if (!gone[out[q].data[e].to])
+                nin[out[q].data[e].to]--;
+        for (size_t p = 0; p < pred[q].len; p++)
+            if (!gone[pred[q].data[p]])
+                nout[pred[q].data[p]]--;
+        /* R[i][j] |= R[i][q] R[q][q]* R[q][j] for the states i before q and
+         * j after it that are left; each pair is written once a step, so
+         * the order of the pairs does not change the text */
+        for (size_t p = 0; !r && p < pred[q].len; p++) {
+            uint32_t i = pred[q].data[p];
+            if (gone[i])
                 continue;
             comp_t left;
-            r = comp_cat(&R[i * m + q], &star, &left);
-            for (size_t sj = 0; !r && sj < nsucc; sj++) {
-                size_t j = succ[sj];
-                int was = !is_empty(&R[i * m + j]);
+            r = comp_cat(&edge_to(&out[i], q)->c, &star, &left);
+            for (size_t e = 0; !r && e < out[q].len; e++) {
+                uint32_t j = out[q].data[e].to;
+                if (gone[j])
+                    continue;
+                edge_t *ij = edge_to(&out[i], j);
+                if (!ij) {
+                    r = edge_add(out, pred, i, j, &(comp_t){0});
+                    if (r) {
+                        r = tb_fail(k->nfa.err, "out of memory");
+                        break;
+                    }
+                    if (i != j)
+                        nout[i]++, nin[j]++;
+                    ij = &out[i].data[out[i].len - 1];
+                }
                 size_t len = 0;
-                r = comp_alt_cat(&R[i * m + j], &left, &R[q * m + j], &len);
-                if (!r && !was && i != j && !is_empty(&R[i * m + j]))
-                    out[i]++, in[j]++;
+                r = comp_alt_cat(&ij->c, &left, &out[q].data[e].c, &len);
                 total += len;
                 if (!r && total > KEY_MAX_WRITTEN) {
                     k->too_large = 1;
@@ -2332,24 +2429,27 @@ static int eliminate(keys_t *k, uint64_t want, comp_t *o)
         }
         comp_free(&star);
     }
-    if (!r) {
-        *o = R[s * m + f];
-        memset(&R[s * m + f], 0, sizeof *R);
+    edge_t *sf = r ? NULL : edge_to(&out[s], f);
+    if (sf) {
+        *o = sf->c;
+        memset(&sf->c, 0, sizeof sf->c);
         if (o->re.len > KEY_MAX_REGEX) {
             k->too_large = 1;
             r = tb_fail(k->nfa.err, "patternProperties: the names' regex is too large");
         }
     }
-    /* free, not comp_free: zeroing every entry wrote to each page of the
-     * matrix, most of which nothing else had written (m = 252 for a
-     * {0,250}: 2.5 MB of pages the kernel then had to provide) */
-    for (size_t i = 0; R && i < m * m; i++)
-        free(R[i].re.data);
-    free(R);
-    free(gone);
-    free(in);
+    for (size_t x = 0; out && x < m; x++) {
+        for (size_t e = 0; e < out[x].len; e++)
+            free(out[x].data[e].c.re.data);
+        free(out[x].data);
+    }
+    for (size_t x = 0; pred && x < m; x++)
+        free(pred[x].data);
     free(out);
-    free(succ);
+    free(pred);
+    free(gone);
+    free(nin);
+    free(nout);
     return r;
 }
 
@@ -2625,6 +2725,12 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     free(k.tags.data);
     free(k.bound);
     free(k.label);
+    for (size_t i = 0; k.edges && i < k.dset.len; i++) {
+        for (size_t e = 0; e < k.edges[i].len; e++)
+            comp_free(&k.edges[i].data[e].c);
+        free(k.edges[i].data);
+    }
+    free(k.edges);
     free(k.nfa.st.data);
     free(k.nfa.sets.data);
     free(starts.data);

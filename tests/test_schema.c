@@ -629,6 +629,23 @@ static const schema_case_t cases[] = {
      I("\"ab\"", "\"a=b\"", "\"  \"", "\" a\"", "\"abcd\"", "\"\"")},
     {"{\"type\": \"string\", \"pattern\": \"^(?!^lucene\\\\.|builtin\\\\.)(?=.*[a-z])\"}",
      I("\"lucene.x\"", "\"builtin.a\"", "\"mylucene.a\"", "\"LUCENE\"", "\"x\"")},
+    /* a pattern of 256 bytes or more is translated branch by branch at its
+     * top-level '|' (compile.c), not at a '|' escaped, in a class or in a
+     * group; and under `not` */
+    {"{\"type\": \"string\", \"pattern\": \"^(?:alpha|bravo|charlie|delta|echo|foxtrot|golf|"
+     "hotel|india|juliett|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango|uniform|"
+     "victor|whiskey|xray|yankee|zulu)-[0-9]{2}$|^x\\\\|y$|[\\\\]|]q|^(a|b)c(?:d|e)$|^(?:ALPHA|"
+     "BRAVO|CHARLIE|DELTA|ECHO|FOXTROT|GOLF|HOTEL|INDIA|JULIETT|KILO|LIMA|MIKE|NOVEMBER|OSCAR|"
+     "PAPA|QUEBEC|ROMEO|SIERRA|TANGO|UNIFORM|VICTOR|WHISKEY|XRAY|YANKEE|ZULU)$\"}",
+     I("\"delta-07\"", "\"delta-7\"", "\"x|y\"", "\"xy\"", "\"a]q\"", "\"a|q\"", "\"aq\"",
+       "\"bce\"", "\"bc\"", "\"ZULU\"", "\"zulu\"", "\"1ZULU\"")},
+    {"{\"type\": \"string\", \"not\": {\"pattern\": \"^(?:alpha|bravo|charlie|delta|echo|"
+     "foxtrot|golf|hotel|india|juliett|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|"
+     "tango|uniform|victor|whiskey|xray|yankee|zulu)-[0-9]{2}$|^x\\\\|y$|[\\\\]|]q|^(a|b)c(?:d|"
+     "e)$|^(?:ALPHA|BRAVO|CHARLIE|DELTA|ECHO|FOXTROT|GOLF|HOTEL|INDIA|JULIETT|KILO|LIMA|MIKE|"
+     "NOVEMBER|OSCAR|PAPA|QUEBEC|ROMEO|SIERRA|TANGO|UNIFORM|VICTOR|WHISKEY|XRAY|YANKEE|ZULU)$\"}}",
+     I("\"delta-07\"", "\"delta-7\"", "\"x|y\"", "\"a|q\"", "\"aq\"", "\"bce\"", "\"ZULU\"",
+       "\"1ZULU\"")},
     {"{\"type\": \"string\", \"not\": {\"pattern\": \"^[a-z]{1,450}$\"}}",
      I("\"abc\"", "\"ab1\"", "\"\"", "\"A\"")},
     {"{\"type\": \"string\", \"not\": {\"pattern\": \"a\"}, \"minLength\": 2}",

@@ -63,6 +63,21 @@ char *sc_ptr_index(const char *ptr, const char *key, size_t i)
     return s;
 }
 
+/* The members of s named kws[i] (a NULL-terminated list) into v[i], NULL
+ * where absent: one pass over s's members (internal.h). */
+void sc_members(json_t *s, const char *const *kws, json_t **v)
+{
+    const char *k;
+    json_t *x;
+    for (size_t i = 0; kws[i]; i++)
+        v[i] = NULL;
+    json_object_foreach(s, k, x) {
+        for (size_t i = 0; kws[i]; i++)
+            if (kws[i][0] == k[0] && !strcmp(kws[i], k))
+                v[i] = x;
+    }
+}
+
 /* ---- lexemes ------------------------------------------------------------ */
 
 int sc_lexeme(sc_t *c, const char *regex, const char *name, gr_sym_t *out)
@@ -232,6 +247,88 @@ int sc_other_names(sc_t *c, tb_buf_t *out, const char *const *names, size_t n)
     return !any || tb_buf_put(out, any, strlen(any)) ? sc_oom(c) : 0;
 }
 
+/* A pattern is split at its top-level '|' where it is this long and has
+ * at most this many branches: `not` of a oneOf's other branches joins their
+ * patterns so (Github_hard---o46658's 3.7 kB pattern translated within 9
+ * such unions), and a search matches the union where a branch matches. */
+#define SPLIT_MIN_LEN 256
+#define SPLIT_MAX_BRANCHES 16
+
+/* The offsets of pattern's top-level '|' (outside groups, classes and
+ * escapes) into bar; their number, 0 where there are none, too many, or a
+ * look-around (a branch's lexeme would then begin with one, which no group
+ * may hold). */
+static size_t top_bars(const char *p, size_t *bar)
+{
+    size_t n = 0, depth = 0;
+    for (size_t i = 0; p[i]; i++) {
+        if (p[i] == '\\') {
+            if (!p[++i])
+                break;
+        } else if (p[i] == '[') {
+            /* ECMA-262: the first unescaped ']' closes the class */
+            for (i++; p[i] && p[i] != ']'; i++)
+                if (p[i] == '\\' && p[i + 1])
+                    i++;
+            if (!p[i])
+                break;
+        } else if (p[i] == '(') {
+            if (p[i + 1] == '?' && p[i + 2] != ':')
+                return 0;
+            depth++;
+        } else if (p[i] == ')') {
+            depth -= depth > 0;
+        } else if (p[i] == '|' && !depth) {
+            if (n == SPLIT_MAX_BRANCHES - 1)
+                return 0;
+            bar[n++] = i;
+        }
+    }
+    return n;
+}
+
+/* The strings some branch of pattern (split at its n top-level bars)
+ * matches: the union of the branches' lexemes, each from the memo, in
+ * out.  -2 where a branch fails or its lexeme begins with a look-ahead:
+ * the caller translates the whole, which reports errors as the pattern's. */
+static int union_string(sc_t *c, tb_buf_t *out, const char *pattern, const size_t *bar,
+                        size_t n)
+{
+    size_t at = out->len, from = 0;
+    int none = 1;
+    tb_buf_t piece = {0}, re = {0};
+    for (size_t b = 0; b <= n; b++) {
+        size_t end = b < n ? bar[b] : strlen(pattern);
+        piece.len = re.len = 0;
+        if (tb_buf_put(&piece, pattern + from, end - from) || tb_buf_putc(&piece, 0)) {
+            out->len = at;
+            tb_buf_free(&piece);
+            return sc_oom(c);
+        }
+        from = end + 1;
+        int r = sc_ecma_string(c, &re, (const char *)piece.data, NULL, 0, GR_NO_MAX);
+        if (r == 1)
+            continue;
+        if (r < 0 || (re.len >= 3 && !memcmp(re.data, "(?", 2) && re.data[2] != ':')) {
+            c->err->msg[0] = 0;
+            out->len = at;
+            tb_buf_free(&piece);
+            tb_buf_free(&re);
+            return -2;
+        }
+        if (tb_buf_put(out, none ? "(?:" : "|", none ? 3 : 1) ||
+            tb_buf_put(out, re.data, re.len)) {
+            tb_buf_free(&piece);
+            tb_buf_free(&re);
+            return sc_oom(c);
+        }
+        none = 0;
+    }
+    tb_buf_free(&piece);
+    tb_buf_free(&re);
+    return none ? 1 : tb_buf_put(out, ")", 1) ? sc_oom(c) : 0;
+}
+
 int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *format,
                    uint32_t lo, uint32_t hi)
 {
@@ -249,7 +346,15 @@ int sc_ecma_string(sc_t *c, tb_buf_t *out, const char *pattern, const char *form
     int r = memo_get(c, &k, out);
     if (r != -2)
         return r;
-    size_t at = out->len;
+    size_t at = out->len, bar[SPLIT_MAX_BRANCHES], nbar;
+    if (pattern && !format && !lo && hi == GR_NO_MAX && strlen(pattern) >= SPLIT_MIN_LEN &&
+        (nbar = top_bars(pattern, bar)) && (r = union_string(c, out, pattern, bar, nbar)) != -2) {
+        if (r < 0) {
+            tb_buf_free(&k);
+            return -1;
+        }
+        return memo_put(c, &k, out, at, r);
+    }
     /* the key tells plain strings (no pattern, no format) apart */
     sc_spell(c, !pattern && !format);
     r = gr_ecma_string(out, pattern, format, lo, hi, c->sets, c->err);
@@ -278,7 +383,7 @@ static int is_annotation(const char *k)
         SOME_MEMBER,
         NULL};
     for (size_t i = 0; a[i]; i++)
-        if (!strcmp(a[i], k))
+        if (a[i][0] == k[0] && !strcmp(a[i], k)) /* most keywords differ at once */
             return 0;
     return 1;
 }
@@ -496,32 +601,41 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
         return sc_fail(c, ptr, "schema nested too deeply");
     int r = 0;
     const char *dep;
-    json_t *ref = json_object_get(s, "$ref");
+    enum { K_REF, K_ALLOF, K_UITEMS, K_UPROPS, K_ENUM, K_CONST, K_NOT, K_IF, K_DEPS, K_DEPREQ,
+           K_DEPSCH, K_ANYOF, K_ONEOF, K_END };
+    static const char *const kw[K_END + 1] = {
+        "$ref", "allOf", "unevaluatedItems", "unevaluatedProperties", "enum", "const", "not",
+        "if", "dependencies", "dependentRequired", "dependentSchemas", "anyOf", "oneOf", NULL};
+    json_t *m[K_END];
+    sc_members(s, kw, m);
+    json_t *ref = m[K_REF];
     int only_ref = ref != NULL;
     const char *k;
     json_t *v;
     json_object_foreach(s, k, v) only_ref &= !strcmp(k, "$ref") || sc_annotation(c, k);
-    only_ref |= ref && (c->ref_alone || sc_ref_siblings_redundant(c, s, ptr));
+    /* a merge with the target says whether the other siblings are redundant
+     * (150 merges of whole definitions in a Kubernetes schema): not asked
+     * where they are annotations */
+    only_ref = only_ref || (ref && (c->ref_alone || sc_ref_siblings_redundant(c, s, ptr)));
     if (c->err->msg[0])
         r = -1;
     else if (only_ref) {
         r = json_is_string(ref) ? sc_ref_symbol(c, json_string_value(ref), ptr, out)
                                 : sc_fail(c, ptr, "'$ref' must be a string");
-    } else if (ref || json_object_get(s, "allOf") || json_object_get(s, "unevaluatedItems") ||
-               (json_object_get(s, "unevaluatedProperties") &&
-                !json_is_true(json_object_get(s, "unevaluatedProperties")) &&
-                !json_object_get(s, "enum") && !json_object_get(s, "const"))) {
-        json_t *m;
-        r = sc_flatten(c, s, ptr, &m) ? -1 : sc_value(c, m, ptr, out);
-    } else if (json_object_get(s, "not")) {
+    } else if (ref || m[K_ALLOF] || m[K_UITEMS] ||
+               (m[K_UPROPS] && !json_is_true(m[K_UPROPS]) && !m[K_ENUM] && !m[K_CONST])) {
+        json_t *f;
+        r = sc_flatten(c, s, ptr, &f) ? -1 : sc_value(c, f, ptr, out);
+    } else if (m[K_NOT]) {
         const char *nr = not_ref(c, s);
         r = nr ? negate_ref(c, s, nr, ptr, out) : negate(c, s, ptr, out);
     } else if ((r = refuse_generic(c, s, ptr))) {
-    } else if (json_object_get(s, "if") && c->draft >= 7) {
+    } else if (m[K_IF] && c->draft >= 7) {
         r = conditional(c, s, ptr, out);
-    } else if ((dep = json_object_get(s, "dependencies") ? "dependencies"
-                      : json_object_get(s, "dependentRequired") ? "dependentRequired"
-                      : json_object_get(s, "dependentSchemas") ? "dependentSchemas" : NULL)) {
+    } else if ((dep = m[K_DEPS]     ? "dependencies"
+                      : m[K_DEPREQ] ? "dependentRequired"
+                      : m[K_DEPSCH] ? "dependentSchemas"
+                                    : NULL)) {
         int types = 0;
         r = allowed_types(c, s, ptr, &types);
         if (!r && !(types & T_OBJ)) {
@@ -530,14 +644,14 @@ int sc_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out)
             r = sc_keep(c, rest) || json_object_del(rest, dep) ? -1 : sc_value(c, rest, ptr, out);
         } else if (!r)
             r = sc_dependencies(c, s, dep, ptr, out);
-    } else if (json_object_get(s, "anyOf") || json_object_get(s, "oneOf")) {
+    } else if (m[K_ANYOF] || m[K_ONEOF]) {
         r = sc_alternatives(c, s, ptr, out);
     } else {
         int types = 0;
         r = allowed_types(c, s, ptr, &types);
         if (!r && types & T_NUM)
             types &= ~T_INT;
-        if (!r && (json_object_get(s, "enum") || json_object_get(s, "const"))) {
+        if (!r && (m[K_ENUM] || m[K_CONST])) {
             r = sc_enum_value(c, s, ptr, types | (types & T_NUM ? T_INT : 0), out);
         } else if (!r) {
             r = type_alternatives(c, s, ptr, types, out);

@@ -259,13 +259,18 @@ static int walk_at(walk_t *w, json_t *s, const char *ptr, const char *key, const
 
 static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int depth)
 {
-    static const char *const one[] = {"additionalItems", "additionalProperties", "contains",
-                                      "not", "if", "then", "else", "propertyNames",
-                                      "unevaluatedItems", "unevaluatedProperties",
-                                      "contentSchema", "items", NULL};
-    static const char *const list[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items", NULL};
-    static const char *const map[] = {"properties", "patternProperties", "$defs", "definitions",
-                                      "dependentSchemas", "dependencies", NULL};
+    /* the keywords the walk reads: where the names are (draft 4's id
+     * too), then the schemas in one, a list or a map of them (items is
+     * either) */
+    enum { K_REF, K_ID, K_ID4, K_ANCHOR, K_DYNANCHOR, K_DYNREF, K_ONE, K_LIST = K_ONE + 12,
+           K_MAP = K_LIST + 5, K_END = K_MAP + 6 };
+    static const char *const kw[K_END + 1] = {
+        "$ref", "$id", "id", "$anchor", "$dynamicAnchor", "$dynamicRef",
+        "additionalItems", "additionalProperties", "contains", "not", "if", "then", "else",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items",
+        "allOf", "anyOf", "oneOf", "prefixItems", "items",
+        "properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+        "dependencies", NULL};
     sc_t *c = w->c;
     if (!json_is_object(s))
         return 0;
@@ -273,8 +278,10 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
         return sc_fail(c, ptr, "schema nested too deeply");
     for (size_t i = 0; w->no_validation && validation_kw[i]; i++)
         json_object_del(s, validation_kw[i]); /* annotations there: they constrain nothing */
-    json_t *ref = json_object_get(s, "$ref");
-    const char *id = json_string_value(json_object_get(s, c->draft4 ? "id" : "$id"));
+    json_t *m[K_END];
+    sc_members(s, kw, m);
+    json_t *ref = m[K_REF];
+    const char *id = json_string_value(m[c->draft4 ? K_ID4 : K_ID]);
     if (ref && c->ref_alone)
         id = NULL; /* drafts 4 to 7 ignore what stands beside $ref, $id too */
     char *nb = NULL;
@@ -300,9 +307,8 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
         base = nb;
     }
     int r = 0;
-    const char *anchors[] = {"$anchor", "$dynamicAnchor"};
     for (int i = 0; i < 2 && !r && c->draft >= 2019; i++) {
-        const char *a = json_string_value(json_object_get(s, anchors[i]));
+        const char *a = json_string_value(m[K_ANCHOR + i]);
         char *u = NULL;
         if (a && asprintf(&u, "%s#%s", base, a) < 0)
             r = sc_oom(c);
@@ -312,7 +318,7 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
                 n->dyn = 1;
         }
     }
-    json_t *dref = json_object_get(s, "$dynamicRef");
+    json_t *dref = m[K_DYNREF];
     if (!r && !ref && json_is_string(dref) && c->draft >= 2020) {
         pending_t p = {s, uri_resolve(base, json_string_value(dref)), 1, NULL};
         if (!p.uri || tb_vec_push(&w->pending, p)) {
@@ -327,17 +333,16 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
             r = sc_oom(c);
         }
     }
-    for (size_t i = 0; one[i] && !r; i++) {
-        json_t *v = json_object_get(s, one[i]);
-        if (json_is_object(v))
-            r = walk_at(w, v, ptr, one[i], base, depth + 1);
+    for (size_t i = K_ONE; i < K_LIST && !r; i++) {
+        if (json_is_object(m[i]))
+            r = walk_at(w, m[i], ptr, kw[i], base, depth + 1);
     }
-    for (size_t i = 0; list[i] && !r; i++) {
-        json_t *v = json_object_get(s, list[i]), *x;
+    for (size_t i = K_LIST; i < K_MAP && !r; i++) {
+        json_t *v = m[i], *x;
         size_t j;
         if (!json_is_array(v))
             continue;
-        char *lp = join(ptr, list[i]);
+        char *lp = join(ptr, kw[i]);
         if (!lp) {
             r = sc_oom(c);
             break;
@@ -350,12 +355,12 @@ static int walk(walk_t *w, json_t *s, const char *ptr, const char *base, int dep
         }
         free(lp);
     }
-    for (size_t i = 0; map[i] && !r; i++) {
-        json_t *v = json_object_get(s, map[i]), *x;
+    for (size_t i = K_MAP; i < K_END && !r; i++) {
+        json_t *v = m[i], *x;
         const char *k;
         if (!json_is_object(v))
             continue;
-        char *mp = join(ptr, map[i]);
+        char *mp = join(ptr, kw[i]);
         if (!mp) {
             r = sc_oom(c);
             break;

@@ -29,11 +29,6 @@ int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out)
     json_t *u = json_object_get(s, "unevaluatedProperties");
     json_t *ap = json_object_get(s, "additionalProperties");
     *out = s;
-    int all = ap || json_object_get(s, EVALUATED);
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(s, SIDES), i, x) all |=
-        json_object_get(x, "additionalProperties") != NULL;
     if (!u) {
         /* an additionalProperties that says nothing (true, {}) vanishes
          * in a merge: the mark keeps that it evaluated every name */
@@ -57,6 +52,13 @@ int sc_unevaluated_properties(sc_t *c, json_t *s, const char *ptr, json_t **out)
     }
     if (json_object_get(s, "enum") || json_object_get(s, "const"))
         return 0; /* refused beside them, naming it */
+    /* whether s's keywords evaluate every name: asked only here, where
+     * most schemas (no unevaluatedProperties) have returned */
+    int all = ap || json_object_get(s, EVALUATED);
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(s, SIDES), i, x) all |=
+        json_object_get(x, "additionalProperties") != NULL;
     if (!json_is_object(u) && !json_is_boolean(u))
         return sc_fail(c, ptr, "'unevaluatedProperties' must be a schema");
     if (!json_is_true(u) && !all) {
