@@ -424,6 +424,8 @@ int lex_slicer_bind(lex_slicer_t *s, lex_dfa_t *d, tb_err_t *err)
     s->verdict = NULL;
     s->open_of = NULL;
     s->nverdict_states = 0;
+    for (size_t i = 0; i < s->nslice; i++)
+        s->slice[i].spent = s->slice[i].skip = 0;
     if (!s->jrep) {
         s->jrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->jrep);
         s->njrep = malloc((s->nslice ? s->nslice : 1) * sizeof *s->njrep);
@@ -526,7 +528,8 @@ static size_t slice_budget(const lex_slicer_t *s, size_t i, explore_for_t whose)
  * soon as a live slice state meets a dead lexer state or the budget runs
  * out, WHOLE when every pair within that depth is live on the lexer's
  * side. */
-static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t whose)
+static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t whose,
+                       int *spent)
 {
     lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
     const uint8_t *rep = s->jrep[i];
@@ -553,6 +556,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
          * budget says "walk". */
         if (ld->nstates - born > max_states) {
             verdict = LEX_SLICE_WALK;
+            *spent = 1;
             break;
         }
         uint64_t pair = s->todo[head++];
@@ -570,6 +574,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
             if (seen_insert(s, np)) {
                 if (s->nused > budget) {
                     verdict = LEX_SLICE_WALK;
+                    *spent = 1;
                     break;
                 }
                 s->todo[tail++] = np;
@@ -665,12 +670,21 @@ static int subsumes(lex_slicer_t *s, size_t i, uint32_t state, int is_open, tb_e
         if (open != state)
             s->verdict[at] = whole ? LEX_SLICE_WHOLE : LEX_SLICE_WALK;
     }
+    if (s->verdict[at] == LEX_SLICE_UNKNOWN && s->slice[i].skip) {
+        s->slice[i].skip--;
+        s->verdict[at] = LEX_SLICE_WALK;
+    }
     if (s->verdict[at] == LEX_SLICE_UNKNOWN) {
-        uint8_t verdict = explore(s, i, state, is_open ? FOR_OPEN_PART : FOR_OWN);
+        int spent = 0;
+        uint8_t verdict = explore(s, i, state, is_open ? FOR_OPEN_PART : FOR_OWN, &spent);
         /* A lexer DFA past its limits answers dead: no verdict to keep. */
         if (lex_dfa_error(s->bound, err))
             return -1;
         s->verdict[at] = verdict;
+        lex_slice_t *sl = &s->slice[i];
+        sl->spent = spent ? sl->spent + 1 : 0;
+        if (sl->spent >= 2)
+            sl->skip = 1u << (sl->spent < 12 ? sl->spent : 12);
     }
     return s->verdict[at] == LEX_SLICE_WHOLE;
 }

@@ -72,6 +72,12 @@ typedef struct {
     tb_bitset_t mask; /* its tokens and their aliases */
     size_t ntokens;   /* keys in the slice (aliases not counted) */
     size_t max_len;   /* bytes of its longest key: the depth its verdicts explore */
+    /* Explorations of the slice that ran out of budget in a row, and the
+     * new states to answer "walk" for before exploring again (slicer.c's
+     * subsumes): under a maxLength every position of a string is a new
+     * lexer state, and a slice the budget cannot decide there made half
+     * of Github_easy---o21053's lexer states, each time to no verdict. */
+    uint32_t spent, skip;
     uint64_t within;  /* bit j: every prefix of this slice's language is one
                        * of slice j's, and its keys are no longer than j's,
                        * so the slice is whole wherever j is
