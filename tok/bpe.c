@@ -73,6 +73,15 @@ typedef tok_merge_slot_t merge_slot_t;
  * most of them from L2. */
 #define PAIR_CACHE_BITS 14
 
+/* The char cache (a state's): the ids of the multi-byte characters met
+ * lately, direct-mapped by code point, for models whose initial symbols
+ * are characters.  The chars index hashes a character's bytes and
+ * compares them with the vocabulary's (about 110 instructions), and
+ * Russian or Chinese text gives a new word a dozen such characters, most
+ * met before in other words.  A slot is cp << 32 | id (id -1: unknown);
+ * 0 is empty, as no multi-byte character is U+0000. */
+#define CHAR_CACHE_BITS 12
+
 /* A tok_state's part (st->bpe): what merging one word writes. */
 typedef struct {
     const bpe_tables_t *tab; /* the tables the cached ids were merged with */
@@ -82,6 +91,7 @@ typedef struct {
     size_t count;
     tb_buf_t pool;
     merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
+    uint64_t *chars;            /* char cache, 1 << CHAR_CACHE_BITS slots */
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
     TB_VEC(uint64_t) pair;      /* merge of pair (i, i+1), or NO_MERGE */
@@ -117,6 +127,7 @@ void tok_bpe_state_free(void *bpe)
         return;
     free(st->slots);
     free(st->pairs);
+    free(st->chars);
     tb_buf_free(&st->pool);
     free(st->sym.data);
     free(st->pair.data);
@@ -505,9 +516,12 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
     st->nslots = CACHE_FIRST_SLOTS;
     st->slots = calloc(st->nslots, sizeof *st->slots);
     st->pairs = malloc(sizeof *st->pairs << PAIR_CACHE_BITS);
-    if (!st->slots || !st->pairs) {
+    if (!t->bpe.byte_level) /* calloc: pages of slots never met stay unfaulted */
+        st->chars = calloc((size_t)1 << CHAR_CACHE_BITS, sizeof *st->chars);
+    if (!st->slots || !st->pairs || (!t->bpe.byte_level && !st->chars)) {
         free(st->slots);
         free(st->pairs);
+        free(st->chars);
         free(st);
         return NULL;
     }
@@ -534,6 +548,25 @@ static int push_byte_pieces(const tok_vocab_t *v, bpe_state_t *st,
     return 1;
 }
 
+/* The id of the non-ASCII character at s[0..n) (-1 if unknown) and its
+ * length in *len, an invalid byte counting as a one-byte character. */
+static int32_t wide_char_id(const tok_vocab_t *v, bpe_state_t *st,
+                            const uint8_t *s, size_t n, size_t *len)
+{
+    uint32_t cp;
+    *len = tb_utf8_decode(s, n, &cp);
+    if (!*len) {
+        *len = 1;
+        return char_id(v, st->tab, s, 1);
+    }
+    uint64_t *slot = &st->chars[cp & ((1u << CHAR_CACHE_BITS) - 1)];
+    if (*slot >> 32 == cp)
+        return (int32_t)(uint32_t)*slot;
+    int32_t id = char_id(v, st->tab, s, *len);
+    *slot = (uint64_t)cp << 32 | (uint32_t)id;
+    return id;
+}
+
 /* Fills st->sym with the word's initial symbols.  The unknown-token rules
  * follow Hugging Face's BPE::merge_word: a pending unknown is flushed only
  * by a known character, so with fuse_unk a run of unknowns becomes one unk;
@@ -551,12 +584,10 @@ static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
         int32_t id;
         if (m->byte_level) {
             id = v->byte_id[w[i]];
+        } else if (w[i] < 0x80) {
+            id = st->tab->ascii[w[i]];
         } else {
-            uint32_t cp;
-            len = tb_utf8_decode(w + i, n - i, &cp);
-            if (!len)
-                len = 1; /* an invalid byte counts as a one-byte char */
-            id = char_id(v, st->tab, w + i, len);
+            id = wide_char_id(v, st, w + i, n - i, &len);
         }
         if (id >= 0) {
             if (pending_unk)
