@@ -64,6 +64,23 @@ void *tb_alloc_big(size_t bytes)
     return p;
 }
 
+void *tb_reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (bytes >= 2u << 20)
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: refused, nothing changes */
+    return p;
+}
+
+void tb_unreserve(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
 void tb_buf_free(tb_buf_t *b)
 {
     free(b->data);

@@ -50,6 +50,13 @@ void tb_buf_free(tb_buf_t *b);
  * 4 KiB.  Freed with free(). */
 void *tb_alloc_big(size_t bytes);
 
+/* Address space for `bytes`, backed only where touched (from 2 MiB on,
+ * asking for transparent huge pages as tb_alloc_big does): a table that
+ * would grow by realloc up to a known bound grows in place instead, with
+ * nothing copied.  NULL on failure; freed with tb_unreserve(p, bytes). */
+void *tb_reserve(size_t bytes);
+void tb_unreserve(void *p, size_t bytes);
+
 /* qsort and bsearch's comparator for an array of C strings (char *). */
 int tb_cmp_strs(const void *a, const void *b);
 /* The same for an array of doubles, ascending. */

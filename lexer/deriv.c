@@ -898,12 +898,53 @@ static uint32_t state_of(lex_dfa_t *d, lex_term_t x)
 }
 
 /* Room for twice the states (and their pair lists in a lexer DFA). */
+/*
+ * The transition and alias tables grow by realloc while small, then move
+ * once into address space for every state the DFA may make (tb_reserve),
+ * where they grow in place: doubled by realloc, a lexer's tables of tens
+ * of megabytes were copied, and their new pages faulted 4 KiB at a time,
+ * within one mask (a string under a maxLength makes new states at every
+ * position: Github_ultra---o62059's slowest masks faulted 1,000-2,000
+ * pages each).
+ */
+#define TABLES_MAPPED_FROM (1u << 20) /* bytes of transitions */
+
+static int grow_tables(lex_dfa_t *d, size_t cap)
+{
+    if (d->map_rows)
+        return 0; /* room for every state already */
+    size_t row = d->ncls * sizeof *d->trans;
+    if (cap * row >= TABLES_MAPPED_FROM) {
+        uint32_t *tr = tb_reserve(d->max_states * row);
+        uint8_t *as = tr ? tb_reserve(d->max_states * d->ncls) : NULL;
+        if (as) {
+            memcpy(tr, d->trans, d->nstates * row);
+            memcpy(as, d->alias, d->nstates * d->ncls);
+            free(d->trans);
+            free(d->alias);
+            d->trans = tr;
+            d->alias = as;
+            d->map_rows = d->max_states;
+            return 0;
+        }
+        tb_unreserve(tr, d->max_states * row); /* not mapped: realloc them */
+    }
+    uint32_t *tr = realloc(d->trans, cap * row);
+    if (tr)
+        d->trans = tr;
+    uint8_t *as = realloc(d->alias, cap * d->ncls);
+    if (as)
+        d->alias = as;
+    return !tr || !as ? -1 : 0;
+}
+
 static int grow_states(lex_dfa_t *d)
 {
     size_t cap = d->cap ? d->cap * 2 : 64;
-    uint32_t *tr = realloc(d->trans, cap * d->ncls * sizeof *tr);
-    if (tr)
-        d->trans = tr;
+    if (cap > d->max_states)
+        cap = d->max_states; /* state_add refuses a state past it */
+    if (grow_tables(d, cap))
+        return -1;
     lex_term_t *te = realloc(d->term, cap * sizeof *te);
     if (te)
         d->term = te;
@@ -916,10 +957,7 @@ static int grow_states(lex_dfa_t *d)
     uint8_t *ok = realloc(d->allowed_ok, cap);
     if (ok)
         d->allowed_ok = ok;
-    uint8_t *as = realloc(d->alias, cap * d->ncls);
-    if (as)
-        d->alias = as;
-    if (!tr || !te || !ac || !al || !ok || !as)
+    if (!te || !ac || !al || !ok)
         return -1;
     if (d->lx) {
         uint32_t *po = realloc(d->pair_off, cap * sizeof *po);
@@ -1488,12 +1526,17 @@ void lex_dfa_free(lex_dfa_t *d)
         return;
     lex_terms_free(&d->terms);
     free(d->pattern);
-    free(d->trans);
+    if (d->map_rows) {
+        tb_unreserve(d->trans, d->map_rows * d->ncls * sizeof *d->trans);
+        tb_unreserve(d->alias, d->map_rows * d->ncls);
+    } else {
+        free(d->trans);
+        free(d->alias);
+    }
     free(d->term);
     free(d->accept);
     free(d->allowed);
     free(d->allowed_ok);
-    free(d->alias);
     free(d->by_term);
     free(d->memo_key);
     free(d->memo_val);

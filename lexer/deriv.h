@@ -88,6 +88,7 @@ typedef struct {
      * made, on the first step from s. */
     uint8_t *alias;
     size_t nstates, cap, max_states;
+    size_t map_rows; /* trans and alias mapped for this many states, or 0 (deriv.c) */
     uint32_t *by_term;
     size_t by_cap;
     uint64_t *memo_key;
