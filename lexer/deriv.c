@@ -317,7 +317,7 @@ typedef struct {
 
 /* Keys of d->classes_of: what a term's entry in d->classes holds (or, for
  * CLASSES_PART, where its partition's labels are in d->parts). */
-enum { CLASSES_REPS, CLASSES_OF_SET, CLASSES_PART };
+enum { CLASSES_REPS, CLASSES_PART };
 
 static uint64_t classes_key(lex_term_t x, int what)
 {

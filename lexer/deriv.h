@@ -103,12 +103,12 @@ typedef struct {
      * (deriv.c's term_lens), UINT32_MAX until known. */
     uint32_t (*lens)[2];
     size_t first_cap;
-    /* Sets of classes kept per term (deriv.c): what live() derives a term
-     * by (one class of each block of classes it cannot tell apart), the
-     * classes of a byte set; classes_of maps (what << 32 | term) to the
-     * index of one in classes, or of a term's partition of the classes in
-     * parts.  seen[x] == seen_now marks the terms that one walk of heads
-     * has met (seen_cap entries); heads is its stack. */
+    /* Classes kept per term (deriv.c): what live() derives a term by (one
+     * class of each block of classes it cannot tell apart) and the term's
+     * partition of the classes; classes_of maps (what << 32 | term) to the
+     * index of the one in classes, or of the other in parts.  seen[x] ==
+     * seen_now marks the terms that one walk of heads has met (seen_cap
+     * entries); heads is its stack. */
     tb_u64map_t classes_of;
     TB_VEC(lex_classes_t) classes;
     uint32_t *seen;
