@@ -36,12 +36,6 @@ static int memo_get(const lex_dfa_t *d, uint64_t key, lex_term_t *v)
  * probes of every key hashed near it. */
 static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
 {
-    size_t m = d->memo_cap - 1;
-    for (size_t h = memo_hash(key) & m; d->memo_key[h] != UINT64_MAX; h = (h + 1) & m)
-        if (d->memo_key[h] == key) {
-            d->memo_val[h] = v;
-            return;
-        }
     if ((d->memo_n + 1) * 2 > d->memo_cap) {
         size_t cap = d->memo_cap * 2;
         uint64_t *k = NULL;
@@ -74,13 +68,12 @@ static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
             d->memo_cap = cap;
         }
     }
-    m = d->memo_cap - 1;
-    size_t h = memo_hash(key) & m;
-    while (d->memo_key[h] != UINT64_MAX)
+    size_t m = d->memo_cap - 1, h = memo_hash(key) & m;
+    while (d->memo_key[h] != UINT64_MAX && d->memo_key[h] != key)
         h = (h + 1) & m;
+    d->memo_n += d->memo_key[h] != key;
     d->memo_key[h] = key;
     d->memo_val[h] = v;
-    d->memo_n++;
 }
 
 /* Memo keys: (term << 10) | (what << 8) | class. */
@@ -897,7 +890,6 @@ static uint32_t state_of(lex_dfa_t *d, lex_term_t x)
     return s;
 }
 
-/* Room for twice the states (and their pair lists in a lexer DFA). */
 /*
  * The transition and alias tables grow by realloc while small, then move
  * once into address space for every state the DFA may make (tb_reserve),
@@ -938,6 +930,7 @@ static int grow_tables(lex_dfa_t *d, size_t cap)
     return !tr || !as ? -1 : 0;
 }
 
+/* Room for twice the states (and their pair lists in a lexer DFA). */
 static int grow_states(lex_dfa_t *d)
 {
     size_t cap = d->cap ? d->cap * 2 : 64;
