@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* An entry's header word: its form in the top two bits, the payload's
  * length in uint32 words below. */
@@ -55,12 +54,7 @@ static uint32_t *words_take(size_t cap)
         spare = NULL;
     }
     pthread_mutex_unlock(&spare_lock);
-    if (!w) {
-        void *p = mmap(NULL, cap * sizeof *w, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        w = p == MAP_FAILED ? NULL : p;
-    }
-    return w;
+    return w ? w : tb_reserve(cap * sizeof *w);
 }
 
 static void words_give(uint32_t *w, size_t cap)
@@ -73,8 +67,7 @@ static void words_give(uint32_t *w, size_t cap)
     spare = w;
     spare_cap = cap;
     pthread_mutex_unlock(&spare_lock);
-    if (old)
-        munmap(old, old_cap * sizeof *old);
+    tb_unreserve(old, old_cap * sizeof *old);
 }
 
 void gr_maskcache_free(gr_maskcache_t *c)
