@@ -787,13 +787,18 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
-/* Appends the ids of one word (or one piece of a cut word). */
-static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                     size_t n, tok_ids_t *out, tb_err_t *err)
+/* The word cache's hash of w[0..n), 0 for a word too long to cache. */
+static uint64_t word_hash(const uint8_t *w, size_t n)
 {
-    uint64_t h = 0;
+    return n <= CACHE_MAX_WORD ? tb_hash(w, n) : 0;
+}
+
+/* Appends the ids of one word (or one piece of a cut word) whose
+ * word_hash is h. */
+static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+{
     if (n <= CACHE_MAX_WORD) {
-        h = tb_hash(w, n);
         const cache_slot_t *s = cache_find(st, w, n, h);
         if (s->tag) {
             if (tb_vec_append(out, st->pool.data + s->off + n, s->nids))
@@ -823,27 +828,93 @@ static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w
     return 0;
 }
 
-int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
-                 size_t n, tok_ids_t *out, tb_err_t *err)
+/* Appends the ids of word w[0..n), whose word_hash is h. */
+static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                    size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
-    if (n == 0)
-        return 0;
-    if (!t->bpe.tables)
-        return tb_fail(err, "bpe: the merge engine was never set up (tok_prepare)");
-    bpe_state_t *st = state_of(t, ts);
-    if (!st)
-        return tb_fail(err, "bpe: out of memory for the word cache");
     if (!st->tab->cut_ok || n <= SCAN_MAX_SYMBOLS)
-        return bpe_piece(t, st, w, n, out, err);
+        return bpe_piece(t, st, w, n, h, out, err);
     size_t start = 0;
     for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
          sp = memchr(sp + 1, ' ', (size_t)(w + n - sp - 1))) {
         size_t i = (size_t)(sp - w);
         if (w[i - 1] == ' ' || st->tab->crossable[w[i - 1]])
             continue;
-        if (bpe_piece(t, st, w + start, i - start, out, err))
+        if (bpe_piece(t, st, w + start, i - start, word_hash(w + start, i - start),
+                      out, err))
             return -1;
         start = i;
     }
-    return bpe_piece(t, st, w + start, n - start, out, err);
+    if (start)
+        h = word_hash(w + start, n - start);
+    return bpe_piece(t, st, w + start, n - start, h, out, err);
+}
+
+/* The BPE part of ts, or NULL with err set. */
+static bpe_state_t *ready_state(const tok_tokenizer_t *t, tok_state_t *ts,
+                                tb_err_t *err)
+{
+    bpe_state_t *st = NULL;
+    if (!t->bpe.tables)
+        tb_fail(err, "bpe: the merge engine was never set up (tok_prepare)");
+    else if (!(st = state_of(t, ts)))
+        tb_fail(err, "bpe: out of memory for the word cache");
+    return st;
+}
+
+int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
+                 size_t n, tok_ids_t *out, tb_err_t *err)
+{
+    if (n == 0)
+        return 0;
+    bpe_state_t *st = ready_state(t, ts, err);
+    return st ? bpe_word(t, st, w, n, word_hash(w, n), out, err) : -1;
+}
+
+/* Words looked up ahead of the one being encoded: at WORDS_AHEAD a word's
+ * hash is taken and its word-cache slot fetched; at WORDS_AHEAD / 2 the
+ * slot is read, and what the word will read next is fetched: its key and
+ * ids in the pool if the slot holds it, else (a new word) its slot of the
+ * vocabulary's index, which a whole-word lookup reads first.  A first
+ * pass over a megabyte of text misses the CPU caches on most of these
+ * (the slots and the pool are megabytes, filled at random), and one word
+ * at a time each miss was waited on in turn. */
+#define WORDS_AHEAD 8
+
+static void fetch_slot(const bpe_state_t *st, uint64_t h)
+{
+    __builtin_prefetch(&st->slots[h & (st->nslots - 1)]);
+}
+
+static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t h)
+{
+    const cache_slot_t *s = &st->slots[h & (st->nslots - 1)];
+    if (s->tag == ((uint32_t)(h >> 32) | 1))
+        __builtin_prefetch(st->pool.data + s->off);
+    else if (!s->tag && t->bpe.ignore_merges)
+        __builtin_prefetch(&t->vocab.by_bytes.slots[h & t->vocab.by_bytes.mask]);
+}
+
+int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,
+                  const tok_span_t *words, size_t n, tok_ids_t *out, tb_err_t *err)
+{
+    enum { HALF = WORDS_AHEAD / 2 };
+    uint64_t h[WORDS_AHEAD]; /* word i's hash at i % WORDS_AHEAD */
+    bpe_state_t *st = n ? ready_state(t, ts, err) : NULL;
+    if (n && !st)
+        return -1;
+    for (size_t i = 0; i < n + WORDS_AHEAD; i++) {
+        size_t k = i - WORDS_AHEAD; /* the word encoded now, before i takes its hash's place */
+        if (i >= WORDS_AHEAD && words[k].len &&
+            bpe_word(t, st, text + words[k].off, words[k].len, h[k % WORDS_AHEAD],
+                     out, err))
+            return -1;
+        if (i < n) {
+            h[i % WORDS_AHEAD] = word_hash(text + words[i].off, words[i].len);
+            fetch_slot(st, h[i % WORDS_AHEAD]);
+        }
+        if (i >= HALF && i - HALF < n && words[i - HALF].len <= CACHE_MAX_WORD)
+            fetch_next(t, st, h[(i - HALF) % WORDS_AHEAD]);
+    }
+    return 0;
 }
