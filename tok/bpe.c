@@ -34,12 +34,15 @@
  * word of byte-level pre-tokenizers (\p{L}+), often 100-250 bytes: a
  * quarter of the bytes of the multi corpus lie in words of 128-256. */
 #define CACHE_MAX_WORD 256
-#define CACHE_SLOTS (1u << 18) /* 3 MB of slots at most, at most half used */
-/* The slots a state starts with, doubled as the cache fills: a fresh
- * state's first pass over a text touches only the pages its words need
- * (on this KVM guest a page's first touch costs 5-10 us: 768 of them, a
- * tenth of a first megabyte's encode, for slots that were mostly empty). */
+#define CACHE_SLOTS (1u << 18) /* 2 MB of slots at most, at most half used */
+/* The slots a state starts with, four times as many each time the cache
+ * fills: a fresh state's first pass over a text touches only the pages
+ * its words need (on this KVM guest a page's first touch costs 3 us of
+ * CPU, 5-10 of wall clock: 768 of them, a tenth of a first megabyte's
+ * encode, for slots that were mostly empty), and the tables it outgrows
+ * are pages touched too (doubling, they came to as much as the last). */
 #define CACHE_FIRST_SLOTS (1u << 12)
+#define CACHE_GROWTH 4
 #define CACHE_MAX_POOL ((size_t)8 << 20)
 
 #define DEAD UINT32_MAX
@@ -48,14 +51,30 @@
  * above every merge's. */
 #define NO_MERGE UINT64_MAX
 
-/* A cached word: its bytes and then its ids lie together in the pool, so
- * a hit touches the slot and one pool line. */
+/* A cached word: a slot of 8 bytes, and in the pool an entry of its
+ * key's length and number of ids (uint16_t each, ENTRY_HEAD bytes), its
+ * bytes and then its ids, so that a hit touches the slot and the lines of
+ * one entry, and the slots (a fresh state's pages) stay small. */
 typedef struct {
     uint32_t tag;       /* high half of the word's hash, never 0; 0: empty */
-    uint32_t off;       /* into pool: key bytes, then nids ids */
-    uint16_t key_len;
-    uint16_t nids;
+    uint32_t off;       /* into pool: the word's entry */
 } cache_slot_t;
+
+#define ENTRY_HEAD 4
+
+static size_t entry_key_len(const uint8_t *e)
+{
+    uint16_t n;
+    memcpy(&n, e, sizeof n);
+    return n;
+}
+
+static size_t entry_nids(const uint8_t *e)
+{
+    uint16_t n;
+    memcpy(&n, e + 2, sizeof n);
+    return n;
+}
 
 /* One candidate merge in the heap; stale ones are dropped when popped. */
 typedef struct {
@@ -427,8 +446,8 @@ static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
         const cache_slot_t *s = &st->slots[i];
         if (!s->tag)
             return s;
-        if (s->tag == tag && s->key_len == n &&
-            !memcmp(st->pool.data + s->off, w, n))
+        if (s->tag == tag && entry_key_len(st->pool.data + s->off) == n &&
+            !memcmp(st->pool.data + s->off + ENTRY_HEAD, w, n))
             return s;
         i = (i + 1) & mask;
     }
@@ -441,23 +460,24 @@ static void cache_clear(bpe_state_t *st)
     st->pool.len = 0;
 }
 
-/* Twice the slots, the words moved over (their hashes taken again from
- * the pool); -1 if out of memory, the cache as it was. */
+/* CACHE_GROWTH times the slots, the words moved over (their hashes
+ * taken again from the pool); -1 if out of memory, the cache as it was. */
 static int cache_grow(bpe_state_t *st)
 {
     cache_slot_t *old = st->slots;
     size_t n = st->nslots;
-    if (!(st->slots = calloc(2 * n, sizeof *st->slots))) {
+    if (!(st->slots = calloc(CACHE_GROWTH * n, sizeof *st->slots))) {
         st->slots = old;
         return -1;
     }
-    st->nslots = 2 * n;
+    st->nslots = CACHE_GROWTH * n;
     for (size_t i = 0; i < n; i++) {
         if (!old[i].tag)
             continue;
-        const uint8_t *key = st->pool.data + old[i].off;
-        uint64_t h = tb_hash(key, old[i].key_len);
-        *(cache_slot_t *)cache_find(st, key, old[i].key_len, h) = old[i];
+        const uint8_t *e = st->pool.data + old[i].off;
+        size_t len = entry_key_len(e);
+        uint64_t h = tb_hash(e + ENTRY_HEAD, len);
+        *(cache_slot_t *)cache_find(st, e + ENTRY_HEAD, len, h) = old[i];
     }
     free(old);
     return 0;
@@ -467,7 +487,8 @@ static int cache_grow(bpe_state_t *st)
 static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
                       const uint32_t *ids, size_t nids)
 {
-    size_t need = n + nids * sizeof *ids;
+    size_t need = ENTRY_HEAD + n + nids * sizeof *ids;
+    uint16_t head[2] = {(uint16_t)n, (uint16_t)nids};
     if (nids > UINT16_MAX)
         return;
     if (st->count >= st->nslots / 2 && st->nslots < CACHE_SLOTS)
@@ -479,8 +500,7 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
     s->tag = (uint32_t)(h >> 32) | 1;
     s->off = (uint32_t)st->pool.len;
-    s->key_len = (uint16_t)n;
-    s->nids = (uint16_t)nids;
+    tb_buf_put(&st->pool, head, ENTRY_HEAD);
     tb_buf_put(&st->pool, w, n);
     tb_buf_put(&st->pool, ids, nids * sizeof *ids);
     st->count++;
@@ -805,8 +825,9 @@ static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w
     if (n <= CACHE_MAX_WORD) {
         const cache_slot_t *s = cache_find(st, w, n, h);
         if (s->tag) {
-            if (tb_vec_append(out, st->pool.data + s->off + n, s->nids))
-                return tb_fail(err, "bpe: out of memory for %u ids", s->nids);
+            const uint8_t *e = st->pool.data + s->off;
+            if (tb_vec_append(out, e + ENTRY_HEAD + n, entry_nids(e)))
+                return tb_fail(err, "bpe: out of memory for %zu ids", entry_nids(e));
             return 0;
         }
     }
