@@ -85,7 +85,10 @@ typedef struct {
 typedef tok_merge_slot_t merge_slot_t;
 
 /* The pair cache (a state's): the merge table's answers for the pairs met
- * lately, direct-mapped, misses (val UINT64_MAX) too.  The table of a
+ * lately, direct-mapped: only pairs the filter below let through (those
+ * that merge, and its few false positives, val UINT64_MAX), since the
+ * filter answers the others from L2 itself; caching them too, two thirds
+ * of a first pass's pairs, crowded out the pairs that merge.  The table of a
  * large vocabulary (8 MB for Llama 3) misses the CPU caches on most
  * lookups, while the words of a text share most of their pairs (the bytes
  * of the same characters, the same syllables), so a small cache answers
@@ -333,15 +336,18 @@ static inline void pair_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
     __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
 }
 
-/* merge_of through the state's pair cache. */
+/* merge_of through the state's pair cache, which holds the answers the
+ * filter could not give. */
 static inline uint64_t pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
     merge_slot_t *c = &st->pairs[pair_slot(key)];
-    if (c->key != key) {
-        c->key = key;
-        c->val = merge_of(st->tab, l, r);
-    }
+    if (c->key == key)
+        return c->val;
+    if (!filter_may_have(st->tab, key))
+        return NO_MERGE;
+    c->key = key;
+    c->val = slots_get(st->tab->mt, st->tab->mt_size, l, r);
     return c->val;
 }
 
