@@ -270,7 +270,7 @@ typedef struct {
     uint32_t type; /* its type id */
 } tok_pair_item_t;
 
-/* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word
+/* Spare states a tokenizer keeps: about 10 MB each at most (bpe.c's word
  * cache), taken only as concurrent calls need them. */
 #define TOK_SPARE_STATES 4
 
