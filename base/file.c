@@ -104,6 +104,14 @@ void tb_unmap_file(const uint8_t *data, size_t len)
         munmap((void *)data, map_size(len));
 }
 
+void tb_release_map(const uint8_t *data, size_t len)
+{
+    /* private, read-only and never written: no page holds anything the
+     * file (or, past its end, a zero page) does not give again */
+    if (data)
+        madvise((void *)data, map_size(len), MADV_DONTNEED);
+}
+
 int tb_file_sha256(const char *path, char hex[65], tb_err_t *err)
 {
     FILE *f = fopen(path, "rb");

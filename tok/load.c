@@ -1,5 +1,6 @@
 /* load: format sniffing, the compiled cache, construction and destruction
  * of tokenizers. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,14 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         return NULL;
     }
     tok_tokenizer_t *t = tok_new(f);
-    int rc = -1;
-    if (!t)
+    if (!t) {
         tb_fail(err, "%s: out of memory", path);
-    else if (f == TOK_FORMAT_HF_JSON)
+        return NULL;
+    }
+    t->src = data;
+    t->src_len = len;
+    int rc;
+    if (f == TOK_FORMAT_HF_JSON)
         rc = tok_load_hf_json(t, path, data, len, err);
     else if (f == TOK_FORMAT_SPM_MODEL)
         rc = tok_load_spm_model(t, path, data, len, err);
@@ -79,6 +84,7 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         rc = tok_load_tiktoken(t, path, data, len, err);
     else
         rc = tok_load_gguf(t, path, data, len, err);
+    t->src = NULL;
     if (!rc && tok_prepare(t, err))
         rc = tb_wrap(err, "%s", path);
     if (rc) {
@@ -86,6 +92,14 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         return NULL;
     }
     return t;
+}
+
+void tok_release_source(tok_tokenizer_t *t)
+{
+    tb_release_map(t->src, t->src_len);
+    /* and the heap's free pages: glibc keeps freed blocks below its mmap
+     * threshold, which a load's frees raise, resident for reuse */
+    malloc_trim(0);
 }
 
 /* The cache folder opts name (see tok_load_opts_t) into dir; 0 if none. */
