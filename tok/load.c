@@ -190,7 +190,8 @@ void tok_free(tok_tokenizer_t *t)
     for (size_t i = 0; i < t->norms.len; i++) {
         tb_buf_free(&t->norms.data[i].a);
         tb_buf_free(&t->norms.data[i].b);
-        tb_buf_free(&t->norms.data[i].blob);
+        if (!t->norms.data[i].blob_mapped)
+            tb_buf_free(&t->norms.data[i].blob);
     }
     for (size_t i = 0; i < t->pres.len; i++) {
         tb_buf_free(&t->pres.data[i].pattern);

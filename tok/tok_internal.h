@@ -69,6 +69,7 @@ typedef struct {
     tb_buf_t a, b;     /* string arguments (raw UTF-8) */
     tb_buf_t blob;     /* charsmap: 4-byte size, double-array units, pool */
     uint32_t flags;
+    int blob_mapped;   /* blob lies in a compiled file's mapping: not freed */
 } tok_norm_t;
 
 /* ---- pre-tokenizers ------------------------------------------------- */
