@@ -1,6 +1,5 @@
 /* load: format sniffing, the compiled cache, construction and destruction
  * of tokenizers. */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +93,9 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
     return t;
 }
 
-void tok_release_source(tok_tokenizer_t *t)
+void tok_release_source(tok_tokenizer_t *t, size_t from, size_t to)
 {
-    tb_release_map(t->src, t->src_len);
-    /* and the heap's free pages: glibc keeps freed blocks below its mmap
-     * threshold, which a load's frees raise, resident for reuse */
-    malloc_trim(0);
+    tb_release_map(t->src, t->src_len, from, to);
 }
 
 /* The cache folder opts name (see tok_load_opts_t) into dir; 0 if none. */

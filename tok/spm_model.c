@@ -635,7 +635,7 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
         goto out;
     /* all that is kept is copied: the Unigram index or the BPE merges,
      * each about the file's size, need not lie beside it */
-    tok_release_source(t);
+    tok_release_source(t, 0, len);
     if (setup_model(t, &f, &md) || add_bos_eos(t, &f))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;

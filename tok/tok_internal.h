@@ -397,10 +397,11 @@ int tok_skips_special(const tok_tokenizer_t *t, uint32_t id);
 tok_tokenizer_t *tok_new(tok_format_t format);
 
 /* Loaders: each fills t from a file already read into memory. */
-/* Gives back the pages of the source file's mapping (t->src), if the load
- * runs from one: a loader calls it once what it keeps is copied, before it
- * builds its derived tables; the bytes stay readable. */
-void tok_release_source(tok_tokenizer_t *t);                 /* load.c */
+/* Gives back the pages within bytes [from, to) of the source file's
+ * mapping (t->src), if the load runs from one (tb_release_map): a loader
+ * calls it on a part it is done with, before it builds more tables; the
+ * bytes stay readable. */
+void tok_release_source(tok_tokenizer_t *t, size_t from, size_t to); /* load.c */
 int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
                      size_t len, tb_err_t *err);
 int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
