@@ -434,15 +434,12 @@ static int add_bos_eos(tok_tokenizer_t *t, const pb_file_t *f)
 }
 
 /* The normalizer step; user-defined pieces go in `a`, NUL-separated, as
- * the SentencePiece normalizer leaves them as they are. */
+ * the SentencePiece normalizer leaves them as they are.  Its charsmap is
+ * checked later (check_charsmap). */
 static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
                           const model_t *md)
 {
-    tok_charsmap_t cm;
     size_t cm_len = (size_t)(md->charsmap.end - md->charsmap.p);
-    if (tok_charsmap_open(&cm, md->charsmap.p, cm_len, f->err))
-        return tb_wrap(f->err, "%s: NormalizerSpec.precompiled_charsmap at "
-                               "byte %zu", f->path, pb_off(f, md->charsmap.p));
     tok_norm_t nm = {.kind = TOK_NORM_SPM};
     nm.flags = (md->add_dummy_prefix ? TOK_SPM_ADD_DUMMY_PREFIX : 0) |
                (md->remove_extra_ws ? TOK_SPM_REMOVE_EXTRA_WHITESPACES : 0) |
@@ -457,6 +454,20 @@ static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
         tb_buf_free(&nm.a);
         return tb_fail(f->err, "%s: out of memory", f->path);
     }
+    return 0;
+}
+
+/* The checks of the normalizer's charsmap, run on its copy once the
+ * file's pages are given back: they take 13 bytes a unit of their own
+ * (nmt_nfkc's 44k units), which need not lie beside the file. */
+static int check_charsmap(const tok_tokenizer_t *t, const pb_file_t *f,
+                          const model_t *md)
+{
+    const tb_buf_t *blob = &t->norms.data[t->norms.len - 1].blob;
+    tok_charsmap_t cm;
+    if (tok_charsmap_open(&cm, blob->data, blob->len, f->err))
+        return tb_wrap(f->err, "%s: NormalizerSpec.precompiled_charsmap at "
+                               "byte %zu", f->path, pb_off(f, md->charsmap.p));
     return 0;
 }
 
@@ -528,18 +539,20 @@ static int merge_piece(const tok_vocab_t *v, uint32_t id)
            v->offset[id + 1] > v->offset[id];
 }
 
-/* Adds every split of piece `id` into two pieces of `pieces` as a merge. */
-static int add_splits(tok_tokenizer_t *t, const tok_index_t *pieces, uint32_t id,
-                      uint32_t rank)
+typedef TB_VEC(tok_merge_t) merges_t;
+
+/* Every split of piece `id` into two pieces of `pieces`, as a merge onto
+ * `out`. */
+static int add_splits(const tok_vocab_t *v, const tok_index_t *pieces,
+                      uint32_t id, uint32_t rank, merges_t *out)
 {
-    const tok_vocab_t *v = &t->vocab;
     size_t len;
     const uint8_t *s = tok_vocab_token(v, id, &len);
     for (size_t k = tb_utf8_lead_len(s[0]); k < len; k += tb_utf8_lead_len(s[k])) {
         int32_t l = tok_index_get(pieces, v, s, k),
                 r = tok_index_get(pieces, v, s + k, len - k);
         if (l >= 0 && r >= 0 &&
-            tok_bpe_add_merge(&t->bpe, (uint32_t)l, (uint32_t)r, rank, id))
+            tb_vec_push(out, ((tok_merge_t){(uint32_t)l, (uint32_t)r, id, rank})))
             return -1;
     }
     return 0;
@@ -556,9 +569,13 @@ static int setup_bpe(tok_tokenizer_t *t, const pb_file_t *f)
     /* the pieces by their bytes, the lowest id of a string kept: 8 bytes
      * a slot (a tag and an id), where a string map's are 24 */
     tok_index_t pieces = {0};
+    /* the merges are listed first, then put into a table sized for them
+     * once: grown by doubling, it was a third larger, and held its old
+     * slots beside the new while it grew */
+    merges_t merges = {0};
     by_score_t *order = malloc((v->size ? v->size : 1) * sizeof *order);
     int rc = -1;
-    if (!order)
+    if (!order || tb_vec_reserve(&merges, v->size))
         goto out;
     size_t n = 0;
     for (uint32_t id = 0; id < v->size; id++)
@@ -571,9 +588,14 @@ static int setup_bpe(tok_tokenizer_t *t, const pb_file_t *f)
     for (size_t i = 0; i < n; i++) {
         if (i && order[i].score != order[i - 1].score)
             rank++;
-        if (add_splits(t, &pieces, order[i].id, rank))
+        if (add_splits(v, &pieces, order[i].id, rank, &merges))
             goto out;
     }
+    tok_index_free(&pieces);
+    free(order);
+    order = NULL;
+    if (tok_bpe_add_merges(&t->bpe, merges.data, merges.len))
+        goto out;
     t->bpe.byte_level = 0;
     t->bpe.byte_fallback = t->unigram.byte_fallback;
     t->bpe.fuse_unk = !t->unigram.byte_fallback; /* one unk per unknown run */
@@ -583,6 +605,7 @@ static int setup_bpe(tok_tokenizer_t *t, const pb_file_t *f)
 out:
     tok_index_free(&pieces);
     free(order);
+    free(merges.data);
     return rc ? tb_fail(f->err, "%s: out of memory deriving BPE merges", f->path) : 0;
 }
 
@@ -633,10 +656,12 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
     if (build_vocab(&f, &md, &t->vocab) || add_normalizer(t, &f, &md) ||
         add_user_pieces(t, &f, &md))
         goto out;
-    /* all that is kept is copied: the Unigram index or the BPE merges,
-     * each about the file's size, need not lie beside it */
+    /* all that is kept is copied: the charsmap's checks and the Unigram
+     * index or the BPE merges, each about the file's size, need not lie
+     * beside it */
     tok_release_source(t, 0, len);
-    if (setup_model(t, &f, &md) || add_bos_eos(t, &f))
+    if (check_charsmap(t, &f, &md) || setup_model(t, &f, &md) ||
+        add_bos_eos(t, &f))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;
