@@ -288,7 +288,10 @@ static int run(builder_t *b, const tb_da_key_t *keys, size_t n, tb_err_t *err)
     frame_t *stack = malloc(sizeof *stack * room);
     if (!stack)
         return tb_fail(err, "out of memory for %zu pending nodes", room);
-    if (add_block(b, err)) {
+    /* as many units as nodes, the usual size, at once: grown by doubling,
+     * the arrays were copied and their old pages left on the heap (only
+     * the units written are ever touched) */
+    if (grow(b, room + BLOCK) || add_block(b, err)) {
         free(stack);
         return -1;
     }
