@@ -412,7 +412,8 @@ static int build_vocab(const pb_file_t *f, model_t *md, tok_vocab_t *v)
         tok_vocab_builder_free(b);
         return -1;
     }
-    if (tok_vocab_finish(b, v, f->err))
+    /* its index by bytes comes after the model's tables (tok_load_spm_model) */
+    if (tok_vocab_finish_unindexed(b, v, f->err))
         return tb_wrap(f->err, "%s", f->path);
     int32_t n = (int32_t)v->size;
     v->unk = md->unk >= 0 && md->unk < n ? md->unk : -1;
@@ -660,8 +661,15 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
      * index or the BPE merges, each about the file's size, need not lie
      * beside it */
     tok_release_source(t, 0, len);
-    if (check_charsmap(t, &f, &md) || setup_model(t, &f, &md) ||
-        add_bos_eos(t, &f))
+    if (check_charsmap(t, &f, &md) || setup_model(t, &f, &md))
+        goto out;
+    /* the vocabulary's index by bytes, as large as the Unigram index's
+     * transient tables or the BPE pieces' index, after them */
+    if (tok_vocab_index(&t->vocab, md.n_pieces, err)) {
+        tb_wrap(err, "%s", path);
+        goto out;
+    }
+    if (add_bos_eos(t, &f))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;
