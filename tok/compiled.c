@@ -11,8 +11,8 @@
  * byte pairs and the character index, and the Unigram double array.  The
  * few things that hold pointers or compiled code (normalizer and
  * pre-tokenizer steps, added tokens, the special-token rule) are short
- * records in the meta section, rebuilt at open; PCRE2 patterns are
- * compiled again.
+ * records in the meta section, rebuilt at open (a normalizer's charsmap,
+ * not short, is read in place); PCRE2 patterns are compiled again.
  *
  * File layout (little or big endian as the machine that wrote it: the ABI
  * fingerprint tells a foreign file apart):
@@ -381,6 +381,15 @@ static int get_blob(rd_t *r, tb_buf_t *b)
     return !s || tb_buf_put(b, s, n) ? -1 : 0;
 }
 
+/* A blob read in place: b points into the mapping (read-only). */
+static int get_view(rd_t *r, tb_buf_t *b)
+{
+    uint32_t n = get_u32(r);
+    const uint8_t *s = get_bytes(r, n);
+    *b = (tb_buf_t){(uint8_t *)(uintptr_t)s, s ? n : 0, 0};
+    return s ? 0 : -1;
+}
+
 /* id is a token of a vocabulary of `size` ids, or -1 where allowed. */
 static int id_ok(int64_t id, uint32_t size, int none_ok)
 {
@@ -511,13 +520,14 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
 static const char *read_records(tok_tokenizer_t *t, const core_t *c, rd_t *r)
 {
     for (uint32_t i = 0; i < c->n_norms && !r->bad; i++) {
-        tok_norm_t n = {0};
+        /* a charsmap, the size of a small file, is not copied */
+        tok_norm_t n = {.blob_mapped = 1};
         n.kind = (tok_norm_kind_t)get_u32(r);
         n.flags = get_u32(r);
-        int bad = get_blob(r, &n.a) || get_blob(r, &n.b) || get_blob(r, &n.blob) ||
+        int bad = get_blob(r, &n.a) || get_blob(r, &n.b) || get_view(r, &n.blob) ||
                   n.kind > TOK_NORM_BERT || tb_vec_push(&t->norms, n);
         if (bad) {
-            tb_buf_free(&n.a), tb_buf_free(&n.b), tb_buf_free(&n.blob);
+            tb_buf_free(&n.a), tb_buf_free(&n.b);
             return "normalizer records";
         }
         tok_charsmap_t cm;

@@ -69,6 +69,7 @@ typedef struct {
     tb_buf_t a, b;     /* string arguments (raw UTF-8) */
     tb_buf_t blob;     /* charsmap: 4-byte size, double-array units, pool */
     uint32_t flags;
+    int blob_mapped;   /* blob lies in a compiled file's mapping: not freed */
 } tok_norm_t;
 
 /* ---- pre-tokenizers ------------------------------------------------- */
@@ -315,6 +316,11 @@ struct tok_tokenizer {
      * index point into (NULL: those are malloc'd). */
     const uint8_t *map;
     size_t map_len;
+    /* While load_source runs a loader: the source file's mapping, whose
+     * pages the loader gives back (tok_release_source) once it has copied
+     * what it keeps (NULL: a loader called on a buffer of its caller's). */
+    const uint8_t *src;
+    size_t src_len;
     /* The one field an encode writes: states that calls borrow and put
      * back (NULL: none there), so that up to TOK_SPARE_STATES threads at a
      * time find a warm word cache. */
@@ -391,6 +397,11 @@ int tok_skips_special(const tok_tokenizer_t *t, uint32_t id);
 tok_tokenizer_t *tok_new(tok_format_t format);
 
 /* Loaders: each fills t from a file already read into memory. */
+/* Gives back the pages within bytes [from, to) of the source file's
+ * mapping (t->src), if the load runs from one (tb_release_map): a loader
+ * calls it on a part it is done with, before it builds more tables; the
+ * bytes stay readable. */
+void tok_release_source(tok_tokenizer_t *t, size_t from, size_t to); /* load.c */
 int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
                      size_t len, tb_err_t *err);
 int tok_load_spm_model(tok_tokenizer_t *t, const char *path,

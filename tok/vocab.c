@@ -115,7 +115,8 @@ static int index_tokens(tok_vocab_t *v, size_t count)
     return tok_index_build(&v->by_bytes, v, count, indexed);
 }
 
-int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
+int tok_vocab_finish_unindexed(tok_vocab_builder_t *b, tok_vocab_t *v,
+                               tb_err_t *err)
 {
     memset(v, 0, sizeof *v);
     v->bos = v->eos = v->unk = v->pad = -1;
@@ -152,14 +153,25 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
      * the system: glibc keeps freed blocks below its mmap threshold, which
      * earlier frees of a load raise to megabytes, so the index would be
      * new memory beside them (Llama 3's peak 30.3 -> 27.4 MB). */
-    size_t count = b->tokens.len;
     tok_vocab_builder_free(b);
     malloc_trim(0);
+    return 0;
+}
+
+int tok_vocab_index(tok_vocab_t *v, size_t count, tb_err_t *err)
+{
     if (index_tokens(v, count)) {
         tok_vocab_free(v);
-        return tb_fail(err, "out of memory for a vocabulary of %u ids", size);
+        return tb_fail(err, "out of memory for a vocabulary of %u ids", v->size);
     }
     return 0;
+}
+
+int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
+{
+    size_t count = b->tokens.len;
+    return tok_vocab_finish_unindexed(b, v, err) ? -1
+                                                 : tok_vocab_index(v, count, err);
 }
 
 void tok_vocab_free(tok_vocab_t *v)

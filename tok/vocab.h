@@ -82,6 +82,13 @@ void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
                                size_t bytes);
 /* Moves the tokens into v (ids never added become TOK_UNUSED) and frees b. */
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err);
+/* The same in two steps: v without its index by bytes and byte_id, then
+ * those (for at most `count` tokens), for a loader that builds a transient
+ * table as large in between (SentencePiece's Unigram index or merges), so
+ * that the two are not held at once.  v is not to be looked up between. */
+int tok_vocab_finish_unindexed(tok_vocab_builder_t *b, tok_vocab_t *v,
+                               tb_err_t *err);
+int tok_vocab_index(tok_vocab_t *v, size_t count, tb_err_t *err);
 void tok_vocab_builder_free(tok_vocab_builder_t *b);
 
 void tok_vocab_free(tok_vocab_t *v);
