@@ -90,6 +90,8 @@ typedef struct {
     /* BPE */
     int32_t bpe_unk;
     uint8_t byte_level, byte_fallback, fuse_unk, ignore_merges;
+    uint8_t rank_by;   /* tok_rank_t: by bytes, no merges and no filter */
+    uint32_t join_max;
     uint64_t merges_count;
     uint8_t has_tables, cut_ok;
     int32_t ascii[128];
@@ -153,9 +155,11 @@ static void fill_core(const tok_tokenizer_t *t, core_t *c)
     c->byte_fallback = (uint8_t)t->bpe.byte_fallback;
     c->fuse_unk = (uint8_t)t->bpe.fuse_unk;
     c->ignore_merges = (uint8_t)t->bpe.ignore_merges;
+    c->rank_by = (uint8_t)t->bpe.rank_by;
     c->merges_count = t->bpe.merges.count;
     if (tb) {
         c->has_tables = 1;
+        c->join_max = tb->join_max;
         c->cut_ok = (uint8_t)tb->cut_ok;
         memcpy(c->ascii, tb->ascii, sizeof c->ascii);
         memcpy(c->crossable, tb->crossable, sizeof c->crossable);
@@ -252,7 +256,7 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     p[SEC_BYTE_PAIRS] = tb ? tb->byte_pairs : NULL;
     n[SEC_BYTE_PAIRS] = tb && tb->byte_pairs ? 65536 * sizeof(uint64_t) : 0;
     p[SEC_PAIR_FILTER] = tb ? tb->filter : NULL;
-    n[SEC_PAIR_FILTER] = tb ? ((size_t)8 << tb->filter_shift) : 0;
+    n[SEC_PAIR_FILTER] = tb && tb->filter ? ((size_t)8 << tb->filter_shift) : 0;
     p[SEC_CHARS] = tb ? tb->chars.slots : NULL;
     n[SEC_CHARS] = tb ? (tb->chars.mask + 1) * sizeof(tok_index_slot_t) : 0;
     p[SEC_DA] = d ? d->units : NULL;
@@ -487,9 +491,15 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
                    sec[SEC_MERGES][1] / sizeof(tok_merge_slot_t),
                    c->merges_count, size))
         return "merge table";
+    /* ranked by bytes: no merge table and no filter; else both */
+    int by_bytes = c->rank_by != TOK_RANK_MERGES;
+    if (c->rank_by > TOK_RANK_SCORE || c->join_max > TOK_TOKEN_MAX_LEN ||
+        (by_bytes && (sec[SEC_MERGES][1] || sec[SEC_PAIR_FILTER][1])))
+        return "pair ranking";
     if (c->has_tables &&
         ((sec[SEC_BYTE_PAIRS][1] && sec[SEC_BYTE_PAIRS][1] != 65536 * 8) ||
-         !filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1] || !ids_ok(c->ascii, 128, size) ||
+         (!by_bytes && (!filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1])) ||
+         !ids_ok(c->ascii, 128, size) ||
          !index_ok((const tok_index_slot_t *)(base + sec[SEC_CHARS][0]),
                    sec[SEC_CHARS][1], c->chars_count, size)))
         return "BPE tables";
@@ -616,9 +626,13 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
         tb->borrowed = 1;
         tb->mt = t->bpe.merges.slots;
         tb->mt_size = t->bpe.merges.size;
+        tb->rank_by = (tok_rank_t)c->rank_by;
+        tb->vocab = v;
+        tb->join_max = c->join_max;
         tb->byte_pairs = h->sec[SEC_BYTE_PAIRS][1] ? SEC(SEC_BYTE_PAIRS, uint64_t *)
                                                    : NULL;
-        tb->filter = SEC(SEC_PAIR_FILTER, uint64_t *);
+        tb->filter = h->sec[SEC_PAIR_FILTER][1] ? SEC(SEC_PAIR_FILTER, uint64_t *)
+                                                : NULL;
         while ((size_t)8 << tb->filter_shift < h->sec[SEC_PAIR_FILTER][1])
             tb->filter_shift++;
         memcpy(tb->ascii, c->ascii, sizeof tb->ascii);
@@ -655,6 +669,7 @@ static void adopt_core(tok_tokenizer_t *t, const core_t *c)
     t->bpe.byte_fallback = c->byte_fallback;
     t->bpe.fuse_unk = c->fuse_unk;
     t->bpe.ignore_merges = c->ignore_merges;
+    t->bpe.rank_by = (tok_rank_t)c->rank_by;
     t->unigram.unk = c->uni_unk;
     t->unigram.byte_fallback = c->uni_byte_fallback;
     t->unigram.unk_penalty = c->unk_penalty;

@@ -19,8 +19,10 @@
  * tiktoken encodes a regex piece that is itself a token as that token, and
  * otherwise merges, leftmost first, the adjacent pair whose concatenated
  * bytes have the lowest rank.  That is Hugging Face BPE with ignore_merges
- * and a merge table holding, for every token T and every split T = A + B
- * into two tokens, the merge (A, B) -> T with priority rank(T).
+ * and, for every token T and every split T = A + B into two tokens, the
+ * merge (A, B) -> T with priority rank(T): the encoder finds T by A's and
+ * B's bytes in the index by bytes (TOK_RANK_ID), so no table of those
+ * merges (2.4 million splits looked up for o200k) is made.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -349,77 +351,6 @@ static int tt_check_unique(const tok_tokenizer_t *t, const tt_parser_t *p,
     return 0;
 }
 
-/* Splits of tokens waiting for the ids of their halves: split i is token
- * of[i] cut into keys[2i] and keys[2i + 1], looked up together. */
-enum { TT_SPLITS = 128 };
-typedef struct {
-    size_t n;
-    const uint8_t *keys[2 * TT_SPLITS];
-    size_t lens[2 * TT_SPLITS];
-    uint32_t of[TT_SPLITS];
-} tt_splits_t;
-
-typedef TB_VEC(tok_merge_t) tt_merges_t;
-
-/* The splits whose halves are both ordinary tokens, as merges. */
-static int tt_resolve_splits(const tok_vocab_t *v, tt_splits_t *sp,
-                             tt_merges_t *merges)
-{
-    int32_t ids[2 * TT_SPLITS];
-    tok_index_get_many(&v->by_bytes, v, 2 * sp->n, sp->keys, sp->lens, ids);
-    for (size_t i = 0; i < sp->n; i++) {
-        int32_t l = ids[2 * i], r = ids[2 * i + 1];
-        if (l < 0 || r < 0 || v->kind[l] != TOK_NORMAL || v->kind[r] != TOK_NORMAL)
-            continue;
-        tok_merge_t m = {(uint32_t)l, (uint32_t)r, sp->of[i], sp->of[i]};
-        if (tb_vec_push(merges, m))
-            return -1;
-    }
-    sp->n = 0;
-    return 0;
-}
-
-/* Every way to write a token as two tokens is a merge to it, at the
- * token's rank.  The halves are looked up in batches, whose cache misses
- * overlap (tb_strmap_get_many): about 2.4 million lookups for o200k.
- * The merges are reserved for every split (tb_vec_reserve_big: a third
- * of them are merges, so most of the room is never touched). */
-static int tt_derive_merges(tok_tokenizer_t *t, const char *path,
-                            tb_err_t *err)
-{
-    const tok_vocab_t *v = &t->vocab;
-    tt_merges_t merges = {0};
-    size_t splits = 0;
-    for (uint32_t id = 0; id < v->size; id++)
-        splits += v->offset[id + 1] - v->offset[id] > 1
-                      ? v->offset[id + 1] - v->offset[id] - 1
-                      : 0;
-    (void)tb_vec_reserve_big(&merges, splits);
-    tt_splits_t *sp = calloc(1, sizeof *sp);
-    int rc = sp ? 0 : -1;
-    for (uint32_t id = 0; id < v->size && !rc; id++) {
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, id, &len);
-        if (v->kind[id] != TOK_NORMAL || len < 2)
-            continue;
-        for (size_t k = 1; k < len && !rc; k++) {
-            sp->keys[2 * sp->n] = s;
-            sp->lens[2 * sp->n] = k;
-            sp->keys[2 * sp->n + 1] = s + k;
-            sp->lens[2 * sp->n + 1] = len - k;
-            sp->of[sp->n] = id;
-            if (++sp->n == TT_SPLITS)
-                rc = tt_resolve_splits(v, sp, &merges);
-        }
-    }
-    if (!rc)
-        rc = tt_resolve_splits(v, sp, &merges) ||
-             tok_bpe_add_merges(&t->bpe, merges.data, merges.len);
-    free(sp);
-    free(merges.data);
-    return rc ? tb_fail(err, "%s: out of memory deriving the merges", path) : 0;
-}
-
 static int tt_add_pretokenizer(tok_tokenizer_t *t, const char *path,
                                const char *pattern, tb_err_t *err)
 {
@@ -463,8 +394,7 @@ static int tt_add_specials(tok_tokenizer_t *t, const char *path,
     return 0;
 }
 
-/* Everything after the token list is read, the same for both forms, but
- * the merges (tok_load_tiktoken derives them once the parse is freed). */
+/* Everything after the token list is read, the same for both forms. */
 static int tt_finish(tok_tokenizer_t *t, tt_parser_t *p, const char *pattern,
                      const tt_special_t *sp, size_t nsp, tb_err_t *err)
 {
@@ -475,6 +405,7 @@ static int tt_finish(tok_tokenizer_t *t, tt_parser_t *p, const char *pattern,
     t->model = TOK_MODEL_BPE;
     t->bpe.byte_level = 1;
     t->bpe.ignore_merges = 1; /* a piece that is a token stays whole */
+    t->bpe.rank_by = TOK_RANK_ID;
     t->bpe.unk = -1;
     t->match_added = 1;
     /* encode_ordinary takes a Unicode string: invalid UTF-8 has no
@@ -681,9 +612,6 @@ int tok_load_tiktoken(tok_tokenizer_t *t, const char *path,
         i++;
     int rc = i < len && data[i] == '{' ? tt_load_json(t, &p, data, len, err)
                                        : tt_load_plain(t, &p, data, len, err);
-    /* the parse's tokens and text go before the largest tables are made
-     * (cold peaks: cl100k 19.3 -> 14.8 MiB,
-     * o200k 37.9 -> 28.6) */
     tt_parser_free(&p);
-    return rc ? -1 : tt_derive_merges(t, path, err);
+    return rc;
 }
