@@ -248,7 +248,7 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     p[SEC_KIND] = v->kind, n[SEC_KIND] = v->size;
     p[SEC_SPECIAL] = v->special, n[SEC_SPECIAL] = v->size;
     p[SEC_BY_BYTES] = v->by_bytes.slots;
-    n[SEC_BY_BYTES] = (v->by_bytes.mask + 1) * sizeof(tok_index_slot_t);
+    n[SEC_BY_BYTES] = v->by_bytes.size * sizeof(tok_index_slot_t);
     p[SEC_MERGES] = t->bpe.merges.slots;
     n[SEC_MERGES] = t->bpe.merges.slots
                         ? t->bpe.merges.size * sizeof(tok_merge_slot_t)
@@ -258,7 +258,7 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     p[SEC_PAIR_FILTER] = tb ? tb->filter : NULL;
     n[SEC_PAIR_FILTER] = tb && tb->filter ? ((size_t)8 << tb->filter_shift) : 0;
     p[SEC_CHARS] = tb ? tb->chars.slots : NULL;
-    n[SEC_CHARS] = tb ? (tb->chars.mask + 1) * sizeof(tok_index_slot_t) : 0;
+    n[SEC_CHARS] = tb ? tb->chars.size * sizeof(tok_index_slot_t) : 0;
     p[SEC_DA] = d ? d->units : NULL;
     n[SEC_DA] = d ? d->n * sizeof(uint32_t) : 0;
 }
@@ -399,19 +399,21 @@ static int ids_ok(const int32_t *ids, size_t n, uint32_t size)
     return 1;
 }
 
-/* A hash index of `bytes` bytes: a power of two of slots, count of them
- * used (so at least one is free: a probe ends), every id in the vocabulary. */
+/* A hash index of `bytes` bytes: count of its slots used (so at least one
+ * is free: a probe ends), every id in the vocabulary. */
 static int index_ok(const tok_index_slot_t *s, size_t bytes, uint64_t count,
                     uint32_t size)
 {
     size_t n = bytes / sizeof *s;
-    if (!n || (n & (n - 1)) || bytes % sizeof *s || count >= n)
+    if (!n || bytes % sizeof *s || count >= n)
         return 0;
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i].id1 > size)
+        if (s[i] == TOK_INDEX_EMPTY)
+            continue;
+        if ((s[i] & 0xFFFFFF) >= size)
             return 0;
-        used += s[i].id1 != 0;
+        used++;
     }
     return used == count;
 }
@@ -609,7 +611,7 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
     v->kind = SEC(SEC_KIND, uint8_t *);
     v->special = SEC(SEC_SPECIAL, uint8_t *);
     v->by_bytes.slots = SEC(SEC_BY_BYTES, tok_index_slot_t *);
-    v->by_bytes.mask = h->sec[SEC_BY_BYTES][1] / sizeof(tok_index_slot_t) - 1;
+    v->by_bytes.size = h->sec[SEC_BY_BYTES][1] / sizeof(tok_index_slot_t);
     v->by_bytes.count = c->by_bytes_count;
     memcpy(v->byte_id, c->byte_id, sizeof v->byte_id);
     v->bos = c->bos, v->eos = c->eos, v->unk = c->unk, v->pad = c->pad;
@@ -637,7 +639,7 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
             tb->filter_shift++;
         memcpy(tb->ascii, c->ascii, sizeof tb->ascii);
         tb->chars.slots = SEC(SEC_CHARS, tok_index_slot_t *);
-        tb->chars.mask = h->sec[SEC_CHARS][1] / sizeof(tok_index_slot_t) - 1;
+        tb->chars.size = h->sec[SEC_CHARS][1] / sizeof(tok_index_slot_t);
         tb->chars.count = c->chars_count;
         tb->cut_ok = c->cut_ok;
         memcpy(tb->crossable, c->crossable, sizeof tb->crossable);
