@@ -462,6 +462,9 @@ static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
     tb_buf_t raw = {0};
     if (!b)
         return tb_fail(r->err, "%s: out of memory", r->path);
+    /* sized once, not doubled by copies beside the mapped file (about 6
+     * bytes a token in the vocabularies seen: past 16 it grows as usual) */
+    tok_vocab_builder_reserve(b, (size_t)n, (size_t)n * 16);
     r->pos = tokens->at;
     for (uint32_t id = 0; id < n; id++) {
         const uint8_t *s;
