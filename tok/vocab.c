@@ -8,11 +8,14 @@
 #include "../base/buf.h"
 #include "../base/sha256.h"
 
+/* 16 bytes a token, which a loader's peak holds beside the file (Llama
+ * 2's GGUF: 32k of them, 24 bytes each before): offsets fit 32 bits, as
+ * a vocabulary's do, and a token TOK_TOKEN_MAX_LEN bytes. */
 typedef struct {
     uint32_t id;
-    uint32_t len;
-    size_t at; /* offset of the bytes in the builder's pool */
+    uint32_t at; /* offset of the bytes in the builder's pool */
     float score;
+    uint16_t len;
     uint8_t kind, special;
 } pending_t;
 
@@ -53,8 +56,10 @@ int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
     if (len > TOK_TOKEN_MAX_LEN)
         return tb_fail(err, "token %u is %zu bytes long, over the limit of %u",
                        id, len, TOK_TOKEN_MAX_LEN);
-    pending_t t = {.id = id, .len = (uint32_t)len, .at = b->pool.len,
-                   .score = score, .kind = (uint8_t)kind,
+    if (b->pool.len + len > UINT32_MAX)
+        return tb_fail(err, "token %u: more than 4 GiB of token bytes", id);
+    pending_t t = {.id = id, .at = (uint32_t)b->pool.len, .score = score,
+                   .len = (uint16_t)len, .kind = (uint8_t)kind,
                    .special = (uint8_t)(special != 0)};
     if (tb_buf_put(&b->pool, bytes, len) || tb_vec_push(&b->tokens, t))
         return tb_fail(err, "out of memory adding token %u", id);
