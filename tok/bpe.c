@@ -285,11 +285,14 @@ static int build_filter(bpe_tables_t *tb, size_t merges)
     return 0;
 }
 
-/* A score as a rank: higher scores give lower ranks, and no score gives
- * the rank of NO_MERGE (all ones is a NaN's order). */
+/* A score as a rank: higher scores give lower ranks, equal scores equal
+ * ranks (-0 is 0), and no score gives the rank of NO_MERGE (all ones is
+ * a NaN's order). */
 static inline uint32_t score_rank(float score)
 {
     uint32_t b;
+    if (score == 0)
+        score = 0;
     memcpy(&b, &score, sizeof b);
     uint32_t up = b >> 31 ? ~b : b | 0x80000000u; /* ascending with score */
     return ~up == UINT32_MAX ? UINT32_MAX - 1 : ~up;
