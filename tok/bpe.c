@@ -403,10 +403,13 @@ static int build_char_tables(bpe_tables_t *tb, const tok_vocab_t *v)
 }
 
 /* Needs the merge table; only when every byte has a token, so that a
- * word's symbols are exactly byte_id[] of its bytes. */
+ * word's symbols are exactly byte_id[] of its bytes.  Not for a model
+ * ranked by bytes: the table (512 KB) was a fifth of cl100k's compiled
+ * file, and its first pairs answered from the pair cache cost a first
+ * pass 3-4% (7 alternating runs, within the noise). */
 static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
 {
-    if (!t->bpe.byte_level)
+    if (!t->bpe.byte_level || tb->rank_by != TOK_RANK_MERGES)
         return 0;
     for (int b = 0; b < 256; b++)
         if (t->vocab.byte_id[b] < 0)
@@ -414,9 +417,8 @@ static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
     tb->byte_pairs = malloc(65536 * sizeof *tb->byte_pairs);
     if (!tb->byte_pairs)
         return -1;
-    uint8_t join[2]; /* two one-byte tokens */
     for (uint32_t p = 0; p < 65536; p++)
-        tb->byte_pairs[p] = merge_of(tb, join, (uint32_t)t->vocab.byte_id[p >> 8],
+        tb->byte_pairs[p] = merge_of(tb, NULL, (uint32_t)t->vocab.byte_id[p >> 8],
                                      (uint32_t)t->vocab.byte_id[p & 255]);
     return 0;
 }
