@@ -109,17 +109,25 @@ static void sha256sum(const char *path, char theirs[65])
     pclose(p);
 }
 
+/* Makes the temporary file named by the template path: 200,003 random
+ * bytes from seed. */
+static void random_file(char *path, unsigned seed)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    srand(seed);
+    for (int i = 0; i < 200003; i++)
+        fputc(rand() & 0xFF, f);
+    fclose(f);
+}
+
 static void sha256_agrees_with_sha256sum(void **state)
 {
     (void)state;
     char path[] = "/tmp/tokbench-sha-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "wb");
-    srand(11);
-    for (int i = 0; i < 200003; i++) /* not a multiple of the block size */
-        fputc(rand() & 0xFF, f);
-    fclose(f);
+    random_file(path, 11); /* not a multiple of the block size */
     char ours[65], theirs[65];
     tb_err_t err;
     assert_int_equal(tb_file_sha256(path, ours, &err), 0);
@@ -170,13 +178,7 @@ static void released_map_reads_the_file_again(void **state)
 {
     (void)state;
     char path[] = "/tmp/tokbench-map-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "wb");
-    srand(13);
-    for (int i = 0; i < 200003; i++) /* not a multiple of the page size */
-        fputc(rand() & 0xFF, f);
-    fclose(f);
+    random_file(path, 13); /* not a multiple of the page size */
     uint8_t *want;
     const uint8_t *got;
     size_t want_len, len;
