@@ -14,15 +14,27 @@
 #define OFFSET_DIRECT (1u << 21)
 #define OFFSET_MAX (1u << 29)
 
+/* The free list holds units of the open blocks only, at most
+ * OPEN_BLOCKS + 1 consecutive blocks, so its links live in a ring of RING
+ * units, a unit p at p % RING, not in arrays as long as the double array:
+ * 9 bytes a unit less while a Unigram index is built. */
+#define RING (32u * BLOCK)
+
 typedef struct {
     tb_da_t *da;
     size_t cap;
     uint8_t *used, *used_base;
-    uint8_t *in_list;     /* 1 while a unit is on the free list */
+    /* by unit % RING: */
+    uint8_t *in_list;     /* 1 while the unit is on the free list */
     int32_t *next, *prev; /* free list over the open blocks, -1 ends it */
     int32_t head, tail;
     size_t open_from;     /* first open block */
 } builder_t;
+
+static uint32_t ring(int32_t p)
+{
+    return (uint32_t)p % RING;
+}
 
 /* One pending node: its unit and the keys [lo, hi) that pass through it,
  * all sharing their first `depth` bytes. */
@@ -34,28 +46,36 @@ typedef struct {
 
 static void unlink_free(builder_t *b, int32_t p)
 {
-    if (b->prev[p] >= 0)
-        b->next[b->prev[p]] = b->next[p];
+    int32_t prev = b->prev[ring(p)], next = b->next[ring(p)];
+    if (prev >= 0)
+        b->next[ring(prev)] = next;
     else
-        b->head = b->next[p];
-    if (b->next[p] >= 0)
-        b->prev[b->next[p]] = b->prev[p];
+        b->head = next;
+    if (next >= 0)
+        b->prev[ring(next)] = prev;
     else
-        b->tail = b->prev[p];
-    b->prev[p] = b->next[p] = -1;
-    b->in_list[p] = 0;
+        b->tail = prev;
+    b->prev[ring(p)] = b->next[ring(p)] = -1;
+    b->in_list[ring(p)] = 0;
 }
 
 static void link_free(builder_t *b, int32_t p)
 {
-    b->prev[p] = b->tail;
-    b->next[p] = -1;
+    b->prev[ring(p)] = b->tail;
+    b->next[ring(p)] = -1;
     if (b->tail >= 0)
-        b->next[b->tail] = p;
+        b->next[ring(b->tail)] = p;
     else
         b->head = p;
     b->tail = p;
-    b->in_list[p] = 1;
+    b->in_list[ring(p)] = 1;
+}
+
+/* Whether unit p is on the free list: a unit of a closed block never is,
+ * whatever its ring slot, which a later block may use, says. */
+static int listed(const builder_t *b, uint32_t p)
+{
+    return p / BLOCK >= b->open_from && b->in_list[ring((int32_t)p)];
 }
 
 static int grow(builder_t *b, size_t need)
@@ -73,16 +93,7 @@ static int grow(builder_t *b, size_t need)
         b->used = used;
     if (used_base)
         b->used_base = used_base;
-    int32_t *next = realloc(b->next, cap * sizeof *next);
-    if (next)
-        b->next = next;
-    int32_t *prev = realloc(b->prev, cap * sizeof *prev);
-    if (prev)
-        b->prev = prev;
-    uint8_t *in_list = realloc(b->in_list, cap);
-    if (in_list)
-        b->in_list = in_list;
-    if (!units || !used || !used_base || !next || !prev || !in_list)
+    if (!units || !used || !used_base)
         return -1;
     b->cap = cap;
     return 0;
@@ -141,7 +152,7 @@ static int base_fits(const builder_t *b, uint32_t node, uint32_t base,
 static int find_base(builder_t *b, uint32_t node, const uint16_t *labels,
                      size_t nl, uint32_t *base, tb_err_t *err)
 {
-    for (int32_t f = b->head; f >= 0; f = b->next[f]) {
+    for (int32_t f = b->head; f >= 0; f = b->next[ring(f)]) {
         *base = (uint32_t)f ^ labels[0];
         if (base_fits(b, node, *base, labels, nl))
             return 0;
@@ -174,7 +185,7 @@ static void set_offset(uint32_t *u, uint32_t offset)
 static void take(builder_t *b, uint32_t p)
 {
     b->used[p] = 1;
-    if (b->in_list[p]) /* not if its block was closed meanwhile */
+    if (listed(b, p)) /* not if its block was closed meanwhile */
         unlink_free(b, (int32_t)p);
 }
 
@@ -277,7 +288,10 @@ static int run(builder_t *b, const tb_da_key_t *keys, size_t n, tb_err_t *err)
     frame_t *stack = malloc(sizeof *stack * room);
     if (!stack)
         return tb_fail(err, "out of memory for %zu pending nodes", room);
-    if (add_block(b, err)) {
+    /* as many units as nodes, the usual size, at once: grown by doubling,
+     * the arrays were copied and their old pages left on the heap (only
+     * the units written are ever touched) */
+    if (grow(b, room + BLOCK) || add_block(b, err)) {
         free(stack);
         return -1;
     }
@@ -302,8 +316,12 @@ int tb_da_build(tb_da_t *da, const tb_da_key_t *keys, size_t n, int flags,
     da->nul_far = (flags & TB_DA_NUL_FAR) != 0;
     if (check_values(keys, n, err))
         return -1;
-    builder_t b = {.da = da, .head = -1, .tail = -1};
-    int rc = run(&b, keys, n, err);
+    builder_t b = {.da = da, .head = -1, .tail = -1,
+                   .in_list = malloc(RING), .next = malloc(RING * sizeof *b.next),
+                   .prev = malloc(RING * sizeof *b.prev)};
+    int rc = b.in_list && b.next && b.prev
+                 ? run(&b, keys, n, err)
+                 : tb_fail(err, "out of memory for a double array's free list");
     /* An even number of blocks puts every NUL slot (base ^ 0x100, the
      * neighbouring block) inside the array, so the direct readers need no
      * range check. */

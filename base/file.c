@@ -104,6 +104,17 @@ void tb_unmap_file(const uint8_t *data, size_t len)
         munmap((void *)data, map_size(len));
 }
 
+void tb_release_map(const uint8_t *data, size_t len, size_t from, size_t to)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t a = (from + page - 1) / page * page;
+    size_t b = to >= len ? map_size(len) : to / page * page;
+    /* private, read-only and never written: no page holds anything the
+     * file (or, past its end, a zero page) does not give again */
+    if (data && a < b)
+        madvise((void *)(data + a), b - a, MADV_DONTNEED);
+}
+
 int tb_file_sha256(const char *path, char hex[65], tb_err_t *err)
 {
     FILE *f = fopen(path, "rb");

@@ -24,6 +24,12 @@ int tb_read_file(const char *path, uint8_t **data, size_t *len, tb_err_t *err);
 int tb_map_file(const char *path, const uint8_t **data, size_t *len,
                 tb_err_t *err);
 void tb_unmap_file(const uint8_t *data, size_t len);
+/* Gives back the resident pages that lie wholly within bytes [from, to)
+ * of a tb_map_file mapping of len bytes (to == len: to the mapping's
+ * end), which stays valid: a later read faults them in again from the
+ * file.  For a loader done with a part of its file that still builds
+ * tables, so that its peak does not hold that part beside its copy. */
+void tb_release_map(const uint8_t *data, size_t len, size_t from, size_t to);
 
 /* Creates the folder `path` and those above it that are missing. */
 int tb_mkdirs(const char *path, tb_err_t *err);

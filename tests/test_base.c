@@ -109,17 +109,25 @@ static void sha256sum(const char *path, char theirs[65])
     pclose(p);
 }
 
+/* Makes the temporary file named by the template path: 200,003 random
+ * bytes from seed. */
+static void random_file(char *path, unsigned seed)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    srand(seed);
+    for (int i = 0; i < 200003; i++)
+        fputc(rand() & 0xFF, f);
+    fclose(f);
+}
+
 static void sha256_agrees_with_sha256sum(void **state)
 {
     (void)state;
     char path[] = "/tmp/tokbench-sha-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "wb");
-    srand(11);
-    for (int i = 0; i < 200003; i++) /* not a multiple of the block size */
-        fputc(rand() & 0xFF, f);
-    fclose(f);
+    random_file(path, 11); /* not a multiple of the block size */
     char ours[65], theirs[65];
     tb_err_t err;
     assert_int_equal(tb_file_sha256(path, ours, &err), 0);
@@ -162,6 +170,31 @@ static void sha256_pads_and_feeds_alike(void **state)
             assert_string_equal(ours, theirs);
         }
     }
+}
+
+/* A mapping whose pages were given back, in part or whole, reads the
+ * file's bytes again, and the NUL after them. */
+static void released_map_reads_the_file_again(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/tokbench-map-XXXXXX";
+    random_file(path, 13); /* not a multiple of the page size */
+    uint8_t *want;
+    const uint8_t *got;
+    size_t want_len, len;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(path, &want, &want_len, &err), 0);
+    assert_int_equal(tb_map_file(path, &got, &len, &err), 0);
+    remove(path);
+    assert_int_equal(len, want_len);
+    static const size_t cuts[][2] = {{5000, 150000}, {0, 4095}, {70000, 200003}, {0, 200003}};
+    for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+        tb_release_map(got, len, cuts[c][0], cuts[c][1]);
+        assert_memory_equal(got, want, len);
+        assert_int_equal(got[len], 0);
+    }
+    tb_unmap_file(got, len);
+    free(want);
 }
 
 static void read_file_names_the_missing_file(void **state)
@@ -517,6 +550,7 @@ int main(void)
         cmocka_unit_test(utf8_escape_keeps_characters_and_names_bytes),
         cmocka_unit_test(sha256_agrees_with_sha256sum),
         cmocka_unit_test(sha256_pads_and_feeds_alike),
+        cmocka_unit_test(released_map_reads_the_file_again),
         cmocka_unit_test(read_file_names_the_missing_file),
         cmocka_unit_test(strmap_matches_brute_force),
         cmocka_unit_test(strmap_batches_match_single_calls),

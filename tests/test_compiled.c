@@ -301,7 +301,7 @@ static void consistent_damage_is_refused(void **state)
         memcpy(&at, d + 88 + 16 * cases[i].sec, 8);
         memcpy(&n, d + 96 + 16 * cases[i].sec, 8);
         assert_true(n > 0 && at + n <= len);
-        memset(d + at, 0xFF, n);
+        memset(d + at, 0xFE, n); /* all ones: an empty index's slots */
         write_agreeing(file, d, len);
         tok_tokenizer_t *t = load_way(path, 0, &o);
         assert_int_equal(o.cached, 0);

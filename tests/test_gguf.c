@@ -337,8 +337,34 @@ static void small_llama_file(void **state)
     encode_is(t, "ab ab", two, 2);
     const uint32_t fallback[] = {259, 3 + 'c'};
     encode_is(t, "c", fallback, 2);
+    /* written again, with its own scores (it has no merges): the same ids */
+    char again[512];
+    snprintf(again, sizeof again, "%s/again.gguf", tmpdir);
+    tb_err_t err;
+    if (tok_gguf_write(t, again, NULL, &err))
+        fail_msg("%s", err.msg);
+    tok_tokenizer_t *b = test_load(again);
+    encode_is(b, "ab ab", two, 2);
+    encode_is(b, "c", fallback, 2);
+    tok_free(b);
     tok_free(t);
+    unlink(again);
     unlink(path);
+}
+
+/* A tiktoken vocabulary has no merges for a GGUF file to list. */
+static void tiktoken_not_exported(void **state)
+{
+    (void)state;
+    test_need_file(TEST_CL100K);
+    tok_tokenizer_t *t = test_load(TEST_CL100K);
+    char path[512];
+    snprintf(path, sizeof path, "%s/cl100k.gguf", tmpdir);
+    tb_err_t err;
+    assert_int_equal(tok_gguf_write(t, path, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "has none"));
+    assert_int_equal(access(path, F_OK), -1);
+    tok_free(t);
 }
 
 /* Every proper prefix of a valid file is refused, naming file and byte. */
@@ -512,6 +538,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_gpt2_file),
         cmocka_unit_test(small_llama_file),
+        cmocka_unit_test(tiktoken_not_exported),
         long_unit_test(every_truncation_refused),
         cmocka_unit_test(corrupt_files_refused),
         cmocka_unit_test(random_corruptions),

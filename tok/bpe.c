@@ -13,7 +13,10 @@
  * list of symbols, so a word of n symbols costs O(n log n), and are first
  * cut before spaces that no merge can cross, which is exact and lets the
  * pieces hit the cache.  Merge lookups go through a small pair cache in
- * the state, then a filter of the pairs that merge, before the big table.  The loaders fill the merge table
+ * the state, then a filter of the pairs that merge, before the big table;
+ * a model ranked by bytes (tok_rank_t: tiktoken, SentencePiece BPE GGUF)
+ * looks the two parts' joined bytes up in the vocabulary's index instead,
+ * after the same pair cache.  The loaders fill the merge table
  * (tok_merges_t) once; tok_bpe_prepare derives the other lookup tables
  * (t->bpe.tables), which encoding only reads.  The word cache and the
  * scratch are the caller's, in its tok_state, and are reused, so the steady state does not
@@ -98,6 +101,10 @@ typedef tok_merge_slot_t merge_slot_t;
  * 512 KB L2 on 406k reads (callgrind), at 32 KB with a 256 KB filter on
  * 334k. */
 #define PAIR_CACHE_BITS 11
+/* A model ranked by bytes has no filter: its pair cache holds every pair
+ * met, and a pair it misses is looked up by its joined bytes in the
+ * vocabulary's index, so it keeps the larger cache it had (256 KB). */
+#define PAIR_CACHE_BITS_BY_BYTES 14
 
 /* The char cache (a state's): the ids of the multi-byte characters met
  * lately, direct-mapped by code point, for models whose initial symbols
@@ -116,7 +123,10 @@ typedef struct {
     size_t nslots; /* a power of two, up to CACHE_SLOTS */
     size_t count;
     tb_buf_t pool;
-    merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
+    merge_slot_t *pairs;        /* pair cache, 1 << pair_bits slots */
+    unsigned pair_bits;         /* PAIR_CACHE_BITS, or _BY_BYTES */
+    uint8_t *join;              /* ranked by bytes: a pair's joined bytes,
+                                   room for tab->join_max */
     uint64_t *chars;            /* char cache, 1 << CHAR_CACHE_BITS slots */
     /* scratch reused across words */
     TB_VEC(uint32_t) sym;       /* symbol ids */
@@ -153,6 +163,7 @@ void tok_bpe_state_free(void *bpe)
         return;
     free(st->slots);
     free(st->pairs);
+    free(st->join);
     free(st->chars);
     tb_buf_free(&st->pool);
     free(st->sym.data);
@@ -305,8 +316,46 @@ static int build_filter(bpe_tables_t *tb, size_t merges)
     return 0;
 }
 
-static inline uint64_t merge_of(const bpe_tables_t *tb, uint32_t l, uint32_t r)
+/* A score as a rank: higher scores give lower ranks, equal scores equal
+ * ranks (-0 is 0), and no score gives the rank of NO_MERGE (all ones is
+ * a NaN's order). */
+static inline uint32_t score_rank(float score)
 {
+    uint32_t b;
+    if (score == 0)
+        score = 0;
+    memcpy(&b, &score, sizeof b);
+    uint32_t up = b >> 31 ? ~b : b | 0x80000000u; /* ascending with score */
+    return ~up == UINT32_MAX ? UINT32_MAX - 1 : ~up;
+}
+
+/* The merge of (l, r) ranked by bytes: the token spelled by l's bytes then
+ * r's, when all three are ordinary tokens, at its id (tiktoken) or its
+ * score.  The lowest id of those bytes is the one the index keeps, as
+ * tiktoken's file has one token for given bytes (its loader checks) and
+ * a SentencePiece model one piece.  join has room for tb->join_max. */
+static uint64_t merge_by_bytes(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
+                               uint32_t r)
+{
+    const tok_vocab_t *v = tb->vocab;
+    size_t ln, rn;
+    const uint8_t *ls = tok_vocab_token(v, l, &ln), *rs = tok_vocab_token(v, r, &rn);
+    if (ln + rn > tb->join_max || v->kind[l] != TOK_NORMAL || v->kind[r] != TOK_NORMAL)
+        return NO_MERGE;
+    memcpy(join, ls, ln);
+    memcpy(join + ln, rs, rn);
+    int32_t id = tok_index_get(&v->by_bytes, v, join, ln + rn);
+    if (id < 0 || v->kind[id] != TOK_NORMAL)
+        return NO_MERGE;
+    uint32_t rank = tb->rank_by == TOK_RANK_ID ? (uint32_t)id : score_rank(v->score[id]);
+    return (uint64_t)rank << 32 | (uint32_t)id;
+}
+
+static inline uint64_t merge_of(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
+                                uint32_t r)
+{
+    if (tb->rank_by != TOK_RANK_MERGES)
+        return merge_by_bytes(tb, join, l, r);
     if (!filter_may_have(tb, (uint64_t)l << 32 | r))
         return NO_MERGE;
     return slots_get(tb->mt, tb->mt_size, l, r);
@@ -321,9 +370,9 @@ int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
     return v != NO_MERGE;
 }
 
-static inline size_t pair_slot(uint64_t key)
+static inline size_t pair_slot(const bpe_state_t *st, uint64_t key)
 {
-    return (key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS);
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - st->pair_bits);
 }
 
 /* Starts loading what a lookup of pair (l, r) reads first, its slot in the
@@ -332,22 +381,30 @@ static inline size_t pair_slot(uint64_t key)
 static inline void pair_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&st->pairs[pair_slot(key)]);
-    __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
+    __builtin_prefetch(&st->pairs[pair_slot(st, key)]);
+    if (st->tab->filter)
+        __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
 }
 
 /* merge_of through the state's pair cache, which holds the answers the
- * filter could not give. */
+ * filter could not give (all of a model ranked by bytes, which has none). */
 static inline uint64_t pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    merge_slot_t *c = &st->pairs[pair_slot(key)];
+    merge_slot_t *c = &st->pairs[pair_slot(st, key)];
     if (c->key == key)
         return c->val;
-    if (!filter_may_have(st->tab, key))
-        return NO_MERGE;
+    const bpe_tables_t *tb = st->tab;
+    uint64_t v;
+    if (tb->rank_by != TOK_RANK_MERGES) {
+        v = merge_by_bytes(tb, st->join, l, r); /* no filter: cache it all */
+    } else {
+        if (!filter_may_have(tb, key))
+            return NO_MERGE;
+        v = slots_get(tb->mt, tb->mt_size, l, r);
+    }
     c->key = key;
-    c->val = slots_get(st->tab->mt, st->tab->mt_size, l, r);
+    c->val = v;
     return c->val;
 }
 
@@ -387,10 +444,13 @@ static int build_char_tables(bpe_tables_t *tb, const tok_vocab_t *v)
 }
 
 /* Needs the merge table; only when every byte has a token, so that a
- * word's symbols are exactly byte_id[] of its bytes. */
+ * word's symbols are exactly byte_id[] of its bytes.  Not for a model
+ * ranked by bytes: the table (512 KB) was a fifth of cl100k's compiled
+ * file, and its first pairs answered from the pair cache cost a first
+ * pass 3-4% (7 alternating runs, within the noise). */
 static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
 {
-    if (!t->bpe.byte_level)
+    if (!t->bpe.byte_level || tb->rank_by != TOK_RANK_MERGES)
         return 0;
     for (int b = 0; b < 256; b++)
         if (t->vocab.byte_id[b] < 0)
@@ -399,7 +459,7 @@ static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
     if (!tb->byte_pairs)
         return -1;
     for (uint32_t p = 0; p < 65536; p++)
-        tb->byte_pairs[p] = merge_of(tb, (uint32_t)t->vocab.byte_id[p >> 8],
+        tb->byte_pairs[p] = merge_of(tb, NULL, (uint32_t)t->vocab.byte_id[p >> 8],
                                      (uint32_t)t->vocab.byte_id[p & 255]);
     return 0;
 }
@@ -412,24 +472,35 @@ static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
  * rules also see the same boundary, and ignore_merges (which looks at the
  * whole word only) must be off.  SentencePiece-style models, whose words
  * are whole lines or texts, then get short pieces the word cache can hit. */
+static void mark_crossable(bpe_tables_t *tb, const tok_vocab_t *v, uint32_t id)
+{
+    size_t len;
+    const uint8_t *b = tok_vocab_token(v, id, &len);
+    for (size_t j = 1; j < len; j++)
+        if (b[j] == ' ' && b[j - 1] != ' ')
+            tb->crossable[b[j - 1]] = 1;
+}
+
+/* Ranked by bytes, a merge may make any ordinary token of two bytes or
+ * more: all of them are counted, which can only cut less. */
 static void build_cut_table(bpe_tables_t *tb, const tok_tokenizer_t *t,
                             int32_t space_id)
 {
+    const tok_vocab_t *v = &t->vocab;
     memset(tb->crossable, 0, sizeof tb->crossable);
     tb->cut_ok = space_id >= 0 && !t->bpe.ignore_merges;
-    for (size_t i = 0; tb->cut_ok && i < tb->mt_size; i++) {
+    for (uint32_t id = 0; tb->cut_ok && !tb->mt && id < v->size; id++)
+        if (v->kind[id] == TOK_NORMAL && v->offset[id + 1] - v->offset[id] > 1)
+            mark_crossable(tb, v, id);
+    for (size_t i = 0; tb->cut_ok && tb->mt && i < tb->mt_size; i++) {
         if (tb->mt[i].key == UINT64_MAX)
             continue;
         uint32_t id = (uint32_t)tb->mt[i].val;
-        if (id >= t->vocab.size) {
+        if (id >= v->size) {
             tb->cut_ok = 0; /* a merge into bytes we cannot see */
             break;
         }
-        size_t len;
-        const uint8_t *b = tok_vocab_token(&t->vocab, id, &len);
-        for (size_t j = 1; j < len; j++)
-            if (b[j] == ' ' && b[j - 1] != ' ')
-                tb->crossable[b[j - 1]] = 1;
+        mark_crossable(tb, v, id);
     }
 }
 
@@ -512,15 +583,30 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     st->count++;
 }
 
+/* The longest ordinary token: no two parts make a longer one. */
+static uint32_t longest_normal(const tok_vocab_t *v)
+{
+    uint32_t max = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        if (v->kind[id] == TOK_NORMAL && v->offset[id + 1] - v->offset[id] > max)
+            max = v->offset[id + 1] - v->offset[id];
+    return max;
+}
+
 int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
 {
     bpe_tables_t *tb = calloc(1, sizeof *tb);
-    /* a table even without merges, so that lookups need no test */
-    if (tb && !merges_reserve(&t->bpe.merges, 0)) {
+    int by_bytes = t->bpe.rank_by != TOK_RANK_MERGES;
+    if (tb && by_bytes) {
+        tb->rank_by = t->bpe.rank_by;
+        tb->vocab = &t->vocab;
+        tb->join_max = longest_normal(&t->vocab);
+    } else if (tb && !merges_reserve(&t->bpe.merges, 0)) {
+        /* a table even without merges, so that lookups need no test */
         tb->mt = t->bpe.merges.slots;
         tb->mt_size = t->bpe.merges.size;
     }
-    if (!tb || !tb->mt || build_filter(tb, t->bpe.merges.count) ||
+    if (!tb || (!by_bytes && (!tb->mt || build_filter(tb, t->bpe.merges.count))) ||
         build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t)) {
         free_tables(tb);
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
@@ -545,17 +631,17 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
         return NULL;
     st->nslots = CACHE_FIRST_SLOTS;
     st->slots = calloc(st->nslots, sizeof *st->slots);
-    st->pairs = malloc(sizeof *st->pairs << PAIR_CACHE_BITS);
+    st->pair_bits = t->bpe.tables->rank_by == TOK_RANK_MERGES ? PAIR_CACHE_BITS
+                                                             : PAIR_CACHE_BITS_BY_BYTES;
+    st->pairs = malloc(sizeof *st->pairs << st->pair_bits);
+    st->join = malloc((size_t)t->bpe.tables->join_max + 1);
     if (!t->bpe.byte_level) /* calloc: pages of slots never met stay unfaulted */
         st->chars = calloc((size_t)1 << CHAR_CACHE_BITS, sizeof *st->chars);
-    if (!st->slots || !st->pairs || (!t->bpe.byte_level && !st->chars)) {
-        free(st->slots);
-        free(st->pairs);
-        free(st->chars);
-        free(st);
+    if (!st->slots || !st->pairs || !st->join || (!t->bpe.byte_level && !st->chars)) {
+        tok_bpe_state_free(st);
         return NULL;
     }
-    for (size_t i = 0; i < (size_t)1 << PAIR_CACHE_BITS; i++)
+    for (size_t i = 0; i < (size_t)1 << st->pair_bits; i++)
         st->pairs[i].key = UINT64_MAX;
     st->tab = t->bpe.tables;
     ts->bpe = st;
@@ -923,7 +1009,7 @@ static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t
     if (s->tag == ((uint32_t)(h >> 32) | 1))
         __builtin_prefetch(st->pool.data + s->off);
     else if (!s->tag && t->bpe.ignore_merges)
-        __builtin_prefetch(&t->vocab.by_bytes.slots[h & t->vocab.by_bytes.mask]);
+        __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
 }
 
 int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,

@@ -11,8 +11,8 @@
  * byte pairs and the character index, and the Unigram double array.  The
  * few things that hold pointers or compiled code (normalizer and
  * pre-tokenizer steps, added tokens, the special-token rule) are short
- * records in the meta section, rebuilt at open; PCRE2 patterns are
- * compiled again.
+ * records in the meta section, rebuilt at open (a normalizer's charsmap,
+ * not short, is read in place); PCRE2 patterns are compiled again.
  *
  * File layout (little or big endian as the machine that wrote it: the ABI
  * fingerprint tells a foreign file apart):
@@ -90,6 +90,8 @@ typedef struct {
     /* BPE */
     int32_t bpe_unk;
     uint8_t byte_level, byte_fallback, fuse_unk, ignore_merges;
+    uint8_t rank_by;   /* tok_rank_t: by bytes, no merges and no filter */
+    uint32_t join_max;
     uint64_t merges_count;
     uint8_t has_tables, cut_ok;
     int32_t ascii[128];
@@ -153,9 +155,11 @@ static void fill_core(const tok_tokenizer_t *t, core_t *c)
     c->byte_fallback = (uint8_t)t->bpe.byte_fallback;
     c->fuse_unk = (uint8_t)t->bpe.fuse_unk;
     c->ignore_merges = (uint8_t)t->bpe.ignore_merges;
+    c->rank_by = (uint8_t)t->bpe.rank_by;
     c->merges_count = t->bpe.merges.count;
     if (tb) {
         c->has_tables = 1;
+        c->join_max = tb->join_max;
         c->cut_ok = (uint8_t)tb->cut_ok;
         memcpy(c->ascii, tb->ascii, sizeof c->ascii);
         memcpy(c->crossable, tb->crossable, sizeof c->crossable);
@@ -244,7 +248,7 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     p[SEC_KIND] = v->kind, n[SEC_KIND] = v->size;
     p[SEC_SPECIAL] = v->special, n[SEC_SPECIAL] = v->size;
     p[SEC_BY_BYTES] = v->by_bytes.slots;
-    n[SEC_BY_BYTES] = (v->by_bytes.mask + 1) * sizeof(tok_index_slot_t);
+    n[SEC_BY_BYTES] = v->by_bytes.size * sizeof(tok_index_slot_t);
     p[SEC_MERGES] = t->bpe.merges.slots;
     n[SEC_MERGES] = t->bpe.merges.slots
                         ? t->bpe.merges.size * sizeof(tok_merge_slot_t)
@@ -252,9 +256,9 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     p[SEC_BYTE_PAIRS] = tb ? tb->byte_pairs : NULL;
     n[SEC_BYTE_PAIRS] = tb && tb->byte_pairs ? 65536 * sizeof(uint64_t) : 0;
     p[SEC_PAIR_FILTER] = tb ? tb->filter : NULL;
-    n[SEC_PAIR_FILTER] = tb ? ((size_t)8 << tb->filter_shift) : 0;
+    n[SEC_PAIR_FILTER] = tb && tb->filter ? ((size_t)8 << tb->filter_shift) : 0;
     p[SEC_CHARS] = tb ? tb->chars.slots : NULL;
-    n[SEC_CHARS] = tb ? (tb->chars.mask + 1) * sizeof(tok_index_slot_t) : 0;
+    n[SEC_CHARS] = tb ? tb->chars.size * sizeof(tok_index_slot_t) : 0;
     p[SEC_DA] = d ? d->units : NULL;
     n[SEC_DA] = d ? d->n * sizeof(uint32_t) : 0;
 }
@@ -381,6 +385,15 @@ static int get_blob(rd_t *r, tb_buf_t *b)
     return !s || tb_buf_put(b, s, n) ? -1 : 0;
 }
 
+/* A blob read in place: b points into the mapping (read-only). */
+static int get_view(rd_t *r, tb_buf_t *b)
+{
+    uint32_t n = get_u32(r);
+    const uint8_t *s = get_bytes(r, n);
+    *b = (tb_buf_t){(uint8_t *)(uintptr_t)s, s ? n : 0, 0};
+    return s ? 0 : -1;
+}
+
 /* id is a token of a vocabulary of `size` ids, or -1 where allowed. */
 static int id_ok(int64_t id, uint32_t size, int none_ok)
 {
@@ -395,19 +408,21 @@ static int ids_ok(const int32_t *ids, size_t n, uint32_t size)
     return 1;
 }
 
-/* A hash index of `bytes` bytes: a power of two of slots, count of them
- * used (so at least one is free: a probe ends), every id in the vocabulary. */
+/* A hash index of `bytes` bytes: count of its slots used (so at least one
+ * is free: a probe ends), every id in the vocabulary. */
 static int index_ok(const tok_index_slot_t *s, size_t bytes, uint64_t count,
                     uint32_t size)
 {
     size_t n = bytes / sizeof *s;
-    if (!n || (n & (n - 1)) || bytes % sizeof *s || count >= n)
+    if (!n || bytes % sizeof *s || count >= n)
         return 0;
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i].id1 > size)
+        if (s[i] == TOK_INDEX_EMPTY)
+            continue;
+        if ((s[i] & 0xFFFFFF) >= size)
             return 0;
-        used += s[i].id1 != 0;
+        used++;
     }
     return used == count;
 }
@@ -487,9 +502,15 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
                    sec[SEC_MERGES][1] / sizeof(tok_merge_slot_t),
                    c->merges_count, size))
         return "merge table";
+    /* ranked by bytes: no merge table and no filter; else both */
+    int by_bytes = c->rank_by != TOK_RANK_MERGES;
+    if (c->rank_by > TOK_RANK_SCORE || c->join_max > TOK_TOKEN_MAX_LEN ||
+        (by_bytes && (sec[SEC_MERGES][1] || sec[SEC_PAIR_FILTER][1])))
+        return "pair ranking";
     if (c->has_tables &&
         ((sec[SEC_BYTE_PAIRS][1] && sec[SEC_BYTE_PAIRS][1] != 65536 * 8) ||
-         !filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1] || !ids_ok(c->ascii, 128, size) ||
+         (!by_bytes && (!filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1])) ||
+         !ids_ok(c->ascii, 128, size) ||
          !index_ok((const tok_index_slot_t *)(base + sec[SEC_CHARS][0]),
                    sec[SEC_CHARS][1], c->chars_count, size)))
         return "BPE tables";
@@ -511,13 +532,14 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
 static const char *read_records(tok_tokenizer_t *t, const core_t *c, rd_t *r)
 {
     for (uint32_t i = 0; i < c->n_norms && !r->bad; i++) {
-        tok_norm_t n = {0};
+        /* a charsmap, the size of a small file, is not copied */
+        tok_norm_t n = {.blob_mapped = 1};
         n.kind = (tok_norm_kind_t)get_u32(r);
         n.flags = get_u32(r);
-        int bad = get_blob(r, &n.a) || get_blob(r, &n.b) || get_blob(r, &n.blob) ||
+        int bad = get_blob(r, &n.a) || get_blob(r, &n.b) || get_view(r, &n.blob) ||
                   n.kind > TOK_NORM_BERT || tb_vec_push(&t->norms, n);
         if (bad) {
-            tb_buf_free(&n.a), tb_buf_free(&n.b), tb_buf_free(&n.blob);
+            tb_buf_free(&n.a), tb_buf_free(&n.b);
             return "normalizer records";
         }
         tok_charsmap_t cm;
@@ -599,7 +621,7 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
     v->kind = SEC(SEC_KIND, uint8_t *);
     v->special = SEC(SEC_SPECIAL, uint8_t *);
     v->by_bytes.slots = SEC(SEC_BY_BYTES, tok_index_slot_t *);
-    v->by_bytes.mask = h->sec[SEC_BY_BYTES][1] / sizeof(tok_index_slot_t) - 1;
+    v->by_bytes.size = h->sec[SEC_BY_BYTES][1] / sizeof(tok_index_slot_t);
     v->by_bytes.count = c->by_bytes_count;
     memcpy(v->byte_id, c->byte_id, sizeof v->byte_id);
     v->bos = c->bos, v->eos = c->eos, v->unk = c->unk, v->pad = c->pad;
@@ -616,14 +638,18 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
         tb->borrowed = 1;
         tb->mt = t->bpe.merges.slots;
         tb->mt_size = t->bpe.merges.size;
+        tb->rank_by = (tok_rank_t)c->rank_by;
+        tb->vocab = v;
+        tb->join_max = c->join_max;
         tb->byte_pairs = h->sec[SEC_BYTE_PAIRS][1] ? SEC(SEC_BYTE_PAIRS, uint64_t *)
                                                    : NULL;
-        tb->filter = SEC(SEC_PAIR_FILTER, uint64_t *);
+        tb->filter = h->sec[SEC_PAIR_FILTER][1] ? SEC(SEC_PAIR_FILTER, uint64_t *)
+                                                : NULL;
         while ((size_t)8 << tb->filter_shift < h->sec[SEC_PAIR_FILTER][1])
             tb->filter_shift++;
         memcpy(tb->ascii, c->ascii, sizeof tb->ascii);
         tb->chars.slots = SEC(SEC_CHARS, tok_index_slot_t *);
-        tb->chars.mask = h->sec[SEC_CHARS][1] / sizeof(tok_index_slot_t) - 1;
+        tb->chars.size = h->sec[SEC_CHARS][1] / sizeof(tok_index_slot_t);
         tb->chars.count = c->chars_count;
         tb->cut_ok = c->cut_ok;
         memcpy(tb->crossable, c->crossable, sizeof tb->crossable);
@@ -655,6 +681,7 @@ static void adopt_core(tok_tokenizer_t *t, const core_t *c)
     t->bpe.byte_fallback = c->byte_fallback;
     t->bpe.fuse_unk = c->fuse_unk;
     t->bpe.ignore_merges = c->ignore_merges;
+    t->bpe.rank_by = (tok_rank_t)c->rank_by;
     t->unigram.unk = c->uni_unk;
     t->unigram.byte_fallback = c->uni_byte_fallback;
     t->unigram.unk_penalty = c->unk_penalty;

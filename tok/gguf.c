@@ -462,6 +462,9 @@ static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
     tb_buf_t raw = {0};
     if (!b)
         return tb_fail(r->err, "%s: out of memory", r->path);
+    /* sized once, not doubled by copies beside the mapped file (about 6
+     * bytes a token in the vocabularies seen: past 16 it grows as usual) */
+    tok_vocab_builder_reserve(b, (size_t)n, (size_t)n * 16);
     r->pos = tokens->at;
     for (uint32_t id = 0; id < n; id++) {
         const uint8_t *s;
@@ -671,68 +674,6 @@ static int gg_setup_gpt2(gg_rd_t *r, tok_tokenizer_t *t)
     return 0;
 }
 
-typedef struct {
-    float score;
-    uint32_t id;
-} gg_rank_t;
-
-static int gg_by_score(const void *a, const void *b)
-{
-    const gg_rank_t *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* SentencePiece BPE merges the adjacent pair whose joined piece scores
- * best: every split of a normal piece into two normal pieces is a merge,
- * ranked by the joined piece's place in score order.  The merges are
- * gathered first and the pieces' map freed before they go into a table
- * sized once: added one by one, the table grew by copies beside the map
- * (cold peaks, the GGUF of Llama 2 and its 61k merges 6.8 -> 5.2 MiB,
- * Baichuan's 10.2 -> 8.0). */
-static int gg_spm_merges(tok_tokenizer_t *t, const char *path, tb_err_t *err)
-{
-    const tok_vocab_t *v = &t->vocab;
-    gg_rank_t *order = malloc(v->size * sizeof *order);
-    uint32_t *rank = malloc(v->size * sizeof *rank);
-    tb_strmap_t normal = {0};
-    TB_VEC(tok_merge_t) merges = {0};
-    int rc = !order || !rank || tb_strmap_init(&normal, v->size) ? -1 : 0;
-    size_t n = 0;
-    for (uint32_t id = 0; id < v->size && !rc; id++) {
-        if (v->kind[id] != TOK_NORMAL)
-            continue;
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, id, &len);
-        order[n++] = (gg_rank_t){v->score[id], id};
-        rc = tb_strmap_put(&normal, s, len, (int32_t)id) < 0 ? -1 : 0;
-    }
-    if (!rc)
-        qsort(order, n, sizeof *order, gg_by_score);
-    for (size_t i = 0; i < n && !rc; i++)
-        rank[order[i].id] = (uint32_t)i;
-    for (size_t i = 0; i < n && !rc; i++) {
-        uint32_t id = order[i].id;
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, id, &len);
-        for (size_t k = 1; k < len && !rc; k++) {
-            int32_t l = tb_strmap_get(&normal, s, k);
-            int32_t rr = tb_strmap_get(&normal, s + k, len - k);
-            tok_merge_t m = {(uint32_t)l, (uint32_t)rr, id, rank[id]};
-            if (l >= 0 && rr >= 0)
-                rc = tb_vec_push(&merges, m);
-        }
-    }
-    free(order);
-    free(rank);
-    tb_strmap_free(&normal);
-    if (!rc)
-        rc = tok_bpe_add_merges(&t->bpe, merges.data, merges.len);
-    free(merges.data);
-    return rc ? tb_fail(err, "%s: out of memory deriving merges", path) : 0;
-}
-
 /* SentencePiece-style BPE as llama.cpp runs it and as Llama 2's
  * tokenizer.json spells it: a marker before the text, spaces as markers,
  * no pre-tokenizer, byte fallback. */
@@ -755,8 +696,10 @@ static int gg_setup_llama(gg_rd_t *r, tok_tokenizer_t *t)
         t->decode_flags |= TOK_DEC_STRIP_LEADING_SPACE;
     snprintf(t->model_name, sizeof t->model_name, "%s",
              t->bpe.byte_fallback ? "bpe+byte-fallback" : "bpe");
-    return gg_spm_merges(t, r->path, r->err) || gg_added(r, t)
-               ? -1 : 0;
+    /* the file has no merges: a pair merges into the normal piece its two
+     * normal parts spell, the best score first (llama.cpp's rule) */
+    t->bpe.rank_by = TOK_RANK_SCORE;
+    return gg_added(r, t);
 }
 
 /* BERT's WordPiece as llama.cpp runs it (wordpiece.c), with its defaults:
@@ -1065,15 +1008,23 @@ int tok_gguf_write(const tok_tokenizer_t *t, const char *path, const char *pre,
         return tb_fail(err, "%s: GGUF export supports BPE tokenizers only, "
                             "not %s",
                        path, t->model_name);
+    if (t->bpe.rank_by == TOK_RANK_ID)
+        return tb_fail(err, "%s: GGUF export needs merges, and a tiktoken "
+                            "vocabulary has none",
+                       path);
     int spm = !t->bpe.byte_level;
+    /* a model ranked by scores (a GGUF's) keeps its own; one with merges
+     * gets scores in their order */
+    int own = t->bpe.rank_by == TOK_RANK_SCORE;
     gg_merge_t *m;
     size_t nm = gg_collect_merges(&t->bpe, &m);
-    float *scores = m && spm ? gg_spm_scores(t, m, nm) : NULL;
+    float *scores = m && spm && !own ? gg_spm_scores(t, m, nm) : NULL;
+    int ready = m && (!spm || own || scores);
     gg_wr_t w = {0};
-    if (m && (!spm || scores))
+    if (ready)
         gw_body(&w, t, spm, pre, m, nm, scores);
     int rc = 0;
-    if (!m || (spm && !scores) || w.oom)
+    if (!ready || w.oom)
         rc = tb_fail(err, "%s: out of memory", path);
     free(m);
     free(scores);

@@ -68,10 +68,14 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         return NULL;
     }
     tok_tokenizer_t *t = tok_new(f);
-    int rc = -1;
-    if (!t)
+    if (!t) {
         tb_fail(err, "%s: out of memory", path);
-    else if (f == TOK_FORMAT_HF_JSON)
+        return NULL;
+    }
+    t->src = data;
+    t->src_len = len;
+    int rc;
+    if (f == TOK_FORMAT_HF_JSON)
         rc = tok_load_hf_json(t, path, data, len, err);
     else if (f == TOK_FORMAT_SPM_MODEL)
         rc = tok_load_spm_model(t, path, data, len, err);
@@ -79,6 +83,7 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         rc = tok_load_tiktoken(t, path, data, len, err);
     else
         rc = tok_load_gguf(t, path, data, len, err);
+    t->src = NULL;
     if (!rc && tok_prepare(t, err))
         rc = tb_wrap(err, "%s", path);
     if (rc) {
@@ -86,6 +91,11 @@ static tok_tokenizer_t *load_source(const char *path, const uint8_t *data,
         return NULL;
     }
     return t;
+}
+
+void tok_release_source(tok_tokenizer_t *t, size_t from, size_t to)
+{
+    tb_release_map(t->src, t->src_len, from, to);
 }
 
 /* The cache folder opts name (see tok_load_opts_t) into dir; 0 if none. */
@@ -176,7 +186,8 @@ void tok_free(tok_tokenizer_t *t)
     for (size_t i = 0; i < t->norms.len; i++) {
         tb_buf_free(&t->norms.data[i].a);
         tb_buf_free(&t->norms.data[i].b);
-        tb_buf_free(&t->norms.data[i].blob);
+        if (!t->norms.data[i].blob_mapped)
+            tb_buf_free(&t->norms.data[i].blob);
     }
     for (size_t i = 0; i < t->pres.len; i++) {
         tb_buf_free(&t->pres.data[i].pattern);

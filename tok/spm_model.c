@@ -171,8 +171,19 @@ typedef struct {
     size_t at; /* byte offset of the message, for errors */
 } raw_piece_t;
 
+/* A user-defined piece: its bytes in the file and its id. */
 typedef struct {
-    TB_VEC(raw_piece_t) pieces;
+    pb_cur_t piece;
+    uint32_t id;
+} user_piece_t;
+
+/* The pieces are not kept: build_vocab reads them again from `all`, the
+ * ModelProto, so that no copy of their fields (32 bytes a piece) lies
+ * beside the vocabulary it builds. */
+typedef struct {
+    pb_cur_t all;
+    size_t n_pieces;
+    TB_VEC(user_piece_t) users; /* non-empty ones, by build_vocab */
     int32_t model_type, unk, bos, eos, pad, byte_fallback, ws_suffix;
     pb_cur_t norm_name, charsmap;
     int32_t add_dummy_prefix, remove_extra_ws, escape_ws;
@@ -297,18 +308,34 @@ static int read_model(const pb_file_t *f, pb_cur_t m, model_t *md)
         if (pb_expect(f, &m, wt, WT_LEN, name) || pb_bytes(f, &m, &val, name))
             return -1;
         if (num == 1) {
-            raw_piece_t rp;
-            if (md->pieces.len >= TOK_VOCAB_MAX_SIZE)
+            if (md->n_pieces++ >= TOK_VOCAB_MAX_SIZE)
                 return tb_fail(f->err, "%s: byte %zu: more than %u pieces",
                                f->path, pb_off(f, val.p), TOK_VOCAB_MAX_SIZE);
-            if (read_piece(f, val, &rp))
-                return -1;
-            if (tb_vec_push(&md->pieces, rp))
-                return tb_fail(f->err, "%s: out of memory", f->path);
         } else if (num == 2 ? read_trainer(f, val, md)
                             : read_normalizer(f, val, md)) {
             return -1;
         }
+    }
+    return 0;
+}
+
+/* The next piece at or after c, read_model having checked the fields
+ * around it: 1 with the piece in rp, 0 past the last, -1 on an error. */
+static int next_piece(const pb_file_t *f, pb_cur_t *c, raw_piece_t *rp)
+{
+    while (c->p < c->end) {
+        uint32_t num, wt;
+        pb_cur_t val;
+        if (pb_tag(f, c, &num, &wt, "ModelProto"))
+            return -1;
+        if (num != 1) {
+            if (pb_skip(f, c, num, wt, "ModelProto"))
+                return -1;
+            continue;
+        }
+        if (pb_bytes(f, c, &val, "ModelProto.pieces") || read_piece(f, val, rp))
+            return -1;
+        return 1;
     }
     return 0;
 }
@@ -352,26 +379,41 @@ static int piece_bytes(const pb_file_t *f, const raw_piece_t *rp, int escape,
     return 0;
 }
 
-static int build_vocab(const pb_file_t *f, const model_t *md, tok_vocab_t *v)
+/* The vocabulary from the pieces, in file order; the user-defined ones
+ * also go to md->users. */
+static int build_vocab(const pb_file_t *f, model_t *md, tok_vocab_t *v)
 {
     tok_vocab_builder_t *b = tok_vocab_builder_new();
     tb_buf_t tmp = {0};
     if (!b)
         return tb_fail(f->err, "%s: out of memory", f->path);
-    for (size_t i = 0; i < md->pieces.len; i++) {
-        const raw_piece_t *rp = &md->pieces.data[i];
-        int special = rp->type == TOK_CONTROL || rp->type == TOK_UNKNOWN;
-        if (piece_bytes(f, rp, md->escape_ws, &tmp) ||
-            tok_vocab_add(b, (uint32_t)i, tmp.data ? tmp.data : (const uint8_t *)"",
-                          tmp.len, rp->score, (tok_kind_t)rp->type, special,
+    /* the pieces' bytes are known only as they are read: their pool grows */
+    tok_vocab_builder_reserve(b, md->n_pieces, 0);
+    pb_cur_t c = md->all;
+    raw_piece_t rp;
+    int rc;
+    for (uint32_t i = 0; (rc = next_piece(f, &c, &rp)) > 0; i++) {
+        int special = rp.type == TOK_CONTROL || rp.type == TOK_UNKNOWN;
+        if (piece_bytes(f, &rp, md->escape_ws, &tmp) ||
+            tok_vocab_add(b, i, tmp.data ? tmp.data : (const uint8_t *)"",
+                          tmp.len, rp.score, (tok_kind_t)rp.type, special,
                           f->err)) {
-            tb_buf_free(&tmp);
-            tok_vocab_builder_free(b);
-            return tb_wrap(f->err, "%s: piece %zu (byte %zu)", f->path, i, rp->at);
+            rc = tb_wrap(f->err, "%s: piece %u (byte %zu)", f->path, i, rp.at);
+            break;
+        }
+        if (rp.type == TOK_USER && rp.piece.end > rp.piece.p &&
+            tb_vec_push(&md->users, ((user_piece_t){rp.piece, i}))) {
+            rc = tb_fail(f->err, "%s: out of memory", f->path);
+            break;
         }
     }
     tb_buf_free(&tmp);
-    if (tok_vocab_finish(b, v, f->err))
+    if (rc < 0) {
+        tok_vocab_builder_free(b);
+        return -1;
+    }
+    /* its index by bytes comes after the model's tables (tok_load_spm_model) */
+    if (tok_vocab_finish_unindexed(b, v, f->err))
         return tb_wrap(f->err, "%s", f->path);
     int32_t n = (int32_t)v->size;
     v->unk = md->unk >= 0 && md->unk < n ? md->unk : -1;
@@ -393,31 +435,40 @@ static int add_bos_eos(tok_tokenizer_t *t, const pb_file_t *f)
 }
 
 /* The normalizer step; user-defined pieces go in `a`, NUL-separated, as
- * the SentencePiece normalizer leaves them as they are. */
+ * the SentencePiece normalizer leaves them as they are.  Its charsmap is
+ * checked later (check_charsmap). */
 static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
                           const model_t *md)
 {
-    tok_charsmap_t cm;
     size_t cm_len = (size_t)(md->charsmap.end - md->charsmap.p);
-    if (tok_charsmap_open(&cm, md->charsmap.p, cm_len, f->err))
-        return tb_wrap(f->err, "%s: NormalizerSpec.precompiled_charsmap at "
-                               "byte %zu", f->path, pb_off(f, md->charsmap.p));
     tok_norm_t nm = {.kind = TOK_NORM_SPM};
     nm.flags = (md->add_dummy_prefix ? TOK_SPM_ADD_DUMMY_PREFIX : 0) |
                (md->remove_extra_ws ? TOK_SPM_REMOVE_EXTRA_WHITESPACES : 0) |
                (md->escape_ws ? TOK_SPM_ESCAPE_WHITESPACES : 0);
     int rc = tb_buf_put(&nm.blob, md->charsmap.p, cm_len);
-    for (size_t i = 0; i < md->pieces.len && !rc; i++) {
-        const raw_piece_t *rp = &md->pieces.data[i];
-        if (rp->type == TOK_USER && rp->piece.end > rp->piece.p)
-            rc = tb_buf_put(&nm.a, rp->piece.p, (size_t)(rp->piece.end - rp->piece.p)) ||
-                 tb_buf_putc(&nm.a, 0);
+    for (size_t i = 0; i < md->users.len && !rc; i++) {
+        const pb_cur_t *u = &md->users.data[i].piece;
+        rc = tb_buf_put(&nm.a, u->p, (size_t)(u->end - u->p)) || tb_buf_putc(&nm.a, 0);
     }
     if (rc || tb_vec_push(&t->norms, nm)) {
         tb_buf_free(&nm.blob);
         tb_buf_free(&nm.a);
         return tb_fail(f->err, "%s: out of memory", f->path);
     }
+    return 0;
+}
+
+/* The checks of the normalizer's charsmap, run on its copy once the
+ * file's pages are given back: they take 13 bytes a unit of their own
+ * (nmt_nfkc's 44k units), which need not lie beside the file. */
+static int check_charsmap(const tok_tokenizer_t *t, const pb_file_t *f,
+                          const model_t *md)
+{
+    const tb_buf_t *blob = &t->norms.data[t->norms.len - 1].blob;
+    tok_charsmap_t cm;
+    if (tok_charsmap_open(&cm, blob->data, blob->len, f->err))
+        return tb_wrap(f->err, "%s: NormalizerSpec.precompiled_charsmap at "
+                               "byte %zu", f->path, pb_off(f, md->charsmap.p));
     return 0;
 }
 
@@ -430,12 +481,10 @@ static int add_normalizer(tok_tokenizer_t *t, const pb_file_t *f,
 static int add_user_pieces(tok_tokenizer_t *t, const pb_file_t *f,
                            const model_t *md)
 {
-    for (size_t i = 0; i < md->pieces.len; i++) {
-        const raw_piece_t *rp = &md->pieces.data[i];
-        if (rp->type != TOK_USER || rp->piece.end == rp->piece.p)
-            continue;
-        tok_added_t a = {.id = (uint32_t)i, .normalized = md->model_type == 2};
-        if (tb_buf_put(&a.content, rp->piece.p, (size_t)(rp->piece.end - rp->piece.p)) ||
+    for (size_t i = 0; i < md->users.len; i++) {
+        const user_piece_t *u = &md->users.data[i];
+        tok_added_t a = {.id = u->id, .normalized = md->model_type == 2};
+        if (tb_buf_put(&a.content, u->piece.p, (size_t)(u->piece.end - u->piece.p)) ||
             tb_vec_push(&t->added, a)) {
             tb_buf_free(&a.content);
             return tb_fail(f->err, "%s: out of memory", f->path);
@@ -482,16 +531,29 @@ static int cmp_score(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Adds every split of piece `id` into two pieces of `map` as a merge. */
-static int add_splits(tok_tokenizer_t *t, const tb_strmap_t *map, uint32_t id,
-                      uint32_t rank)
+/* SentencePiece's piece table: byte, control and unknown pieces live
+ * apart and never take part in merges. */
+static int merge_piece(const tok_vocab_t *v, uint32_t id)
+{
+    uint8_t k = v->kind[id];
+    return (k == TOK_NORMAL || k == TOK_USER || k == TOK_UNUSED) &&
+           v->offset[id + 1] > v->offset[id];
+}
+
+typedef TB_VEC(tok_merge_t) merges_t;
+
+/* Every split of piece `id` into two pieces of `pieces`, as a merge onto
+ * `out`. */
+static int add_splits(const tok_vocab_t *v, const tok_index_t *pieces,
+                      uint32_t id, uint32_t rank, merges_t *out)
 {
     size_t len;
-    const uint8_t *s = tok_vocab_token(&t->vocab, id, &len);
+    const uint8_t *s = tok_vocab_token(v, id, &len);
     for (size_t k = tb_utf8_lead_len(s[0]); k < len; k += tb_utf8_lead_len(s[k])) {
-        int32_t l = tb_strmap_get(map, s, k), r = tb_strmap_get(map, s + k, len - k);
+        int32_t l = tok_index_get(pieces, v, s, k),
+                r = tok_index_get(pieces, v, s + k, len - k);
         if (l >= 0 && r >= 0 &&
-            tok_bpe_add_merge(&t->bpe, (uint32_t)l, (uint32_t)r, rank, id))
+            tb_vec_push(out, ((tok_merge_t){(uint32_t)l, (uint32_t)r, id, rank})))
             return -1;
     }
     return 0;
@@ -505,32 +567,36 @@ static int add_splits(tok_tokenizer_t *t, const tb_strmap_t *map, uint32_t id,
 static int setup_bpe(tok_tokenizer_t *t, const pb_file_t *f)
 {
     const tok_vocab_t *v = &t->vocab;
-    tb_strmap_t map = {0};
+    /* the pieces by their bytes, the lowest id of a string kept: 8 bytes
+     * a slot (a tag and an id), where a string map's are 24 */
+    tok_index_t pieces = {0};
+    /* the merges are listed first, then put into a table sized for them
+     * once: grown by doubling, it was a third larger, and held its old
+     * slots beside the new while it grew */
+    merges_t merges = {0};
     by_score_t *order = malloc((v->size ? v->size : 1) * sizeof *order);
     int rc = -1;
-    if (!order || tb_strmap_init(&map, v->size))
+    if (!order || tb_vec_reserve(&merges, v->size))
         goto out;
     size_t n = 0;
-    for (uint32_t id = 0; id < v->size; id++) {
-        size_t len;
-        const uint8_t *s = tok_vocab_token(v, id, &len);
-        uint8_t k = v->kind[id];
-        /* SentencePiece's piece table: byte, control and unknown pieces
-         * live apart and never take part in merges */
-        if ((k == TOK_NORMAL || k == TOK_USER || k == TOK_UNUSED) && len) {
-            if (tb_strmap_put(&map, s, len, (int32_t)id) < 0)
-                goto out;
+    for (uint32_t id = 0; id < v->size; id++)
+        if (merge_piece(v, id))
             order[n++] = (by_score_t){v->score[id], id};
-        }
-    }
+    if (tok_index_build(&pieces, v, n, merge_piece))
+        goto out;
     qsort(order, n, sizeof *order, cmp_score);
     uint32_t rank = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && order[i].score != order[i - 1].score)
             rank++;
-        if (add_splits(t, &map, order[i].id, rank))
+        if (add_splits(v, &pieces, order[i].id, rank, &merges))
             goto out;
     }
+    tok_index_free(&pieces);
+    free(order);
+    order = NULL;
+    if (tok_bpe_add_merges(&t->bpe, merges.data, merges.len))
+        goto out;
     t->bpe.byte_level = 0;
     t->bpe.byte_fallback = t->unigram.byte_fallback;
     t->bpe.fuse_unk = !t->unigram.byte_fallback; /* one unk per unknown run */
@@ -538,8 +604,9 @@ static int setup_bpe(tok_tokenizer_t *t, const pb_file_t *f)
     t->bpe.unk = v->unk;
     rc = 0;
 out:
-    tb_strmap_free(&map);
+    tok_index_free(&pieces);
     free(order);
+    free(merges.data);
     return rc ? tb_fail(f->err, "%s: out of memory deriving BPE merges", f->path) : 0;
 }
 
@@ -573,12 +640,12 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
                        const uint8_t *data, size_t len, tb_err_t *err)
 {
     pb_file_t f = {path, data, err};
-    model_t md = {.model_type = 1, .unk = 0, .bos = 1, .eos = 2, .pad = -1,
+    model_t md = {.all = {data, data + len}, .model_type = 1, .unk = 0, .bos = 1, .eos = 2, .pad = -1,
                   .add_dummy_prefix = 1, .remove_extra_ws = 1, .escape_ws = 1};
     int rc = -1;
-    if (read_model(&f, (pb_cur_t){data, data + len}, &md))
+    if (read_model(&f, md.all, &md))
         goto out;
-    if (md.pieces.len == 0) {
+    if (md.n_pieces == 0) {
         tb_fail(err, "%s: no pieces (ModelProto field 1)", path);
         goto out;
     }
@@ -588,8 +655,21 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
         goto out;
     }
     if (build_vocab(&f, &md, &t->vocab) || add_normalizer(t, &f, &md) ||
-        add_user_pieces(t, &f, &md) || setup_model(t, &f, &md) ||
-        add_bos_eos(t, &f))
+        add_user_pieces(t, &f, &md))
+        goto out;
+    /* all that is kept is copied: the charsmap's checks and the Unigram
+     * index or the BPE merges, each about the file's size, need not lie
+     * beside it */
+    tok_release_source(t, 0, len);
+    if (check_charsmap(t, &f, &md) || setup_model(t, &f, &md))
+        goto out;
+    /* the vocabulary's index by bytes, as large as the Unigram index's
+     * transient tables or the BPE pieces' index, after them */
+    if (tok_vocab_index(&t->vocab, md.n_pieces, err)) {
+        tb_wrap(err, "%s", path);
+        goto out;
+    }
+    if (add_bos_eos(t, &f))
         goto out;
     t->format = TOK_FORMAT_SPM_MODEL;
     t->meta_to_space = md.escape_ws != 0;
@@ -598,6 +678,6 @@ int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
     t->decode_flags = md.add_dummy_prefix ? TOK_DEC_STRIP_LEADING_SPACE : 0;
     rc = 0;
 out:
-    free(md.pieces.data);
+    free(md.users.data);
     return rc;
 }

@@ -69,6 +69,7 @@ typedef struct {
     tb_buf_t a, b;     /* string arguments (raw UTF-8) */
     tb_buf_t blob;     /* charsmap: 4-byte size, double-array units, pool */
     uint32_t flags;
+    int blob_mapped;   /* blob lies in a compiled file's mapping: not freed */
 } tok_norm_t;
 
 /* ---- pre-tokenizers ------------------------------------------------- */
@@ -144,15 +145,34 @@ typedef struct {
     size_t size, count; /* slots, merges */
 } tok_merges_t;
 
+/* How a BPE model ranks a pair of adjacent symbols.  tiktoken files and
+ * SentencePiece BPE GGUF files hold no merges: a pair merges into the
+ * token spelled by its two parts' bytes, found in the vocabulary's index
+ * by bytes when the pair is met, as tiktoken and llama.cpp do it, so no
+ * merge table (24 bytes a merge, five times cl100k's file) is derived. */
+typedef enum {
+    TOK_RANK_MERGES, /* the merge table (tok_merges_t) */
+    TOK_RANK_ID,     /* tiktoken: the joined token, ranked by its id */
+    TOK_RANK_SCORE,  /* SentencePiece BPE: the joined piece, the best
+                        score first, the leftmost pair on a tie */
+} tok_rank_t;
+
 /* The tables of one BPE tokenizer (tok_bpe_t.tables), derived from its
  * vocabulary and merges by tok_bpe_prepare, or mapped from a compiled file
  * (compiled.c), and only read while encoding. */
 typedef struct {
-    /* t->bpe.merges' slots, borrowed: the tokenizer owns them */
+    /* t->bpe.merges' slots, borrowed: the tokenizer owns them (NULL when
+     * pairs are ranked by bytes) */
     const tok_merge_slot_t *mt;
     size_t mt_size;
+    /* ranked by bytes: t->bpe.rank_by, t->vocab (borrowed), and the
+     * longest ordinary token, past which no two parts join */
+    tok_rank_t rank_by;
+    const tok_vocab_t *vocab;
+    uint32_t join_max;
     /* a Bloom filter over the merges' pairs (see bpe.c), 1 << filter_shift
-     * words, which answers most pairs with no merge before the table */
+     * words, which answers most pairs with no merge before the table
+     * (NULL when pairs are ranked by bytes) */
     uint64_t *filter;
     unsigned filter_shift;
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
@@ -174,6 +194,7 @@ typedef struct {
 typedef struct {
     tok_merges_t merges;
     int merges_borrowed; /* the slots lie in a compiled file's mapping */
+    tok_rank_t rank_by;  /* TOK_RANK_MERGES unless the loader says */
     int byte_level;      /* initial symbols are single bytes, not chars */
     int byte_fallback;   /* unknown chars become <0xNN> byte pieces */
     int fuse_unk;        /* consecutive unknowns become one unk */
@@ -315,6 +336,11 @@ struct tok_tokenizer {
      * index point into (NULL: those are malloc'd). */
     const uint8_t *map;
     size_t map_len;
+    /* While load_source runs a loader: the source file's mapping, whose
+     * pages the loader gives back (tok_release_source) once it has copied
+     * what it keeps (NULL: a loader called on a buffer of its caller's). */
+    const uint8_t *src;
+    size_t src_len;
     /* The one field an encode writes: states that calls borrow and put
      * back (NULL: none there), so that up to TOK_SPARE_STATES threads at a
      * time find a warm word cache. */
@@ -391,6 +417,11 @@ int tok_skips_special(const tok_tokenizer_t *t, uint32_t id);
 tok_tokenizer_t *tok_new(tok_format_t format);
 
 /* Loaders: each fills t from a file already read into memory. */
+/* Gives back the pages within bytes [from, to) of the source file's
+ * mapping (t->src), if the load runs from one (tb_release_map): a loader
+ * calls it on a part it is done with, before it builds more tables; the
+ * bytes stay readable. */
+void tok_release_source(tok_tokenizer_t *t, size_t from, size_t to); /* load.c */
 int tok_load_hf_json(tok_tokenizer_t *t, const char *path, const uint8_t *data,
                      size_t len, tb_err_t *err);
 int tok_load_spm_model(tok_tokenizer_t *t, const char *path,
@@ -413,9 +444,9 @@ typedef struct {
 int tok_gguf_pre(const uint8_t *name, size_t n, tok_gguf_pre_t *out,
                  tb_err_t *err);
 
-/* Pipeline pieces, each in its own file.  Merge tables of SentencePiece
- * BPE (by piece score) and tiktoken (by rank) are derived at load time into
- * the same (pair -> rank, merged id) table that Hugging Face BPE uses. */
+/* Pipeline pieces, each in its own file.  SentencePiece BPE GGUF files
+ * (by piece score) and tiktoken files (by rank) rank pairs through the
+ * index by bytes (tok_rank_t); the others fill the merge table. */
 int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
                     int literal, tb_err_t *err);           /* pretok.c */
 /* Compiles the fixed pattern of a step other than Split. */

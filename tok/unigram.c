@@ -18,6 +18,7 @@
  * base/da's double array, built at load time.
  */
 #include <float.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,9 @@ int tok_unigram_build_index(tok_tokenizer_t *t, tb_err_t *err)
             keys[n++] = (tb_da_key_t){s, (uint32_t)len, id};
     }
     qsort(keys, n, sizeof *keys, key_cmp);
+    /* glibc's qsort sorts through a copy of the keys (128 KB for 8,000),
+     * whose pages the double array's growth would otherwise add to */
+    malloc_trim(0);
     n = drop_duplicates(keys, n);
     int rc = tb_da_build(d, keys, n, TB_DA_NUL_FAR, err);
     free(keys);

@@ -8,11 +8,14 @@
 #include "../base/buf.h"
 #include "../base/sha256.h"
 
+/* 16 bytes a token, which a loader's peak holds beside the file (Llama
+ * 2's GGUF: 32k of them, 24 bytes each before): offsets fit 32 bits, as
+ * a vocabulary's do, and a token TOK_TOKEN_MAX_LEN bytes. */
 typedef struct {
     uint32_t id;
-    uint32_t len;
-    size_t at; /* offset of the bytes in the builder's pool */
+    uint32_t at; /* offset of the bytes in the builder's pool */
     float score;
+    uint16_t len;
     uint8_t kind, special;
 } pending_t;
 
@@ -53,8 +56,10 @@ int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
     if (len > TOK_TOKEN_MAX_LEN)
         return tb_fail(err, "token %u is %zu bytes long, over the limit of %u",
                        id, len, TOK_TOKEN_MAX_LEN);
-    pending_t t = {.id = id, .len = (uint32_t)len, .at = b->pool.len,
-                   .score = score, .kind = (uint8_t)kind,
+    if (b->pool.len + len > UINT32_MAX)
+        return tb_fail(err, "token %u: more than 4 GiB of token bytes", id);
+    pending_t t = {.id = id, .at = (uint32_t)b->pool.len, .score = score,
+                   .len = (uint16_t)len, .kind = (uint8_t)kind,
                    .special = (uint8_t)(special != 0)};
     if (tb_buf_put(&b->pool, bytes, len) || tb_vec_push(&b->tokens, t))
         return tb_fail(err, "out of memory adding token %u", id);
@@ -115,7 +120,8 @@ static int index_tokens(tok_vocab_t *v, size_t count)
     return tok_index_build(&v->by_bytes, v, count, indexed);
 }
 
-int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
+int tok_vocab_finish_unindexed(tok_vocab_builder_t *b, tok_vocab_t *v,
+                               tb_err_t *err)
 {
     memset(v, 0, sizeof *v);
     v->bos = v->eos = v->unk = v->pad = -1;
@@ -152,14 +158,25 @@ int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
      * the system: glibc keeps freed blocks below its mmap threshold, which
      * earlier frees of a load raise to megabytes, so the index would be
      * new memory beside them (Llama 3's peak 30.3 -> 27.4 MB). */
-    size_t count = b->tokens.len;
     tok_vocab_builder_free(b);
     malloc_trim(0);
+    return 0;
+}
+
+int tok_vocab_index(tok_vocab_t *v, size_t count, tb_err_t *err)
+{
     if (index_tokens(v, count)) {
         tok_vocab_free(v);
-        return tb_fail(err, "out of memory for a vocabulary of %u ids", size);
+        return tb_fail(err, "out of memory for a vocabulary of %u ids", v->size);
     }
     return 0;
+}
+
+int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err)
+{
+    size_t count = b->tokens.len;
+    return tok_vocab_finish_unindexed(b, v, err) ? -1
+                                                 : tok_vocab_index(v, count, err);
 }
 
 void tok_vocab_free(tok_vocab_t *v)
@@ -173,13 +190,23 @@ void tok_vocab_free(tok_vocab_t *v)
 
 enum { STEP = 32 }; /* tokens of a batch, whose cache misses overlap */
 
-static int slot_holds(const tok_index_slot_t *s, const tok_vocab_t *v,
+/* A key's tag, from the hash's low bits (its high bits choose the first
+ * slot), never 0xFF, so that no slot is all ones but an empty one. */
+static inline uint32_t index_tag(uint64_t h)
+{
+    uint32_t t = (uint32_t)h & 0xFF;
+    return (t == 0xFF ? 0xFE : t) << 24;
+}
+
+static inline uint32_t slot_id(tok_index_slot_t s) { return s & 0xFFFFFF; }
+
+static int slot_holds(tok_index_slot_t s, const tok_vocab_t *v,
                       const uint8_t *key, size_t len, uint32_t tag)
 {
-    if (s->tag != tag)
+    if ((s & 0xFF000000u) != tag)
         return 0;
     size_t n;
-    const uint8_t *b = tok_vocab_token(v, s->id1 - 1, &n);
+    const uint8_t *b = tok_vocab_token(v, slot_id(s), &n);
     return n == len && tb_same_bytes(b, key, len);
 }
 
@@ -189,10 +216,10 @@ static tok_index_slot_t *index_find(const tok_index_t *x, const tok_vocab_t *v,
                                     const uint8_t *key, size_t len,
                                     uint64_t h, size_t i)
 {
-    uint32_t tag = (uint32_t)(h >> 32);
-    for (i &= x->mask;; i = (i + 1) & x->mask) {
+    uint32_t tag = index_tag(h);
+    for (;; i = i + 1 < x->size ? i + 1 : 0) {
         tok_index_slot_t *s = &x->slots[i];
-        if (!s->id1 || slot_holds(s, v, key, len, tag))
+        if (*s == TOK_INDEX_EMPTY || slot_holds(*s, v, key, len, tag))
             return s;
     }
 }
@@ -200,13 +227,13 @@ static tok_index_slot_t *index_find(const tok_index_t *x, const tok_vocab_t *v,
 int tok_index_build(tok_index_t *x, const tok_vocab_t *v, size_t expected,
                     int (*keep)(const tok_vocab_t *v, uint32_t id))
 {
-    size_t n = tb_hash_table_size(expected);
+    size_t n = expected + expected / 2 + 2; /* at most 2/3 full, one free */
     x->slots = tb_alloc_big(n * sizeof *x->slots);
-    x->mask = n - 1;
+    x->size = n;
     x->count = 0;
     if (!x->slots)
         return -1;
-    memset(x->slots, 0, n * sizeof *x->slots);
+    memset(x->slots, 0xFF, n * sizeof *x->slots);
     uint32_t ids[STEP];
     uint64_t h[STEP];
     for (uint32_t at = 0; at < v->size;) {
@@ -218,16 +245,16 @@ int tok_index_build(tok_index_t *x, const tok_vocab_t *v, size_t expected,
             size_t len;
             const uint8_t *s = tok_vocab_token(v, ids[i], &len);
             h[i] = tb_hash(s, len);
-            __builtin_prefetch(&x->slots[(size_t)h[i] & x->mask]);
+            __builtin_prefetch(&x->slots[tok_index_first(x, h[i])]);
         }
         for (size_t i = 0; i < k; i++) {
-            if (x->count * 3 >= n * 2)
+            if (x->count == expected)
                 return -1; /* more than `expected`: a caller's mistake */
             size_t len;
             const uint8_t *s = tok_vocab_token(v, ids[i], &len);
-            tok_index_slot_t *slot = index_find(x, v, s, len, h[i], (size_t)h[i]);
-            if (!slot->id1) {
-                *slot = (tok_index_slot_t){(uint32_t)(h[i] >> 32), ids[i] + 1};
+            tok_index_slot_t *slot = index_find(x, v, s, len, h[i], tok_index_first(x, h[i]));
+            if (*slot == TOK_INDEX_EMPTY) {
+                *slot = index_tag(h[i]) | ids[i];
                 x->count++;
             }
         }
@@ -245,8 +272,8 @@ int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
                       const uint8_t *s, size_t n)
 {
     uint64_t h = tb_hash(s, n);
-    const tok_index_slot_t *slot = index_find(x, v, s, n, h, (size_t)h);
-    return (int32_t)slot->id1 - 1;
+    tok_index_slot_t slot = *index_find(x, v, s, n, h, tok_index_first(x, h));
+    return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)slot_id(slot);
 }
 
 void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
@@ -259,21 +286,23 @@ void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
         size_t k = n - at < STEP ? n - at : STEP;
         for (size_t i = 0; i < k; i++) {
             h[i] = tb_hash(keys[at + i], lens[at + i]);
-            __builtin_prefetch(&x->slots[(size_t)h[i] & x->mask]);
+            __builtin_prefetch(&x->slots[tok_index_first(x, h[i])]);
         }
         /* the first slot with the right tag most likely holds the token:
          * fetch its bytes before any comparison waits on them */
         for (size_t i = 0; i < k; i++) {
-            size_t j = (size_t)h[i] & x->mask;
-            while (x->slots[j].id1 && x->slots[j].tag != (uint32_t)(h[i] >> 32))
-                j = (j + 1) & x->mask;
-            if (x->slots[j].id1)
-                __builtin_prefetch(v->bytes + v->offset[x->slots[j].id1 - 1]);
+            size_t j = tok_index_first(x, h[i]);
+            uint32_t tag = index_tag(h[i]);
+            while (x->slots[j] != TOK_INDEX_EMPTY && (x->slots[j] & 0xFF000000u) != tag)
+                j = j + 1 < x->size ? j + 1 : 0;
+            if (x->slots[j] != TOK_INDEX_EMPTY)
+                __builtin_prefetch(v->bytes + v->offset[slot_id(x->slots[j])]);
             first[i] = j;
         }
-        for (size_t i = 0; i < k; i++)
-            ids[at + i] = (int32_t)index_find(x, v, keys[at + i], lens[at + i],
-                                              h[i], first[i])->id1 - 1;
+        for (size_t i = 0; i < k; i++) {
+            tok_index_slot_t s = *index_find(x, v, keys[at + i], lens[at + i], h[i], first[i]);
+            ids[at + i] = s == TOK_INDEX_EMPTY ? -1 : (int32_t)slot_id(s);
+        }
     }
 }
 

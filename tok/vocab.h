@@ -38,21 +38,27 @@ typedef enum {
 #define TOK_TOKEN_MAX_LEN 65535u
 
 /* An index of some of a vocabulary's tokens by their bytes (the lowest id
- * of equal strings kept): open addressing, linear probing, at most 2/3
- * full, a power of two in size.  A slot holds the high half of the
- * token's hash and its id plus one (0: an empty slot), so a probe that
- * meets another token is told so by the tag, and the table holds no
- * pointer: a compiled tokenizer (compiled.c) maps it from its file and
- * uses it in place. */
-typedef struct {
-    uint32_t tag;
-    uint32_t id1;
-} tok_index_slot_t;
+ * of equal strings kept): open addressing, linear probing, sized to its
+ * tokens (at most 2/3 full, not a power of two), a probe starting where
+ * the hash scales to.  A slot is 4 bytes, 8 bits of the token's hash
+ * above its 24-bit id (TOK_VOCAB_MAX_SIZE), all ones when empty (no tag
+ * is 0xFF), so a probe that meets another token is told so by the tag
+ * 255 times in 256, and the table holds no pointer: a compiled tokenizer
+ * (compiled.c) maps it from its file and uses it in place.  8-byte slots
+ * in a power of two took 2 MiB for cl100k's 100k tokens, now 0.6 MiB. */
+typedef uint32_t tok_index_slot_t;
+#define TOK_INDEX_EMPTY UINT32_MAX
 
 typedef struct {
     tok_index_slot_t *slots;
-    size_t mask, count;
+    size_t size, count;
 } tok_index_t;
+
+/* The slot where a probe for bytes of hash h (tb_hash) starts. */
+static inline size_t tok_index_first(const tok_index_t *x, uint64_t h)
+{
+    return (size_t)(((unsigned __int128)h * x->size) >> 64);
+}
 
 typedef struct {
     uint32_t size;      /* number of ids */
@@ -82,6 +88,13 @@ void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
                                size_t bytes);
 /* Moves the tokens into v (ids never added become TOK_UNUSED) and frees b. */
 int tok_vocab_finish(tok_vocab_builder_t *b, tok_vocab_t *v, tb_err_t *err);
+/* The same in two steps: v without its index by bytes and byte_id, then
+ * those (for at most `count` tokens), for a loader that builds a transient
+ * table as large in between (SentencePiece's Unigram index or merges), so
+ * that the two are not held at once.  v is not to be looked up between. */
+int tok_vocab_finish_unindexed(tok_vocab_builder_t *b, tok_vocab_t *v,
+                               tb_err_t *err);
+int tok_vocab_index(tok_vocab_t *v, size_t count, tb_err_t *err);
 void tok_vocab_builder_free(tok_vocab_builder_t *b);
 
 void tok_vocab_free(tok_vocab_t *v);
