@@ -37,12 +37,15 @@
  * word of byte-level pre-tokenizers (\p{L}+), often 100-250 bytes: a
  * quarter of the bytes of the multi corpus lie in words of 128-256. */
 #define CACHE_MAX_WORD 256
-#define CACHE_SLOTS (1u << 18) /* 3 MB of slots at most, at most half used */
-/* The slots a state starts with, doubled as the cache fills: a fresh
- * state's first pass over a text touches only the pages its words need
- * (on this KVM guest a page's first touch costs 5-10 us: 768 of them, a
- * tenth of a first megabyte's encode, for slots that were mostly empty). */
+#define CACHE_SLOTS (1u << 18) /* 2 MB of slots at most, at most half used */
+/* The slots a state starts with, four times as many each time the cache
+ * fills: a fresh state's first pass over a text touches only the pages
+ * its words need (on this KVM guest a page's first touch costs 3 us of
+ * CPU, 5-10 of wall clock: 768 of them, a tenth of a first megabyte's
+ * encode, for slots that were mostly empty), and the tables it outgrows
+ * are pages touched too (doubling, they came to as much as the last). */
 #define CACHE_FIRST_SLOTS (1u << 12)
+#define CACHE_GROWTH 4
 #define CACHE_MAX_POOL ((size_t)8 << 20)
 
 #define DEAD UINT32_MAX
@@ -51,14 +54,30 @@
  * above every merge's. */
 #define NO_MERGE UINT64_MAX
 
-/* A cached word: its bytes and then its ids lie together in the pool, so
- * a hit touches the slot and one pool line. */
+/* A cached word: a slot of 8 bytes, and in the pool an entry of its
+ * key's length and number of ids (uint16_t each, ENTRY_HEAD bytes), its
+ * bytes and then its ids, so that a hit touches the slot and the lines of
+ * one entry, and the slots (a fresh state's pages) stay small. */
 typedef struct {
     uint32_t tag;       /* high half of the word's hash, never 0; 0: empty */
-    uint32_t off;       /* into pool: key bytes, then nids ids */
-    uint16_t key_len;
-    uint16_t nids;
+    uint32_t off;       /* into pool: the word's entry */
 } cache_slot_t;
+
+#define ENTRY_HEAD 4
+
+static size_t entry_key_len(const uint8_t *e)
+{
+    uint16_t n;
+    memcpy(&n, e, sizeof n);
+    return n;
+}
+
+static size_t entry_nids(const uint8_t *e)
+{
+    uint16_t n;
+    memcpy(&n, e + 2, sizeof n);
+    return n;
+}
 
 /* One candidate merge in the heap; stale ones are dropped when popped. */
 typedef struct {
@@ -69,12 +88,23 @@ typedef struct {
 typedef tok_merge_slot_t merge_slot_t;
 
 /* The pair cache (a state's): the merge table's answers for the pairs met
- * lately, direct-mapped, misses (val UINT64_MAX) too.  The table of a
+ * lately, direct-mapped: only pairs the filter below let through (those
+ * that merge, and its few false positives, val UINT64_MAX), since the
+ * filter answers the others from L2 itself; caching them too, two thirds
+ * of a first pass's pairs, crowded out the pairs that merge.  The table of a
  * large vocabulary (8 MB for Llama 3) misses the CPU caches on most
  * lookups, while the words of a text share most of their pairs (the bytes
- * of the same characters, the same syllables), so a 256 KB cache answers
- * most of them from L2. */
-#define PAIR_CACHE_BITS 14
+ * of the same characters, the same syllables), so a small cache answers
+ * most of them.  Small: with the filter below it should stay in the L2
+ * cache (512 KB a core on the EPYC guest) beside the word cache's lines.
+ * At 256 KB, with a 512 KB filter, a first pass over Llama 3 missed a
+ * 512 KB L2 on 406k reads (callgrind), at 32 KB with a 256 KB filter on
+ * 334k. */
+#define PAIR_CACHE_BITS 11
+/* A model ranked by bytes has no filter: its pair cache holds every pair
+ * met, and a pair it misses is looked up by its joined bytes in the
+ * vocabulary's index, so it keeps the larger cache it had (256 KB). */
+#define PAIR_CACHE_BITS_BY_BYTES 14
 
 /* The char cache (a state's): the ids of the multi-byte characters met
  * lately, direct-mapped by code point, for models whose initial symbols
@@ -93,7 +123,8 @@ typedef struct {
     size_t nslots; /* a power of two, up to CACHE_SLOTS */
     size_t count;
     tb_buf_t pool;
-    merge_slot_t *pairs;        /* pair cache, 1 << PAIR_CACHE_BITS slots */
+    merge_slot_t *pairs;        /* pair cache, 1 << pair_bits slots */
+    unsigned pair_bits;         /* PAIR_CACHE_BITS, or _BY_BYTES */
     uint8_t *join;              /* ranked by bytes: a pair's joined bytes,
                                    room for tab->join_max */
     uint64_t *chars;            /* char cache, 1 << CHAR_CACHE_BITS slots */
@@ -247,12 +278,12 @@ static inline uint64_t slots_get(const merge_slot_t *mt, size_t size, uint32_t l
 
 /* A Bloom filter over the merge table's pairs (bpe_tables_t.filter): each
  * pair sets two bits of one 64-bit word, both chosen by the pair's hash,
- * in a power of two of words giving at least 8 bits a merge.  Most pairs
+ * in a power of two of words giving at least 4 bits a merge.  Most pairs
  * a new word looks up that the state's pair cache has not seen have no
  * merge (Llama 3, the first megabyte of multi: 106k of 128k), and the
  * table answers those slowest: their probe runs on to an empty slot, often
  * into the next cache line, of a table (6.7 MB) that misses the CPU
- * caches.  The filter (512 KB) turns away all but a few per cent of them
+ * caches.  The filter (256 KB) turns away all but a few per cent of them
  * and lets the pairs that merge through. */
 #define FILTER_MIN_SHIFT 6
 
@@ -271,7 +302,7 @@ static inline int filter_may_have(const bpe_tables_t *tb, uint64_t key)
 static int build_filter(bpe_tables_t *tb, size_t merges)
 {
     unsigned shift = FILTER_MIN_SHIFT;
-    while (((size_t)64 << shift) < 8 * merges)
+    while (((size_t)64 << shift) < 4 * merges)
         shift++;
     if (!(tb->filter = calloc((size_t)1 << shift, sizeof *tb->filter)))
         return -1;
@@ -302,8 +333,9 @@ static inline uint32_t score_rank(float score)
  * r's, when all three are ordinary tokens, at its id (tiktoken) or its
  * score.  The lowest id of those bytes is the one the index keeps, as
  * tiktoken's file has one token for given bytes (its loader checks) and
- * a SentencePiece model one piece.  join has room for tb->join_max. */
-static uint64_t merge_by_bytes(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
+ * a SentencePiece model one piece.  join has room for tb->join_max.  Not
+ * inlined into pair_merge, which the merge loops inline at every call. */
+static __attribute__((noinline)) uint64_t merge_by_bytes(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
                                uint32_t r)
 {
     const tok_vocab_t *v = tb->vocab;
@@ -339,9 +371,9 @@ int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
     return v != NO_MERGE;
 }
 
-static inline size_t pair_slot(uint64_t key)
+static inline size_t pair_slot(const bpe_state_t *st, uint64_t key)
 {
-    return (key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_CACHE_BITS);
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - st->pair_bits);
 }
 
 /* Starts loading what a lookup of pair (l, r) reads first, its slot in the
@@ -350,20 +382,33 @@ static inline size_t pair_slot(uint64_t key)
 static inline void pair_prefetch(const bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    __builtin_prefetch(&st->pairs[pair_slot(key)]);
+    __builtin_prefetch(&st->pairs[pair_slot(st, key)]);
     if (st->tab->filter)
         __builtin_prefetch(&st->tab->filter[tb_hash_u64(key) >> (64 - st->tab->filter_shift)]);
 }
 
-/* merge_of through the state's pair cache. */
-static inline uint64_t pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
+/* merge_of through the state's pair cache, which holds the answers the
+ * filter could not give (all of a model ranked by bytes, which has none).
+ * Inlined by force: since merge_by_bytes came in, gcc made it a call, 8M
+ * instructions more on Llama 3's first pass. */
+static inline __attribute__((always_inline)) uint64_t
+pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
 {
     uint64_t key = (uint64_t)l << 32 | r;
-    merge_slot_t *c = &st->pairs[pair_slot(key)];
-    if (c->key != key) {
-        c->key = key;
-        c->val = merge_of(st->tab, st->join, l, r);
+    merge_slot_t *c = &st->pairs[pair_slot(st, key)];
+    if (c->key == key)
+        return c->val;
+    const bpe_tables_t *tb = st->tab;
+    uint64_t v;
+    if (tb->rank_by != TOK_RANK_MERGES) {
+        v = merge_by_bytes(tb, st->join, l, r); /* no filter: cache it all */
+    } else {
+        if (!filter_may_have(tb, key))
+            return NO_MERGE;
+        v = slots_get(tb->mt, tb->mt_size, l, r);
     }
+    c->key = key;
+    c->val = v;
     return c->val;
 }
 
@@ -482,8 +527,8 @@ static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
         const cache_slot_t *s = &st->slots[i];
         if (!s->tag)
             return s;
-        if (s->tag == tag && s->key_len == n &&
-            !memcmp(st->pool.data + s->off, w, n))
+        if (s->tag == tag && entry_key_len(st->pool.data + s->off) == n &&
+            !memcmp(st->pool.data + s->off + ENTRY_HEAD, w, n))
             return s;
         i = (i + 1) & mask;
     }
@@ -496,23 +541,24 @@ static void cache_clear(bpe_state_t *st)
     st->pool.len = 0;
 }
 
-/* Twice the slots, the words moved over (their hashes taken again from
- * the pool); -1 if out of memory, the cache as it was. */
+/* CACHE_GROWTH times the slots, the words moved over (their hashes
+ * taken again from the pool); -1 if out of memory, the cache as it was. */
 static int cache_grow(bpe_state_t *st)
 {
     cache_slot_t *old = st->slots;
     size_t n = st->nslots;
-    if (!(st->slots = calloc(2 * n, sizeof *st->slots))) {
+    if (!(st->slots = calloc(CACHE_GROWTH * n, sizeof *st->slots))) {
         st->slots = old;
         return -1;
     }
-    st->nslots = 2 * n;
+    st->nslots = CACHE_GROWTH * n;
     for (size_t i = 0; i < n; i++) {
         if (!old[i].tag)
             continue;
-        const uint8_t *key = st->pool.data + old[i].off;
-        uint64_t h = tb_hash(key, old[i].key_len);
-        *(cache_slot_t *)cache_find(st, key, old[i].key_len, h) = old[i];
+        const uint8_t *e = st->pool.data + old[i].off;
+        size_t len = entry_key_len(e);
+        uint64_t h = tb_hash(e + ENTRY_HEAD, len);
+        *(cache_slot_t *)cache_find(st, e + ENTRY_HEAD, len, h) = old[i];
     }
     free(old);
     return 0;
@@ -522,7 +568,8 @@ static int cache_grow(bpe_state_t *st)
 static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
                       const uint32_t *ids, size_t nids)
 {
-    size_t need = n + nids * sizeof *ids;
+    size_t need = ENTRY_HEAD + n + nids * sizeof *ids;
+    uint16_t head[2] = {(uint16_t)n, (uint16_t)nids};
     if (nids > UINT16_MAX)
         return;
     if (st->count >= st->nslots / 2 && st->nslots < CACHE_SLOTS)
@@ -534,8 +581,7 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
     s->tag = (uint32_t)(h >> 32) | 1;
     s->off = (uint32_t)st->pool.len;
-    s->key_len = (uint16_t)n;
-    s->nids = (uint16_t)nids;
+    tb_buf_put(&st->pool, head, ENTRY_HEAD);
     tb_buf_put(&st->pool, w, n);
     tb_buf_put(&st->pool, ids, nids * sizeof *ids);
     st->count++;
@@ -589,7 +635,9 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
         return NULL;
     st->nslots = CACHE_FIRST_SLOTS;
     st->slots = calloc(st->nslots, sizeof *st->slots);
-    st->pairs = malloc(sizeof *st->pairs << PAIR_CACHE_BITS);
+    st->pair_bits = t->bpe.tables->rank_by == TOK_RANK_MERGES ? PAIR_CACHE_BITS
+                                                             : PAIR_CACHE_BITS_BY_BYTES;
+    st->pairs = malloc(sizeof *st->pairs << st->pair_bits);
     st->join = malloc((size_t)t->bpe.tables->join_max + 1);
     if (!t->bpe.byte_level) /* calloc: pages of slots never met stay unfaulted */
         st->chars = calloc((size_t)1 << CHAR_CACHE_BITS, sizeof *st->chars);
@@ -597,7 +645,7 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
         tok_bpe_state_free(st);
         return NULL;
     }
-    for (size_t i = 0; i < (size_t)1 << PAIR_CACHE_BITS; i++)
+    for (size_t i = 0; i < (size_t)1 << st->pair_bits; i++)
         st->pairs[i].key = UINT64_MAX;
     st->tab = t->bpe.tables;
     ts->bpe = st;
@@ -859,17 +907,23 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
-/* Appends the ids of one word (or one piece of a cut word). */
-static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                     size_t n, tok_ids_t *out, tb_err_t *err)
+/* The word cache's hash of w[0..n), 0 for a word too long to cache. */
+static uint64_t word_hash(const uint8_t *w, size_t n)
 {
-    uint64_t h = 0;
+    return n <= CACHE_MAX_WORD ? tb_hash(w, n) : 0;
+}
+
+/* Appends the ids of one word (or one piece of a cut word) whose
+ * word_hash is h. */
+static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+{
     if (n <= CACHE_MAX_WORD) {
-        h = tb_hash(w, n);
         const cache_slot_t *s = cache_find(st, w, n, h);
         if (s->tag) {
-            if (tb_vec_append(out, st->pool.data + s->off + n, s->nids))
-                return tb_fail(err, "bpe: out of memory for %u ids", s->nids);
+            const uint8_t *e = st->pool.data + s->off;
+            if (tb_vec_append(out, e + ENTRY_HEAD + n, entry_nids(e)))
+                return tb_fail(err, "bpe: out of memory for %zu ids", entry_nids(e));
             return 0;
         }
     }
@@ -895,27 +949,93 @@ static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w
     return 0;
 }
 
-int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
-                 size_t n, tok_ids_t *out, tb_err_t *err)
+/* Appends the ids of word w[0..n), whose word_hash is h. */
+static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                    size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
-    if (n == 0)
-        return 0;
-    if (!t->bpe.tables)
-        return tb_fail(err, "bpe: the merge engine was never set up (tok_prepare)");
-    bpe_state_t *st = state_of(t, ts);
-    if (!st)
-        return tb_fail(err, "bpe: out of memory for the word cache");
     if (!st->tab->cut_ok || n <= SCAN_MAX_SYMBOLS)
-        return bpe_piece(t, st, w, n, out, err);
+        return bpe_piece(t, st, w, n, h, out, err);
     size_t start = 0;
     for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
          sp = memchr(sp + 1, ' ', (size_t)(w + n - sp - 1))) {
         size_t i = (size_t)(sp - w);
         if (w[i - 1] == ' ' || st->tab->crossable[w[i - 1]])
             continue;
-        if (bpe_piece(t, st, w + start, i - start, out, err))
+        if (bpe_piece(t, st, w + start, i - start, word_hash(w + start, i - start),
+                      out, err))
             return -1;
         start = i;
     }
-    return bpe_piece(t, st, w + start, n - start, out, err);
+    if (start)
+        h = word_hash(w + start, n - start);
+    return bpe_piece(t, st, w + start, n - start, h, out, err);
+}
+
+/* The BPE part of ts, or NULL with err set. */
+static bpe_state_t *ready_state(const tok_tokenizer_t *t, tok_state_t *ts,
+                                tb_err_t *err)
+{
+    bpe_state_t *st = NULL;
+    if (!t->bpe.tables)
+        tb_fail(err, "bpe: the merge engine was never set up (tok_prepare)");
+    else if (!(st = state_of(t, ts)))
+        tb_fail(err, "bpe: out of memory for the word cache");
+    return st;
+}
+
+int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
+                 size_t n, tok_ids_t *out, tb_err_t *err)
+{
+    if (n == 0)
+        return 0;
+    bpe_state_t *st = ready_state(t, ts, err);
+    return st ? bpe_word(t, st, w, n, word_hash(w, n), out, err) : -1;
+}
+
+/* Words looked up ahead of the one being encoded: at WORDS_AHEAD a word's
+ * hash is taken and its word-cache slot fetched; at WORDS_AHEAD / 2 the
+ * slot is read, and what the word will read next is fetched: its key and
+ * ids in the pool if the slot holds it, else (a new word) its slot of the
+ * vocabulary's index, which a whole-word lookup reads first.  A first
+ * pass over a megabyte of text misses the CPU caches on most of these
+ * (the slots and the pool are megabytes, filled at random), and one word
+ * at a time each miss was waited on in turn. */
+#define WORDS_AHEAD 8
+
+static void fetch_slot(const bpe_state_t *st, uint64_t h)
+{
+    __builtin_prefetch(&st->slots[h & (st->nslots - 1)]);
+}
+
+static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t h)
+{
+    const cache_slot_t *s = &st->slots[h & (st->nslots - 1)];
+    if (s->tag == ((uint32_t)(h >> 32) | 1))
+        __builtin_prefetch(st->pool.data + s->off);
+    else if (!s->tag && t->bpe.ignore_merges)
+        __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
+}
+
+int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,
+                  const tok_span_t *words, size_t n, tok_ids_t *out, tb_err_t *err)
+{
+    enum { HALF = WORDS_AHEAD / 2 };
+    uint64_t h[WORDS_AHEAD]; /* word i's hash at i % WORDS_AHEAD */
+    bpe_state_t *st = n ? ready_state(t, ts, err) : NULL;
+    if (n && !st)
+        return -1;
+    for (size_t i = 0; i < n + WORDS_AHEAD; i++) {
+        size_t k = i - WORDS_AHEAD; /* the word encoded now, before i takes its hash's place */
+        if (i >= WORDS_AHEAD && words[k].len &&
+            bpe_word(t, st, text + words[k].off, words[k].len, h[k % WORDS_AHEAD],
+                     out, err))
+            return -1;
+        if (i < n) {
+            h[i % WORDS_AHEAD] = word_hash(text + words[i].off, words[i].len);
+            fetch_slot(st, h[i % WORDS_AHEAD]);
+        }
+        if (i >= HALF && i - HALF < n && words[i - HALF].len <= CACHE_MAX_WORD)
+            fetch_next(t, st, h[(i - HALF) % WORDS_AHEAD]);
+    }
+    return 0;
 }

@@ -291,7 +291,7 @@ typedef struct {
     uint32_t type; /* its type id */
 } tok_pair_item_t;
 
-/* Spare states a tokenizer keeps: about 11 MB each at most (bpe.c's word
+/* Spare states a tokenizer keeps: about 10 MB each at most (bpe.c's word
  * cache), taken only as concurrent calls need them. */
 #define TOK_SPARE_STATES 4
 
@@ -473,6 +473,10 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
 void tok_bpe_state_free(void *bpe);                        /* bpe.c */
 int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
                  size_t n, tok_ids_t *out, tb_err_t *err); /* bpe.c */
+/* tok_bpe_word over the words of text, each looked up ahead of its turn. */
+int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
+                  const tok_span_t *words, size_t n, tok_ids_t *out,
+                  tb_err_t *err);                           /* bpe.c */
 
 /* Runs the normalizer steps over s[0..n) into out (normalize.c); the
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */

@@ -34,7 +34,7 @@
 
 typedef struct tok_tokenizer tok_tokenizer_t;
 /* Working memory of encoding (see Threads above): a few buffers and, for
- * BPE models, a word cache of up to about 11 MB. */
+ * BPE models, a word cache of up to about 10 MB. */
 typedef struct tok_state tok_state_t;
 
 typedef TB_VEC(uint32_t) tok_ids_t;

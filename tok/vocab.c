@@ -198,11 +198,6 @@ static inline uint32_t index_tag(uint64_t h)
     return (t == 0xFF ? 0xFE : t) << 24;
 }
 
-static inline size_t index_first(const tok_index_t *x, uint64_t h)
-{
-    return (size_t)(((unsigned __int128)h * x->size) >> 64);
-}
-
 static inline uint32_t slot_id(tok_index_slot_t s) { return s & 0xFFFFFF; }
 
 static int slot_holds(tok_index_slot_t s, const tok_vocab_t *v,
@@ -250,14 +245,14 @@ int tok_index_build(tok_index_t *x, const tok_vocab_t *v, size_t expected,
             size_t len;
             const uint8_t *s = tok_vocab_token(v, ids[i], &len);
             h[i] = tb_hash(s, len);
-            __builtin_prefetch(&x->slots[index_first(x, h[i])]);
+            __builtin_prefetch(&x->slots[tok_index_first(x, h[i])]);
         }
         for (size_t i = 0; i < k; i++) {
             if (x->count == expected)
                 return -1; /* more than `expected`: a caller's mistake */
             size_t len;
             const uint8_t *s = tok_vocab_token(v, ids[i], &len);
-            tok_index_slot_t *slot = index_find(x, v, s, len, h[i], index_first(x, h[i]));
+            tok_index_slot_t *slot = index_find(x, v, s, len, h[i], tok_index_first(x, h[i]));
             if (*slot == TOK_INDEX_EMPTY) {
                 *slot = index_tag(h[i]) | ids[i];
                 x->count++;
@@ -277,7 +272,7 @@ int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
                       const uint8_t *s, size_t n)
 {
     uint64_t h = tb_hash(s, n);
-    tok_index_slot_t slot = *index_find(x, v, s, n, h, index_first(x, h));
+    tok_index_slot_t slot = *index_find(x, v, s, n, h, tok_index_first(x, h));
     return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)slot_id(slot);
 }
 
@@ -291,12 +286,12 @@ void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
         size_t k = n - at < STEP ? n - at : STEP;
         for (size_t i = 0; i < k; i++) {
             h[i] = tb_hash(keys[at + i], lens[at + i]);
-            __builtin_prefetch(&x->slots[index_first(x, h[i])]);
+            __builtin_prefetch(&x->slots[tok_index_first(x, h[i])]);
         }
         /* the first slot with the right tag most likely holds the token:
          * fetch its bytes before any comparison waits on them */
         for (size_t i = 0; i < k; i++) {
-            size_t j = index_first(x, h[i]);
+            size_t j = tok_index_first(x, h[i]);
             uint32_t tag = index_tag(h[i]);
             while (x->slots[j] != TOK_INDEX_EMPTY && (x->slots[j] & 0xFF000000u) != tag)
                 j = j + 1 < x->size ? j + 1 : 0;

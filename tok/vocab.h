@@ -54,6 +54,12 @@ typedef struct {
     size_t size, count;
 } tok_index_t;
 
+/* The slot where a probe for bytes of hash h (tb_hash) starts. */
+static inline size_t tok_index_first(const tok_index_t *x, uint64_t h)
+{
+    return (size_t)(((unsigned __int128)h * x->size) >> 64);
+}
+
 typedef struct {
     uint32_t size;      /* number of ids */
     uint8_t *bytes;     /* every token's raw bytes, back to back */
