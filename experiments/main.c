@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "drivers/driver.h"
 
 typedef struct {
     const char *name;
@@ -28,6 +29,7 @@ static const command_t commands[] = {
     {"mask", xp_cmd_mask, "token mask of a regex, lexer or grammar over a vocabulary's trie, with its cost"},
     {"accept", xp_cmd_accept, "a text's tokens driven through a grammar's matcher, token by token"},
     {"_case", xp_cmd_case, "(internal) one repetition of one case, for callgrind"},
+    {"_load", xp_cmd_load, "(internal) one load of the load experiment, in a fresh process"},
 };
 
 static void usage(FILE *out)
@@ -45,6 +47,7 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    xp_load_exe = "/proc/self/exe"; /* the load experiment's fresh processes */
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -25,6 +25,7 @@ int xp_cmd_show(int argc, char **argv);
 int xp_cmd_diff(int argc, char **argv);
 int xp_cmd_counters(int argc, char **argv);
 int xp_cmd_case(int argc, char **argv);
+int xp_cmd_load(int argc, char **argv);
 int xp_cmd_report(int argc, char **argv);
 int xp_cmd_export(int argc, char **argv);
 int xp_cmd_merge(int argc, char **argv);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmd_results.h"
+#include "../drivers/driver.h"
 #include "../drivers/runner.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -192,4 +193,16 @@ int xp_cmd_case(int argc, char **argv)
     int rc = xp_case_once(&row, &err);
     xp_row_free(&row);
     return rc ? xp_die(&err) : 0;
+}
+
+/* _load PATH WAY CACHE_DIR FD: the load experiment's child (drv_load.c). */
+int xp_cmd_load(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: tokbench _load PATH WAY CACHE_DIR FD (internal: the load "
+                        "experiment's fresh process)\n");
+        return 2;
+    }
+    xp_load_child(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
+    return 1; /* not reached */
 }

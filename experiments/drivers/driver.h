@@ -117,6 +117,16 @@ const xp_driver_t *xp_driver_find(const char *name);
 int xp_measured_rep(const xp_driver_t *d, void *state, unsigned rep,
                     xp_qty_t *q, tb_err_t *err);
 
+/* The load experiment's measured load (drv_load.c), run by `tokbench
+ * _load` in a process of its own: loads path one way (0 from the source,
+ * 1 from the compiled cache in cache_dir, 2 writing it) and writes its
+ * report to fd; does not return. */
+void xp_load_child(const char *path, int way, const char *cache_dir, int fd);
+/* The program whose `_load` runs that load (tokbench's main sets it to
+ * itself); NULL: the forked child loads in place, where what the parent
+ * did before can show in the child's peak. */
+extern const char *xp_load_exe;
+
 extern const xp_driver_t xp_driver_selftest;
 extern const xp_driver_t xp_driver_tokenize;
 extern const xp_driver_t xp_driver_conform;
