@@ -420,7 +420,7 @@ static int index_ok(const tok_index_slot_t *s, size_t bytes, uint64_t count,
     for (size_t i = 0; i < n; i++) {
         if (s[i] == TOK_INDEX_EMPTY)
             continue;
-        if ((s[i] & 0xFFFFFF) >= size)
+        if (tok_index_slot_id(s[i]) >= size)
             return 0;
         used++;
     }

@@ -198,15 +198,13 @@ static inline uint32_t index_tag(uint64_t h)
     return (t == 0xFF ? 0xFE : t) << 24;
 }
 
-static inline uint32_t slot_id(tok_index_slot_t s) { return s & 0xFFFFFF; }
-
 static int slot_holds(tok_index_slot_t s, const tok_vocab_t *v,
                       const uint8_t *key, size_t len, uint32_t tag)
 {
-    if ((s & 0xFF000000u) != tag)
+    if ((s & TOK_INDEX_TAG_MASK) != tag)
         return 0;
     size_t n;
-    const uint8_t *b = tok_vocab_token(v, slot_id(s), &n);
+    const uint8_t *b = tok_vocab_token(v, tok_index_slot_id(s), &n);
     return n == len && tb_same_bytes(b, key, len);
 }
 
@@ -273,7 +271,7 @@ int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
 {
     uint64_t h = tb_hash(s, n);
     tok_index_slot_t slot = *index_find(x, v, s, n, h, tok_index_first(x, h));
-    return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)slot_id(slot);
+    return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)tok_index_slot_id(slot);
 }
 
 void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
@@ -293,15 +291,15 @@ void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,
         for (size_t i = 0; i < k; i++) {
             size_t j = tok_index_first(x, h[i]);
             uint32_t tag = index_tag(h[i]);
-            while (x->slots[j] != TOK_INDEX_EMPTY && (x->slots[j] & 0xFF000000u) != tag)
+            while (x->slots[j] != TOK_INDEX_EMPTY && (x->slots[j] & TOK_INDEX_TAG_MASK) != tag)
                 j = j + 1 < x->size ? j + 1 : 0;
             if (x->slots[j] != TOK_INDEX_EMPTY)
-                __builtin_prefetch(v->bytes + v->offset[slot_id(x->slots[j])]);
+                __builtin_prefetch(v->bytes + v->offset[tok_index_slot_id(x->slots[j])]);
             first[i] = j;
         }
         for (size_t i = 0; i < k; i++) {
             tok_index_slot_t s = *index_find(x, v, keys[at + i], lens[at + i], h[i], first[i]);
-            ids[at + i] = s == TOK_INDEX_EMPTY ? -1 : (int32_t)slot_id(s);
+            ids[at + i] = s == TOK_INDEX_EMPTY ? -1 : (int32_t)tok_index_slot_id(s);
         }
     }
 }

@@ -48,6 +48,13 @@ typedef enum {
  * in a power of two took 2 MiB for cl100k's 100k tokens, now 0.6 MiB. */
 typedef uint32_t tok_index_slot_t;
 #define TOK_INDEX_EMPTY UINT32_MAX
+#define TOK_INDEX_TAG_MASK 0xFF000000u
+
+/* The id a used slot holds. */
+static inline uint32_t tok_index_slot_id(tok_index_slot_t s)
+{
+    return s & ~TOK_INDEX_TAG_MASK;
+}
 
 typedef struct {
     tok_index_slot_t *slots;
