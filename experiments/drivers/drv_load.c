@@ -9,12 +9,14 @@
  * one unmeasured load first writes into a folder of the case's own,
  * removed after.  Row: vocabulary; repetitions (default 5), each one load
  * of either way, alternating which goes first.  Each load runs in a fresh
- * process (`tokbench _load`, forked and exec'd: xp_load_exe), so that its peak memory
- * is its own and no earlier load left the allocator warm: a child only
- * forked from `make bench`'s run, after hours of other cases, read Llama
- * 3's peak as 3.58 times its file and Mistral's as 4.38, where a run of
- * the load rows alone read 2.26 and 2.94.  extra() records per repetition
- * and way, source "rusage":
+ * process (`tokbench _load`, forked and exec'd: xp_load_exe), so that its
+ * peak memory is its own and no earlier load left the allocator warm: a
+ * child only forked from `make bench`'s run, after the cases before it,
+ * read Llama 3's peak as 3.58 times its file and Mistral's as 4.38, where
+ * a run of the load rows alone read 2.26 and 2.94.  Where there is no
+ * such program (the tests), the forked child loads, after giving back the
+ * heap pages it inherited (malloc_trim), so that the load cannot reuse
+ * them unseen.  extra() records per repetition and way, source "rusage":
  *   cpu_ms       user plus system time of tok_load (page faults included);
  *   peak_rss_kb  the child's peak resident set less its resident set just
  *                before the load: the memory the load needed at its peak
@@ -27,6 +29,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +104,7 @@ const char *xp_load_exe;
 void xp_load_child(const char *path, int way, const char *cache_dir, int fd)
 {
     child_report_t r = {0};
+    malloc_trim(0);
     /* a forked child's ru_maxrss starts at its parent's peak (measured: a
      * `tokbench run` that had held 355 MB gave every load that peak) */
     int own_peak = !xp_peak_rss_reset();
