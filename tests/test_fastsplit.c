@@ -54,6 +54,12 @@ static void splitter_init(splitter_t *s, const char *pattern, int fast)
     if (tok_pre_compile(&p, (const uint8_t *)pattern, strlen(pattern), 0, &err))
         fail_msg("compile: %s", err.msg);
     assert_int_not_equal(p.fast, TOK_FAST_NONE); /* the pattern is recognized */
+    /* pretok.c's match_at answers "no match" at a word's end without PCRE2,
+     * which holds only while the pattern cannot match the empty string */
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    assert_int_equal(pcre2_match(p.re, (PCRE2_SPTR) "", 0, 0, 0, md, NULL),
+                     PCRE2_ERROR_NOMATCH);
+    pcre2_match_data_free(md);
     if (!fast)
         p.fast = TOK_FAST_NONE;
     assert_int_equal(tb_vec_push(&s->t->pres, p), 0);

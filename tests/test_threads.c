@@ -63,6 +63,17 @@ static int have(const char *vocab)
     return 1;
 }
 
+/* The ids of every text, encoded on this thread. */
+static void texts_want(texts_t *tx, const tok_tokenizer_t *t)
+{
+    tb_err_t err;
+    tx->want = calloc(tx->text.len, sizeof *tx->want);
+    assert_non_null(tx->want);
+    for (size_t i = 0; i < tx->text.len; i++)
+        if (tok_encode(t, tx->text.data[i], tx->len.data[i], &tx->want[i], &err))
+            fail_msg("text %zu: %s", i, err.msg);
+}
+
 static void texts_load(texts_t *tx, const tok_tokenizer_t *t)
 {
     memset(tx, 0, sizeof *tx);
@@ -73,11 +84,7 @@ static void texts_load(texts_t *tx, const tok_tokenizer_t *t)
             fail_msg("%s", err.msg);
         add_lines(tx, tx->data[c], n, corpus_lines[c]);
     }
-    tx->want = calloc(tx->text.len, sizeof *tx->want);
-    assert_non_null(tx->want);
-    for (size_t i = 0; i < tx->text.len; i++)
-        if (tok_encode(t, tx->text.data[i], tx->len.data[i], &tx->want[i], &err))
-            fail_msg("text %zu: %s", i, err.msg);
+    texts_want(tx, t);
 }
 
 static void texts_free(texts_t *tx)
@@ -218,6 +225,40 @@ static void shared_gemma3(void **state)
     shared("gemma3", "data/cache/gemma3/tokenizer.json");
 }
 
+/* Invalid UTF-8 is where Llama 3's hand-written split matcher hands over
+ * to PCRE2, whose JIT-compiled copy of the pattern the tokenizer makes
+ * the first time: threads that meet it at once in a fresh tokenizer must
+ * make one copy between them and all get the ids of another tokenizer's
+ * single thread. */
+static void invalid_utf8_first_met_by_threads(void **state)
+{
+    (void)state;
+    const char *path = "data/cache/llama3/tokenizer.json";
+    const char *invalid = "data/cache/invalid/invalid.txt";
+    if (!have(path))
+        skip();
+    if (access(invalid, R_OK)) {
+        print_message("%s: absent (run `make data`): skipped\n", invalid);
+        skip();
+    }
+    texts_t tx;
+    memset(&tx, 0, sizeof tx);
+    size_t n;
+    tb_err_t err;
+    if (tb_read_file(invalid, &tx.data[0], &n, &err))
+        fail_msg("%s", err.msg);
+    add_lines(&tx, tx.data[0], n, 400);
+    tok_tokenizer_t *one = test_load(path);
+    texts_want(&tx, one);
+    tok_free(one);
+    for (int own = 0; own <= 1; own++) {
+        tok_tokenizer_t *t = test_load(path);
+        run_threads(t, &tx, own, "llama3 on invalid UTF-8");
+        tok_free(t);
+    }
+    texts_free(&tx);
+}
+
 /* A batch that fails names its lowest failing text, however the threads
  * meet the failures: Unigram and SentencePiece-BPE models refuse invalid
  * UTF-8, byte-level models take it. */
@@ -266,6 +307,7 @@ int main(void)
         cmocka_unit_test(shared_llama3),
         cmocka_unit_test(shared_cl100k),
         cmocka_unit_test(shared_gemma3),
+        cmocka_unit_test(invalid_utf8_first_met_by_threads),
         cmocka_unit_test(batch_names_first_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

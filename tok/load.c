@@ -192,6 +192,7 @@ void tok_free(tok_tokenizer_t *t)
     for (size_t i = 0; i < t->pres.len; i++) {
         tb_buf_free(&t->pres.data[i].pattern);
         pcre2_code_free(t->pres.data[i].re);
+        pcre2_code_free(atomic_load(&t->pres.data[i].jit));
     }
     for (size_t i = 0; i < t->added.len; i++)
         tb_buf_free(&t->added.data[i].content);

@@ -13,6 +13,7 @@
  * new text) behind the old ones and then moves them down, so a warm call
  * does not allocate.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,12 +148,15 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
                        (int)(len > 200 ? 200 : len), (const char *)pattern,
                        (const char *)msg, (size_t)at);
     }
-    /* Without JIT support matching falls back to the interpreter. */
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     pcre2_code_free(p->re);
     p->re = re;
     p->literal = literal;
     p->fast = literal ? TOK_FAST_NONE : tok_fast_kind(p->pattern.data, len);
+    /* A pattern with a hand-written matcher asks PCRE2 only about invalid
+     * UTF-8, and is JIT-compiled the first time it does (jit_copy).
+     * Without JIT support matching falls back to the interpreter. */
+    if (!p->fast)
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     return 0;
 }
 
@@ -262,21 +266,52 @@ static void finish(splitter_t *sp)
     flush(sp);
 }
 
+/* The JIT-compiled copy of p's pattern, which has a hand-written matcher,
+ * made the first time that matcher cannot answer: most texts never need
+ * it, and JIT-compiling at load paged in some 0.4 MiB of PCRE2's compiler,
+ * an eighth of cl100k's whole load from its compiled file, where the
+ * interpreter matched invalid UTF-8 at a third of the speed.  A copy, not
+ * p->re compiled in place, since other threads may be matching p->re. */
+static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const pcre2_code *jit_copy(const tok_pre_t *p)
+{
+    _Atomic(pcre2_code *) *slot = (_Atomic(pcre2_code *) *)&p->jit;
+    pcre2_code *re = atomic_load_explicit(slot, memory_order_acquire);
+    if (re)
+        return re;
+    pthread_mutex_lock(&jit_lock);
+    re = atomic_load_explicit(slot, memory_order_relaxed);
+    if (!re && (re = pcre2_code_copy(p->re))) {
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+        atomic_store_explicit(slot, re, memory_order_release);
+    }
+    pthread_mutex_unlock(&jit_lock);
+    return re ? re : p->re;
+}
+
 /* The next match at or after pos: 1 with [*ms, *me), or PCRE2's negative
  * code (PCRE2_ERROR_NOMATCH: none).  A pattern with a hand-written matcher
- * (fastsplit.c) matches at pos itself unless that matcher cannot say.  0
- * from PCRE2 (the ovector is too small for the groups) is a match too:
- * only the whole match's pair is read. */
+ * (fastsplit.c) matches at pos itself unless that matcher cannot say, and
+ * none of those patterns matches the empty string, so nothing matches at
+ * the word's end.  0 from PCRE2 (the ovector is too small for the groups)
+ * is a match too: only the whole match's pair is read. */
 static int match_at(const tok_pre_t *p, pcre2_match_data *md, const uint8_t *s,
                     size_t n, size_t pos, size_t *ms, size_t *me)
 {
-    if (p->fast && pos < n && (*me = tok_fast_match(p->fast, s, n, pos))) {
-        *ms = pos;
-        return 1;
+    const pcre2_code *re = p->re;
+    if (p->fast) {
+        if (pos >= n)
+            return PCRE2_ERROR_NOMATCH;
+        if ((*me = tok_fast_match(p->fast, s, n, pos))) {
+            *ms = pos;
+            return 1;
+        }
+        re = jit_copy(p);
     }
-    int rc = pcre2_jit_match(p->re, s, n, pos, 0, md, NULL);
+    int rc = pcre2_jit_match(re, s, n, pos, 0, md, NULL);
     if (rc == PCRE2_ERROR_JIT_BADOPTION || rc == PCRE2_ERROR_JIT_STACKLIMIT)
-        rc = pcre2_match(p->re, s, n, pos, 0, md, NULL);
+        rc = pcre2_match(re, s, n, pos, 0, md, NULL);
     if (rc < 0)
         return rc;
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);

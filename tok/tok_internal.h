@@ -109,9 +109,14 @@ typedef struct {
     uint32_t flags;
     tb_buf_t pattern;          /* the source pattern, for messages */
     int literal;               /* re matches the pattern's bytes as they are */
-    pcre2_code *re;            /* compiled with JIT where available; the
-                                  match data is the caller's (tok_state) */
+    pcre2_code *re;            /* compiled with JIT where available and no
+                                  hand-written matcher; the match data is
+                                  the caller's (tok_state) */
     tok_fast_t fast;           /* a hand-written matcher of the pattern */
+    /* With a matcher, re's JIT-compiled copy, made the first time the
+     * matcher cannot answer (pretok.c's jit_copy): written once, under a
+     * lock, into a tokenizer that is otherwise only read. */
+    _Atomic(pcre2_code *) jit;
 } tok_pre_t;
 
 /* ---- added tokens --------------------------------------------------- */
