@@ -233,9 +233,9 @@ static void damaged_files_are_rebuilt(void **state)
         {size, 0, 0x20, "not a compiled tokenizer"},
         {size, 8, 1, "another format version"},
         {size, 12, 1, "another layout"},
-        {size, 56, 1, "another source"},     /* the source's sha256 */
-        {size, 104, 0x40, "header checksum"}, /* a section's offset */
-        {size, 280, 1, "other loaders"},      /* the build's hash */
+        {size, 40, 1, "another source"},     /* the source's hash */
+        {size, 80, 0x40, "header checksum"},  /* a section's offset */
+        {size, 256, 1, "other loaders"},      /* the build's hash */
         {size, 330, 0x40, "body checksum"},
         {size, size - 100, 0x01, "checksum"},
         {size, size / 2, 0x80, "checksum"},
@@ -262,14 +262,14 @@ static void damaged_files_are_rebuilt(void **state)
 /* Writes d[0..len) over the compiled file with its body and header hashes
  * made to agree with it, and frees d.  The header's layout (tok/compiled.c's
  * header_t): header hash at byte 24, body hash at 32, the source's identity
- * at 40 (48 bytes), the sections' (offset, length) pairs from 88, the
- * build's hash at 280, the body from 288. */
+ * at 40 (24 bytes), the sections' (offset, length) pairs from 64, the
+ * build's hash at 256, the body from 264. */
 static void write_agreeing(const char *file, uint8_t *d, size_t len)
 {
-    uint64_t h = tb_hash(d + 288, len - 288);
+    uint64_t h = tb_hash(d + 264, len - 264);
     memcpy(d + 32, &h, 8);
     memset(d + 24, 0, 8);
-    h = tb_hash(d, 288);
+    h = tb_hash(d, 264);
     memcpy(d + 24, &h, 8);
     FILE *f = fopen(file, "wb");
     assert_non_null(f);
@@ -298,8 +298,8 @@ static void consistent_damage_is_refused(void **state)
         tb_err_t err;
         assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
         uint64_t at, n;
-        memcpy(&at, d + 88 + 16 * cases[i].sec, 8);
-        memcpy(&n, d + 96 + 16 * cases[i].sec, 8);
+        memcpy(&at, d + 64 + 16 * cases[i].sec, 8);
+        memcpy(&n, d + 72 + 16 * cases[i].sec, 8);
         assert_true(n > 0 && at + n <= len);
         memset(d + at, 0xFE, n); /* all ones: an empty index's slots */
         write_agreeing(file, d, len);
@@ -327,9 +327,9 @@ static void another_build_is_rebuilt(void **state)
     tb_err_t err;
     assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
     uint64_t ours, h;
-    memcpy(&ours, d + 280, 8);
+    memcpy(&ours, d + 256, 8);
     h = ours ^ 0x5a5a;
-    memcpy(d + 280, &h, 8);
+    memcpy(d + 256, &h, 8);
     write_agreeing(file, d, len);
     tok_tokenizer_t *t = load_way(path, 0, &o);
     assert_int_equal(o.cached, 0);
@@ -337,7 +337,7 @@ static void another_build_is_rebuilt(void **state)
         fail_msg("note '%s'", o.note);
     tok_free(t);
     assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
-    memcpy(&h, d + 280, 8);
+    memcpy(&h, d + 256, 8);
     free(d);
     assert_true(h == ours);
     tok_free(load_way(path, 0, &o));

@@ -48,7 +48,7 @@
  * the Makefile computes from the sources of tok/ and base/, changes with
  * any of them, so a file written by a build that loaded or laid out a
  * tokenizer differently is refused and rebuilt. */
-#define COMPILED_VERSION 4u
+#define COMPILED_VERSION 5u
 #define ALIGN 64
 
 typedef enum {

@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 
 #include "../base/file.h"
-#include "../base/sha256.h"
 #include "tok_internal.h"
 
 tok_tokenizer_t *tok_new(tok_format_t format)
@@ -137,12 +136,10 @@ tok_tokenizer_t *tok_load_ex(const char *path, tok_load_opts_t *opts,
         return NULL;
     int use = cache_dir(opts, dir, sizeof dir);
     if (use) {
-        char hex[65];
-        tb_sha256(data, len, src.sha);
+        src.sum = tb_hash(data, len);
         src.size = len;
-        tb_hex(src.sha, 32, hex);
-        snprintf(file, sizeof file, "%s/%s-%016llx.tbc", dir, hex,
-                 (unsigned long long)src.path_hash);
+        snprintf(file, sizeof file, "%s/%016llx-%016llx.tbc", dir,
+                 (unsigned long long)src.sum, (unsigned long long)src.path_hash);
         /* the source's pages go before the compiled file's come in, so
          * that the peak holds one of them */
         tb_unmap_file(data, len);

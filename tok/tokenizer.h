@@ -51,9 +51,9 @@ typedef enum {
 tok_tokenizer_t *tok_load(const char *path, tb_err_t *err);
 
 /* The compiled cache (docs/tokenizers.md): a loaded tokenizer is written
- * once as a file named by its source's sha256, which later loads map
+ * once as a file named by a hash of its source, which later loads map
  * read-only and use in place after checking it (format version, the
- * build's layout and loader sources, the source's size and sha256, its
+ * build's layout and loader sources, the source's size and hash, its
  * own checksum, then its tables' bounds).  A file that fails a check is rebuilt from the
  * source, never trusted; one that cannot be written only costs the next
  * load its speed. */
