@@ -485,6 +485,13 @@ static int gg_vocab(gg_rd_t *r, tok_tokenizer_t *t, int form)
         }
     }
     tb_buf_free(&raw);
+    /* the builder holds the tokens: their part of the file, and the
+     * scores' and the types', go before the vocabulary's arrays come */
+    tok_release_source(t, tokens->at, r->pos);
+    if (scores)
+        tok_release_source(t, scores->at, scores->at + 4 * n);
+    if (types)
+        tok_release_source(t, types->at, types->at + 4 * n);
     if (tok_vocab_finish(b, &t->vocab, r->err))
         return tb_wrap(r->err, "%s", r->path);
     return 0;

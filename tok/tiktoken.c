@@ -394,6 +394,10 @@ static int tt_add_specials(tok_tokenizer_t *t, const char *path,
 static int tt_finish(tok_tokenizer_t *t, tt_parser_t *p, const char *pattern,
                      const tt_special_t *sp, size_t nsp, tb_err_t *err)
 {
+    /* The ranks are in the builder and the pattern and the specials' texts
+     * are copies (or static): the file's pages go before the vocabulary's
+     * arrays come, so that the peak does not hold both (cl100k's 1.1 MB). */
+    tok_release_source(t, 0, t->src_len);
     if (tt_check_ranks(p, sp, nsp, err) || tt_build_vocab(t, p, sp, nsp, err) ||
         tt_check_unique(t, p, err))
         return -1;
