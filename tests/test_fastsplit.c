@@ -60,8 +60,10 @@ static void splitter_init(splitter_t *s, const char *pattern, int fast)
     assert_int_equal(pcre2_match(p.re, (PCRE2_SPTR) "", 0, 0, 0, md, NULL),
                      PCRE2_ERROR_NOMATCH);
     pcre2_match_data_free(md);
-    if (!fast)
+    if (!fast) { /* PCRE2 alone, JIT-compiled as a pattern without a matcher is */
         p.fast = TOK_FAST_NONE;
+        pcre2_jit_compile(p.re, PCRE2_JIT_COMPLETE);
+    }
     assert_int_equal(tb_vec_push(&s->t->pres, p), 0);
     if (tok_prepare(s->t, &err))
         fail_msg("prepare: %s", err.msg);
