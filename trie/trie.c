@@ -181,6 +181,7 @@ struct trie {
     const trie_layout_t *layout;
     void *impl;
     uint32_t id_limit;
+    uint32_t max_len; /* the longest key's bytes */
     uint32_t *alias; /* nalias pairs {id, primary}, copied from the keys */
     size_t nalias;
 };
@@ -195,6 +196,7 @@ trie_t *trie_build(const trie_layout_t *layout, const trie_keys_t *k,
     }
     t->layout = layout;
     t->id_limit = k->id_limit;
+    t->max_len = k->max_len;
     t->nalias = k->nalias;
     t->alias = malloc(2 * sizeof *t->alias * (k->nalias ? k->nalias : 1));
     if (!t->alias) {
@@ -247,6 +249,11 @@ size_t trie_prefixes(const trie_t *t, const uint8_t *s, size_t n,
 size_t trie_mask_bits(const trie_t *t)
 {
     return (size_t)t->id_limit + 1;
+}
+
+uint32_t trie_max_len(const trie_t *t)
+{
+    return t->max_len;
 }
 
 int trie_prepare_walk(trie_t *t, tb_err_t *err)

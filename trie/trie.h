@@ -251,6 +251,8 @@ size_t trie_prefixes(const trie_t *t, const uint8_t *s, size_t n,
                      trie_match_t *out, size_t max);
 /* Bits a mask for trie_walk needs: the id limit plus one scratch bit. */
 size_t trie_mask_bits(const trie_t *t);
+/* The longest key's bytes: no walk goes deeper. */
+uint32_t trie_max_len(const trie_t *t);
 /* Builds what the layout's walks need and its lookups do not (its
  * prepare_walk; nothing for layouts without one), if not built yet.
  * trie_walk does this itself on the first walk; call it first to pay the
