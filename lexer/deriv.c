@@ -106,11 +106,15 @@ static int first_room(lex_dfa_t *d)
     uint32_t(*lens)[2] = realloc(d->lens, cap * sizeof *lens);
     if (lens)
         d->lens = lens;
-    if (!f || !ok || !fin || !lens)
+    uint32_t *msc = realloc(d->msc, cap * sizeof *msc);
+    if (msc)
+        d->msc = msc;
+    if (!f || !ok || !fin || !lens || !msc)
         return -1;
     memset(d->first_ok + d->first_cap, 0, cap - d->first_cap);
     memset(d->finite + d->first_cap, 0, cap - d->first_cap);
     memset(d->lens + d->first_cap, 0xFF, (cap - d->first_cap) * sizeof *lens);
+    memset(d->msc + d->first_cap, 0xFF, (cap - d->first_cap) * sizeof *msc);
     d->first_cap = cap;
     return 0;
 }
@@ -1496,6 +1500,115 @@ uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s)
     return n ? state_of_pairs(d, d->lx->next, n) : LEX_DEAD;
 }
 
+/* ---- lifted states (masks only) ------------------------------------------- */
+
+static uint32_t len_max(uint32_t a, uint32_t b)
+{
+    return a > b ? a : b;
+}
+
+/*
+ * An upper bound, in bytes, of the shortest completion of every state
+ * reachable from x (x itself and each derivative of it that is not empty):
+ * from the parts' own bounds and shortest lengths, without exploring
+ * states.  A CONCAT x.y's states are x's followed by y, or y's; a
+ * repetition's are a part of one copy followed by the copies still owed,
+ * or whole copies.  LEN_INF for a term with an AND or a NOT (whose
+ * emptiness needs a search) or nested deeper than FINITE_DEPTH (as
+ * finite_term).  Kept per term in msc[x].
+ */
+static uint32_t term_msc(lex_dfa_t *d, lex_term_t x, int depth)
+{
+    if (first_room(d))
+        return LEN_INF;
+    if (d->msc[x] != UINT32_MAX)
+        return d->msc[x];
+    lex_node_t n = *lex_node(&d->terms, x);
+    uint32_t m = 0, lens[2];
+    if (n.has_and || depth >= FINITE_DEPTH) {
+        m = LEN_INF;
+    } else if (n.kind == LEX_K_BYTES) {
+        m = 1;
+    } else if (n.kind == LEX_K_CONCAT) {
+        term_lens(d, n.b, lens);
+        m = len_max(len_add(term_msc(d, n.a, depth + 1), lens[0]),
+                    term_msc(d, n.b, depth + 1));
+    } else if (n.kind == LEX_K_OR) {
+        m = len_max(term_msc(d, n.a, depth + 1), term_msc(d, n.b, depth + 1));
+    } else if (n.kind == LEX_K_STAR) {
+        m = term_msc(d, n.a, depth + 1);
+    } else if (n.kind == LEX_K_REPEAT) {
+        uint32_t lo = (uint32_t)n.set[0];
+        term_lens(d, n.a, lens);
+        m = len_max(len_add(term_msc(d, n.a, depth + 1), len_mul(lens[0], lo ? lo - 1 : 0)),
+                    len_mul(lens[0], lo));
+    } /* NOTHING, EPSILON: 0 */
+    if (!first_room(d))
+        d->msc[x] = m;
+    return m;
+}
+
+uint32_t lex_dfa_msc(lex_dfa_t *d, lex_term_t x)
+{
+    return term_msc(d, x, 0);
+}
+
+/* Whether x is the one byte '"'. */
+static int is_quote(const lex_terms_t *t, lex_term_t x)
+{
+    const lex_node_t *n = lex_node(t, x);
+    return n->kind == LEX_K_BYTES && n->set[0] == 1ull << '"' && !n->set[1] && !n->set[2] &&
+           !n->set[3];
+}
+
+/* r if b is c{0,r}" after the rest of a c (a concatenation chain ending
+ * in a repetition of c from 0, then the quote): a JSON string's length
+ * bound with its minimum met and r characters left; 0 if b has another
+ * shape.  c is every character of a JSON string (chr, or a union that
+ * holds it), so that the strings of the other side, which are made of
+ * them, fall under b but for their number of characters. */
+static uint32_t chars_left(lex_terms_t *t, lex_term_t b, lex_term_t chr)
+{
+    for (lex_term_t x = b; lex_node(t, x)->kind == LEX_K_CONCAT; x = lex_node(t, x)->b) {
+        lex_node_t rep = *lex_node(t, lex_node(t, x)->a);
+        if (rep.kind != LEX_K_REPEAT || !is_quote(t, lex_node(t, x)->b))
+            continue;
+        int any = rep.a == chr || lex_or(t, rep.a, chr) == rep.a;
+        return !rep.set[0] && any && chr != LEX_NOTHING ? (uint32_t)rep.set[1] : 0;
+    }
+    return 0;
+}
+
+/* The side of AND x that decides every token's bytes alone (see
+ * lex_dfa_lifted), or x. */
+static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
+{
+    const lex_node_t *n = lex_node(&d->terms, x);
+    if (n->kind != LEX_K_AND)
+        return x;
+    lex_term_t side[2] = {n->a, n->b};
+    for (int i = 0; i < 2; i++) {
+        uint32_t r = chars_left(&d->terms, side[i], chr);
+        if (r && r >= len_add(longest, term_msc(d, side[!i], 0)))
+            return side[!i];
+    }
+    return x;
+}
+
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr)
+{
+    if (!d->lx || s == LEX_DEAD)
+        return s;
+    int changed = 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
+        lex_term_t to = lifted_term(d, p.term, longest, chr);
+        changed |= to != p.term;
+        d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
+    }
+    return changed ? state_of_pairs(d, d->lx->next, d->pair_n[s]) : s;
+}
+
 void lex_lexemes_free(lex_lexemes_t *lx)
 {
     if (!lx)
@@ -1537,6 +1650,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->first_ok);
     free(d->finite);
     free(d->lens);
+    free(d->msc);
     tb_u64map_free(&d->classes_of);
     free(d->classes.data);
     free(d->seen);

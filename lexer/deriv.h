@@ -102,6 +102,8 @@ typedef struct {
     /* lens[x]: a lower and an upper bound of the lengths of x's strings
      * (deriv.c's term_lens), UINT32_MAX until known. */
     uint32_t (*lens)[2];
+    /* msc[x]: deriv.c's term_msc of x, UINT32_MAX until known. */
+    uint32_t *msc;
     size_t first_cap;
     /* Classes kept per term (deriv.c): what live() derives a term by (one
      * class of each block of classes it cannot tell apart) and the term's
@@ -180,6 +182,28 @@ uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set);
  * holds a lexeme per property name not seen yet beside those for any
  * other name, so verdicts about it (slicer.h) serve a run of states. */
 uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
+
+/*
+ * For masks only, never for a state a text has reached: the state of a
+ * lexer DFA whose pairs drop the length side of an intersection that no
+ * token of at most `longest` bytes can bring into play, made if new; s
+ * itself if no pair does.  A pair's AND(a, b) becomes a where b is a JSON
+ * string's c{0,r}" (the minimum length met, r characters left; c is chr,
+ * the term of one JSON string character in every encoding JSON allows, or
+ * a union holding it; chars_left in deriv.c) and r >= longest +
+ * lex_dfa_msc(a): then for every text u of at most longest bytes, a/u is
+ * live iff (a and b)/u is (a completion of a/u of at most msc(a) bytes
+ * has at most r characters) and accepts iff it does.  That needs a's
+ * strings to be JSON string characters then the quote, which the caller
+ * must know (gram.h: the JSON Schema compiler's intersections are).  The
+ * lifted states' derivatives no longer count characters, so a string's
+ * positions share them.
+ */
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr);
+/* An upper bound, in bytes, of the shortest completion of every state
+ * reachable from term x (UINT32_MAX - 1: none known, x holds an AND or a
+ * NOT); structural, kept per term. */
+uint32_t lex_dfa_msc(lex_dfa_t *d, lex_term_t x);
 
 /* Parses pattern (NUL-terminated) and sets up the DFA with its start
  * state.  NULL with err naming the pattern and position on failure. */

@@ -28,6 +28,7 @@
 #include "../base/utf8.h"
 #include "../lexer/builtin.h"
 #include "../lexer/deriv.h"
+#include "../lexer/lexemes.h"
 #include "../lexer/rec.h"
 #include "../lexer/regex.h"
 #include "../trie/trie.h"
@@ -967,6 +968,136 @@ static void mask_command(void **state)
     assert_non_null(strstr(out, "the DFA needs more than 300 states"));
 }
 
+/* ---- lifted states (deriv.h's lex_dfa_lifted) ------------------------------ */
+
+#define LIFT_STATES 4096
+
+/* The longest of the shortest completions of the states reachable from
+ * d's start, from all of them explored (at most LIFT_STATES). */
+static uint32_t worst_completion(lex_dfa_t *d)
+{
+    static uint32_t queue[LIFT_STATES], dist[LIFT_STATES];
+    static uint8_t seen[LIFT_STATES];
+    memset(seen, 0, sizeof seen);
+    size_t n = 0;
+    queue[n++] = LEX_START;
+    seen[LEX_START] = 1;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            uint32_t t = lex_dfa_next(d, queue[i], d->rep[c]);
+            assert_true(t < LIFT_STATES);
+            if (t != LEX_DEAD && !seen[t]) {
+                seen[t] = 1;
+                queue[n++] = t;
+            }
+        }
+    for (size_t i = 0; i < n; i++)
+        dist[queue[i]] = lex_dfa_accepting(d, queue[i]) ? 0 : UINT32_MAX;
+    for (int changed = 1; changed;) { /* relax until every distance is known */
+        changed = 0;
+        for (size_t i = 0; i < n; i++)
+            for (uint32_t c = 0; c < d->ncls; c++) {
+                uint32_t s = queue[i], t = lex_dfa_next(d, s, d->rep[c]);
+                if (t != LEX_DEAD && dist[t] != UINT32_MAX && dist[t] + 1 < dist[s]) {
+                    dist[s] = dist[t] + 1;
+                    changed = 1;
+                }
+            }
+    }
+    uint32_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_not_equal(dist[queue[i]], UINT32_MAX); /* live: a completion */
+        worst = dist[queue[i]] > worst ? dist[queue[i]] : worst;
+    }
+    return worst;
+}
+
+/* lex_dfa_msc bounds the shortest completion of every reachable state, as
+ * a search of them all finds it. */
+static void msc_bounds_every_completion(void **state)
+{
+    (void)state;
+    static const char *const patterns[] = {
+        "(?:[a-c]+ +){0,9}[a-c]+\"", "a{3,5}b", "(?:ab|c)*d", "[a-z]{2,4}(?:x|yz)?",
+        "\\d{3}-\\d{4}", "(?:ab){2,3}c*", "x(?:y{2}|z)*w", "(?:a{2,3}b){2,4}",
+        "(?:\\S+\\s+){0,5}\\S+\"", "(?:[^\"\\\\]|\\\\u[0-9a-f]{4}){0,3}x", "(?:a|bcd){3,}e",
+        "(?:(?:ab){0,2}c){2}", "é{2,3}|[a-z]{4}",
+    };
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        tb_err_t err;
+        lex_dfa_t *d = lex_dfa_new(patterns[p], NULL, &err);
+        if (!d)
+            fail_msg("%s", err.msg);
+        uint32_t msc = lex_dfa_msc(d, d->root), worst = worst_completion(d);
+        if (msc < worst || msc >= UINT32_MAX - 1)
+            fail_msg("'%s': msc %u, a state's shortest completion %u", patterns[p], msc, worst);
+        lex_dfa_free(d);
+    }
+}
+
+/* Whether every text of at most len bytes over alpha is live and accepted
+ * from a as from b. */
+static int same_within(lex_dfa_t *d, uint32_t a, uint32_t b, const char *alpha, size_t len)
+{
+    size_t k = strlen(alpha);
+    if (lex_dfa_accepting(d, a) != lex_dfa_accepting(d, b))
+        return 0;
+    for (size_t i = 0; len && i < k; i++) {
+        uint32_t x = lex_dfa_next(d, a, (uint8_t)alpha[i]);
+        uint32_t y = lex_dfa_next(d, b, (uint8_t)alpha[i]);
+        if ((x == LEX_DEAD) != (y == LEX_DEAD) ||
+            (x != LEX_DEAD && !same_within(d, x, y, alpha, len - 1)))
+            return 0;
+    }
+    return 1;
+}
+
+#define LIFT_CHAR "(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})"
+
+/* The lexer of one lexeme and, in its terms, LIFT_CHAR (into *chr). */
+static lex_dfa_t *lift_lexer(const char *lexeme, lex_term_t *chr)
+{
+    const char *name = "s";
+    const lex_dfa_opts_t look = {.lookahead = 1};
+    tb_err_t err;
+    lex_dfa_t *d = lex_lexer_from_regexes(&lexeme, &name, 1, "lift", &look, &err);
+    if (!d || lex_regex_parse(&d->terms, LIFT_CHAR, strlen(LIFT_CHAR), chr, &err))
+        fail_msg("%s", err.msg);
+    return d;
+}
+
+/* A JSON string's pattern under a length bound: the lifted state (the
+ * bound dropped) answers every text of at most `longest` bytes as the
+ * state does while enough characters are left, and is the state itself
+ * once too few are, or where the repetition is not of every character. */
+static void lifted_states_answer_short_texts_alike(void **state)
+{
+    (void)state;
+    lex_term_t chr;
+    lex_dfa_t *d = lift_lexer("\"(?=(?:[a-c]+ +){0,3}[a-c]+\"$)" LIFT_CHAR "{0,12}\"", &chr);
+    const uint64_t one = 1;
+    uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+    const uint32_t longest = 4;
+    assert_int_equal(lex_dfa_lifted(d, s, 11, chr), s); /* 12 left: too few for 11 */
+    int lifted = 0, kept = 0;
+    for (int i = 0; i < 12 && s != LEX_DEAD; i++) {
+        uint32_t l = lex_dfa_lifted(d, s, longest, chr);
+        lifted += l != s;
+        kept += l == s;
+        assert_true(same_within(d, s, l, "ab \"\\u0", longest));
+        s = lex_dfa_next(d, s, i % 3 == 2 ? ' ' : 'a');
+    }
+    assert_true(lifted > 0 && kept > 0);
+    tb_err_t err;
+    assert_int_equal(lex_dfa_error(d, &err), 0);
+    lex_dfa_free(d);
+    /* [a-c]{0,30}" is not a length bound: dropping it would allow z */
+    d = lift_lexer("\"(?=[a-z]*\"$)[a-c]{0,30}\"", &chr);
+    s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+    assert_int_equal(lex_dfa_lifted(d, s, longest, chr), s);
+    lex_dfa_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -983,6 +1114,8 @@ int main(void)
         cmocka_unit_test(shallow_stack_calls_back),
         cmocka_unit_test(explosion_fails_cleanly),
         cmocka_unit_test(logits_and_empty_language),
+        cmocka_unit_test(msc_bounds_every_completion),
+        cmocka_unit_test(lifted_states_answer_short_texts_alike),
         cmocka_unit_test(mask_command),
     };
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
