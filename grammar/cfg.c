@@ -40,6 +40,7 @@ void gr_cfg_free(gr_cfg_t *g)
     tb_strmap_free(&g->lex_by_regex);
     tb_strmap_free(&g->nt_by_name);
     free(g->source);
+    free(g->json_char);
     memset(g, 0, sizeof *g);
 }
 

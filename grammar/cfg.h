@@ -130,6 +130,16 @@ typedef struct {
      * by the grammar readers, whose users' look-aheads would look past the
      * lexeme. */
     int lookahead;
+    /* Set by the grammar readers where they write a look-ahead of their
+     * own (ebnf.c: & and ~, a nullable regex made non-empty): such an
+     * intersection may hold anything, so masks keep every one
+     * (gr_lifted, gram.h).  The JSON Schema compiler's hold JSON string
+     * characters then the quote, or numbers. */
+    int user_lookahead;
+    /* The regex of one character of a JSON string's body as the JSON
+     * Schema compiler writes a length bound (gr_ecma_any_char), or NULL:
+     * gr_lifted (gram.h) recognises a length bound by it.  Owned. */
+    char *json_char;
     /* Set before reading by the caller (load.h; semantics_fixed then) or
      * by the grammar (Lark's %llguidance). */
     gr_semantics_t semantics;

@@ -542,6 +542,7 @@ static int emit_and(lower_t *L, const gr_expr_t *x, int term, int nonnull, tb_bu
     size_t n = x->kind == GR_X_AND ? x->kid.len : 1;
     *in = (rx_info_t){1, 0, P_SEQ, 1};
     L->g->lookahead = 1; /* the lexer reads top-level look-aheads */
+    L->g->user_lookahead = 1;
     L->e->terms.lookahead = 1;
     for (size_t i = 0; i < n; i++) {
         const gr_expr_t *op = unwrap(ops[i]);
@@ -852,6 +853,7 @@ static const gr_expr_t *lone_regex(lower_t *L, gr_expr_t *const *items, size_t n
 static int nonnull_regex(lower_t *L, const gr_expr_t *x, tb_buf_t *b)
 {
     L->g->lookahead = 1;
+    L->g->user_lookahead = 1;
     L->e->terms.lookahead = 1;
     return tb_buf_put(b, "(?=[\\s\\S])(?:", 13) || tb_buf_put(b, x->text, x->len) ||
                    tb_buf_putc(b, ')')

@@ -1197,6 +1197,18 @@ void gr_ecma_sets_free(gr_ecma_sets_t *m)
     free(m);
 }
 
+char *gr_ecma_any_char(gr_ecma_sets_t *m)
+{
+    cps_t all = {0};
+    tb_buf_t b = {0};
+    int r = cps_add(&all, 0, CP_MAX) || cps_norm(&all) || put_set_group(&b, &all, m) ||
+            tb_buf_putc(&b, 0);
+    free(all.data);
+    if (r)
+        tb_buf_free(&b);
+    return r ? NULL : (char *)b.data;
+}
+
 const char *gr_ecma_any_string(gr_ecma_sets_t *m)
 {
     if (m->spelling == GR_SPELL_JSON)

@@ -95,6 +95,10 @@ int gr_ecma_sets_escapes(gr_ecma_sets_t *sets, const char *letters, tb_err_t *er
  * GR_JSON_ANY_STRING under JSON's; text owned by sets (NULL: out of
  * memory). */
 const char *gr_ecma_any_string(gr_ecma_sets_t *sets);
+/* The regex of one character of a string's body in sets' spelling, any
+ * code point, as a length bound repeats it (malloc'd; NULL: out of
+ * memory). */
+char *gr_ecma_any_char(gr_ecma_sets_t *sets);
 
 /* Appends the regex of the JSON string lexemes whose decoded string is
  * none of names[0..n) (each UTF-8, NUL-terminated).  sets: shared with

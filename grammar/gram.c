@@ -403,6 +403,46 @@ int gr_accepting(gr_gram_t *g, uint32_t s)
     return yes;
 }
 
+/* ---- lifted states (masks only) ------------------------------------------------ */
+
+/* gr_lifted under the lock: s's pairs with their lexer states lifted into
+ * scratch, sorted; s itself unless some changed and no two became one
+ * (their rows would need a union: left as they are). */
+static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest)
+{
+    g->scratch.len = 0;
+    int changed = 0;
+    for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
+        gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
+        uint32_t l = lex_dfa_lifted(g->dfa, p.lex, longest, g->json_char);
+        changed |= l != p.lex;
+        if (push(g, p.row, l))
+            return s;
+    }
+    if (!changed || check_parts(g))
+        return s;
+    gr_pair_t *p = g->scratch.data;
+    size_t n = g->scratch.len;
+    qsort(p, n, sizeof *p, cmp_pair);
+    for (size_t i = 1; i < n; i++)
+        if (p[i].lex == p[i - 1].lex)
+            return s;
+    uint32_t t = state_of(g, p, n);
+    return g->failed ? s : t;
+}
+
+uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest)
+{
+    uint64_t row;
+    if (!g->cfg.lookahead || g->cfg.user_lookahead || s == GR_START || s == GR_DEAD ||
+        token_row(g, s, &row))
+        return s;
+    pthread_mutex_lock(&g->lock);
+    uint32_t t = lifted_locked(g, s, longest);
+    pthread_mutex_unlock(&g->lock);
+    return t;
+}
+
 /* ---- token-id lexemes --------------------------------------------------------- */
 
 /* The rows where state s's text has read whole lexemes (a token-id lexeme
@@ -541,7 +581,16 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
     g->dfa = lex_lexer_from_regexes(re, names, n, g->cfg.source, &lo, err);
     free(re);
     free(names);
-    return g->dfa ? 0 : -1;
+    if (!g->dfa)
+        return -1;
+    /* what gr_lifted recognises a JSON string's length bound by (none if
+     * the grammar has none or it cannot be made: masks are then walked as
+     * they are) */
+    const char *c = g->cfg.json_char;
+    tb_err_t ignored;
+    if (!c || lex_regex_parse(&g->dfa->terms, c, strlen(c), &g->json_char, &ignored))
+        g->json_char = LEX_NOTHING;
+    return 0;
 }
 
 /* The lexer state the text begins in: the start row's, but under llg

@@ -160,6 +160,8 @@ typedef struct {
     uint64_t *tokenlex;
     tb_u64map_t token_state, token_row;
     uint32_t epoch; /* how many resets: state ids mean other states after one */
+    lex_term_t json_char; /* one JSON string character, in the lexer's terms
+                           * (gr_lifted), LEX_NOTHING if it could not be made */
     int failed;
     tb_err_t err;
 } gr_gram_t;
@@ -217,6 +219,18 @@ int gr_token_lexemes(gr_gram_t *g, uint32_t s, uint64_t *out);
 /* The state after token id `id` is read at state s as a token-id lexeme
  * (each one that holds id and may come there), or GR_DEAD. */
 uint32_t gr_step_token(gr_gram_t *g, uint32_t s, uint32_t id);
+
+/* For masks only: the state whose mask over tokens of at most `longest`
+ * bytes is state s's, with each pair's lexer state lifted
+ * (lex_dfa_lifted: a JSON string's length bound that no such token can
+ * reach is dropped), made if new; s itself where nothing is lifted.
+ * Only in a grammar whose look-aheads are all the JSON Schema
+ * compiler's (cfg.h's user_lookahead clear), whose intersections hold
+ * JSON string characters then the quote on both sides.  Every position in
+ * a long string with a pattern is a new state (characters left), while
+ * its lifted state's are the pattern's alone, shared by the positions:
+ * their masks come from the cache. */
+uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest);
 
 /* The lexer states of state s's pairs (for the slicer), and how many. */
 static inline const gr_pair_t *gr_pairs(const gr_gram_t *g, uint32_t s, size_t *n)

@@ -141,27 +141,37 @@ void gr_matcher_use_cache(gr_matcher_t *m, gr_maskcache_t *c)
     m->cache = c;
 }
 
-/* The mask walked; *in_string set where some slice was taken whole (the
- * lexer is inside a string's body). */
-static int walk_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
-                     int *in_string, tb_err_t *err)
+/* State s's mask walked; *in_string set where some slice was taken whole
+ * (the lexer is inside a string's body). */
+static int walk_mask(gr_matcher_t *m, uint32_t s, const trie_t *t, tb_bitset_t *mask,
+                     uint64_t *nodes, int *in_string, tb_err_t *err)
 {
     *in_string = 0;
     if (!m->slicer)
-        return gr_mask(t, &m->rec, gr_matcher_state(m), mask, nodes, err);
+        return gr_mask(t, &m->rec, s, mask, nodes, err);
     lex_slice_stats_t st;
-    int rc = gr_mask_sliced(m->slicer, &m->rec, gr_matcher_state(m), t, mask, &st, err);
+    int rc = gr_mask_sliced(m->slicer, &m->rec, s, t, mask, &st, err);
     if (nodes)
         *nodes = st.nodes;
     *in_string = st.whole > 0;
     return rc;
 }
 
+/* The longest token's bytes: the slicer's keys are the vocabulary's, and
+ * t may then be NULL. */
+static uint32_t longest_token(const gr_matcher_t *m, const trie_t *t)
+{
+    return m->slicer ? m->slicer->max_len : trie_max_len(t);
+}
+
 /* The mask of the tokens' bytes (gr_matcher_mask but token-id lexemes). */
 static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
                      tb_err_t *err)
 {
-    uint32_t s = gr_matcher_state(m);
+    /* The lifted state's mask is the state's (one byte more than a token
+     * covers a character begun before it), and a long string's positions
+     * share it. */
+    uint32_t s = gr_lifted(m->g, gr_matcher_state(m), longest_token(m, t) + 1);
     if (m->cache && gr_maskcache_get(m->cache, s, mask)) {
         if (nodes)
             *nodes = 0;
@@ -169,7 +179,7 @@ static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64
     }
     int in_string;
     uint64_t walked = 0;
-    if (walk_mask(m, t, mask, &walked, &in_string, err))
+    if (walk_mask(m, s, t, mask, &walked, &in_string, err))
         return -1;
     if (nodes)
         *nodes = walked;

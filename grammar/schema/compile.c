@@ -820,6 +820,11 @@ int gr_schema_compile_doc(gr_cfg_t *g, const gr_schema_doc_t *doc,
         sc_spell(&c, 0);
     if (!r)
         r = sc_value(&c, c.root, "#", &x);
+    if (!r) { /* the length bounds' character, for masks (gram.h's gr_lifted) */
+        free(g->json_char);
+        if (!(g->json_char = gr_ecma_any_char(c.sets)))
+            r = sc_oom(&c);
+    }
     int empty = r == 1;
     if (empty)
         r = tb_fail(err, "#: the schema allows no value");
