@@ -70,9 +70,16 @@ static int by_hash_grow(gr_gram_t *g)
     return 0;
 }
 
+/* From this many bytes on, the table is mapped for every state the limit
+ * allows (tb_reserve: pages backed where touched) and grows in place.
+ * Doubled as a copy, a table of tens of megabytes was copied, and its new
+ * pages faulted in, within one mask: Github_ultra---o62059's slowest mask
+ * (4M to 8M entries, about 12 ms of its 13). */
+#define TABLE_MAPPED_FROM (1u << 20)
+
 /* Room for extra more entries in the table.  A larger table is a copy,
  * published once complete; the old one stays for walks that still read it
- * (gram.h, Threads). */
+ * (gram.h, Threads).  A mapped table has room for every state already. */
 static int trans_reserve(gr_gram_t *g, size_t extra)
 {
     if (g->trans.cap - g->trans.len >= extra)
@@ -80,9 +87,18 @@ static int trans_reserve(gr_gram_t *g, size_t extra)
     size_t cap = g->trans.cap ? g->trans.cap * 2 : 4096;
     while (cap - g->trans.len < extra)
         cap *= 2;
-    uint32_t *t = malloc(cap * sizeof *t);
+    size_t all = g->max_states * g->ncls;
+    uint32_t *t = NULL;
+    int mapped = cap * sizeof *t >= TABLE_MAPPED_FROM && (t = tb_reserve(all * sizeof *t));
+    if (mapped)
+        cap = all;
+    else
+        t = malloc(cap * sizeof *t);
     if (!t || tb_vec_reserve(&g->retired, 1)) {
-        free(t);
+        if (mapped)
+            tb_unreserve(t, all * sizeof *t);
+        else
+            free(t);
         return -1;
     }
     if (g->trans.len)
@@ -93,6 +109,7 @@ static int trans_reserve(gr_gram_t *g, size_t extra)
     }
     __atomic_store_n(&g->trans.data, t, __ATOMIC_RELEASE);
     g->trans.cap = cap;
+    g->trans_mapped = mapped;
     return 0;
 }
 
@@ -652,7 +669,10 @@ static void release(gr_gram_t *g)
     free(g->ending);
     tb_bitset_free(&g->ending_set);
     tb_bitset_free(&g->going_on);
-    free(g->trans.data);
+    if (g->trans_mapped)
+        tb_unreserve(g->trans.data, g->trans.cap * sizeof *g->trans.data);
+    else
+        free(g->trans.data);
     for (size_t i = 0; i < g->retired.len; i++)
         free(g->retired.data[i]);
     free(g->retired.data);
@@ -729,7 +749,8 @@ int gr_gram_lexer_half_full(const gr_gram_t *g)
 size_t gr_gram_bytes(const gr_gram_t *g)
 {
     const gr_parser_t *p = &g->parser;
-    return (g->trans.cap + g->retired_cap) * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
+    size_t table = g->trans_mapped ? g->trans.len : g->trans.cap; /* mapped: the rows made */
+    return (table + g->retired_cap) * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
            (g->pair_off.cap + g->pair_n.cap + g->lexstart.cap + g->by_cap) * sizeof(uint32_t) +
            p->items.cap * sizeof(gr_item_t) + p->rows.cap * sizeof(gr_row_t) +
            p->expect.cap * sizeof(uint64_t) + p->by_cap * sizeof(uint32_t) +

@@ -138,6 +138,8 @@ typedef struct {
     tb_bitset_t ending_set;
     tb_bitset_t going_on; /* scratch: lexemes that go on (g->lark) */
     TB_VEC(uint32_t) trans;
+    int trans_mapped; /* trans.data is mapped (gram.c's trans_reserve), its
+                       * cap every state's entries: tb_unreserve it */
     TB_VEC(uint32_t *) retired;
     size_t retired_cap;   /* their entries, all told */
     pthread_mutex_t lock; /* held by whatever fills the tables */
