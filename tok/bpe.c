@@ -352,14 +352,27 @@ static __attribute__((noinline)) uint64_t merge_by_bytes(const bpe_tables_t *tb,
     return (uint64_t)rank << 32 | (uint32_t)id;
 }
 
+/* Whether the filter tells that pair key has no merge (never for a
+ * model ranked by bytes, which has no filter). */
+static inline int filtered_out(const bpe_tables_t *tb, uint64_t key)
+{
+    return tb->rank_by == TOK_RANK_MERGES && !filter_may_have(tb, key);
+}
+
+/* The merge of a pair the filter let through: by its joined bytes, or
+ * from the merge table. */
+static inline uint64_t merge_past_filter(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
+                                         uint32_t r)
+{
+    return tb->rank_by != TOK_RANK_MERGES ? merge_by_bytes(tb, join, l, r)
+                                          : slots_get(tb->mt, tb->mt_size, l, r);
+}
+
 static inline uint64_t merge_of(const bpe_tables_t *tb, uint8_t *join, uint32_t l,
                                 uint32_t r)
 {
-    if (tb->rank_by != TOK_RANK_MERGES)
-        return merge_by_bytes(tb, join, l, r);
-    if (!filter_may_have(tb, (uint64_t)l << 32 | r))
-        return NO_MERGE;
-    return slots_get(tb->mt, tb->mt_size, l, r);
+    return filtered_out(tb, (uint64_t)l << 32 | r) ? NO_MERGE
+                                                   : merge_past_filter(tb, join, l, r);
 }
 
 int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
@@ -398,17 +411,10 @@ pair_merge(bpe_state_t *st, uint32_t l, uint32_t r)
     merge_slot_t *c = &st->pairs[pair_slot(st, key)];
     if (c->key == key)
         return c->val;
-    const bpe_tables_t *tb = st->tab;
-    uint64_t v;
-    if (tb->rank_by != TOK_RANK_MERGES) {
-        v = merge_by_bytes(tb, st->join, l, r); /* no filter: cache it all */
-    } else {
-        if (!filter_may_have(tb, key))
-            return NO_MERGE;
-        v = slots_get(tb->mt, tb->mt_size, l, r);
-    }
+    if (filtered_out(st->tab, key))
+        return NO_MERGE; /* the filter's own answer: not cached */
     c->key = key;
-    c->val = v;
+    c->val = merge_past_filter(st->tab, st->join, l, r);
     return c->val;
 }
 
@@ -518,11 +524,23 @@ static int32_t char_id(const tok_vocab_t *v, const bpe_tables_t *tb,
 
 /* ---- word cache ------------------------------------------------------ */
 
+/* A word's tag in its slot, from its hash's high half (never 0). */
+static inline uint32_t cache_tag(uint64_t h)
+{
+    return (uint32_t)(h >> 32) | 1;
+}
+
+/* The slot where a probe for the word of hash h starts. */
+static inline size_t cache_home(const bpe_state_t *st, uint64_t h)
+{
+    return (size_t)h & (st->nslots - 1);
+}
+
 static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
                                       size_t n, uint64_t h)
 {
-    uint32_t tag = (uint32_t)(h >> 32) | 1;
-    size_t mask = st->nslots - 1, i = (size_t)h & mask;
+    uint32_t tag = cache_tag(h);
+    size_t mask = st->nslots - 1, i = cache_home(st, h);
     for (;;) {
         const cache_slot_t *s = &st->slots[i];
         if (!s->tag)
@@ -579,7 +597,7 @@ static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
     if (tb_buf_reserve(&st->pool, need))
         return;
     cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
-    s->tag = (uint32_t)(h >> 32) | 1;
+    s->tag = cache_tag(h);
     s->off = (uint32_t)st->pool.len;
     tb_buf_put(&st->pool, head, ENTRY_HEAD);
     tb_buf_put(&st->pool, w, n);
@@ -1004,13 +1022,13 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
 
 static void fetch_slot(const bpe_state_t *st, uint64_t h)
 {
-    __builtin_prefetch(&st->slots[h & (st->nslots - 1)]);
+    __builtin_prefetch(&st->slots[cache_home(st, h)]);
 }
 
 static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t h)
 {
-    const cache_slot_t *s = &st->slots[h & (st->nslots - 1)];
-    if (s->tag == ((uint32_t)(h >> 32) | 1))
+    const cache_slot_t *s = &st->slots[cache_home(st, h)];
+    if (s->tag == cache_tag(h))
         __builtin_prefetch(st->pool.data + s->off);
     else if (!s->tag && t->bpe.ignore_merges)
         __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
