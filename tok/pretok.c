@@ -149,6 +149,8 @@ int tok_pre_compile(tok_pre_t *p, const uint8_t *pattern, size_t len,
                        (const char *)msg, (size_t)at);
     }
     pcre2_code_free(p->re);
+    /* a JIT copy of the pattern replaced (jit_copy) goes with it */
+    pcre2_code_free(atomic_exchange(&p->jit, NULL));
     p->re = re;
     p->literal = literal;
     p->fast = literal ? TOK_FAST_NONE : tok_fast_kind(p->pattern.data, len);
