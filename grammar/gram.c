@@ -451,8 +451,8 @@ static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest)
 uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest)
 {
     uint64_t row;
-    if (!g->cfg.lookahead || g->cfg.user_lookahead || s == GR_START || s == GR_DEAD ||
-        token_row(g, s, &row))
+    if (!g->cfg.lookahead || g->cfg.user_lookahead || g->json_char == LEX_NOTHING ||
+        s == GR_START || s == GR_DEAD || token_row(g, s, &row))
         return s;
     pthread_mutex_lock(&g->lock);
     uint32_t t = lifted_locked(g, s, longest);
