@@ -316,6 +316,7 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
     s->mask_bits = (size_t)k->id_limit + 1;
     s->max_len = k->max_len;
     s->budget = LEX_SLICER_DEFAULT_BUDGET;
+    s->term_budget = LEX_SLICER_TERMS;
     s->prefixes = membership == LEX_SLICE_PREFIX;
     for (size_t i = 0; i < n; i++) {
         lex_slice_t *sl = &s->slice[i];
@@ -535,6 +536,7 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
     const uint8_t *rep = s->jrep[i];
     unsigned nrep = s->njrep[i];
     size_t head = 0, tail = 0, level_end, depth = 0, born = ld->nstates;
+    size_t terms_before = ld->terms.n;
     size_t budget = slice_budget(s, i, whose);
     size_t max_states = budget / LEX_SLICER_PAIRS_PER_STATE;
     if (whose == FOR_OPEN_PART && max_states > LEX_SLICER_OPEN_PART_STATES)
@@ -553,8 +555,9 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
         /* The lexer's states outlive the verdict: a lexeme that counts
          * (a string of at most 2048 characters against an unbounded slice)
          * would make a new one per pair, each with its terms, before the
-         * budget says "walk". */
-        if (ld->nstates - born > max_states) {
+         * budget says "walk"; and a few states of intersected patterns
+         * may cost thousands of terms. */
+        if (ld->nstates - born > max_states || ld->terms.n - terms_before > s->term_budget) {
             verdict = LEX_SLICE_WALK;
             *spent = 1;
             break;

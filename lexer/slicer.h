@@ -33,9 +33,10 @@
  * to that length, not only the strings, which is why membership by prefix
  * is exact: a member token's path through the slice's DFA stays live, so
  * the product visits it, so the lexer is live after it.  The exploration
- * stops after a budget of pairs (or of new lexer DFA states, which outlive
- * it) and then answers "not subsumed", which only costs a walk.  Verdicts
- * are cached per lexer state, so the product is explored once per state.
+ * stops after a budget of pairs (or of new lexer DFA states and terms,
+ * which outlive it) and then answers "not subsumed", which only costs a
+ * walk.  Verdicts are cached per lexer state, so the product is explored
+ * once per state.
  *
  * The default slices, for JSON-ish use (a string body excludes '"', '\\'
  * and the control characters; 0x7F is left out as well):
@@ -118,6 +119,8 @@ typedef struct {
     size_t budget;     /* product pairs explored per verdict at most; a
                         * change takes effect at the next lex_slicer_bind */
     size_t scratch_for; /* the budget the exploration's scratch is sized for */
+    size_t term_budget; /* new lexer terms an exploration may make before it
+                         * answers "walk" (LEX_SLICER_TERMS) */
     int prefixes;      /* membership by prefix (LEX_SLICE_PREFIX) */
     lex_dfa_t *bound;
     uint8_t *verdict;
@@ -151,6 +154,16 @@ typedef struct {
 #define LEX_SLICER_PAIRS_PER_STATE 16
 /* and an open part's, on the whole budget, at most this many. */
 #define LEX_SLICER_OPEN_PART_STATES 128
+/* and at most this many new terms of the lexer's DFA (term_budget),
+ * whoever asks.  A lexer state costs its terms to make (about 6,000 cycles
+ * each where pattern properties' key classes meet: JSON string patterns
+ * under AND and NOT), so a verdict bought with many of them costs more
+ * than the walks it saves: at Github_medium---o83286's first key of
+ * "devices", 11,847 terms and 27 ms to find a name of 14 characters that
+ * no key class takes.  The bound is checked between pairs, so the step
+ * that passes it finishes.  On every 10th MaskBench file no exploration
+ * that answered "whole" made more than 1,008. */
+#define LEX_SLICER_TERMS 1024
 /* A slice's exploration visits at most this many pairs per token of the
  * slice (and at least LEX_SLICER_MIN_BUDGET), within the budget: deciding
  * must not cost more than walking the slice would. */

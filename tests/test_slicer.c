@@ -549,6 +549,62 @@ static void open_part_explored_to_the_end(void **state)
     keys_close(&k);
 }
 
+/* The key position of pattern properties, as the schema compiler writes
+ * it: a lexeme per class of names (those one pattern matches and the
+ * others do not, and the names none matches), each a JSON string body
+ * under positive and negative look-aheads.  Their lexer states are costly
+ * in terms, so an exploration stops once it has made the slicer's term
+ * budget of them (give or take the step that passed it) and answers
+ * "walk"; the mask stays the oracle's either way. */
+#define NOT_NETDIR "(?![^\"]*netdir_(projects|work))"
+#define NOT_NETDRV "(?![^\"]*netdrv_[a-z])"
+#define NOT_NET "(?![^\"]*net_[a-z]+[0-9])"
+static void term_budget_bounds_explorations(void **state)
+{
+    (void)state;
+    static const char *const re[] = {
+        "\"(?=[^\"]*netdir_(projects|work))" NOT_NETDRV NOT_NET KEY_BODY,
+        "\"(?=[^\"]*netdrv_[a-z])" NOT_NETDIR NOT_NET KEY_BODY,
+        "\"(?=[^\"]*net_[a-z]+[0-9])" NOT_NETDIR NOT_NETDRV KEY_BODY,
+        "\"" NOT_NETDIR NOT_NETDRV NOT_NET KEY_BODY,
+    };
+    static const char *const name[] = {"netdir", "netdrv", "net", "other"};
+    enum { N = sizeof re / sizeof *re };
+    lex_dfa_opts_t opts = {.lookahead = 1};
+    uint64_t all = (1ull << N) - 1;
+    size_t made = 0;
+    for (int cut = 0; cut < 2; cut++) {
+        tb_err_t err;
+        keys_t k;
+        keys_open(&k, re, name, N, &opts);
+        lex_slicer_t *sl = k.sl;
+        size_t keep = sl->term_budget;
+        sl->term_budget = cut ? made / 8 : SIZE_MAX;
+        uint32_t s = lex_dfa_feed(k.d, lex_dfa_start_of(k.d, &all), (const uint8_t *)"\"", 1);
+        size_t whole = 0, before = k.d->terms.n;
+        /* widest first, so that each call explores its own slice alone */
+        for (size_t i = sl->nslice; i-- > 0;) {
+            size_t at = k.d->terms.n;
+            int r = lex_slicer_subsumes(sl, i, s, &err);
+            assert_true(r >= 0);
+            whole += (size_t)r;
+            if (cut) /* the step that passes the budget makes a few dozen */
+                assert_true(k.d->terms.n - at <= sl->term_budget + 64);
+        }
+        if (!cut)
+            made = k.d->terms.n - before;
+        /* uncut, a slice is whole; cut, every exploration stops first */
+        assert_true(cut ? whole == 0 : whole > 0);
+        lex_slice_stats_t st;
+        assert_int_equal(lex_slicer_mask(sl, &k.r, s, &k.got, &st, &err), 0);
+        oracle_mask(&k.v->t.keys, k.d, s, &k.want);
+        if (!tb_bitset_equal(&k.got, &k.want))
+            fail_diff(k.v, "key classes of three patterns", re[0], "\"", 1, &k.got, &k.want);
+        sl->term_budget = keep;
+        keys_close(&k);
+    }
+}
+
 /* ---- custom slices and random regexes ------------------------------------------ */
 
 static void random_regex(char *out, size_t cap, int depth)
@@ -751,6 +807,7 @@ int main(void)
         cmocka_unit_test(small_budget_walks),
         cmocka_unit_test(open_parts_share_verdicts),
         cmocka_unit_test(open_part_explored_to_the_end),
+        cmocka_unit_test(term_budget_bounds_explorations),
         cmocka_unit_test(residual_tails_inside_strings),
         cmocka_unit_test(custom_slices_and_random_regexes),
         cmocka_unit_test(full_match_slices),
