@@ -251,6 +251,16 @@ static int scratch_push(lex_terms_t *t, size_t *n, lex_term_t v)
     return 0;
 }
 
+/* Whether x is [\x00-\xff]* (every byte string). */
+static int is_everything(const lex_terms_t *t, lex_term_t x)
+{
+    const lex_node_t *n = &t->node[x];
+    if (n->kind != LEX_K_STAR || t->node[n->a].kind != LEX_K_BYTES)
+        return 0;
+    const uint64_t *s = t->node[n->a].set;
+    return (s[0] & s[1] & s[2] & s[3]) == UINT64_MAX;
+}
+
 lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t count)
 {
     /* Flatten into scratch, folding every byte set into one: a union of
@@ -270,6 +280,8 @@ lex_term_t lex_or_n(lex_terms_t *t, const lex_term_t *terms, size_t count)
                 any_set = 1;
             } else if (alt == LEX_EPSILON) {
                 has_eps = 1;
+            } else if (is_everything(t, alt)) {
+                return alt; /* absorbs the union: a look-ahead's A.* once A matched */
             } else if (alt != LEX_NOTHING) {
                 has_nullable |= y->nullable;
                 if (scratch_push(t, &n, alt)) {
@@ -339,16 +351,6 @@ lex_term_t lex_repeat(lex_terms_t *t, lex_term_t a, uint32_t min, uint32_t max)
     return intern(t, &n);
 }
 
-/* Whether x is [\x00-\xff]* (every byte string). */
-static int is_everything(const lex_terms_t *t, lex_term_t x)
-{
-    const lex_node_t *n = &t->node[x];
-    if (n->kind != LEX_K_STAR || t->node[n->a].kind != LEX_K_BYTES)
-        return 0;
-    const uint64_t *s = t->node[n->a].set;
-    return (s[0] & s[1] & s[2] & s[3]) == UINT64_MAX;
-}
-
 lex_term_t lex_and(lex_terms_t *t, lex_term_t a, lex_term_t b)
 {
     if (a == LEX_NOTHING || b == LEX_NOTHING)
@@ -375,6 +377,8 @@ lex_term_t lex_not(lex_terms_t *t, lex_term_t a)
         return t->node[a].a;
     if (a == LEX_NOTHING)
         return lex_star(t, lex_byte_range(t, 0, 255));
+    if (is_everything(t, a))
+        return LEX_NOTHING;
     lex_node_t n = {.kind = LEX_K_NOT, .a = a, .nullable = (uint8_t)!t->node[a].nullable};
     return intern(t, &n);
 }

@@ -11,12 +11,14 @@
  * up before creating it, so structurally equal terms have the same id and
  * comparing terms is comparing ids.  The constructors also simplify (unions
  * are flattened, sorted, deduplicated and their byte sets merged; empty
- * language and empty string are absorbed), which makes many equivalent
- * derivatives the same id and so the same DFA state.  Without intersection
- * the empty language has one canonical term, LEX_NOTHING: a term is empty
- * iff its id is LEX_NOTHING.  An intersection (LEX_K_AND, from a look-ahead)
- * may be empty under another id; the DFA (deriv.c) decides that by search
- * wherever one appears, so its states keep the rule: dead iff LEX_NOTHING.
+ * language and empty string are absorbed; every byte string [\x00-\xff]*
+ * absorbs a union and its complement is the empty language), which makes
+ * many equivalent derivatives the same id and so the same DFA state.
+ * Without intersection the empty language has one canonical term,
+ * LEX_NOTHING: a term is empty iff its id is LEX_NOTHING.  An intersection
+ * (LEX_K_AND, from a look-ahead) may be empty under another id; the DFA
+ * (deriv.c) decides that by search wherever one appears, so its states
+ * keep the rule: dead iff LEX_NOTHING.
  */
 #ifndef LEX_REGEX_H
 #define LEX_REGEX_H
