@@ -856,6 +856,7 @@ struct gr_ecma_sets {
     int spelling;     /* GR_SPELL_*, of the texts written next */
     char escapes[16]; /* llguidance's allowed escape letters */
     char *any[3];     /* gr_ecma_any_string's texts, by spelling */
+    char *open_end;   /* "(?:C)*\"" under JSON's spelling (gr_ecma_lookahead_len) */
     /* the entry of each ASCII code point's set by spelling, plus one (0:
      * none yet): names are spelled a letter at a time, and each letter's
      * set was a vector made, hashed and freed */
@@ -1191,6 +1192,7 @@ void gr_ecma_sets_free(gr_ecma_sets_t *m)
         free(m->entries.data[i].key);
     for (size_t i = 0; i < sizeof m->any / sizeof *m->any; i++)
         free(m->any[i]);
+    free(m->open_end);
     free(m->entries.data);
     tb_strmap_free(&m->map);
     tb_buf_free(&m->text);
@@ -1648,6 +1650,28 @@ static size_t group_end(const char *p, size_t len, size_t i)
     return 0;
 }
 
+/* Whether p[i..len) has a | outside its groups (and classes). */
+static int bar_outside_groups(const char *p, size_t i, size_t len)
+{
+    int depth = 0, in_class = 0;
+    for (; i < len; i++) {
+        char c = p[i];
+        if (c == '\\')
+            i++;
+        else if (in_class)
+            in_class = c != ']';
+        else if (c == '[')
+            in_class = 1;
+        else if (c == '(')
+            depth++;
+        else if (c == ')')
+            depth--;
+        else if (c == '|' && depth == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 with *la filled when the pattern is ^, look-aheads, then Y with no |
  * outside its groups; 0 otherwise. */
 static int leading_lookaheads(const char *p, leading_t *la)
@@ -1668,23 +1692,27 @@ static int leading_lookaheads(const char *p, leading_t *la)
     if (!la->n)
         return 0;
     la->rest = i;
-    int depth = 0, in_class = 0;
-    for (; i < len; i++) {
-        char c = p[i];
-        if (c == '\\')
-            i++;
-        else if (in_class)
-            in_class = c != ']';
-        else if (c == '[')
-            in_class = 1;
-        else if (c == '(')
-            depth++;
-        else if (c == ')')
-            depth--;
-        else if (c == '|' && depth == 0)
-            return 0;
+    return !bar_outside_groups(p, i, len);
+}
+
+size_t gr_ecma_lookahead_len(const char *lex, size_t len, gr_ecma_sets_t *sets)
+{
+    if (!sets || sets->spelling != GR_SPELL_JSON)
+        return len;
+    if (!sets->open_end) {
+        char *c = gr_ecma_any_char(sets);
+        size_t n = c ? strlen(c) : 0;
+        sets->open_end = c ? malloc(n + 7) : NULL;
+        if (sets->open_end)
+            snprintf(sets->open_end, n + 7, "(?:%s)*\"", c);
+        free(c);
+        if (!sets->open_end)
+            return len; /* out of memory: the whole lexeme, as exact */
     }
-    return 1;
+    size_t n = strlen(sets->open_end);
+    if (len <= n || memcmp(lex + len - n, sets->open_end, n) || bar_outside_groups(lex, 0, len))
+        return len;
+    return len - n;
 }
 
 /* "^(?:" p[at .. at + n) ")" as a NUL-terminated string (malloc'd). */
@@ -1720,8 +1748,9 @@ static int string_leading(tb_buf_t *out, const char *pattern, const leading_t *l
             r = last || !la->neg[i] ? 1 : 0;
             continue;
         }
-        if (!last && (put(&acc, la->neg[i] ? "(?!" : "(?=") ||
-                      tb_buf_put(&acc, one.data, one.len) || put(&acc, ")")))
+        size_t need = last ? one.len : gr_ecma_lookahead_len((const char *)one.data, one.len, sets);
+        if (!last && (put(&acc, la->neg[i] ? "(?!" : "(?=") || tb_buf_put(&acc, one.data, need) ||
+                      put(&acc, ")")))
             r = tb_fail(err, "out of memory");
         if (last && tb_buf_put(&acc, one.data, one.len))
             r = tb_fail(err, "out of memory");
@@ -2489,7 +2518,8 @@ static ast_t *name_ast(parser_t *ps, const char *name)
  * in mask, (?!P) for each pattern not in it, and with a pattern as the
  * base (?!N) for the defined names N (their spellings, `named`).  P is the
  * pattern's JSON string lexeme (gr_ecma_string, lex[p]; empty where no
- * string matches it).  A look-ahead (?=A) asks that the lexeme begin with
+ * string matches it), up to its match (its first la[p] bytes,
+ * gr_ecma_lookahead_len).  A look-ahead (?=A) asks that the lexeme begin with
  * a match of A; A's strings are whole JSON string lexemes, and a lexeme
  * that begins with one, closing quote included, is that one, so (?!P) is
  * exactly the lexemes that spell no name P matches.  With a pattern p as
@@ -2497,8 +2527,9 @@ static ast_t *name_ast(parser_t *ps, const char *name)
  * caller knows no name matches beside p (bit 63: the defined names).
  * Appends to re; 1 when a pattern of mask matches nothing.
  */
-static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint64_t meet,
-                           const tb_buf_t *except, const tb_buf_t *named, tb_buf_t *re)
+static int lookahead_class(const tb_buf_t *lex, const size_t *la, size_t npat, uint64_t mask,
+                           uint64_t meet, const tb_buf_t *except, const tb_buf_t *named,
+                           tb_buf_t *re)
 {
     size_t base = npat;
     for (size_t p = 0; p < npat && base == npat; p++)
@@ -2515,8 +2546,7 @@ static int lookahead_class(const tb_buf_t *lex, size_t npat, uint64_t mask, uint
         }
         if (p == base || (!in && !(meet >> p & 1)))
             continue;
-        if (put(re, in ? "(?=" : "(?!") || tb_buf_put(re, lex[p].data, lex[p].len) ||
-            put(re, ")"))
+        if (put(re, in ? "(?=" : "(?!") || tb_buf_put(re, lex[p].data, la[p]) || put(re, ")"))
             return -1;
     }
     if (base == npat)
@@ -2552,20 +2582,24 @@ int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
  * names of no pattern are the spellings no pattern's lexeme reads, as in
  * llguidance (not the names no pattern matches once decoded). */
 static int lookahead_parts(const char *const *patterns, size_t npat, const char *const *names,
-                           size_t nnames, tb_buf_t **lex, tb_buf_t *except, tb_buf_t *named,
-                           gr_ecma_sets_t *sets, tb_err_t *err)
+                           size_t nnames, tb_buf_t **lex, size_t **la, tb_buf_t *except,
+                           tb_buf_t *named, gr_ecma_sets_t *sets, tb_err_t *err)
 {
     *lex = calloc(npat ? npat : 1, sizeof **lex);
+    *la = calloc(npat ? npat : 1, sizeof **la);
     int spelled = sets->spelling;
     if (spelled != GR_SPELL_JSON)
         gr_ecma_sets_spell(sets, GR_SPELL_LLG_ANY_U);
-    int r = !*lex ? tb_fail(err, "out of memory")
-                  : gr_ecma_string_except(except, names, nnames, sets, err);
+    int r = !*lex || !*la ? tb_fail(err, "out of memory")
+                          : gr_ecma_string_except(except, names, nnames, sets, err);
     gr_ecma_sets_spell(sets, spelled);
     if (!r && put_named(named, names, nnames, sets))
         r = tb_fail(err, "out of memory");
-    for (size_t p = 0; !r && p < npat; p++)
-        r = gr_ecma_string(&(*lex)[p], patterns[p], NULL, 0, GR_NO_MAX, sets, err) < 0 ? -1 : 0;
+    for (size_t p = 0; !r && p < npat; p++) {
+        tb_buf_t *x = &(*lex)[p];
+        r = gr_ecma_string(x, patterns[p], NULL, 0, GR_NO_MAX, sets, err) < 0 ? -1 : 0;
+        (*la)[p] = r ? 0 : gr_ecma_lookahead_len((const char *)x->data, x->len, sets);
+    }
     return r;
 }
 
@@ -2576,13 +2610,14 @@ static int enumerate_classes(const char *const *patterns, size_t npat, const cha
                              void *ctx, gr_ecma_sets_t *sets, tb_err_t *err)
 {
     tb_buf_t *lex = NULL, except = {0}, named = {0}, re = {0};
-    int r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, sets, err);
+    size_t *la = NULL;
+    int r = lookahead_parts(patterns, npat, names, nnames, &lex, &la, &except, &named, sets, err);
     const lex_dfa_opts_t opts = {.lookahead = 1};
     for (uint64_t m = 0; !r && m < (1ull << npat); m++) {
         if (need && !need(ctx, m))
             continue;
         re.len = 0;
-        int e = lookahead_class(lex, npat, m, UINT64_MAX, &except, &named, &re);
+        int e = lookahead_class(lex, la, npat, m, UINT64_MAX, &except, &named, &re);
         if (e < 0 || (!e && tb_buf_putc(&re, 0))) {
             r = tb_fail(err, "out of memory");
             break;
@@ -2604,6 +2639,7 @@ static int enumerate_classes(const char *const *patterns, size_t npat, const cha
     for (size_t p = 0; lex && p < npat; p++)
         tb_buf_free(&lex[p]);
     free(lex);
+    free(la);
     tb_buf_free(&except);
     tb_buf_free(&named);
     tb_buf_free(&re);
@@ -2669,6 +2705,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     /* one class per tag set some state has (names' states excluded) */
     TB_VEC(uint64_t) done = {0};
     tb_buf_t *lex = NULL, except = {0}, named = {0}; /* the look-ahead form's parts */
+    size_t *la = NULL;
     int none_seen = 0;
     for (size_t d = 0; !r && !enumerate && d <= k.tags.len; d++) {
         uint64_t t = d < k.tags.len ? k.tags.data[d] : 0;
@@ -2703,15 +2740,15 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
             comp_free(&c);
         }
         if (!r && look && !lex)
-            r = lookahead_parts(patterns, npat, names, nnames, &lex, &except, &named, k.sets,
-                                err);
+            r = lookahead_parts(patterns, npat, names, nnames, &lex, &la, &except, &named,
+                                k.sets, err);
         if (!r && look) {
             /* the patterns and names some name matches beside the base */
             uint64_t meet = 0, b = t & (0 - t);
             for (size_t d2 = 0; d2 < k.tags.len; d2++)
                 if (k.tags.data[d2] & b)
                     meet |= k.tags.data[d2];
-            int e = lookahead_class(lex, npat, t, meet, &except, &named, &re);
+            int e = lookahead_class(lex, la, npat, t, meet, &except, &named, &re);
             r = e < 0 || (!e && tb_buf_putc(&re, 0))
                     ? tb_fail(err, "out of memory")
                     : e ? 0 : fn(ctx, t, (const char *)re.data);
@@ -2725,6 +2762,7 @@ int gr_ecma_key_classes(const char *const *patterns, size_t npat, const char *co
     for (size_t p = 0; lex && p < npat; p++)
         tb_buf_free(&lex[p]);
     free(lex);
+    free(la);
     tb_buf_free(&except);
     tb_buf_free(&named);
     gr_ecma_sets_free(own);

@@ -95,6 +95,21 @@ int gr_ecma_sets_escapes(gr_ecma_sets_t *sets, const char *letters, tb_err_t *er
  * GR_JSON_ANY_STRING under JSON's; text owned by sets (NULL: out of
  * memory). */
 const char *gr_ecma_any_string(gr_ecma_sets_t *sets);
+/*
+ * How much of a JSON string lexeme (lex[0..len), written here) a
+ * look-ahead (lexer/regex.h) needs: under JSON's spelling, where it ends
+ * "(?:C)*\"" (C any character, as a pattern not anchored at its end
+ * ends) with no | outside its groups, the text before that, else all of
+ * it.  A lexeme whose body is C's characters, as every one this file
+ * writes under JSON's spelling, begins with a match of the one iff it
+ * begins with a match of the other (the rest of its body is C's and its
+ * closing quote comes next); and a look-ahead whose text has been read
+ * is then [\x00-\xff]*, which ends the lexer's NOT at once and drops out
+ * of its AND (regex.c), where the whole lexeme kept both to the quote: a
+ * string that held a word one pattern forbids took a search of every
+ * state the rest could reach to be shown dead.
+ */
+size_t gr_ecma_lookahead_len(const char *lex, size_t len, gr_ecma_sets_t *sets);
 /* The regex of one character of a string's body in sets' spelling, any
  * code point, as a length bound repeats it (malloc'd; NULL: out of
  * memory). */

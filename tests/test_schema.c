@@ -1770,6 +1770,81 @@ static void other_names_are_exact(void **state)
     }
 }
 
+/* A look-ahead takes a pattern's lexeme up to its match (ecma.h,
+ * gr_ecma_lookahead_len): the same strings and the same live prefixes as
+ * the whole lexeme, over bases this file's writers make; and a string
+ * that has read a word a (?!..) forbids is dead with a few terms, where
+ * the whole lexeme left a search of every state the rest could reach. */
+static void lookaheads_read_to_the_match(void **state)
+{
+    (void)state;
+    static const char *const pats[] = {"SIGNER", "^ab", "a|b", "x$", "[^a]", "", "\\d+"};
+    static const char *const bodies[] = {
+        "", "SIGNER", "xSIGNERy", "SIGNE", "APPROVER", "APPROVERSIGNER", "\\u0053IGNER",
+        "SIG\\u004eER", "ab", "ba", "a", "b", "xa", "x", "7", "12", "\xc3\xa9",
+        "\\ud83d\\ude00", "\\ud800", "APPROVER\\\"", "k"};
+    gr_ecma_sets_t *sets = gr_ecma_sets_new();
+    assert_non_null(sets);
+    tb_buf_t base[3] = {{0}, {0}, {0}};
+    tb_err_t err;
+    const char *const k[] = {"k"};
+    assert_int_equal(gr_ecma_string(&base[0], "APPROVER", NULL, 0, GR_NO_MAX, sets, &err), 0);
+    assert_int_equal(gr_ecma_string_except(&base[1], k, 1, sets, &err), 0);
+    assert_int_equal(gr_ecma_string(&base[2], NULL, NULL, 0, 5, sets, &err), 0);
+    for (size_t p = 0; p < sizeof pats / sizeof *pats; p++) {
+        tb_buf_t lex = {0};
+        assert_int_equal(gr_ecma_string(&lex, pats[p], NULL, 0, GR_NO_MAX, sets, &err), 0);
+        size_t need = gr_ecma_lookahead_len((const char *)lex.data, lex.len, sets);
+        /* only a pattern anchored at its end keeps its closing part */
+        assert_true(strchr(pats[p], '$') ? need == lex.len : need < lex.len);
+        for (size_t b = 0; b < 3; b++)
+            for (int neg = 0; neg < 2; neg++) {
+                char re[2][8192];
+                for (int cut = 0; cut < 2; cut++)
+                    snprintf(re[cut], sizeof re[cut], "%s%.*s)%.*s", neg ? "(?!" : "(?=",
+                             (int)(cut ? need : lex.len), (char *)lex.data, (int)base[b].len,
+                             (char *)base[b].data);
+                lex_dfa_t *whole = dfa_or_fail(re[0]), *part = dfa_or_fail(re[1]);
+                for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+                    char q[64];
+                    int n = snprintf(q, sizeof q, "\"%s\"", bodies[i]);
+                    for (int m = 1; m <= n; m++) {
+                        uint32_t a = lex_dfa_feed(whole, LEX_START, (const uint8_t *)q, (size_t)m);
+                        uint32_t c = lex_dfa_feed(part, LEX_START, (const uint8_t *)q, (size_t)m);
+                        if ((a == LEX_DEAD) != (c == LEX_DEAD) ||
+                            (a != LEX_DEAD && lex_dfa_accepting(whole, a) != lex_dfa_accepting(part, c)))
+                            fail_msg("%s of /%s/ on base %zu, %.*s: whole %s, cut %s",
+                                     neg ? "(?!)" : "(?=)", pats[p], b, m, q,
+                                     a == LEX_DEAD ? "dead" : "live", c == LEX_DEAD ? "dead" : "live");
+                    }
+                }
+                lex_dfa_free(whole);
+                lex_dfa_free(part);
+            }
+        tb_buf_free(&lex);
+    }
+    /* "SIGNER" forbidden, "APPROVER" asked: dead after the one */
+    size_t made[2];
+    for (int cut = 0; cut < 2; cut++) {
+        tb_buf_t lex = {0};
+        assert_int_equal(gr_ecma_string(&lex, "SIGNER", NULL, 0, GR_NO_MAX, sets, &err), 0);
+        size_t need = cut ? gr_ecma_lookahead_len((const char *)lex.data, lex.len, sets) : lex.len;
+        char re[8192];
+        snprintf(re, sizeof re, "(?!%.*s)%.*s", (int)need, (char *)lex.data, (int)base[0].len,
+                 (char *)base[0].data);
+        lex_dfa_t *d = dfa_or_fail(re);
+        size_t before = d->terms.n;
+        assert_int_equal(lex_dfa_feed(d, LEX_START, (const uint8_t *)"\"xSIGNER", 8), LEX_DEAD);
+        made[cut] = d->terms.n - before;
+        lex_dfa_free(d);
+        tb_buf_free(&lex);
+    }
+    assert_true(made[1] * 4 < made[0]);
+    for (size_t b = 0; b < 3; b++)
+        tb_buf_free(&base[b]);
+    gr_ecma_sets_free(sets);
+}
+
 /* [false] is not [0]: JSON-Schema-Test-Suite draft2020-12 enum.json groups
  * 10 and 12, where python3-jsonschema 4.26 says otherwise (it compares
  * booleans and numbers apart at the top level only). */
@@ -2122,6 +2197,7 @@ int main(void)
         cmocka_unit_test(format_annotation_option),
         cmocka_unit_test(escapes_spell_the_same_strings),
         cmocka_unit_test(other_names_are_exact),
+        cmocka_unit_test(lookaheads_read_to_the_match),
         cmocka_unit_test(nullable_adds_null),
         cmocka_unit_test(x_guidance_options),
         cmocka_unit_test(llguidance_spellings),

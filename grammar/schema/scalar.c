@@ -622,7 +622,8 @@ int sc_string_value(sc_t *c, json_t *s, const char *ptr, gr_sym_t *out, tb_buf_t
                 tb_wrap(c->err, "%s/not", ptr);
                 break;
             }
-            if (r == 0 && (tb_buf_put(&both, "(?!", 3) || tb_buf_put(&both, nr.data, nr.len) ||
+            size_t need = gr_ecma_lookahead_len((const char *)nr.data, nr.len, c->sets);
+            if (r == 0 && (tb_buf_put(&both, "(?!", 3) || tb_buf_put(&both, nr.data, need) ||
                            tb_buf_put(&both, ")", 1)))
                 r = sc_oom(c);
             tb_buf_t rest = {0};
