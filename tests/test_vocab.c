@@ -78,6 +78,86 @@ static void empty_vocabularies(void **state)
     tok_vocab_free(&v);
 }
 
+/* A builder given bounds writes ascending ids into the vocabulary's own
+ * block and spills into its lists at the first id out of order or past a
+ * bound: either way the vocabulary (or the refusal) is the one a builder
+ * without bounds makes. */
+typedef struct {
+    uint32_t id;
+    const char *s;
+    tok_kind_t kind;
+} add_t;
+
+static int build(const add_t *adds, size_t n, size_t tokens, size_t bytes,
+                 tok_vocab_t *v, tb_err_t *err)
+{
+    tok_vocab_builder_t *b = tok_vocab_builder_new();
+    if (tokens || bytes)
+        tok_vocab_builder_reserve(b, tokens, bytes);
+    for (size_t i = 0; i < n; i++)
+        if (tok_vocab_add(b, adds[i].id, (const uint8_t *)adds[i].s, strlen(adds[i].s),
+                          -(float)i, adds[i].kind, adds[i].kind == TOK_CONTROL, err)) {
+            tok_vocab_builder_free(b);
+            return -1;
+        }
+    return tok_vocab_finish(b, v, err);
+}
+
+static void same_vocabulary(const tok_vocab_t *a, const tok_vocab_t *b)
+{
+    assert_int_equal(a->size, b->size);
+    for (uint32_t id = 0; id < a->size; id++) {
+        size_t la, lb;
+        const uint8_t *sa = tok_vocab_token(a, id, &la), *sb = tok_vocab_token(b, id, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(sa, sb, la);
+        assert_true(a->score[id] == b->score[id]);
+        assert_int_equal(a->kind[id], b->kind[id]);
+        assert_int_equal(a->special[id], b->special[id]);
+        assert_int_equal(tok_vocab_find(a, sa, la), tok_vocab_find(b, sb, lb));
+    }
+    for (int c = 0; c < 256; c++)
+        assert_int_equal(a->byte_id[c], b->byte_id[c]);
+}
+
+static void reserved_builders_agree(void **state)
+{
+    (void)state;
+    static const add_t ascending[] = {{0, "a", TOK_NORMAL}, {1, "", TOK_UNUSED},
+                                      {3, "bc", TOK_NORMAL}, {4, "a", TOK_BYTE},
+                                      {9, "<s>", TOK_CONTROL}};
+    static const add_t unordered[] = {{0, "a", TOK_NORMAL}, {3, "bc", TOK_NORMAL},
+                                      {2, "d", TOK_NORMAL}, {5, "ef", TOK_NORMAL}};
+    static const add_t twice[] = {{0, "a", TOK_NORMAL}, {3, "bc", TOK_NORMAL},
+                                  {3, "d", TOK_NORMAL}};
+    static const add_t twice_later[] = {{0, "a", TOK_NORMAL}, {3, "bc", TOK_NORMAL},
+                                        {1, "d", TOK_NORMAL}, {3, "e", TOK_NORMAL}};
+    const struct {
+        const add_t *adds;
+        size_t n;
+    } cases[] = {{ascending, 5}, {unordered, 4}, {twice, 3}, {twice_later, 4},
+                 {ascending, 0}};
+    /* room for all, too few ids (9 is past 8), too few bytes */
+    const size_t bounds[][2] = {{16, 64}, {8, 64}, {16, 3}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tb_err_t e0, e1;
+        tok_vocab_t v0, v1;
+        int rc0 = build(cases[c].adds, cases[c].n, 0, 0, &v0, &e0);
+        for (size_t k = 0; k < sizeof bounds / sizeof *bounds; k++) {
+            int rc1 = build(cases[c].adds, cases[c].n, bounds[k][0], bounds[k][1], &v1, &e1);
+            assert_int_equal(rc0, rc1);
+            if (rc0) {
+                assert_string_equal(e0.msg, e1.msg);
+                continue;
+            }
+            same_vocabulary(&v0, &v1);
+            tok_vocab_free(&v1);
+        }
+        if (!rc0)
+            tok_vocab_free(&v0);
+    }
+}
+
 static void checksum_depends_on_bytes_and_kinds(void **state)
 {
     (void)state;
@@ -146,6 +226,7 @@ int main(void)
         cmocka_unit_test(build_and_look_up),
         cmocka_unit_test(duplicate_id_and_limits_are_refused),
         cmocka_unit_test(empty_vocabularies),
+        cmocka_unit_test(reserved_builders_agree),
         cmocka_unit_test(checksum_depends_on_bytes_and_kinds),
         cmocka_unit_test(gpt2_alphabet_is_a_bijection),
         cmocka_unit_test(llama3_keys_decode_to_raw_bytes),

@@ -387,8 +387,10 @@ static int build_vocab(const pb_file_t *f, model_t *md, tok_vocab_t *v)
     tb_buf_t tmp = {0};
     if (!b)
         return tb_fail(f->err, "%s: out of memory", f->path);
-    /* the pieces' bytes are known only as they are read: their pool grows */
-    tok_vocab_builder_reserve(b, md->n_pieces, 0);
+    /* no piece decodes to more bytes than its text, and the texts lie in
+     * the file: its size bounds them all (tok_vocab_builder_reserve
+     * touches only what the pieces fill) */
+    tok_vocab_builder_reserve(b, md->n_pieces, (size_t)(md->all.end - md->all.p));
     pb_cur_t c = md->all;
     raw_piece_t rp;
     int rc;

@@ -121,27 +121,68 @@ static long b64_decode(const uint8_t *s, size_t n, uint8_t *out)
 
 /* ---- rank lines ----------------------------------------------------- */
 
-/* The tokens go into the vocabulary's builder as they are read, and
- * line_of keeps each rank's line for the checks that need all of them
- * (gaps, specials, equal bytes): a list of its own beside the builder
- * held the tokens twice (cold peaks: cl100k 8.8 -> 6.0 MiB, o200k 17.8
- * -> 12.4). */
+/* The tokens go into the vocabulary's builder as they are read (a list of
+ * their own beside it held them twice: cold peaks cl100k 8.8 -> 6.0 MiB,
+ * o200k 17.8 -> 12.4), and `seen` keeps one bit a rank for the checks
+ * that need all of them (twice, gaps).  A message that names a rank's
+ * line finds it by reading the ranks again (tt_line_of): a table of every
+ * rank's line, kept for messages only, was 4 bytes a token of the peak. */
 typedef struct {
     const char *path;
     const char *where; /* "" for the plain file, "bpe_ranks " for JSON */
+    tok_tokenizer_t *t;
+    const uint8_t *text; /* the rank lines, text_len bytes */
+    size_t text_len;
+    const uint8_t *released; /* text before this went back (tt_release_read) */
     tok_vocab_builder_t *b;
-    TB_VEC(uint32_t) line_of; /* rank -> its line + 1, 0: not given */
-    size_t count;             /* tokens read */
+    TB_VEC(uint64_t) seen; /* bit r: rank r read */
+    uint32_t max_rank;     /* the highest rank read */
+    size_t count;          /* tokens read */
     uint8_t *scratch; /* decode room: as long as the longest field */
     size_t scratch_len;
+    int looking;  /* tt_line_of's pass: find `want`'s line, add nothing */
+    uint32_t want, found;
 } tt_parser_t;
 
 static void tt_parser_free(tt_parser_t *p)
 {
     tok_vocab_builder_free(p->b);
-    free(p->line_of.data);
+    free(p->seen.data);
     free(p->scratch);
     memset(p, 0, sizeof *p);
+}
+
+static int tt_seen(const tt_parser_t *p, uint32_t rank)
+{
+    return rank / 64 < p->seen.len && (p->seen.data[rank / 64] >> (rank % 64) & 1);
+}
+
+/* Marks rank read; -1 out of memory. */
+static int tt_mark(tt_parser_t *p, uint32_t rank)
+{
+    size_t have = p->seen.len, need = (size_t)rank / 64 + 1;
+    if (need > have) {
+        if (tb_vec_reserve(&p->seen, need - have))
+            return -1;
+        memset(p->seen.data + have, 0, (need - have) * sizeof *p->seen.data);
+        p->seen.len = need;
+    }
+    p->seen.data[rank / 64] |= (uint64_t)1 << (rank % 64);
+    return 0;
+}
+
+/* The source's pages that the ranks are read past go back a quarter
+ * megabyte at a time, when the ranks are the mapped file's (not a copy):
+ * the vocabulary's arrays fill as the file empties, rather than beside
+ * all of it (o200k: 2.3 MB). */
+static void tt_release_read(tt_parser_t *p, const uint8_t *at)
+{
+    enum { STEP = 256 << 10 };
+    const uint8_t *src = p->t ? p->t->src : NULL;
+    if (!src || at < src || at > src + p->t->src_len || at - p->released < STEP)
+        return;
+    tok_release_source(p->t, (size_t)(p->released - src), (size_t)(at - src));
+    p->released = at;
 }
 
 /* Parses a decimal rank; fails on anything but digits or a value at or past
@@ -162,10 +203,15 @@ static int tt_parse_rank(const uint8_t *s, size_t n, uint32_t *rank)
     return 0;
 }
 
+static uint32_t tt_line_of(const tt_parser_t *p, uint32_t rank);
+
 static int tt_add_token(tt_parser_t *p, const uint8_t *b64, size_t n,
                         uint32_t rank, uint32_t line, size_t field,
                         tb_err_t *err)
 {
+    if (p->looking) /* -1 stops the reading at the line sought */
+        return rank == p->want ? (p->found = line, -1) : 0;
+    tt_release_read(p, b64);
     if (n > p->scratch_len) {
         uint8_t *s = realloc(p->scratch, n);
         if (!s)
@@ -178,19 +224,14 @@ static int tt_add_token(tt_parser_t *p, const uint8_t *b64, size_t n,
         return tb_fail(err, "%s: %sline %u, field %zu: bad base64 '%.*s'",
                        p->path, p->where, line, field, n > 40 ? 40 : (int)n,
                        (const char *)b64);
-    size_t have = p->line_of.len;
-    if (rank >= have) {
-        if (tb_vec_reserve(&p->line_of, rank + 1 - have))
-            return tb_fail(err, "%s: out of memory", p->path);
-        memset(p->line_of.data + have, 0, (rank + 1 - have) * sizeof(uint32_t));
-        p->line_of.len = rank + 1;
-    }
-    uint32_t *first = &p->line_of.data[rank];
-    if (*first)
+    if (tt_seen(p, rank))
         return tb_fail(err, "%s: %sline %u: rank %u is given twice (first "
                             "on line %u)",
-                       p->path, p->where, line, rank, *first - 1);
-    *first = line + 1;
+                       p->path, p->where, line, rank, tt_line_of(p, rank));
+    if (tt_mark(p, rank))
+        return tb_fail(err, "%s: out of memory", p->path);
+    if (rank > p->max_rank || !p->count)
+        p->max_rank = rank;
     p->count++;
     if (tok_vocab_add(p->b, rank, p->scratch, (size_t)len, -(float)rank,
                       TOK_NORMAL, 0, err))
@@ -261,7 +302,7 @@ static int tt_parse_line(tt_parser_t *p, const uint8_t *s, size_t n,
     return tt_add_token(p, s + (f[0] - s), flen[0], rank, line, 1, err);
 }
 
-/* Room for the tokens of s[0..n) in the builder and line_of, counted by
+/* Room for the tokens of s[0..n) in the builder and `seen`, counted by
  * their separators (a field or more a token), so that neither grows by
  * copies; the specials come after, with a little room of their own. */
 static int tt_reserve(tt_parser_t *p, const uint8_t *s, size_t n)
@@ -271,14 +312,14 @@ static int tt_reserve(tt_parser_t *p, const uint8_t *s, size_t n)
     for (size_t i = 0; i < n; i++)
         fields += s[i] == ' ' || s[i] == '\n';
     tok_vocab_builder_reserve(p->b, fields + SLACK, n / 4 * 3 + 4096);
-    return tb_vec_reserve(&p->line_of, fields);
+    return tb_vec_reserve(&p->seen, fields / 64 + 1);
 }
 
-static int tt_parse_lines(tt_parser_t *p, const uint8_t *s, size_t n,
-                          tb_err_t *err)
+/* Every line of p->text in turn, to the first that fails. */
+static int tt_read_lines(tt_parser_t *p, tb_err_t *err)
 {
-    if (!(p->b = tok_vocab_builder_new()) || tt_reserve(p, s, n))
-        return tb_fail(err, "%s: out of memory", p->path);
+    const uint8_t *s = p->text;
+    size_t n = p->text_len;
     uint32_t line = 1;
     for (size_t i = 0; i < n; line++) {
         const uint8_t *nl = memchr(s + i, '\n', n - i);
@@ -288,6 +329,29 @@ static int tt_parse_lines(tt_parser_t *p, const uint8_t *s, size_t n,
             return -1;
         i = end + 1;
     }
+    return 0;
+}
+
+/* The line that gives rank first, read again from the text: the lines
+ * before the one a message is about were read without fault once. */
+static uint32_t tt_line_of(const tt_parser_t *p, uint32_t rank)
+{
+    tt_parser_t q = {.path = p->path, .where = p->where, .text = p->text,
+                     .text_len = p->text_len, .looking = 1, .want = rank};
+    tb_err_t ignored;
+    (void)tt_read_lines(&q, &ignored);
+    return q.found;
+}
+
+static int tt_parse_lines(tt_parser_t *p, const uint8_t *s, size_t n,
+                          tb_err_t *err)
+{
+    if (!(p->b = tok_vocab_builder_new()) || tt_reserve(p, s, n))
+        return tb_fail(err, "%s: out of memory", p->path);
+    p->text = p->released = s;
+    p->text_len = n;
+    if (tt_read_lines(p, err))
+        return -1;
     if (p->count == 0)
         return tb_fail(err, "%s: %sno tokens", p->path, p->where);
     return 0;
@@ -299,10 +363,9 @@ static int tt_parse_lines(tt_parser_t *p, const uint8_t *s, size_t n,
 static int tt_check_ranks(const tt_parser_t *p, const tt_special_t *sp,
                           size_t nsp, tb_err_t *err)
 {
-    const uint32_t *line_of = p->line_of.data;
-    uint32_t max = (uint32_t)p->line_of.len - 1;
-    for (uint32_t r = 0; r <= max; r++)
-        if (!line_of[r])
+    uint32_t max = p->max_rank;
+    for (uint32_t r = 0; p->count != (size_t)max + 1 && r <= max; r++)
+        if (!tt_seen(p, r))
             return tb_fail(err, "%s: %srank %u is missing (ranks must run "
                                 "0..%u without gaps)",
                            p->path, p->where, r, max);
@@ -311,7 +374,7 @@ static int tt_check_ranks(const tt_parser_t *p, const tt_special_t *sp,
             return tb_fail(err, "%s: special token '%s' has rank %u, which "
                                 "line %u already gives an ordinary token",
                            p->path, sp[i].text, sp[i].rank,
-                           line_of[sp[i].rank] - 1);
+                           tt_line_of(p, sp[i].rank));
     return 0;
 }
 
@@ -335,14 +398,14 @@ static int tt_check_unique(const tok_tokenizer_t *t, const tt_parser_t *p,
                            tb_err_t *err)
 {
     const tok_vocab_t *v = &t->vocab;
-    for (uint32_t r = 0; r < p->line_of.len; r++) {
+    for (uint32_t r = 0; r <= p->max_rank; r++) {
         size_t len;
         const uint8_t *s = tok_vocab_token(v, r, &len);
         int32_t first = tok_vocab_find(v, s, len);
         if (first != (int32_t)r)
             return tb_fail(err, "%s: %sline %u: the bytes of rank %u are "
                                 "already rank %d",
-                           p->path, p->where, p->line_of.data[r] - 1, r, first);
+                           p->path, p->where, tt_line_of(p, r), r, first);
     }
     return 0;
 }
@@ -605,6 +668,7 @@ int tok_load_tiktoken(tok_tokenizer_t *t, const char *path,
     memset(&p, 0, sizeof p);
     p.path = path;
     p.where = "";
+    p.t = t;
     size_t i = 0;
     while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
                        data[i] == '\t'))

@@ -89,8 +89,12 @@ int tok_vocab_add(tok_vocab_builder_t *b, uint32_t id, const uint8_t *bytes,
                   size_t len, float score, tok_kind_t kind, int special,
                   tb_err_t *err);
 /* Room for `tokens` tokens of `bytes` bytes in all, bounds that a loader
- * knows before it adds them (tb_vec_reserve_big: a few faults of 2 MiB,
- * not one per 4 KiB).  Failing, the builder grows as usual. */
+ * knows before it adds them (tb_alloc_big: a few faults of 2 MiB, not one
+ * per 4 KiB; pages past what the tokens fill cost nothing).  Tokens added
+ * in ascending ids within both bounds go straight into the vocabulary's
+ * own arrays, nothing held beside them; the first one out of order or
+ * past a bound moves them into the builder's lists.  Failing, the builder
+ * grows as usual. */
 void tok_vocab_builder_reserve(tok_vocab_builder_t *b, size_t tokens,
                                size_t bytes);
 /* Moves the tokens into v (ids never added become TOK_UNUSED) and frees b. */
