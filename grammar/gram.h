@@ -164,6 +164,8 @@ typedef struct {
     uint32_t epoch; /* how many resets: state ids mean other states after one */
     lex_term_t json_char; /* one JSON string character, in the lexer's terms
                            * (gr_lifted), LEX_NOTHING if it could not be made */
+    int counts; /* some lexeme counts (x{lo,hi}, hi - lo >= 2): gr_lifted
+                 * may lift a state of a grammar without json_char */
     int failed;
     tb_err_t err;
 } gr_gram_t;
@@ -224,14 +226,16 @@ uint32_t gr_step_token(gr_gram_t *g, uint32_t s, uint32_t id);
 
 /* For masks only: the state whose mask over tokens of at most `longest`
  * bytes is state s's, with each pair's lexer state lifted
- * (lex_dfa_lifted: a JSON string's length bound that no such token can
- * reach is dropped), made if new; s itself where nothing is lifted.
- * Only in a grammar whose look-aheads are all the JSON Schema
- * compiler's (cfg.h's user_lookahead clear), whose intersections hold
- * JSON string characters then the quote on both sides.  Every position in
- * a long string with a pattern is a new state (characters left), while
- * its lifted state's are the pattern's alone, shared by the positions:
- * their masks come from the cache. */
+ * (lex_dfa_lifted: a count, or a JSON string's length bound beside a
+ * pattern, that no such token can reach is dropped), made if new; s
+ * itself where nothing is lifted.  The length bound beside a pattern only
+ * in a grammar whose look-aheads are all the JSON Schema compiler's
+ * (cfg.h's user_lookahead clear), whose intersections hold JSON string
+ * characters then the quote on both sides.  Every position in a long
+ * string under a maxLength (or a count such as a name's {1,500}) is a new
+ * state (characters left), while its lifted state is the same at every
+ * position more than a token from the bound: their masks come from the
+ * cache. */
 uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest);
 
 /* The lexer states of state s's pairs (for the slicer), and how many. */

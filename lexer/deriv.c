@@ -1581,7 +1581,7 @@ static uint32_t chars_left(lex_terms_t *t, lex_term_t b, lex_term_t chr)
 
 /* The side of AND x that decides every token's bytes alone (see
  * lex_dfa_lifted), or x. */
-static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
+static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
 {
     const lex_node_t *n = lex_node(&d->terms, x);
     if (n->kind != LEX_K_AND)
@@ -1593,6 +1593,32 @@ static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_
             return side[!i];
     }
     return x;
+}
+
+/* x{lo,hi} rest (or x{lo,hi} alone) as x{lo} x* rest where no text of at
+ * most longest bytes reaches the count (see lex_dfa_lifted), else x. */
+static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, uint32_t longest)
+{
+    lex_terms_t *t = &d->terms;
+    const lex_node_t *n = lex_node(t, x);
+    lex_term_t rest = n->kind == LEX_K_CONCAT ? n->b : LEX_EPSILON;
+    lex_node_t h = *lex_node(t, n->kind == LEX_K_CONCAT ? n->a : x);
+    if (h.kind != LEX_K_REPEAT)
+        return x;
+    uint32_t lo = (uint32_t)h.set[0], hi = (uint32_t)h.set[1], lens[2];
+    term_lens(d, h.a, lens);
+    if (!lens[0] || lens[0] == LEN_INF || hi - lo < 2 ||
+        (uint64_t)(hi - lo - 1) * lens[0] < longest)
+        return x;
+    lex_term_t r = lex_concat(t, lex_star(t, h.a), rest);
+    if (lo)
+        r = lex_concat(t, lex_repeat(t, h.a, lo, lo), r);
+    return t->full ? x : r;
+}
+
+static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
+{
+    return uncounted(d, uncapped_side(d, x, longest, chr), longest);
 }
 
 uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr)

@@ -195,9 +195,14 @@ uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
  * live iff (a and b)/u is (a completion of a/u of at most msc(a) bytes
  * has at most r characters) and accepts iff it does.  That needs a's
  * strings to be JSON string characters then the quote, which the caller
- * must know (gram.h: the JSON Schema compiler's intersections are).  The
- * lifted states' derivatives no longer count characters, so a string's
- * positions share them.
+ * must know (gram.h: the JSON Schema compiler's intersections are); chr
+ * LEX_NOTHING lifts none.  And a pair's term x{lo,hi} r (or x{lo,hi})
+ * becomes x{lo} x* r where (hi - lo - 1) times the length of x's shortest
+ * string (at least 1) is at least longest: a text of at most longest
+ * bytes reads fewer than hi - lo iterations, so the two are live and
+ * accept after it alike; that holds for any term.  The lifted states'
+ * derivatives no longer count characters, so a string's positions share
+ * them.
  */
 uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr);
 /* An upper bound, in bytes, of the shortest completion of every state

@@ -1098,6 +1098,47 @@ static void lifted_states_answer_short_texts_alike(void **state)
     lex_dfa_free(d);
 }
 
+/* A count that no text of at most `longest` bytes can reach (a name's
+ * {1,40}, a string's maxLength): the lifted state reads it as a star and
+ * answers those texts as the state does, a few lifted states serve every
+ * position more than a token from the bound, and near the bound, or where
+ * an iteration may be empty, the state is its own. */
+static void counted_states_answer_short_texts_alike(void **state)
+{
+    (void)state;
+    static const char *const lexemes[] = {"\"[a-z_]{1,40}\"", "\"" LIFT_CHAR "{0,20}\"",
+                                          "\"(?:ab|c){2,30}x\""};
+    const uint64_t one = 1;
+    const uint32_t longest = 5;
+    for (size_t k = 0; k < sizeof lexemes / sizeof *lexemes; k++) {
+        lex_term_t chr;
+        lex_dfa_t *d = lift_lexer(lexemes[k], &chr);
+        uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+        uint32_t seen[40];
+        int lifted = 0, kept = 0, distinct = 0;
+        for (int i = 0; i < 40 && s != LEX_DEAD; i++) {
+            uint32_t l = lex_dfa_lifted(d, s, longest, LEX_NOTHING);
+            lifted += l != s;
+            kept += l == s;
+            assert_true(same_within(d, s, l, "abc_x\"\\u0", longest));
+            int j = 0;
+            while (l != s && j < distinct && seen[j] != l)
+                j++;
+            if (l != s && j == distinct)
+                seen[distinct++] = l;
+            s = lex_dfa_next(d, s, k == 2 ? (uint8_t)"abc"[i % 3] : 'a');
+        }
+        /* lifted states are shared by positions, and the last ones kept */
+        assert_true(lifted > 0 && kept > 0 && distinct < lifted / 4);
+        lex_dfa_free(d);
+    }
+    lex_term_t chr;
+    lex_dfa_t *d = lift_lexer("\"(?:a?b?){0,20}\"", &chr); /* an iteration may be empty */
+    uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+    assert_int_equal(lex_dfa_lifted(d, s, longest, LEX_NOTHING), s);
+    lex_dfa_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1116,6 +1157,7 @@ int main(void)
         cmocka_unit_test(logits_and_empty_language),
         cmocka_unit_test(msc_bounds_every_completion),
         cmocka_unit_test(lifted_states_answer_short_texts_alike),
+        cmocka_unit_test(counted_states_answer_short_texts_alike),
         cmocka_unit_test(mask_command),
     };
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);
