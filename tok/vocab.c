@@ -62,7 +62,7 @@ void tok_vocab_builder_free(tok_vocab_builder_t *b)
 }
 
 /* Points v's arrays into block p laid out for cap ids and cap_bytes bytes
- * (alloc_arrays' layout when the caps are the sizes). */
+ * (a vocabulary's own layout, alloc_arrays', where the caps are its sizes). */
 static void lay_out(tok_vocab_t *v, uint8_t *p, size_t cap, size_t cap_bytes)
 {
     v->offset = (uint32_t *)p;
@@ -188,17 +188,12 @@ static int by_id(const void *a, const void *b)
  * rather than 560 of 4 KiB. */
 static int alloc_arrays(tok_vocab_t *v, uint32_t size, size_t nbytes)
 {
-    size_t words = ((size_t)size + 1) * sizeof *v->offset + size * sizeof *v->score;
-    uint8_t *p = tb_alloc_big(words + nbytes + 2 * (size_t)size);
+    uint8_t *p = tb_alloc_big(block_size(size, nbytes));
     if (!p)
         return -1;
     v->size = size;
-    v->offset = (uint32_t *)p;
-    v->score = (float *)(p + ((size_t)size + 1) * sizeof *v->offset);
-    v->bytes = p + words;
-    v->kind = v->bytes + nbytes;
-    v->special = v->kind + size;
-    memset(p, 0, words);
+    lay_out(v, p, size, nbytes);
+    memset(p, 0, (size_t)(v->bytes - p)); /* offsets and scores */
     memset(v->special, 0, size);
     return 0;
 }
