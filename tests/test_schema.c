@@ -1772,7 +1772,8 @@ static void other_names_are_exact(void **state)
 
 /* A look-ahead takes a pattern's lexeme up to its match (ecma.h,
  * gr_ecma_lookahead_len): the same strings and the same live prefixes as
- * the whole lexeme, over bases this file's writers make; and a string
+ * the whole lexeme, over bases this file's writers make, and the strings
+ * PCRE2's searches say (those without escapes); and a string
  * that has read a word a (?!..) forbids is dead with a few terms, where
  * the whole lexeme left a search of every state the rest could reach. */
 static void lookaheads_read_to_the_match(void **state)
@@ -1808,6 +1809,16 @@ static void lookaheads_read_to_the_match(void **state)
                 for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
                     char q[64];
                     int n = snprintf(q, sizeof q, "\"%s\"", bodies[i]);
+                    /* and PCRE2's searches on the string, where it has no escape: the
+                     * base's pattern (or name) and the look-ahead's */
+                    if (b < 2 && !strchr(bodies[i], '\\')) {
+                        const char *x = bodies[i];
+                        int in_base = b ? strcmp(x, "k") != 0 : pcre_search("APPROVER", x, strlen(x));
+                        int in_la = pcre_search(pats[p], x, strlen(x));
+                        if (dfa_accepts(part, q, (size_t)n) != (in_base && in_la != neg))
+                            fail_msg("%s of /%s/ on base %zu, %s: PCRE2 says %d", neg ? "(?!)" : "(?=)",
+                                     pats[p], b, q, in_base && in_la != neg);
+                    }
                     for (int m = 1; m <= n; m++) {
                         uint32_t a = lex_dfa_feed(whole, LEX_START, (const uint8_t *)q, (size_t)m);
                         uint32_t c = lex_dfa_feed(part, LEX_START, (const uint8_t *)q, (size_t)m);
