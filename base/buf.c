@@ -1,6 +1,7 @@
 /* buf: the growth rule shared by tb_buf_t and TB_VEC, big blocks (see buf.h). */
 #include "buf.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -64,10 +65,70 @@ void *tb_alloc_big(size_t bytes)
     return p;
 }
 
+/*
+ * Reserved address space given back is kept for the next reservation of
+ * its size class: a driver frees one schema's grammar and makes the next
+ * one's, and mapped afresh each time, every page its tables touched
+ * faulted in again (MaskBench's 40 files with the most masks near TBM p90,
+ * 2-core Xeon guest: 136k pages, at 2.7 us a 4 KiB fault, and a third of
+ * the faults within masks).  A few regions are kept, each with at most
+ * SPARE_KEPT bytes still backed, so what a freed grammar holds is bounded.
+ * Sizes are rounded to a power of two so that tables of a few different
+ * sizes (their rows are a grammar's byte classes) meet in one class.
+ */
+#define SPARE_REGIONS 8
+#define SPARE_KEPT ((size_t)64 << 20)
+
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    void *p;
+    size_t bytes;
+} spare[SPARE_REGIONS];
+
+static size_t size_class(size_t bytes)
+{
+    size_t c = (size_t)1 << 16;
+    while (c < bytes && c <= SIZE_MAX / 2)
+        c *= 2;
+    return c < bytes ? bytes : c;
+}
+
+static void *spare_take(size_t bytes)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&spare_lock);
+    for (int i = 0; i < SPARE_REGIONS && !p; i++)
+        if (spare[i].p && spare[i].bytes == bytes) {
+            p = spare[i].p;
+            spare[i].p = NULL;
+        }
+    pthread_mutex_unlock(&spare_lock);
+    return p;
+}
+
+/* Keeps p (bytes, a size class) as a spare, or says no: 0. */
+static int spare_give(void *p, size_t bytes)
+{
+    int kept = 0;
+    pthread_mutex_lock(&spare_lock);
+    for (int i = 0; i < SPARE_REGIONS && !kept; i++)
+        if (!spare[i].p) {
+            spare[i].p = p;
+            spare[i].bytes = bytes;
+            kept = 1;
+        }
+    pthread_mutex_unlock(&spare_lock);
+    return kept;
+}
+
 void *tb_reserve(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    bytes = size_class(bytes);
+    void *p = spare_take(bytes);
+    if (p)
+        return p;
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     if (bytes >= 2u << 20)
@@ -77,7 +138,12 @@ void *tb_reserve(size_t bytes)
 
 void tb_unreserve(void *p, size_t bytes)
 {
-    if (p)
+    if (!p)
+        return;
+    bytes = size_class(bytes);
+    if (bytes > SPARE_KEPT)
+        madvise((char *)p + SPARE_KEPT, bytes - SPARE_KEPT, MADV_DONTNEED);
+    if (!spare_give(p, bytes))
         munmap(p, bytes);
 }
 

@@ -53,7 +53,10 @@ void *tb_alloc_big(size_t bytes);
 /* Address space for `bytes`, backed only where touched (from 2 MiB on,
  * asking for transparent huge pages as tb_alloc_big does): a table that
  * would grow by realloc up to a known bound grows in place instead, with
- * nothing copied.  NULL on failure; freed with tb_unreserve(p, bytes). */
+ * nothing copied.  Its contents are unspecified: a region given back is
+ * kept for the process's next reservation of about its size, with the
+ * pages it had (buf.c).  NULL on failure; freed with tb_unreserve(p,
+ * bytes). */
 void *tb_reserve(size_t bytes);
 void tb_unreserve(void *p, size_t bytes);
 

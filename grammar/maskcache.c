@@ -1,7 +1,6 @@
 /* maskcache: masks kept per grammar state (see maskcache.h). */
 #include "maskcache.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,45 +34,20 @@ void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size
  * cache's first entry, so that it never moves (grown by realloc, a cache
  * of tens of megabytes was copied within one mask: 17 ms on
  * Github_ultra---o56134).  A page costs when first written, and a driver
- * frees one schema's cache to make the next one's: mapped afresh each
- * time, a mask kept as its words faulted its pages in again (TBM p75 and
- * p90 about a third higher on MaskBench).  So the array a cache leaves is
- * kept, one for the process, and the next cache of the same bound takes
- * it with its pages.
+ * frees one schema's cache to make the next one's: tb_unreserve keeps the
+ * array, with its pages, for the next cache of the same bound (mapped
+ * afresh each time, a mask kept as its words faulted its pages in again:
+ * TBM p75 and p90 about a third higher on MaskBench).
  */
-static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t *spare;
-static size_t spare_cap;
-
-static uint32_t *words_take(size_t cap)
+static size_t words_bytes(const gr_maskcache_t *c)
 {
-    uint32_t *w = NULL;
-    pthread_mutex_lock(&spare_lock);
-    if (spare && spare_cap == cap) {
-        w = spare;
-        spare = NULL;
-    }
-    pthread_mutex_unlock(&spare_lock);
-    return w ? w : tb_reserve(cap * sizeof *w);
-}
-
-static void words_give(uint32_t *w, size_t cap)
-{
-    if (!w)
-        return;
-    pthread_mutex_lock(&spare_lock);
-    uint32_t *old = spare;
-    size_t old_cap = spare_cap;
-    spare = w;
-    spare_cap = cap;
-    pthread_mutex_unlock(&spare_lock);
-    tb_unreserve(old, old_cap * sizeof *old);
+    return c->max_bytes / sizeof(uint32_t) * sizeof(uint32_t);
 }
 
 void gr_maskcache_free(gr_maskcache_t *c)
 {
     free(c->at.data);
-    words_give(c->words, c->max_bytes / sizeof(uint32_t));
+    tb_unreserve(c->words, words_bytes(c));
     memset(c, 0, sizeof *c);
 }
 
@@ -170,7 +144,7 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
             return 0; /* larger than the whole cache: not kept */
     }
     /* the bound holds every entry with the index (above) */
-    if (!c->words && !(c->words = words_take(c->max_bytes / sizeof(uint32_t))))
+    if (!c->words && !(c->words = tb_reserve(words_bytes(c))))
         return -1;
     uint32_t *e = c->words + c->nwords, form = FORM_WORDS;
     size_t n = nw32;

@@ -59,8 +59,8 @@ typedef struct {
     size_t nbits;       /* the masks' size */
     size_t max_bytes;
     TB_VEC(uint32_t) at;
-    /* the entries: max_bytes / 4 of them mapped at the first (maskcache.c,
-     * words_take), not the allocator's, so never grown nor freed; nwords
+    /* the entries: max_bytes / 4 of them reserved at the first (tb_reserve,
+     * maskcache.c), not the allocator's, so never grown nor moved; nwords
      * written since the last flush, words_peak at most */
     uint32_t *words;
     size_t nwords, words_peak;

@@ -1,7 +1,7 @@
 /* Tests of base/: utf-8 against libunistring, sha256 against sha256sum,
- * the hash maps against a brute-force search, the growable buffers, the
- * JSON scanner against jansson, a thread pool's jobs against the items
- * they were given. */
+ * the hash maps against a brute-force search, the growable buffers and
+ * reserved regions, the JSON scanner against jansson, a thread pool's jobs
+ * against the items they were given. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -332,6 +332,32 @@ static void vec_grows_and_keeps_contents(void **state)
     free(v.data);
 }
 
+/* A reserved region given back is the next reservation of its size class,
+ * with what was written in it (its pages kept), but for what lies past
+ * the bytes a spare keeps backed (buf.c: 64 MiB), which read as zeros
+ * again; another size class is another region. */
+static void reserved_region_comes_back_with_its_pages(void **state)
+{
+    (void)state;
+    size_t big = (size_t)100 << 20, far = (size_t)90 << 20;
+    unsigned char *a = tb_reserve(big);
+    assert_non_null(a);
+    a[0] = 7;
+    a[(size_t)1 << 20] = 8;
+    a[far] = 9;
+    tb_unreserve(a, big);
+    unsigned char *other = tb_reserve((size_t)1 << 20);
+    assert_non_null(other);
+    assert_ptr_not_equal(other, a);
+    unsigned char *b = tb_reserve(big - 4096); /* the same class */
+    assert_ptr_equal(b, a);
+    assert_int_equal(b[0], 7);
+    assert_int_equal(b[(size_t)1 << 20], 8);
+    assert_int_equal(b[far], 0);
+    tb_unreserve(b, big - 4096);
+    tb_unreserve(other, (size_t)1 << 20);
+}
+
 /* Number literals outside strings, as written: digits, quotes and
  * escaped quotes inside strings are no numbers. */
 static void json_numbers_outside_strings(void **state)
@@ -556,6 +582,7 @@ int main(void)
         cmocka_unit_test(strmap_batches_match_single_calls),
         cmocka_unit_test(u64map_keeps_first_value),
         cmocka_unit_test(vec_grows_and_keeps_contents),
+        cmocka_unit_test(reserved_region_comes_back_with_its_pages),
         cmocka_unit_test(json_numbers_outside_strings),
         cmocka_unit_test(json_scanner_strings_agree_with_jansson),
         cmocka_unit_test(json_scanner_numbers_agree_with_jansson),
