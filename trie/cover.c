@@ -434,7 +434,7 @@ static uint64_t walk_table(const cover_t *c, trie_rec_t *rec, tb_bitset_t *mask)
     const uint8_t *cls = rec->tab.cls;
     for (uint32_t r = 0; r < t->nroot; r++) {
         size_t p = t->root[r];
-        uint64_t x = t->nodes[p];
+        uint64_t x = t->root_node[r];
         uint32_t next = trie_rec_entry(table, row + cls[trie_dfs_byte(x)]);
         if (next == TRIE_REC_UNKNOWN) {
             next = trie_rec_compute(rec, d, trie_dfs_byte(x));

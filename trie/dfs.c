@@ -118,8 +118,10 @@ static int pack_nodes(trie_dfs_t *t, const dfs_tmp_vec_t *v, tb_err_t *err)
                            DFS_SUB_MAX, DFS_SUB_BITS);
         t->nodes[i] = pack(x->byte, x->id, x->sub, x->depth);
     }
-    for (size_t p = 0; p < t->n; p += trie_dfs_sub(t->nodes[p]))
+    for (size_t p = 0; p < t->n; p += trie_dfs_sub(t->nodes[p])) {
+        t->root_node[t->nroot] = t->nodes[p];
         t->root[t->nroot++] = (uint32_t)p; /* at most 256: bytes differ */
+    }
     return 0;
 }
 
@@ -238,7 +240,7 @@ static uint64_t walk_table(const trie_dfs_t *t, trie_rec_t *rec, tb_bitset_t *ma
     uint64_t *words = mask->words, skipped = 0;
     for (uint32_t k = 0; k < t->nroot; k++) {
         size_t p = t->root[k];
-        uint64_t x = t->nodes[p];
+        uint64_t x = t->root_node[k];
         uint32_t next = trie_rec_entry(rec->tab.table, base[0] + rec->tab.cls[trie_dfs_byte(x)]);
         if (next == TRIE_REC_UNKNOWN)
             next = trie_rec_compute(rec, d, trie_dfs_byte(x));
@@ -323,7 +325,7 @@ static int dfs_validate(const void *impl, tb_err_t *err)
                          "say %u", p, trie_dfs_depth(t->nodes[p]), depth[p]);
     size_t r = 0;
     for (size_t p = 0; !rc && p < t->n; p += trie_dfs_sub(t->nodes[p]), r++)
-        if (r >= t->nroot || t->root[r] != p)
+        if (r >= t->nroot || t->root[r] != p || t->root_node[r] != t->nodes[p])
             rc = tb_fail(err, "root index: child %zu of the root is node %zu, "
                          "the index says %s", r, p, r < t->nroot ? "another" : "none");
     if (!rc && r != t->nroot)

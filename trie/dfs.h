@@ -27,9 +27,14 @@ typedef struct {
     /* root[0..nroot): where each first byte's subtree starts, so that a
      * walk tests the root's children from this 1 KB array instead of
      * chasing subtree sizes across the whole node array (one dependent
-     * load each, most of a narrow mask's time: see walk_table). */
+     * load each, most of a narrow mask's time: see walk_table); and
+     * root_node[k] the node word at root[k], so that the children the
+     * walk refuses cost no load from the node array at all (one cache
+     * line each, 256 of them a walk, mostly missed once other work has
+     * run between two masks). */
     uint32_t nroot;
     uint32_t root[256];
+    uint64_t root_node[256];
 } trie_dfs_t;
 
 static inline uint8_t trie_dfs_byte(uint64_t x) { return (uint8_t)x; }
