@@ -6,7 +6,7 @@
 
 /* An entry's header word: its form in the top two bits, the payload's
  * length in uint32 words below. */
-enum { FORM_SET, FORM_CLEAR, FORM_WORDS };
+enum { FORM_SET, FORM_CLEAR, FORM_WORDS, FORM_SPARSE };
 #define FORM_SHIFT 30
 #define LEN_MASK ((1u << FORM_SHIFT) - 1)
 
@@ -73,9 +73,44 @@ static void check_epoch(gr_maskcache_t *c)
     }
 }
 
-int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
+/* The base for masks of the cache's size (another size: none); entries
+ * kept against another base than it mean nothing. */
+static const tb_bitset_t *check_base(gr_maskcache_t *c, const tb_bitset_t *base)
+{
+    if (!base || base->nbits != c->nbits)
+        return NULL;
+    if (base != c->base) {
+        flush(c);
+        c->base = base;
+    }
+    return base;
+}
+
+/* The bitmap words of a sparse entry: one bit a mask word. */
+static size_t sparse_map_words(size_t nw)
+{
+    return (nw + 63) / 64;
+}
+
+/* A sparse entry's mask: its reference (zeros, or the base), then the
+ * words its bitmap names. */
+static void sparse_get(const gr_maskcache_t *c, const uint32_t *p, tb_bitset_t *mask)
+{
+    size_t nw = tb_bitset_words(mask->nbits), nmap = sparse_map_words(nw);
+    const uint64_t *map = (const uint64_t *)(p + 2), *word = map + nmap;
+    if (p[0])
+        memcpy(mask->words, c->base->words, nw * sizeof *mask->words);
+    else
+        tb_bitset_clear_all(mask);
+    for (size_t i = 0; i < nmap; i++)
+        for (uint64_t bits = map[i]; bits; bits &= bits - 1)
+            mask->words[i * 64 + (size_t)__builtin_ctzll(bits)] = *word++;
+}
+
+int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask, const tb_bitset_t *base)
 {
     check_epoch(c);
+    check_base(c, base);
     while (c->at.len <= s)
         if (tb_vec_push(&c->at, AT_NEW))
             break; /* no memory: a miss, as if never seen */
@@ -91,6 +126,8 @@ int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask)
     size_t nw = tb_bitset_words(mask->nbits);
     if (form == FORM_WORDS) {
         memcpy(mask->words, p, nw * sizeof *mask->words);
+    } else if (form == FORM_SPARSE) {
+        sparse_get(c, p, mask);
     } else if (form == FORM_SET) {
         tb_bitset_clear_all(mask);
         for (uint32_t i = 0; i < n; i++)
@@ -130,15 +167,55 @@ static size_t collect(uint32_t *out, const tb_bitset_t *mask, int bit, size_t ma
     return k;
 }
 
-int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now)
+/* Whether mask is nearer base than zeros, by 16 of its words. */
+static int nearer_base(const tb_bitset_t *mask, const tb_bitset_t *base)
+{
+    size_t nw = tb_bitset_words(mask->nbits);
+    int to_zero = 0, to_base = 0;
+    for (size_t i = 0; i < 16; i++) {
+        size_t w = i * nw / 16;
+        to_zero += mask->words[w] != 0;
+        to_base += mask->words[w] != base->words[w];
+    }
+    return to_base < to_zero;
+}
+
+/*
+ * Writes at p (8-byte aligned) mask's sparse entry: the reference (0:
+ * zeros, 1: base), a bitmap of the words that differ from it, and those
+ * words.  Its length in uint32, or 0 where more than max words differ.
+ */
+static size_t sparse_put(uint32_t *p, const tb_bitset_t *mask, const tb_bitset_t *base,
+                         size_t max)
+{
+    size_t nw = tb_bitset_words(mask->nbits), nmap = sparse_map_words(nw), k = 0;
+    const uint64_t *m = mask->words, *ref = base ? base->words : NULL;
+    uint64_t *map = (uint64_t *)(p + 2), *word = map + nmap;
+    p[0] = ref != NULL;
+    p[1] = 0; /* padding: the bitmap on 8 bytes */
+    memset(map, 0, nmap * sizeof *map);
+    for (size_t w = 0; w < nw; w++) {
+        if (m[w] == (ref ? ref[w] : 0))
+            continue;
+        if (k == max)
+            return 0;
+        map[w / 64] |= (uint64_t)1 << (w & 63);
+        word[k++] = m[w];
+    }
+    return 2 + 2 * (nmap + k);
+}
+
+int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask,
+                     const tb_bitset_t *base, int now)
 {
     check_epoch(c);
+    base = check_base(c, base);
     if (mask->nbits != c->nbits || s >= c->at.len || c->at.data[s] >= AT_ENTRY ||
         (c->at.data[s] != AT_AGAIN && !now))
         return 0; /* a state met once is not kept (yet) */
     /* Room for the largest form first, so that the ids go straight in. */
     size_t nw32 = 2 * tb_bitset_words(mask->nbits);
-    if ((c->at.len + c->nwords + 1 + nw32) * sizeof(uint32_t) > c->max_bytes) {
+    if ((c->at.len + c->nwords + 2 + nw32) * sizeof(uint32_t) > c->max_bytes) {
         flush(c);
         if ((c->at.len + 1 + nw32) * sizeof(uint32_t) > c->max_bytes)
             return 0; /* larger than the whole cache: not kept */
@@ -147,12 +224,8 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
     if (!c->words && !(c->words = tb_reserve(words_bytes(c))))
         return -1;
     uint32_t *e = c->words + c->nwords, form = FORM_WORDS;
-    size_t n = nw32;
-    /* While the cache holds less than a quarter of its bound, the words are
-     * kept as they are: a copy costs about a tenth of the pass that lists
-     * ids, which reads every word (on 2,004 words: 0.2 us against 1.6 us
-     * for 10 ids set and 5.6 us for 3,000), and the memory is there.  Past
-     * it, the smallest form. */
+    size_t n = nw32, nw = nw32 / 2;
+    /* Past a quarter of the bound, the smallest form: ids where few. */
     if (c->nwords * sizeof(uint32_t) >= c->max_bytes / 4) {
         size_t read;
         form = FORM_SET, n = collect(e + 1, mask, 1, nw32 - 1, &read);
@@ -165,6 +238,28 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int
             form = FORM_CLEAR, n = collect(e + 1, mask, 0, nw32 - 1, &read);
         if (n == nw32)
             form = FORM_WORDS;
+    }
+    /*
+     * Else the words that differ from zeros or from the base, where at
+     * most three in four do.  The array is tens of megabytes, so a mask
+     * kept whole is 16 KB (Llama 3's) written to memory no cache holds
+     * (3.5 us on a 2-core Xeon guest, and as long again to read back on a
+     * hit), which also pushes the trie and the slices' masks out of the
+     * caches; listing ids costs more still (about 10 instructions an id).
+     * Most masks outside strings allow a few hundred tokens, and inside a
+     * string they are the slices' union and a few tokens that close it.
+     */
+    size_t nmap = sparse_map_words(nw), room = 3 * nw / 4;
+    if (form == FORM_WORDS && 2 + nmap + room < nw) {
+        size_t pad = (c->nwords + 1) & 1; /* the bitmap, 3 after the header, on 8 bytes */
+        const tb_bitset_t *ref = base && nearer_base(mask, base) ? base : NULL;
+        size_t k = sparse_put(e + 1 + pad, mask, ref, room);
+        if (k) {
+            e += pad;
+            c->nwords += pad;
+            form = FORM_SPARSE, n = k;
+            c->stats.against_base += ref != NULL;
+        }
     }
     if (form == FORM_WORDS)
         memcpy(e + 1, mask->words, n * sizeof *e);

@@ -26,10 +26,12 @@
  * aside): an entry that would pass it empties the cache first (a flush;
  * counted), which keeps the policy simple, at the price of the hot entries
  * made again after a flush.
- * A mask is stored as the bitset's words while the cache holds less than
- * a quarter of max_bytes (a copy costs a tenth of listing its ids), then in
- * the smallest of three forms: the ids set, the ids clear (a mask that
- * allows almost everything, as inside a string), or the words.
+ * A mask is stored as the words that differ from zeros or from a base mask
+ * the caller names (a slicer's union of slices: a mask inside a string is
+ * mostly that), with a bitmap of which, where at most three in four do,
+ * else as its words, while the cache holds less than a quarter of
+ * max_bytes; then in the smallest of the ids set, the ids clear (a mask
+ * that allows almost everything) or those.
  */
 #ifndef GR_MASKCACHE_H
 #define GR_MASKCACHE_H
@@ -45,13 +47,17 @@
 
 typedef struct {
     uint64_t hits, misses, flushes;
+    uint64_t against_base; /* masks kept as their words that differ from the base */
 } gr_maskcache_stats_t;
 
 /*
  * Data layout: at[s] counts state s's misses, 0 to 2, while it has no
- * entry, and is its entry's offset in words + 3 once it has.  An entry is a header word (form << 30 | the
- * payload's length) and the payload: ids (set or clear) or the bitset's
- * 64-bit words as pairs of uint32, all in the one array `words`.
+ * entry, and is its entry's offset in words + 3 once it has.  An entry is
+ * a header word (form << 30 | the payload's length) and the payload: ids
+ * (set or clear), the bitset's 64-bit words as pairs of uint32, or a
+ * sparse entry (the reference, 0 zeros or 1 the base; a padding word; the
+ * bitmap of the words kept, then those words, 64-bit and 8-byte aligned),
+ * all in the one array `words`.
  */
 typedef struct {
     const gr_gram_t *g; /* not owned */
@@ -64,6 +70,8 @@ typedef struct {
      * written since the last flush, words_peak at most */
     uint32_t *words;
     size_t nwords, words_peak;
+    const tb_bitset_t *base; /* not owned: the base of the sparse entries
+                                kept against it, the last one named */
     gr_maskcache_stats_t stats;
 } gr_maskcache_t;
 
@@ -72,13 +80,16 @@ typedef struct {
 void gr_maskcache_init(gr_maskcache_t *c, const gr_gram_t *g, size_t nbits, size_t max_bytes);
 void gr_maskcache_free(gr_maskcache_t *c);
 
-/* Copies state s's mask into mask if it is kept: 1; else 0. */
-int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask);
+/* Copies state s's mask into mask if it is kept: 1; else 0.  base (may be
+ * NULL) is the mask put may keep entries against: it must not change
+ * while the cache holds them, and naming another one empties the cache. */
+int gr_maskcache_get(gr_maskcache_t *c, uint32_t s, tb_bitset_t *mask, const tb_bitset_t *base);
 
 /* Keeps mask (complete: the walk succeeded) as state s's if s has missed
  * twice (gr_maskcache_get counts), or at once if `now`.  -1 on memory (the
  * cache is then only smaller: never wrong). */
-int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask, int now);
+int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask,
+                     const tb_bitset_t *base, int now);
 
 /* Bytes held: the index and the most of the entries ever written (their
  * array is address space for max_bytes, mapped whole, where a page costs

@@ -172,7 +172,9 @@ static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64
      * covers a character begun before it), and a long string's positions
      * share it. */
     uint32_t s = gr_lifted(m->g, gr_matcher_state(m), longest_token(m, t) + 1);
-    if (m->cache && gr_maskcache_get(m->cache, s, mask)) {
+    /* A mask inside a string is mostly the slices' union (maskcache.h). */
+    const tb_bitset_t *base = m->slicer ? &m->slicer->all : NULL;
+    if (m->cache && gr_maskcache_get(m->cache, s, mask, base)) {
         if (nodes)
             *nodes = 0;
         return 0;
@@ -185,14 +187,14 @@ static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64
         *nodes = walked;
     /* A token inside a string's body mostly leaves the state where it was,
      * and a walk of more nodes than a quarter of the mask's words costs
-     * more than keeping the mask (mostly a copy of its words, maskcache.h)
+     * more than keeping the mask (a pass over its words, maskcache.h)
      * even if the state comes back only once, as an object's states do in
      * the next instance of a schema: either mask is kept at once rather
      * than on the state's second miss.  (At twice the words, when keeping
      * meant listing ids: every 10th MaskBench file 189,501 hits, now
      * 220,049; TBM p75 about 14% lower, the largest cache the same.) */
     int now = in_string || walked > (uint64_t)tb_bitset_words(mask->nbits) / 4;
-    if (m->cache && gr_maskcache_put(m->cache, s, mask, now))
+    if (m->cache && gr_maskcache_put(m->cache, s, mask, base, now))
         return tb_fail(err, "out of memory");
     return 0;
 }

@@ -521,10 +521,11 @@ static void test_sliced_masks(void **state)
 /* Masks taken through a matcher's cache (maskcache.h) equal the walked
  * ones at every byte of a text, three times over: kept ones (a state is
  * kept on its second miss; a string's body reaches one state again and
- * again; as words), after flushes (a cache smaller than a few masks,
- * where a mask past the first is kept in a smaller form), never kept
- * (smaller than one) and after the grammar's reset renumbered its
- * states. */
+ * again; as the words that differ from zeros), after flushes (a cache
+ * smaller than a few masks, where a mask past the first is kept in a
+ * smaller form), never kept (smaller than one), after the grammar's reset
+ * renumbered its states, and through a slicer, whose union of slices is
+ * the base masks inside strings are kept against. */
 static void test_mask_cache(void **state)
 {
     (void)state;
@@ -532,21 +533,26 @@ static void test_mask_cache(void **state)
     gr_gram_t *g = build(json_grammar, NULL);
     const trie_t *t = tries.tries[0];
     size_t nbits = trie_mask_bits(t);
+    lex_slicer_t *sl = lex_slicer_new(&tries.keys, trie_layout(t), NULL, 0, &err);
+    assert_non_null(sl);
     const char *doc = "{\"text\": \"a long string of words, one after another\", "
                       "\"n\": [1, 22, 333], \"o\": {\"p\": \"q\"}}";
-    size_t caps[3] = {0, 3 * (nbits / 8 + 64), 64}; /* default, a few masks, none */
+    /* default, a few masks, none, default (the reset), default (sliced) */
+    size_t caps[5] = {0, 3 * (nbits / 8 + 64), 64, 0, 0};
     tb_bitset_t walked, cached;
     assert_int_equal(tb_bitset_init(&walked, nbits), 0);
     assert_int_equal(tb_bitset_init(&cached, nbits), 0);
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < 5; round++) {
         gr_maskcache_t c;
-        gr_maskcache_init(&c, g, nbits, caps[round % 3]);
+        gr_maskcache_init(&c, g, nbits, caps[round]);
         for (int pass = 0; pass < 3; pass++) {
             if (round == 3 && pass == 2)
                 assert_int_equal(gr_gram_reset(g, &err), 0); /* state ids start over */
             gr_matcher_t plain, m;
             assert_int_equal(gr_matcher_init(&plain, g, tries.keys.max_len, &err), 0);
             assert_int_equal(gr_matcher_init(&m, g, tries.keys.max_len, &err), 0);
+            if (round == 4)
+                assert_int_equal(gr_matcher_use_slicer(&m, sl, &err), 0);
             gr_matcher_use_cache(&m, &c);
             for (size_t i = 0; i <= strlen(doc); i++) {
                 uint64_t hits = c.stats.hits;
@@ -555,7 +561,7 @@ static void test_mask_cache(void **state)
                 /* the start's mask, kept in pass 1, is there in pass 2, unless
                  * flushed, never kept, or gone with the reset */
                 if (pass == 2 && i == 0 && round != 1)
-                    assert_int_equal(c.stats.hits - hits, round == 0 ? 1 : 0);
+                    assert_int_equal(c.stats.hits - hits, round == 0 || round == 4 ? 1 : 0);
                 if (!tb_bitset_equal(&walked, &cached)) {
                     print_message("round %d pass %d: the mask after %zu bytes differs\n",
                                   round, pass, i);
@@ -572,16 +578,19 @@ static void test_mask_cache(void **state)
         }
         size_t n = strlen(doc) + 1;
         assert_int_equal(c.stats.hits + c.stats.misses, 3 * n);
-        if (round == 0) /* the string's body, and the whole third pass */
+        if (round == 0 || round == 4) /* the string's body, and the whole third pass */
             assert_true(c.stats.hits > n + 20);
         if (round == 1)
             assert_true(c.stats.flushes > 0 && c.stats.hits > 0);
         if (round == 2)
             assert_int_equal(c.stats.hits, 0);
+        /* only masks walked through the slicer have a base */
+        assert_true(round == 4 ? c.stats.against_base > 0 : c.stats.against_base == 0);
         gr_maskcache_free(&c);
     }
     tb_bitset_free(&walked);
     tb_bitset_free(&cached);
+    lex_slicer_free(sl);
     gr_gram_free(g);
 }
 
