@@ -60,7 +60,8 @@ static void flush(gr_maskcache_t *c)
 {
     if (c->nwords)
         c->stats.flushes++;
-    memset(c->at.data, 0, c->at.len * sizeof *c->at.data);
+    if (c->at.len) /* none yet: no array to clear */
+        memset(c->at.data, 0, c->at.len * sizeof *c->at.data);
     c->nwords = 0;
 }
 
