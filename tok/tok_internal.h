@@ -332,9 +332,12 @@ struct tok_tokenizer {
     /* encode.c's index over `added`, built by tok_prepare: `added` sorted
      * by (normalized, content), normalized ones from added_norm_from on,
      * and added_at[k][b] the range [from, to) of those with normalized ==
-     * k whose first byte is b (empty: no token starts with b). */
+     * k whose first byte is b (empty: no token starts with b), and
+     * added_lead[k] the first byte of all of those when they share it
+     * (-1: several, or none), which memchr then finds. */
     uint32_t added_norm_from;
     uint32_t added_at[2][256][2];
+    int added_lead[2];
     int ready;           /* tok_prepare ran: only read from here on */
     /* A tokenizer opened from a compiled file (compiled.c): the read-only
      * mapping that its vocabulary, merge table, BPE tables and Unigram
