@@ -278,6 +278,13 @@ typedef struct {
 } tok_span_t;
 typedef TB_VEC(tok_span_t) tok_spans_t;
 
+/* The matches of the pattern of `kind` (fastsplit.c) from s[0] on, one
+ * after another, each pushed to words as a span at base + its start, up
+ * to the end of s or to where the matcher cannot say (tok_fast_match's
+ * 0): returns that place, or SIZE_MAX out of memory. */
+size_t tok_fast_words(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base,
+                      tok_spans_t *words);
+
 /* ---- decoder -------------------------------------------------------- */
 enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
