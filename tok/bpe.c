@@ -705,6 +705,22 @@ static int32_t wide_char_id(const tok_vocab_t *v, bpe_state_t *st,
     return id;
 }
 
+/* A byte-level word's initial symbols, if every byte of it has a token
+ * (as in every byte-level vocabulary of the manifest): one table read a
+ * byte, where initial_symbols' general loop took 20 instructions. */
+static int byte_symbols(const tok_vocab_t *v, bpe_state_t *st, const uint8_t *w,
+                        size_t n)
+{
+    int32_t unknown = 0; /* negative once some byte has no token */
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = v->byte_id[w[i]];
+        st->sym.data[i] = (uint32_t)id;
+        unknown |= id;
+    }
+    st->sym.len = n;
+    return unknown >= 0;
+}
+
 /* Fills st->sym with the word's initial symbols.  The unknown-token rules
  * follow Hugging Face's BPE::merge_word: a pending unknown is flushed only
  * by a known character, so with fuse_unk a run of unknowns becomes one unk;
@@ -716,6 +732,8 @@ static void initial_symbols(const tok_tokenizer_t *t, bpe_state_t *st,
     const tok_bpe_t *m = &t->bpe;
     const tok_vocab_t *v = &t->vocab;
     int pending_unk = 0;
+    if (m->byte_level && byte_symbols(v, st, w, n))
+        return;
     st->sym.len = 0;
     for (size_t i = 0; i < n;) {
         size_t len = 1;
@@ -931,20 +949,30 @@ static uint64_t word_hash(const uint8_t *w, size_t n)
     return n <= CACHE_MAX_WORD ? tb_hash(w, n) : 0;
 }
 
-/* Appends the ids of one word (or one piece of a cut word) whose
- * word_hash is h. */
-static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+/* Appends the ids the word cache holds for w[0..n), whose word_hash is h:
+ * 1, or 0 when it holds none, or -1 out of memory.  Inlined by force into
+ * bpe_piece and next_word: as a call it cost a model whose words come one
+ * at a time (Gemma 3's) more than the calls it saved. */
+static inline __attribute__((always_inline)) int
+cached_ids(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h, tok_ids_t *out,
+           tb_err_t *err)
 {
-    if (n <= CACHE_MAX_WORD) {
-        const cache_slot_t *s = cache_find(st, w, n, h);
-        if (s->tag) {
-            const uint8_t *e = st->pool.data + s->off;
-            if (tb_vec_append(out, e + ENTRY_HEAD + n, entry_nids(e)))
-                return tb_fail(err, "bpe: out of memory for %zu ids", entry_nids(e));
-            return 0;
-        }
-    }
+    if (n > CACHE_MAX_WORD)
+        return 0;
+    const cache_slot_t *s = cache_find(st, w, n, h);
+    if (!s->tag)
+        return 0;
+    const uint8_t *e = st->pool.data + s->off;
+    if (tb_vec_append(out, e + ENTRY_HEAD + n, entry_nids(e)))
+        return tb_fail(err, "bpe: out of memory for %zu ids", entry_nids(e));
+    return 1;
+}
+
+/* Appends the ids of a word (or one piece of a cut word) that the cache
+ * does not hold, whose word_hash is h, and caches them. */
+static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                       size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+{
     if (n > UINT32_MAX / 4 || reserve_scratch(st, n))
         return tb_fail(err, "bpe: out of memory for a word of %zu bytes", n);
     int32_t whole = t->bpe.ignore_merges ? whole_word_id(t, st, w, n) : -1;
@@ -967,11 +995,29 @@ static int bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w
     return 0;
 }
 
+/* Appends the ids of one word (or one piece of a cut word) whose
+ * word_hash is h.  Inlined by force into bpe_word, as when the merges were
+ * part of it: a call more a piece cost Gemma 3, whose words are cut into
+ * pieces, 1M instructions a megabyte. */
+static inline __attribute__((always_inline)) int
+bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w, size_t n,
+          uint64_t h, tok_ids_t *out, tb_err_t *err)
+{
+    int hit = cached_ids(st, w, n, h, out, err);
+    return hit ? (hit < 0 ? -1 : 0) : merge_piece(t, st, w, n, h, out, err);
+}
+
+/* Whether a word of n bytes is cut before its spaces (build_cut_table). */
+static int cuts(const bpe_state_t *st, size_t n)
+{
+    return st->tab->cut_ok && n > SCAN_MAX_SYMBOLS;
+}
+
 /* Appends the ids of word w[0..n), whose word_hash is h. */
 static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
-    if (!st->tab->cut_ok || n <= SCAN_MAX_SYMBOLS)
+    if (!cuts(st, n))
         return bpe_piece(t, st, w, n, h, out, err);
     size_t start = 0;
     for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
@@ -1034,6 +1080,20 @@ static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t
         __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
 }
 
+/* bpe_word for tok_bpe_words, the cache looked up first: a word it holds
+ * (most of a text's) costs the lookup alone, not the calls of bpe_word and
+ * bpe_piece, which saved and restored a dozen registers for the merge code
+ * inlined into them; only a new word goes on to merge_piece. */
+static int next_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
+                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+{
+    int hit = cached_ids(st, w, n, h, out, err);
+    if (hit)
+        return hit < 0 ? -1 : 0;
+    return cuts(st, n) ? bpe_word(t, st, w, n, h, out, err)
+                       : merge_piece(t, st, w, n, h, out, err);
+}
+
 int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,
                   const tok_span_t *words, size_t n, tok_ids_t *out, tb_err_t *err)
 {
@@ -1045,8 +1105,8 @@ int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text
     for (size_t i = 0; i < n + WORDS_AHEAD; i++) {
         size_t k = i - WORDS_AHEAD; /* the word encoded now, before i takes its hash's place */
         if (i >= WORDS_AHEAD && words[k].len &&
-            bpe_word(t, st, text + words[k].off, words[k].len, h[k % WORDS_AHEAD],
-                     out, err))
+            next_word(t, st, text + words[k].off, words[k].len, h[k % WORDS_AHEAD],
+                      out, err))
             return -1;
         if (i < n) {
             h[i % WORDS_AHEAD] = word_hash(text + words[i].off, words[i].len);

@@ -43,6 +43,19 @@ static int added_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+/* The first byte of every token of one kind's ranges (added_at[k]) if
+ * they all share it, else -1. */
+static int shared_lead(const uint32_t (*at)[2])
+{
+    int lead = -1, leads = 0;
+    for (int b = 0; b < 256; b++)
+        if (at[b][0] != at[b][1]) {
+            lead = b;
+            leads++;
+        }
+    return leads == 1 ? lead : -1;
+}
+
 static void build_added_index(tok_tokenizer_t *t)
 {
     if (t->added.len)
@@ -60,6 +73,25 @@ static void build_added_index(tok_tokenizer_t *t)
             r[1] = (uint32_t)i + 1;
         }
     }
+    for (int k = 0; k < 2; k++)
+        t->added_lead[k] = shared_lead(t->added_at[k]);
+}
+
+/* The first position from pos on where an added token of one kind may
+ * start (n: none), given the kind's ranges and shared first byte (at,
+ * lead: added_at[k], added_lead[k]).  Most tokenizers' special tokens
+ * share a first byte ('<' or '['): a byte-by-byte look at the index cost
+ * a first pass of Llama 3 over multi 7 instructions a byte. */
+static size_t next_lead(const uint32_t (*at)[2], int lead, const uint8_t *s, size_t n,
+                        size_t pos)
+{
+    if (lead >= 0) {
+        const uint8_t *p = memchr(s + pos, lead, n - pos);
+        return p ? (size_t)(p - s) : n;
+    }
+    while (pos < n && at[s[pos]][0] == at[s[pos]][1])
+        pos++; /* no token starts with this byte */
+    return pos;
 }
 
 /* First index in [lo, hi) whose byte k is >= c (all share bytes 0..k-1
@@ -216,10 +248,10 @@ static int split_added(const tok_tokenizer_t *t, tok_state_t *sc, int normalized
     size_t lo = normalized ? t->added_norm_from : 0;
     size_t hi = normalized ? t->added.len : t->added_norm_from;
     const uint32_t(*at)[2] = t->added_at[normalized];
+    int lead = t->added_lead[normalized];
     size_t start_offset = 0, pos = 0;
     while (lo < hi && pos < n) {
-        while (pos < n && at[s[pos]][0] == at[s[pos]][1])
-            pos++; /* no token starts with this byte */
+        pos = next_lead(at, lead, s, n, pos);
         if (pos == n)
             break;
         const uint32_t *r = at[s[pos]];
@@ -273,6 +305,11 @@ static int encode_piece(const tok_tokenizer_t *t, tok_state_t *sc,
                         const uint8_t *s, size_t n, int first, tok_ids_t *out,
                         tb_err_t *err)
 {
+    /* With no normalizer the text is its own normalized text, and the
+     * caller's, which nothing of the call writes: a copy of it was 1M
+     * instructions and 16 fresh pages of a first pass over a megabyte. */
+    if (!t->norms.len)
+        return split_added(t, sc, 1, s, n, first, encode_words, out, err);
     /* The normalized text outlives the words cut from it: a buffer of its
      * own, which nothing else of the call writes. */
     tb_buf_t *norm = &sc->norm[0];

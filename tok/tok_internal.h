@@ -278,6 +278,13 @@ typedef struct {
 } tok_span_t;
 typedef TB_VEC(tok_span_t) tok_spans_t;
 
+/* The matches of the pattern of `kind` (fastsplit.c) from s[0] on, one
+ * after another, each pushed to words as a span at base + its start, up
+ * to the end of s or to where the matcher cannot say (tok_fast_match's
+ * 0): returns that place, or SIZE_MAX out of memory. */
+size_t tok_fast_words(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base,
+                      tok_spans_t *words);
+
 /* ---- decoder -------------------------------------------------------- */
 enum {
     TOK_DEC_STRIP_LEADING_SPACE = 1, /* drop one space at the very start */
@@ -332,9 +339,12 @@ struct tok_tokenizer {
     /* encode.c's index over `added`, built by tok_prepare: `added` sorted
      * by (normalized, content), normalized ones from added_norm_from on,
      * and added_at[k][b] the range [from, to) of those with normalized ==
-     * k whose first byte is b (empty: no token starts with b). */
+     * k whose first byte is b (empty: no token starts with b), and
+     * added_lead[k] the first byte of all of those when they share it
+     * (-1: several, or none), which memchr then finds. */
     uint32_t added_norm_from;
     uint32_t added_at[2][256][2];
+    int added_lead[2];
     int ready;           /* tok_prepare ran: only read from here on */
     /* A tokenizer opened from a compiled file (compiled.c): the read-only
      * mapping that its vocabulary, merge table, BPE tables and Unigram
