@@ -950,10 +950,8 @@ static uint64_t word_hash(const uint8_t *w, size_t n)
 }
 
 /* Appends the ids the word cache holds for w[0..n), whose word_hash is h:
- * 1, or 0 when it holds none, or -1 out of memory.  Inlined by force into
- * bpe_piece and next_word: as a call it cost a model whose words come one
- * at a time (Gemma 3's) more than the calls it saved. */
-static inline __attribute__((always_inline)) int
+ * 1, or 0 when it holds none, or -1 out of memory. */
+static inline int
 cached_ids(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h, tok_ids_t *out,
            tb_err_t *err)
 {
@@ -1080,18 +1078,15 @@ static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t
         __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
 }
 
-/* bpe_word for tok_bpe_words, the cache looked up first: a word it holds
- * (most of a text's) costs the lookup alone, not the calls of bpe_word and
- * bpe_piece, which saved and restored a dozen registers for the merge code
- * inlined into them; only a new word goes on to merge_piece. */
+/* bpe_word for tok_bpe_words: a word not cut goes to bpe_piece, inlined
+ * here, so that a word the cache holds (most of a text's) costs the lookup
+ * alone, not the calls of bpe_word and bpe_piece, which saved and restored
+ * a dozen registers for the merge code inlined into them. */
 static int next_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
                      size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
-    int hit = cached_ids(st, w, n, h, out, err);
-    if (hit)
-        return hit < 0 ? -1 : 0;
     return cuts(st, n) ? bpe_word(t, st, w, n, h, out, err)
-                       : merge_piece(t, st, w, n, h, out, err);
+                       : bpe_piece(t, st, w, n, h, out, err);
 }
 
 int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,
