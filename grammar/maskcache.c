@@ -98,7 +98,7 @@ static size_t sparse_map_words(size_t nw)
 static void sparse_get(const gr_maskcache_t *c, const uint32_t *p, tb_bitset_t *mask)
 {
     size_t nw = tb_bitset_words(mask->nbits), nmap = sparse_map_words(nw);
-    const uint64_t *map = (const uint64_t *)(p + 2), *word = map + nmap;
+    const uint64_t *map = (const uint64_t *)(p + 1), *word = map + nmap;
     if (p[0])
         memcpy(mask->words, c->base->words, nw * sizeof *mask->words);
     else
@@ -198,18 +198,18 @@ static uint64_t differing(const uint64_t *m, const uint64_t *ref, size_t from, s
 }
 
 /*
- * Writes at p (8-byte aligned) mask's sparse entry: the reference (0:
- * zeros, 1: base), a bitmap of the words that differ from it, and those
- * words.  Its length in uint32, or 0 where more than max words differ.
+ * Writes at p (p + 1 8-byte aligned) mask's sparse entry: the reference
+ * (0: zeros, 1: base), a bitmap of the words that differ from it, and
+ * those words.  Its length in uint32, or 0 where more than max words
+ * differ.
  */
 static size_t sparse_put(uint32_t *p, const tb_bitset_t *mask, const tb_bitset_t *base,
                          size_t max)
 {
     size_t nw = tb_bitset_words(mask->nbits), nmap = sparse_map_words(nw), k = 0;
     const uint64_t *m = mask->words;
-    uint64_t *map = (uint64_t *)(p + 2), *word = map + nmap;
+    uint64_t *map = (uint64_t *)(p + 1), *word = map + nmap;
     p[0] = base != NULL;
-    p[1] = 0; /* padding: the bitmap on 8 bytes */
     for (size_t i = 0; i < nmap; i++)
         map[i] = differing(m, base ? base->words : NULL, i * 64,
                            i * 64 + 64 < nw ? i * 64 + 64 : nw);
@@ -219,7 +219,7 @@ static size_t sparse_put(uint32_t *p, const tb_bitset_t *mask, const tb_bitset_t
                 return 0;
             word[k++] = m[i * 64 + (size_t)__builtin_ctzll(bits)];
         }
-    return 2 + 2 * (nmap + k);
+    return 1 + 2 * (nmap + k);
 }
 
 int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask,
@@ -268,7 +268,7 @@ int gr_maskcache_put(gr_maskcache_t *c, uint32_t s, const tb_bitset_t *mask,
      */
     size_t nmap = sparse_map_words(nw), room = 3 * nw / 4;
     if (form == FORM_WORDS && 2 + nmap + room < nw) {
-        size_t pad = (c->nwords + 1) & 1; /* the bitmap, 3 after the header, on 8 bytes */
+        size_t pad = c->nwords & 1; /* the bitmap, 2 after the header, on 8 bytes */
         const tb_bitset_t *ref = base && nearer_base(mask, base) ? base : NULL;
         size_t k = sparse_put(e + 1 + pad, mask, ref, room);
         if (k) {

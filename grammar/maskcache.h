@@ -55,8 +55,9 @@ typedef struct {
  * entry, and is its entry's offset in words + 3 once it has.  An entry is
  * a header word (form << 30 | the payload's length) and the payload: ids
  * (set or clear), the bitset's 64-bit words as pairs of uint32, or a
- * sparse entry (the reference, 0 zeros or 1 the base; a padding word; the
- * bitmap of the words kept, then those words, 64-bit and 8-byte aligned),
+ * sparse entry (the reference, 0 zeros or 1 the base; the bitmap of the
+ * words kept, then those words, 64-bit and 8-byte aligned: a padding word
+ * before the header where needed),
  * all in the one array `words`.
  */
 typedef struct {
