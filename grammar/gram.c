@@ -476,13 +476,13 @@ int gr_accepting(gr_gram_t *g, uint32_t s)
 /* gr_lifted under the lock: s's pairs with their lexer states lifted into
  * scratch, sorted; s itself unless some changed and no two became one
  * (their rows would need a union: left as they are). */
-static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest, lex_term_t chr)
+static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest)
 {
     g->scratch.len = 0;
     int changed = 0;
     for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
         gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
-        uint32_t l = lex_dfa_lifted(g->dfa, p.lex, longest, chr);
+        uint32_t l = lex_dfa_lifted(g->dfa, p.lex, longest);
         changed |= l != p.lex;
         if (push(g, p.row, l))
             return s;
@@ -502,14 +502,11 @@ static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest, lex_te
 uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest)
 {
     uint64_t row;
-    /* the JSON string character where a length bound beside a pattern
-     * may be dropped (gram.h), else none */
-    lex_term_t chr = g->cfg.lookahead && !g->cfg.user_lookahead ? g->json_char : LEX_NOTHING;
-    if ((chr == LEX_NOTHING && !g->counts) || s == GR_START || s == GR_DEAD ||
+    if ((g->dfa->string_char == LEX_NOTHING && !g->counts) || s == GR_START || s == GR_DEAD ||
         token_row(g, s, &row))
         return s;
     pthread_mutex_lock(&g->lock);
-    uint32_t t = lifted_locked(g, s, longest, chr);
+    uint32_t t = lifted_locked(g, s, longest);
     pthread_mutex_unlock(&g->lock);
     return t;
 }
@@ -654,13 +651,15 @@ static int make_lexer(gr_gram_t *g, const gr_opts_t *opts, tb_err_t *err)
     free(names);
     if (!g->dfa)
         return -1;
-    /* what gr_lifted recognises a JSON string's length bound by (none if
-     * the grammar has none or it cannot be made: masks are then walked as
-     * they are) */
+    /* what a JSON string's length bound is recognised by (deriv.h), where
+     * every intersection is the JSON Schema compiler's (none if the
+     * grammar has none or it cannot be made: masks are then walked as
+     * they are, and emptiness always searched) */
     const char *c = g->cfg.json_char;
     tb_err_t ignored;
-    if (!c || lex_regex_parse(&g->dfa->terms, c, strlen(c), &g->json_char, &ignored))
-        g->json_char = LEX_NOTHING;
+    if (!c || !g->cfg.lookahead || g->cfg.user_lookahead ||
+        lex_regex_parse(&g->dfa->terms, c, strlen(c), &g->dfa->string_char, &ignored))
+        g->dfa->string_char = LEX_NOTHING;
     for (size_t i = 0; i < g->dfa->terms.n && !g->counts; i++) {
         const lex_node_t *x = lex_node(&g->dfa->terms, (lex_term_t)i);
         g->counts = x->kind == LEX_K_REPEAT && x->set[1] - x->set[0] >= 2;

@@ -162,10 +162,9 @@ typedef struct {
     uint64_t *tokenlex;
     tb_u64map_t token_state, token_row;
     uint32_t epoch; /* how many resets: state ids mean other states after one */
-    lex_term_t json_char; /* one JSON string character, in the lexer's terms
-                           * (gr_lifted), LEX_NOTHING if it could not be made */
     int counts; /* some lexeme counts (x{lo,hi}, hi - lo >= 2): gr_lifted
-                 * may lift a state of a grammar without json_char */
+                 * may lift a state of a grammar without a length bound
+                 * (dfa->string_char) */
     int failed;
     tb_err_t err;
 } gr_gram_t;

@@ -80,6 +80,7 @@ static void memo_put(lex_dfa_t *d, uint64_t key, lex_term_t v)
 enum { MEMO_DERIV, MEMO_RAW, MEMO_LIVE };
 
 static int live(lex_dfa_t *d, lex_term_t x);
+static int bounded_live(lex_dfa_t *d, lex_term_t x);
 static void dfa_fail(lex_dfa_t *d, const char *what);
 
 /* ---- first bytes ---------------------------------------------------------- */
@@ -727,6 +728,10 @@ static int live(lex_dfa_t *d, lex_term_t x)
     lex_term_t r;
     if (memo_get(d, live_key(x), &r))
         return (int)r;
+    if (bounded_live(d, x)) {
+        memo_put(d, live_key(x), 1);
+        return 1;
+    }
     live_heap_t queue = {0};
     tb_u64map_t parent; /* every term seen -> the term it was derived from */
     lex_term_t hit = LEX_NOTHING;
@@ -1579,16 +1584,40 @@ static uint32_t chars_left(lex_terms_t *t, lex_term_t b, lex_term_t chr)
     return 0;
 }
 
+/*
+ * Whether x, an AND, is live by a length bound alone, without live()'s
+ * search: one side a JSON string's c{0,r}" (chars_left) and the other,
+ * whose strings are JSON string characters then the quote (d->string_char
+ * set), with a completion of at most r + 1 bytes (term_msc): at most r
+ * characters then the quote, which the bound accepts.  The rest of a
+ * character begun is on both sides alike.  0 where it cannot tell (the
+ * search then decides); half of a cold mask's time went to the search on
+ * a pattern's words counted under a maxLength (MaskBench's
+ * Github_ultra---o62059).
+ */
+static int bounded_live(lex_dfa_t *d, lex_term_t x)
+{
+    if (d->string_char == LEX_NOTHING || lex_node(&d->terms, x)->kind != LEX_K_AND)
+        return 0;
+    lex_term_t side[2] = {lex_node(&d->terms, x)->a, lex_node(&d->terms, x)->b};
+    for (int i = 0; i < 2; i++) {
+        uint32_t r = chars_left(&d->terms, side[i], d->string_char);
+        if (r && side[!i] != LEX_NOTHING && term_msc(d, side[!i], 0) <= r + 1)
+            return 1;
+    }
+    return 0;
+}
+
 /* The side of AND x that decides every token's bytes alone (see
  * lex_dfa_lifted), or x. */
-static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
+static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, uint32_t longest)
 {
     const lex_node_t *n = lex_node(&d->terms, x);
     if (n->kind != LEX_K_AND)
         return x;
     lex_term_t side[2] = {n->a, n->b};
     for (int i = 0; i < 2; i++) {
-        uint32_t r = chars_left(&d->terms, side[i], chr);
+        uint32_t r = chars_left(&d->terms, side[i], d->string_char);
         if (r && r >= len_add(longest, term_msc(d, side[!i], 0)))
             return side[!i];
     }
@@ -1616,19 +1645,19 @@ static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, uint32_t longest)
     return t->full ? x : r;
 }
 
-static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest, lex_term_t chr)
+static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest)
 {
-    return uncounted(d, uncapped_side(d, x, longest, chr), longest);
+    return uncounted(d, uncapped_side(d, x, longest), longest);
 }
 
-uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr)
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest)
 {
     if (!d->lx || s == LEX_DEAD)
         return s;
     int changed = 0;
     for (uint32_t k = 0; k < d->pair_n[s]; k++) {
         lex_pair_t p = d->pair.data[d->pair_off[s] + k];
-        lex_term_t to = lifted_term(d, p.term, longest, chr);
+        lex_term_t to = lifted_term(d, p.term, longest);
         changed |= to != p.term;
         d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
     }

@@ -120,6 +120,13 @@ typedef struct {
     TB_VEC(uint8_t) parts; /* term partitions' labels, ncls each (deriv.c) */
     /* The derivatives of a union's alternatives, a stack (deriv.c). */
     TB_VEC(lex_term_t) alts;
+    /* One JSON string character (a term of the grammar's json_char) where
+     * every intersection holds JSON string characters then the quote on
+     * both sides, as the JSON Schema compiler's do (set by the grammar,
+     * gram.c), else LEX_NOTHING: lex_dfa_lifted drops a length bound by
+     * it, and deriv.c's bounded_live decides an intersection with one
+     * live without a search. */
+    lex_term_t string_char;
     int failed; /* sticky: a limit was passed */
     tb_err_t err;
     /* A lexer DFA (lexemes.h) only; lx is NULL for a one-regex DFA.  State
@@ -188,23 +195,24 @@ uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
  * lexer DFA whose pairs drop the length side of an intersection that no
  * token of at most `longest` bytes can bring into play, made if new; s
  * itself if no pair does.  A pair's AND(a, b) becomes a where b is a JSON
- * string's c{0,r}" (the minimum length met, r characters left; c is chr,
- * the term of one JSON string character in every encoding JSON allows, or
- * a union holding it; chars_left in deriv.c) and r >= longest +
- * lex_dfa_msc(a): then for every text u of at most longest bytes, a/u is
- * live iff (a and b)/u is (a completion of a/u of at most msc(a) bytes
+ * string's c{0,r}" (the minimum length met, r characters left; c is
+ * d->string_char, one JSON string character in every encoding JSON
+ * allows, or a union holding it; chars_left in deriv.c) and r >= longest
+ * + lex_dfa_msc(a): then for every text u of at most longest bytes, a/u
+ * is live iff (a and b)/u is (a completion of a/u of at most msc(a) bytes
  * has at most r characters) and accepts iff it does.  That needs a's
- * strings to be JSON string characters then the quote, which the caller
- * must know (gram.h: the JSON Schema compiler's intersections are); chr
- * LEX_NOTHING lifts none.  And a pair's term x{lo,hi} r (or x{lo,hi})
- * becomes x{lo} x* r where (hi - lo - 1) times the length of x's shortest
- * string (at least 1) is at least longest: a text of at most longest
- * bytes reads fewer than hi - lo iterations, so the two are live and
- * accept after it alike; that holds for any term.  The lifted states'
+ * strings to be JSON string characters then the quote, which the grammar
+ * vouches for by setting d->string_char (gram.h: the JSON Schema
+ * compiler's intersections are); LEX_NOTHING there lifts none.  And a
+ * pair's term x{lo,hi} r (or x{lo,hi}) becomes x{lo} x* r where (hi -
+ * lo - 1) times the length of x's shortest string (at least 1) is at
+ * least longest: a text of at most longest bytes reads fewer than hi - lo
+ * iterations, so the two are live and accept after it alike; that holds
+ * for any term.  The lifted states'
  * derivatives no longer count characters, so a string's positions share
  * them.
  */
-uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, lex_term_t chr);
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest);
 /* An upper bound, in bytes, of the shortest completion of every state
  * reachable from term x (UINT32_MAX - 1: none known, x holds an AND or a
  * NOT); structural, kept per term. */

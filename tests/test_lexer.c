@@ -1054,15 +1054,18 @@ static int same_within(lex_dfa_t *d, uint32_t a, uint32_t b, const char *alpha, 
 
 #define LIFT_CHAR "(?:[^\"\\\\\\x00-\\x1F]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4})"
 
-/* The lexer of one lexeme and, in its terms, LIFT_CHAR (into *chr). */
-static lex_dfa_t *lift_lexer(const char *lexeme, lex_term_t *chr)
+/* The lexer of one lexeme, with LIFT_CHAR as its string character
+ * (deriv.h's string_char) if `strings`. */
+static lex_dfa_t *lift_lexer(const char *lexeme, int strings)
 {
     const char *name = "s";
     const lex_dfa_opts_t look = {.lookahead = 1};
     tb_err_t err;
+    lex_term_t chr;
     lex_dfa_t *d = lex_lexer_from_regexes(&lexeme, &name, 1, "lift", &look, &err);
-    if (!d || lex_regex_parse(&d->terms, LIFT_CHAR, strlen(LIFT_CHAR), chr, &err))
+    if (!d || lex_regex_parse(&d->terms, LIFT_CHAR, strlen(LIFT_CHAR), &chr, &err))
         fail_msg("%s", err.msg);
+    d->string_char = strings ? chr : LEX_NOTHING;
     return d;
 }
 
@@ -1073,15 +1076,14 @@ static lex_dfa_t *lift_lexer(const char *lexeme, lex_term_t *chr)
 static void lifted_states_answer_short_texts_alike(void **state)
 {
     (void)state;
-    lex_term_t chr;
-    lex_dfa_t *d = lift_lexer("\"(?=(?:[a-c]+ +){0,3}[a-c]+\"$)" LIFT_CHAR "{0,12}\"", &chr);
+    lex_dfa_t *d = lift_lexer("\"(?=(?:[a-c]+ +){0,3}[a-c]+\"$)" LIFT_CHAR "{0,12}\"", 1);
     const uint64_t one = 1;
     uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
     const uint32_t longest = 4;
-    assert_int_equal(lex_dfa_lifted(d, s, 11, chr), s); /* 12 left: too few for 11 */
+    assert_int_equal(lex_dfa_lifted(d, s, 11), s); /* 12 left: too few for 11 */
     int lifted = 0, kept = 0;
     for (int i = 0; i < 12 && s != LEX_DEAD; i++) {
-        uint32_t l = lex_dfa_lifted(d, s, longest, chr);
+        uint32_t l = lex_dfa_lifted(d, s, longest);
         lifted += l != s;
         kept += l == s;
         assert_true(same_within(d, s, l, "ab \"\\u0", longest));
@@ -1092,10 +1094,53 @@ static void lifted_states_answer_short_texts_alike(void **state)
     assert_int_equal(lex_dfa_error(d, &err), 0);
     lex_dfa_free(d);
     /* [a-c]{0,30}" is not a length bound: dropping it would allow z */
-    d = lift_lexer("\"(?=[a-z]*\"$)[a-c]{0,30}\"", &chr);
+    d = lift_lexer("\"(?=[a-z]*\"$)[a-c]{0,30}\"", 1);
     s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
-    assert_int_equal(lex_dfa_lifted(d, s, longest, chr), s);
+    assert_int_equal(lex_dfa_lifted(d, s, longest), s);
     lex_dfa_free(d);
+}
+
+/* Whether every text of at most len bytes over alpha is live and accepted
+ * from state a of d as from state b of e. */
+static int same_across(lex_dfa_t *d, uint32_t a, lex_dfa_t *e, uint32_t b, const char *alpha,
+                       size_t len)
+{
+    if (lex_dfa_accepting(d, a) != lex_dfa_accepting(e, b))
+        return 0;
+    for (size_t i = 0; len && alpha[i]; i++) {
+        uint32_t x = lex_dfa_next(d, a, (uint8_t)alpha[i]);
+        uint32_t y = lex_dfa_next(e, b, (uint8_t)alpha[i]);
+        if ((x == LEX_DEAD) != (y == LEX_DEAD) ||
+            (x != LEX_DEAD && !same_across(d, x, e, y, alpha, len - 1)))
+            return 0;
+    }
+    return 1;
+}
+
+/* A pattern's intersection with a length bound, found live by the bound
+ * (deriv.c's bounded_live) where the lexer knows its string character:
+ * every text is dead or accepted as where emptiness is always searched,
+ * near the bound (too few characters left for the pattern) too. */
+static void bounded_liveness_answers_as_the_search(void **state)
+{
+    (void)state;
+    static const char *const lexemes[] = {
+        "\"(?=(?:[a-c]+ +){0,3}[a-c]+\"$)" LIFT_CHAR "{0,6}\"",
+        "\"(?=[a-c]{3}(?: [a-c]{3})*\"$)" LIFT_CHAR "{0,9}\"",
+        "\"(?=(?:ab|c)+ ?\"$)" LIFT_CHAR "{2,7}\"",
+    };
+    const uint64_t one = 1;
+    for (size_t k = 0; k < sizeof lexemes / sizeof *lexemes; k++) {
+        lex_dfa_t *bound = lift_lexer(lexemes[k], 1), *searched = lift_lexer(lexemes[k], 0);
+        uint32_t a = lex_dfa_next(bound, lex_dfa_start_of(bound, &one), '"');
+        uint32_t b = lex_dfa_next(searched, lex_dfa_start_of(searched, &one), '"');
+        if (!same_across(bound, a, searched, b, "abc \"", 10))
+            fail_msg("'%s': the bound and the search disagree", lexemes[k]);
+        tb_err_t err;
+        assert_int_equal(lex_dfa_error(bound, &err), 0);
+        lex_dfa_free(bound);
+        lex_dfa_free(searched);
+    }
 }
 
 /* A count that no text of at most `longest` bytes can reach (a name's
@@ -1111,13 +1156,12 @@ static void counted_states_answer_short_texts_alike(void **state)
     const uint64_t one = 1;
     const uint32_t longest = 5;
     for (size_t k = 0; k < sizeof lexemes / sizeof *lexemes; k++) {
-        lex_term_t chr;
-        lex_dfa_t *d = lift_lexer(lexemes[k], &chr);
+        lex_dfa_t *d = lift_lexer(lexemes[k], 0);
         uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
         uint32_t seen[40];
         int lifted = 0, kept = 0, distinct = 0;
         for (int i = 0; i < 40 && s != LEX_DEAD; i++) {
-            uint32_t l = lex_dfa_lifted(d, s, longest, LEX_NOTHING);
+            uint32_t l = lex_dfa_lifted(d, s, longest);
             lifted += l != s;
             kept += l == s;
             assert_true(same_within(d, s, l, "abc_x\"\\u0", longest));
@@ -1132,10 +1176,9 @@ static void counted_states_answer_short_texts_alike(void **state)
         assert_true(lifted > 0 && kept > 0 && distinct < lifted / 4);
         lex_dfa_free(d);
     }
-    lex_term_t chr;
-    lex_dfa_t *d = lift_lexer("\"(?:a?b?){0,20}\"", &chr); /* an iteration may be empty */
+    lex_dfa_t *d = lift_lexer("\"(?:a?b?){0,20}\"", 0); /* an iteration may be empty */
     uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
-    assert_int_equal(lex_dfa_lifted(d, s, longest, LEX_NOTHING), s);
+    assert_int_equal(lex_dfa_lifted(d, s, longest), s);
     lex_dfa_free(d);
 }
 
@@ -1157,6 +1200,7 @@ int main(void)
         cmocka_unit_test(logits_and_empty_language),
         cmocka_unit_test(msc_bounds_every_completion),
         cmocka_unit_test(lifted_states_answer_short_texts_alike),
+        cmocka_unit_test(bounded_liveness_answers_as_the_search),
         cmocka_unit_test(counted_states_answer_short_texts_alike),
         cmocka_unit_test(mask_command),
     };
