@@ -476,14 +476,17 @@ int gr_accepting(gr_gram_t *g, uint32_t s)
 /* gr_lifted under the lock: s's pairs with their lexer states lifted into
  * scratch, sorted; s itself unless some changed and no two became one
  * (their rows would need a union: left as they are). */
-static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest)
+static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest, uint32_t floor,
+                              uint32_t *exact)
 {
     g->scratch.len = 0;
     int changed = 0;
+    uint32_t least = longest;
     for (uint32_t k = 0; k < g->pair_n.data[s]; k++) {
         gr_pair_t p = g->pair.data[g->pair_off.data[s] + k];
-        uint32_t l = lex_dfa_lifted(g->dfa, p.lex, longest);
+        uint32_t room, l = lex_dfa_lifted(g->dfa, p.lex, longest, floor, &room);
         changed |= l != p.lex;
+        least = room < least ? room : least;
         if (push(g, p.row, l))
             return s;
     }
@@ -496,17 +499,22 @@ static uint32_t lifted_locked(gr_gram_t *g, uint32_t s, uint32_t longest)
         if (p[i].lex == p[i - 1].lex)
             return s;
     uint32_t t = state_of(g, p, n);
-    return g->failed ? s : t;
+    if (g->failed)
+        return s;
+    *exact = least;
+    return t;
 }
 
-uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest)
+uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest, uint32_t floor,
+                   uint32_t *exact)
 {
     uint64_t row;
+    *exact = longest;
     if ((g->dfa->string_char == LEX_NOTHING && !g->counts) || s == GR_START || s == GR_DEAD ||
         token_row(g, s, &row))
         return s;
     pthread_mutex_lock(&g->lock);
-    uint32_t t = lifted_locked(g, s, longest);
+    uint32_t t = lifted_locked(g, s, longest, floor, exact);
     pthread_mutex_unlock(&g->lock);
     return t;
 }

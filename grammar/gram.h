@@ -223,19 +223,23 @@ int gr_token_lexemes(gr_gram_t *g, uint32_t s, uint64_t *out);
  * (each one that holds id and may come there), or GR_DEAD. */
 uint32_t gr_step_token(gr_gram_t *g, uint32_t s, uint32_t id);
 
-/* For masks only: the state whose mask over tokens of at most `longest`
- * bytes is state s's, with each pair's lexer state lifted
+/* For masks only: the state that answers every text of at most *exact
+ * bytes as state s does (a caller counts a token's bytes and one more,
+ * for a character begun before it), with each pair's lexer state lifted
  * (lex_dfa_lifted: a count, or a JSON string's length bound beside a
- * pattern, that no such token can reach is dropped), made if new; s
- * itself where nothing is lifted.  The length bound beside a pattern only
- * in a grammar whose look-aheads are all the JSON Schema compiler's
- * (cfg.h's user_lookahead clear), whose intersections hold JSON string
- * characters then the quote on both sides.  Every position in a long
- * string under a maxLength (or a count such as a name's {1,500}) is a new
- * state (characters left), while its lifted state is the same at every
- * position more than a token from the bound: their masks come from the
- * cache. */
-uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest);
+ * pattern, that no such text can reach is dropped), made if new; s
+ * itself where nothing is lifted.  *exact is `longest` where the lift
+ * holds for every text asked about, else less but at least `floor`: the
+ * caller answers the longer ones from s itself.  The length
+ * bound beside a pattern only in a grammar whose look-aheads are all the
+ * JSON Schema compiler's (cfg.h's user_lookahead clear), whose
+ * intersections hold JSON string characters then the quote on both
+ * sides.  Every position in a long string under a maxLength (or a count
+ * such as a name's {1,500}) is a new state (characters left), while its
+ * lifted state is the same at every position more than a token from the
+ * bound: their masks come from the cache. */
+uint32_t gr_lifted(gr_gram_t *g, uint32_t s, uint32_t longest, uint32_t floor,
+                   uint32_t *exact);
 
 /* The lexer states of state s's pairs (for the slicer), and how many. */
 static inline const gr_pair_t *gr_pairs(const gr_gram_t *g, uint32_t s, size_t *n)

@@ -164,14 +164,10 @@ static uint32_t longest_token(const gr_matcher_t *m, const trie_t *t)
     return m->slicer ? m->slicer->max_len : trie_max_len(t);
 }
 
-/* The mask of the tokens' bytes (gr_matcher_mask but token-id lexemes). */
-static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
-                     tb_err_t *err)
+/* The mask at state s, kept in and taken from the cache. */
+static int state_mask(gr_matcher_t *m, uint32_t s, const trie_t *t, tb_bitset_t *mask,
+                      uint64_t *nodes, tb_err_t *err)
 {
-    /* The lifted state's mask is the state's (one byte more than a token
-     * covers a character begun before it), and a long string's positions
-     * share it. */
-    uint32_t s = gr_lifted(m->g, gr_matcher_state(m), longest_token(m, t) + 1);
     /* A mask inside a string is mostly the slices' union (maskcache.h). */
     const tb_bitset_t *base = m->slicer ? &m->slicer->all : NULL;
     if (m->cache && gr_maskcache_get(m->cache, s, mask, base)) {
@@ -197,6 +193,42 @@ static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64
     if (m->cache && gr_maskcache_put(m->cache, s, mask, base, now))
         return tb_fail(err, "out of memory");
     return 0;
+}
+
+/* Clears from mask, taken at a state lifted for texts of at most `exact`
+ * bytes, the slicer's long keys of `exact` bytes or more (a token and one
+ * byte more than it) that state s itself refuses. */
+static int refuse_long_keys(gr_matcher_t *m, uint32_t s, uint32_t exact, tb_bitset_t *mask,
+                            tb_err_t *err)
+{
+    const lex_slicer_t *sl = m->slicer;
+    for (size_t i = 0; i < sl->nlong; i++) {
+        const trie_key_t *k = &sl->long_keys[i];
+        if (k->len + 1 > exact && tb_bitset_get(mask, k->id) &&
+            gr_feed(m->g, s, k->s, k->len, NULL) == GR_DEAD)
+            tb_bitset_clear(mask, k->id);
+    }
+    return gr_gram_error(m->g, err);
+}
+
+/* The mask of the tokens' bytes (gr_matcher_mask but token-id lexemes). */
+static int byte_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,
+                     tb_err_t *err)
+{
+    /* The lifted state's mask is the state's for a token's bytes and one
+     * more (a character begun before it), and a long string's positions
+     * share it.  Through a slicer it may be lifted below the longest
+     * token, down to the slicer's long keys, which are then asked of the
+     * state itself: a string under a maxLength of 120 is lifted while
+     * about 110 characters are left, not only 129 (Llama 3's longest
+     * token and one), and its positions share a lifted state instead of
+     * each walking a product of its pattern and its characters left. */
+    uint32_t longest = longest_token(m, t) + 1, exact, at = gr_matcher_state(m);
+    uint32_t floor = m->slicer ? m->slicer->long_min : longest;
+    uint32_t s = gr_lifted(m->g, at, longest, floor, &exact);
+    if (state_mask(m, s, t, mask, nodes, err))
+        return -1;
+    return exact < longest ? refuse_long_keys(m, at, exact, mask, err) : 0;
 }
 
 int gr_matcher_mask(gr_matcher_t *m, const trie_t *t, tb_bitset_t *mask, uint64_t *nodes,

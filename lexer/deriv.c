@@ -1608,9 +1608,27 @@ static int bounded_live(lex_dfa_t *d, lex_term_t x)
     return 0;
 }
 
-/* The side of AND x that decides every token's bytes alone (see
- * lex_dfa_lifted), or x. */
-static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, uint32_t longest)
+/* What lifting a state needs (lex_dfa_lifted): a lift must answer texts
+ * of at least `floor` bytes alike; `exact` is the most bytes every lift
+ * made so far answers alike (at most the longest text asked about). */
+typedef struct {
+    uint32_t floor, exact;
+} lift_t;
+
+/* Whether a lift that answers texts of at most `room` bytes alike may be
+ * made; if so, exact notes it. */
+static int lift_room(lift_t *l, uint64_t room)
+{
+    if (room < l->floor)
+        return 0;
+    if (room < l->exact)
+        l->exact = (uint32_t)room;
+    return 1;
+}
+
+/* The side of AND x that decides the bytes of texts short enough alone
+ * (see lex_dfa_lifted), or x. */
+static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, lift_t *l)
 {
     const lex_node_t *n = lex_node(&d->terms, x);
     if (n->kind != LEX_K_AND)
@@ -1618,15 +1636,16 @@ static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, uint32_t longest)
     lex_term_t side[2] = {n->a, n->b};
     for (int i = 0; i < 2; i++) {
         uint32_t r = chars_left(&d->terms, side[i], d->string_char);
-        if (r && r >= len_add(longest, term_msc(d, side[!i], 0)))
+        uint32_t msc = r ? term_msc(d, side[!i], 0) : LEN_INF;
+        if (msc < LEN_INF && r >= msc && lift_room(l, r - msc))
             return side[!i];
     }
     return x;
 }
 
-/* x{lo,hi} rest (or x{lo,hi} alone) as x{lo} x* rest where no text of at
- * most longest bytes reaches the count (see lex_dfa_lifted), else x. */
-static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, uint32_t longest)
+/* x{lo,hi} rest (or x{lo,hi} alone) as x{lo} x* rest where no text short
+ * enough reaches the count (see lex_dfa_lifted), else x. */
+static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, lift_t *l)
 {
     lex_terms_t *t = &d->terms;
     const lex_node_t *n = lex_node(t, x);
@@ -1637,7 +1656,7 @@ static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, uint32_t longest)
     uint32_t lo = (uint32_t)h.set[0], hi = (uint32_t)h.set[1], lens[2];
     term_lens(d, h.a, lens);
     if (!lens[0] || lens[0] == LEN_INF || hi - lo < 2 ||
-        (uint64_t)(hi - lo - 1) * lens[0] < longest)
+        !lift_room(l, (uint64_t)(hi - lo - 1) * lens[0]))
         return x;
     lex_term_t r = lex_concat(t, lex_star(t, h.a), rest);
     if (lo)
@@ -1645,23 +1664,24 @@ static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, uint32_t longest)
     return t->full ? x : r;
 }
 
-static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, uint32_t longest)
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t floor,
+                        uint32_t *exact)
 {
-    return uncounted(d, uncapped_side(d, x, longest), longest);
-}
-
-uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest)
-{
+    *exact = longest;
     if (!d->lx || s == LEX_DEAD)
         return s;
+    lift_t l = {floor < longest ? floor : longest, longest};
     int changed = 0;
     for (uint32_t k = 0; k < d->pair_n[s]; k++) {
         lex_pair_t p = d->pair.data[d->pair_off[s] + k];
-        lex_term_t to = lifted_term(d, p.term, longest);
+        lex_term_t to = uncounted(d, uncapped_side(d, p.term, &l), &l);
         changed |= to != p.term;
         d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
     }
-    return changed ? state_of_pairs(d, d->lx->next, d->pair_n[s]) : s;
+    if (!changed)
+        return s;
+    *exact = l.exact;
+    return state_of_pairs(d, d->lx->next, d->pair_n[s]);
 }
 
 void lex_lexemes_free(lex_lexemes_t *lx)

@@ -192,27 +192,30 @@ uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
 
 /*
  * For masks only, never for a state a text has reached: the state of a
- * lexer DFA whose pairs drop the length side of an intersection that no
- * token of at most `longest` bytes can bring into play, made if new; s
- * itself if no pair does.  A pair's AND(a, b) becomes a where b is a JSON
- * string's c{0,r}" (the minimum length met, r characters left; c is
- * d->string_char, one JSON string character in every encoding JSON
- * allows, or a union holding it; chars_left in deriv.c) and r >= longest
- * + lex_dfa_msc(a): then for every text u of at most longest bytes, a/u
- * is live iff (a and b)/u is (a completion of a/u of at most msc(a) bytes
- * has at most r characters) and accepts iff it does.  That needs a's
- * strings to be JSON string characters then the quote, which the grammar
- * vouches for by setting d->string_char (gram.h: the JSON Schema
- * compiler's intersections are); LEX_NOTHING there lifts none.  And a
- * pair's term x{lo,hi} r (or x{lo,hi}) becomes x{lo} x* r where (hi -
- * lo - 1) times the length of x's shortest string (at least 1) is at
- * least longest: a text of at most longest bytes reads fewer than hi - lo
- * iterations, so the two are live and accept after it alike; that holds
- * for any term.  The lifted states'
- * derivatives no longer count characters, so a string's positions share
- * them.
+ * lexer DFA whose pairs drop the length side of an intersection, or a
+ * count, that no text of at most *exact bytes can bring into play, made
+ * if new; s itself if no pair does.  *exact is `longest` (the longest text
+ * asked about) where that holds for every text asked about; else less, but
+ * at least `floor`: texts longer than *exact must be asked of s itself.  A
+ * pair's AND(a, b) becomes a where b is a JSON string's c{0,r}" (the
+ * minimum length met, r characters left; c is d->string_char, one JSON
+ * string character in every encoding JSON allows, or a union holding it;
+ * chars_left in deriv.c) and r - lex_dfa_msc(a) >= floor: then for every
+ * text u of at most r - msc(a) bytes, a/u is live iff (a and b)/u is (a
+ * completion of a/u of at most msc(a) bytes has at most r characters) and
+ * accepts iff it does.  That needs a's strings to be JSON string
+ * characters then the quote, which the grammar vouches for by setting
+ * d->string_char (gram.h: the JSON Schema compiler's intersections are);
+ * LEX_NOTHING there lifts none.  And a pair's term x{lo,hi} r (or
+ * x{lo,hi}) becomes x{lo} x* r where (hi - lo - 1) times the length of
+ * x's shortest string (at least 1) is at least floor: a text of at most
+ * that many bytes reads fewer than hi - lo iterations, so the two are
+ * live and accept after it alike; that holds for any term.  The lifted
+ * states' derivatives no longer count characters, so a string's positions
+ * share them.
  */
-uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest);
+uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t floor,
+                        uint32_t *exact);
 /* An upper bound, in bytes, of the shortest completion of every state
  * reachable from term x (UINT32_MAX - 1: none known, x holds an AND or a
  * NOT); structural, kept per term. */

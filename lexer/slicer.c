@@ -295,6 +295,41 @@ lex_slicer_t *lex_slicer_new(const trie_keys_t *k, const trie_layout_t *layout,
     return lex_slicer_new_as(k, layout, regexes, n, LEX_SLICE_PREFIX, err);
 }
 
+/* The keys of at least long_min bytes and their aliases into s->long_keys
+ * (lex_slicer_t says which). */
+static int keep_long_keys(lex_slicer_t *s, const trie_keys_t *k, tb_err_t *err)
+{
+    size_t *by_len = calloc((size_t)k->max_len + 2, sizeof *by_len), n = 0, bytes = 0;
+    if (!by_len)
+        return tb_fail(err, "out of memory for the slicer");
+    for (size_t i = 0; i < k->n; i++)
+        by_len[k->keys[i].len]++;
+    uint32_t min = k->max_len + 1;
+    while (min > 1 && n + by_len[min - 1] <= LEX_SLICER_LONG)
+        n += by_len[--min];
+    free(by_len);
+    s->long_min = min;
+    s->long_keys = malloc((n + k->nalias + 1) * sizeof *s->long_keys);
+    s->long_pool = malloc((size_t)LEX_SLICER_LONG * k->max_len + 1);
+    if (!s->long_keys || !s->long_pool)
+        return tb_fail(err, "out of memory for the slicer");
+    for (size_t i = 0; i < k->n; i++) {
+        const trie_key_t *key = &k->keys[i];
+        if (key->len < min)
+            continue;
+        memcpy(s->long_pool + bytes, key->s, key->len);
+        s->long_keys[s->nlong++] = (trie_key_t){s->long_pool + bytes, key->len, key->id};
+        bytes += key->len;
+    }
+    for (size_t a = 0, kept = s->nlong; a < k->nalias; a++)
+        for (size_t j = 0; j < kept; j++)
+            if (s->long_keys[j].id == k->alias[2 * a + 1]) {
+                s->long_keys[s->nlong] = s->long_keys[j];
+                s->long_keys[s->nlong++].id = k->alias[2 * a];
+            }
+    return 0;
+}
+
 lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layout,
                                 const char *const *regexes, size_t n, int membership,
                                 tb_err_t *err)
@@ -334,7 +369,7 @@ lex_slicer_t *lex_slicer_new_as(const trie_keys_t *k, const trie_layout_t *layou
         tb_fail(err, "out of memory for the slicer");
         goto fail;
     }
-    if (build_parts(s, k, layout, err))
+    if (build_parts(s, k, layout, err) || keep_long_keys(s, k, err))
         goto fail;
     for (size_t i = 0; i < n; i++)
         if (complete_dfa(s->slice[i].dfa, err)) {
@@ -363,6 +398,8 @@ void lex_slicer_free(lex_slicer_t *s)
         tb_bitset_free(&s->slice[i].mask);
     }
     free(s->slice);
+    free(s->long_keys);
+    free(s->long_pool);
     tb_bitset_free(&s->all);
     trie_free(s->rest);
     trie_free(s->heads);

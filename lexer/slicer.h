@@ -116,6 +116,16 @@ typedef struct {
     uint16_t nloop_rep;    /* them: [0..nloop_rep), set at bind time */
     size_t mask_bits;  /* bits of every mask (the full trie's) */
     uint32_t max_len;  /* the longest key, for recognizers */
+    /* Every key of at least long_min bytes, the least length that at most
+     * LEX_SLICER_LONG keys reach (their aliases beside them, with the same
+     * bytes; long_min is max_len + 1 where the longest alone are more):
+     * a mask walked from a lifted state (gram.h's gr_lifted) answers the
+     * tokens longer than it is exact for from the state itself, and
+     * these are all it needs (match.c). */
+    trie_key_t *long_keys;
+    size_t nlong;
+    uint8_t *long_pool;
+    uint32_t long_min;
     size_t budget;     /* product pairs explored per verdict at most; a
                         * change takes effect at the next lex_slicer_bind */
     size_t scratch_for; /* the budget the exploration's scratch is sized for */
@@ -149,6 +159,8 @@ typedef struct {
 } lex_slice_stats_t;
 
 #define LEX_SLICER_DEFAULT_BUDGET 4096
+/* The most keys kept as long_keys. */
+#define LEX_SLICER_LONG 16
 /* An exploration may also make at most budget / this many new states of
  * the lexer's DFA (which stay), else it answers "not subsumed". */
 #define LEX_SLICER_PAIRS_PER_STATE 16

@@ -1072,31 +1072,38 @@ static lex_dfa_t *lift_lexer(const char *lexeme, int strings)
 /* A JSON string's pattern under a length bound: the lifted state (the
  * bound dropped) answers every text of at most `longest` bytes as the
  * state does while enough characters are left, and is the state itself
- * once too few are, or where the repetition is not of every character. */
+ * once too few are, or where the repetition is not of every character.
+ * Lifted below the room (a floor under `longest`), it answers alike the
+ * texts as long as the exactness it reports, never under the floor. */
 static void lifted_states_answer_short_texts_alike(void **state)
 {
     (void)state;
     lex_dfa_t *d = lift_lexer("\"(?=(?:[a-c]+ +){0,3}[a-c]+\"$)" LIFT_CHAR "{0,12}\"", 1);
     const uint64_t one = 1;
-    uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+    uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"'), exact;
     const uint32_t longest = 4;
-    assert_int_equal(lex_dfa_lifted(d, s, 11), s); /* 12 left: too few for 11 */
-    int lifted = 0, kept = 0;
+    assert_int_equal(lex_dfa_lifted(d, s, 11, 11, &exact), s); /* 12 left: too few for 11 */
+    assert_int_equal(exact, 11);
+    int lifted = 0, kept = 0, below = 0;
     for (int i = 0; i < 12 && s != LEX_DEAD; i++) {
-        uint32_t l = lex_dfa_lifted(d, s, longest);
-        lifted += l != s;
-        kept += l == s;
-        assert_true(same_within(d, s, l, "ab \"\\u0", longest));
+        for (uint32_t floor = 2; floor <= longest; floor += longest - 2) {
+            uint32_t l = lex_dfa_lifted(d, s, longest, floor, &exact);
+            assert_true(exact >= floor && exact <= longest && (l != s || exact == longest));
+            lifted += l != s && floor == longest;
+            kept += l == s && floor == longest;
+            below += l != s && exact < longest;
+            assert_true(same_within(d, s, l, "ab \"\\u0", exact));
+        }
         s = lex_dfa_next(d, s, i % 3 == 2 ? ' ' : 'a');
     }
-    assert_true(lifted > 0 && kept > 0);
+    assert_true(lifted > 0 && kept > 0 && below > 0);
     tb_err_t err;
     assert_int_equal(lex_dfa_error(d, &err), 0);
     lex_dfa_free(d);
     /* [a-c]{0,30}" is not a length bound: dropping it would allow z */
     d = lift_lexer("\"(?=[a-z]*\"$)[a-c]{0,30}\"", 1);
     s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
-    assert_int_equal(lex_dfa_lifted(d, s, longest), s);
+    assert_int_equal(lex_dfa_lifted(d, s, longest, 1, &exact), s);
     lex_dfa_free(d);
 }
 
@@ -1161,7 +1168,7 @@ static void counted_states_answer_short_texts_alike(void **state)
         uint32_t seen[40];
         int lifted = 0, kept = 0, distinct = 0;
         for (int i = 0; i < 40 && s != LEX_DEAD; i++) {
-            uint32_t l = lex_dfa_lifted(d, s, longest);
+            uint32_t exact, l = lex_dfa_lifted(d, s, longest, longest, &exact);
             lifted += l != s;
             kept += l == s;
             assert_true(same_within(d, s, l, "abc_x\"\\u0", longest));
@@ -1178,7 +1185,8 @@ static void counted_states_answer_short_texts_alike(void **state)
     }
     lex_dfa_t *d = lift_lexer("\"(?:a?b?){0,20}\"", 0); /* an iteration may be empty */
     uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
-    assert_int_equal(lex_dfa_lifted(d, s, longest), s);
+    uint32_t exact;
+    assert_int_equal(lex_dfa_lifted(d, s, longest, longest, &exact), s);
     lex_dfa_free(d);
 }
 

@@ -26,6 +26,7 @@
 #include "../base/utf8.h"
 #include "../grammar/ecma.h"
 #include "../grammar/gram.h"
+#include "../grammar/match.h"
 #include "../grammar/numrange.h"
 #include "../grammar/schema.h"
 #include "../lexer/deriv.h"
@@ -2190,6 +2191,85 @@ static void errors_name_pointer_and_keyword(void **state)
     }
 }
 
+/* A string under a maxLength too short for the longest key to be lifted
+ * over (gram.h's gr_lifted) is lifted below that room, down to the
+ * slicer's long keys, which the state itself then answers: the masks
+ * through a slicer and a cache are the state's own walk, key by key, at
+ * every position of strings that run into their bound, and some
+ * positions were lifted so. */
+static void masks_lifted_below_the_room_are_exact(void **state)
+{
+    (void)state;
+    static const char *const schemas[][2] = {
+        {"{\"type\": \"string\", \"maxLength\": 26, \"pattern\": \"^(?:\\\\S+\\\\s+){0,6}\\\\S+$\"}",
+         "\"ab cd ab cd ab cd abcdefg\""},
+        {"{\"type\": \"array\", \"items\": {\"type\": \"string\", \"maxLength\": 24, "
+         "\"pattern\": \"^[a-z ]+$\"}}",
+         "[\"abc abc abc abc abc abc\", \"ab\"]"},
+    };
+    static const char *const words[] = {
+        "a", "b", "c", "d", "ab", "cd", " ", "\"", "\",", "[\"", "\"]", ", \"", "abc ", "a b",
+        "ab cd", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "a a a a a a a a a a a a a",
+        "                    ", "abcdefghijklmnopqr", "ab cd ab cd ab cd ab cd a",
+        "aaaaaaaaaaaaaaaaaaaaaaa\"", "bbbbbbbbbbbbbbbbbbbbbbbb\"]", "cd ab cd ab cd ab cd\"",
+        "abc abc abc abc abc abc", "ab cd ab cd ab cd ab cd ab cd", "zzzzzzzzzzzzzzzzzzzzz",
+    };
+    size_t n = sizeof words / sizeof *words;
+    const uint8_t *strs[sizeof words / sizeof *words];
+    uint32_t lens[sizeof words / sizeof *words], ids[sizeof words / sizeof *words];
+    for (size_t i = 0; i < n; i++) {
+        strs[i] = (const uint8_t *)words[i];
+        lens[i] = (uint32_t)strlen(words[i]);
+        ids[i] = (uint32_t)i;
+    }
+    tb_err_t err;
+    trie_keys_t keys;
+    assert_int_equal(trie_keys_from_list(&keys, strs, lens, ids, n, &err), 0);
+    trie_t *t = trie_build(&trie_layout_dfs, &keys, &err);
+    assert_non_null(t);
+    assert_int_equal(trie_prepare_walk(t, &err), 0);
+    for (size_t k = 0; k < sizeof schemas / sizeof *schemas; k++) {
+        gr_gram_t *g = parser(schemas[k][0], 0);
+        lex_slicer_t *sl = lex_slicer_new(&keys, &trie_layout_dfs, NULL, 0, &err);
+        assert_non_null(sl);
+        assert_true(sl->long_min <= keys.max_len);
+        gr_rec_t rec;
+        gr_matcher_t m;
+        gr_maskcache_t c;
+        assert_int_equal(gr_rec_init(&rec, g, keys.max_len, &err), 0);
+        assert_int_equal(gr_matcher_init(&m, g, keys.max_len, &err), 0);
+        assert_int_equal(gr_matcher_use_slicer(&m, sl, &err), 0);
+        gr_maskcache_init(&c, g, trie_mask_bits(t), 0);
+        gr_matcher_use_cache(&m, &c);
+        tb_bitset_t walked, got;
+        assert_int_equal(tb_bitset_init(&walked, trie_mask_bits(t)), 0);
+        assert_int_equal(tb_bitset_init(&got, trie_mask_bits(t)), 0);
+        const char *text = schemas[k][1];
+        int below = 0;
+        for (size_t i = 0; i <= strlen(text); i++) {
+            uint32_t at = gr_matcher_state(&m), exact, longest = keys.max_len + 1;
+            assert_int_equal(gr_mask(t, &rec, at, &walked, NULL, &err), 0);
+            assert_int_equal(gr_matcher_mask(&m, t, &got, NULL, &err), 0);
+            if (!tb_bitset_equal(&walked, &got))
+                fail_msg("%s: the mask after %zu bytes of %s differs", schemas[k][0], i, text);
+            gr_lifted(g, at, longest, sl->long_min, &exact);
+            below += exact < longest;
+            if (i < strlen(text))
+                assert_int_equal(gr_matcher_consume(&m, (const uint8_t *)text + i, 1, NULL, &err), 0);
+        }
+        assert_true(below > 0);
+        tb_bitset_free(&walked);
+        tb_bitset_free(&got);
+        gr_maskcache_free(&c);
+        gr_matcher_free(&m);
+        gr_rec_free(&rec);
+        lex_slicer_free(sl);
+        gr_gram_free(g);
+    }
+    trie_free(t);
+    trie_keys_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2206,6 +2286,7 @@ int main(void)
         cmocka_unit_test(refs_by_uri),
         cmocka_unit_test(enum_booleans_are_not_numbers),
         cmocka_unit_test(format_annotation_option),
+        cmocka_unit_test(masks_lifted_below_the_room_are_exact),
         cmocka_unit_test(escapes_spell_the_same_strings),
         cmocka_unit_test(other_names_are_exact),
         cmocka_unit_test(lookaheads_read_to_the_match),
