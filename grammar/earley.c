@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/sort.h"
+
 static int fail(gr_parser_t *p, const char *msg)
 {
     if (!p->failed)
@@ -362,12 +364,20 @@ static int closure(gr_parser_t *p)
     return 0;
 }
 
-static int cmp_item(const void *x, const void *y)
+/* Sorts the work items by (dot, origin); -1 out of memory. */
+static int sort_work(gr_parser_t *p)
 {
-    const gr_item_t *a = x, *b = y;
-    if (a->dot != b->dot)
-        return a->dot < b->dot ? -1 : 1;
-    return a->origin < b->origin ? -1 : a->origin > b->origin;
+    size_t n = p->work.len;
+    p->keys.len = 0;
+    if (tb_vec_reserve(&p->keys, 2 * n))
+        return -1;
+    uint64_t *key = p->keys.data;
+    for (size_t i = 0; i < n; i++)
+        key[i] = (uint64_t)p->work.data[i].dot << 32 | p->work.data[i].origin;
+    tb_sort_u64(key, key + n, n);
+    for (size_t i = 0; i < n; i++)
+        p->work.data[i] = (gr_item_t){(uint32_t)(key[i] >> 32), (uint32_t)key[i]};
+    return 0;
 }
 
 static uint64_t row_hash(const gr_parser_t *p, uint32_t r) { return p->rows.data[r].hash; }
@@ -406,7 +416,10 @@ static uint32_t intern(gr_parser_t *p)
     size_t n = p->work.len;
     if (n == 0) /* nothing can follow and the text is no sentence */
         return GR_ROW_DEAD;
-    qsort(p->work.data, n, sizeof *p->work.data, cmp_item);
+    if (sort_work(p)) {
+        fail(p, "out of memory");
+        return GR_ROW_DEAD;
+    }
     uint64_t h = tb_hash(p->work.data, n * sizeof *p->work.data);
     size_t m = p->by_cap - 1, slot = h & m;
     for (uint32_t r; (r = p->by_hash[slot]) != 0; slot = (slot + 1) & m) {
@@ -495,6 +508,7 @@ void gr_parser_free(gr_parser_t *p)
     free(p->expect.data);
     free(p->by_hash);
     free(p->work.data);
+    free(p->keys.data);
     free(p->seen_key);
     free(p->seen_gen);
     memset(p, 0, sizeof *p);

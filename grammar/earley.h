@@ -100,6 +100,7 @@ typedef struct {
     /* scratch of one row being made: its items (the worklist), a set of
      * them stamped by generation, nonterminals predicted */
     TB_VEC(gr_item_t) work;
+    TB_VEC(uint64_t) keys; /* sort keys of the items being ordered, and room */
     uint64_t *seen_key;
     uint32_t *seen_gen;
     size_t seen_cap;

@@ -1043,10 +1043,26 @@ static void acc_add(lex_dfa_t *d, size_t *nt, uint32_t i, lex_term_t x)
         lx->acc[i] = lex_or(&d->terms, lx->acc[i], x);
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Puts the nt lexemes touched in lexeme order: a few by insertion, many
+ * by a pass over every lexeme's accumulator (qsort's call per comparison
+ * was a tenth of a cold mask at a key position of a big schema). */
+static void order_touched(lex_lexemes_t *lx, size_t nt)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    uint32_t *t = lx->touched;
+    if (nt > 16) {
+        nt = 0;
+        for (uint32_t i = 0; i < lx->n; i++)
+            if (lx->acc[i] != LEX_NOTHING)
+                t[nt++] = i;
+        return;
+    }
+    for (size_t i = 1; i < nt; i++) {
+        uint32_t x = t[i];
+        size_t j = i;
+        for (; j > 0 && t[j - 1] > x; j--)
+            t[j] = t[j - 1];
+        t[j] = x;
+    }
 }
 
 /* The pair set after reading a byte of class c from state s: each lexeme
@@ -1069,7 +1085,7 @@ static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
                 acc_add(d, &nt, j, deriv(d, lx->root[j], c, b, 0));
             }
     }
-    qsort(lx->touched, nt, sizeof *lx->touched, cmp_u32);
+    order_touched(lx, nt);
     for (size_t k = 0; k < nt; k++) {
         uint32_t i = lx->touched[k];
         lx->next[k] = (lex_pair_t){.lexeme = i, .term = lx->acc[i]};

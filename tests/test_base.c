@@ -21,6 +21,7 @@
 #include "../base/jsontext.h"
 #include "../base/parallel.h"
 #include "../base/sha256.h"
+#include "../base/sort.h"
 #include "../base/utf8.h"
 
 /* Every code point: encode, then decode must give it back; surrogates and
@@ -568,6 +569,44 @@ static void pool_runs_every_item_once_a_job(void **state)
     tb_pool_free(NULL);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* tb_sort_u64 orders as qsort does: short arrays (insertion), long ones
+ * (the radix passes) whose keys share bytes (skipped) or differ in all,
+ * with repeats, already sorted and reversed. */
+static void sort_agrees_with_qsort(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 2, 47, 48, 49, 1000, 4099};
+    uint64_t *a = malloc(4099 * sizeof *a), *b = malloc(4099 * sizeof *b),
+             *tmp = malloc(4099 * sizeof *tmp);
+    assert_true(a && b && tmp);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (int shape = 0; shape < 5; shape++) {
+            size_t n = sizes[z];
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                uint64_t v = shape == 0 ? x
+                           : shape == 1 ? (x & 0xFFFF) << 32 | 7 /* shared bytes */
+                           : shape == 2 ? x % 5                  /* repeats */
+                           : shape == 3 ? i : n - i;             /* sorted, reversed */
+                a[i] = b[i] = v;
+            }
+            tb_sort_u64(a, tmp, n);
+            qsort(b, n, sizeof *b, cmp_u64);
+            if (n && memcmp(a, b, n * sizeof *a))
+                fail_msg("%zu keys of shape %d sorted differently", n, shape);
+        }
+    free(a);
+    free(b);
+    free(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +622,7 @@ int main(void)
         cmocka_unit_test(u64map_keeps_first_value),
         cmocka_unit_test(vec_grows_and_keeps_contents),
         cmocka_unit_test(reserved_region_comes_back_with_its_pages),
+        cmocka_unit_test(sort_agrees_with_qsort),
         cmocka_unit_test(json_numbers_outside_strings),
         cmocka_unit_test(json_scanner_strings_agree_with_jansson),
         cmocka_unit_test(json_scanner_numbers_agree_with_jansson),
