@@ -44,11 +44,14 @@ typedef struct {
 
 /* Row r: items[off .. off + n), sorted by (dot, origin); expect: the row's
  * expected lexemes at expect[r * words]; accept: the start rule is
- * complete (the lexemes so far are a sentence). */
+ * complete (the lexemes so far are a sentence); by_after: 1 + where its
+ * items sorted by the symbol after their dot begin in the parser's
+ * by_after, 0 until made (earley.c's row_by_after: long rows only). */
 typedef struct {
     uint32_t off, n;
     uint64_t hash;
     uint8_t accept;
+    uint32_t by_after;
 } gr_row_t;
 
 /*
@@ -94,6 +97,7 @@ typedef struct {
     size_t vby_cap;
     TB_VEC(gr_item_t) items;
     TB_VEC(gr_row_t) rows;
+    TB_VEC(gr_item_t) by_after; /* long rows' items by the symbol after the dot */
     TB_VEC(uint64_t) expect;
     uint32_t *by_hash; /* open addressing: row ids, 0 free (row 0 is never looked up) */
     size_t by_cap;

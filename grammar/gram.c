@@ -817,7 +817,7 @@ size_t gr_gram_bytes(const gr_gram_t *g)
     size_t table = g->trans_mapped ? g->trans.len : g->trans.cap; /* mapped: the rows made */
     return (table + g->retired_cap) * sizeof(uint32_t) + g->pair.cap * sizeof(gr_pair_t) +
            (g->pair_off.cap + g->pair_n.cap + g->lexstart.cap + g->by_cap) * sizeof(uint32_t) +
-           p->items.cap * sizeof(gr_item_t) + p->rows.cap * sizeof(gr_row_t) +
+           (p->items.cap + p->by_after.cap) * sizeof(gr_item_t) + p->rows.cap * sizeof(gr_row_t) +
            p->expect.cap * sizeof(uint64_t) + p->by_cap * sizeof(uint32_t) +
            g->dfa->nstates * g->dfa->ncls * sizeof(uint32_t);
 }
