@@ -1037,32 +1037,11 @@ static void acc_add(lex_dfa_t *d, size_t *nt, uint32_t i, lex_term_t x)
     if (x == LEX_NOTHING)
         return;
     if (lx->acc[i] == LEX_NOTHING) {
-        lx->touched[(*nt)++] = i;
+        lx->touched[i >> 6] |= 1ull << (i & 63);
+        (*nt)++;
         lx->acc[i] = x;
     } else
         lx->acc[i] = lex_or(&d->terms, lx->acc[i], x);
-}
-
-/* Puts the nt lexemes touched in lexeme order: a few by insertion, many
- * by a pass over every lexeme's accumulator (qsort's call per comparison
- * was a tenth of a cold mask at a key position of a big schema). */
-static void order_touched(lex_lexemes_t *lx, size_t nt)
-{
-    uint32_t *t = lx->touched;
-    if (nt > 16) {
-        nt = 0;
-        for (uint32_t i = 0; i < lx->n; i++)
-            if (lx->acc[i] != LEX_NOTHING)
-                t[nt++] = i;
-        return;
-    }
-    for (size_t i = 1; i < nt; i++) {
-        uint32_t x = t[i];
-        size_t j = i;
-        for (; j > 0 && t[j - 1] > x; j--)
-            t[j] = t[j - 1];
-        t[j] = x;
-    }
 }
 
 /* The pair set after reading a byte of class c from state s: each lexeme
@@ -1085,11 +1064,17 @@ static size_t lexer_next_pairs(lex_dfa_t *d, uint32_t s, uint32_t c)
                 acc_add(d, &nt, j, deriv(d, lx->root[j], c, b, 0));
             }
     }
-    order_touched(lx, nt);
-    for (size_t k = 0; k < nt; k++) {
-        uint32_t i = lx->touched[k];
-        lx->next[k] = (lex_pair_t){.lexeme = i, .term = lx->acc[i]};
-        lx->acc[i] = LEX_NOTHING;
+    /* in lexeme order, by the touched set's bits (a sort of the lexemes
+     * by qsort was a tenth of a cold mask at a key position of a big
+     * schema) */
+    size_t k = 0;
+    for (size_t w = 0; w < lx->words && k < nt; w++) {
+        for (uint64_t bits = lx->touched[w]; bits; bits &= bits - 1) {
+            uint32_t i = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+            lx->next[k++] = (lex_pair_t){.lexeme = i, .term = lx->acc[i]};
+            lx->acc[i] = LEX_NOTHING;
+        }
+        lx->touched[w] = 0;
     }
     return nt;
 }
@@ -1431,7 +1416,7 @@ lex_dfa_t *lex_dfa_new_lexer(lex_terms_t *terms, lex_lexemes_t *lx, const char *
             return NULL;
         }
     lx->acc = malloc((lx->n + 1) * sizeof *lx->acc);
-    lx->touched = malloc((lx->n + 1) * sizeof *lx->touched);
+    lx->touched = calloc(lx->words ? lx->words : 1, sizeof *lx->touched);
     lx->next = malloc((lx->n + 1) * sizeof *lx->next);
     if (!lx->acc || !lx->touched || !lx->next) {
         tb_fail(err, "out of memory");

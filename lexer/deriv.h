@@ -155,10 +155,11 @@ typedef struct lex_lexemes {
     lex_term_t *root;
     char **name;
     uint64_t *start, *end, *follow;
-    /* Scratch of one transition (n entries each, owned by the DFA): acc[i]
-     * gathers lexeme i's next term, touched the lexemes with one. */
+    /* Scratch of one transition (owned by the DFA): acc[i] gathers lexeme
+     * i's next term (n entries), touched is the set of lexemes with one
+     * (words words, clear between transitions). */
     lex_term_t *acc;
-    uint32_t *touched;
+    uint64_t *touched;
     lex_pair_t *next;
 } lex_lexemes_t;
 
