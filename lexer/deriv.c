@@ -438,6 +438,33 @@ static void part_refine_set(const lex_dfa_t *d, part_t *p, lex_term_t x)
     }
 }
 
+/* The byte a set of one byte holds, or -1. */
+static int one_byte(const uint64_t *set)
+{
+    int w = -1;
+    for (int i = 0; i < 4; i++)
+        if (set[i]) {
+            if (w >= 0 || (set[i] & (set[i] - 1)))
+                return -1;
+            w = i;
+        }
+    return w < 0 ? -1 : w * 64 + __builtin_ctzll(set[w]);
+}
+
+/* Splits p's blocks so that each class marked in alone is a block of its
+ * own: what refining by each one's byte set does. */
+static void part_refine_alone(const lex_dfa_t *d, part_t *p, const uint8_t *alone)
+{
+    uint8_t by[256];
+    uint32_t k = 0, others = UINT32_MAX; /* labels in the order of their lowest class */
+    for (uint32_t c = 0; c < d->ncls; c++) {
+        if (!alone[c] && others == UINT32_MAX)
+            others = k++;
+        by[c] = (uint8_t)(alone[c] ? k++ : others);
+    }
+    part_refine(d, p, by, k);
+}
+
 /* x's kept partition, or NULL: d->parts holds its number of blocks less
  * one, then its labels. */
 static const uint8_t *part_kept(const lex_dfa_t *d, lex_term_t x)
@@ -464,6 +491,11 @@ static const uint8_t *term_part(lex_dfa_t *d, lex_term_t x)
     d->seen[x] = d->seen_now;
     if (tb_vec_push(&d->heads, x))
         return NULL;
+    /* Heads of one byte (a union of names' literals has dozens) each set
+     * their class apart: marked here, applied in one refinement after. */
+    uint8_t alone[256];
+    int any_alone = 0;
+    memset(alone, 0, d->ncls);
     while (d->heads.len && p.n < d->ncls) {
         lex_term_t y = d->heads.data[--d->heads.len];
         const uint8_t *below = y != x ? part_kept(d, y) : NULL;
@@ -474,9 +506,14 @@ static const uint8_t *term_part(lex_dfa_t *d, lex_term_t x)
         const lex_node_t *nd = lex_node(&d->terms, y);
         lex_term_t part[2] = {LEX_NOTHING, LEX_NOTHING};
         switch (nd->kind) {
-        case LEX_K_BYTES:
-            part_refine_set(d, &p, y);
+        case LEX_K_BYTES: {
+            int b = one_byte(nd->set);
+            if (b < 0)
+                part_refine_set(d, &p, y);
+            else
+                alone[d->cls[b]] = 1, any_alone = 1;
             break;
+        }
         case LEX_K_CONCAT:
             part[0] = nd->a;
             part[1] = lex_node(&d->terms, nd->a)->nullable ? nd->b : LEX_NOTHING;
@@ -503,6 +540,8 @@ static const uint8_t *term_part(lex_dfa_t *d, lex_term_t x)
                 return NULL;
         }
     }
+    if (any_alone && d->ncls > 1)
+        part_refine_alone(d, &p, alone);
     size_t at = d->parts.len;
     if (tb_vec_push(&d->parts, (uint8_t)(p.n - 1)) || tb_vec_append(&d->parts, p.lab, d->ncls) ||
         tb_u64map_put(&d->classes_of, classes_key(x, CLASSES_PART), at) < 0) {
