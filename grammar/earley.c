@@ -329,8 +329,6 @@ static int add(gr_parser_t *p, uint32_t dot, uint32_t origin)
     return 0;
 }
 
-/* Completes and predicts until the row is closed; the row's items are the
- * worklist itself. */
 /* Rows this long are read through their index by the symbol after the
  * dot when an item completes into them. */
 #define GR_ROW_INDEXED 64
@@ -390,6 +388,8 @@ static uint32_t expecting(gr_parser_t *p, uint32_t r, uint32_t lhs, const gr_ite
     return end - lo;
 }
 
+/* Completes and predicts until the row is closed; the row's items are the
+ * worklist itself. */
 static int closure(gr_parser_t *p)
 {
     for (size_t i = 0; i < p->work.len; i++) {

@@ -1624,6 +1624,18 @@ static uint32_t chars_left(lex_terms_t *t, lex_term_t b, lex_term_t chr)
     return 0;
 }
 
+/* Where bound is a JSON string's length bound with its minimum met and r
+ * characters left (chars_left) and other's strings are JSON string
+ * characters then the quote: r less other's shortest completion bound
+ * (term_msc), the bytes of text other alone answers as the intersection
+ * does; INT64_MIN where bound is no such bound or msc is not known. */
+static int64_t room_beside(lex_dfa_t *d, lex_term_t bound, lex_term_t other)
+{
+    uint32_t r = chars_left(&d->terms, bound, d->string_char);
+    uint32_t msc = r ? term_msc(d, other, 0) : LEN_INF;
+    return msc < LEN_INF ? (int64_t)r - msc : INT64_MIN;
+}
+
 /*
  * Whether x, an AND, is live by a length bound alone, without live()'s
  * search: one side a JSON string's c{0,r}" (chars_left) and the other,
@@ -1640,11 +1652,9 @@ static int bounded_live(lex_dfa_t *d, lex_term_t x)
     if (d->string_char == LEX_NOTHING || lex_node(&d->terms, x)->kind != LEX_K_AND)
         return 0;
     lex_term_t side[2] = {lex_node(&d->terms, x)->a, lex_node(&d->terms, x)->b};
-    for (int i = 0; i < 2; i++) {
-        uint32_t r = chars_left(&d->terms, side[i], d->string_char);
-        if (r && side[!i] != LEX_NOTHING && term_msc(d, side[!i], 0) <= r + 1)
+    for (int i = 0; i < 2; i++)
+        if (side[!i] != LEX_NOTHING && room_beside(d, side[i], side[!i]) >= -1)
             return 1;
-    }
     return 0;
 }
 
@@ -1675,9 +1685,8 @@ static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, lift_t *l)
         return x;
     lex_term_t side[2] = {n->a, n->b};
     for (int i = 0; i < 2; i++) {
-        uint32_t r = chars_left(&d->terms, side[i], d->string_char);
-        uint32_t msc = r ? term_msc(d, side[!i], 0) : LEN_INF;
-        if (msc < LEN_INF && r >= msc && lift_room(l, r - msc))
+        int64_t room = room_beside(d, side[i], side[!i]);
+        if (room >= 0 && lift_room(l, (uint64_t)room))
             return side[!i];
     }
     return x;
