@@ -1189,6 +1189,9 @@ static void corrupt_files_are_refused_with_their_place(void **state)
     expect_load_error("hf_id_too_large.json", "id 99999999 is outside");
     expect_load_error("hf_dup_id.json", "id 1 is given to both");
     expect_load_error("hf_merge_unknown.json", "model.merges[1]: token \"x\"");
+    /* " " is two empty parts, whose joined key has no byte in the
+     * scanner's scratch (a fuzz_tok finding under UBSan) */
+    expect_load_error("hf_merge_empty.json", "model.merges[0]: token \"\"");
     /* merges are scanned without a UTF-8 check of their own: one that is
      * not UTF-8 is still refused where the text is, as jansson reads it */
     expect_load_error("hf_merge_bad_utf8.json", "line 30, column");

@@ -527,8 +527,11 @@ static int resolve_merges(ctx_t *c)
 {
     merge_batch_t *b = &c->batch;
     int32_t ids[3 * MERGE_BATCH];
+    /* a merge of two empty parts (" ") joins to no byte: the scratch may
+     * then hold none, and have no array to point into */
+    const uint8_t *joined = c->scratch.len ? c->scratch.data : (const uint8_t *)"";
     for (size_t j = 0; j < b->ncat; j++) {
-        const uint8_t *cat = c->scratch.data + b->wait_cat[j].at;
+        const uint8_t *cat = joined + b->wait_cat[j].at;
         b->wait_keys[b->wait_cat[j].wait] = cat;
         b->keys[b->wait_at[b->wait_cat[j].wait]] = cat;
     }
