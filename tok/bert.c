@@ -31,13 +31,13 @@ int tok_is_cjk(uint32_t c)
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-int tok_bert_is_punct(uint32_t c)
+int tok_bert_is_punct(uint32_t c, tok_ranges_memo_t *m)
 {
     /* Rust's is_ascii_punctuation: every printable ASCII symbol too */
     if (c < 0x80)
         return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
                (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
-    return tok_uprops_in_ranges(bert_punct, NRANGES(bert_punct), c);
+    return tok_uprops_in_ranges_memo(bert_punct, NRANGES(bert_punct), c, m);
 }
 
 /* What clean_text drops: NUL, U+FFFD, and "other" characters (Cc, Cf, Co)

@@ -312,9 +312,9 @@ static int encode_piece(const tok_tokenizer_t *t, tok_state_t *sc,
         return split_added(t, sc, 1, s, n, first, encode_words, out, err);
     /* The normalized text outlives the words cut from it: a buffer of its
      * own, which nothing else of the call writes. */
-    tb_buf_t *norm = &sc->norm[0];
+    tb_buf_t *norm = &sc->norm;
     norm->len = 0;
-    if (tok_normalize_with(t, sc->norm + 1, s, n, norm, err))
+    if (tok_normalize_with(t, &sc->norm_scratch, s, n, norm, err))
         return -1;
     return split_added(t, sc, 1, norm->data, norm->len, first, encode_words,
                        out, err);
@@ -357,8 +357,8 @@ void tok_state_free(tok_state_t *st)
         return;
     tb_buf_free(&st->pre);
     tb_buf_free(&st->word);
-    for (int i = 0; i < 3; i++)
-        tb_buf_free(&st->norm[i]);
+    tb_buf_free(&st->norm);
+    tok_norm_scratch_free(&st->norm_scratch);
     free(st->words.data);
     pcre2_match_data_free(st->md);
     tok_bpe_state_free(st->bpe);

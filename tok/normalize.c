@@ -230,10 +230,14 @@ static int bert_ascii(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out)
 }
 
 /* The same steps over a run of non-ASCII characters, through bert.c and
- * lowercase, with a and b as scratch. */
-static int bert_wide(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *a,
-                     tb_buf_t *b, tb_buf_t *out, tb_err_t *err)
+ * lowercase, with the scratch's run buffers.  *local (where not NULL) says
+ * whether the stripped text holds no non-starter: then canonical ordering
+ * had nothing to move, and each character's output is its own. */
+static int bert_wide(uint32_t flags, const uint8_t *s, size_t n,
+                     tok_norm_scratch_t *sc, tb_buf_t *out, int *local,
+                     tb_err_t *err)
 {
+    tb_buf_t *a = &sc->run[0], *b = &sc->run[1];
     a->len = b->len = 0;
     int rc = tok_bert_clean(flags, s, n, a, err);
     if (!rc && (flags & TOK_BERT_STRIP) && a->len) {
@@ -242,11 +246,98 @@ static int bert_wide(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *a,
         *a = *b;
         *b = swap;
     }
+    if (!rc && local) {
+        *local = 1;
+        for (size_t i = 0, k; i < a->len && (flags & TOK_BERT_STRIP); i += k) {
+            uint32_t cp;
+            k = tb_utf8_decode(a->data + i, a->len - i, &cp);
+            if (tok_unorm_ccc(cp))
+                *local = 0;
+        }
+    }
     if (!rc && a->len)
         rc = flags & TOK_BERT_LOWER
                  ? lowercase(a->data, a->len, out, err)
                  : (tb_buf_put(out, a->data, a->len) ? tb_fail(err, "out of memory") : 0);
     return rc;
+}
+
+/* The BertNormalizer's output for each non-ASCII character a state has met,
+ * in a direct-mapped table by code point: the steps above cost about 200
+ * instructions a character, and a text repeats its characters (the
+ * multilingual corpus: 400 KB of them, a few thousand distinct).  A
+ * character whose output is not its own alone (a non-starter survives the
+ * stripping: a few marks of class Mc) or is longer than a slot is marked
+ * slow, and a run holding one takes the steps whole. */
+enum { BERT_MEMO_BITS = 12, BERT_MEMO_BYTES = 11, BERT_SLOW = 0xFF };
+
+typedef struct {
+    uint32_t cp;                   /* 0: empty (U+0000 is never looked up) */
+    uint8_t len;                   /* bytes of out, or BERT_SLOW */
+    uint8_t out[BERT_MEMO_BYTES];
+} bert_memo_slot_t;
+
+struct tok_bert_memo {
+    uint32_t flags; /* the step's, whose outputs the slots hold */
+    bert_memo_slot_t slot[1u << BERT_MEMO_BITS];
+};
+
+static bert_memo_slot_t *bert_memo_slot(struct tok_bert_memo *m, uint32_t cp)
+{
+    return &m->slot[(cp * 0x9E3779B1u) >> (32 - BERT_MEMO_BITS)];
+}
+
+/* Fills the slot of character s[0..k) = cp; -1 on an error of the steps. */
+static int bert_memo_fill(uint32_t flags, const uint8_t *s, size_t k,
+                          uint32_t cp, tok_norm_scratch_t *sc,
+                          bert_memo_slot_t *slot, tb_err_t *err)
+{
+    tb_buf_t one = {0};
+    int local;
+    int rc = bert_wide(flags, s, k, sc, &one, &local, err);
+    if (!rc) {
+        slot->cp = cp;
+        slot->len = local && one.len <= BERT_MEMO_BYTES ? (uint8_t)one.len
+                                                         : BERT_SLOW;
+        if (slot->len != BERT_SLOW && one.len)
+            memcpy(slot->out, one.data, one.len);
+    }
+    tb_buf_free(&one);
+    return rc;
+}
+
+/* A run of non-ASCII characters through the memo; the steps whole where a
+ * character is slow or the run is not valid UTF-8 (they name the byte). */
+static int bert_memo_run(uint32_t flags, const uint8_t *s, size_t n,
+                         tok_norm_scratch_t *sc, tb_buf_t *out, tb_err_t *err)
+{
+    if (!sc->bert && !(sc->bert = calloc(1, sizeof *sc->bert)))
+        return tb_fail(err, "out of memory");
+    if (sc->bert->flags != flags) { /* another BertNormalizer step's */
+        memset(sc->bert, 0, sizeof *sc->bert);
+        sc->bert->flags = flags;
+    }
+    /* a character is 2 bytes at least, its output BERT_MEMO_BYTES at most */
+    if (tb_buf_reserve(out, n / 2 * BERT_MEMO_BYTES))
+        return tb_fail(err, "out of memory");
+    uint8_t *o = out->data + out->len;
+    size_t i = 0, k;
+    uint32_t cp;
+    for (; i < n && (k = tb_utf8_decode(s + i, n - i, &cp)); i += k) {
+        bert_memo_slot_t *slot = bert_memo_slot(sc->bert, cp);
+        if (slot->cp != cp &&
+            bert_memo_fill(flags, s + i, k, cp, sc, slot, err))
+            return -1;
+        if (slot->len == BERT_SLOW)
+            break;
+        memcpy(o, slot->out, BERT_MEMO_BYTES);
+        o += slot->len;
+    }
+    if (i == n) {
+        out->len = (size_t)(o - out->data);
+        return 0;
+    }
+    return bert_wide(flags, s, n, sc, out, NULL, err);
 }
 
 /* BertNormalizer: clean_text, handle_chinese_chars, strip_accents and
@@ -257,26 +348,23 @@ static int bert_wide(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *a,
  * runs of ASCII and non-ASCII bytes, the ASCII ones by a byte map: 40% of
  * the multilingual corpus, and most of English text. */
 static int bert(const tok_norm_t *nm, const uint8_t *s, size_t n,
-                tb_buf_t *out, tb_err_t *err)
+                tok_norm_scratch_t *sc, tb_buf_t *out, tb_err_t *err)
 {
-    tb_buf_t a = {0}, b = {0};
-    int rc = 0;
-    for (size_t i = 0, j; i < n && !rc; i = j) {
+    for (size_t i = 0, j; i < n; i = j) {
         int ascii = s[i] < 0x80;
         for (j = i + 1; j < n && (s[j] < 0x80) == ascii; j++)
             ;
-        if (ascii)
-            rc = bert_ascii(nm->flags, s + i, j - i, out) ? tb_fail(err, "out of memory") : 0;
-        else if (bert_wide(nm->flags, s + i, j - i, &a, &b, out, err))
-            rc = tb_wrap(err, "BertNormalizer: in bytes %zu..%zu", i, j);
+        if (ascii) {
+            if (bert_ascii(nm->flags, s + i, j - i, out))
+                return tb_fail(err, "out of memory");
+        } else if (bert_memo_run(nm->flags, s + i, j - i, sc, out, err))
+            return tb_wrap(err, "BertNormalizer: in bytes %zu..%zu", i, j);
     }
-    tb_buf_free(&a);
-    tb_buf_free(&b);
-    return rc;
+    return 0;
 }
 
 static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
-                tb_buf_t *out, tb_err_t *err)
+                tok_norm_scratch_t *sc, tb_buf_t *out, tb_err_t *err)
 {
     switch (nm->kind) {
     case TOK_NORM_NFC:
@@ -299,13 +387,13 @@ static int step(const tok_norm_t *nm, const uint8_t *s, size_t n,
     case TOK_NORM_SPM:
         return tok_spm_normalize(nm, s, n, out, err);
     case TOK_NORM_BERT:
-        return bert(nm, s, n, out, err);
+        return bert(nm, s, n, sc, out, err);
     }
     return tb_fail(err, "normalizer: unknown step kind %d", (int)nm->kind);
 }
 
 /* Each step reads the previous step's output; two buffers take turns. */
-int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t bufs[2],
+int tok_normalize_with(const tok_tokenizer_t *t, tok_norm_scratch_t *sc,
                        const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err)
 {
     if (t->norms.len == 0)
@@ -314,9 +402,9 @@ int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t bufs[2],
     size_t in_len = n;
     int rc = 0;
     for (size_t i = 0; i < t->norms.len && !rc; i++) {
-        tb_buf_t *dst = &bufs[i & 1];
+        tb_buf_t *dst = &sc->step[i & 1];
         dst->len = 0;
-        rc = step(&t->norms.data[i], in, in_len, dst, err);
+        rc = step(&t->norms.data[i], in, in_len, sc, dst, err);
         /* A step that wrote nothing leaves dst->data NULL; the next steps
          * do pointer arithmetic on their input and hand it to PCRE2. */
         in = dst->data ? dst->data : (const uint8_t *)"";
@@ -327,12 +415,21 @@ int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t bufs[2],
     return rc;
 }
 
+void tok_norm_scratch_free(tok_norm_scratch_t *sc)
+{
+    for (int i = 0; i < 2; i++) {
+        tb_buf_free(&sc->step[i]);
+        tb_buf_free(&sc->run[i]);
+    }
+    free(sc->bert);
+    sc->bert = NULL;
+}
+
 int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
                   tb_buf_t *out, tb_err_t *err)
 {
-    tb_buf_t bufs[2] = {{0}, {0}};
-    int rc = tok_normalize_with(t, bufs, s, n, out, err);
-    tb_buf_free(&bufs[0]);
-    tb_buf_free(&bufs[1]);
+    tok_norm_scratch_t sc = {0};
+    int rc = tok_normalize_with(t, &sc, s, n, out, err);
+    tok_norm_scratch_free(&sc);
     return rc;
 }

@@ -23,6 +23,7 @@
 #include "../base/da.h"
 #include "../base/hash.h"
 #include "tokenizer.h"
+#include "uprops.h"
 
 /* ---- normalizers ---------------------------------------------------- */
 typedef enum {
@@ -62,7 +63,8 @@ int tok_bert_clean(uint32_t flags, const uint8_t *s, size_t n, tb_buf_t *out,
 int tok_bert_strip_accents(const uint8_t *s, size_t n, tb_buf_t *out,
                            tb_err_t *err);
 int tok_is_cjk(uint32_t c);
-int tok_bert_is_punct(uint32_t c);
+/* m: a memo of the punctuation ranges (TOK_RANGES_MEMO_EMPTY to start). */
+int tok_bert_is_punct(uint32_t c, tok_ranges_memo_t *m);
 
 typedef struct {
     tok_norm_kind_t kind;
@@ -362,6 +364,16 @@ struct tok_tokenizer {
     _Atomic(tok_state_t *) spare[TOK_SPARE_STATES];
 };
 
+/* What normalizing a text writes besides its output (normalize.c): the
+ * steps' outputs, which take turns; the BertNormalizer's buffers for a
+ * run of non-ASCII text; and its memo of the characters it has met, made
+ * at first use. */
+typedef struct {
+    tb_buf_t step[2];
+    tb_buf_t run[2];
+    struct tok_bert_memo *bert;
+} tok_norm_scratch_t;
+
 /* Everything an encode writes, so that the tokenizer itself is only read
  * and any number of threads can share it, each with a state of its own.
  * The parts are made at first use. */
@@ -369,11 +381,11 @@ struct tok_state {
     const tok_tokenizer_t *tok; /* the tokenizer whose tables the caches hold */
     tb_buf_t pre, word;         /* encode.c: pre-tokenized text; a word with
                                    U+2581 mapped to spaces */
-    tb_buf_t norm[3];           /* encode.c: a piece's normalized text, and
-                                   normalize.c's steps' buffers: kept, since
-                                   a piece of text (64 KiB, say) as buffers
-                                   of its own is pages mapped and faulted in
-                                   on every call */
+    tb_buf_t norm;              /* encode.c: a piece's normalized text */
+    tok_norm_scratch_t norm_scratch; /* normalize.c's buffers and memo: kept,
+                                   since a piece of text (64 KiB, say) as
+                                   buffers of its own is pages mapped and
+                                   faulted in on every call */
     tok_spans_t words;          /* encode.c: the words of `pre` */
     pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
     void *bpe;                  /* bpe.c: word cache and merge scratch */
@@ -502,9 +514,10 @@ int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text
  * SentencePiece steps call tok_spm_normalize (charsmap.c). */
 int tok_normalize(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
                   tb_buf_t *out, tb_err_t *err);
-/* The same with the steps' buffers the caller's (kept between calls). */
-int tok_normalize_with(const tok_tokenizer_t *t, tb_buf_t scratch[2],
+/* The same with the scratch the caller's (kept between calls). */
+int tok_normalize_with(const tok_tokenizer_t *t, tok_norm_scratch_t *scratch,
                        const uint8_t *s, size_t n, tb_buf_t *out, tb_err_t *err);
+void tok_norm_scratch_free(tok_norm_scratch_t *scratch);
 int tok_spm_normalize(const tok_norm_t *nm, const uint8_t *s, size_t n,
                       tb_buf_t *out, tb_err_t *err);
 /* Runs the pre-tokenizer steps over s[0..n): the text the words index

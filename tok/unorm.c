@@ -238,6 +238,11 @@ int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
     return rc;
 }
 
+unsigned tok_unorm_ccc(uint32_t cp)
+{
+    return info_of(cp)->ccc;
+}
+
 const char *tok_unorm_version(void)
 {
     return UNORM_VERSION;

@@ -28,6 +28,10 @@ typedef enum {
 int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
               tb_buf_t *out, tb_err_t *err);
 
+/* The canonical combining class of cp: 0 for a starter, which canonical
+ * ordering never moves. */
+unsigned tok_unorm_ccc(uint32_t cp);
+
 /* The Unicode version of the character data, e.g. "9.0". */
 const char *tok_unorm_version(void);
 

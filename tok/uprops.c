@@ -247,6 +247,11 @@ int tok_uprops_is_space(uint32_t cp)
     return tok_uprops_in_ranges(uprops_space, NSPACE, cp);
 }
 
+int tok_uprops_is_space_memo(uint32_t cp, tok_ranges_memo_t *m)
+{
+    return tok_uprops_in_ranges_memo(uprops_space, NSPACE, cp, m);
+}
+
 int tok_uprops_space_items(int negate, tb_buf_t *out)
 {
     uint32_t next = 0; /* with negate: the first code point not yet put */

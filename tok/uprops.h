@@ -45,6 +45,8 @@ typedef struct {
 #define TOK_RANGES_MEMO_EMPTY ((tok_ranges_memo_t){1, 0, 0})
 int tok_uprops_in_ranges_memo(const uint32_t (*r)[2], size_t n, uint32_t c,
                               tok_ranges_memo_t *m);
+/* tok_uprops_is_space through a memo of the White_Space ranges. */
+int tok_uprops_is_space_memo(uint32_t cp, tok_ranges_memo_t *m);
 
 /* The set of leaf categories that a category name stands for (bit k for
  * leaf k): a short or long name, leaf or group ("L", "Lu", "Letter",
