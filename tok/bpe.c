@@ -28,56 +28,16 @@
 
 #include "../base/utf8.h"
 #include "tok_internal.h"
+#include "wordcache.h"
 
 /* Words up to this many symbols merge by rescanning; longer ones use the
  * heap.  Rescanning is O(n^2) but has a tiny constant for typical words. */
 #define SCAN_MAX_SYMBOLS 48
-/* Only words up to this many bytes are cached: longer ones are rarely
- * repeated and would crowd the pool.  A line of Chinese or Japanese is one
- * word of byte-level pre-tokenizers (\p{L}+), often 100-250 bytes: a
- * quarter of the bytes of the multi corpus lie in words of 128-256. */
-#define CACHE_MAX_WORD 256
-#define CACHE_SLOTS (1u << 18) /* 2 MB of slots at most, at most half used */
-/* The slots a state starts with, four times as many each time the cache
- * fills: a fresh state's first pass over a text touches only the pages
- * its words need (on this KVM guest a page's first touch costs 3 us of
- * CPU, 5-10 of wall clock: 768 of them, a tenth of a first megabyte's
- * encode, for slots that were mostly empty), and the tables it outgrows
- * are pages touched too (doubling, they came to as much as the last). */
-#define CACHE_FIRST_SLOTS (1u << 12)
-#define CACHE_GROWTH 4
-#define CACHE_MAX_POOL ((size_t)8 << 20)
-
 #define DEAD UINT32_MAX
 /* A pair's merge as one word, rank << 32 | merged id (the merge table's
  * value), its rank in the high half; no merge is all ones, its rank
  * above every merge's. */
 #define NO_MERGE UINT64_MAX
-
-/* A cached word: a slot of 8 bytes, and in the pool an entry of its
- * key's length and number of ids (uint16_t each, ENTRY_HEAD bytes), its
- * bytes and then its ids, so that a hit touches the slot and the lines of
- * one entry, and the slots (a fresh state's pages) stay small. */
-typedef struct {
-    uint32_t tag;       /* high half of the word's hash, never 0; 0: empty */
-    uint32_t off;       /* into pool: the word's entry */
-} cache_slot_t;
-
-#define ENTRY_HEAD 4
-
-static size_t entry_key_len(const uint8_t *e)
-{
-    uint16_t n;
-    memcpy(&n, e, sizeof n);
-    return n;
-}
-
-static size_t entry_nids(const uint8_t *e)
-{
-    uint16_t n;
-    memcpy(&n, e + 2, sizeof n);
-    return n;
-}
 
 /* One candidate merge in the heap; stale ones are dropped when popped. */
 typedef struct {
@@ -118,11 +78,7 @@ typedef tok_merge_slot_t merge_slot_t;
 /* A tok_state's part (st->bpe): what merging one word writes. */
 typedef struct {
     const bpe_tables_t *tab; /* the tables the cached ids were merged with */
-    /* word cache; cleared whole when full, which keeps it bounded */
-    cache_slot_t *slots;
-    size_t nslots; /* a power of two, up to CACHE_SLOTS */
-    size_t count;
-    tb_buf_t pool;
+    tok_wordcache_t words;      /* word bytes -> ids */
     merge_slot_t *pairs;        /* pair cache, 1 << pair_bits slots */
     unsigned pair_bits;         /* PAIR_CACHE_BITS, or _BY_BYTES */
     uint8_t *join;              /* ranked by bytes: a pair's joined bytes,
@@ -161,11 +117,10 @@ void tok_bpe_state_free(void *bpe)
     bpe_state_t *st = bpe;
     if (!st)
         return;
-    free(st->slots);
+    tok_wc_free(&st->words);
     free(st->pairs);
     free(st->join);
     free(st->chars);
-    tb_buf_free(&st->pool);
     free(st->sym.data);
     free(st->pair.data);
     free(st->prev.data);
@@ -522,89 +477,6 @@ static int32_t char_id(const tok_vocab_t *v, const bpe_tables_t *tb,
     return tok_index_get(&tb->chars, v, s, len);
 }
 
-/* ---- word cache ------------------------------------------------------ */
-
-/* A word's tag in its slot, from its hash's high half (never 0). */
-static inline uint32_t cache_tag(uint64_t h)
-{
-    return (uint32_t)(h >> 32) | 1;
-}
-
-/* The slot where a probe for the word of hash h starts. */
-static inline size_t cache_home(const bpe_state_t *st, uint64_t h)
-{
-    return (size_t)h & (st->nslots - 1);
-}
-
-static const cache_slot_t *cache_find(const bpe_state_t *st, const uint8_t *w,
-                                      size_t n, uint64_t h)
-{
-    uint32_t tag = cache_tag(h);
-    size_t mask = st->nslots - 1, i = cache_home(st, h);
-    for (;;) {
-        const cache_slot_t *s = &st->slots[i];
-        if (!s->tag)
-            return s;
-        if (s->tag == tag && entry_key_len(st->pool.data + s->off) == n &&
-            !memcmp(st->pool.data + s->off + ENTRY_HEAD, w, n))
-            return s;
-        i = (i + 1) & mask;
-    }
-}
-
-static void cache_clear(bpe_state_t *st)
-{
-    memset(st->slots, 0, st->nslots * sizeof *st->slots);
-    st->count = 0;
-    st->pool.len = 0;
-}
-
-/* CACHE_GROWTH times the slots, the words moved over (their hashes
- * taken again from the pool); -1 if out of memory, the cache as it was. */
-static int cache_grow(bpe_state_t *st)
-{
-    cache_slot_t *old = st->slots;
-    size_t n = st->nslots;
-    if (!(st->slots = calloc(CACHE_GROWTH * n, sizeof *st->slots))) {
-        st->slots = old;
-        return -1;
-    }
-    st->nslots = CACHE_GROWTH * n;
-    for (size_t i = 0; i < n; i++) {
-        if (!old[i].tag)
-            continue;
-        const uint8_t *e = st->pool.data + old[i].off;
-        size_t len = entry_key_len(e);
-        uint64_t h = tb_hash(e + ENTRY_HEAD, len);
-        *(cache_slot_t *)cache_find(st, e + ENTRY_HEAD, len, h) = old[i];
-    }
-    free(old);
-    return 0;
-}
-
-/* Remembers w -> ids; failure to remember is harmless and ignored. */
-static void cache_put(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h,
-                      const uint32_t *ids, size_t nids)
-{
-    size_t need = ENTRY_HEAD + n + nids * sizeof *ids;
-    uint16_t head[2] = {(uint16_t)n, (uint16_t)nids};
-    if (nids > UINT16_MAX)
-        return;
-    if (st->count >= st->nslots / 2 && st->nslots < CACHE_SLOTS)
-        cache_grow(st); /* if it cannot, the cache is cleared when full */
-    if (st->count >= st->nslots / 2 || st->pool.len + need > CACHE_MAX_POOL)
-        cache_clear(st);
-    if (tb_buf_reserve(&st->pool, need))
-        return;
-    cache_slot_t *s = (cache_slot_t *)cache_find(st, w, n, h);
-    s->tag = cache_tag(h);
-    s->off = (uint32_t)st->pool.len;
-    tb_buf_put(&st->pool, head, ENTRY_HEAD);
-    tb_buf_put(&st->pool, w, n);
-    tb_buf_put(&st->pool, ids, nids * sizeof *ids);
-    st->count++;
-}
-
 /* The longest ordinary token: no two parts make a longer one. */
 static uint32_t longest_normal(const tok_vocab_t *v)
 {
@@ -651,15 +523,14 @@ static bpe_state_t *state_of(const tok_tokenizer_t *t, tok_state_t *ts)
     st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
-    st->nslots = CACHE_FIRST_SLOTS;
-    st->slots = calloc(st->nslots, sizeof *st->slots);
+    int no_words = tok_wc_init(&st->words);
     st->pair_bits = t->bpe.tables->rank_by == TOK_RANK_MERGES ? PAIR_CACHE_BITS
                                                              : PAIR_CACHE_BITS_BY_BYTES;
     st->pairs = malloc(sizeof *st->pairs << st->pair_bits);
     st->join = malloc((size_t)t->bpe.tables->join_max + 1);
     if (!t->bpe.byte_level) /* calloc: pages of slots never met stay unfaulted */
         st->chars = calloc((size_t)1 << CHAR_CACHE_BITS, sizeof *st->chars);
-    if (!st->slots || !st->pairs || !st->join || (!t->bpe.byte_level && !st->chars)) {
+    if (no_words || !st->pairs || !st->join || (!t->bpe.byte_level && !st->chars)) {
         tok_bpe_state_free(st);
         return NULL;
     }
@@ -943,31 +814,18 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
-/* The word cache's hash of w[0..n), 0 for a word too long to cache. */
-static uint64_t word_hash(const uint8_t *w, size_t n)
-{
-    return n <= CACHE_MAX_WORD ? tb_hash(w, n) : 0;
-}
-
-/* Appends the ids the word cache holds for w[0..n), whose word_hash is h:
+/* Appends the ids the word cache holds for w[0..n), whose tok_wc_hash is h:
  * 1, or 0 when it holds none, or -1 out of memory. */
 static inline int
 cached_ids(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h, tok_ids_t *out,
            tb_err_t *err)
 {
-    if (n > CACHE_MAX_WORD)
-        return 0;
-    const cache_slot_t *s = cache_find(st, w, n, h);
-    if (!s->tag)
-        return 0;
-    const uint8_t *e = st->pool.data + s->off;
-    if (tb_vec_append(out, e + ENTRY_HEAD + n, entry_nids(e)))
-        return tb_fail(err, "bpe: out of memory for %zu ids", entry_nids(e));
-    return 1;
+    int rc = tok_wc_get(&st->words, w, n, h, out);
+    return rc < 0 ? tb_fail(err, "bpe: out of memory for the ids of a word") : rc;
 }
 
 /* Appends the ids of a word (or one piece of a cut word) that the cache
- * does not hold, whose word_hash is h, and caches them. */
+ * does not hold, whose tok_wc_hash is h, and caches them. */
 static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
                        size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
@@ -988,13 +846,12 @@ static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t 
     /* A word of unknown characters with no unk token has no symbols. */
     if (tb_vec_append(out, st->sym.data, st->sym.len))
         return tb_fail(err, "bpe: out of memory for %zu ids", st->sym.len);
-    if (n <= CACHE_MAX_WORD)
-        cache_put(st, w, n, h, st->sym.data, st->sym.len);
+    tok_wc_put(&st->words, w, n, h, st->sym.data, st->sym.len);
     return 0;
 }
 
 /* Appends the ids of one word (or one piece of a cut word) whose
- * word_hash is h.  Inlined by force into bpe_word, as when the merges were
+ * tok_wc_hash is h.  Inlined by force into bpe_word, as when the merges were
  * part of it: a call more a piece cost Gemma 3, whose words are cut into
  * pieces, 1M instructions a megabyte. */
 static inline __attribute__((always_inline)) int
@@ -1011,7 +868,7 @@ static int cuts(const bpe_state_t *st, size_t n)
     return st->tab->cut_ok && n > SCAN_MAX_SYMBOLS;
 }
 
-/* Appends the ids of word w[0..n), whose word_hash is h. */
+/* Appends the ids of word w[0..n), whose tok_wc_hash is h. */
 static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
 {
@@ -1023,13 +880,13 @@ static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
         size_t i = (size_t)(sp - w);
         if (w[i - 1] == ' ' || st->tab->crossable[w[i - 1]])
             continue;
-        if (bpe_piece(t, st, w + start, i - start, word_hash(w + start, i - start),
+        if (bpe_piece(t, st, w + start, i - start, tok_wc_hash(w + start, i - start),
                       out, err))
             return -1;
         start = i;
     }
     if (start)
-        h = word_hash(w + start, n - start);
+        h = tok_wc_hash(w + start, n - start);
     return bpe_piece(t, st, w + start, n - start, h, out, err);
 }
 
@@ -1051,7 +908,7 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
     if (n == 0)
         return 0;
     bpe_state_t *st = ready_state(t, ts, err);
-    return st ? bpe_word(t, st, w, n, word_hash(w, n), out, err) : -1;
+    return st ? bpe_word(t, st, w, n, tok_wc_hash(w, n), out, err) : -1;
 }
 
 /* Words looked up ahead of the one being encoded: at WORDS_AHEAD a word's
@@ -1066,14 +923,14 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
 
 static void fetch_slot(const bpe_state_t *st, uint64_t h)
 {
-    __builtin_prefetch(&st->slots[cache_home(st, h)]);
+    __builtin_prefetch(&st->words.slots[tok_wc_home(&st->words, h)]);
 }
 
 static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t h)
 {
-    const cache_slot_t *s = &st->slots[cache_home(st, h)];
-    if (s->tag == cache_tag(h))
-        __builtin_prefetch(st->pool.data + s->off);
+    const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, h)];
+    if (s->tag == tok_wc_tag(h))
+        __builtin_prefetch(st->words.pool.data + s->off);
     else if (!s->tag && t->bpe.ignore_merges)
         __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
 }
@@ -1104,10 +961,10 @@ int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text
                       out, err))
             return -1;
         if (i < n) {
-            h[i % WORDS_AHEAD] = word_hash(text + words[i].off, words[i].len);
+            h[i % WORDS_AHEAD] = tok_wc_hash(text + words[i].off, words[i].len);
             fetch_slot(st, h[i % WORDS_AHEAD]);
         }
-        if (i >= HALF && i - HALF < n && words[i - HALF].len <= CACHE_MAX_WORD)
+        if (i >= HALF && i - HALF < n && words[i - HALF].len <= TOK_WC_MAX_WORD)
             fetch_next(t, st, h[(i - HALF) % WORDS_AHEAD]);
     }
     return 0;

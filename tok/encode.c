@@ -362,6 +362,7 @@ void tok_state_free(tok_state_t *st)
     free(st->words.data);
     pcre2_match_data_free(st->md);
     tok_bpe_state_free(st->bpe);
+    tok_wordpiece_state_free(st->wordpiece);
     free(st->viterbi);
     free(st);
 }

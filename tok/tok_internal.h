@@ -25,6 +25,8 @@
 #include "tokenizer.h"
 #include "uprops.h"
 
+struct tok_wordcache; /* wordcache.h */
+
 /* ---- normalizers ---------------------------------------------------- */
 typedef enum {
     TOK_NORM_NFC,
@@ -269,6 +271,8 @@ int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
                         tb_err_t *err);
 /* Derives max_len from the vocabulary (tok_prepare calls it). */
 void tok_wordpiece_prepare(tok_tokenizer_t *t);
+/* Frees a state's word cache (st->wordpiece). */
+void tok_wordpiece_state_free(struct tok_wordcache *cache);
 /* Hugging Face's WordLevel model (wordpiece.c): the word's own token, else
  * the unknown one (t->wordpiece.unk), else an error. */
 int tok_wordlevel_word(const tok_tokenizer_t *t, const uint8_t *w, size_t n,
@@ -389,6 +393,7 @@ struct tok_state {
     tok_spans_t words;          /* encode.c: the words of `pre` */
     pcre2_match_data *md;       /* pretok.c: one ovector pair is enough */
     void *bpe;                  /* bpe.c: word cache and merge scratch */
+    struct tok_wordcache *wordpiece; /* wordpiece.c: word cache */
     void *viterbi;              /* unigram.c: Viterbi arrays ... */
     size_t viterbi_cap;         /* ... of this many bytes */
     int parse_special;          /* encode.c: this call matches the added

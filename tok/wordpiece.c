@@ -17,6 +17,7 @@
  * Hugging Face's WordLevel model, the simplest lookup, is here too: a word
  * is its own token or the unknown one.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <unicase.h>
@@ -26,6 +27,7 @@
 #include "tok_internal.h"
 #include "unorm.h"
 #include "uprops.h"
+#include "wordcache.h"
 
 /* The first letter of the general category ('L', 'P', 'C', ...) and,
  * through *mn, whether it is Mn (a non-spacing mark: an accent). */
@@ -146,21 +148,62 @@ int tok_wordpiece_word(const tok_tokenizer_t *t, const uint8_t *s, size_t n,
     return rc;
 }
 
-int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
-                        const uint8_t *w, size_t n, tok_ids_t *out,
-                        tb_err_t *err)
+/* The state's word cache, made at its first word; NULL if out of memory
+ * (the words are covered all the same). */
+static tok_wordcache_t *cache_of(tok_state_t *st)
+{
+    if (!st->wordpiece && (st->wordpiece = malloc(sizeof *st->wordpiece)) &&
+        tok_wc_init(st->wordpiece)) {
+        free(st->wordpiece);
+        st->wordpiece = NULL;
+    }
+    return st->wordpiece;
+}
+
+void tok_wordpiece_state_free(tok_wordcache_t *c)
+{
+    if (c)
+        tok_wc_free(c);
+    free(c);
+}
+
+/* The characters of valid UTF-8 w[0..n): its bytes but continuations. */
+static size_t chars_in(const uint8_t *w, size_t n)
 {
     size_t chars = 0;
     for (size_t i = 0; i < n; i++)
         chars += (w[i] & 0xC0) != 0x80;
-    if (t->wordpiece.max_chars && chars > t->wordpiece.max_chars)
-        return unknown(t, out, err);
-    /* st->word is free: meta_to_space, its other user, is never set with
-     * WordPiece (hf_json.c) */
-    st->word.len = 0;
-    if (tb_buf_putc(&st->word, ' ') || tb_buf_put(&st->word, w, n))
-        return tb_fail(err, "out of memory");
-    return cover(t, st->word.data, st->word.len, out, err);
+    return chars;
+}
+
+/* Words repeat: a word met before costs a lookup in the state's cache,
+ * not the cover's lookups of its pieces (two a word on the multilingual
+ * corpus, a dozen for a word of letters the vocabulary has one by one). */
+int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
+                        const uint8_t *w, size_t n, tok_ids_t *out,
+                        tb_err_t *err)
+{
+    tok_wordcache_t *cache = cache_of(st);
+    uint64_t h = tok_wc_hash(w, n);
+    int hit = cache ? tok_wc_get(cache, w, n, h, out) : 0;
+    if (hit)
+        return hit < 0 ? tb_fail(err, "out of memory") : 0;
+    size_t mark = out->len;
+    int rc;
+    if (n > t->wordpiece.max_chars && t->wordpiece.max_chars &&
+        chars_in(w, n) > t->wordpiece.max_chars) {
+        rc = unknown(t, out, err);
+    } else {
+        /* st->word is free: meta_to_space, its other user, is never set
+         * with WordPiece (hf_json.c) */
+        st->word.len = 0;
+        rc = tb_buf_putc(&st->word, ' ') || tb_buf_put(&st->word, w, n)
+                 ? tb_fail(err, "out of memory")
+                 : cover(t, st->word.data, st->word.len, out, err);
+    }
+    if (!rc && cache)
+        tok_wc_put(cache, w, n, h, out->data + mark, out->len - mark);
+    return rc;
 }
 
 void tok_wordpiece_prepare(tok_tokenizer_t *t)
