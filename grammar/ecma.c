@@ -2551,8 +2551,8 @@ static int lookahead_class(const tb_buf_t *lex, const size_t *la, size_t npat, u
     }
     if (base == npat)
         return tb_buf_put(re, except->data, except->len) ? -1 : 0;
-    return (named->len && (meet >> 63 & 1) && (put(re, "(?!") || tb_buf_put(re, named->data, named->len) ||
-                           put(re, ")"))) ||
+    return (named->len && (meet >> 63 & 1) && (put(re, "(?!(?:") || tb_buf_put(re, named->data, named->len) ||
+                           put(re, ")$)"))) ||
                    tb_buf_put(re, lex[base].data, lex[base].len)
                ? -1
                : 0;
@@ -2571,7 +2571,8 @@ static int put_named(tb_buf_t *named, const char *const *names, size_t n, gr_ecm
 int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
                             gr_ecma_sets_t *sets)
 {
-    return n && (put(out, "(?!") || put_named(out, names, n, sets) || put(out, ")")) ? -1 : 0;
+    return n && (put(out, "(?!(?:") || put_named(out, names, n, sets) || put(out, ")$)")) ? -1
+                                                                                            : 0;
 }
 
 /* The look-ahead parts: except the names other than names[0..nnames),

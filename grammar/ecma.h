@@ -121,12 +121,15 @@ char *gr_ecma_any_char(gr_ecma_sets_t *sets);
 int gr_ecma_string_except(tb_buf_t *out, const char *const *names, size_t n,
                           gr_ecma_sets_t *sets, tb_err_t *err);
 
-/* Appends the negative look-ahead of the names' spellings, (?!"a"|"b")
- * (nothing for no names; -1 on memory): before any JSON string (regex.h:
- * top-level only, so at the start of a lexeme) the same strings as
- * gr_ecma_string_except, in text in proportion to the names, where
- * gr_ecma_string_except spells at each letter of each name every other
- * code point in every JSON spelling. */
+/* Appends the negative look-ahead of the names' spellings,
+ * (?!(?:"a"|"b")$) (nothing for no names; -1 on memory): before any JSON
+ * string (regex.h: top-level only, so at the start of a lexeme) the same
+ * strings as gr_ecma_string_except, in text in proportion to the names,
+ * where gr_ecma_string_except spells at each letter of each name every
+ * other code point in every JSON spelling.  A JSON string ends at its first
+ * unquoted '"', so none has a name as a proper prefix and the $ changes
+ * no string; with it the look-ahead is the complement of a finite
+ * language, which the slicer explores without (lex_dfa_relaxed). */
 int gr_ecma_names_lookahead(tb_buf_t *out, const char *const *names, size_t n,
                             gr_ecma_sets_t *sets);
 
