@@ -1733,6 +1733,65 @@ uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t flo
     return state_of_pairs(d, d->lx->next, d->pair_n[s]);
 }
 
+/* ---- relaxed states (the slicer only) -------------------------------------- */
+
+/* x less its intersections with complements of finite languages, through
+ * its top unions and intersections: AND(y, NOT(f)) with f finite becomes
+ * y.  Each such f taken out is finite, so what x matches and the result
+ * does not is finite too.  Deeper than FINITE_DEPTH, x as it is. */
+static lex_term_t relax(lex_dfa_t *d, lex_term_t x, int depth)
+{
+    lex_terms_t *t = &d->terms;
+    lex_node_t n = *lex_node(t, x);
+    if (!n.has_and || depth >= FINITE_DEPTH ||
+        (n.kind != LEX_K_AND && n.kind != LEX_K_OR))
+        return x;
+    lex_term_t side[2] = {n.a, n.b};
+    for (int i = 0; n.kind == LEX_K_AND && i < 2; i++) {
+        const lex_node_t *m = lex_node(t, side[i]);
+        if (m->kind == LEX_K_NOT && finite_term(d, m->a, 0))
+            return relax(d, side[!i], depth + 1);
+    }
+    lex_term_t a = relax(d, n.a, depth + 1), b = relax(d, n.b, depth + 1);
+    if (a == n.a && b == n.b)
+        return x;
+    lex_term_t r = n.kind == LEX_K_AND ? lex_and(t, a, b) : lex_or(t, a, b);
+    return t->full ? x : r;
+}
+
+uint32_t lex_dfa_relaxed(lex_dfa_t *d, uint32_t s)
+{
+    if (!d->lx || s == LEX_DEAD)
+        return s;
+    if (first_room(d)) {
+        dfa_fail(d, "out of memory");
+        return LEX_DEAD;
+    }
+    int changed = 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
+        lex_term_t to = relax(d, p.term, 0);
+        changed |= to != p.term;
+        d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
+    }
+    return changed ? state_of_pairs(d, d->lx->next, d->pair_n[s]) : s;
+}
+
+int lex_dfa_surely_infinite(lex_dfa_t *d, uint32_t s)
+{
+    if (!d->lx || s == LEX_DEAD)
+        return 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_term_t x = d->pair.data[d->pair_off[s] + k].term;
+        uint32_t lens[2];
+        term_lens(d, x, lens);
+        /* exact without an AND or a NOT: strings of unbounded length */
+        if (!lex_node(&d->terms, x)->has_and && lens[0] != LEN_INF && lens[1] == LEN_INF)
+            return 1;
+    }
+    return 0;
+}
+
 void lex_lexemes_free(lex_lexemes_t *lx)
 {
     if (!lx)

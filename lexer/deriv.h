@@ -191,6 +191,20 @@ uint32_t lex_dfa_start_of(lex_dfa_t *d, const uint64_t *set);
  * other name, so verdicts about it (slicer.h) serve a run of states. */
 uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
 
+/* For the slicer only: the state of a lexer DFA whose pairs drop every
+ * intersection with the complement of a finite language (a negative
+ * look-ahead of property names, spelled with $: gr_ecma_names_lookahead),
+ * made if new; s itself if no pair has one.  Its language holds s's, and
+ * what it holds more is a finite set of strings: so a text after which
+ * its language is infinite (lex_dfa_surely_infinite) is a prefix of one
+ * of s's strings.  The slicer decides an object's open key part on it,
+ * by the string's own few states rather than one per prefix of a name. */
+uint32_t lex_dfa_relaxed(lex_dfa_t *d, uint32_t s);
+/* 1 if state s surely matches infinitely many strings: one of its pairs'
+ * terms, without an AND or a NOT, has strings of every length; 0 if it
+ * may not. */
+int lex_dfa_surely_infinite(lex_dfa_t *d, uint32_t s);
+
 /*
  * For masks only, never for a state a text has reached: the state of a
  * lexer DFA whose pairs drop the length side of an intersection, or a

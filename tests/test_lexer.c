@@ -1190,6 +1190,59 @@ static void counted_states_answer_short_texts_alike(void **state)
     lex_dfa_free(d);
 }
 
+/* Every text over alphabet of at most `depth` bytes from s and from its
+ * relaxed state r: the relaxed state reads every text s reads, and where
+ * its language after a text is surely infinite, s's after it is not empty.
+ * Counts the texts after which it was into *infinite. */
+static void relaxed_holds(lex_dfa_t *d, uint32_t s, uint32_t r, const char *alphabet,
+                          int depth, size_t *infinite)
+{
+    if (s != LEX_DEAD)
+        assert_int_not_equal(r, LEX_DEAD);
+    if (lex_dfa_surely_infinite(d, r)) {
+        assert_int_not_equal(s, LEX_DEAD);
+        ++*infinite;
+    }
+    for (const char *c = alphabet; depth > 0 && *c && r != LEX_DEAD; c++)
+        relaxed_holds(d, lex_dfa_next(d, s, (uint8_t)*c), lex_dfa_next(d, r, (uint8_t)*c),
+                      alphabet, depth - 1, infinite);
+}
+
+/* An object's other names as the schema compiler spells them, a string
+ * that is none of the defined names (whole strings: a look-ahead through
+ * $), relaxed to the string alone, whose states are few; and a look-ahead
+ * of a prefix (an infinite language), which relaxing must keep. */
+static void relaxed_states_keep_what_they_drop_finite(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lexeme;
+        int relaxed;  /* whether the relaxed state is another */
+        int infinite; /* whether it is surely infinite after some texts */
+    } cases[] = {
+        {"\"(?!(?:ab|abc|b|\"\"\\\"\")\"$)" LIFT_CHAR "*\"", 1, 1},
+        /* a pattern's look-ahead stays: its AND cannot be told infinite */
+        {"\"(?!(?:a|c)\"$)(?=[a-c]*\"$)" LIFT_CHAR "*\"", 1, 0},
+        {"\"(?!a)" LIFT_CHAR "*\"", 0, 1}, /* infinite past its first byte */
+        {"\"(?!(?:ab|b)\"$)" LIFT_CHAR "{0,3}\"", 1, 0},
+    };
+    const uint64_t one = 1;
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        lex_dfa_t *d = lift_lexer(cases[k].lexeme, 0);
+        uint32_t s = lex_dfa_next(d, lex_dfa_start_of(d, &one), '"');
+        uint32_t r = lex_dfa_relaxed(d, s);
+        if ((r != s) != cases[k].relaxed)
+            fail_msg("'%s': relaxed %s", cases[k].lexeme, r != s ? "wrongly" : "not");
+        size_t infinite = 0;
+        relaxed_holds(d, s, r, "abc\"\\", 6, &infinite);
+        if ((infinite > 0) != cases[k].infinite)
+            fail_msg("'%s': surely infinite after %zu texts", cases[k].lexeme, infinite);
+        tb_err_t err;
+        assert_int_equal(lex_dfa_error(d, &err), 0);
+        lex_dfa_free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1210,6 +1263,7 @@ int main(void)
         cmocka_unit_test(lifted_states_answer_short_texts_alike),
         cmocka_unit_test(bounded_liveness_answers_as_the_search),
         cmocka_unit_test(counted_states_answer_short_texts_alike),
+        cmocka_unit_test(relaxed_states_keep_what_they_drop_finite),
         cmocka_unit_test(mask_command),
     };
     return cmocka_run_group_tests(tests, setup_vocab, teardown_vocab);

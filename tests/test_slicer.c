@@ -549,6 +549,55 @@ static void open_part_explored_to_the_end(void **state)
     keys_close(&k);
 }
 
+/* The same key position with the other names spelled as the schema
+ * compiler spells them now, whole strings (a look-ahead through $), and
+ * sixty names: the open part is explored relaxed (lex_dfa_relaxed), the
+ * string without the names, in a few lexer states where the names' own
+ * prefixes would be hundreds; every slice is whole, nothing is walked, and
+ * the mask is the oracle's. */
+static void open_part_relaxed_to_the_string(void **state)
+{
+    (void)state;
+    enum { NAMES = 60, N = NAMES + 1 };
+    static char lexeme[NAMES][32], other[2048];
+    const char *re[N], *name[N];
+    strcpy(other, "\"(?!(?:");
+    for (size_t i = 0; i < NAMES; i++) {
+        /* names apart from their first letter on, as a schema's are */
+        snprintf(lexeme[i], sizeof lexeme[i], "\"%c%c_field_%zu\"", 'a' + (int)(i % 26),
+                 'a' + (int)(i * 7 % 26), i);
+        re[i] = name[i] = lexeme[i];
+        snprintf(other + strlen(other), sizeof other - strlen(other), "%s%.*s", i ? "|" : "",
+                 (int)strlen(lexeme[i]) - 2, lexeme[i] + 1);
+    }
+    snprintf(other + strlen(other), sizeof other - strlen(other), ")\"$)%s", KEY_BODY);
+    re[NAMES] = other;
+    name[NAMES] = "other";
+    lex_dfa_opts_t opts = {.lookahead = 1};
+    tb_err_t err;
+    keys_t k;
+    keys_open(&k, re, name, N, &opts);
+    lex_dfa_t *d = k.d;
+    lex_slicer_t *sl = k.sl;
+    uint64_t all[1] = {~0ull >> (64 - N)};
+    uint32_t s = lex_dfa_feed(d, lex_dfa_start_of(d, all), (const uint8_t *)"\"", 1);
+    uint32_t o = lex_dfa_open_part(d, s);
+    assert_int_not_equal(o, LEX_DEAD);
+    assert_int_not_equal(lex_dfa_relaxed(d, o), o);
+    size_t states_before = d->nstates;
+    lex_slice_stats_t st;
+    assert_int_equal(lex_slicer_mask(sl, &k.r, s, &k.got, &st, &err), 0);
+    assert_true(d->nstates - states_before <= 16);
+    for (size_t i = 0; i < sl->nslice; i++)
+        if (sl->slice[i].trie)
+            assert_int_equal(lex_slicer_subsumes(sl, i, o, &err), 1);
+    assert_int_equal(st.walked, 0);
+    oracle_mask(&k.v->t.keys, d, s, &k.want);
+    if (!tb_bitset_equal(&k.got, &k.want))
+        fail_diff(k.v, "key position of sixty names", other, "\"", 1, &k.got, &k.want);
+    keys_close(&k);
+}
+
 /* The key position of pattern properties, as the schema compiler writes
  * it: a lexeme per class of names (those one pattern matches and the
  * others do not, and the names none matches), each a JSON string body
@@ -807,6 +856,7 @@ int main(void)
         cmocka_unit_test(small_budget_walks),
         cmocka_unit_test(open_parts_share_verdicts),
         cmocka_unit_test(open_part_explored_to_the_end),
+        cmocka_unit_test(open_part_relaxed_to_the_string),
         cmocka_unit_test(term_budget_bounds_explorations),
         cmocka_unit_test(residual_tails_inside_strings),
         cmocka_unit_test(custom_slices_and_random_regexes),
