@@ -546,9 +546,12 @@ typedef enum { FOR_OWN, FOR_OPEN_PART } explore_for_t;
  * not taken yet make the lexer states an exploration meets: 16 new ones
  * cut the unbounded slice's at 187 pairs, and its 2,871 nodes were walked
  * at each key of Github_hard---o60038 after, where 40 decide it); but no
- * more than LEX_SLICER_OPEN_PART_STATES new lexer states, the budget's
- * 256 having cost 10M instructions in Github_hard---o47197's slowest mask
- * and decided nothing. */
+ * exploration makes more than LEX_SLICER_NEW_STATES new lexer states: an
+ * open part's 256 on the budget cost 10M instructions in
+ * Github_hard---o47197's slowest mask and decided nothing, and a string
+ * counting fifty words in 500 characters made 257 against the slice of
+ * 1-30 characters, which decided nothing either, in Github_ultra---o62059's
+ * slowest masks (a fifth of their 41M instructions, with the pairs). */
 static size_t slice_budget(const lex_slicer_t *s, size_t i, explore_for_t whose)
 {
     if (whose == FOR_OPEN_PART)
@@ -576,8 +579,8 @@ static uint8_t product(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
     size_t terms_before = ld->terms.n;
     size_t budget = slice_budget(s, i, whose);
     size_t max_states = budget / LEX_SLICER_PAIRS_PER_STATE;
-    if (whose == FOR_OPEN_PART && max_states > LEX_SLICER_OPEN_PART_STATES)
-        max_states = LEX_SLICER_OPEN_PART_STATES;
+    if (max_states > LEX_SLICER_NEW_STATES)
+        max_states = LEX_SLICER_NEW_STATES;
     s->todo[tail++] = (uint64_t)LEX_START << 32 | state;
     seen_insert(s, s->todo[0]);
     level_end = tail;
@@ -628,6 +631,58 @@ static uint8_t product(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
     return verdict;
 }
 
+/* The most steps of a probe (probe_refutes). */
+#define PROBE_STEPS 64
+
+static int on_path(const uint32_t *path, size_t n, uint32_t q)
+{
+    for (size_t k = 0; k < n; k++)
+        if (path[k] == q)
+            return 1;
+    return 0;
+}
+
+/* Whether one path down slice i from (start, state) meets a dead lexer
+ * state, to the depth of the slice's longest token: at each step the
+ * first class, from the one after the last step's, that takes the lexer
+ * to a state not on the path yet.  A lexeme that counts (the words of a
+ * pattern) dies only past its count, deep in the product, which breadth
+ * first reaches after every shallower pair: Github_ultra---o62059's ten
+ * words of at most 120 characters, 2,580 pairs and 217 new lexer states
+ * for a "walk" that a path of twenty bytes finds, words and spaces in
+ * turn.  A dead pair anywhere is a verdict. */
+static int probe_refutes(lex_slicer_t *s, size_t i, uint32_t state)
+{
+    lex_dfa_t *sd = s->slice[i].dfa, *ld = s->bound;
+    const uint8_t *rep = s->jrep[i];
+    unsigned nrep = s->njrep[i], from = 0;
+    uint32_t path[PROBE_STEPS + 1], p = LEX_START, q = state;
+    size_t n = 0;
+    path[n++] = q;
+    while (n <= PROBE_STEPS && n <= s->slice[i].max_len) {
+        uint32_t next_p = LEX_DEAD, next_q = LEX_DEAD;
+        for (unsigned j = 0, c = from; j < nrep && next_q == LEX_DEAD; j++, c = (c + 1) % nrep) {
+            uint32_t p2 = lex_dfa_next(sd, p, rep[c]);
+            if (p2 == LEX_DEAD)
+                continue;
+            uint32_t q2 = lex_dfa_next(ld, q, rep[c]);
+            if (q2 == LEX_DEAD)
+                return 1;
+            if (!on_path(path, n, q2)) {
+                next_p = p2;
+                next_q = q2;
+                from = (c + 1) % nrep;
+            }
+        }
+        if (next_q == LEX_DEAD)
+            return 0;
+        p = next_p;
+        q = next_q;
+        path[n++] = q;
+    }
+    return 0;
+}
+
 /* Whether every lexer state of the pairs s->todo[0..n) surely matches
  * infinitely many strings. */
 static int all_infinite(lex_slicer_t *s, size_t n)
@@ -659,6 +714,8 @@ static uint8_t explore(lex_slicer_t *s, size_t i, uint32_t state, explore_for_t 
                 return v;
         }
     }
+    if (probe_refutes(s, i, state))
+        return LEX_SLICE_WALK;
     return product(s, i, state, whose, spent, &met);
 }
 

@@ -164,8 +164,9 @@ typedef struct {
 /* An exploration may also make at most budget / this many new states of
  * the lexer's DFA (which stay), else it answers "not subsumed". */
 #define LEX_SLICER_PAIRS_PER_STATE 16
-/* and an open part's, on the whole budget, at most this many. */
-#define LEX_SLICER_OPEN_PART_STATES 128
+/* and at most this many, whoever asks (an open part, on the whole
+ * budget, or a state on a slice of thousands of tokens). */
+#define LEX_SLICER_NEW_STATES 128
 /* and at most this many new terms of the lexer's DFA (term_budget),
  * whoever asks.  A lexer state costs its terms to make (about 6,000 cycles
  * each where pattern properties' key classes meet: JSON string patterns
