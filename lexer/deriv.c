@@ -1713,6 +1713,27 @@ static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, lift_t *l)
     return t->full ? x : r;
 }
 
+/* The state of s's pairs with each term x made map(d, x, ctx), made if
+ * new; s itself where no term changed.  The mask-only states (lifted,
+ * relaxed) are made so. */
+static uint32_t mapped_state(lex_dfa_t *d, uint32_t s,
+                             lex_term_t (*map)(lex_dfa_t *, lex_term_t, void *), void *ctx)
+{
+    int changed = 0;
+    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
+        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
+        lex_term_t to = map(d, p.term, ctx);
+        changed |= to != p.term;
+        d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
+    }
+    return changed ? state_of_pairs(d, d->lx->next, d->pair_n[s]) : s;
+}
+
+static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, void *lift)
+{
+    return uncounted(d, uncapped_side(d, x, lift), lift);
+}
+
 uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t floor,
                         uint32_t *exact)
 {
@@ -1720,17 +1741,10 @@ uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t flo
     if (!d->lx || s == LEX_DEAD)
         return s;
     lift_t l = {floor < longest ? floor : longest, longest};
-    int changed = 0;
-    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
-        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
-        lex_term_t to = uncounted(d, uncapped_side(d, p.term, &l), &l);
-        changed |= to != p.term;
-        d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
-    }
-    if (!changed)
-        return s;
-    *exact = l.exact;
-    return state_of_pairs(d, d->lx->next, d->pair_n[s]);
+    uint32_t lifted = mapped_state(d, s, lifted_term, &l);
+    if (lifted != s)
+        *exact = l.exact;
+    return lifted;
 }
 
 /* ---- relaxed states (the slicer only) -------------------------------------- */
@@ -1759,22 +1773,21 @@ static lex_term_t relax(lex_dfa_t *d, lex_term_t x, int depth)
     return t->full ? x : r;
 }
 
+static lex_term_t relaxed_term(lex_dfa_t *d, lex_term_t x, void *unused)
+{
+    (void)unused;
+    return relax(d, x, 0);
+}
+
 uint32_t lex_dfa_relaxed(lex_dfa_t *d, uint32_t s)
 {
     if (!d->lx || s == LEX_DEAD)
         return s;
-    if (first_room(d)) {
+    if (first_room(d)) { /* finite_term's cache */
         dfa_fail(d, "out of memory");
         return LEX_DEAD;
     }
-    int changed = 0;
-    for (uint32_t k = 0; k < d->pair_n[s]; k++) {
-        lex_pair_t p = d->pair.data[d->pair_off[s] + k];
-        lex_term_t to = relax(d, p.term, 0);
-        changed |= to != p.term;
-        d->lx->next[k] = (lex_pair_t){.lexeme = p.lexeme, .term = to};
-    }
-    return changed ? state_of_pairs(d, d->lx->next, d->pair_n[s]) : s;
+    return mapped_state(d, s, relaxed_term, NULL);
 }
 
 int lex_dfa_surely_infinite(lex_dfa_t *d, uint32_t s)

@@ -201,7 +201,7 @@ uint32_t lex_dfa_open_part(lex_dfa_t *d, uint32_t s);
  * by the string's own few states rather than one per prefix of a name. */
 uint32_t lex_dfa_relaxed(lex_dfa_t *d, uint32_t s);
 /* 1 if state s surely matches infinitely many strings: one of its pairs'
- * terms, without an AND or a NOT, has strings of every length; 0 if it
+ * terms, without an AND or a NOT, has strings but no longest one; 0 if it
  * may not. */
 int lex_dfa_surely_infinite(lex_dfa_t *d, uint32_t s);
 
