@@ -56,39 +56,68 @@ int tok_charsmap_view(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
  * strings, and a NUL probe lands on a node's own value slot.
  *
  * Probing 255 labels per node cost 7 ms on nmt_nfkc's 44k units, so the
- * children are listed first: unit p with label c is a child of whichever
- * node has its children at p ^ c (the probe from there is exactly p), so
- * one counting sort of the units by p ^ c lists every base's children.
- * As p ^ c differs from p in its low byte only, a base's children lie in
- * its own block of 256 units: the sort runs block by block, and a list
- * holds low bytes and block-local ends (3 bytes a unit, not 8, beside a
- * bit a unit for the walk: these checks ran at a cached load's peak).
- * Runs after the offset checks, so every node's base is inside the array. */
+ * walk goes by blocks instead.  Unit p with label c claims to be a child
+ * of whichever node has its children at p ^ c (the probe from there is
+ * exactly p), which differs from p in its low byte only: a base's
+ * children lie in its own block of 256 units.  One pass marks the bases
+ * some unit claims (fertile: a node whose base none claims has no
+ * children).  Then a reached node wants its base scanned and makes its
+ * block due, and a due block's scan reaches every unit claiming a base
+ * wanted then; sweeps over the blocks run until none is due.  Each scan
+ * follows a newly reached node, so there are at most as many as nodes
+ * (darts-clone places children after their parent: one or two sweeps).
+ * Four bits a unit: lists of each base's children took 3 bytes a unit and
+ * a stack 4 more, 132 KB that a small model's load then kept in its heap,
+ * and 3.1M of a cached load's 5.7M instructions (that load no longer
+ * walks: tok_charsmap_open_bounded).  Runs after the offset checks, so
+ * every node's base is inside the array. */
 typedef struct {
-    uint16_t *end; /* by base: where its children end in its block's list */
-    uint8_t *kids; /* by block, 256 each: its children's low bytes */
-} kids_t;
+    const tok_charsmap_t *cm;
+    tb_bitset_t fertile; /* bases some unit claims as its parent's */
+    tb_bitset_t reached; /* units reached from the root */
+    tb_bitset_t wanted;  /* bases of reached nodes, not scanned since */
+    tb_bitset_t due;     /* blocks holding a wanted base */
+    uint32_t n_due;
+} nodes_walk_t;
 
-/* Lists the children of the bases of block `at` (units at .. at + 255). */
-static void list_block(const tok_charsmap_t *cm, uint32_t at, kids_t *k)
+/* Unit `node` is reached: fails if it is a node (not the root) with
+ * neither children nor a value, else wants its children scanned. */
+static int reach(nodes_walk_t *w, uint32_t node, tb_err_t *err)
 {
-    const uint32_t n = cm->n_units;
-    uint16_t from[257] = {0}; /* by base's low byte, shifted by one */
-    for (uint32_t p = at; p < n && p < at + 256; p++) {
-        uint32_t c = tok_cm_label(tok_cm_unit(cm, p)); /* leaf: over 255 */
-        if (c - 1 < 255 && (p ^ c) < n)
-            from[((p ^ c) & 0xFF) + 1]++;
+    uint32_t u = tok_cm_unit(w->cm, node), base = node ^ tok_cm_offset(u);
+    int kids = base < w->cm->n_units && tb_bitset_get(&w->fertile, base);
+    tb_bitset_set(&w->reached, node);
+    if (!kids && !tok_cm_has_leaf(u) && node != 0)
+        return tb_fail(err, "charsmap: unit %u (byte %zu) is reached from "
+                            "the root but has neither children nor a value",
+                       node, 4 + (size_t)node * 4);
+    if (kids) {
+        tb_bitset_set(&w->wanted, base);
+        if (!tb_bitset_get(&w->due, base >> 8)) {
+            tb_bitset_set(&w->due, base >> 8);
+            w->n_due++;
+        }
     }
-    for (int b = 0; b < 256; b++)
-        from[b + 1] += from[b];
-    for (uint32_t p = at, b; p < n && p < at + 256; p++) {
-        uint32_t c = tok_cm_label(tok_cm_unit(cm, p));
-        if (c - 1 < 255 && (b = p ^ c) < n)
-            k->kids[at + from[b & 0xFF]++] = (uint8_t)p;
+    return 0;
+}
+
+/* Block b's scan: every unit claiming a base wanted now is reached (a
+ * base wanted during the scan makes the block due again). */
+static int scan_block(nodes_walk_t *w, uint32_t b, tb_err_t *err)
+{
+    const uint32_t n = w->cm->n_units;
+    uint64_t now[4]; /* the block's 256 bases, as wanted.words holds them */
+    memcpy(now, w->wanted.words + 4 * (size_t)b, sizeof now);
+    memset(w->wanted.words + 4 * (size_t)b, 0, sizeof now);
+    tb_bitset_clear(&w->due, b);
+    w->n_due--;
+    for (uint32_t p = b << 8; p < n && p < (b + 1) << 8; p++) {
+        uint32_t c = tok_cm_label(tok_cm_unit(w->cm, p)), low = (p ^ c) & 0xFF;
+        if (c - 1 < 255 && (now[low >> 6] >> (low & 63) & 1) &&
+            !tb_bitset_get(&w->reached, p) && reach(w, p, err))
+            return -1;
     }
-    /* from[b] is now where base b's children end */
-    for (uint32_t b = at; b < n && b < at + 256; b++)
-        k->end[b] = from[b & 0xFF];
+    return 0;
 }
 
 static int check_nodes(const tok_charsmap_t *cm, tb_err_t *err)
@@ -96,46 +125,33 @@ static int check_nodes(const tok_charsmap_t *cm, tb_err_t *err)
     const uint32_t n = cm->n_units;
     if (n == 0) /* the empty map: no root */
         return 0;
-    size_t span = ((size_t)n + 255) / 256 * 256;
-    kids_t k = {malloc(sizeof *k.end * n), malloc(span)};
-    uint32_t *stack = malloc(sizeof *stack * n);
-    tb_bitset_t seen;
-    int rc = tb_bitset_init(&seen, n) || !k.end || !k.kids || !stack
+    uint32_t blocks = (uint32_t)(((size_t)n + 255) / 256);
+    size_t span = (size_t)blocks * 256;
+    nodes_walk_t w = {.cm = cm};
+    int rc = tb_bitset_init(&w.fertile, span) || tb_bitset_init(&w.reached, span) ||
+                     tb_bitset_init(&w.wanted, span) || tb_bitset_init(&w.due, blocks)
                  ? tb_fail(err, "charsmap: out of memory checking %u units", n)
                  : 0;
-    for (uint32_t at = 0; !rc && at < n; at += 256)
-        list_block(cm, at, &k);
-    size_t top = 0;
-    if (!rc) {
-        tb_bitset_set(&seen, 0);
-        stack[top++] = 0;
+    for (uint32_t p = 0; !rc && p < n; p++) {
+        uint32_t c = tok_cm_label(tok_cm_unit(cm, p));
+        if (c - 1 < 255 && (p ^ c) < n)
+            tb_bitset_set(&w.fertile, p ^ c);
     }
-    while (!rc && top) {
-        uint32_t node = stack[--top], u = tok_cm_unit(cm, node);
-        uint32_t base = node ^ tok_cm_offset(u), block = base & ~0xFFu;
-        uint32_t i = base < n && (base & 0xFF) ? k.end[base - 1] : 0;
-        uint32_t end = base < n ? k.end[base] : 0;
-        if (i == end && !tok_cm_has_leaf(u) && node != 0)
-            rc = tb_fail(err, "charsmap: unit %u (byte %zu) is reached from "
-                              "the root but has neither children nor a value",
-                         node, 4 + (size_t)node * 4);
-        for (; i < end; i++) {
-            uint32_t kid = block | k.kids[block + i];
-            if (!tb_bitset_get(&seen, kid)) { /* each unit once: the stack holds n */
-                tb_bitset_set(&seen, kid);
-                stack[top++] = kid;
-            }
-        }
-    }
-    free(k.end);
-    free(k.kids);
-    free(stack);
-    tb_bitset_free(&seen);
+    if (!rc)
+        rc = reach(&w, 0, err);
+    while (!rc && w.n_due)
+        for (uint32_t b = 0; !rc && b < blocks; b++)
+            if (tb_bitset_get(&w.due, b))
+                rc = scan_block(&w, b, err);
+    tb_bitset_free(&w.fertile);
+    tb_bitset_free(&w.reached);
+    tb_bitset_free(&w.wanted);
+    tb_bitset_free(&w.due);
     return rc;
 }
 
-int tok_charsmap_open(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
-                      tb_err_t *err)
+int tok_charsmap_open_bounded(tok_charsmap_t *cm, const uint8_t *blob,
+                              size_t len, tb_err_t *err)
 {
     if (tok_charsmap_view(cm, blob, len, err))
         return -1;
@@ -174,7 +190,15 @@ int tok_charsmap_open(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
                            j, 4 + (size_t)j * 4, tok_cm_value(leaf),
                            cm->pool_len);
     }
-    return check_nodes(cm, err);
+    return 0;
+}
+
+int tok_charsmap_open(tok_charsmap_t *cm, const uint8_t *blob, size_t len,
+                      tb_err_t *err)
+{
+    return tok_charsmap_open_bounded(cm, blob, len, err) || check_nodes(cm, err)
+               ? -1
+               : 0;
 }
 
 /* The common-prefix walk; stops at the first match if `first`. */

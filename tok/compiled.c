@@ -25,9 +25,9 @@
  * A file is refused (the caller rebuilds it) unless every one of these
  * agrees, and then its sections are checked against each other (lengths,
  * ids below the vocabulary's size, a free slot in every hash table,
- * monotone offsets, the charsmaps as the loaders check them), so that a
- * damaged file whose hash happens to agree still cannot send a read out of
- * bounds or a probe round a full table.
+ * monotone offsets, the charsmaps' bounds: tok_charsmap_open_bounded), so
+ * that a damaged file whose hash happens to agree still cannot send a read
+ * out of bounds or a probe round a full table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -545,7 +545,8 @@ static const char *read_records(tok_tokenizer_t *t, const core_t *c, rd_t *r)
         tok_charsmap_t cm;
         tb_err_t why;
         if ((n.kind == TOK_NORM_CHARSMAP || n.kind == TOK_NORM_SPM) &&
-            n.blob.len && tok_charsmap_open(&cm, n.blob.data, n.blob.len, &why))
+            n.blob.len &&
+            tok_charsmap_open_bounded(&cm, n.blob.data, n.blob.len, &why))
             return "charsmap";
     }
     for (uint32_t i = 0; i < c->n_pres && !r->bad; i++) {

@@ -16,7 +16,11 @@
  * a run of the load rows alone read 2.26 and 2.94.  Where there is no
  * such program (the tests), the forked child loads, after giving back the
  * heap pages it inherited (malloc_trim), so that the load cannot reuse
- * them unseen.  extra() records per repetition and way, source "rusage":
+ * them unseen.  The exec'd child runs without address-space randomisation:
+ * the kernel maps a program's code 64 KB around each page a load first
+ * runs, so where ASLR put the code moved a SentencePiece model's peak by
+ * up to 230 KB between loads (15 loads: 944-1176 KB), and fixed it does
+ * not move at all.  extra() records per repetition and way, source "rusage":
  *   cpu_ms       user plus system time of tok_load (page faults included);
  *   peak_rss_kb  the child's peak resident set less its resident set just
  *                before the load: the memory the load needed at its peak
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -153,6 +158,7 @@ static int load_once(const load_t *s, int way, child_report_t *r, tb_err_t *err)
             xp_load_child(s->path, way, s->cache, fds[1]);
         snprintf(w, sizeof w, "%d", way);
         snprintf(fd, sizeof fd, "%d", fds[1]);
+        personality(ADDR_NO_RANDOMIZE); /* unsupported: randomised, as before */
         execl(xp_load_exe, "tokbench", "_load", s->path, w, s->cache, fd, (char *)NULL);
         child_report_t r = {0};
         snprintf(r.msg, sizeof r.msg, "load: exec %.200s: %s", xp_load_exe, strerror(errno));
