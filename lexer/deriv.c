@@ -104,16 +104,20 @@ static int first_room(lex_dfa_t *d)
     uint8_t *fin = realloc(d->finite, cap);
     if (fin)
         d->finite = fin;
+    uint8_t *lift = realloc(d->liftable, cap);
+    if (lift)
+        d->liftable = lift;
     uint32_t(*lens)[2] = realloc(d->lens, cap * sizeof *lens);
     if (lens)
         d->lens = lens;
     uint32_t *msc = realloc(d->msc, cap * sizeof *msc);
     if (msc)
         d->msc = msc;
-    if (!f || !ok || !fin || !lens || !msc)
+    if (!f || !ok || !fin || !lift || !lens || !msc)
         return -1;
     memset(d->first_ok + d->first_cap, 0, cap - d->first_cap);
     memset(d->finite + d->first_cap, 0, cap - d->first_cap);
+    memset(d->liftable + d->first_cap, 0, cap - d->first_cap);
     memset(d->lens + d->first_cap, 0xFF, (cap - d->first_cap) * sizeof *lens);
     memset(d->msc + d->first_cap, 0xFF, (cap - d->first_cap) * sizeof *msc);
     d->first_cap = cap;
@@ -1692,24 +1696,76 @@ static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, lift_t *l)
     return x;
 }
 
-/* x{lo,hi} rest (or x{lo,hi} alone) as x{lo} x* rest where no text short
- * enough reaches the count (see lex_dfa_lifted), else x. */
-static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, lift_t *l)
+/* Whether repetition r (its node) has a count that a text short enough
+ * may not reach: at least two more iterations allowed than required, each
+ * of a bounded, non-zero shortest length. */
+static int count_may_lift(lex_dfa_t *d, lex_node_t r)
+{
+    uint32_t lens[2];
+    term_lens(d, r.a, lens);
+    return r.set[1] - r.set[0] >= 2 && lens[0] && lens[0] != LEN_INF;
+}
+
+/* Whether x holds such a count that uncounted reaches (through unions and
+ * concatenations, with no AND or NOT above it); x and its parts in the
+ * caches' room (first_room).  Kept per term
+ * (liftable[x]: 0 unknown, 1 yes, 2 no), so that a term without one, a
+ * key position's union of names, is passed over at once: walked whole on
+ * every mask's lift, those took half of some masks' instructions. */
+static int liftable_term(lex_dfa_t *d, lex_term_t x, int depth)
+{
+    if (d->liftable[x])
+        return d->liftable[x] == 1;
+    lex_node_t n = *lex_node(&d->terms, x);
+    int yes = 0;
+    if (n.has_and || depth >= FINITE_DEPTH)
+        yes = 0;
+    else if (n.kind == LEX_K_REPEAT)
+        yes = count_may_lift(d, n);
+    else if (n.kind == LEX_K_OR || n.kind == LEX_K_CONCAT)
+        yes = liftable_term(d, n.a, depth + 1) || liftable_term(d, n.b, depth + 1);
+    d->liftable[x] = yes ? 1 : 2;
+    return yes;
+}
+
+/* x{lo,hi} as x{lo} x* where no text short enough reaches the count (see
+ * lex_dfa_lifted), else x{lo,hi} itself; r is the repetition's node. */
+static lex_term_t uncounted_repeat(lex_dfa_t *d, lex_term_t x, lex_node_t r, lift_t *l)
 {
     lex_terms_t *t = &d->terms;
-    const lex_node_t *n = lex_node(t, x);
-    lex_term_t rest = n->kind == LEX_K_CONCAT ? n->b : LEX_EPSILON;
-    lex_node_t h = *lex_node(t, n->kind == LEX_K_CONCAT ? n->a : x);
-    if (h.kind != LEX_K_REPEAT)
+    uint32_t lo = (uint32_t)r.set[0], hi = (uint32_t)r.set[1], lens[2];
+    term_lens(d, r.a, lens);
+    if (!count_may_lift(d, r) || !lift_room(l, (uint64_t)(hi - lo - 1) * lens[0]))
         return x;
-    uint32_t lo = (uint32_t)h.set[0], hi = (uint32_t)h.set[1], lens[2];
-    term_lens(d, h.a, lens);
-    if (!lens[0] || lens[0] == LEN_INF || hi - lo < 2 ||
-        !lift_room(l, (uint64_t)(hi - lo - 1) * lens[0]))
+    lex_term_t star = lex_star(t, r.a);
+    lex_term_t lifted = lo ? lex_concat(t, lex_repeat(t, r.a, lo, lo), star) : star;
+    return t->full ? x : lifted;
+}
+
+/*
+ * x with every count uncounted_repeat lifts so lifted, through x's unions
+ * and concatenations: a text short enough reads no more of a count deeper
+ * in a concatenation than at its head, and each side of a union answers
+ * for itself.  Not under an AND or a NOT, where a larger language is not
+ * one that answers alike (their other side or complement may need its
+ * completions).  Inside a pattern's word the count of words is past the
+ * word's rest (Github_ultra---o62059's `(?:\S+\s+){0,49}\S+`, read as
+ * \S* \s+ (\S+\s+){0,k} \S+ | \S*), so a head-only lift left every
+ * position of such a string a state of its own.
+ */
+static lex_term_t uncounted(lex_dfa_t *d, lex_term_t x, lift_t *l, int depth)
+{
+    lex_terms_t *t = &d->terms;
+    if (!liftable_term(d, x, depth))
         return x;
-    lex_term_t r = lex_concat(t, lex_star(t, h.a), rest);
-    if (lo)
-        r = lex_concat(t, lex_repeat(t, h.a, lo, lo), r);
+    lex_node_t n = *lex_node(t, x);
+    if (n.kind == LEX_K_REPEAT)
+        return uncounted_repeat(d, x, n, l);
+    /* a union or a concatenation (liftable_term's other yes) */
+    lex_term_t a = uncounted(d, n.a, l, depth + 1), b = uncounted(d, n.b, l, depth + 1);
+    if (a == n.a && b == n.b)
+        return x;
+    lex_term_t r = n.kind == LEX_K_OR ? lex_or(t, a, b) : lex_concat(t, a, b);
     return t->full ? x : r;
 }
 
@@ -1731,7 +1787,8 @@ static uint32_t mapped_state(lex_dfa_t *d, uint32_t s,
 
 static lex_term_t lifted_term(lex_dfa_t *d, lex_term_t x, void *lift)
 {
-    return uncounted(d, uncapped_side(d, x, lift), lift);
+    lex_term_t side = uncapped_side(d, x, lift);
+    return first_room(d) ? side : uncounted(d, side, lift, 0);
 }
 
 uint32_t lex_dfa_lifted(lex_dfa_t *d, uint32_t s, uint32_t longest, uint32_t floor,
@@ -1845,6 +1902,7 @@ void lex_dfa_free(lex_dfa_t *d)
     free(d->first);
     free(d->first_ok);
     free(d->finite);
+    free(d->liftable);
     free(d->lens);
     free(d->msc);
     tb_u64map_free(&d->classes_of);

@@ -95,10 +95,11 @@ typedef struct {
     uint32_t *memo_val;
     size_t memo_cap, memo_n;
     /* first[x]: the bytes term x may begin with, once first_ok[x] (deriv.c);
-     * first_cap entries of each, of finite and of lens. */
+     * first_cap entries of each, of finite, liftable and lens. */
     uint64_t (*first)[4];
     uint8_t *first_ok;
     uint8_t *finite; /* 0 unknown, 1 x's language is finite, 2 not */
+    uint8_t *liftable; /* 0 unknown, 1 x has a count lex_dfa_lifted may lift, 2 not */
     /* lens[x]: a lower and an upper bound of the lengths of x's strings
      * (deriv.c's term_lens), UINT32_MAX until known. */
     uint32_t (*lens)[2];
@@ -221,11 +222,12 @@ int lex_dfa_surely_infinite(lex_dfa_t *d, uint32_t s);
  * accepts iff it does.  That needs a's strings to be JSON string
  * characters then the quote, which the grammar vouches for by setting
  * d->string_char (gram.h: the JSON Schema compiler's intersections are);
- * LEX_NOTHING there lifts none.  And a pair's term x{lo,hi} r (or
- * x{lo,hi}) becomes x{lo} x* r where (hi - lo - 1) times the length of
- * x's shortest string (at least 1) is at least floor: a text of at most
- * that many bytes reads fewer than hi - lo iterations, so the two are
- * live and accept after it alike; that holds for any term.  The lifted
+ * LEX_NOTHING there lifts none.  And each x{lo,hi} in a pair's term,
+ * through its unions and concatenations (not under an AND or a NOT),
+ * becomes x{lo} x* where (hi - lo - 1) times the length of x's shortest
+ * string (at least 1) is at least floor: a text of at most that many
+ * bytes reads fewer than hi - lo iterations, so the two are live and
+ * accept after it alike; that holds for any term.  The lifted
  * states' derivatives no longer count characters, so a string's positions
  * share them.
  */
