@@ -1696,14 +1696,15 @@ static lex_term_t uncapped_side(lex_dfa_t *d, lex_term_t x, lift_t *l)
     return x;
 }
 
-/* Whether repetition r (its node) has a count that a text short enough
- * may not reach: at least two more iterations allowed than required, each
- * of a bounded, non-zero shortest length. */
-static int count_may_lift(lex_dfa_t *d, lex_node_t r)
+/* Where repetition r (its node) has a count that a text short enough may
+ * not reach, the shortest length of an iteration, else 0: at least two
+ * more iterations allowed than required, each of a bounded, non-zero
+ * shortest length. */
+static uint32_t lift_step(lex_dfa_t *d, lex_node_t r)
 {
     uint32_t lens[2];
     term_lens(d, r.a, lens);
-    return r.set[1] - r.set[0] >= 2 && lens[0] && lens[0] != LEN_INF;
+    return r.set[1] - r.set[0] >= 2 && lens[0] != LEN_INF ? lens[0] : 0;
 }
 
 /* Whether x holds such a count that uncounted reaches (through unions and
@@ -1721,7 +1722,7 @@ static int liftable_term(lex_dfa_t *d, lex_term_t x, int depth)
     if (n.has_and || depth >= FINITE_DEPTH)
         yes = 0;
     else if (n.kind == LEX_K_REPEAT)
-        yes = count_may_lift(d, n);
+        yes = lift_step(d, n) != 0;
     else if (n.kind == LEX_K_OR || n.kind == LEX_K_CONCAT)
         yes = liftable_term(d, n.a, depth + 1) || liftable_term(d, n.b, depth + 1);
     d->liftable[x] = yes ? 1 : 2;
@@ -1733,9 +1734,8 @@ static int liftable_term(lex_dfa_t *d, lex_term_t x, int depth)
 static lex_term_t uncounted_repeat(lex_dfa_t *d, lex_term_t x, lex_node_t r, lift_t *l)
 {
     lex_terms_t *t = &d->terms;
-    uint32_t lo = (uint32_t)r.set[0], hi = (uint32_t)r.set[1], lens[2];
-    term_lens(d, r.a, lens);
-    if (!count_may_lift(d, r) || !lift_room(l, (uint64_t)(hi - lo - 1) * lens[0]))
+    uint32_t lo = (uint32_t)r.set[0], hi = (uint32_t)r.set[1], step = lift_step(d, r);
+    if (!step || !lift_room(l, (uint64_t)(hi - lo - 1) * step))
         return x;
     lex_term_t star = lex_star(t, r.a);
     lex_term_t lifted = lo ? lex_concat(t, lex_repeat(t, r.a, lo, lo), star) : star;
