@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef __SSE2__
-#include <xmmintrin.h>
-#endif
 
+#include "../base/quad.h"
 #include "../lexer/lexemes.h"
 
 /* failed is set with a release store, after err: gr_gram_error reads it
@@ -322,18 +320,6 @@ static int step_pair(gr_gram_t *g, uint32_t row, uint32_t l, uint8_t b, int *bou
  */
 #define FILL_MAX_CONSULTED 8 /* a step that read more fills nothing */
 
-/* Four entries at a time: MaskBench's grammars have 80 to 110 classes, and
- * the scan of every class, one at a time, was a quarter of the time of a
- * new entry (the cycles of steps in masks near TBM p90). */
-typedef uint32_t fill_quad_t __attribute__((vector_size(16)));
-
-static fill_quad_t quad_at(const uint32_t *p)
-{
-    fill_quad_t q;
-    memcpy(&q, p, sizeof q);
-    return q;
-}
-
 /* Whether c's step fills class k: k's entry unknown, and every consulted
  * lexer state's entry for k the one it has for c; alike_quad for the four
  * classes from k, one lane each. */
@@ -346,25 +332,18 @@ static int alike(const uint32_t *row, const uint32_t *const *lr, const uint32_t 
     return same;
 }
 
-static fill_quad_t alike_quad(const uint32_t *row, const uint32_t *const *lr,
-                              const uint32_t *want, size_t nx, uint32_t k)
+/* Four classes at a time: MaskBench's grammars have 80 to 110 classes, and
+ * the scan of every class, one at a time, was a quarter of the time of a
+ * new entry (the cycles of steps in masks near TBM p90). */
+static tb_quad_t alike_quad(const uint32_t *row, const uint32_t *const *lr,
+                            const uint32_t *want, size_t nx, uint32_t k)
 {
     /* nx >= 1: a step consults the lexer state of each of its pairs */
-    fill_quad_t same = (fill_quad_t)(quad_at(row + k) == TRIE_REC_UNKNOWN) &
-                       (fill_quad_t)(quad_at(lr[0] + k) == want[0]);
+    tb_quad_t same = (tb_quad_t)(tb_quad_at(row + k) == TRIE_REC_UNKNOWN) &
+                     (tb_quad_t)(tb_quad_at(lr[0] + k) == want[0]);
     for (size_t i = 1; i < nx; i++)
-        same &= (fill_quad_t)(quad_at(lr[i] + k) == want[i]);
+        same &= (tb_quad_t)(tb_quad_at(lr[i] + k) == want[i]);
     return same;
-}
-
-/* Lane j of q (all ones or zero) as bit j. */
-static unsigned quad_lanes(fill_quad_t q)
-{
-#ifdef __SSE2__
-    return (unsigned)_mm_movemask_ps((__m128)q);
-#else
-    return (q[0] & 1) | (q[1] & 2) | (q[2] & 4) | (q[3] & 8);
-#endif
 }
 
 static void fill_alike(gr_gram_t *g, uint32_t s, uint32_t c, uint32_t next)
@@ -385,8 +364,8 @@ static void fill_alike(gr_gram_t *g, uint32_t s, uint32_t c, uint32_t next)
      * Stores stay one atomic entry each: walks on other threads read them. */
     uint32_t k = 0;
     for (; k + 4 <= ncls; k += 4) {
-        fill_quad_t same = alike_quad(row, lr, want, nx, k);
-        for (unsigned lanes = quad_lanes(same); lanes; lanes &= lanes - 1)
+        tb_quad_t same = alike_quad(row, lr, want, nx, k);
+        for (unsigned lanes = tb_quad_lanes(same); lanes; lanes &= lanes - 1)
             __atomic_store_n(&row[k + (uint32_t)__builtin_ctz(lanes)], fill, __ATOMIC_RELEASE);
     }
     for (; k < ncls; k++)
