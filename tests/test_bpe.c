@@ -257,6 +257,61 @@ static void test_byte_level_roundtrip(void **state)
     tok_free(t);
 }
 
+/* A byte-level character may start as its token only where no merge
+ * ranked below its own inner merge joins it (or its first or last byte)
+ * with the bytes next to it.  Here e-acute's bytes merge at rank 4, after
+ * " " + its lead byte (0), its last byte + "!" (1) and "x" + it (2), while
+ * "w" + "x" (3) lies outside it and "y" + it (5) comes after. */
+static void test_premerged_characters(void **state)
+{
+    (void)state;
+    static char bytes[256][2];
+    tok_def_t toks[256 + 6];
+    for (int i = 0; i < 256; i++) {
+        bytes[i][0] = (char)i;
+        toks[i] = (tok_def_t){bytes[i], TOK_NORMAL, 1};
+    }
+    enum { E_ACUTE = 256, SPACE_LEAD, LAST_BANG, X_E, W_X, Y_E };
+    toks[E_ACUTE] = (tok_def_t){"\xC3\xA9", TOK_NORMAL, 0};
+    toks[SPACE_LEAD] = (tok_def_t){" \xC3", TOK_NORMAL, 0};
+    toks[LAST_BANG] = (tok_def_t){"\xA9!", TOK_NORMAL, 0};
+    toks[X_E] = (tok_def_t){"x\xC3\xA9", TOK_NORMAL, 0};
+    toks[W_X] = (tok_def_t){"wx", TOK_NORMAL, 0};
+    toks[Y_E] = (tok_def_t){"y\xC3\xA9", TOK_NORMAL, 0};
+    tok_tokenizer_t *t = make(toks, 256 + 6, NULL, 0);
+    t->bpe.byte_level = 1;
+    const uint32_t merges[][3] = {{' ', 0xC3, SPACE_LEAD}, {0xA9, '!', LAST_BANG},
+                                  {'x', E_ACUTE, X_E},     {'w', 'x', W_X},
+                                  {0xC3, 0xA9, E_ACUTE},   {'y', E_ACUTE, Y_E}};
+    for (uint32_t r = 0; r < 6; r++)
+        assert_int_equal(tok_bpe_add_merge(&t->bpe, merges[r][0], merges[r][1], r,
+                                           merges[r][2]), 0);
+    expect(t, "a\xC3\xA9", 'a', E_ACUTE);
+    /* the table holds the character with its partners: " " and "x"
+     * before it, "!" after it */
+    const bpe_tables_t *tb = t->bpe.tables;
+    assert_true(tb->premerge_bits > 0);
+    size_t found = 0;
+    for (size_t i = 0; i < (size_t)1 << tb->premerge_bits; i++)
+        if (tb->premerge[i].cp) {
+            assert_int_equal(tb->premerge[i].cp, 0xE9);
+            assert_int_equal(tb->premerge[i].id, E_ACUTE);
+            assert_int_equal(tb->premerge[i].n_left, 2);
+            assert_int_equal(tb->premerge[i].n_right, 1);
+            found++;
+        }
+    assert_int_equal(found, 1);
+    /* each partner next to it keeps it bytes, and the merges come out as
+     * from bytes: started whole, " é" would be " " + é, "é!" é + "!", and
+     * "wxé" w + xé, since x + é (2) would beat w + x (3) */
+    expect(t, " \xC3\xA9", SPACE_LEAD, 0xA9);
+    expect(t, "\xC3\xA9!", 0xC3, LAST_BANG);
+    expect(t, "wx\xC3\xA9", W_X, E_ACUTE);
+    expect(t, "x\xC3\xA9", X_E);
+    expect(t, "y\xC3\xA9\xC3\xA9", Y_E, E_ACUTE);
+    tok_free(t);
+}
+
 /* Long words are cut before spaces only where no merge result holds the
  * byte before the space followed by the space: here "a " is a token, so
  * "a b" must still form across the space, while "b a" never can. */
@@ -535,6 +590,31 @@ static void test_real_words_llama3(void **state)
     tok_free(t);
 }
 
+/* The words of the multi corpus's first 192 KiB (English, Chinese, box
+ * drawing) and of 64 KiB of its Russian, where most characters start
+ * whole: the engine must still give the naive loop's ids, which start
+ * from bytes. */
+static void test_wide_words_llama3(void **state)
+{
+    (void)state;
+    uint8_t *text;
+    size_t len;
+    tb_err_t err;
+    test_need_file("data/cache/multi/multi.txt");
+    if (tb_read_file("data/cache/multi/multi.txt", &text, &len, &err))
+        fail_msg("%s", err.msg);
+    const uint8_t *ru = memmem(text, len, "\xD0\x9F", 2); /* the first П */
+    assert_non_null(ru);
+    ru = memchr(ru, '\n', len - (size_t)(ru - text));
+    assert_true(ru && (size_t)(text + len - ru) > (64u << 10));
+    tok_tokenizer_t *t = load("llama3");
+    assert_true(t->bpe.tables->premerge_bits > 0);
+    assert_true(words_match_naive(t, text, 192u << 10) > 10000);
+    assert_true(words_match_naive(t, ru, 64u << 10) > 5000);
+    free(text);
+    tok_free(t);
+}
+
 /* 20,000 different words, far more than a fresh state's word cache first
  * has room for: it grows several times while they go in, and every word
  * found there in the second round must still have its own ids. */
@@ -594,10 +674,12 @@ int main(void)
         cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_byte_level_roundtrip),
         cmocka_unit_test(test_cut_at_spaces),
+        cmocka_unit_test(test_premerged_characters),
         cmocka_unit_test(test_text_gemma3),
         cmocka_unit_test(test_long_runs_llama3),
         cmocka_unit_test(test_long_runs_gemma3),
         cmocka_unit_test(test_real_words_llama3),
+        cmocka_unit_test(test_wide_words_llama3),
         cmocka_unit_test(test_cache_growth_llama3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

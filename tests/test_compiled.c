@@ -181,13 +181,28 @@ static void every_loader_round_trips(void **state)
 
 static const char *const tiny = "tests/fixtures/hf_tiny.json";
 
-/* Loads the tiny fixture through the empty cache, which writes its
- * compiled file; that file's path into file. */
-static void compile_tiny(char *file, size_t size)
+/* The compiled header's layout (tok/compiled.c's header_t): header hash at
+ * byte 24, body hash at 32, the source's identity at 40 (24 bytes), the
+ * sections' (offset, length) pairs from 64, then the build's hash, then
+ * the body. */
+enum {
+    HEADER_SECTIONS = 14,
+    HEADER_BUILD_AT = 64 + 16 * HEADER_SECTIONS,
+    HEADER_END = HEADER_BUILD_AT + 8,
+};
+
+/* Loads path through the empty cache, which writes its compiled file;
+ * that file's path into file. */
+static void compile_path(const char *path, char *file, size_t size)
 {
     tok_load_opts_t o;
-    tok_free(load_way(tiny, 0, &o));
+    tok_free(load_way(path, 0, &o));
     compiled_path(file, size);
+}
+
+static void compile_tiny(char *file, size_t size)
+{
+    compile_path(tiny, file, size);
 }
 
 /* Writes the compiled file's first `keep` bytes, then `flip` xor'ed into
@@ -235,8 +250,8 @@ static void damaged_files_are_rebuilt(void **state)
         {size, 12, 1, "another layout"},
         {size, 40, 1, "another source"},     /* the source's hash */
         {size, 80, 0x40, "header checksum"},  /* a section's offset */
-        {size, 256, 1, "other loaders"},      /* the build's hash */
-        {size, 330, 0x40, "body checksum"},
+        {size, HEADER_BUILD_AT, 1, "other loaders"},
+        {size, HEADER_END + 34, 0x40, "body checksum"},
         {size, size - 100, 0x01, "checksum"},
         {size, size / 2, 0x80, "checksum"},
     };
@@ -260,16 +275,14 @@ static void damaged_files_are_rebuilt(void **state)
 }
 
 /* Writes d[0..len) over the compiled file with its body and header hashes
- * made to agree with it, and frees d.  The header's layout (tok/compiled.c's
- * header_t): header hash at byte 24, body hash at 32, the source's identity
- * at 40 (24 bytes), the sections' (offset, length) pairs from 64, the
- * build's hash at 256, the body from 264. */
+ * made to agree with it, and frees d.  The header's layout (see
+ * HEADER_BUILD_AT). */
 static void write_agreeing(const char *file, uint8_t *d, size_t len)
 {
-    uint64_t h = tb_hash(d + 264, len - 264);
+    uint64_t h = tb_hash(d + HEADER_END, len - HEADER_END);
     memcpy(d + 32, &h, 8);
     memset(d + 24, 0, 8);
-    h = tb_hash(d, 264);
+    h = tb_hash(d, HEADER_END);
     memcpy(d + 24, &h, 8);
     FILE *f = fopen(file, "wb");
     assert_non_null(f);
@@ -278,13 +291,35 @@ static void write_agreeing(const char *file, uint8_t *d, size_t len)
     free(d);
 }
 
-/* A file damaged and then given hashes that agree (as a forger would) is
- * still refused by the checks of its tables, section by section. */
+/* Section sec of the compiled file of path filled with bytes 0xFE and
+ * the hashes made to agree (as a forger would): the load refuses it,
+ * saying why, and rebuilds it. */
+static void refuse_damaged_section(const char *path, const char *file, int sec,
+                                   const char *why)
+{
+    tok_load_opts_t o;
+    uint8_t *d;
+    size_t len;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
+    uint64_t at, n;
+    memcpy(&at, d + 64 + 16 * sec, 8);
+    memcpy(&n, d + 72 + 16 * sec, 8);
+    assert_true(n > 0 && at + n <= len);
+    memset(d + at, 0xFE, n); /* all ones: an empty index's slots */
+    write_agreeing(file, d, len);
+    tok_tokenizer_t *t = load_way(path, 0, &o);
+    assert_int_equal(o.cached, 0);
+    if (!strstr(o.note, why) || !strstr(o.note, "rebuilt"))
+        fail_msg("section %d: note '%s', wanted '%s'", sec, o.note, why);
+    tok_free(t);
+}
+
+/* A damaged file with hashes that agree is still refused by the checks of
+ * its tables, section by section. */
 static void consistent_damage_is_refused(void **state)
 {
     (void)state;
-    const char *path = tiny;
-    tok_load_opts_t o;
     char file[256];
     compile_tiny(file, sizeof file);
     static const struct {
@@ -292,24 +327,19 @@ static void consistent_damage_is_refused(void **state)
         const char *why;
     } cases[] = {{2, "token offsets"}, {6, "index by bytes"}, {7, "merge table"},
                  {9, "BPE tables"}};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        uint8_t *d;
-        size_t len;
-        tb_err_t err;
-        assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
-        uint64_t at, n;
-        memcpy(&at, d + 64 + 16 * cases[i].sec, 8);
-        memcpy(&n, d + 72 + 16 * cases[i].sec, 8);
-        assert_true(n > 0 && at + n <= len);
-        memset(d + at, 0xFE, n); /* all ones: an empty index's slots */
-        write_agreeing(file, d, len);
-        tok_tokenizer_t *t = load_way(path, 0, &o);
-        assert_int_equal(o.cached, 0);
-        if (!strstr(o.note, cases[i].why) || !strstr(o.note, "rebuilt"))
-            fail_msg("section %d: note '%s', wanted '%s'", cases[i].sec, o.note,
-                     cases[i].why);
-        tok_free(t);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        refuse_damaged_section(tiny, file, cases[i].sec, cases[i].why);
+}
+
+/* The same for the premerged characters of a byte-level vocabulary (the
+ * tiny one has none): a slot of all ones names an id out of range. */
+static void damaged_premerge_is_refused(void **state)
+{
+    (void)state;
+    const char *path = "tests/fixtures/hf_bytes_tiny.json";
+    char file[256];
+    compile_path(path, file, sizeof file);
+    refuse_damaged_section(path, file, 12, "BPE tables");
 }
 
 /* A file that a build of other loader sources wrote (the Makefile's
@@ -327,9 +357,9 @@ static void another_build_is_rebuilt(void **state)
     tb_err_t err;
     assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
     uint64_t ours, h;
-    memcpy(&ours, d + 256, 8);
+    memcpy(&ours, d + HEADER_BUILD_AT, 8);
     h = ours ^ 0x5a5a;
-    memcpy(d + 256, &h, 8);
+    memcpy(d + HEADER_BUILD_AT, &h, 8);
     write_agreeing(file, d, len);
     tok_tokenizer_t *t = load_way(path, 0, &o);
     assert_int_equal(o.cached, 0);
@@ -337,7 +367,7 @@ static void another_build_is_rebuilt(void **state)
         fail_msg("note '%s'", o.note);
     tok_free(t);
     assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
-    memcpy(&h, d + 256, 8);
+    memcpy(&h, d + HEADER_BUILD_AT, 8);
     free(d);
     assert_true(h == ours);
     tok_free(load_way(path, 0, &o));
@@ -436,6 +466,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(damaged_files_are_rebuilt, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(consistent_damage_is_refused, fresh_cache,
+                                        drop_cache),
+        cmocka_unit_test_setup_teardown(damaged_premerge_is_refused, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(another_build_is_rebuilt, fresh_cache,
                                         drop_cache),

@@ -103,6 +103,8 @@ static void free_tables(bpe_tables_t *tb)
         return;
     if (!tb->borrowed) {
         free(tb->byte_pairs);
+        free(tb->premerge);
+        free(tb->partners);
         free(tb->filter);
         tok_index_free(&tb->chars);
     }
@@ -436,6 +438,267 @@ static int build_byte_pairs(bpe_tables_t *tb, const tok_tokenizer_t *t)
     return 0;
 }
 
+/* ---- premerged characters ------------------------------------------- */
+
+/*
+ * A byte-level word starts as one symbol a byte, and the 2-4 bytes of a
+ * Chinese, Cyrillic or box-drawing character mostly merge into its token
+ * before anything else joins them: in a first pass of Llama 3 over the
+ * multi corpus's first megabyte, 164k of the 228k merges were such.
+ * premerged_symbols starts such a character as its token, which is exact
+ * when no merge outside it could come first:
+ *
+ * Merged alone, the character's bytes become its token through internal
+ * merges whose highest rank is R, and until then some internal merge (of
+ * rank R at most) is always pending.  A merge of a neighbour with the
+ * character's first part (or its last part with a neighbour) could only
+ * be chosen before it is whole by ranking below R; so could a merge of
+ * the whole token with a neighbour, which premerging offers early.  When
+ * none of those ranks below R for the neighbours the word has, every merge
+ * chosen before the character is whole is chosen the same with it
+ * premerged (ranks by merges are distinct: no tie decides), and once it
+ * is whole both runs are in the same state.  A neighbour of the character
+ * is a token ending where it starts (or starting where it ends), so its
+ * bytes lie next to the character in the word.  Each character keeps the
+ * bytes of the neighbours that have such a merge (its partners), and a
+ * word premerges it unless one of them lies next to it.  In Llama 3 most
+ * characters have one partner, a space before them (" " joins a lead byte
+ * early), and runs of Chinese have no spaces.
+ */
+#define PARTNERS_MAX 8 /* on a side; a character with more stays bytes */
+#define PARTNER_MAX_LEN 7 /* a partner's bytes, packed in a word with its length */
+
+/* A character merged alone: its token, the highest rank of its merges,
+ * and the parts that were first (last) before it was whole, then the
+ * token itself. */
+typedef struct {
+    int32_t id;
+    uint32_t cp, rank;
+    uint32_t first[4], last[4];
+    uint8_t n_first, n_last;
+} alone_t;
+
+static void add_part(uint32_t *parts, uint8_t *n, uint32_t id)
+{
+    for (uint8_t i = 0; i < *n; i++)
+        if (parts[i] == id)
+            return;
+    parts[(*n)++] = id;
+}
+
+/* Whether token id, one character of 2-4 bytes, becomes itself when its
+ * bytes are merged alone; fills a. */
+static int merge_alone(const bpe_tables_t *tb, const tok_vocab_t *v, uint32_t id,
+                       alone_t *a)
+{
+    size_t k;
+    const uint8_t *s = tok_vocab_token(v, id, &k);
+    uint32_t sym[4], cp;
+    if (k < 2 || k > 4 || s[0] < 0xC2 || v->kind[id] != TOK_NORMAL || v->special[id] ||
+        tb_utf8_decode(s, k, &cp) != k)
+        return 0;
+    *a = (alone_t){.id = (int32_t)id, .cp = cp};
+    for (size_t i = 0; i < k; i++)
+        sym[i] = (uint32_t)v->byte_id[s[i]];
+    while (k > 1) {
+        add_part(a->first, &a->n_first, sym[0]);
+        add_part(a->last, &a->n_last, sym[k - 1]);
+        size_t best = 0;
+        uint64_t low = NO_MERGE;
+        for (size_t i = 0; i + 1 < k; i++) {
+            uint64_t m = slots_get(tb->mt, tb->mt_size, sym[i], sym[i + 1]);
+            if (m >> 32 < low >> 32)
+                best = i, low = m;
+        }
+        if (low == NO_MERGE)
+            return 0;
+        a->rank = (uint32_t)(low >> 32) > a->rank ? (uint32_t)(low >> 32) : a->rank;
+        sym[best] = (uint32_t)low;
+        memmove(sym + best + 1, sym + best + 2, (k - best - 2) * sizeof *sym);
+        k--;
+    }
+    add_part(a->first, &a->n_first, id);
+    add_part(a->last, &a->n_last, id);
+    return sym[0] == id;
+}
+
+/* The merges that join a wanted token, by the token: those where it is
+ * the right one (side 0: partners before a character) and the left one
+ * (side 1: after), each list (rank << 32 | the other token), at
+ * [start[side][d], start[side][d + 1]) for the token numbered d. */
+typedef struct {
+    uint32_t *dense;          /* token -> 1 + its number, 0: not wanted */
+    uint32_t *start[2];       /* n + 1 each */
+    TB_VEC(uint64_t) list[2];
+    uint32_t n;
+} joins_t;
+
+static void joins_free(joins_t *j)
+{
+    free(j->dense);
+    for (int side = 0; side < 2; side++) {
+        free(j->start[side]);
+        free(j->list[side].data);
+    }
+}
+
+static uint32_t number_of(joins_t *j, uint32_t id)
+{
+    return j->dense[id] ? j->dense[id] : (j->dense[id] = ++j->n);
+}
+
+/* One pass over the merge table keeps the few merges that join a wanted
+ * token (side << 63 | token number << 32 | index of the slot), then a
+ * counting sort puts them in their lists. */
+static int joins_build(joins_t *j, const bpe_tables_t *tb, const tok_vocab_t *v,
+                       const alone_t *chars, size_t n_chars)
+{
+    TB_VEC(uint64_t) hits = {0};
+    memset(j, 0, sizeof *j);
+    if (!(j->dense = calloc(v->size, sizeof *j->dense)))
+        return -1;
+    for (size_t c = 0; c < n_chars; c++) {
+        for (uint8_t i = 0; i < chars[c].n_first; i++)
+            number_of(j, chars[c].first[i]);
+        for (uint8_t i = 0; i < chars[c].n_last; i++)
+            number_of(j, chars[c].last[i]);
+    }
+    int rc = -1;
+    for (size_t i = 0; i < tb->mt_size; i++) {
+        uint64_t key = tb->mt[i].key;
+        if (key == UINT64_MAX)
+            continue;
+        uint64_t dl = j->dense[key >> 32], dr = j->dense[(uint32_t)key];
+        if ((dr && tb_vec_push(&hits, (dr - 1) << 32 | i)) ||
+            (dl && tb_vec_push(&hits, 1ull << 63 | (dl - 1) << 32 | i)))
+            goto out;
+    }
+    for (int side = 0; side < 2; side++)
+        if (!(j->start[side] = calloc((size_t)j->n + 2, sizeof *j->start[side])) ||
+            tb_vec_reserve(&j->list[side], hits.len))
+            goto out;
+    for (size_t h = 0; h < hits.len; h++)
+        j->start[hits.data[h] >> 63][(hits.data[h] >> 32 & 0x7fffffff) + 2]++;
+    for (int side = 0; side < 2; side++)
+        for (uint32_t d = 2; d <= j->n + 1; d++)
+            j->start[side][d] += j->start[side][d - 1];
+    /* start[side][d + 1] is where d's list goes on: placing moves it to
+     * the list's end, which is start[side][d + 1] once all are placed */
+    for (size_t h = 0; h < hits.len; h++) {
+        int side = (int)(hits.data[h] >> 63);
+        uint32_t d = (uint32_t)(hits.data[h] >> 32 & 0x7fffffff);
+        const tok_merge_slot_t *m = &tb->mt[(uint32_t)hits.data[h]];
+        uint32_t other = side ? (uint32_t)m->key : (uint32_t)(m->key >> 32);
+        j->list[side].data[j->start[side][d + 1]++] = (m->val >> 32) << 32 | other;
+    }
+    rc = 0;
+out:
+    free(hits.data);
+    return rc;
+}
+
+/* Adds to out (n of them, PARTNERS_MAX at most) the tokens that join one
+ * of parts[0..np) on `side` by a merge ranked below `rank`; 0, or -1 when
+ * they are too many. */
+static int partners_of(const joins_t *j, int side, const uint32_t *parts, uint8_t np,
+                       uint32_t rank, uint32_t *out, size_t *n)
+{
+    for (uint8_t p = 0; p < np; p++) {
+        uint32_t d = j->dense[parts[p]] - 1;
+        for (uint32_t i = j->start[side][d]; i < j->start[side][d + 1]; i++) {
+            uint64_t e = j->list[side].data[i];
+            if (e >> 32 >= rank)
+                continue;
+            size_t k = 0;
+            while (k < *n && out[k] != (uint32_t)e)
+                k++;
+            if (k == *n && (*n)++ == PARTNERS_MAX)
+                return -1;
+            out[k] = (uint32_t)e;
+        }
+    }
+    return 0;
+}
+
+/* A partner's bytes packed, or 0 when they are too long to pack. */
+static uint64_t packed_partner(const tok_vocab_t *v, uint32_t id)
+{
+    size_t len;
+    const uint8_t *s = tok_vocab_token(v, id, &len);
+    if (len > PARTNER_MAX_LEN)
+        return 0;
+    uint64_t x = (uint64_t)len << 56;
+    for (size_t i = 0; i < len; i++)
+        x |= (uint64_t)s[i] << (8 * i);
+    return x;
+}
+
+static size_t premerge_slot(unsigned bits, uint32_t cp)
+{
+    return (uint32_t)(cp * 0x9E3779B1u) >> (32 - bits);
+}
+
+/* Puts character a, whose partners are left[0..nl) and right[0..nr), in
+ * the table, unless a partner is too long to pack. */
+static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *a,
+                        const uint32_t *left, size_t nl, const uint32_t *right,
+                        size_t nr)
+{
+    uint64_t packed[2 * PARTNERS_MAX];
+    for (size_t i = 0; i < nl + nr; i++)
+        if (!(packed[i] = packed_partner(v, i < nl ? left[i] : right[i - nl])))
+            return;
+    size_t at = premerge_slot(tb->premerge_bits, a->cp),
+           mask = ((size_t)1 << tb->premerge_bits) - 1;
+    while (tb->premerge[at].cp)
+        at = (at + 1) & mask;
+    tb->premerge[at] = (tok_premerge_slot_t){a->cp, a->id, (uint32_t)tb->n_partners,
+                                             (uint8_t)nl, (uint8_t)nr, 0};
+    memcpy(tb->partners + tb->n_partners, packed, (nl + nr) * sizeof *packed);
+    tb->n_partners += nl + nr;
+}
+
+/* Needs the merge table and byte_pairs (a byte-level model ranked by
+ * merges whose every byte has a token). */
+static int build_premerge(bpe_tables_t *tb, const tok_vocab_t *v)
+{
+    if (!tb->byte_pairs)
+        return 0;
+    TB_VEC(alone_t) chars = {0};
+    joins_t j;
+    int rc = -1;
+    for (uint32_t id = 0; id < v->size; id++) {
+        alone_t a;
+        if (merge_alone(tb, v, id, &a) && tb_vec_push(&chars, a))
+            goto out;
+    }
+    if (joins_build(&j, tb, v, chars.data, chars.len))
+        goto out_joins;
+    tb->premerge_bits = 4;
+    while (((size_t)1 << tb->premerge_bits) < 2 * chars.len)
+        tb->premerge_bits++;
+    tb->premerge = calloc((size_t)1 << tb->premerge_bits, sizeof *tb->premerge);
+    tb->partners = malloc((chars.len * 2 * PARTNERS_MAX + 1) * sizeof *tb->partners);
+    if (!tb->premerge || !tb->partners)
+        goto out_joins;
+    for (size_t c = 0; c < chars.len; c++) {
+        const alone_t *a = &chars.data[c];
+        uint32_t left[PARTNERS_MAX + 1], right[PARTNERS_MAX + 1];
+        size_t nl = 0, nr = 0;
+        if (!partners_of(&j, 0, a->first, a->n_first, a->rank, left, &nl) &&
+            !partners_of(&j, 1, a->last, a->n_last, a->rank, right, &nr))
+            premerge_put(tb, v, a, left, nl, right, nr);
+    }
+    uint64_t *fit = realloc(tb->partners, (tb->n_partners + 1) * sizeof *fit);
+    tb->partners = fit ? fit : tb->partners;
+    rc = 0;
+out_joins:
+    joins_free(&j);
+out:
+    free(chars.data);
+    return rc;
+}
+
 /* A word may be cut before a space that follows byte x unless some token a
  * merge produces holds x followed by a space: no symbol can then ever span
  * the cut, and BPE on the pieces gives exactly the ids of BPE on the word
@@ -508,7 +771,8 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
         tb->mt_size = t->bpe.merges.size;
     }
     if (!tb || (!by_bytes && (!tb->mt || build_filter(tb, t->bpe.merges.count))) ||
-        build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t)) {
+        build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t) ||
+        build_premerge(tb, &t->vocab)) {
         free_tables(tb);
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
     }
@@ -665,6 +929,84 @@ static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
             pair_prefetch(st, sym[i + 8], sym[i + 9]);
         set_pair(st, i, pair_merge(st, sym[i], sym[i + 1]));
     }
+}
+
+/* Whether one of the packed partners p[0..n) spells the first bytes of
+ * s[0..avail). */
+static int partner_at(const uint64_t *p, size_t n, const uint8_t *s, size_t avail)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = p[i] >> 56, j = 0;
+        while (j < len && j < avail && s[j] == (uint8_t)(p[i] >> (8 * j)))
+            j++;
+        if (j == len)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether one of the packed partners p[0..n) spells the bytes that end
+ * at w[at] (w[0..at) is all there is before). */
+static int partner_before(const uint64_t *p, size_t n, const uint8_t *w, size_t at)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = p[i] >> 56;
+        if (len <= at && partner_at(&p[i], 1, w + at - len, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* The token of the character of `len` bytes at w[i], code point cp, if
+ * it may start as one symbol there (see build_premerge), else -1. */
+static int32_t premerged_id(const bpe_tables_t *tb, const uint8_t *w, size_t n,
+                            size_t i, size_t len, uint32_t cp)
+{
+    size_t mask = ((size_t)1 << tb->premerge_bits) - 1;
+    for (size_t at = premerge_slot(tb->premerge_bits, cp);; at = (at + 1) & mask) {
+        const tok_premerge_slot_t *s = &tb->premerge[at];
+        if (s->cp != cp) {
+            if (!s->cp)
+                return -1;
+            continue;
+        }
+        const uint64_t *p = tb->partners + s->first;
+        return partner_before(p, s->n_left, w, i) ||
+                       partner_at(p + s->n_left, s->n_right, w + i + len, n - i - len)
+                   ? -1
+                   : s->id;
+    }
+}
+
+/* A byte-level word's initial symbols and pairs, with every character
+ * that may start whole as its token: one symbol of a Chinese character,
+ * not three, and none of the two merges inside it.  A pair of two bytes
+ * comes from the byte-pair table, any other through the pair cache. */
+static void premerged_symbols(const tok_vocab_t *v, bpe_state_t *st, const uint8_t *w,
+                              size_t n)
+{
+    const bpe_tables_t *tb = st->tab;
+    uint32_t *sym = st->sym.data;
+    size_t k = 0;
+    int last_byte = -1; /* the last symbol's byte, -1 if it is a character */
+    for (size_t i = 0, len; i < n; i += len) {
+        uint32_t cp, id = (uint32_t)v->byte_id[w[i]];
+        int32_t whole;
+        len = 1;
+        if (w[i] >= 0xC2 && (len = tb_utf8_decode(w + i, n - i, &cp)) > 1 &&
+            (whole = premerged_id(tb, w, n, i, len, cp)) >= 0)
+            id = (uint32_t)whole;
+        else
+            len = 1;
+        if (k)
+            set_pair(st, k - 1,
+                     len == 1 && last_byte >= 0
+                         ? tb->byte_pairs[(uint32_t)last_byte << 8 | w[i]]
+                         : pair_merge(st, sym[k - 1], id));
+        sym[k++] = id;
+        last_byte = len == 1 ? w[i] : -1;
+    }
+    st->sym.len = k;
 }
 
 /* The first of the lowest of rank[0..n), n a multiple of 4 and at most
@@ -876,8 +1218,12 @@ static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t 
         st->sym.data[0] = (uint32_t)whole;
         st->sym.len = 1;
     } else {
-        initial_symbols(t, st, w, n);
-        initial_pairs(&t->bpe, st, w);
+        if (st->tab->premerge_bits) {
+            premerged_symbols(&t->vocab, st, w, n);
+        } else {
+            initial_symbols(t, st, w, n);
+            initial_pairs(&t->bpe, st, w);
+        }
         if (st->sym.len <= SCAN_MAX_SYMBOLS)
             merge_scan(st);
         else

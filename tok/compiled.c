@@ -64,6 +64,8 @@ typedef enum {
     SEC_CHARS,
     SEC_DA,
     SEC_PAIR_FILTER,
+    SEC_PREMERGE,
+    SEC_PARTNERS,
     SEC_COUNT
 } sec_t;
 
@@ -93,7 +95,7 @@ typedef struct {
     uint8_t rank_by;   /* tok_rank_t: by bytes, no merges and no filter */
     uint32_t join_max;
     uint64_t merges_count;
-    uint8_t has_tables, cut_ok;
+    uint8_t has_tables, cut_ok, premerge_bits;
     int32_t ascii[128];
     uint8_t crossable[256];
     uint64_t chars_count;
@@ -122,6 +124,7 @@ static uint32_t abi_fingerprint(void)
         COMPILED_VERSION, 0x0102030405060708ULL, sizeof(header_t),
         sizeof(core_t), offsetof(core_t, wordpiece), sizeof(tok_wordpiece_t),
         sizeof(tok_merge_slot_t), sizeof(tok_index_slot_t), sizeof(float),
+        sizeof(tok_premerge_slot_t),
         sizeof(size_t), TOK_SPARE_STATES,
     };
     uint8_t bytes[sizeof facts];
@@ -164,6 +167,7 @@ static void fill_core(const tok_tokenizer_t *t, core_t *c)
         memcpy(c->ascii, tb->ascii, sizeof c->ascii);
         memcpy(c->crossable, tb->crossable, sizeof c->crossable);
         c->chars_count = tb->chars.count;
+        c->premerge_bits = (uint8_t)tb->premerge_bits;
     }
     c->uni_unk = t->unigram.unk;
     c->uni_byte_fallback = t->unigram.byte_fallback;
@@ -257,6 +261,12 @@ static void sections_of(const tok_tokenizer_t *t, const tb_buf_t *meta,
     n[SEC_BYTE_PAIRS] = tb && tb->byte_pairs ? 65536 * sizeof(uint64_t) : 0;
     p[SEC_PAIR_FILTER] = tb ? tb->filter : NULL;
     n[SEC_PAIR_FILTER] = tb && tb->filter ? ((size_t)8 << tb->filter_shift) : 0;
+    p[SEC_PREMERGE] = tb ? tb->premerge : NULL;
+    n[SEC_PREMERGE] = tb && tb->premerge_bits
+                          ? sizeof(tok_premerge_slot_t) << tb->premerge_bits
+                          : 0;
+    p[SEC_PARTNERS] = tb ? tb->partners : NULL;
+    n[SEC_PARTNERS] = tb ? tb->n_partners * sizeof(uint64_t) : 0;
     p[SEC_CHARS] = tb ? tb->chars.slots : NULL;
     n[SEC_CHARS] = tb ? tb->chars.size * sizeof(tok_index_slot_t) : 0;
     p[SEC_DA] = d ? d->units : NULL;
@@ -472,6 +482,36 @@ static int da_ok(const uint32_t *u, size_t n, int direct)
     return 1;
 }
 
+/* The premerged characters: as many slots as premerge_bits says (none
+ * without byte pairs, which they are built from), a free one among them
+ * (a probe ends), every id in the vocabulary, every slot's partners in
+ * the partner array, each at most 7 bytes long. */
+static int premerge_ok(const core_t *c, const uint8_t *base, const uint64_t (*sec)[2])
+{
+    size_t n = sec[SEC_PREMERGE][1] / sizeof(tok_premerge_slot_t),
+           np = sec[SEC_PARTNERS][1] / 8;
+    const tok_premerge_slot_t *s = (const void *)(base + sec[SEC_PREMERGE][0]);
+    const uint64_t *p = (const void *)(base + sec[SEC_PARTNERS][0]);
+    if (!c->premerge_bits)
+        return !n && !np;
+    if (c->premerge_bits > 31 || n != (size_t)1 << c->premerge_bits ||
+        sec[SEC_PARTNERS][1] % 8 || !sec[SEC_BYTE_PAIRS][1])
+        return 0;
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].cp)
+            continue;
+        used++;
+        if (!id_ok(s[i].id, c->vocab_size, 0) || s[i].first > np ||
+            s[i].n_left + s[i].n_right > np - s[i].first)
+            return 0;
+    }
+    for (size_t i = 0; i < np; i++)
+        if (p[i] >> 56 > 7)
+            return 0;
+    return used < n;
+}
+
 /* The pair filter's length: a power of two of 8-byte words, 64 at least
  * (bpe.c's FILTER_MIN_SHIFT). */
 static int filter_ok(uint64_t len)
@@ -510,7 +550,7 @@ static const char *check_sections(const core_t *c, const uint8_t *base,
     if (c->has_tables &&
         ((sec[SEC_BYTE_PAIRS][1] && sec[SEC_BYTE_PAIRS][1] != 65536 * 8) ||
          (!by_bytes && (!filter_ok(sec[SEC_PAIR_FILTER][1]) || !sec[SEC_MERGES][1])) ||
-         !ids_ok(c->ascii, 128, size) ||
+         !ids_ok(c->ascii, 128, size) || !premerge_ok(c, base, sec) ||
          !index_ok((const tok_index_slot_t *)(base + sec[SEC_CHARS][0]),
                    sec[SEC_CHARS][1], c->chars_count, size)))
         return "BPE tables";
@@ -646,6 +686,10 @@ static const char *adopt_sections(tok_tokenizer_t *t, const core_t *c,
                                                    : NULL;
         tb->filter = h->sec[SEC_PAIR_FILTER][1] ? SEC(SEC_PAIR_FILTER, uint64_t *)
                                                 : NULL;
+        tb->premerge_bits = c->premerge_bits;
+        tb->premerge = c->premerge_bits ? SEC(SEC_PREMERGE, tok_premerge_slot_t *) : NULL;
+        tb->partners = SEC(SEC_PARTNERS, uint64_t *);
+        tb->n_partners = h->sec[SEC_PARTNERS][1] / 8;
         while ((size_t)8 << tb->filter_shift < h->sec[SEC_PAIR_FILTER][1])
             tb->filter_shift++;
         memcpy(tb->ascii, c->ascii, sizeof tb->ascii);

@@ -154,6 +154,22 @@ typedef struct {
     size_t size, count; /* slots, merges */
 } tok_merges_t;
 
+/* One multi-byte character a byte-level word may start as one symbol (its
+ * token) instead of its bytes (bpe.c's premerged characters), in a table
+ * by code point: open addressing with linear probing, a power of two of
+ * slots.  Its partners, at [first, first + n_left + n_right) of the
+ * partner array, are the neighbours that forbid it: the bytes of a token
+ * that would merge with one of its parts before the character is whole,
+ * n_left of them met right before it, then n_right right after it, each
+ * packed as bytes from the low end and the length in the top byte. */
+typedef struct {
+    uint32_t cp; /* 0: an empty slot (U+0000 is one byte) */
+    int32_t id;
+    uint32_t first;
+    uint8_t n_left, n_right;
+    uint16_t unused; /* zero */
+} tok_premerge_slot_t;
+
 /* How a BPE model ranks a pair of adjacent symbols.  tiktoken files and
  * SentencePiece BPE GGUF files hold no merges: a pair merges into the
  * token spelled by its two parts' bytes, found in the vocabulary's index
@@ -187,6 +203,12 @@ typedef struct {
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
+    /* premerged characters (byte-level models ranked by merges; 1 <<
+     * premerge_bits slots, none when premerge_bits is 0) */
+    tok_premerge_slot_t *premerge;
+    unsigned premerge_bits;
+    uint64_t *partners;
+    size_t n_partners;
     /* character -> id, preferring ordinary tokens over byte pieces (the
      * vocabulary's own index keeps the lowest id, which for SentencePiece
      * files is the <0xNN> piece of an ASCII letter, not the letter) */
@@ -196,8 +218,8 @@ typedef struct {
      * at all, and the bytes x for which some merge result holds "x " */
     int cut_ok;
     uint8_t crossable[256];
-    int borrowed; /* filter, byte_pairs and chars lie in a compiled file's
-                     mapping */
+    int borrowed; /* filter, byte_pairs, premerge, partners and chars lie in
+                     a compiled file's mapping */
 } bpe_tables_t;
 
 typedef struct {
