@@ -672,6 +672,10 @@ static int build_premerge(bpe_tables_t *tb, const tok_vocab_t *v)
         if (merge_alone(tb, v, id, &a) && tb_vec_push(&chars, a))
             goto out;
     }
+    if (!chars.len) { /* no character token: no table, words stay bytes */
+        free(chars.data);
+        return 0;
+    }
     if (joins_build(&j, tb, v, chars.data, chars.len))
         goto out_joins;
     tb->premerge_bits = 4;
