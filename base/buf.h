@@ -50,10 +50,12 @@ void tb_buf_free(tb_buf_t *b);
  * 4 KiB.  Freed with free(). */
 void *tb_alloc_big(size_t bytes);
 
-/* Address space for `bytes`, backed only where touched (from 2 MiB on,
- * asking for transparent huge pages as tb_alloc_big does): a table that
- * would grow by realloc up to a known bound grows in place instead, with
- * nothing copied.  Its contents are unspecified: a region given back is
+/* Address space for `bytes`, backed only where touched, 4 KiB at a time:
+ * a table that would grow by realloc up to a known bound grows in place
+ * instead, with nothing copied.  No huge pages: a reservation is far
+ * larger than what a mask touches of it (a lexer's tables, the mask
+ * cache), and a first touch of a huge page zeroes 2 MiB, or waits while
+ * the kernel compacts memory for one (buf.c).  Its contents are unspecified: a region given back is
  * kept for the process's next reservation of about its size, with the
  * pages it had (buf.c).  NULL on failure; freed with tb_unreserve(p,
  * bytes). */
