@@ -935,27 +935,35 @@ static void initial_pairs(const tok_bpe_t *m, bpe_state_t *st, const uint8_t *w)
     }
 }
 
-/* Whether one of the packed partners p[0..n) spells the first bytes of
- * s[0..avail). */
-static int partner_at(const uint64_t *p, size_t n, const uint8_t *s, size_t avail)
+/* Whether packed partner x spells the first bytes of s[0..avail). */
+static int spells(uint64_t x, const uint8_t *s, size_t avail)
 {
-    for (size_t i = 0; i < n; i++) {
-        size_t len = p[i] >> 56, j = 0;
-        while (j < len && j < avail && s[j] == (uint8_t)(p[i] >> (8 * j)))
-            j++;
-        if (j == len)
+    size_t len = x >> 56;
+    if (len > avail)
+        return 0;
+    for (size_t j = 0; j < len; j++)
+        if (s[j] != (uint8_t)(x >> (8 * j)))
+            return 0;
+    return 1;
+}
+
+/* Whether one of the packed partners p[0..n) spells the bytes that start
+ * at w[at] (w[at..n) is all there is after). */
+static int partner_at(const uint64_t *p, size_t np, const uint8_t *w, size_t at, size_t n)
+{
+    for (size_t i = 0; i < np; i++)
+        if (spells(p[i], w + at, n - at))
             return 1;
-    }
     return 0;
 }
 
-/* Whether one of the packed partners p[0..n) spells the bytes that end
+/* Whether one of the packed partners p[0..np) spells the bytes that end
  * at w[at] (w[0..at) is all there is before). */
-static int partner_before(const uint64_t *p, size_t n, const uint8_t *w, size_t at)
+static int partner_before(const uint64_t *p, size_t np, const uint8_t *w, size_t at)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < np; i++) {
         size_t len = p[i] >> 56;
-        if (len <= at && partner_at(&p[i], 1, w + at - len, len))
+        if (len <= at && spells(p[i], w + at - len, len))
             return 1;
     }
     return 0;
@@ -976,7 +984,7 @@ static int32_t premerged_id(const bpe_tables_t *tb, const uint8_t *w, size_t n,
         }
         const uint64_t *p = tb->partners + s->first;
         return partner_before(p, s->n_left, w, i) ||
-                       partner_at(p + s->n_left, s->n_right, w + i + len, n - i - len)
+                       partner_at(p + s->n_left, s->n_right, w, i + len, n)
                    ? -1
                    : s->id;
     }
