@@ -838,7 +838,7 @@ static int32_t wide_char_id(const tok_vocab_t *v, bpe_state_t *st,
                             const uint8_t *s, size_t n, size_t *len)
 {
     uint32_t cp;
-    *len = tb_utf8_decode(s, n, &cp);
+    *len = tb_utf8_decode_fast(s, n, &cp);
     if (!*len) {
         *len = 1;
         return char_id(v, st->tab, s, 1);
@@ -1005,7 +1005,7 @@ static void premerged_symbols(const tok_vocab_t *v, bpe_state_t *st, const uint8
         uint32_t cp, id = (uint32_t)v->byte_id[w[i]];
         int32_t whole;
         len = 1;
-        if (w[i] >= 0xC2 && (len = tb_utf8_decode(w + i, n - i, &cp)) > 1 &&
+        if (w[i] >= 0xC2 && (len = tb_utf8_decode_fast(w + i, n - i, &cp)) > 1 &&
             (whole = premerged_id(tb, w, n, i, len, cp)) >= 0)
             id = (uint32_t)whole;
         else

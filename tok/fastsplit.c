@@ -83,27 +83,6 @@ tok_fast_t tok_fast_kind(const uint8_t *pattern, size_t len)
     return k;
 }
 
-/* tb_utf8_decode for a non-ASCII s[0], the two- and three-byte characters
- * of Cyrillic, CJK and the like decoded inline: the call, which checks
- * every form, was 7% of the instructions of a first pass of Llama 3 over
- * multi.  A lead C2-DF, E1-EC or EE-EF takes any continuation bytes (no
- * overlong form, no surrogate), so those need no check but theirs; the
- * rest goes to tb_utf8_decode. */
-static inline size_t decode_wide(const uint8_t *s, size_t n, uint32_t *cp)
-{
-    uint8_t c = s[0];
-    if (c >= 0xC2 && c <= 0xDF && n >= 2 && (s[1] & 0xC0) == 0x80) {
-        *cp = (uint32_t)(c & 0x1F) << 6 | (s[1] & 0x3F);
-        return 2;
-    }
-    if (c >= 0xE1 && c <= 0xEF && c != 0xED && n >= 3 && (s[1] & 0xC0) == 0x80 &&
-        (s[2] & 0xC0) == 0x80) {
-        *cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
-        return 3;
-    }
-    return tb_utf8_decode(s, n, cp);
-}
-
 /* The character at s[i] (i < n): its length and F_* class, or 0 if the
  * bytes there are not valid UTF-8. */
 static inline size_t char_at(const uint8_t *s, size_t n, size_t i, unsigned *cls,
@@ -114,7 +93,7 @@ static inline size_t char_at(const uint8_t *s, size_t n, size_t i, unsigned *cls
         *cls = bmp_class[s[i]];
         return 1;
     }
-    size_t len = decode_wide(s + i, n - i, cp);
+    size_t len = tb_utf8_decode_fast(s + i, n - i, cp);
     if (*cp < 0x10000) {
         *cls = bmp_class[*cp];
     } else { /* White_Space is all in the BMP */
