@@ -120,6 +120,61 @@ static size_t run_of(const uint8_t *s, size_t n, size_t j, unsigned mask, unsign
     return j;
 }
 
+/* ASCII letters are most of the bytes of most texts, and a word of them
+ * is read 8 bytes at a time: the bytes of x (the first in its low byte)
+ * that are ASCII letters set their high bit in the result.  Each byte is
+ * folded to lower case in 7 bits, where adding 0x80 - 'a' carries into the
+ * high bit from 'a' up and adding 0x80 - '{' from past 'z', and no sum
+ * carries out of its byte. */
+static inline uint64_t ascii_letters8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x80 * ones;
+    uint64_t folded = (x | 0x20 * ones) & ~high;
+    uint64_t from_a = folded + (0x80 - 'a') * ones, past_z = folded + (0x80 - '{') * ones;
+    return from_a & ~past_z & ~x & high;
+}
+
+/* The end of the run of ASCII letters from j.  A word's end within the 8
+ * bytes read is one well-predicted branch, where a loop over its letters
+ * left by a mispredicted one. */
+static inline size_t ascii_letters_from(const uint8_t *s, size_t n, size_t j)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x, stop;
+        memcpy(&x, s + j, 8);
+        if ((stop = ~ascii_letters8(x) & 0x8080808080808080ull))
+            return j + (size_t)__builtin_ctzll(stop) / 8;
+    }
+#endif
+    while (j < n && s[j] < 0x80 && (bmp_class[s[j]] & F_L))
+        j++;
+    return j;
+}
+
+/* The end of \p{L}+ from j (j may be its end already), or 0 at an
+ * invalid byte: runs of ASCII letters read by ascii_letters_from, the
+ * characters of other scripts one by one. */
+static inline __attribute__((always_inline)) size_t letters_from(const uint8_t *s, size_t n,
+                                                                   size_t j)
+{
+    for (;;) {
+        j = ascii_letters_from(s, n, j);
+        while (j < n && s[j] >= 0x80) {
+            unsigned c;
+            uint32_t cp;
+            size_t len = char_at(s, n, j, &c, &cp);
+            if (!len)
+                return 0;
+            if (!(c & F_L))
+                return j;
+            j += len;
+        }
+        if (j == n || !(bmp_class[s[j]] & F_L))
+            return j;
+    }
+}
+
 /* Alternative 1 after the apostrophe at k - 1: the end, or 0.  b | 0x20
  * is a given lower-case ASCII letter exactly for that letter and its
  * capital. */
@@ -189,11 +244,11 @@ static size_t match_llama3(const uint8_t *s, size_t n, size_t i, int max_digits)
     if (cp0 == '\'' && (e = contraction(s, n, i + 1)))
         return e;
     if (c0 & F_L)
-        return run_of(s, n, i + l0, F_L, F_L, SIZE_MAX);
+        return letters_from(s, n, i + l0);
     if (i + l0 < n && !(l1 = char_at(s, n, i + l0, &c1, &cp1)))
         return 0;
     if (!(c0 & F_N) && cp0 != '\r' && cp0 != '\n' && l1 && (c1 & F_L))
-        return run_of(s, n, i + l0 + l1, F_L, F_L, SIZE_MAX);
+        return letters_from(s, n, i + l0 + l1);
     return match_rest(s, n, i, l0, c0, cp0, l1, c1, max_digits, 0);
 }
 
@@ -273,11 +328,12 @@ size_t tok_fast_match(tok_fast_t kind, const uint8_t *s, size_t n, size_t pos)
     return fast_match(kind, s, n, pos);
 }
 
-/* The loop over the matches lies here, where the matchers inline into
- * it: a call to tok_fast_match a word, and its switch, were a tenth of
- * the instructions of cutting Llama 3's words. */
-size_t tok_fast_words(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base,
-                      tok_spans_t *words)
+/* The loop over the matches, made once for each kind (the switches of
+ * tok_fast_words call it with a constant): the matcher inlines into it, a
+ * call of tok_fast_match and its switch a word were a tenth of the
+ * instructions of cutting Llama 3's words. */
+static inline __attribute__((always_inline)) size_t
+words_of(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base, tok_spans_t *words)
 {
     size_t pos = 0, me;
     while (pos < n && (me = fast_match(kind, s, n, pos))) {
@@ -286,4 +342,20 @@ size_t tok_fast_words(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base
         pos = me;
     }
     return pos;
+}
+
+size_t tok_fast_words(tok_fast_t kind, const uint8_t *s, size_t n, uint32_t base,
+                      tok_spans_t *words)
+{
+    switch (kind) {
+    case TOK_FAST_LLAMA3:
+        return words_of(TOK_FAST_LLAMA3, s, n, base, words);
+    case TOK_FAST_QWEN2:
+        return words_of(TOK_FAST_QWEN2, s, n, base, words);
+    case TOK_FAST_O200K:
+        return words_of(TOK_FAST_O200K, s, n, base, words);
+    case TOK_FAST_NONE:
+        break;
+    }
+    return 0;
 }
