@@ -7,12 +7,6 @@
 
 #include "buf.h"
 
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
 uint64_t tb_hash(const void *data, size_t len)
 {
     const uint8_t *p = data;
@@ -20,7 +14,7 @@ uint64_t tb_hash(const void *data, size_t len)
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
-        h = mix(h ^ w, 0xbf58476d1ce4e5b9ULL);
+        h = tb_hash_mix(h ^ w, 0xbf58476d1ce4e5b9ULL);
         p += 8;
         len -= 8;
     }
@@ -37,7 +31,7 @@ uint64_t tb_hash(const void *data, size_t len)
     } else if (len) { /* p may be NULL when there is nothing to hash */
         w = p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)p[len - 1] << 16;
     }
-    return mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
+    return tb_hash_mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 
 /* At most 2/3 full: with linear probing a miss then reads about five

@@ -15,6 +15,14 @@
 
 uint64_t tb_hash(const void *data, size_t len);
 
+/* a * b folded to 64 bits (high half xor low): tb_hash's one step, for a
+ * caller that hashes words it already holds whole. */
+static inline uint64_t tb_hash_mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
 /* a[0..len) == b[0..len), tokens (mostly under 9 bytes) compared in
  * place rather than through a call of memcmp */
 static inline int tb_same_bytes(const uint8_t *a, const uint8_t *b, size_t len)

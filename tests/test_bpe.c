@@ -3,7 +3,9 @@
  * rules (rank order, leftmost ties, byte fallback, unknowns,
  * ignore_merges); real Llama 3 and Gemma 3 merges are run against
  * reference merge loops written here for clarity, not speed, on long runs
- * of one letter and on the words of real text.
+ * of one letter and on the words of real text.  The word cache's keys
+ * are checked on their own: a word read whole past its end, or copied
+ * out at the end of its text, must be the same key.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 
 #include "../base/file.h"
 #include "../tok/tok_internal.h"
+#include "../tok/wordcache.h"
 #include "support.h"
 
 /* ---- hand-made vocabularies ------------------------------------------ */
@@ -663,10 +666,62 @@ static void test_text_gemma3(void **state)
     tok_free(t);
 }
 
+/* ---- the word cache ------------------------------------------------- */
+
+/* The words "a", "ab", ... (each a prefix of the next, up to past
+ * TOK_WC_SHORT bytes) with 0-6 ids each: a key read whole from a text
+ * whose next bytes differ, and one from an exact copy (read through the
+ * copy at a text's end), must agree and find the word's own ids alone. */
+static void test_word_cache_keys(void **state)
+{
+    (void)state;
+    enum { LONGEST = TOK_WC_SHORT + 4 };
+    uint8_t text[2][LONGEST + TOK_WC_SHORT];
+    for (size_t i = 0; i < sizeof text[0]; i++) {
+        text[0][i] = (uint8_t)('a' + i % 26);
+        text[1][i] = i < LONGEST ? text[0][i] : (uint8_t)('A' + i % 26);
+    }
+    tok_wordcache_t c;
+    assert_int_equal(tok_wc_init(&c), 0);
+    uint32_t ids[LONGEST + 1][6];
+    for (size_t n = 0; n <= LONGEST; n++) {
+        for (size_t j = 0; j < 6; j++)
+            ids[n][j] = (uint32_t)(100 * n + j);
+        tok_wc_key_t k = tok_wc_key(text[0], n, sizeof text[0]);
+        tok_wc_put(&c, &k, ids[n], n % 7);
+    }
+    tok_ids_t out = {0};
+    for (size_t n = 0; n <= LONGEST; n++) {
+        uint8_t *copy = malloc(n ? n : 1);
+        memcpy(copy, text[1], n);
+        tok_wc_key_t read = tok_wc_key(text[1], n, sizeof text[1]), copied = tok_wc_key(copy, n, n);
+        assert_true(read.h == copied.h && read.lo == copied.lo && read.hi == copied.hi);
+        for (int way = 0; way < 2; way++) {
+            out.len = 0;
+            assert_int_equal(tok_wc_get(&c, way ? &copied : &read, &out), 1);
+            assert_int_equal(out.len, n % 7);
+            assert_memory_equal(out.data, ids[n], out.len * sizeof *out.data);
+        }
+        free(copy);
+    }
+    /* the same length, one byte changed at each place: not cached */
+    for (size_t n = 1; n <= LONGEST; n++)
+        for (size_t at = 0; at < n; at++) {
+            uint8_t other[LONGEST];
+            memcpy(other, text[0], n);
+            other[at] ^= 1;
+            tok_wc_key_t k = tok_wc_key(other, n, n);
+            assert_int_equal(tok_wc_get(&c, &k, &out), 0);
+        }
+    free(out.data);
+    tok_wc_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rank_order),
+        cmocka_unit_test(test_word_cache_keys),
         cmocka_unit_test(test_leftmost_ties),
         cmocka_unit_test(test_first_merge_wins),
         cmocka_unit_test(test_ignore_merges),

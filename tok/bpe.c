@@ -1208,21 +1208,22 @@ static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
-/* Appends the ids the word cache holds for w[0..n), whose tok_wc_hash is h:
- * 1, or 0 when it holds none, or -1 out of memory. */
-static inline int
-cached_ids(bpe_state_t *st, const uint8_t *w, size_t n, uint64_t h, tok_ids_t *out,
-           tb_err_t *err)
+/* Appends the ids the word cache holds for k's word: 1, or 0 when it
+ * holds none, or -1 out of memory. */
+static inline __attribute__((always_inline)) int
+cached_ids(bpe_state_t *st, const tok_wc_key_t *k, tok_ids_t *out, tb_err_t *err)
 {
-    int rc = tok_wc_get(&st->words, w, n, h, out);
+    int rc = tok_wc_get(&st->words, k, out);
     return rc < 0 ? tb_fail(err, "bpe: out of memory for the ids of a word") : rc;
 }
 
 /* Appends the ids of a word (or one piece of a cut word) that the cache
- * does not hold, whose tok_wc_hash is h, and caches them. */
-static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                       size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+ * does not hold, k's, and caches them. */
+static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const tok_wc_key_t *k,
+                       tok_ids_t *out, tb_err_t *err)
 {
+    const uint8_t *w = k->w;
+    size_t n = k->n;
     if (n > UINT32_MAX / 4 || reserve_scratch(st, n))
         return tb_fail(err, "bpe: out of memory for a word of %zu bytes", n);
     int32_t whole = t->bpe.ignore_merges ? whole_word_id(t, st, w, n) : -1;
@@ -1244,20 +1245,19 @@ static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t 
     /* A word of unknown characters with no unk token has no symbols. */
     if (tb_vec_append(out, st->sym.data, st->sym.len))
         return tb_fail(err, "bpe: out of memory for %zu ids", st->sym.len);
-    tok_wc_put(&st->words, w, n, h, st->sym.data, st->sym.len);
+    tok_wc_put(&st->words, k, st->sym.data, st->sym.len);
     return 0;
 }
 
-/* Appends the ids of one word (or one piece of a cut word) whose
- * tok_wc_hash is h.  Inlined by force into bpe_word, as when the merges were
+/* Appends the ids of one word (or one piece of a cut word), k's.  Inlined by force into bpe_word, as when the merges were
  * part of it: a call more a piece cost Gemma 3, whose words are cut into
  * pieces, 1M instructions a megabyte. */
 static inline __attribute__((always_inline)) int
-bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w, size_t n,
-          uint64_t h, tok_ids_t *out, tb_err_t *err)
+bpe_piece(const tok_tokenizer_t *t, bpe_state_t *st, const tok_wc_key_t *k, tok_ids_t *out,
+          tb_err_t *err)
 {
-    int hit = cached_ids(st, w, n, h, out, err);
-    return hit ? (hit < 0 ? -1 : 0) : merge_piece(t, st, w, n, h, out, err);
+    int hit = cached_ids(st, k, out, err);
+    return hit ? (hit < 0 ? -1 : 0) : merge_piece(t, st, k, out, err);
 }
 
 /* Whether a word of n bytes is cut before its spaces (build_cut_table). */
@@ -1266,26 +1266,29 @@ static int cuts(const bpe_state_t *st, size_t n)
     return st->tab->cut_ok && n > SCAN_MAX_SYMBOLS;
 }
 
-/* Appends the ids of word w[0..n), whose tok_wc_hash is h. */
-static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                    size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+/* Appends the ids of k's word, from which `room` bytes may be read. */
+static int bpe_word(const tok_tokenizer_t *t, bpe_state_t *st, const tok_wc_key_t *k,
+                    size_t room, tok_ids_t *out, tb_err_t *err)
 {
+    const uint8_t *w = k->w;
+    size_t n = k->n;
     if (!cuts(st, n))
-        return bpe_piece(t, st, w, n, h, out, err);
+        return bpe_piece(t, st, k, out, err);
     size_t start = 0;
     for (const uint8_t *sp = memchr(w + 1, ' ', n - 1); sp;
          sp = memchr(sp + 1, ' ', (size_t)(w + n - sp - 1))) {
         size_t i = (size_t)(sp - w);
         if (w[i - 1] == ' ' || st->tab->crossable[w[i - 1]])
             continue;
-        if (bpe_piece(t, st, w + start, i - start, tok_wc_hash(w + start, i - start),
-                      out, err))
+        tok_wc_key_t piece = tok_wc_key(w + start, i - start, room - start);
+        if (bpe_piece(t, st, &piece, out, err))
             return -1;
         start = i;
     }
-    if (start)
-        h = tok_wc_hash(w + start, n - start);
-    return bpe_piece(t, st, w + start, n - start, h, out, err);
+    if (!start)
+        return bpe_piece(t, st, k, out, err);
+    tok_wc_key_t last = tok_wc_key(w + start, n - start, room - start);
+    return bpe_piece(t, st, &last, out, err);
 }
 
 /* The BPE part of ts, or NULL with err set. */
@@ -1306,7 +1309,8 @@ int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *w,
     if (n == 0)
         return 0;
     bpe_state_t *st = ready_state(t, ts, err);
-    return st ? bpe_word(t, st, w, n, tok_wc_hash(w, n), out, err) : -1;
+    tok_wc_key_t k = tok_wc_key(w, n, n);
+    return st ? bpe_word(t, st, &k, n, out, err) : -1;
 }
 
 /* Words looked up ahead of the one being encoded: at WORDS_AHEAD a word's
@@ -1324,46 +1328,47 @@ static void fetch_slot(const bpe_state_t *st, uint64_t h)
     __builtin_prefetch(&st->words.slots[tok_wc_home(&st->words, h)]);
 }
 
-static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, uint64_t h)
+static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, const tok_wc_key_t *k)
 {
-    const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, h)];
-    if (s->tag == tok_wc_tag(h))
+    const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, k->h)];
+    if (s->tag == tok_wc_tag(k->h))
         __builtin_prefetch(st->words.pool.data + s->off);
-    else if (!s->tag && t->bpe.ignore_merges)
-        __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, h)]);
+    else if (!s->tag && t->bpe.ignore_merges) /* the index hashes as tb_hash does */
+        __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes,
+                                                                    tb_hash(k->w, k->n))]);
 }
 
 /* bpe_word for tok_bpe_words: a word not cut goes to bpe_piece, inlined
  * here, so that a word the cache holds (most of a text's) costs the lookup
  * alone, not the calls of bpe_word and bpe_piece, which saved and restored
  * a dozen registers for the merge code inlined into them. */
-static int next_word(const tok_tokenizer_t *t, bpe_state_t *st, const uint8_t *w,
-                     size_t n, uint64_t h, tok_ids_t *out, tb_err_t *err)
+static int next_word(const tok_tokenizer_t *t, bpe_state_t *st, const tok_wc_key_t *k,
+                     size_t room, tok_ids_t *out, tb_err_t *err)
 {
-    return cuts(st, n) ? bpe_word(t, st, w, n, h, out, err)
-                       : bpe_piece(t, st, w, n, h, out, err);
+    return cuts(st, k->n) ? bpe_word(t, st, k, room, out, err) : bpe_piece(t, st, k, out, err);
 }
 
 int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *ts, const uint8_t *text,
-                  const tok_span_t *words, size_t n, tok_ids_t *out, tb_err_t *err)
+                  size_t text_len, const tok_span_t *words, size_t n, tok_ids_t *out,
+                  tb_err_t *err)
 {
     enum { HALF = WORDS_AHEAD / 2 };
-    uint64_t h[WORDS_AHEAD]; /* word i's hash at i % WORDS_AHEAD */
+    tok_wc_key_t key[WORDS_AHEAD]; /* word i's at i % WORDS_AHEAD */
     bpe_state_t *st = n ? ready_state(t, ts, err) : NULL;
     if (n && !st)
         return -1;
     for (size_t i = 0; i < n + WORDS_AHEAD; i++) {
-        size_t k = i - WORDS_AHEAD; /* the word encoded now, before i takes its hash's place */
+        size_t k = i - WORDS_AHEAD; /* the word encoded now, before i takes its key's place */
         if (i >= WORDS_AHEAD && words[k].len &&
-            next_word(t, st, text + words[k].off, words[k].len, h[k % WORDS_AHEAD],
-                      out, err))
+            next_word(t, st, &key[k % WORDS_AHEAD], text_len - words[k].off, out, err))
             return -1;
         if (i < n) {
-            h[i % WORDS_AHEAD] = tok_wc_hash(text + words[i].off, words[i].len);
-            fetch_slot(st, h[i % WORDS_AHEAD]);
+            key[i % WORDS_AHEAD] =
+                tok_wc_key(text + words[i].off, words[i].len, text_len - words[i].off);
+            fetch_slot(st, key[i % WORDS_AHEAD].h);
         }
         if (i >= HALF && i - HALF < n && words[i - HALF].len <= TOK_WC_MAX_WORD)
-            fetch_next(t, st, h[(i - HALF) % WORDS_AHEAD]);
+            fetch_next(t, st, &key[(i - HALF) % WORDS_AHEAD]);
     }
     return 0;
 }

@@ -225,7 +225,7 @@ static int encode_words(const tok_tokenizer_t *t, tok_state_t *sc,
     /* a BPE model takes its words at once, to look each up ahead of its turn
      * (not one whose words need their U+2581s made spaces first) */
     if (t->model == TOK_MODEL_BPE && !t->meta_to_space)
-        return tok_bpe_words(t, sc, sc->pre.data, sc->words.data, sc->words.len,
+        return tok_bpe_words(t, sc, sc->pre.data, sc->pre.len, sc->words.data, sc->words.len,
                              out, err);
     for (size_t i = 0; i < sc->words.len; i++)
         if (run_model(t, sc, sc->pre.data + sc->words.data[i].off,

@@ -532,9 +532,10 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
 void tok_bpe_state_free(void *bpe);                        /* bpe.c */
 int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
                  size_t n, tok_ids_t *out, tb_err_t *err); /* bpe.c */
-/* tok_bpe_word over the words of text, each looked up ahead of its turn. */
+/* tok_bpe_word over the words of text[0..text_len), each looked up ahead
+ * of its turn. */
 int tok_bpe_words(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *text,
-                  const tok_span_t *words, size_t n, tok_ids_t *out,
+                  size_t text_len, const tok_span_t *words, size_t n, tok_ids_t *out,
                   tb_err_t *err);                           /* bpe.c */
 
 /* Runs the normalizer steps over s[0..n) into out (normalize.c); the

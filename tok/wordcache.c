@@ -18,6 +18,26 @@
 #define GROWTH 4
 #define MAX_POOL ((size_t)8 << 20)
 
+const uint64_t tok_wc_mask[TOK_WC_SHORT + 1][2] = {
+    {0, 0},
+    {0xFFull, 0},
+    {0xFFFFull, 0},
+    {0xFFFFFFull, 0},
+    {0xFFFFFFFFull, 0},
+    {0xFFFFFFFFFFull, 0},
+    {0xFFFFFFFFFFFFull, 0},
+    {0xFFFFFFFFFFFFFFull, 0},
+    {~0ull, 0},
+    {~0ull, 0xFFull},
+    {~0ull, 0xFFFFull},
+    {~0ull, 0xFFFFFFull},
+    {~0ull, 0xFFFFFFFFull},
+    {~0ull, 0xFFFFFFFFFFull},
+    {~0ull, 0xFFFFFFFFFFFFull},
+    {~0ull, 0xFFFFFFFFFFFFFFull},
+    {~0ull, ~0ull},
+};
+
 int tok_wc_init(tok_wordcache_t *c)
 {
     memset(c, 0, sizeof *c);
@@ -55,18 +75,18 @@ static int grow(tok_wordcache_t *c)
         if (!old[i].tag)
             continue;
         const uint8_t *e = c->pool.data + old[i].off;
-        size_t len = tok_wc_key_len(e);
-        uint64_t h = tb_hash(e + TOK_WC_HEAD, len);
-        *(tok_wc_slot_t *)tok_wc_find(c, e + TOK_WC_HEAD, len, h) = old[i];
+        tok_wc_key_t k = tok_wc_key(e + TOK_WC_HEAD, tok_wc_key_len(e),
+                                    c->pool.cap - old[i].off - TOK_WC_HEAD);
+        *(tok_wc_slot_t *)tok_wc_find(c, &k) = old[i];
     }
     free(old);
     return 0;
 }
 
-void tok_wc_put(tok_wordcache_t *c, const uint8_t *w, size_t n, uint64_t h,
-                const uint32_t *ids, size_t nids)
+void tok_wc_put(tok_wordcache_t *c, const tok_wc_key_t *k, const uint32_t *ids,
+                size_t nids)
 {
-    size_t need = TOK_WC_HEAD + n + nids * sizeof *ids;
+    size_t n = k->n, need = TOK_WC_HEAD + n + nids * sizeof *ids;
     uint16_t head[2] = {(uint16_t)n, (uint16_t)nids};
     if (n > TOK_WC_MAX_WORD || nids > UINT16_MAX)
         return;
@@ -74,13 +94,13 @@ void tok_wc_put(tok_wordcache_t *c, const uint8_t *w, size_t n, uint64_t h,
         grow(c); /* if it cannot, the cache is cleared when full */
     if (c->count >= c->nslots / 2 || c->pool.len + need > MAX_POOL)
         clear(c);
-    if (tb_buf_reserve(&c->pool, need))
+    if (tb_buf_reserve(&c->pool, need + TOK_WC_SHORT)) /* the slack tok_wc_get reads */
         return;
-    tok_wc_slot_t *s = (tok_wc_slot_t *)tok_wc_find(c, w, n, h);
-    s->tag = tok_wc_tag(h);
+    tok_wc_slot_t *s = (tok_wc_slot_t *)tok_wc_find(c, k);
+    s->tag = tok_wc_tag(k->h);
     s->off = (uint32_t)c->pool.len;
     tb_buf_put(&c->pool, head, TOK_WC_HEAD);
-    tb_buf_put(&c->pool, w, n);
+    tb_buf_put(&c->pool, k->w, n);
     tb_buf_put(&c->pool, ids, nids * sizeof *ids);
     c->count++;
 }

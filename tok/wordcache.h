@@ -42,10 +42,52 @@ typedef struct tok_wordcache {
     tb_buf_t pool;
 } tok_wordcache_t;
 
-/* The cache's hash of w[0..n), 0 for a word too long to cache. */
-static inline uint64_t tok_wc_hash(const uint8_t *w, size_t n)
+/* A word of at most this many bytes (most of a text's) is hashed and
+ * compared with an entry as two 64-bit halves read whole, with no loop
+ * and no call: tb_hash's loop and memcmp each mispredicted a branch on
+ * most words of an encode.  The pool keeps this many bytes readable past
+ * its end, so a short entry's key is read whole too. */
+#define TOK_WC_SHORT 16
+
+/* A word as the cache looks it up. */
+typedef struct {
+    const uint8_t *w;
+    size_t n;
+    uint64_t h;      /* its hash; 0 for a word too long to cache */
+    uint64_t lo, hi; /* a short word's bytes 0-7 and 8-15, zero past n */
+} tok_wc_key_t;
+
+/* tok_wc_mask[n]: the bits of a short word's lo and hi that its n bytes
+ * fill. */
+extern const uint64_t tok_wc_mask[TOK_WC_SHORT + 1][2];
+
+/* The key of w[0..n), from which `room` bytes may be read (room >= n): a
+ * short word with TOK_WC_SHORT of them, as a word inside a longer text
+ * has, is read in two loads, one at the end of its text through a copy. */
+static inline __attribute__((always_inline)) tok_wc_key_t
+tok_wc_key(const uint8_t *w, size_t n, size_t room)
 {
-    return n <= TOK_WC_MAX_WORD ? tb_hash(w, n) : 0;
+    tok_wc_key_t k = {w, n, 0, 0, 0};
+    if (n > TOK_WC_SHORT) {
+        k.h = n <= TOK_WC_MAX_WORD ? tb_hash(w, n) : 0;
+        return k;
+    }
+    if (room >= TOK_WC_SHORT) {
+        memcpy(&k.lo, w, 8);
+        memcpy(&k.hi, w + 8, 8);
+    } else {
+        uint8_t b[TOK_WC_SHORT] = {0};
+        if (n)
+            memcpy(b, w, n);
+        memcpy(&k.lo, b, 8);
+        memcpy(&k.hi, b + 8, 8);
+    }
+    k.lo &= tok_wc_mask[n][0];
+    k.hi &= tok_wc_mask[n][1];
+    k.h = tb_hash_mix(tb_hash_mix(k.lo ^ n * 0x9E3779B97F4A7C15ull, 0xbf58476d1ce4e5b9ull) ^
+                          k.hi,
+                      0x94d049bb133111ebull);
+    return k;
 }
 
 static inline uint32_t tok_wc_tag(uint64_t h)
@@ -73,44 +115,64 @@ static inline size_t tok_wc_nids(const uint8_t *e)
     return n;
 }
 
-/* The slot holding w[0..n) (hash h), or the empty one where it would go. */
-static inline const tok_wc_slot_t *tok_wc_find(const tok_wordcache_t *c,
-                                               const uint8_t *w, size_t n,
-                                               uint64_t h)
+/* Whether the pool's entry e is k's. */
+static inline int tok_wc_holds(const uint8_t *e, const tok_wc_key_t *k)
 {
-    uint32_t tag = tok_wc_tag(h);
-    size_t mask = c->nslots - 1, i = tok_wc_home(c, h);
+    if (tok_wc_key_len(e) != k->n)
+        return 0;
+    if (k->n > TOK_WC_SHORT)
+        return !memcmp(e + TOK_WC_HEAD, k->w, k->n);
+    uint64_t lo, hi;
+    memcpy(&lo, e + TOK_WC_HEAD, 8);
+    memcpy(&hi, e + TOK_WC_HEAD + 8, 8);
+    return !(((lo & tok_wc_mask[k->n][0]) ^ k->lo) | ((hi & tok_wc_mask[k->n][1]) ^ k->hi));
+}
+
+/* The slot holding k's word, or the empty one where it would go. */
+static inline const tok_wc_slot_t *tok_wc_find(const tok_wordcache_t *c,
+                                               const tok_wc_key_t *k)
+{
+    uint32_t tag = tok_wc_tag(k->h);
+    size_t mask = c->nslots - 1, i = tok_wc_home(c, k->h);
     for (;;) {
         const tok_wc_slot_t *s = &c->slots[i];
-        if (!s->tag)
-            return s;
-        if (s->tag == tag && tok_wc_key_len(c->pool.data + s->off) == n &&
-            !memcmp(c->pool.data + s->off + TOK_WC_HEAD, w, n))
+        if (!s->tag || (s->tag == tag && tok_wc_holds(c->pool.data + s->off, k)))
             return s;
         i = (i + 1) & mask;
     }
 }
 
-/* Appends the ids cached for w[0..n) (hash h) to out: 1, or 0 when none
- * are, or -1 out of memory. */
-static inline int tok_wc_get(const tok_wordcache_t *c, const uint8_t *w,
-                             size_t n, uint64_t h, tok_ids_t *out)
+/* Appends the ids cached for k's word to out: 1, or 0 when none are, or
+ * -1 out of memory.  Up to four ids (most words) are copied as one
+ * 16-byte move, which the pool's slack makes safe to read. */
+static inline __attribute__((always_inline)) int
+tok_wc_get(const tok_wordcache_t *c, const tok_wc_key_t *k,
+                             tok_ids_t *out)
 {
-    if (n > TOK_WC_MAX_WORD)
+    if (k->n > TOK_WC_MAX_WORD)
         return 0;
-    const tok_wc_slot_t *s = tok_wc_find(c, w, n, h);
+    const tok_wc_slot_t *s = tok_wc_find(c, k);
     if (!s->tag)
         return 0;
     const uint8_t *e = c->pool.data + s->off;
-    return tb_vec_append(out, e + TOK_WC_HEAD + n, tok_wc_nids(e)) ? -1 : 1;
+    size_t nids = tok_wc_nids(e);
+    if (tb_vec_reserve(out, nids > 4 ? nids : 4))
+        return -1;
+    const uint8_t *ids = e + TOK_WC_HEAD + k->n;
+    if (nids <= 4)
+        memcpy(out->data + out->len, ids, 4 * sizeof *out->data);
+    else
+        memcpy(out->data + out->len, ids, nids * sizeof *out->data);
+    out->len += nids;
+    return 1;
 }
 
 /* Makes an empty cache; -1 if out of memory. */
 int tok_wc_init(tok_wordcache_t *c);
-/* Remembers w[0..n) (hash h) -> ids; a word too long or a failure to
- * remember is harmless and ignored. */
-void tok_wc_put(tok_wordcache_t *c, const uint8_t *w, size_t n, uint64_t h,
-                const uint32_t *ids, size_t nids);
+/* Remembers k's word -> ids; a word too long or a failure to remember is
+ * harmless and ignored. */
+void tok_wc_put(tok_wordcache_t *c, const tok_wc_key_t *k, const uint32_t *ids,
+                size_t nids);
 void tok_wc_free(tok_wordcache_t *c);
 
 #endif

@@ -184,8 +184,8 @@ int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
                         tb_err_t *err)
 {
     tok_wordcache_t *cache = cache_of(st);
-    uint64_t h = tok_wc_hash(w, n);
-    int hit = cache ? tok_wc_get(cache, w, n, h, out) : 0;
+    tok_wc_key_t k = tok_wc_key(w, n, n);
+    int hit = cache ? tok_wc_get(cache, &k, out) : 0;
     if (hit)
         return hit < 0 ? tb_fail(err, "out of memory") : 0;
     size_t mark = out->len;
@@ -202,7 +202,7 @@ int tok_wordpiece_cover(const tok_tokenizer_t *t, tok_state_t *st,
                  : cover(t, st->word.data, st->word.len, out, err);
     }
     if (!rc && cache)
-        tok_wc_put(cache, w, n, h, out->data + mark, out->len - mark);
+        tok_wc_put(cache, &k, out->data + mark, out->len - mark);
     return rc;
 }
 
