@@ -7,30 +7,40 @@
 
 #include "buf.h"
 
+/* Up to 16 bytes (most tokens and words) as tb_hash_short takes them,
+ * read without passing len: whole words that overlap, shifted, or the
+ * first, middle and last byte (which cover up to 3).  Bytes copied one by
+ * one into a word on the stack cost a failed store forwarding on every
+ * short token. */
+static uint64_t hash_short(const uint8_t *p, size_t len)
+{
+    uint64_t lo = 0, hi = 0;
+    if (len >= 8) {
+        lo = tb_load_le64(p);
+        hi = len > 8 ? tb_load_le64(p + len - 8) >> (8 * (16 - len)) : 0;
+    } else if (len >= 4) {
+        lo = tb_load_le32(p) | ((uint64_t)tb_load_le32(p + len - 4) >> (8 * (8 - len))) << 32;
+    } else if (len) { /* p may be NULL when there is nothing to hash */
+        lo = p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) |
+             (uint64_t)p[len - 1] << (8 * (len - 1));
+    }
+    return tb_hash_short(lo, hi, len);
+}
+
 uint64_t tb_hash(const void *data, size_t len)
 {
     const uint8_t *p = data;
+    if (len <= 16)
+        return hash_short(p, len);
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
     while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = tb_hash_mix(h ^ w, 0xbf58476d1ce4e5b9ULL);
+        h = tb_hash_mix(h ^ tb_load_le64(p), 0xbf58476d1ce4e5b9ULL);
         p += 8;
         len -= 8;
     }
-    /* The last 0-7 bytes, read whole: two overlapping 4-byte reads, or
-     * first, middle and last byte (which cover up to 3).  Bytes copied one
-     * by one into a word on the stack cost a failed store forwarding on
-     * every short token. */
-    uint64_t w = 0;
-    if (len >= 4) {
-        uint32_t a, b;
-        memcpy(&a, p, 4);
-        memcpy(&b, p + len - 4, 4);
-        w = a | (uint64_t)b << 32;
-    } else if (len) { /* p may be NULL when there is nothing to hash */
-        w = p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)p[len - 1] << 16;
-    }
+    uint64_t w = 0; /* the last 0-7 bytes: the 8 ending there, shifted */
+    if (len)
+        w = tb_load_le64(p + len - 8) >> (8 * (8 - len));
     return tb_hash_mix(h ^ w ^ ((uint64_t)len << 56), 0x94d049bb133111ebULL);
 }
 

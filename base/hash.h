@@ -15,12 +15,42 @@
 
 uint64_t tb_hash(const void *data, size_t len);
 
-/* a * b folded to 64 bits (high half xor low): tb_hash's one step, for a
- * caller that hashes words it already holds whole. */
+/* a * b folded to 64 bits (high half xor low): tb_hash's one step. */
 static inline uint64_t tb_hash_mix(uint64_t a, uint64_t b)
 {
     __uint128_t r = (__uint128_t)a * b;
     return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* tb_hash of a string of len <= 16 bytes given as its bytes, zero past
+ * len, in two little-endian words (byte i of lo at bits 8i, byte 8 + i of
+ * hi): for a caller that holds a short key whole, as a word read in two
+ * loads (wordcache.h), and hashes it with no loop and no branch. */
+static inline uint64_t tb_hash_short(uint64_t lo, uint64_t hi, size_t len)
+{
+    return tb_hash_mix(tb_hash_mix(lo ^ len * 0x9E3779B97F4A7C15ull, 0xbf58476d1ce4e5b9ull) ^ hi,
+                       0x94d049bb133111ebull);
+}
+
+/* The 8 and 4 bytes at p as little-endian numbers. */
+static inline uint64_t tb_load_le64(const void *p)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+static inline uint32_t tb_load_le32(const void *p)
+{
+    uint32_t x;
+    memcpy(&x, p, sizeof x);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap32(x);
+#endif
+    return x;
 }
 
 /* a[0..len) == b[0..len), tokens (mostly under 9 bytes) compared in

@@ -304,6 +304,34 @@ static void strmap_batches_match_single_calls(void **state)
     tb_strmap_free(&many);
 }
 
+/* tb_hash of a short string, read in place at every offset of a buffer
+ * (its overlapping loads), is tb_hash_short of the string zero-padded
+ * into two little-endian words, as wordcache.h hashes a word; and a
+ * string one byte apart, or one byte longer, hashes otherwise. */
+static void short_hash_agrees_with_padded_words(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 37 + 11);
+    for (size_t len = 0; len <= 16; len++)
+        for (size_t at = 0; at + len <= sizeof buf; at++) {
+            uint64_t w[2] = {0, 0};
+            for (size_t i = 0; i < len; i++)
+                w[i / 8] |= (uint64_t)buf[at + i] << (8 * (i % 8));
+            uint64_t h = tb_hash(buf + at, len);
+            assert_true(h == tb_hash_short(w[0], w[1], len));
+            if (at + len < sizeof buf)
+                assert_true(h != tb_hash(buf + at, len + 1));
+            for (size_t i = 0; i < len; i++) {
+                uint8_t other[16];
+                memcpy(other, buf + at, len);
+                other[i] ^= 0x40;
+                assert_true(h != tb_hash(other, len));
+            }
+        }
+}
+
 static void u64map_keeps_first_value(void **state)
 {
     (void)state;
@@ -619,6 +647,7 @@ int main(void)
         cmocka_unit_test(read_file_names_the_missing_file),
         cmocka_unit_test(strmap_matches_brute_force),
         cmocka_unit_test(strmap_batches_match_single_calls),
+        cmocka_unit_test(short_hash_agrees_with_padded_words),
         cmocka_unit_test(u64map_keeps_first_value),
         cmocka_unit_test(vec_grows_and_keeps_contents),
         cmocka_unit_test(reserved_region_comes_back_with_its_pages),

@@ -696,6 +696,7 @@ static void test_word_cache_keys(void **state)
         memcpy(copy, text[1], n);
         tok_wc_key_t read = tok_wc_key(text[1], n, sizeof text[1]), copied = tok_wc_key(copy, n, n);
         assert_true(read.h == copied.h && read.lo == copied.lo && read.hi == copied.hi);
+        assert_true(read.h == tb_hash(copy, n)); /* the vocabulary's index hashes so */
         for (int way = 0; way < 2; way++) {
             out.len = 0;
             assert_int_equal(tok_wc_get(&c, way ? &copied : &read, &out), 1);

@@ -1198,13 +1198,13 @@ static int reserve_scratch(bpe_state_t *st, size_t n)
 /* With ignore_merges a word that is itself a token is emitted whole.  A
  * one-byte word must resolve to the ordinary token, not a byte piece. */
 static int32_t whole_word_id(const tok_tokenizer_t *t, const bpe_state_t *st,
-                             const uint8_t *w, size_t n)
+                             const tok_wc_key_t *k)
 {
-    if (n == 1) {
-        int32_t c = char_id(&t->vocab, st->tab, w, 1);
-        return c >= 0 || !t->bpe.byte_level ? c : t->vocab.byte_id[w[0]];
+    if (k->n == 1) {
+        int32_t c = char_id(&t->vocab, st->tab, k->w, 1);
+        return c >= 0 || !t->bpe.byte_level ? c : t->vocab.byte_id[k->w[0]];
     }
-    int32_t id = tok_vocab_find(&t->vocab, w, n);
+    int32_t id = tok_index_get_hashed(&t->vocab.by_bytes, &t->vocab, k->w, k->n, k->h);
     return id >= 0 && !t->vocab.special[id] ? id : -1;
 }
 
@@ -1226,7 +1226,7 @@ static int merge_piece(const tok_tokenizer_t *t, bpe_state_t *st, const tok_wc_k
     size_t n = k->n;
     if (n > UINT32_MAX / 4 || reserve_scratch(st, n))
         return tb_fail(err, "bpe: out of memory for a word of %zu bytes", n);
-    int32_t whole = t->bpe.ignore_merges ? whole_word_id(t, st, w, n) : -1;
+    int32_t whole = t->bpe.ignore_merges ? whole_word_id(t, st, k) : -1;
     if (whole >= 0) {
         st->sym.data[0] = (uint32_t)whole;
         st->sym.len = 1;
@@ -1328,14 +1328,15 @@ static void fetch_slot(const bpe_state_t *st, uint64_t h)
     __builtin_prefetch(&st->words.slots[tok_wc_home(&st->words, h)]);
 }
 
+/* One address or the other, chosen with no branch: whether a word is new
+ * is what no predictor knows. */
 static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, const tok_wc_key_t *k)
 {
     const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, k->h)];
-    if (s->tag == tok_wc_tag(k->h))
-        __builtin_prefetch(st->words.pool.data + s->off);
-    else if (!s->tag && t->bpe.ignore_merges) /* the index hashes as tb_hash does */
-        __builtin_prefetch(&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes,
-                                                                    tb_hash(k->w, k->n))]);
+    uintptr_t entry = (uintptr_t)(st->words.pool.data + s->off),
+              index = (uintptr_t)&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, k->h)];
+    uintptr_t held = -(uintptr_t)(s->tag == tok_wc_tag(k->h) || !t->bpe.ignore_merges);
+    __builtin_prefetch((const void *)((entry & held) | (index & ~held)));
 }
 
 /* bpe_word for tok_bpe_words: a word not cut goes to bpe_piece, inlined

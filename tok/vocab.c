@@ -398,12 +398,17 @@ void tok_index_free(tok_index_t *x)
     x->slots = NULL;
 }
 
+int32_t tok_index_get_hashed(const tok_index_t *x, const tok_vocab_t *v,
+                             const uint8_t *s, size_t n, uint64_t h)
+{
+    tok_index_slot_t slot = *index_find(x, v, s, n, h, tok_index_first(x, h));
+    return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)tok_index_slot_id(slot);
+}
+
 int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
                       const uint8_t *s, size_t n)
 {
-    uint64_t h = tb_hash(s, n);
-    tok_index_slot_t slot = *index_find(x, v, s, n, h, tok_index_first(x, h));
-    return slot == TOK_INDEX_EMPTY ? -1 : (int32_t)tok_index_slot_id(slot);
+    return tok_index_get_hashed(x, v, s, n, tb_hash(s, n));
 }
 
 void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,

@@ -125,6 +125,9 @@ void tok_index_free(tok_index_t *x);
 /* The id of x whose bytes are exactly s[0..n), or -1. */
 int32_t tok_index_get(const tok_index_t *x, const tok_vocab_t *v,
                       const uint8_t *s, size_t n);
+/* The same for s[0..n) whose tb_hash the caller has already. */
+int32_t tok_index_get_hashed(const tok_index_t *x, const tok_vocab_t *v,
+                             const uint8_t *s, size_t n, uint64_t h);
 /* tok_index_get of keys[i] (lens[i] bytes) into ids[i] for i < n, the
  * slots of many fetched at once so that their cache misses overlap. */
 void tok_index_get_many(const tok_index_t *x, const tok_vocab_t *v, size_t n,

@@ -53,40 +53,39 @@ typedef struct tok_wordcache {
 typedef struct {
     const uint8_t *w;
     size_t n;
-    uint64_t h;      /* its hash; 0 for a word too long to cache */
+    uint64_t h;      /* its hash, tb_hash(w, n) */
     uint64_t lo, hi; /* a short word's bytes 0-7 and 8-15, zero past n */
 } tok_wc_key_t;
 
 /* tok_wc_mask[n]: the bits of a short word's lo and hi that its n bytes
- * fill. */
+ * fill (little-endian: byte i at bits 8i). */
 extern const uint64_t tok_wc_mask[TOK_WC_SHORT + 1][2];
 
 /* The key of w[0..n), from which `room` bytes may be read (room >= n): a
  * short word with TOK_WC_SHORT of them, as a word inside a longer text
- * has, is read in two loads, one at the end of its text through a copy. */
+ * has, is read in two loads, one at the end of its text through a copy.
+ * Its hash is tb_hash's, which the vocabulary's index is built with. */
 static inline __attribute__((always_inline)) tok_wc_key_t
 tok_wc_key(const uint8_t *w, size_t n, size_t room)
 {
     tok_wc_key_t k = {w, n, 0, 0, 0};
     if (n > TOK_WC_SHORT) {
-        k.h = n <= TOK_WC_MAX_WORD ? tb_hash(w, n) : 0;
+        k.h = tb_hash(w, n);
         return k;
     }
     if (room >= TOK_WC_SHORT) {
-        memcpy(&k.lo, w, 8);
-        memcpy(&k.hi, w + 8, 8);
+        k.lo = tb_load_le64(w);
+        k.hi = tb_load_le64(w + 8);
     } else {
         uint8_t b[TOK_WC_SHORT] = {0};
         if (n)
             memcpy(b, w, n);
-        memcpy(&k.lo, b, 8);
-        memcpy(&k.hi, b + 8, 8);
+        k.lo = tb_load_le64(b);
+        k.hi = tb_load_le64(b + 8);
     }
     k.lo &= tok_wc_mask[n][0];
     k.hi &= tok_wc_mask[n][1];
-    k.h = tb_hash_mix(tb_hash_mix(k.lo ^ n * 0x9E3779B97F4A7C15ull, 0xbf58476d1ce4e5b9ull) ^
-                          k.hi,
-                      0x94d049bb133111ebull);
+    k.h = tb_hash_short(k.lo, k.hi, n);
     return k;
 }
 
@@ -122,9 +121,7 @@ static inline int tok_wc_holds(const uint8_t *e, const tok_wc_key_t *k)
         return 0;
     if (k->n > TOK_WC_SHORT)
         return !memcmp(e + TOK_WC_HEAD, k->w, k->n);
-    uint64_t lo, hi;
-    memcpy(&lo, e + TOK_WC_HEAD, 8);
-    memcpy(&hi, e + TOK_WC_HEAD + 8, 8);
+    uint64_t lo = tb_load_le64(e + TOK_WC_HEAD), hi = tb_load_le64(e + TOK_WC_HEAD + 8);
     return !(((lo & tok_wc_mask[k->n][0]) ^ k->lo) | ((hi & tok_wc_mask[k->n][1]) ^ k->hi));
 }
 
