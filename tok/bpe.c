@@ -1333,8 +1333,10 @@ static void fetch_slot(const bpe_state_t *st, uint64_t h)
 static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, const tok_wc_key_t *k)
 {
     const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, k->h)];
-    uintptr_t entry = (uintptr_t)(st->words.pool.data + s->off),
-              index = (uintptr_t)&t->vocab.by_bytes.slots[tok_index_first(&t->vocab.by_bytes, k->h)];
+    const tok_index_t *x = &t->vocab.by_bytes;
+    /* addresses as numbers: the pool is NULL while empty */
+    uintptr_t entry = (uintptr_t)st->words.pool.data + s->off,
+              index = (uintptr_t)x->slots + tok_index_first(x, k->h) * sizeof *x->slots;
     uintptr_t held = -(uintptr_t)(s->tag == tok_wc_tag(k->h) || !t->bpe.ignore_merges);
     __builtin_prefetch((const void *)((entry & held) | (index & ~held)));
 }
