@@ -342,6 +342,37 @@ static void damaged_premerge_is_refused(void **state)
     refuse_damaged_section(path, file, 12, "BPE tables");
 }
 
+/* A premerged character whose neighbours (the bytes its partners can
+ * meet) disagree with its partners would let a partner by unchecked: the
+ * load refuses it. */
+static void wrong_neighbours_are_refused(void **state)
+{
+    (void)state;
+    const char *path = "tests/fixtures/hf_bytes_tiny.json";
+    char file[256];
+    compile_path(path, file, sizeof file);
+    tok_load_opts_t o;
+    uint8_t *d;
+    size_t len;
+    tb_err_t err;
+    assert_int_equal(tb_read_file(file, &d, &len, &err), 0);
+    uint64_t at, n;
+    memcpy(&at, d + 64 + 16 * 12, 8);
+    memcpy(&n, d + 72 + 16 * 12, 8);
+    assert_true(n >= 16 && at + n <= len);
+    size_t slot = 0;
+    while (slot + 16 <= n && !memcmp(d + at + slot, "\0\0\0\0", 4)) /* cp 0: empty */
+        slot += 16;
+    assert_true(slot + 16 <= n);
+    d[at + slot + 14] ^= 0x80; /* cp, id, first, n_left, n_right, then neighbours */
+    write_agreeing(file, d, len);
+    tok_tokenizer_t *t = load_way(path, 0, &o);
+    assert_int_equal(o.cached, 0);
+    if (!strstr(o.note, "BPE tables") || !strstr(o.note, "rebuilt"))
+        fail_msg("note '%s'", o.note);
+    tok_free(t);
+}
+
 /* A file that a build of other loader sources wrote (the Makefile's
  * TOK_BUILD_HASH differs), whole and with hashes that agree, is refused
  * and written again with this build's hash, which the next load takes. */
@@ -468,6 +499,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(consistent_damage_is_refused, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(damaged_premerge_is_refused, fresh_cache,
+                                        drop_cache),
+        cmocka_unit_test_setup_teardown(wrong_neighbours_are_refused, fresh_cache,
                                         drop_cache),
         cmocka_unit_test_setup_teardown(another_build_is_rebuilt, fresh_cache,
                                         drop_cache),

@@ -640,6 +640,17 @@ static size_t premerge_slot(unsigned bits, uint32_t cp)
 
 /* Puts character a, whose partners are left[0..nl) and right[0..nr), in
  * the table, unless a partner is too long to pack. */
+uint16_t tok_premerge_neighbours(const uint64_t *p, size_t n_left, size_t n_right)
+{
+    unsigned bits = 0;
+    for (size_t i = 0; i < n_left + n_right; i++) {
+        size_t len = p[i] >> 56;
+        bits |= i < n_left ? 1u << ((uint8_t)(p[i] >> (8 * (len - 1))) >> 5)
+                           : 256u << ((uint8_t)p[i] >> 5);
+    }
+    return (uint16_t)bits;
+}
+
 static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *a,
                         const uint32_t *left, size_t nl, const uint32_t *right,
                         size_t nr)
@@ -653,7 +664,8 @@ static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *
     while (tb->premerge[at].cp)
         at = (at + 1) & mask;
     tb->premerge[at] = (tok_premerge_slot_t){a->cp, a->id, (uint32_t)tb->n_partners,
-                                             (uint8_t)nl, (uint8_t)nr, 0};
+                                             (uint8_t)nl, (uint8_t)nr,
+                                             tok_premerge_neighbours(packed, nl, nr)};
     memcpy(tb->partners + tb->n_partners, packed, (nl + nr) * sizeof *packed);
     tb->n_partners += nl + nr;
 }
@@ -982,6 +994,10 @@ static int32_t premerged_id(const bpe_tables_t *tb, const uint8_t *w, size_t n,
                 return -1;
             continue;
         }
+        unsigned before = i ? 1u << (w[i - 1] >> 5) : 0,
+                 after = i + len < n ? 256u << (w[i + len] >> 5) : 0;
+        if (!(s->neighbours & (before | after)))
+            return s->id;
         const uint64_t *p = tb->partners + s->first;
         return partner_before(p, s->n_left, w, i) ||
                        partner_at(p + s->n_left, s->n_right, w, i + len, n)

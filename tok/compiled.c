@@ -485,7 +485,8 @@ static int da_ok(const uint32_t *u, size_t n, int direct)
 /* The premerged characters: as many slots as premerge_bits says (none
  * without byte pairs, which they are built from), a free one among them
  * (a probe ends), every id in the vocabulary, every slot's partners in
- * the partner array, each at most 7 bytes long. */
+ * the partner array, each 1-7 bytes long, and every slot's neighbours
+ * those of its partners. */
 static int premerge_ok(const core_t *c, const uint8_t *base, const uint64_t (*sec)[2])
 {
     size_t n = sec[SEC_PREMERGE][1] / sizeof(tok_premerge_slot_t),
@@ -507,7 +508,11 @@ static int premerge_ok(const core_t *c, const uint8_t *base, const uint64_t (*se
             return 0;
     }
     for (size_t i = 0; i < np; i++)
-        if (p[i] >> 56 > 7)
+        if (p[i] >> 56 > 7 || !(p[i] >> 56))
+            return 0;
+    for (size_t i = 0; i < n; i++) /* a wrong one would let a partner by */
+        if (s[i].cp &&
+            s[i].neighbours != tok_premerge_neighbours(p + s[i].first, s[i].n_left, s[i].n_right))
             return 0;
     return used < n;
 }

@@ -161,13 +161,17 @@ typedef struct {
  * partner array, are the neighbours that forbid it: the bytes of a token
  * that would merge with one of its parts before the character is whole,
  * n_left of them met right before it, then n_right right after it, each
- * packed as bytes from the low end and the length in the top byte. */
+ * packed as bytes from the low end and the length in the top byte.
+ * neighbours (tok_premerge_neighbours) says which bytes they can meet: a
+ * character whose neighbours match none starts whole with no partner
+ * read, most of them in running text (Llama 3, the first MB of multi:
+ * 72k of 86k). */
 typedef struct {
     uint32_t cp; /* 0: an empty slot (U+0000 is one byte) */
     int32_t id;
     uint32_t first;
     uint8_t n_left, n_right;
-    uint16_t unused; /* zero */
+    uint16_t neighbours;
 } tok_premerge_slot_t;
 
 /* How a BPE model ranks a pair of adjacent symbols.  tiktoken files and
@@ -529,6 +533,11 @@ int tok_bpe_merge_get(const tok_merges_t *m, uint32_t left, uint32_t right,
                       uint32_t *rank, uint32_t *merged);   /* bpe.c */
 /* (Re)builds t->bpe.tables from the vocabulary and the merges. */
 int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err);   /* bpe.c */
+/* A premerged character's neighbours from its partners p[0..n_left +
+ * n_right): bit b >> 5 for the last byte b of each left partner, bit
+ * 8 + (b >> 5) for the first byte b of each right one (a partner can match
+ * only the byte of its own class next to the character). */
+uint16_t tok_premerge_neighbours(const uint64_t *p, size_t n_left, size_t n_right); /* bpe.c */
 void tok_bpe_state_free(void *bpe);                        /* bpe.c */
 int tok_bpe_word(const tok_tokenizer_t *t, tok_state_t *st, const uint8_t *w,
                  size_t n, tok_ids_t *out, tb_err_t *err); /* bpe.c */
