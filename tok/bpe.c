@@ -1351,9 +1351,9 @@ static void fetch_next(const tok_tokenizer_t *t, const bpe_state_t *st, const to
     const tok_wc_slot_t *s = &st->words.slots[tok_wc_home(&st->words, k->h)];
     const tok_index_t *x = &t->vocab.by_bytes;
     /* addresses as numbers: the pool is NULL while empty */
-    uintptr_t entry = (uintptr_t)st->words.pool.data + s->off,
+    uintptr_t entry = (uintptr_t)st->words.pool.data + (*s & TOK_WC_OFF),
               index = (uintptr_t)x->slots + tok_index_first(x, k->h) * sizeof *x->slots;
-    uintptr_t held = -(uintptr_t)(s->tag == tok_wc_tag(k->h) || !t->bpe.ignore_merges);
+    uintptr_t held = -(uintptr_t)((*s & TOK_WC_TAG) == tok_wc_tag(k->h) || !t->bpe.ignore_merges);
     __builtin_prefetch((const void *)((entry & held) | (index & ~held)));
 }
 

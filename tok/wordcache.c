@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-/* 2 MB of slots at most, at most half used. */
+/* 1 MB of slots at most, at most half used. */
 #define MAX_SLOTS (1u << 18)
 /* The slots a state starts with, four times as many each time the cache
  * fills: a fresh state's first pass over a text touches only the pages
@@ -17,6 +17,7 @@
 #define FIRST_SLOTS (1u << 12)
 #define GROWTH 4
 #define MAX_POOL ((size_t)8 << 20)
+_Static_assert(MAX_POOL <= TOK_WC_OFF, "a slot's offset has 24 bits");
 
 const uint64_t tok_wc_mask[TOK_WC_SHORT + 1][2] = {
     {0, 0},
@@ -72,11 +73,12 @@ static int grow(tok_wordcache_t *c)
     }
     c->nslots = GROWTH * n;
     for (size_t i = 0; i < n; i++) {
-        if (!old[i].tag)
+        if (!old[i])
             continue;
-        const uint8_t *e = c->pool.data + old[i].off;
+        size_t off = old[i] & TOK_WC_OFF;
+        const uint8_t *e = c->pool.data + off;
         tok_wc_key_t k = tok_wc_key(e + TOK_WC_HEAD, tok_wc_key_len(e),
-                                    c->pool.cap - old[i].off - TOK_WC_HEAD);
+                                    c->pool.cap - off - TOK_WC_HEAD);
         *(tok_wc_slot_t *)tok_wc_find(c, &k) = old[i];
     }
     free(old);
@@ -97,8 +99,7 @@ void tok_wc_put(tok_wordcache_t *c, const tok_wc_key_t *k, const uint32_t *ids,
     if (tb_buf_reserve(&c->pool, need + TOK_WC_SHORT)) /* the slack tok_wc_get reads */
         return;
     tok_wc_slot_t *s = (tok_wc_slot_t *)tok_wc_find(c, k);
-    s->tag = tok_wc_tag(k->h);
-    s->off = (uint32_t)c->pool.len;
+    *s = tok_wc_tag(k->h) | (uint32_t)c->pool.len;
     tb_buf_put(&c->pool, head, TOK_WC_HEAD);
     tb_buf_put(&c->pool, k->w, n);
     tb_buf_put(&c->pool, ids, nids * sizeof *ids);
