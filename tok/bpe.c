@@ -638,8 +638,6 @@ static size_t premerge_slot(unsigned bits, uint32_t cp)
     return (uint32_t)(cp * 0x9E3779B1u) >> (32 - bits);
 }
 
-/* Puts character a, whose partners are left[0..nl) and right[0..nr), in
- * the table, unless a partner is too long to pack. */
 uint16_t tok_premerge_neighbours(const uint64_t *p, size_t n_left, size_t n_right)
 {
     unsigned bits = 0;
@@ -651,6 +649,8 @@ uint16_t tok_premerge_neighbours(const uint64_t *p, size_t n_left, size_t n_righ
     return (uint16_t)bits;
 }
 
+/* Puts character a, whose partners are left[0..nl) and right[0..nr), in
+ * the table, unless a partner is too long to pack. */
 static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *a,
                         const uint32_t *left, size_t nl, const uint32_t *right,
                         size_t nr)

@@ -148,8 +148,7 @@ static inline const tok_wc_slot_t *tok_wc_find(const tok_wordcache_t *c,
  * -1 out of memory.  Up to four ids (most words) are copied as one
  * 16-byte move, which the pool's slack makes safe to read. */
 static inline __attribute__((always_inline)) int
-tok_wc_get(const tok_wordcache_t *c, const tok_wc_key_t *k,
-                             tok_ids_t *out)
+tok_wc_get(const tok_wordcache_t *c, const tok_wc_key_t *k, tok_ids_t *out)
 {
     if (k->n > TOK_WC_MAX_WORD)
         return 0;
