@@ -498,22 +498,20 @@ static int premerge_ok(const core_t *c, const uint8_t *base, const uint64_t (*se
     if (c->premerge_bits > 31 || n != (size_t)1 << c->premerge_bits ||
         sec[SEC_PARTNERS][1] % 8 || !sec[SEC_BYTE_PAIRS][1])
         return 0;
+    for (size_t i = 0; i < np; i++)
+        if (p[i] >> 56 > 7 || !(p[i] >> 56))
+            return 0;
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
         if (!s[i].cp)
             continue;
         used++;
+        /* wrong neighbours would let a partner by unchecked */
         if (!id_ok(s[i].id, c->vocab_size, 0) || s[i].first > np ||
-            s[i].n_left + s[i].n_right > np - s[i].first)
-            return 0;
-    }
-    for (size_t i = 0; i < np; i++)
-        if (p[i] >> 56 > 7 || !(p[i] >> 56))
-            return 0;
-    for (size_t i = 0; i < n; i++) /* a wrong one would let a partner by */
-        if (s[i].cp &&
+            s[i].n_left + s[i].n_right > np - s[i].first ||
             s[i].neighbours != tok_premerge_neighbours(p + s[i].first, s[i].n_left, s[i].n_right))
             return 0;
+    }
     return used < n;
 }
 
