@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "../base/hash.h"
 #include "../base/utf8.h"
 #include "tok_internal.h"
 #include "uprops.h"
@@ -139,14 +140,11 @@ static inline uint64_t ascii_letters8(uint64_t x)
  * left by a mispredicted one. */
 static inline size_t ascii_letters_from(const uint8_t *s, size_t n, size_t j)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; j + 8 <= n; j += 8) {
-        uint64_t x, stop;
-        memcpy(&x, s + j, 8);
-        if ((stop = ~ascii_letters8(x) & 0x8080808080808080ull))
+        uint64_t stop = ~ascii_letters8(tb_load_le64(s + j)) & 0x8080808080808080ull;
+        if (stop)
             return j + (size_t)__builtin_ctzll(stop) / 8;
     }
-#endif
     while (j < n && s[j] < 0x80 && (bmp_class[s[j]] & F_L))
         j++;
     return j;
