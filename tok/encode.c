@@ -24,6 +24,7 @@
 
 #include <unictype.h>
 
+#include "../base/hash.h"
 #include "../base/utf8.h"
 #include "tok_internal.h"
 
@@ -56,6 +57,19 @@ static int shared_lead(const uint32_t (*at)[2])
     return leads == 1 ? lead : -1;
 }
 
+/* The bytes, up to 8, that the sorted tokens a[lo..hi) all begin with:
+ * those of the first and the last (hi > lo). */
+static tok_added_prefix_t shared_prefix(const tok_added_t *a, size_t lo, size_t hi)
+{
+    const tb_buf_t *f = &a[lo].content, *l = &a[hi - 1].content;
+    tok_added_prefix_t p = {0, 0};
+    for (size_t i = 0; i < 8 && i < f->len && i < l->len && f->data[i] == l->data[i]; i++) {
+        p.bytes |= (uint64_t)f->data[i] << 8 * i;
+        p.mask |= (uint64_t)0xFF << 8 * i;
+    }
+    return p;
+}
+
 static void build_added_index(tok_tokenizer_t *t)
 {
     if (t->added.len)
@@ -73,8 +87,14 @@ static void build_added_index(tok_tokenizer_t *t)
             r[1] = (uint32_t)i + 1;
         }
     }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         t->added_lead[k] = shared_lead(t->added_at[k]);
+        for (int b = 0; b < 256; b++) {
+            const uint32_t *r = t->added_at[k][b];
+            t->added_prefix[k][b] = r[0] != r[1] ? shared_prefix(t->added.data, r[0], r[1])
+                                                 : (tok_added_prefix_t){0, 0};
+        }
+    }
 }
 
 /* The first position from pos on where an added token of one kind may
@@ -254,6 +274,14 @@ static int split_added(const tok_tokenizer_t *t, tok_state_t *sc, int normalized
         pos = next_lead(at, lead, s, n, pos);
         if (pos == n)
             break;
+        /* the bytes its tokens share first: Gemma 3's runs of newlines and
+         * of U+2581 begin with two, where text mostly has one (and its
+         * every E2, of punctuation and box drawing, started a search) */
+        const tok_added_prefix_t *p = &t->added_prefix[normalized][s[pos]];
+        if (n - pos >= 8 && (tb_load_le64(s + pos) & p->mask) != p->bytes) {
+            pos++;
+            continue;
+        }
         const uint32_t *r = at[s[pos]];
         long m = longest_at(t->added.data, r[0], r[1], s + pos, n - pos);
         if (m < 0) {

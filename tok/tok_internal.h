@@ -130,6 +130,13 @@ typedef struct {
     uint8_t special, lstrip, rstrip, single_word, normalized;
 } tok_added_t;
 
+/* The first bytes, up to 8, that all added tokens of one kind with a given
+ * first byte share: little-endian (the first in the low byte), and the
+ * bits of `bytes` that hold them. */
+typedef struct {
+    uint64_t bytes, mask;
+} tok_added_prefix_t;
+
 /* ---- models --------------------------------------------------------- */
 typedef enum {
     TOK_MODEL_BPE,
@@ -373,10 +380,14 @@ struct tok_tokenizer {
      * and added_at[k][b] the range [from, to) of those with normalized ==
      * k whose first byte is b (empty: no token starts with b), and
      * added_lead[k] the first byte of all of those when they share it
-     * (-1: several, or none), which memchr then finds. */
+     * (-1: several, or none), which memchr then finds, and
+     * added_prefix[k][b] the bytes all those with first byte b begin
+     * with, up to 8, which a position must show before its tokens are
+     * searched. */
     uint32_t added_norm_from;
     uint32_t added_at[2][256][2];
     int added_lead[2];
+    tok_added_prefix_t added_prefix[2][256];
     int ready;           /* tok_prepare ran: only read from here on */
     /* A tokenizer opened from a compiled file (compiled.c): the read-only
      * mapping that its vocabulary, merge table, BPE tables and Unigram
