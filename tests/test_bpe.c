@@ -264,29 +264,32 @@ static void test_byte_level_roundtrip(void **state)
  * ranked below its own inner merge joins it (or its first or last byte)
  * with the bytes next to it.  Here e-acute's bytes merge at rank 4, after
  * " " + its lead byte (0), its last byte + "!" (1) and "x" + it (2), while
- * "w" + "x" (3) lies outside it and "y" + it (5) comes after. */
-static void test_premerged_characters(void **state)
+ * "w" + "x" (3) lies outside it and "y" + it (5) comes after: ranked by the
+ * merge table, or (by_id) as tiktoken ranks, by the id of the token two
+ * parts spell, which the ids here follow. */
+static void check_premerged_characters(int by_id)
 {
-    (void)state;
     static char bytes[256][2];
     tok_def_t toks[256 + 6];
     for (int i = 0; i < 256; i++) {
         bytes[i][0] = (char)i;
         toks[i] = (tok_def_t){bytes[i], TOK_NORMAL, 1};
     }
-    enum { E_ACUTE = 256, SPACE_LEAD, LAST_BANG, X_E, W_X, Y_E };
-    toks[E_ACUTE] = (tok_def_t){"\xC3\xA9", TOK_NORMAL, 0};
+    enum { SPACE_LEAD = 256, LAST_BANG, X_E, W_X, E_ACUTE, Y_E };
     toks[SPACE_LEAD] = (tok_def_t){" \xC3", TOK_NORMAL, 0};
     toks[LAST_BANG] = (tok_def_t){"\xA9!", TOK_NORMAL, 0};
     toks[X_E] = (tok_def_t){"x\xC3\xA9", TOK_NORMAL, 0};
     toks[W_X] = (tok_def_t){"wx", TOK_NORMAL, 0};
+    toks[E_ACUTE] = (tok_def_t){"\xC3\xA9", TOK_NORMAL, 0};
     toks[Y_E] = (tok_def_t){"y\xC3\xA9", TOK_NORMAL, 0};
     tok_tokenizer_t *t = make(toks, 256 + 6, NULL, 0);
     t->bpe.byte_level = 1;
     const uint32_t merges[][3] = {{' ', 0xC3, SPACE_LEAD}, {0xA9, '!', LAST_BANG},
                                   {'x', E_ACUTE, X_E},     {'w', 'x', W_X},
                                   {0xC3, 0xA9, E_ACUTE},   {'y', E_ACUTE, Y_E}};
-    for (uint32_t r = 0; r < 6; r++)
+    if (by_id)
+        t->bpe.rank_by = TOK_RANK_ID;
+    for (uint32_t r = 0; r < 6 && !by_id; r++)
         assert_int_equal(tok_bpe_add_merge(&t->bpe, merges[r][0], merges[r][1], r,
                                            merges[r][2]), 0);
     expect(t, "a\xC3\xA9", 'a', E_ACUTE);
@@ -313,6 +316,20 @@ static void test_premerged_characters(void **state)
     expect(t, "x\xC3\xA9", X_E);
     expect(t, "y\xC3\xA9\xC3\xA9", Y_E, E_ACUTE);
     tok_free(t);
+}
+
+static void test_premerged_characters(void **state)
+{
+    (void)state;
+    check_premerged_characters(0);
+}
+
+/* tiktoken's files have no merges: its premerged characters come from the
+ * splits of its tokens (bpe.c, joins_by_bytes). */
+static void test_premerged_characters_by_id(void **state)
+{
+    (void)state;
+    check_premerged_characters(1);
 }
 
 /* Long words are cut before spaces only where no merge result holds the
@@ -731,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_byte_level_roundtrip),
         cmocka_unit_test(test_cut_at_spaces),
         cmocka_unit_test(test_premerged_characters),
+        cmocka_unit_test(test_premerged_characters_by_id),
         cmocka_unit_test(test_text_gemma3),
         cmocka_unit_test(test_long_runs_llama3),
         cmocka_unit_test(test_long_runs_gemma3),

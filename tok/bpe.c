@@ -487,9 +487,10 @@ static void add_part(uint32_t *parts, uint8_t *n, uint32_t id)
 }
 
 /* Whether token id, one character of 2-4 bytes, becomes itself when its
- * bytes are merged alone; fills a. */
+ * bytes are merged alone (join: merge_by_bytes's room for 4 bytes); fills
+ * a. */
 static int merge_alone(const bpe_tables_t *tb, const tok_vocab_t *v, uint32_t id,
-                       alone_t *a)
+                       uint8_t *join, alone_t *a)
 {
     size_t k;
     const uint8_t *s = tok_vocab_token(v, id, &k);
@@ -506,7 +507,7 @@ static int merge_alone(const bpe_tables_t *tb, const tok_vocab_t *v, uint32_t id
         size_t best = 0;
         uint64_t low = NO_MERGE;
         for (size_t i = 0; i + 1 < k; i++) {
-            uint64_t m = slots_get(tb->mt, tb->mt_size, sym[i], sym[i + 1]);
+            uint64_t m = merge_of(tb, join, sym[i], sym[i + 1]);
             if (m >> 32 < low >> 32)
                 best = i, low = m;
         }
@@ -522,79 +523,181 @@ static int merge_alone(const bpe_tables_t *tb, const tok_vocab_t *v, uint32_t id
     return sym[0] == id;
 }
 
+/* A merge that joins a wanted token: the token's number, the side it is
+ * on (0: the right one), and rank << 32 | the other token. */
+typedef struct {
+    uint32_t d, side;
+    uint64_t entry;
+} join_hit_t;
+
 /* The merges that join a wanted token, by the token: those where it is
  * the right one (side 0: partners before a character) and the left one
  * (side 1: after), each list (rank << 32 | the other token), at
- * [start[side][d], start[side][d + 1]) for the token numbered d. */
+ * [start[side][d], start[side][d + 1]) for the token numbered d.  Only
+ * merges ranked below the highest rank of a character with the token
+ * among its parts (below[d]) are kept: no other can come first. */
 typedef struct {
-    uint32_t *dense;          /* token -> 1 + its number, 0: not wanted */
+    /* the wanted tokens, numbered in the order of their ids: a bit each,
+     * and the count of those before each word of bits (part_number); a
+     * token -> number array was most of what a tiktoken file's load
+     * added, a byte of its every page written */
+    uint64_t *wanted;
+    uint32_t *before;
+    uint32_t *below;          /* n, by number */
     uint32_t *start[2];       /* n + 1 each */
     TB_VEC(uint64_t) list[2];
+    TB_VEC(join_hit_t) hits;  /* while they are gathered */
     uint32_t n;
 } joins_t;
 
 static void joins_free(joins_t *j)
 {
-    free(j->dense);
+    free(j->wanted);
+    free(j->before);
+    free(j->below);
+    free(j->hits.data);
     for (int side = 0; side < 2; side++) {
         free(j->start[side]);
         free(j->list[side].data);
     }
 }
 
-static uint32_t number_of(joins_t *j, uint32_t id)
+/* 1 + the number of wanted token id, or 0 when it is not wanted. */
+static uint32_t part_number(const joins_t *j, uint32_t id)
 {
-    return j->dense[id] ? j->dense[id] : (j->dense[id] = ++j->n);
+    uint64_t w = j->wanted[id >> 6], bit = 1ull << (id & 63);
+    return w & bit ? j->before[id >> 6] + (uint32_t)__builtin_popcountll(w & (bit - 1)) + 1
+                   : 0;
 }
 
-/* One pass over the merge table keeps the few merges that join a wanted
- * token (side << 63 | token number << 32 | index of the slot), then a
- * counting sort puts them in their lists. */
+/* Numbers the parts of every character and sets below[]; -1 if out of
+ * memory. */
+static int number_parts(joins_t *j, const tok_vocab_t *v, const alone_t *chars,
+                        size_t n_chars)
+{
+    size_t words = ((size_t)v->size + 63) / 64;
+    if (!(j->wanted = calloc(words, sizeof *j->wanted)) ||
+        !(j->before = malloc(words * sizeof *j->before)))
+        return -1;
+    for (size_t c = 0; c < n_chars; c++)
+        for (uint8_t i = 0; i < chars[c].n_first + chars[c].n_last; i++) {
+            uint32_t id = i < chars[c].n_first ? chars[c].first[i]
+                                               : chars[c].last[i - chars[c].n_first];
+            j->wanted[id >> 6] |= 1ull << (id & 63);
+        }
+    for (size_t w = 0; w < words; w++) {
+        j->before[w] = j->n;
+        j->n += (uint32_t)__builtin_popcountll(j->wanted[w]);
+    }
+    if (!(j->below = calloc((size_t)j->n + 1, sizeof *j->below)))
+        return -1;
+    for (size_t c = 0; c < n_chars; c++) {
+        const alone_t *a = &chars[c];
+        for (uint8_t i = 0; i < a->n_first + a->n_last; i++) {
+            uint32_t *b = &j->below[part_number(j, i < a->n_first ? a->first[i]
+                                                                  : a->last[i - a->n_first]) -
+                                    1];
+            *b = a->rank > *b ? a->rank : *b;
+        }
+    }
+    return 0;
+}
+
+/* Keeps the merge of (left, right) at rank if it joins a wanted token
+ * early enough; -1 if out of memory. */
+static int keep_join(joins_t *j, uint32_t left, uint32_t right, uint64_t rank)
+{
+    uint32_t dl = part_number(j, left), dr = part_number(j, right);
+    return (dr && rank < j->below[dr - 1] &&
+            tb_vec_push(&j->hits, ((join_hit_t){dr - 1, 0, rank << 32 | left}))) ||
+                   (dl && rank < j->below[dl - 1] &&
+                    tb_vec_push(&j->hits, ((join_hit_t){dl - 1, 1, rank << 32 | right})))
+               ? -1
+               : 0;
+}
+
+/* The lowest ordinary id of the bytes s[0..n), or -1. */
+static int32_t normal_id(const tok_vocab_t *v, const uint8_t *s, size_t n)
+{
+    int32_t id = tok_index_get(&v->by_bytes, v, s, n);
+    return id >= 0 && v->kind[id] == TOK_NORMAL ? id : -1;
+}
+
+/* The merges of a model ranked by bytes, which has no merge table: every
+ * way of spelling an ordinary token (the lowest id of its bytes) as two
+ * ordinary tokens is a merge at its rank, as merge_by_bytes finds them.
+ * Only a split with a side of at most 4 bytes can join a part of a
+ * character, and only a token with a byte past ASCII has one; that side
+ * is looked up first, the other when it is wanted. */
+static int joins_by_bytes(joins_t *j, const bpe_tables_t *tb, const tok_vocab_t *v)
+{
+    uint32_t top = 0; /* no merge at or past this rank is kept */
+    for (uint32_t d = 0; d < j->n; d++)
+        top = j->below[d] > top ? j->below[d] : top;
+    for (uint32_t id = 0; id < v->size; id++) {
+        size_t len;
+        const uint8_t *b = tok_vocab_token(v, id, &len);
+        if (len < 2 || v->kind[id] != TOK_NORMAL)
+            continue;
+        uint64_t rank = tb->rank_by == TOK_RANK_ID ? id : score_rank(v->score[id]);
+        size_t wide = 0;
+        while (wide < len && b[wide] < 0x80)
+            wide++;
+        if (rank >= top || wide == len || normal_id(v, b, len) != (int32_t)id)
+            continue;
+        for (size_t k = 1; k < len; k++) {
+            int32_t x = k <= 4 ? normal_id(v, b, k) : -1,
+                    y = len - k <= 4 ? normal_id(v, b + k, len - k) : -1;
+            if (!(x >= 0 && part_number(j, (uint32_t)x)) && !(y >= 0 && part_number(j, (uint32_t)y)))
+                continue;
+            if (x < 0)
+                x = normal_id(v, b, k);
+            if (y < 0)
+                y = normal_id(v, b + k, len - k);
+            if (x >= 0 && y >= 0 && keep_join(j, (uint32_t)x, (uint32_t)y, rank))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Gathers the merges that join the parts of chars[0..n_chars): one pass
+ * over the merge table (or the splits of the tokens, ranked by bytes),
+ * then a counting sort puts them in their lists. */
 static int joins_build(joins_t *j, const bpe_tables_t *tb, const tok_vocab_t *v,
                        const alone_t *chars, size_t n_chars)
 {
-    TB_VEC(uint64_t) hits = {0};
     memset(j, 0, sizeof *j);
-    if (!(j->dense = calloc(v->size, sizeof *j->dense)))
+    if (number_parts(j, v, chars, n_chars))
         return -1;
-    for (size_t c = 0; c < n_chars; c++) {
-        for (uint8_t i = 0; i < chars[c].n_first; i++)
-            number_of(j, chars[c].first[i]);
-        for (uint8_t i = 0; i < chars[c].n_last; i++)
-            number_of(j, chars[c].last[i]);
-    }
-    int rc = -1;
-    for (size_t i = 0; i < tb->mt_size; i++) {
-        uint64_t key = tb->mt[i].key;
-        if (key == UINT64_MAX)
-            continue;
-        uint64_t dl = j->dense[key >> 32], dr = j->dense[(uint32_t)key];
-        if ((dr && tb_vec_push(&hits, (dr - 1) << 32 | i)) ||
-            (dl && tb_vec_push(&hits, 1ull << 63 | (dl - 1) << 32 | i)))
-            goto out;
+    if (tb->mt) {
+        for (size_t i = 0; i < tb->mt_size; i++) {
+            uint64_t key = tb->mt[i].key;
+            if (key != UINT64_MAX &&
+                keep_join(j, (uint32_t)(key >> 32), (uint32_t)key, tb->mt[i].val >> 32))
+                return -1;
+        }
+    } else if (joins_by_bytes(j, tb, v)) {
+        return -1;
     }
     for (int side = 0; side < 2; side++)
         if (!(j->start[side] = calloc((size_t)j->n + 2, sizeof *j->start[side])) ||
-            tb_vec_reserve(&j->list[side], hits.len))
-            goto out;
-    for (size_t h = 0; h < hits.len; h++)
-        j->start[hits.data[h] >> 63][(hits.data[h] >> 32 & 0x7fffffff) + 2]++;
+            tb_vec_reserve(&j->list[side], j->hits.len))
+            return -1;
+    for (size_t h = 0; h < j->hits.len; h++)
+        j->start[j->hits.data[h].side][j->hits.data[h].d + 2]++;
     for (int side = 0; side < 2; side++)
         for (uint32_t d = 2; d <= j->n + 1; d++)
             j->start[side][d] += j->start[side][d - 1];
     /* start[side][d + 1] is where d's list goes on: placing moves it to
      * the list's end, which is start[side][d + 1] once all are placed */
-    for (size_t h = 0; h < hits.len; h++) {
-        int side = (int)(hits.data[h] >> 63);
-        uint32_t d = (uint32_t)(hits.data[h] >> 32 & 0x7fffffff);
-        const tok_merge_slot_t *m = &tb->mt[(uint32_t)hits.data[h]];
-        uint32_t other = side ? (uint32_t)m->key : (uint32_t)(m->key >> 32);
-        j->list[side].data[j->start[side][d + 1]++] = (m->val >> 32) << 32 | other;
+    for (size_t h = 0; h < j->hits.len; h++) {
+        const join_hit_t *e = &j->hits.data[h];
+        j->list[e->side].data[j->start[e->side][e->d + 1]++] = e->entry;
     }
-    rc = 0;
-out:
-    free(hits.data);
-    return rc;
+    free(j->hits.data);
+    memset(&j->hits, 0, sizeof j->hits);
+    return 0;
 }
 
 /* Adds to out (n of them, PARTNERS_MAX at most) the tokens that join one
@@ -604,7 +707,7 @@ static int partners_of(const joins_t *j, int side, const uint32_t *parts, uint8_
                        uint32_t rank, uint32_t *out, size_t *n)
 {
     for (uint8_t p = 0; p < np; p++) {
-        uint32_t d = j->dense[parts[p]] - 1;
+        uint32_t d = part_number(j, parts[p]) - 1;
         for (uint32_t i = j->start[side][d]; i < j->start[side][d + 1]; i++) {
             uint64_t e = j->list[side].data[i];
             if (e >> 32 >= rank)
@@ -651,14 +754,19 @@ uint16_t tok_premerge_neighbours(const uint64_t *p, size_t n_left, size_t n_righ
 
 /* Puts character a, whose partners are left[0..nl) and right[0..nr), in
  * the table, unless a partner is too long to pack. */
-static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *a,
-                        const uint32_t *left, size_t nl, const uint32_t *right,
-                        size_t nr)
+static int premerge_put(bpe_tables_t *tb, size_t *cap, const tok_vocab_t *v,
+                        const alone_t *a, const uint32_t *left, size_t nl,
+                        const uint32_t *right, size_t nr)
 {
     uint64_t packed[2 * PARTNERS_MAX];
     for (size_t i = 0; i < nl + nr; i++)
         if (!(packed[i] = packed_partner(v, i < nl ? left[i] : right[i - nl])))
-            return;
+            return 0;
+    /* grown as needed, not for the most a character may have: the spare
+     * room was most of the memory a tiktoken file's load added */
+    if (tb->n_partners + nl + nr > *cap &&
+        tb_grow((void **)&tb->partners, cap, tb->n_partners, nl + nr, sizeof *tb->partners))
+        return -1;
     size_t at = premerge_slot(tb->premerge_bits, a->cp),
            mask = ((size_t)1 << tb->premerge_bits) - 1;
     while (tb->premerge[at].cp)
@@ -666,22 +774,30 @@ static void premerge_put(bpe_tables_t *tb, const tok_vocab_t *v, const alone_t *
     tb->premerge[at] = (tok_premerge_slot_t){a->cp, a->id, (uint32_t)tb->n_partners,
                                              (uint8_t)nl, (uint8_t)nr,
                                              tok_premerge_neighbours(packed, nl, nr)};
-    memcpy(tb->partners + tb->n_partners, packed, (nl + nr) * sizeof *packed);
+    if (nl + nr)
+        memcpy(tb->partners + tb->n_partners, packed, (nl + nr) * sizeof *packed);
     tb->n_partners += nl + nr;
+    return 0;
 }
 
-/* Needs the merge table and byte_pairs (a byte-level model ranked by
- * merges whose every byte has a token). */
-static int build_premerge(bpe_tables_t *tb, const tok_vocab_t *v)
+/* For a byte-level model whose every byte has a token, ranked by its
+ * merge table or by bytes (tiktoken: a table of characters took a first
+ * pass of o200k over the multi corpus from 213M instructions to 153M). */
+static int build_premerge(bpe_tables_t *tb, const tok_tokenizer_t *t)
 {
-    if (!tb->byte_pairs)
+    const tok_vocab_t *v = &t->vocab;
+    if (!t->bpe.byte_level)
         return 0;
+    for (int b = 0; b < 256; b++)
+        if (v->byte_id[b] < 0)
+            return 0;
     TB_VEC(alone_t) chars = {0};
     joins_t j;
     int rc = -1;
+    uint8_t join[8];
     for (uint32_t id = 0; id < v->size; id++) {
         alone_t a;
-        if (merge_alone(tb, v, id, &a) && tb_vec_push(&chars, a))
+        if (merge_alone(tb, v, id, join, &a) && tb_vec_push(&chars, a))
             goto out;
     }
     if (!chars.len) { /* no character token: no table, words stay bytes */
@@ -694,19 +810,18 @@ static int build_premerge(bpe_tables_t *tb, const tok_vocab_t *v)
     while (((size_t)1 << tb->premerge_bits) < 2 * chars.len)
         tb->premerge_bits++;
     tb->premerge = calloc((size_t)1 << tb->premerge_bits, sizeof *tb->premerge);
-    tb->partners = malloc((chars.len * 2 * PARTNERS_MAX + 1) * sizeof *tb->partners);
-    if (!tb->premerge || !tb->partners)
+    size_t cap = 0;
+    if (!tb->premerge || tb_grow((void **)&tb->partners, &cap, 0, 1, sizeof *tb->partners))
         goto out_joins;
     for (size_t c = 0; c < chars.len; c++) {
         const alone_t *a = &chars.data[c];
         uint32_t left[PARTNERS_MAX + 1], right[PARTNERS_MAX + 1];
         size_t nl = 0, nr = 0;
         if (!partners_of(&j, 0, a->first, a->n_first, a->rank, left, &nl) &&
-            !partners_of(&j, 1, a->last, a->n_last, a->rank, right, &nr))
-            premerge_put(tb, v, a, left, nl, right, nr);
+            !partners_of(&j, 1, a->last, a->n_last, a->rank, right, &nr) &&
+            premerge_put(tb, &cap, v, a, left, nl, right, nr))
+            goto out_joins;
     }
-    uint64_t *fit = realloc(tb->partners, (tb->n_partners + 1) * sizeof *fit);
-    tb->partners = fit ? fit : tb->partners;
     rc = 0;
 out_joins:
     joins_free(&j);
@@ -788,7 +903,7 @@ int tok_bpe_prepare(tok_tokenizer_t *t, tb_err_t *err)
     }
     if (!tb || (!by_bytes && (!tb->mt || build_filter(tb, t->bpe.merges.count))) ||
         build_char_tables(tb, &t->vocab) || build_byte_pairs(tb, t) ||
-        build_premerge(tb, &t->vocab)) {
+        build_premerge(tb, t)) {
         free_tables(tb);
         return tb_fail(err, "bpe: out of memory setting up the merge engine");
     }
@@ -1016,7 +1131,9 @@ static void premerged_symbols(const tok_vocab_t *v, bpe_state_t *st, const uint8
     const bpe_tables_t *tb = st->tab;
     uint32_t *sym = st->sym.data;
     size_t k = 0;
-    int last_byte = -1; /* the last symbol's byte, -1 if it is a character */
+    /* the last symbol's byte, -1 if it is a character or there is no
+     * byte-pair table (a model ranked by bytes) */
+    int last_byte = -1, no_pairs = tb->byte_pairs ? 0 : -1;
     for (size_t i = 0, len; i < n; i += len) {
         uint32_t cp, id = (uint32_t)v->byte_id[w[i]];
         int32_t whole;
@@ -1032,7 +1149,7 @@ static void premerged_symbols(const tok_vocab_t *v, bpe_state_t *st, const uint8
                          ? tb->byte_pairs[(uint32_t)last_byte << 8 | w[i]]
                          : pair_merge(st, sym[k - 1], id));
         sym[k++] = id;
-        last_byte = len == 1 ? w[i] : -1;
+        last_byte = len == 1 ? w[i] | no_pairs : -1;
     }
     st->sym.len = k;
 }

@@ -496,7 +496,7 @@ static int premerge_ok(const core_t *c, const uint8_t *base, const uint64_t (*se
     if (!c->premerge_bits)
         return !n && !np;
     if (c->premerge_bits > 31 || n != (size_t)1 << c->premerge_bits ||
-        sec[SEC_PARTNERS][1] % 8 || !sec[SEC_BYTE_PAIRS][1])
+        sec[SEC_PARTNERS][1] % 8)
         return 0;
     for (size_t i = 0; i < np; i++)
         if (p[i] >> 56 > 7 || !(p[i] >> 56))

@@ -214,8 +214,8 @@ typedef struct {
     /* byte-level models: the merge of every pair of bytes, (rank << 32 |
      * merged) or UINT64_MAX, so a word's first pairs skip the big table */
     uint64_t *byte_pairs;
-    /* premerged characters (byte-level models ranked by merges; 1 <<
-     * premerge_bits slots, none when premerge_bits is 0) */
+    /* premerged characters (byte-level models; 1 << premerge_bits
+     * slots, none when premerge_bits is 0) */
     tok_premerge_slot_t *premerge;
     unsigned premerge_bits;
     uint64_t *partners;
