@@ -192,15 +192,22 @@ static int stands_alone(const unorm_info_t *in, int compat)
            !(in->flags & F_SECOND);
 }
 
+/* A character decoded ahead: its place (SIZE_MAX: none), code point and
+ * length, which the loop then takes instead of decoding it again. */
+typedef struct {
+    size_t at, len;
+    uint32_t cp;
+} ahead_t;
+
 /* Whether s[i..n) starts a segment (nothing there joins what is before it,
  * joins being the form's flag): at the end, ASCII, a character without
  * the flag, or a byte that is no character (which the caller reports). */
-static int starts_segment(const uint8_t *s, size_t n, size_t i, uint8_t joins)
+static int starts_segment(const uint8_t *s, size_t n, size_t i, uint8_t joins, ahead_t *a)
 {
-    uint32_t cp;
-    if (i == n || s[i] < 0x80 || !tb_utf8_decode_fast(s + i, n - i, &cp))
+    if (i == n || s[i] < 0x80 || !(a->len = tb_utf8_decode_fast(s + i, n - i, &a->cp)))
         return 1;
-    return cp - S_BASE < S_COUNT || !(info_of(cp)->flags & joins);
+    a->at = i;
+    return a->cp - S_BASE < S_COUNT || !(info_of(a->cp)->flags & joins);
 }
 
 int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
@@ -210,6 +217,7 @@ int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
     uint8_t joins = compat ? F_COMPAT_JOINS : F_CANON_JOINS;
     state_t st = {.compose = form == TOK_UNORM_NFC || form == TOK_UNORM_NFKC};
     size_t start = out->len, i = 0;
+    ahead_t ahead = {SIZE_MAX, 0, 0};
     int rc = 0, oom = 0;
     while (i < n && !oom) {
         if (s[i] < 0x80) {
@@ -227,8 +235,8 @@ int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
             i = end;
             continue;
         }
-        uint32_t cp;
-        size_t k = tb_utf8_decode_fast(s + i, n - i, &cp);
+        uint32_t cp = ahead.cp;
+        size_t k = i == ahead.at ? ahead.len : tb_utf8_decode_fast(s + i, n - i, &cp);
         if (!k) {
             rc = tb_fail(err, "normalizer: invalid UTF-8 at byte %zu of the "
                               "text", i);
@@ -253,7 +261,7 @@ int tok_unorm(tok_unorm_form_t form, const uint8_t *s, size_t n,
         }
         /* a segment of this character alone (most of Chinese text, where
          * a segment a character cost 50 instructions): as it is */
-        if (stands_alone(in, compat) && starts_segment(s, n, i, joins)) {
+        if (stands_alone(in, compat) && starts_segment(s, n, i, joins, &ahead)) {
             if ((oom = tb_buf_reserve(out, 4)))
                 break;
             /* four bytes where they are there, no call of memcpy */
