@@ -570,6 +570,12 @@ static uint32_t part_number(const joins_t *j, uint32_t id)
                    : 0;
 }
 
+/* Part i of character a: its first parts, then its last ones. */
+static uint32_t part_of(const alone_t *a, uint8_t i)
+{
+    return i < a->n_first ? a->first[i] : a->last[i - a->n_first];
+}
+
 /* Numbers the parts of every character and sets below[]; -1 if out of
  * memory. */
 static int number_parts(joins_t *j, const tok_vocab_t *v, const alone_t *chars,
@@ -581,8 +587,7 @@ static int number_parts(joins_t *j, const tok_vocab_t *v, const alone_t *chars,
         return -1;
     for (size_t c = 0; c < n_chars; c++)
         for (uint8_t i = 0; i < chars[c].n_first + chars[c].n_last; i++) {
-            uint32_t id = i < chars[c].n_first ? chars[c].first[i]
-                                               : chars[c].last[i - chars[c].n_first];
+            uint32_t id = part_of(&chars[c], i);
             j->wanted[id >> 6] |= 1ull << (id & 63);
         }
     for (size_t w = 0; w < words; w++) {
@@ -594,9 +599,7 @@ static int number_parts(joins_t *j, const tok_vocab_t *v, const alone_t *chars,
     for (size_t c = 0; c < n_chars; c++) {
         const alone_t *a = &chars[c];
         for (uint8_t i = 0; i < a->n_first + a->n_last; i++) {
-            uint32_t *b = &j->below[part_number(j, i < a->n_first ? a->first[i]
-                                                                  : a->last[i - a->n_first]) -
-                                    1];
+            uint32_t *b = &j->below[part_number(j, part_of(a, i)) - 1];
             *b = a->rank > *b ? a->rank : *b;
         }
     }

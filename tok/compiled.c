@@ -482,8 +482,8 @@ static int da_ok(const uint32_t *u, size_t n, int direct)
     return 1;
 }
 
-/* The premerged characters: as many slots as premerge_bits says (none
- * without byte pairs, which they are built from), a free one among them
+/* The premerged characters: as many slots as premerge_bits says, a free
+ * one among them
  * (a probe ends), every id in the vocabulary, every slot's partners in
  * the partner array, each 1-7 bytes long, and every slot's neighbours
  * those of its partners. */
